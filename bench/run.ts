@@ -1,0 +1,7 @@
+// All benchmarks, one after another, each printing its own figures and baseline ratio.
+import { benchIngest } from './ingest.js';
+
+console.log('== ingest ==');
+await benchIngest();
+console.log('\n== engine (accuracy and real-time factor) ==');
+await import('./engine-rtf.js');

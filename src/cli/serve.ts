@@ -1,0 +1,63 @@
+// `scribed serve`: run the HTTP + WebSocket service until SIGTERM/SIGINT, then stop
+// gracefully within the shutdown bound (open segments finalized and persisted).
+import type { CommandModule } from 'yargs';
+import { createService } from '../service.js';
+import type { EngineKind } from '../engine/types.js';
+
+interface ServeArgs {
+  host?: string;
+  port?: number;
+  'data-dir'?: string;
+  engine?: string;
+  'model-dir'?: string;
+  'max-decoders'?: number;
+}
+
+export const serveCommand: CommandModule<object, ServeArgs> = {
+  command: 'serve',
+  describe: 'run the speech-to-text service (env: SCRIBED_HOST, SCRIBED_PORT, SCRIBED_DATA_DIR, ...)',
+  builder: (y) =>
+    y
+      .option('host', { type: 'string', describe: 'listen address [env SCRIBED_HOST, default 127.0.0.1]' })
+      .option('port', { type: 'number', describe: 'listen port [env SCRIBED_PORT, default 8080]' })
+      .option('data-dir', { type: 'string', describe: 'SQLite store and state [env SCRIBED_DATA_DIR, default ./data]' })
+      .option('engine', { type: 'string', choices: ['pocketsphinx', 'sherpa-onnx'], describe: 'recognizer [env SCRIBED_ENGINE]' })
+      .option('model-dir', { type: 'string', describe: 'model directory (required for sherpa-onnx) [env SCRIBED_MODEL_DIR]' })
+      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS, default 4]' }),
+  handler: async (args) => {
+    const service = await createService({
+      host: args.host,
+      port: args.port,
+      dataDir: args['data-dir'],
+      engine: args.engine as EngineKind | undefined,
+      modelDir: args['model-dir'],
+      maxDecoders: args['max-decoders'],
+    });
+    const address = await service.listen();
+    service.log.info({ address, dataDir: service.config.dataDir }, 'scribed listening');
+
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) return;
+      signalled = true;
+      service.log.info({ signal }, 'stopping');
+      const timer = setTimeout(() => {
+        service.log.error('shutdown bound exceeded; exiting');
+        process.exit(1);
+      }, service.config.shutdownTimeoutMs);
+      timer.unref();
+      service.stop().then(
+        () => {
+          service.log.info('stopped');
+          process.exit(0);
+        },
+        (err) => {
+          service.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  },
+};

@@ -1,0 +1,66 @@
+// Service configuration: flags over environment over defaults, validated once and frozen.
+import path from 'node:path';
+import type { EngineKind } from './engine/types.js';
+
+export interface ServiceConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  engine: EngineKind;
+  modelDir: string | undefined;
+  /** Generated engine assets (telephony feat.params); see scripts/build-telephony-model.sh. */
+  assetsDir: string;
+  maxDecoders: number;
+  /** Browser ticket lifetime. */
+  ticketTtlSeconds: number;
+  /** A paused session keeps its decoder this long before its open segment is finalized. */
+  pausedDecoderHoldMs: number;
+  /** Longest segment before a final is forced, in seconds of audio. */
+  maxSegmentSeconds: number;
+  /** Largest gap filled with silence, in seconds of audio. */
+  maxGapSeconds: number;
+  maxFramePayloadBytes: number;
+  shutdownTimeoutMs: number;
+  logLevel: string;
+}
+
+export type ConfigInput = Partial<ServiceConfig>;
+
+function envInt(name: string): number | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function packageRoot(): string {
+  // dist/config.js and src/config.ts both sit one level below the package root.
+  return path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+}
+
+export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
+  const env = process.env;
+  const cfg: ServiceConfig = {
+    host: input.host ?? env.SCRIBED_HOST ?? '127.0.0.1',
+    port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
+    dataDir: path.resolve(input.dataDir ?? env.SCRIBED_DATA_DIR ?? './data'),
+    engine: (input.engine ?? env.SCRIBED_ENGINE ?? 'pocketsphinx') as EngineKind,
+    modelDir: input.modelDir ?? env.SCRIBED_MODEL_DIR ?? undefined,
+    assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
+    maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? 4,
+    ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
+    pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
+    maxSegmentSeconds: input.maxSegmentSeconds ?? 30,
+    maxGapSeconds: input.maxGapSeconds ?? 10,
+    maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,
+    shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
+  };
+  if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
+  if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
+  if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
+  if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
+  if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
+  return Object.freeze(cfg);
+}

@@ -1,0 +1,79 @@
+// The one table of error codes. Every failure the service reports, over HTTP, over the
+// socket or from the CLI, is a ScribedError carrying one of these identifiers. Adapters
+// never invent message prefixes or status codes of their own; docs/api.md mirrors this
+// table and a test keeps the two in step.
+
+export interface ErrorSpec {
+  /** Numeric envelope code: the spec's code where it defines one, otherwise -1. */
+  readonly wire: number;
+  /** HTTP status used when the error ends an HTTP request. */
+  readonly http: number;
+  /** What the identifier means, for docs and default messages. */
+  readonly summary: string;
+}
+
+export const ERRORS = {
+  // generic
+  VALIDATION_FAILED: { wire: -1, http: 422, summary: 'a field is missing, of the wrong type or out of range' },
+  BAD_REQUEST: { wire: -1, http: 400, summary: 'the request could not be parsed (malformed JSON, wrong content type)' },
+  UNAUTHORIZED: { wire: -1, http: 401, summary: 'missing, unknown or wrong-kind credential' },
+  NOT_FOUND: { wire: -1, http: 404, summary: 'the object does not exist or is not owned by the caller' },
+  PAYLOAD_TOO_LARGE: { wire: -1, http: 413, summary: 'the request body is over its size limit' },
+  INTERNAL: { wire: -1, http: 500, summary: 'an unexpected server fault; logged with its cause' },
+
+  // real-time sessions
+  IDEMPOTENCY_KEY_REQUIRED: { wire: -1, http: 400, summary: 'the Idempotency-Key header is missing or malformed' },
+  IDEMPOTENCY_CONFLICT: { wire: -1, http: 409, summary: 'the Idempotency-Key was used before with a different body' },
+  SESSION_CLOSED: { wire: -1, http: 409, summary: 'the session is closed and takes no more audio or resumes' },
+  CAPTURE_CURSOR_MISMATCH: { wire: -1, http: 409, summary: "resume's capturedSamples is below the samples the server already holds" },
+  INSUFFICIENT_CHARACTERS: { wire: -1, http: 402, summary: 'the account has no Characters left for more audio' },
+
+  // socket (sent as typed `error` events; HTTP status applies to the handshake only)
+  TICKET_INVALID: { wire: -1, http: 401, summary: 'the ticket is unknown, already used, expired, or for another session' },
+  ACCESS_KEY_IN_URL: { wire: -1, http: 401, summary: 'an access key was placed in the socket URL; use the header or a ticket' },
+  SESSION_BUSY: { wire: -1, http: 409, summary: 'another socket is already attached to this session epoch' },
+  RESUME_REQUIRED: { wire: -1, http: 409, summary: 'the session is paused; call resume before opening a socket' },
+  MALFORMED_FRAME: { wire: -1, http: 400, summary: 'a socket frame does not follow docs/protocol.md' },
+  INVALID_SAMPLE_SIZE: { wire: -1, http: 400, summary: 'an audio payload is not a whole number of samples' },
+  FRAME_TOO_LARGE: { wire: -1, http: 413, summary: 'an audio frame is over the per-frame limit' },
+  STALE_EPOCH: { wire: -1, http: 409, summary: 'an audio frame carries an epoch other than the current one' },
+  GAP_TOO_LARGE: { wire: -1, http: 422, summary: 'an audio frame starts further ahead than the largest gap the server fills' },
+  NOT_ACCEPTING: { wire: -1, http: 409, summary: 'the session is not accepting audio (see the last accepting event)' },
+  ENGINE_BUSY: { wire: -1, http: 503, summary: 'every recognizer is in use; try again later' },
+  ENGINE_FAILED: { wire: -1, http: 500, summary: 'the recognizer failed for this session' },
+
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ScribedError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, detail?: string, opts?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(`${code}: ${detail ?? ERRORS[code].summary}`, opts?.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ScribedError';
+    this.code = code;
+    this.details = opts?.details;
+  }
+
+  get spec(): ErrorSpec {
+    return ERRORS[this.code];
+  }
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERRORS, value);
+}
+
+/** Errors that crossed a worker boundary lose their class; rebuild them from their code. */
+export function toScribedError(err: unknown): ScribedError {
+  if (err instanceof ScribedError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (isErrorCode(code)) {
+    const msg = String((err as { message?: unknown }).message ?? '');
+    const detail = msg.startsWith(`${code}: `) ? msg.slice(code.length + 2) : msg || undefined;
+    return new ScribedError(code, detail, { cause: err });
+  }
+  return new ScribedError('INTERNAL', undefined, { cause: err });
+}

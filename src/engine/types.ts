@@ -1,0 +1,103 @@
+// The recognition interface: all that the session layer knows about a speech engine.
+// An engine hands out streams; a stream is one decoder bound to one session at a time.
+// All calls are async because decoders run off the event loop (worker threads).
+
+/** Which front-end configuration a stream needs. Telephony audio (8 kHz, mu-law or narrow
+ * PCM) is upsampled to the engine rate but keeps its band limit, so it needs its own
+ * normalisation settings. */
+export type AudioProfile = 'wideband' | 'telephony';
+
+export interface WordTiming {
+  word: string;
+  /** Start and end, in samples of the stream's input rate, counted from the start of the
+   * current utterance (the first sample fed after open() or the previous finish()). */
+  startSample: number;
+  endSample: number;
+  /** Posterior probability in [0, 1] where the engine gives one. */
+  confidence: number | null;
+}
+
+export interface FinalResult {
+  text: string;
+  words: WordTiming[];
+}
+
+export interface AcceptResult {
+  /** Current partial hypothesis of the open utterance ('' when nothing yet). */
+  partial: string;
+  /** Engine CPU milliseconds spent on this call, for the real-time-factor metric. */
+  cpuMs: number;
+}
+
+export interface RecognitionStream {
+  readonly inputRate: number;
+  /** Feed int16 mono samples at inputRate; resampling to the engine rate happens inside. */
+  accept(samples: Int16Array): Promise<AcceptResult>;
+  /** End the current utterance and return its final result; the stream stays usable and the
+   * next accept() starts a new utterance whose times restart at zero. */
+  finish(): Promise<FinalResult>;
+  /** Return the decoder to its engine. Safe to call twice. */
+  release(): Promise<void>;
+}
+
+export interface StreamRequest {
+  inputRate: number;
+  profile: AudioProfile;
+}
+
+export interface EngineInfo {
+  name: string;
+  /** Rate the recognizer runs at internally. */
+  sampleRate: number;
+  /** Languages the loaded model recognizes (BCP-47 primary tags). */
+  languages: string[];
+}
+
+export interface Engine {
+  readonly info: EngineInfo;
+  /** Load models and warm at least one decoder; resolves when the engine can serve. */
+  start(): Promise<void>;
+  /** True once start() resolved and the engine has not been closed. */
+  ready(): boolean;
+  /** Check out a decoder. Rejects with ScribedError ENGINE_BUSY when all are in use. */
+  open(req: StreamRequest): Promise<RecognitionStream>;
+  /** Stop all decoders and workers. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------
+// Inside a recognition worker thread. A backend wraps one native decoder; its calls are
+// synchronous and only ever run in a worker, never on the main event loop. The generic
+// worker (worker.ts) resamples input to `engineRate` before calling process() and converts
+// word times back to input-rate samples, so backends know nothing of sessions or rates.
+
+export type EngineKind = 'pocketsphinx' | 'sherpa-onnx';
+
+export interface BackendConfig {
+  engine: EngineKind;
+  profile: AudioProfile;
+  /** Model directory: required for sherpa-onnx, optional override for pocketsphinx. */
+  modelDir?: string;
+  /** Extra directory with generated assets (e.g. the telephony feat.params). */
+  assetsDir?: string;
+}
+
+export interface BackendWord {
+  word: string;
+  /** Times in engine-rate samples from the start of the utterance. */
+  startSample: number;
+  endSample: number;
+  confidence: number | null;
+}
+
+export interface DecoderBackend {
+  readonly engineRate: number;
+  /** Feed engine-rate samples of the open utterance (opened implicitly on first call);
+   * returns the current partial hypothesis. */
+  process(samples: Int16Array): string;
+  /** Close the open utterance and return its words; the next process() opens a new one. */
+  endUtterance(): { text: string; words: BackendWord[] };
+  destroy(): void;
+}
+
+export type BackendFactory = (config: BackendConfig) => DecoderBackend;

@@ -1,0 +1,47 @@
+// Prometheus metrics. Names follow the conventions: `scribed_` prefix, `_total` for
+// counters, `_seconds` / `_bytes` for units. One registry per server instance so tests can
+// build several apps in one process.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics(opts: { defaults?: boolean } = {}) {
+  const registry = new Registry();
+  if (opts.defaults !== false) collectDefaultMetrics({ register: registry, prefix: 'scribed_' });
+  const r = [registry];
+
+  return {
+    registry,
+    sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state', labelNames: ['state'], registers: r }),
+    sessionsCreated: new Counter({ name: 'scribed_sessions_created_total', help: 'Real-time sessions created (idempotent replays excluded)', registers: r }),
+    resumes: new Counter({ name: 'scribed_session_resumes_total', help: 'Successful session resumes', registers: r }),
+    audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),
+    audioBytes: new Counter({ name: 'scribed_audio_received_bytes_total', help: 'Audio payload bytes received on sockets', labelNames: ['encoding'], registers: r }),
+    duplicateSamples: new Counter({ name: 'scribed_duplicate_samples_total', help: 'Samples dropped because they had already been received', registers: r }),
+    gapSamples: new Counter({ name: 'scribed_gap_samples_total', help: 'Samples of silence inserted for gaps in the audio', registers: r }),
+    acks: new Counter({ name: 'scribed_acks_total', help: 'Audio acknowledgements sent', registers: r }),
+    frameErrors: new Counter({ name: 'scribed_frame_errors_total', help: 'Socket frames rejected, by error code', labelNames: ['code'], registers: r }),
+    segments: new Counter({ name: 'scribed_segments_total', help: 'Final segments emitted, by trigger', labelNames: ['trigger'], registers: r }),
+    recognitionLatency: new Histogram({
+      name: 'scribed_recognition_latency_seconds',
+      help: 'Time from the end of a segment\'s audio (commit, close or bound) to its final result',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: r,
+    }),
+    engineRtf: new Histogram({
+      name: 'scribed_engine_realtime_factor',
+      help: 'Recognizer time divided by audio time, per processed frame batch',
+      buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5],
+      registers: r,
+    }),
+    tickets: new Counter({ name: 'scribed_ticket_outcomes_total', help: 'Ticket issue and handshake outcomes', labelNames: ['outcome'], registers: r }),
+    charactersDebited: new Counter({ name: 'scribed_characters_debited_total', help: 'Characters debited for real-time audio', registers: r }),
+    httpDuration: new Histogram({
+      name: 'scribed_http_request_duration_seconds',
+      help: 'HTTP request durations by route and status',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: r,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

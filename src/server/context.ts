@@ -1,0 +1,25 @@
+// What routes are given: the service's parts, built once by the caller of buildApp.
+import type { Logger } from 'pino';
+import type { ServiceConfig } from '../config.js';
+import type { Engine } from '../engine/types.js';
+import type { Metrics } from '../obs/metrics.js';
+import type { SessionRegistry } from '../session/registry.js';
+import type { Store } from '../store/store.js';
+
+export interface AppContext {
+  config: Readonly<ServiceConfig>;
+  store: Store;
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+  sessions: SessionRegistry;
+  /** Injected clock, so ticket expiry is testable. */
+  now: () => Date;
+}
+
+export const API = '/sound_clone/api/v1';
+export const MODEL_ID = 'svc_stt_realtime_v1';
+
+export function streamPath(sessionId: string): string {
+  return `${API}/stt/realtime/sessions/${sessionId}/stream`;
+}

@@ -1,0 +1,140 @@
+// Real-time session endpoints: create (idempotent), read, resume, browser tickets.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { requestHash, validateCreateSession } from '../../core/session-options.js';
+import { parseSampleCount } from '../../core/capture-cursor.js';
+import { generateCredential } from '../../core/credentials.js';
+import { newId } from '../../core/ids.js';
+import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
+
+/** Idempotency keys for session creation: 16 to 64 printable ASCII characters, the same
+ * format the spec fixes for interpretation retries (docs/api.md). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{16,64}$/;
+
+export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
+  return {
+    sessionId: record.id,
+    transcriptionId: record.transcriptionId,
+    status: record.state === 'CLOSED' && taskStatus ? taskStatus : record.state,
+    modelId: MODEL_ID,
+    streamUrl: streamPath(record.id),
+    title: record.title,
+    languageHint: record.languageHint,
+    effectiveOptions: record.options,
+    epoch: record.epoch,
+    capturedSamples: record.capturedSamples.toString(),
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/stt/realtime/sessions`;
+  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+
+  async function ownedSession(sessionId: string, accountId: string): Promise<SessionRecord> {
+    const record = await ctx.store.getSession(sessionId, accountId);
+    if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+    return record;
+  }
+
+  async function view(record: SessionRecord) {
+    const t = record.state === 'CLOSED' ? await ctx.store.getTranscription(record.transcriptionId, record.accountId) : null;
+    return sessionView(record, t?.status ?? null);
+  }
+
+  return async (app) => {
+    app.post(base, async (req, reply) => {
+      const accountId = await accountOf(req);
+      const key = headerValue(req.headers['idempotency-key']);
+      if (!key || !IDEMPOTENCY_KEY.test(key)) {
+        throw new ScribedError('IDEMPOTENCY_KEY_REQUIRED', 'Idempotency-Key must be 16 to 64 printable ASCII characters');
+      }
+      const body = req.body ?? {};
+      const valid = validateCreateSession(body);
+      const now = ctx.now().toISOString();
+      const outcome = await ctx.store.createSession({
+        accountId,
+        idempotencyKey: key,
+        requestHash: requestHash(body),
+        sampleRateHz: valid.effectiveOptions.sampleRateHz,
+        session: {
+          id: newId('rts', ctx.now()),
+          accountId,
+          transcriptionId: newId('stt', ctx.now()),
+          title: valid.title,
+          languageHint: valid.languageHint,
+          options: valid.effectiveOptions as unknown as Record<string, unknown>,
+          createdAt: now,
+        },
+      });
+      if (outcome.kind === 'conflict') {
+        throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title or options');
+      }
+      if (outcome.kind === 'created') {
+        ctx.metrics.sessionsCreated.inc();
+        req.log.info({ sessionId: outcome.session.id }, 'session created');
+      } else {
+        void reply.header('idempotent-replayed', 'true');
+      }
+      return ok(await view(outcome.session));
+    });
+
+    app.get<{ Params: { sessionId: string } }>(`${base}/:sessionId`, async (req) => {
+      const accountId = await accountOf(req);
+      return ok(await view(await ownedSession(req.params.sessionId, accountId)));
+    });
+
+    app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(`${base}/:sessionId/resume`, async (req) => {
+      const accountId = await accountOf(req);
+      const body = req.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
+      const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
+      const session = await ctx.sessions.get(req.params.sessionId, accountId);
+      if (!session) throw new ScribedError('NOT_FOUND', `session ${req.params.sessionId} does not exist`);
+      const r = await session.resume(clientCaptured);
+      return ok({
+        sessionId: session.id,
+        transcriptionId: session.transcriptionId,
+        status: 'RECORDING',
+        epoch: r.epoch,
+        sampleOffset: 0,
+        capturedSamples: r.capturedSamples.toString(),
+        clientCapturedSamples: clientCaptured?.toString() ?? null,
+        // Samples the client says it captured that never reached the server: it re-sends
+        // them in the new epoch from sampleOffset 0.
+        missingSamples: clientCaptured === undefined ? null : (clientCaptured - r.capturedSamples).toString(),
+        accepting: r.accepting,
+        streamUrl: streamPath(session.id),
+      });
+    });
+
+    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => {
+      const accountId = await accountOf(req);
+      const record = await ownedSession(req.params.sessionId, accountId);
+      if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+      const cred = generateCredential('tkt');
+      const ticketId = `tkt_${cred.id}`;
+      const now = ctx.now();
+      await ctx.store.insertTicket({
+        id: ticketId,
+        accountId,
+        sessionId: record.id,
+        secretHash: cred.secretHash,
+        expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
+        usedAt: null,
+      });
+      ctx.metrics.tickets.inc({ outcome: 'issued' });
+      return ok({
+        ticketId,
+        sessionId: record.id,
+        streamUrl: streamPath(record.id),
+        expiresInSeconds: ctx.config.ticketTtlSeconds,
+        ticket: cred.value,
+      });
+    });
+  };
+}

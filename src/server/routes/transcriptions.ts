@@ -1,0 +1,77 @@
+// History rows and transcript downloads. Rows are shared by real-time sessions and (later)
+// batch jobs; downloads are not enveloped, so a JSON transcript is the document itself.
+import type { FastifyPluginAsync } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
+import type { TranscriptionRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+
+const FORMATS = {
+  json: 'application/json; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+  srt: 'application/x-subrip; charset=utf-8',
+  vtt: 'text/vtt; charset=utf-8',
+} as const;
+type Format = keyof typeof FORMATS;
+
+export function transcriptionView(t: TranscriptionRecord) {
+  return {
+    transcriptionId: t.id,
+    kind: t.kind,
+    sessionId: t.sessionId,
+    title: t.title,
+    status: t.status,
+    languageHint: t.languageHint,
+    sampleRateHz: t.sampleRateHz,
+    audioSamples: t.audioSamples.toString(),
+    audioDurationMs: Number((t.audioSamples * 1000n) / BigInt(t.sampleRateHz)),
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    completedAt: t.completedAt,
+  };
+}
+
+export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/stt/transcriptions`;
+
+  async function owned(transcriptionId: string, accessKey: string | undefined): Promise<TranscriptionRecord> {
+    const accountId = await authenticate(ctx.store, 'access_key', accessKey);
+    const t = await ctx.store.getTranscription(transcriptionId, accountId);
+    if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+    return t;
+  }
+
+  return async (app) => {
+    app.get<{ Params: { transcriptionId: string } }>(`${base}/:transcriptionId`, async (req) => {
+      const t = await owned(req.params.transcriptionId, headerValue(req.headers.accesskey));
+      return ok(transcriptionView(t));
+    });
+
+    app.get<{ Params: { transcriptionId: string }; Querystring: { format?: string } }>(
+      `${base}/:transcriptionId/transcript`,
+      async (req, reply) => {
+        const format = (req.query.format ?? 'json') as Format;
+        if (!Object.hasOwn(FORMATS, format)) {
+          throw new ScribedError('VALIDATION_FAILED', 'format: must be one of json, txt, srt, vtt', { details: { field: 'format' } });
+        }
+        const t = await owned(req.params.transcriptionId, headerValue(req.headers.accesskey));
+        const segments = await ctx.store.listSegments(t.id);
+        const meta = { transcriptionId: t.id, title: t.title, status: t.status, sampleRateHz: t.sampleRateHz };
+        const body =
+          format === 'json'
+            ? JSON.stringify(toJson(meta, segments))
+            : format === 'txt'
+              ? toText(segments)
+              : format === 'srt'
+                ? toSrt(segments, t.sampleRateHz)
+                : toVtt(segments, t.sampleRateHz);
+        return reply
+          .type(FORMATS[format])
+          .header('content-disposition', `attachment; filename="${t.id}.${format}"`)
+          .send(body);
+      },
+    );
+  };
+}

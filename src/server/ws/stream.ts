@@ -1,0 +1,116 @@
+// The stream socket: handshake checks happen before the upgrade (a refused handshake is a
+// plain HTTP error in the envelope, no socket), then frames are handed to the session.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { ScribedError, toScribedError } from '../../core/errors.js';
+import { fail, wsError } from '../../core/envelope.js';
+import { parseCredential } from '../../core/credentials.js';
+import { CLOSE_CODES, type LiveSession, type SessionSocket } from '../../session/live-session.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+
+/** Query parameters that look like a long-lived credential: refused outright so a key
+ * pasted into a URL (and so into proxy logs) is noticed at once. */
+const KEY_LIKE_PARAMS = ['accesskey', 'access_key', 'apikey', 'api_key', 'key', 'token', 'authorization'];
+
+/** Pause reading from a socket whose session has this many frames queued, resume below
+ * the low mark: backpressure reaches the client through TCP instead of memory growth. */
+const QUEUE_HIGH = 64;
+const QUEUE_LOW = 16;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    liveSession?: LiveSession;
+  }
+}
+
+function refuse(reply: FastifyReply, err: ScribedError) {
+  const { status, body } = fail(err);
+  return reply.code(status).send(body);
+}
+
+export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
+  async function identify(req: FastifyRequest<{ Params: { sessionId: string }; Querystring: Record<string, string> }>) {
+    const query = req.query ?? {};
+    if (Object.keys(query).some((k) => KEY_LIKE_PARAMS.includes(k.toLowerCase()))) {
+      throw new ScribedError('ACCESS_KEY_IN_URL');
+    }
+    const header = headerValue(req.headers.accesskey);
+    if (header) return { accountId: await authenticate(ctx.store, 'access_key', header), via: 'accessKey' as const };
+    const ticket = query.ticket;
+    if (!ticket) throw new ScribedError('UNAUTHORIZED', 'send the accessKey header or a ticket query parameter');
+    const parsed = parseCredential(ticket, 'tkt');
+    if (!parsed) {
+      ctx.metrics.tickets.inc({ outcome: 'forged' });
+      throw new ScribedError('TICKET_INVALID');
+    }
+    const outcome = await ctx.store.consumeTicket(`tkt_${parsed.id}`, parsed.secretHash, ctx.now());
+    if (!outcome.ok) {
+      ctx.metrics.tickets.inc({ outcome: outcome.reason });
+      throw new ScribedError('TICKET_INVALID', `the ticket is not valid (${outcome.reason === 'forged' ? 'unknown' : outcome.reason})`);
+    }
+    if (outcome.ticket.sessionId !== req.params.sessionId) {
+      ctx.metrics.tickets.inc({ outcome: 'wrong_session' });
+      throw new ScribedError('TICKET_INVALID', 'the ticket is bound to another session');
+    }
+    ctx.metrics.tickets.inc({ outcome: 'accepted' });
+    return { accountId: outcome.ticket.accountId, via: 'ticket' as const };
+  }
+
+  return async (app) => {
+    app.get<{ Params: { sessionId: string }; Querystring: Record<string, string> }>(
+      `${API}/stt/realtime/sessions/:sessionId/stream`,
+      {
+        websocket: true,
+        preValidation: async (req, reply) => {
+          try {
+            const { accountId } = await identify(req);
+            const session = await ctx.sessions.get(req.params.sessionId, accountId);
+            if (!session) throw new ScribedError('NOT_FOUND', `session ${req.params.sessionId} does not exist`);
+            if (session.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+            if (session.state === 'PAUSED') throw new ScribedError('RESUME_REQUIRED');
+            if (session.hasSocket) throw new ScribedError('SESSION_BUSY');
+            req.liveSession = session;
+          } catch (err) {
+            return refuse(reply, toScribedError(err));
+          }
+        },
+      },
+      (socket: WebSocket, req) => {
+        const session = req.liveSession!;
+        const log = req.log.child({ sessionId: session.id });
+        const sink: SessionSocket = {
+          send: (event) => {
+            if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
+          },
+          close: (code, reason) => socket.close(code, reason),
+        };
+        let queued = 0;
+        const settle = () => {
+          queued -= 1;
+          if (queued <= QUEUE_LOW && socket.isPaused) socket.resume();
+        };
+
+        // Handlers are installed before attach() resolves; the session's queue runs the
+        // frames after the attach, and drops them if the attach failed.
+        socket.on('message', (data, isBinary) => {
+          queued += 1;
+          if (queued >= QUEUE_HIGH && !socket.isPaused) socket.pause();
+          const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+          const work = isBinary ? session.onBinary(sink, buf) : session.onText(sink, buf.toString('utf8'));
+          void work.finally(settle);
+        });
+        socket.on('close', () => {
+          void session.detach(sink).catch((err) => log.error({ err }, 'detach failed'));
+        });
+
+        session.attach(sink).catch((err) => {
+          const e = toScribedError(err);
+          log.warn({ code: e.code }, 'socket attach refused');
+          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(wsError(e, true)));
+          socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
+        });
+      },
+    );
+  };
+}

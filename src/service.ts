@@ -1,0 +1,82 @@
+// Assembles the running service from its parts: store, engine, metrics, sessions, HTTP.
+// Used by `scribed serve` and by integration tests that want a real listening server.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { loadConfig, type ConfigInput, type ServiceConfig } from './config.js';
+import { createEngine } from './engine/pool.js';
+import type { Engine } from './engine/types.js';
+import { createLogger } from './obs/log.js';
+import { createMetrics, type Metrics } from './obs/metrics.js';
+import { SessionRegistry } from './session/registry.js';
+import { buildApp } from './server/app.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/store.js';
+
+export interface Service {
+  config: Readonly<ServiceConfig>;
+  app: FastifyInstance;
+  store: Store;
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+  /** Listen on config host/port; resolves to the bound address. */
+  listen(): Promise<string>;
+  /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
+  stop(): Promise<void>;
+}
+
+export async function createService(input: ConfigInput & { logger?: Logger; now?: () => Date } = {}): Promise<Service> {
+  const config = loadConfig(input);
+  const log = input.logger ?? createLogger({ level: config.logLevel });
+  const metrics = createMetrics();
+  const store = await openStore(config.dataDir);
+
+  // No socket survives a restart: sessions that were recording are paused, so clients resume.
+  for (const s of await store.listSessionsByState('RECORDING')) {
+    await store.setSessionState(s.id, 'PAUSED', 'PAUSED');
+    log.info({ sessionId: s.id }, 'session paused at start-up (no socket survives a restart)');
+  }
+
+  const engine = createEngine({
+    engine: config.engine,
+    maxDecoders: config.maxDecoders,
+    modelDir: config.modelDir,
+    assetsDir: config.assetsDir,
+    logger: log,
+  });
+  await engine.start();
+  log.info({ engine: engine.info }, 'engine ready');
+
+  const sessions = new SessionRegistry(store, {
+    store,
+    engine,
+    metrics,
+    log,
+    maxSegmentSeconds: config.maxSegmentSeconds,
+    maxGapSeconds: config.maxGapSeconds,
+    maxFramePayloadBytes: config.maxFramePayloadBytes,
+    pausedDecoderHoldMs: config.pausedDecoderHoldMs,
+  });
+  const app = await buildApp({ config, store, engine, metrics, log, sessions, now: input.now ?? (() => new Date()) });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    config,
+    app,
+    store,
+    engine,
+    metrics,
+    log,
+    async listen() {
+      return app.listen({ host: config.host, port: config.port });
+    },
+    stop() {
+      stopping ??= (async () => {
+        await app.close();
+        await engine.close();
+        await store.close();
+      })();
+      return stopping;
+    },
+  };
+}

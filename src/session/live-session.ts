@@ -1,0 +1,497 @@
+// A live real-time session: the adapter that joins one session's socket, its capture
+// cursor, its recognizer stream and the store. All work for a session runs through one
+// promise queue, so frames, control messages, resume and shutdown never interleave.
+//
+// Pure decisions live in src/core (frame codec, cursor arithmetic, state machine, billing);
+// this class only sequences them and performs the I/O they call for.
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { ScribedError, toScribedError } from '../core/errors.js';
+import { wsError } from '../core/envelope.js';
+import { decodeAudioFrame, parseControlMessage } from '../core/frame.js';
+import { decodeToPcm16, INPUT_ENCODINGS, type InputEncoding } from '../core/audio/encodings.js';
+import { beginEpoch, placeFrame, timePoint, type CaptureCursor } from '../core/capture-cursor.js';
+import { transition, type SessionEvent } from '../core/session-state.js';
+import { chargeNeeded } from '../core/billing.js';
+import type { Engine, RecognitionStream } from '../engine/types.js';
+import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
+import type { Metrics } from '../obs/metrics.js';
+
+/** What the session needs of a socket; the WebSocket adapter provides it. */
+export interface SessionSocket {
+  send(event: Record<string, unknown>): void;
+  close(code: number, reason: string): void;
+}
+
+export interface LiveSessionDeps {
+  store: Store;
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+  maxSegmentSeconds: number;
+  maxGapSeconds: number;
+  maxFramePayloadBytes: number;
+  pausedDecoderHoldMs: number;
+}
+
+interface OpenSegment {
+  index: number;
+  startSample: bigint;
+  samples: number;
+  lastPartial: string;
+}
+
+type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown';
+
+/** WebSocket close codes used by the stream (docs/protocol.md). */
+export const CLOSE_CODES = {
+  normal: 1000,
+  internal: 1011,
+  serviceRestart: 1012,
+  tryAgainLater: 1013,
+  superseded: 4000,
+  sessionClosed: 4001,
+} as const;
+
+export class LiveSession {
+  readonly id: string;
+  readonly accountId: string;
+  readonly transcriptionId: string;
+  readonly encoding: InputEncoding;
+  readonly options: Record<string, unknown>;
+  state: SessionState;
+  cursor: CaptureCursor;
+  accepting = true;
+  private socket: SessionSocket | null = null;
+  private stream: RecognitionStream | null = null;
+  private segment: OpenSegment | null = null;
+  private nextSegmentIndex: number;
+  private charged: bigint;
+  private queue: Promise<unknown> = Promise.resolve();
+  private holdTimer: NodeJS.Timeout | null = null;
+  private lastSavedAt = 0;
+  private readonly log: Logger;
+
+  constructor(
+    record: SessionRecord,
+    private readonly deps: LiveSessionDeps,
+  ) {
+    this.id = record.id;
+    this.accountId = record.accountId;
+    this.transcriptionId = record.transcriptionId;
+    this.options = record.options;
+    const enc = INPUT_ENCODINGS[record.options.inputEncoding as keyof typeof INPUT_ENCODINGS];
+    if (!enc) throw new ScribedError('INTERNAL', `session ${record.id} has unknown encoding`);
+    this.encoding = enc;
+    this.state = record.state;
+    this.cursor = {
+      epoch: record.epoch,
+      epochReceived: Number(record.capturedSamples - (record.epochBases[record.epochBases.length - 1] ?? 0n)),
+      capturedSamples: record.capturedSamples,
+      epochBases: record.epochBases,
+    };
+    this.charged = record.charactersCharged;
+    this.nextSegmentIndex = record.nextSegmentIndex;
+    this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
+  }
+
+  get rate(): number {
+    return this.encoding.sampleRateHz;
+  }
+
+  get hasSocket(): boolean {
+    return this.socket !== null;
+  }
+
+  /** Run one unit of work after everything queued before it. */
+  private run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private apply(event: SessionEvent): void {
+    const result = transition(this.state, event);
+    this.state = result.state;
+  }
+
+  private emit(event: Record<string, unknown>): void {
+    this.socket?.send(event);
+  }
+
+  private emitError(err: unknown): void {
+    const e = toScribedError(err);
+    this.deps.metrics.frameErrors.inc({ code: e.code });
+    if (e.code === 'INTERNAL') this.log.error({ err: e.cause ?? e }, 'session error');
+    this.emit(wsError(e));
+  }
+
+  // ---------------------------------------------------------------- socket lifecycle
+
+  /** Attach a socket: admission control happens here (a decoder must be free). */
+  attach(socket: SessionSocket): Promise<void> {
+    return this.run(async () => {
+      this.apply({ type: 'socketAttached' });
+      if (this.socket) throw new ScribedError('SESSION_BUSY');
+      this.cancelHold();
+      if (!this.stream) {
+        this.stream = await this.deps.engine.open({ inputRate: this.rate, profile: this.encoding.profile });
+      }
+      this.socket = socket;
+      this.accepting = await this.canAccept();
+      this.emit({
+        type: 'ready',
+        sessionId: this.id,
+        transcriptionId: this.transcriptionId,
+        epoch: this.cursor.epoch,
+        sampleOffset: this.cursor.epochReceived,
+        capturedSamples: this.cursor.capturedSamples.toString(),
+        inputEncoding: this.encoding.name,
+        sampleRateHz: this.rate,
+        accepting: this.accepting,
+        maxFramePayloadBytes: this.deps.maxFramePayloadBytes,
+        openSegmentId: this.segment ? segmentId(this.segment.index) : null,
+      });
+      for (const notice of this.notices()) this.emit({ type: 'notice', ...notice });
+      if (!this.accepting) this.emit({ type: 'accepting', accepting: false, reason: 'INSUFFICIENT_CHARACTERS' });
+      this.log.info({ epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples.toString() }, 'socket attached');
+    });
+  }
+
+  /** The socket went away. Without a prior close this pauses the session. */
+  detach(socket: SessionSocket): Promise<void> {
+    return this.run(async () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      if (this.state !== 'RECORDING') return;
+      this.apply({ type: 'socketLost' });
+      await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
+      await this.saveProgress(true);
+      this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
+      this.startHold();
+    });
+  }
+
+  /** A paused session keeps its decoder (and its open utterance) for a while so a quick
+   * resume continues the same segment; after that the segment is finalized and the
+   * decoder goes back to the pool. */
+  private startHold(): void {
+    this.cancelHold();
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = null;
+      void this.run(async () => {
+        if (this.socket || this.state === 'CLOSED') return;
+        await this.finalize('pause');
+        await this.releaseStream();
+      }).catch((err) => this.log.error({ err }, 'releasing paused decoder failed'));
+    }, this.deps.pausedDecoderHoldMs);
+    this.holdTimer.unref();
+  }
+
+  private cancelHold(): void {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+  }
+
+  private async releaseStream(): Promise<void> {
+    const stream = this.stream;
+    this.stream = null;
+    await stream?.release();
+  }
+
+  private notices(): Array<{ code: string; message: string }> {
+    const out: Array<{ code: string; message: string }> = [];
+    if (this.options.processingContentStorage === true) {
+      out.push({
+        code: 'PROCESSING_STORAGE_NOT_APPLIED',
+        message: 'processingContentStorage was requested, but the recognizer keeps no processing-side content, so it was not applied',
+      });
+    }
+    const notApplied = optionsNotYetApplied(this.options);
+    if (notApplied.length > 0) {
+      out.push({ code: 'OPTIONS_NOT_APPLIED', message: `accepted but not applied by this server: ${notApplied.join(', ')}` });
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- incoming frames
+
+  // Frames are only acted on while their socket is the attached one: frames that raced a
+  // failed attach, a resume or a close are dropped.
+  onBinary(socket: SessionSocket, data: Uint8Array): Promise<void> {
+    return this.run(async () => {
+      if (this.socket === socket) await this.handleAudio(data);
+    }).catch((err) => this.emitError(err));
+  }
+
+  onText(socket: SessionSocket, text: string): Promise<void> {
+    return this.run(async () => {
+      if (this.socket !== socket) return;
+      const msg = parseControlMessage(text);
+      switch (msg.type) {
+        case 'ping':
+          this.emit({ type: 'pong', ...(msg.id === undefined ? {} : { id: msg.id }) });
+          return;
+        case 'commit':
+          await this.commit();
+          return;
+        case 'close':
+          await this.closeSession();
+          return;
+      }
+    }).catch((err) => this.emitError(err));
+  }
+
+  private async handleAudio(data: Uint8Array): Promise<void> {
+    const m = this.deps.metrics;
+    if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
+    const frame = decodeAudioFrame(data, this.encoding.name, this.deps.maxFramePayloadBytes);
+    m.audioBytes.inc({ encoding: this.encoding.name }, frame.payload.byteLength);
+    if (!this.accepting) throw new ScribedError('NOT_ACCEPTING', 'the session is not accepting audio; wait for an accepting event');
+
+    const maxGap = Math.round(this.deps.maxGapSeconds * this.rate);
+    const placed = placeFrame(this.cursor, { epoch: frame.epoch, sampleOffset: frame.sampleOffset, samples: frame.samples }, maxGap);
+    if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);
+    const added = placed.gapSamples + placed.acceptCount;
+    if (added === 0) {
+      this.sendAck(placed.duplicateSamples);
+      return;
+    }
+
+    // Billing before acceptance: audio the account cannot pay for is not taken (and so
+    // not acknowledged); the client keeps it buffered.
+    const need = chargeNeeded(this.charged, placed.next.capturedSamples, this.rate);
+    if (need > 0n) {
+      const balance = await this.deps.store.debitCharacters(this.accountId, need, 'realtime_audio', this.id, this.id);
+      if (balance === null) {
+        this.accepting = false;
+        this.emit({ type: 'accepting', accepting: false, reason: 'INSUFFICIENT_CHARACTERS' });
+        throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the account has no Characters left; audio from this frame on was not accepted');
+      }
+      this.charged += need;
+      m.charactersDebited.inc(Number(need));
+    }
+
+    const pcm = decodeToPcm16(this.encoding.name, frame.payload);
+    const samples = new Int16Array(added);
+    samples.set(pcm.subarray(placed.acceptFrom, placed.acceptFrom + placed.acceptCount), placed.gapSamples);
+    if (placed.gapSamples > 0) {
+      m.gapSamples.inc(placed.gapSamples);
+      this.emit({
+        type: 'gap',
+        epoch: this.cursor.epoch,
+        sampleOffset: this.cursor.epochReceived,
+        samples: placed.gapSamples,
+        capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
+      });
+    }
+
+    if (!this.segment) {
+      this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
+    }
+    this.cursor = placed.next;
+    m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
+
+    const stream = this.stream;
+    if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    const result = await stream.accept(samples);
+    m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
+    this.segment.samples += added;
+    this.sendAck(placed.duplicateSamples);
+
+    if (result.partial && result.partial !== this.segment.lastPartial) {
+      this.segment.lastPartial = result.partial;
+      this.emit({
+        type: 'partial',
+        segmentId: segmentId(this.segment.index),
+        text: result.partial,
+        start: timePoint(this.cursor, this.segment.startSample, this.rate),
+        end: timePoint(this.cursor, this.cursor.capturedSamples, this.rate),
+      });
+    }
+    if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
+    await this.saveProgress(false);
+  }
+
+  private sendAck(duplicateSamples: number): void {
+    this.deps.metrics.acks.inc();
+    this.emit({
+      type: 'ack',
+      epoch: this.cursor.epoch,
+      sampleOffset: this.cursor.epochReceived,
+      capturedSamples: this.cursor.capturedSamples.toString(),
+      ...(duplicateSamples > 0 ? { duplicateSamples } : {}),
+    });
+  }
+
+  private async canAccept(): Promise<boolean> {
+    const prepaidSamples = this.charged * BigInt(this.rate) - this.cursor.capturedSamples;
+    if (prepaidSamples > 0n) return true;
+    const account = await this.deps.store.getAccount(this.accountId);
+    return (account?.characters ?? 0n) > 0n;
+  }
+
+  private async saveProgress(force: boolean): Promise<void> {
+    const now = Date.now();
+    if (!force && now - this.lastSavedAt < 1000) return;
+    this.lastSavedAt = now;
+    await this.deps.store.saveProgress(this.id, {
+      capturedSamples: this.cursor.capturedSamples,
+      charactersCharged: this.charged,
+      nextSegmentIndex: this.nextSegmentIndex,
+    });
+  }
+
+  // ---------------------------------------------------------------- segments
+
+  private async commit(): Promise<void> {
+    if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
+    const id = await this.finalize('commit');
+    this.emit({ type: 'committed', segmentId: id, capturedSamples: this.cursor.capturedSamples.toString() });
+  }
+
+  /** End the open segment: final result, persisted before it is sent. Returns its id. */
+  private async finalize(trigger: FinalTrigger): Promise<string | null> {
+    const seg = this.segment;
+    if (!seg) return null;
+    this.segment = null;
+    const stream = this.stream;
+    if (!stream) return null;
+    const t0 = performance.now();
+    const result = await stream.finish();
+    this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
+    this.deps.metrics.segments.inc({ trigger });
+    const endSample = seg.startSample + BigInt(seg.samples);
+    const words: SegmentWord[] = result.words.map((w) => ({
+      word: w.word,
+      startSample: (seg.startSample + BigInt(w.startSample)).toString(),
+      endSample: (seg.startSample + BigInt(Math.min(w.endSample, seg.samples))).toString(),
+      confidence: w.confidence,
+    }));
+    await this.deps.store.appendSegment({
+      transcriptionId: this.transcriptionId,
+      index: seg.index,
+      startSample: seg.startSample,
+      endSample,
+      text: result.text,
+      words,
+      createdAt: new Date().toISOString(),
+    });
+    await this.saveProgress(true);
+    const id = segmentId(seg.index);
+    this.emit({
+      type: 'final',
+      segmentId: id,
+      text: result.text,
+      trigger,
+      start: timePoint(this.cursor, seg.startSample, this.rate),
+      end: timePoint(this.cursor, endSample, this.rate),
+      words: words.map((w) => ({
+        word: w.word,
+        confidence: w.confidence,
+        start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
+        end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
+      })),
+    });
+    this.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
+    return id;
+  }
+
+  private async closeSession(): Promise<void> {
+    this.apply({ type: 'close' });
+    this.cancelHold();
+    await this.finalize('close');
+    await this.releaseStream();
+    await this.deps.store.setSessionState(this.id, 'CLOSED', 'PROCESSING');
+    await this.saveProgress(true);
+    await this.deps.store.setTranscriptionStatus(this.transcriptionId, 'COMPLETED', this.cursor.capturedSamples);
+    this.emit({ type: 'closed', status: 'COMPLETED', capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex });
+    const socket = this.socket;
+    this.socket = null;
+    socket?.close(CLOSE_CODES.normal, 'session closed');
+    this.log.info({ capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex }, 'session closed');
+  }
+
+  // ---------------------------------------------------------------- HTTP-driven actions
+
+  /** Resume: validate the client's cursor, open a new epoch, detach any old socket. */
+  resume(clientCaptured: bigint | undefined): Promise<{ epoch: number; capturedSamples: bigint; accepting: boolean }> {
+    return this.run(async () => {
+      if (this.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+      if (clientCaptured !== undefined && clientCaptured < this.cursor.capturedSamples) {
+        throw new ScribedError(
+          'CAPTURE_CURSOR_MISMATCH',
+          `capturedSamples ${clientCaptured} is below the ${this.cursor.capturedSamples} samples the server already holds`,
+          { details: { serverCapturedSamples: this.cursor.capturedSamples.toString() } },
+        );
+      }
+      this.apply({ type: 'resume' });
+      const old = this.socket;
+      this.socket = null;
+      old?.close(CLOSE_CODES.superseded, 'superseded by resume');
+      const record = await this.deps.store.beginEpoch(this.id);
+      this.cursor = beginEpoch(this.cursor);
+      if (record.epoch !== this.cursor.epoch) throw new ScribedError('INTERNAL', 'store and cursor disagree on the epoch');
+      await this.deps.store.setSessionState(this.id, 'RECORDING', 'RECORDING');
+      this.accepting = await this.canAccept();
+      this.deps.metrics.resumes.inc();
+      this.log.info({ epoch: this.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
+      return { epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples, accepting: this.accepting };
+    });
+  }
+
+  /** Server stopping: stop accepting, finalize and persist, tell the client to resume later. */
+  shutdown(): Promise<void> {
+    return this.run(async () => {
+      this.cancelHold();
+      this.accepting = false;
+      if (this.state === 'CLOSED') return;
+      await this.finalize('shutdown');
+      await this.releaseStream();
+      if (this.state === 'RECORDING') {
+        this.apply({ type: 'shutdown' });
+        await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
+      }
+      await this.saveProgress(true);
+      this.emit({ type: 'accepting', accepting: false, reason: 'SERVER_SHUTDOWN' });
+      const socket = this.socket;
+      this.socket = null;
+      socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
+    });
+  }
+
+  /** Drop the decoder without finalizing (engine failure paths). */
+  async dispose(): Promise<void> {
+    this.cancelHold();
+    await this.releaseStream().catch(() => undefined);
+  }
+}
+
+export function segmentId(index: number): string {
+  return `seg_${index}`;
+}
+
+/** Options this server validates and records but does not act on yet; reported to the
+ * client as a notice so nothing is silently ignored. */
+export function optionsNotYetApplied(options: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  if (options.segmentCommitMode === 'vad') out.push('segmentCommitMode=vad (manual commit and the segment bound apply)');
+  for (const key of [
+    'speechDetectionThreshold',
+    'commitSilenceMs',
+    'minimumSpeechMs',
+    'minimumSilenceMs',
+    'additionalLanguageHints',
+    'vocabularyHints',
+    'entityCategories',
+    'rewriteInstruction',
+    'heartbeatIntervalMs',
+  ]) {
+    const v = options[key];
+    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) out.push(key);
+  }
+  for (const key of ['includeDetectedLanguage', 'removeDisfluencies', 'suppressBackgroundSpeech']) {
+    if (options[key] === true) out.push(key);
+  }
+  return out;
+}

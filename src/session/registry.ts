@@ -1,0 +1,55 @@
+// The in-memory set of live sessions. A session is loaded from the store on first use and
+// stays in memory while it is open; closed sessions are dropped. Loading is deduplicated so
+// two concurrent requests for one session share one LiveSession.
+import type { Store } from '../store/store.js';
+import { LiveSession, type LiveSessionDeps } from './live-session.js';
+
+export class SessionRegistry {
+  private readonly live = new Map<string, LiveSession>();
+  private readonly loading = new Map<string, Promise<LiveSession | null>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly deps: LiveSessionDeps,
+  ) {}
+
+  /** The live session, loaded if needed; null when missing or not owned by accountId. */
+  async get(sessionId: string, accountId: string): Promise<LiveSession | null> {
+    const known = this.live.get(sessionId);
+    if (known) return known.accountId === accountId ? known : null;
+    let pending = this.loading.get(sessionId);
+    if (!pending) {
+      pending = this.store.getSession(sessionId, accountId).then((record) => {
+        if (!record) return null;
+        const existing = this.live.get(sessionId);
+        if (existing) return existing;
+        const session = new LiveSession(record, this.deps);
+        this.live.set(sessionId, session);
+        return session;
+      });
+      this.loading.set(sessionId, pending);
+      pending.finally(() => this.loading.delete(sessionId)).catch(() => undefined);
+    }
+    const session = await pending;
+    return session && session.accountId === accountId ? session : null;
+  }
+
+  /** Forget a session that closed; its state lives on in the store. */
+  forget(session: LiveSession): void {
+    if (this.live.get(session.id) === session) this.live.delete(session.id);
+  }
+
+  all(): LiveSession[] {
+    return [...this.live.values()];
+  }
+
+  countByState(): Record<string, number> {
+    const counts: Record<string, number> = { RECORDING: 0, PAUSED: 0, CLOSED: 0 };
+    for (const s of this.live.values()) counts[s.state] = (counts[s.state] ?? 0) + 1;
+    return counts;
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.allSettled(this.all().map((s) => s.shutdown()));
+  }
+}

@@ -1,0 +1,83 @@
+// The built CLI as an operator runs it: `scribed serve` in its own process, the accounts
+// command writing the same data dir while it runs, SIGTERM finalizing and exiting 0.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/service.js';
+import { loadClips } from '../helpers/audio.js';
+import { StreamClient } from '../helpers/stream-client.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
+let child: ChildProcess | null = null;
+
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = null;
+});
+
+function cli(args: string[], dataDir: string): string {
+  return execFileSync(process.execPath, [CLI, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
+}
+
+/** Start `scribed serve` on an ephemeral port; resolve with its base URL from the log. */
+function serve(dataDir: string): Promise<{ proc: ChildProcess; base: string; logs: string[] }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
+    });
+    child = proc;
+    const logs: string[] = [];
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logs.push(line);
+      const rec = JSON.parse(line) as { msg?: string; address?: string };
+      if (rec.msg === 'scribed listening' && rec.address) resolve({ proc, base: rec.address.replace('http://', 'http://'), logs });
+    });
+    proc.once('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+  });
+}
+
+describe('scribed serve as a process', () => {
+  it('creates accounts while running, redacts credentials, finalizes and exits 0 on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const { proc, base, logs } = await serve(dataDir);
+    const account = JSON.parse(cli(['accounts', 'create', '--name', 'ops', '--characters', '100', '--json'], dataDir)) as Record<string, string>;
+    expect(Object.keys(account).sort()).toEqual(['accessKey', 'accountId', 'apiToken']);
+    const credited = JSON.parse(cli(['accounts', 'credit', '--account', account.accountId!, '--characters', '50'], dataDir));
+    expect(credited.characters).toBe('150');
+
+    const h = { accessKey: account.accessKey!, 'content-type': 'application/json' };
+    const created = (await (
+      await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions`, { method: 'POST', headers: { ...h, 'Idempotency-Key': `proc-${randomUUID()}` }, body: '{}' })
+    ).json()) as any;
+    const ticket = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${created.data.sessionId}/tickets`, { method: 'POST', headers: h })).json()) as any;
+    const ws = await StreamClient.connect(`${base.replace('http', 'ws')}${created.data.streamUrl}?ticket=${encodeURIComponent(ticket.data.ticket)}`);
+    await ws.next('ready');
+    ws.audio(1, 0, clip.pcm16k.subarray(0, 64000));
+    await ws.next('ack');
+
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    const t0 = Date.now();
+    proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    child = null;
+    expect((await ws.closed).code).toBe(1012);
+    expect(ws.ofType('final').map((f) => f.trigger)).toEqual(['shutdown']);
+
+    const all = logs.join('\n');
+    expect(all).toContain(created.data.sessionId);
+    expect(all).not.toContain(account.accessKey!.split('_').pop()!);
+    expect(all).not.toContain(ticket.data.ticket.split('_').pop());
+    expect(all).toContain('[Redacted]');
+
+    // the segment finalized at shutdown survives the restart
+    const again = await serve(dataDir);
+    const txt = await (await fetch(`${again.base}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, { headers: h })).json();
+    expect((txt as any).segments).toHaveLength(1);
+    again.proc.kill('SIGTERM');
+  }, 60_000);
+});
