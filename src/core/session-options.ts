@@ -1,0 +1,279 @@
+// Validation of the create-session body (spec: "Create a real-time session") and the
+// canonical request hash used for Idempotency-Key replays.
+//
+// Decisions the spec leaves open, made here:
+// - Every failure is VALIDATION_FAILED with the message `<field path>: <reason>` and
+//   details.field; checks run in a fixed order and the first failure wins. Mutual-exclusion
+//   violations (the spec does not say how they are answered) are VALIDATION_FAILED too,
+//   reported on the second field of the pair.
+// - Unknown keys are refused, in `options` and at the top level, so a misspelt option is
+//   never silently ignored.
+// - `null` means "not given", for every field, so JSON clients that serialise absent values
+//   as null are not refused.
+// - Lengths are counted in Unicode code points, not UTF-16 units.
+// - An empty title takes the default title.
+// - includeAlignment defaults to true, except when suppressBackgroundSpeech is true and
+//   includeAlignment is unset: then it is false (spec: "when background filtering is on and
+//   this is unset, alignment is off"). Both true is refused.
+// - effectiveOptions names every option: the spec's defaults where it gives one, false for
+//   unset booleans, [] for unset lists, null for unset numbers and strings (the server
+//   then uses its own behaviour).
+// - requestHash hashes the *effective* request (after defaulting), so `{}` and a body
+//   spelling out the defaults are the same request under one Idempotency-Key.
+import { createHash } from 'node:crypto';
+import { ScribedError } from './errors.js';
+import { DEFAULT_INPUT_ENCODING, INPUT_ENCODINGS, INPUT_ENCODING_NAMES, isInputEncodingName, type InputEncodingName } from './audio/encodings.js';
+
+export const DEFAULT_TITLE = 'Untitled recording';
+export const MAX_TITLE_CHARS = 200;
+export const MAX_LANGUAGE_TAG_CHARS = 35;
+export const MAX_ADDITIONAL_LANGUAGE_HINTS = 8;
+export const MAX_VOCABULARY_HINTS = 50;
+export const MAX_VOCABULARY_HINT_CHARS = 100;
+export const MAX_REWRITE_INSTRUCTION_CHARS = 2000;
+
+export const ENTITY_CATEGORIES = [
+  'phone_number',
+  'email',
+  'credit_card',
+  'money',
+  'date',
+  'spelled_digits',
+  'person',
+  'organization',
+  'location',
+] as const;
+export type EntityCategory = (typeof ENTITY_CATEGORIES)[number];
+
+export type SegmentCommitMode = 'manual' | 'vad';
+
+export interface EffectiveOptions {
+  inputEncoding: InputEncodingName;
+  sampleRateHz: number;
+  segmentCommitMode: SegmentCommitMode;
+  additionalLanguageHints: string[];
+  speechDetectionThreshold: number | null;
+  commitSilenceMs: number | null;
+  minimumSpeechMs: number | null;
+  minimumSilenceMs: number | null;
+  includeAlignment: boolean;
+  includeDetectedLanguage: boolean;
+  vocabularyHints: string[];
+  removeDisfluencies: boolean;
+  entityCategories: EntityCategory[];
+  rewriteInstruction: string | null;
+  suppressBackgroundSpeech: boolean;
+  heartbeatIntervalMs: number | null;
+  processingContentStorage: boolean;
+}
+
+export interface ValidSessionRequest {
+  title: string;
+  languageHint: string | null;
+  effectiveOptions: EffectiveOptions;
+}
+
+const TOP_LEVEL_KEYS = ['title', 'languageHint', 'options'] as const;
+
+const OPTION_KEYS = [
+  'inputEncoding',
+  'segmentCommitMode',
+  'additionalLanguageHints',
+  'speechDetectionThreshold',
+  'commitSilenceMs',
+  'minimumSpeechMs',
+  'minimumSilenceMs',
+  'includeAlignment',
+  'includeDetectedLanguage',
+  'vocabularyHints',
+  'removeDisfluencies',
+  'entityCategories',
+  'rewriteInstruction',
+  'suppressBackgroundSpeech',
+  'heartbeatIntervalMs',
+  'processingContentStorage',
+] as const;
+
+/** BCP-47-ish: a 2-3 letter language, then subtags of 1-8 letters or digits. */
+const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
+
+function invalid(field: string, reason: string): never {
+  throw new ScribedError('VALIDATION_FAILED', `${field}: ${reason}`, { details: { field } });
+}
+
+function codePoints(s: string): number {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function given(obj: Record<string, unknown>, key: string): boolean {
+  return obj[key] !== undefined && obj[key] !== null;
+}
+
+function rejectUnknownKeys(obj: Record<string, unknown>, known: readonly string[], prefix: string): void {
+  for (const key of Object.keys(obj)) {
+    if (!known.includes(key)) invalid(`${prefix}${key}`, 'unknown field');
+  }
+}
+
+function optString(obj: Record<string, unknown>, key: string, path: string): string | null {
+  const v = obj[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string') invalid(path, 'must be a string');
+  return v;
+}
+
+function optBoolean(obj: Record<string, unknown>, key: string, path: string): boolean | null {
+  const v = obj[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'boolean') invalid(path, 'must be a boolean');
+  return v;
+}
+
+function optNumber(
+  obj: Record<string, unknown>,
+  key: string,
+  path: string,
+  range: { min: number; max: number; integer: boolean },
+): number | null {
+  const v = obj[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v)) invalid(path, 'must be a finite number');
+  if (range.integer && !Number.isInteger(v)) invalid(path, 'must be an integer');
+  if (v < range.min || v > range.max) invalid(path, `must be between ${range.min} and ${range.max}`);
+  return v;
+}
+
+function optStringArray(obj: Record<string, unknown>, key: string, path: string, maxEntries: number): string[] {
+  const v = obj[key];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) invalid(path, 'must be an array of strings');
+  if (v.length > maxEntries) invalid(path, `must have at most ${maxEntries} entries`);
+  v.forEach((item, i) => {
+    if (typeof item !== 'string') invalid(`${path}[${i}]`, 'must be a string');
+  });
+  return [...(v as string[])];
+}
+
+function checkLanguageTag(tag: string, path: string): void {
+  if (codePoints(tag) > MAX_LANGUAGE_TAG_CHARS) invalid(path, `must be at most ${MAX_LANGUAGE_TAG_CHARS} characters`);
+  if (!LANGUAGE_TAG.test(tag)) invalid(path, 'must be a language tag such as "en" or "pt-BR"');
+}
+
+export function validateCreateSession(body: unknown): ValidSessionRequest {
+  if (!isPlainObject(body)) invalid('body', 'must be a JSON object');
+  rejectUnknownKeys(body, TOP_LEVEL_KEYS, '');
+
+  const rawTitle = optString(body, 'title', 'title');
+  if (rawTitle !== null && codePoints(rawTitle) > MAX_TITLE_CHARS) invalid('title', `must be at most ${MAX_TITLE_CHARS} characters`);
+  const title = rawTitle === null || rawTitle === '' ? DEFAULT_TITLE : rawTitle;
+
+  const languageHint = optString(body, 'languageHint', 'languageHint');
+  if (languageHint !== null) checkLanguageTag(languageHint, 'languageHint');
+
+  const rawOptions = body.options ?? {};
+  if (!isPlainObject(rawOptions)) invalid('options', 'must be a JSON object');
+  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions) };
+}
+
+function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
+  rejectUnknownKeys(o, OPTION_KEYS, 'options.');
+
+  const encoding = o.inputEncoding ?? DEFAULT_INPUT_ENCODING;
+  if (!isInputEncodingName(encoding)) invalid('options.inputEncoding', `must be one of ${INPUT_ENCODING_NAMES.join(', ')}`);
+
+  const mode = o.segmentCommitMode ?? 'manual';
+  if (mode !== 'manual' && mode !== 'vad') invalid('options.segmentCommitMode', 'must be manual or vad');
+
+  const additionalLanguageHints = optStringArray(o, 'additionalLanguageHints', 'options.additionalLanguageHints', MAX_ADDITIONAL_LANGUAGE_HINTS);
+  additionalLanguageHints.forEach((tag, i) => checkLanguageTag(tag, `options.additionalLanguageHints[${i}]`));
+
+  const speechDetectionThreshold = optNumber(o, 'speechDetectionThreshold', 'options.speechDetectionThreshold', { min: 0, max: 1, integer: false });
+  const commitSilenceMs = optNumber(o, 'commitSilenceMs', 'options.commitSilenceMs', { min: 0, max: 60000, integer: false });
+  const minimumSpeechMs = optNumber(o, 'minimumSpeechMs', 'options.minimumSpeechMs', { min: 0, max: 60000, integer: true });
+  const minimumSilenceMs = optNumber(o, 'minimumSilenceMs', 'options.minimumSilenceMs', { min: 0, max: 60000, integer: true });
+
+  const includeAlignment = optBoolean(o, 'includeAlignment', 'options.includeAlignment');
+  const includeDetectedLanguage = optBoolean(o, 'includeDetectedLanguage', 'options.includeDetectedLanguage');
+
+  const vocabularyHints = optStringArray(o, 'vocabularyHints', 'options.vocabularyHints', MAX_VOCABULARY_HINTS);
+  vocabularyHints.forEach((hint, i) => {
+    const n = codePoints(hint);
+    if (n < 1 || n > MAX_VOCABULARY_HINT_CHARS) invalid(`options.vocabularyHints[${i}]`, `must be 1 to ${MAX_VOCABULARY_HINT_CHARS} characters`);
+  });
+
+  const removeDisfluencies = optBoolean(o, 'removeDisfluencies', 'options.removeDisfluencies');
+
+  const entityCategories = optStringArray(o, 'entityCategories', 'options.entityCategories', ENTITY_CATEGORIES.length);
+  entityCategories.forEach((c, i) => {
+    if (!(ENTITY_CATEGORIES as readonly string[]).includes(c)) {
+      invalid(`options.entityCategories[${i}]`, `must be one of ${ENTITY_CATEGORIES.join(', ')}`);
+    }
+    if (entityCategories.indexOf(c) !== i) invalid(`options.entityCategories[${i}]`, `duplicate category ${c}`);
+  });
+
+  const rewriteInstruction = optString(o, 'rewriteInstruction', 'options.rewriteInstruction');
+  if (rewriteInstruction !== null) {
+    const n = codePoints(rewriteInstruction);
+    if (n < 1 || n > MAX_REWRITE_INSTRUCTION_CHARS) invalid('options.rewriteInstruction', `must be 1 to ${MAX_REWRITE_INSTRUCTION_CHARS} characters`);
+  }
+
+  const suppressBackgroundSpeech = optBoolean(o, 'suppressBackgroundSpeech', 'options.suppressBackgroundSpeech');
+  const heartbeatIntervalMs = optNumber(o, 'heartbeatIntervalMs', 'options.heartbeatIntervalMs', { min: 500, max: 10000, integer: false });
+  const processingContentStorage = optBoolean(o, 'processingContentStorage', 'options.processingContentStorage');
+
+  // Mutual exclusions, after every field is individually valid.
+  if (includeAlignment === true && suppressBackgroundSpeech === true) {
+    invalid('options.suppressBackgroundSpeech', 'cannot be true together with includeAlignment; alignment needs every word timed');
+  }
+  if (given(o, 'entityCategories') && given(o, 'rewriteInstruction')) {
+    invalid('options.rewriteInstruction', 'cannot be combined with entityCategories');
+  }
+
+  return {
+    inputEncoding: encoding,
+    sampleRateHz: INPUT_ENCODINGS[encoding].sampleRateHz,
+    segmentCommitMode: mode,
+    additionalLanguageHints,
+    speechDetectionThreshold,
+    commitSilenceMs,
+    minimumSpeechMs,
+    minimumSilenceMs,
+    includeAlignment: includeAlignment ?? suppressBackgroundSpeech !== true,
+    includeDetectedLanguage: includeDetectedLanguage ?? false,
+    vocabularyHints,
+    removeDisfluencies: removeDisfluencies ?? false,
+    entityCategories: entityCategories as EntityCategory[],
+    rewriteInstruction,
+    suppressBackgroundSpeech: suppressBackgroundSpeech ?? false,
+    heartbeatIntervalMs,
+    processingContentStorage: processingContentStorage ?? false,
+  };
+}
+
+/** JSON with object keys sorted at every level, so equal values serialise identically. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The Idempotency-Key comparison hash: sha256 (hex) of the canonical JSON of the
+ * normalised effective request. Throws VALIDATION_FAILED for a body that does not validate.
+ */
+export function requestHash(body: unknown): string {
+  const v = validateCreateSession(body);
+  const canonical = canonicalJson({ title: v.title, languageHint: v.languageHint, options: v.effectiveOptions });
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}

@@ -1,0 +1,90 @@
+// The real-time session state machine, pure. The live session applies an event, gets the
+// next state and the effects it must carry out, or a ScribedError when the event is not
+// allowed in the current state (the error is what the client is told).
+//
+// The machine does not track whether a socket is attached (the live session owns that and
+// answers SESSION_BUSY itself); the one place it matters, resume, says so in the event.
+//
+// | state \ event | socketAttached   | socketLost  | resume                                  | close                                 | shutdown                    |
+// |---------------|------------------|-------------|-----------------------------------------|---------------------------------------|-----------------------------|
+// | RECORDING     | RECORDING        | PAUSED      | RECORDING: beginEpoch (+detachSocket     | CLOSED: finalizeSegment, persist      | PAUSED: finalizeSegment     |
+// |               |                  |             |   when a socket is attached)             |                                       |                             |
+// | PAUSED        | RESUME_REQUIRED  | PAUSED (1)  | RECORDING: beginEpoch (+detachSocket)    | CLOSED: finalizeSegment, persist      | PAUSED (2)                  |
+// | CLOSED        | SESSION_CLOSED   | CLOSED (3)  | SESSION_CLOSED                          | SESSION_CLOSED                        | CLOSED (2)                  |
+//
+// (1) a socket left attached by `shutdown` closes after the session is already PAUSED.
+// (2) the server stopping does not change a session that is not recording.
+// (3) the socket closes after `close` (the server closes it with 1000).
+// A cell with no effects listed has none. Codes in capitals are the error thrown.
+import { ScribedError } from './errors.js';
+import type { SessionState, TranscriptionStatus } from '../store/store.js';
+
+export type { SessionState };
+
+export type SessionEvent =
+  | { type: 'socketAttached' }
+  | { type: 'socketLost' }
+  /** `socketAttached`: a socket the server still believes open (half-open TCP) must go. */
+  | { type: 'resume'; socketAttached?: boolean }
+  | { type: 'close' }
+  | { type: 'shutdown' };
+
+export type SessionEffect = 'beginEpoch' | 'detachSocket' | 'finalizeSegment' | 'persist';
+
+export interface TransitionResult {
+  state: SessionState;
+  effects: SessionEffect[];
+}
+
+function to(state: SessionState, ...effects: SessionEffect[]): TransitionResult {
+  return { state, effects };
+}
+
+export function transition(state: SessionState, event: SessionEvent): TransitionResult {
+  switch (event.type) {
+    case 'socketAttached':
+      if (state === 'RECORDING') return to('RECORDING');
+      if (state === 'PAUSED') throw new ScribedError('RESUME_REQUIRED', 'the session is paused; call resume before opening a socket');
+      throw new ScribedError('SESSION_CLOSED', 'the session is closed; it takes no more sockets');
+
+    case 'socketLost':
+      if (state === 'RECORDING') return to('PAUSED');
+      return to(state);
+
+    case 'resume':
+      if (state === 'CLOSED') throw new ScribedError('SESSION_CLOSED', 'the session is closed; it cannot be resumed');
+      return event.socketAttached ? to('RECORDING', 'beginEpoch', 'detachSocket') : to('RECORDING', 'beginEpoch');
+
+    case 'close':
+      if (state === 'CLOSED') throw new ScribedError('SESSION_CLOSED', 'the session is already closed');
+      return to('CLOSED', 'finalizeSegment', 'persist');
+
+    case 'shutdown':
+      if (state === 'RECORDING') return to('PAUSED', 'finalizeSegment');
+      return to(state);
+  }
+}
+
+/**
+ * The History (transcription) status for a session state. While the session is open the
+ * History row mirrors it; once CLOSED the row reports the task: PROCESSING until the final
+ * segment is persisted, then COMPLETED, or FAILED if finalizing failed.
+ */
+export type CloseOutcome = 'pending' | 'completed' | 'failed';
+
+export function taskStatus(state: SessionState, outcome: CloseOutcome = 'pending'): TranscriptionStatus {
+  if (state === 'RECORDING') return 'RECORDING';
+  if (state === 'PAUSED') return 'PAUSED';
+  if (outcome === 'completed') return 'COMPLETED';
+  if (outcome === 'failed') return 'FAILED';
+  return 'PROCESSING';
+}
+
+/** Task status moves one way after close: PROCESSING -> COMPLETED or FAILED, and stays. */
+export function settleTaskStatus(current: TranscriptionStatus, outcome: 'completed' | 'failed'): TranscriptionStatus {
+  if (current === 'COMPLETED' || current === 'FAILED') return current;
+  if (current !== 'PROCESSING') {
+    throw new ScribedError('INTERNAL', `a transcription in ${current} cannot settle; it must be PROCESSING (closed) first`);
+  }
+  return outcome === 'completed' ? 'COMPLETED' : 'FAILED';
+}
