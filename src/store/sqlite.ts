@@ -1,0 +1,605 @@
+// The embedded Store: one SQLite file in the data directory, opened with better-sqlite3.
+//
+// Concurrency model. Two kinds of process write the same file: the server, and the
+// operator CLI (`scribed accounts create|credit`) while the server runs. SQLite serialises
+// writers with file locks; WAL lets readers run beside the one writer. Every method that
+// writes runs as ONE `BEGIN IMMEDIATE` transaction: the write lock is taken before the
+// first read, so read-check-write sequences (ticket consumption, debits, idempotent
+// create) cannot interleave with another process's, and a deferred transaction can never
+// fail half-way with SQLITE_BUSY when it tries to upgrade from reader to writer. Waiting
+// for the lock is bounded by busy_timeout. Methods that only read run one SELECT (its own
+// implicit, consistent read transaction).
+//
+// Integers. The connection runs with safeIntegers on: every INTEGER arrives as bigint, so
+// 64-bit balances and sample counts never pass through a double. Small counters (epoch,
+// segment index, sample rate) are converted with Number() at the edge. Balance arithmetic
+// is done in JS inside the write transaction, because SQLite silently turns an overflowing
+// integer sum into a REAL; values are range-checked against signed 64 bits first.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import Database from 'better-sqlite3';
+import { ScribedError } from '../core/errors.js';
+import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
+import type {
+  Account,
+  CreateSessionInput,
+  CreateSessionOutcome,
+  CredentialKind,
+  CredentialRecord,
+  NewAccount,
+  SegmentRecord,
+  SegmentWord,
+  SessionProgress,
+  SessionRecord,
+  SessionState,
+  Store,
+  TicketConsumeOutcome,
+  TicketRecord,
+  TranscriptionRecord,
+  TranscriptionStatus,
+} from './store.js';
+
+export interface SqliteStoreOptions {
+  /** Database file, normally `<dataDir>/scribed.db`. */
+  path: string;
+  /** How long a statement waits for another connection's lock before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+}
+
+const INT64_MAX = (1n << 63n) - 1n;
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+// ---------------------------------------------------------------- row shapes (safeIntegers)
+
+interface AccountRow {
+  id: string;
+  name: string;
+  characters: bigint;
+  created_at: string;
+}
+
+interface CredentialRow {
+  id: string;
+  account_id: string;
+  kind: CredentialKind;
+  secret_hash: Buffer;
+}
+
+interface SessionRow {
+  id: string;
+  account_id: string;
+  transcription_id: string;
+  title: string;
+  language_hint: string | null;
+  options_json: string;
+  state: SessionState;
+  epoch: bigint;
+  epoch_bases: string;
+  captured_samples: bigint;
+  characters_charged: bigint;
+  next_segment_index: bigint;
+  created_at: string;
+  updated_at: string;
+}
+
+interface TranscriptionRow {
+  id: string;
+  account_id: string;
+  kind: 'realtime' | 'batch';
+  session_id: string | null;
+  title: string;
+  status: TranscriptionStatus;
+  language_hint: string | null;
+  sample_rate_hz: bigint;
+  audio_samples: bigint;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+interface SegmentRow {
+  transcription_id: string;
+  idx: bigint;
+  start_sample: bigint;
+  end_sample: bigint;
+  text: string;
+  words_json: string;
+  created_at: string;
+}
+
+interface TicketRow {
+  id: string;
+  secret_hash: Buffer;
+  account_id: string;
+  session_id: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+interface IdempotencyRow {
+  request_hash: string;
+  session_id: string;
+}
+
+// ---------------------------------------------------------------- conversions
+
+function toAccount(r: AccountRow): Account {
+  return { id: r.id, name: r.name, characters: r.characters, createdAt: r.created_at };
+}
+
+function toSession(r: SessionRow): SessionRecord {
+  const bases = JSON.parse(r.epoch_bases) as string[];
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    transcriptionId: r.transcription_id,
+    title: r.title,
+    languageHint: r.language_hint,
+    options: JSON.parse(r.options_json) as Record<string, unknown>,
+    state: r.state,
+    epoch: Number(r.epoch),
+    epochBases: bases.map((b) => BigInt(b)),
+    capturedSamples: r.captured_samples,
+    charactersCharged: r.characters_charged,
+    nextSegmentIndex: Number(r.next_segment_index),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toTranscription(r: TranscriptionRow): TranscriptionRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    kind: r.kind,
+    sessionId: r.session_id,
+    title: r.title,
+    status: r.status,
+    languageHint: r.language_hint,
+    sampleRateHz: Number(r.sample_rate_hz),
+    audioSamples: r.audio_samples,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    completedAt: r.completed_at,
+  };
+}
+
+function toSegment(r: SegmentRow): SegmentRecord {
+  return {
+    transcriptionId: r.transcription_id,
+    index: Number(r.idx),
+    startSample: r.start_sample,
+    endSample: r.end_sample,
+    text: r.text,
+    words: JSON.parse(r.words_json) as SegmentWord[],
+    createdAt: r.created_at,
+  };
+}
+
+function toTicket(r: TicketRow): TicketRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    sessionId: r.session_id,
+    secretHash: r.secret_hash,
+    expiresAt: r.expires_at,
+    usedAt: r.used_at,
+  };
+}
+
+/** A non-negative value that fits a signed 64-bit INTEGER column. */
+function int64(value: bigint, what: string): bigint {
+  if (typeof value !== 'bigint' || value < 0n || value > INT64_MAX) {
+    throw new RangeError(`${what} must be a bigint in [0, 2^63-1], got ${String(value)}`);
+  }
+  return value;
+}
+
+function isConstraintError(err: unknown): boolean {
+  return err instanceof Database.SqliteError && err.code.startsWith('SQLITE_CONSTRAINT');
+}
+
+function nowIso(): string {
+  return new Date().toISOString();
+}
+
+// ---------------------------------------------------------------- the store
+
+export class SqliteStore implements Store {
+  readonly path: string;
+  private readonly busyTimeoutMs: number;
+  private db: Database.Database | null = null;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(opts: SqliteStoreOptions) {
+    this.path = opts.path;
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  }
+
+  async open(): Promise<void> {
+    if (this.db) return;
+    // Create the file owner-only before SQLite does: SQLite gives the -wal and -shm files
+    // the permissions of the database file, and credential hashes live here.
+    try {
+      fs.closeSync(fs.openSync(this.path, 'wx', 0o600));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const db = new Database(this.path, { timeout: this.busyTimeoutMs });
+    try {
+      db.defaultSafeIntegers(true);
+      db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+      const mode = String(db.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
+      if (mode !== 'wal') throw new Error(`could not switch ${this.path} to WAL journal mode (got ${mode})`);
+      // FULL, not NORMAL. Either way WAL keeps the file consistent: a crash can never leave
+      // part of a transaction behind. The difference is durability: under NORMAL a
+      // transaction committed just before a power loss may be rolled back, and here that
+      // means a debit or a consumed ticket silently undone after the server already acted
+      // on it, or an operator credit reported as done and then lost. FULL fsyncs the WAL
+      // at every commit; our write rate (a progress save per second per session, one
+      // debit per billed frame) is far below what that costs.
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      this.db = db;
+      this.migrate();
+    } catch (err) {
+      this.db = null;
+      this.statements.clear();
+      db.close();
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const db = this.db;
+    if (!db) return;
+    this.db = null;
+    this.statements.clear();
+    try {
+      db.pragma('optimize');
+    } catch {
+      // best effort: another process may hold the lock; closing matters more
+    }
+    db.close();
+  }
+
+  isOpen(): boolean {
+    return this.db?.open === true;
+  }
+
+  // ---------------------------------------------------------------- plumbing
+
+  private conn(): Database.Database {
+    if (!this.db) throw new Error('store is not open');
+    return this.db;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.conn().prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Run `fn` as one BEGIN IMMEDIATE transaction: committed if it returns, rolled back if it throws. */
+  private write<T>(fn: () => T): T {
+    return this.conn().transaction(fn).immediate();
+  }
+
+  private migrate(): void {
+    const db = this.conn();
+    const current = (): number => {
+      const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+      if (!table) return 0;
+      const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: bigint };
+      return Number(row.v);
+    };
+    const refuseNewer = (v: number): void => {
+      if (v > LATEST_SCHEMA_VERSION) {
+        throw new Error(
+          `database ${this.path} has schema version ${v}, newer than this build knows (${LATEST_SCHEMA_VERSION}); refusing to open it with older code`,
+        );
+      }
+    };
+
+    const seen = current();
+    refuseNewer(seen);
+    if (seen === LATEST_SCHEMA_VERSION) return;
+
+    const ordered = [...MIGRATIONS].sort((a, b) => a.version - b.version);
+    // One transaction per migration. The version is re-read under the write lock, so two
+    // processes opening a fresh file at once apply each migration exactly once.
+    for (;;) {
+      const applied = db
+        .transaction(() => {
+          db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
+          const v = current();
+          refuseNewer(v);
+          const next = ordered.find((m) => m.version > v);
+          if (!next) return false;
+          db.exec(next.sql);
+          db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(next.version, nowIso());
+          return true;
+        })
+        .immediate();
+      if (!applied) return;
+    }
+  }
+
+  private readSession(sessionId: string): SessionRow | undefined {
+    return this.stmt('SELECT * FROM rt_sessions WHERE id = ?').get(sessionId) as SessionRow | undefined;
+  }
+
+  private mustReadSession(sessionId: string): SessionRow {
+    const row = this.readSession(sessionId);
+    if (!row) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+    return row;
+  }
+
+  private insertLedger(accountId: string, delta: bigint, balanceAfter: bigint, reason: string, ref: string | null, sessionId: string | null): void {
+    this.stmt(
+      `INSERT INTO characters_ledger (account_id, delta, balance_after, reason, ref, session_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(accountId, delta, balanceAfter, reason, ref, sessionId, nowIso());
+  }
+
+  private readBalance(accountId: string): bigint {
+    const row = this.stmt('SELECT characters FROM accounts WHERE id = ?').get(accountId) as { characters: bigint } | undefined;
+    if (!row) throw new ScribedError('NOT_FOUND', `account ${accountId} does not exist`);
+    return row.characters;
+  }
+
+  // ---------------------------------------------------------------- accounts and credentials
+
+  async createAccount(input: NewAccount): Promise<Account> {
+    const characters = int64(input.characters, 'characters');
+    return this.write(() => {
+      this.stmt('INSERT INTO accounts (id, name, characters, created_at) VALUES (?, ?, ?, ?)').run(
+        input.id,
+        input.name,
+        characters,
+        input.createdAt,
+      );
+      const cred = this.stmt('INSERT INTO credentials (id, account_id, kind, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)');
+      cred.run(input.accessKey.id, input.id, 'access_key', input.accessKey.secretHash, input.createdAt);
+      cred.run(input.apiToken.id, input.id, 'api_token', input.apiToken.secretHash, input.createdAt);
+      // The opening balance goes through the ledger too, so the ledger always sums to it.
+      if (characters > 0n) this.insertLedger(input.id, characters, characters, 'account_created', null, null);
+      return { id: input.id, name: input.name, characters, createdAt: input.createdAt };
+    });
+  }
+
+  async getAccount(accountId: string): Promise<Account | null> {
+    const row = this.stmt('SELECT * FROM accounts WHERE id = ?').get(accountId) as AccountRow | undefined;
+    return row ? toAccount(row) : null;
+  }
+
+  async findCredential(kind: CredentialKind, id: string): Promise<CredentialRecord | null> {
+    const row = this.stmt('SELECT id, account_id, kind, secret_hash FROM credentials WHERE id = ? AND kind = ?').get(id, kind) as
+      | CredentialRow
+      | undefined;
+    return row ? { id: row.id, accountId: row.account_id, kind: row.kind, secretHash: row.secret_hash } : null;
+  }
+
+  async creditCharacters(accountId: string, amount: bigint, reason: string, ref: string | null): Promise<bigint> {
+    int64(amount, 'amount');
+    return this.write(() => {
+      const balance = this.readBalance(accountId);
+      if (amount === 0n) return balance;
+      const next = balance + amount;
+      if (next > INT64_MAX) throw new RangeError(`crediting ${amount} would overflow account ${accountId}'s balance`);
+      this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, accountId);
+      this.insertLedger(accountId, amount, next, reason, ref, null);
+      return next;
+    });
+  }
+
+  async debitCharacters(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId?: string): Promise<bigint | null> {
+    int64(amount, 'amount');
+    return this.write(() => {
+      const balance = this.readBalance(accountId);
+      if (amount === 0n) return balance;
+      if (balance < amount) return null;
+      if (sessionId !== undefined) {
+        const row = this.stmt('SELECT characters_charged FROM rt_sessions WHERE id = ? AND account_id = ?').get(sessionId, accountId) as
+          | { characters_charged: bigint }
+          | undefined;
+        if (!row) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist for account ${accountId}`);
+        const charged = row.characters_charged + amount;
+        if (charged > INT64_MAX) throw new RangeError(`session ${sessionId} charactersCharged would overflow`);
+        this.stmt('UPDATE rt_sessions SET characters_charged = ?, updated_at = ? WHERE id = ?').run(charged, nowIso(), sessionId);
+      }
+      const next = balance - amount;
+      this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, accountId);
+      this.insertLedger(accountId, -amount, next, reason, ref, sessionId ?? null);
+      return next;
+    });
+  }
+
+  // ---------------------------------------------------------------- real-time sessions
+
+  async createSession(input: CreateSessionInput): Promise<CreateSessionOutcome> {
+    const s = input.session;
+    if (s.accountId !== input.accountId) {
+      throw new Error(`createSession: session.accountId ${s.accountId} differs from accountId ${input.accountId}`);
+    }
+    const attempt = (): CreateSessionOutcome =>
+      this.write(() => {
+        const existing = this.stmt('SELECT request_hash, session_id FROM idempotency_keys WHERE account_id = ? AND key = ?').get(
+          input.accountId,
+          input.idempotencyKey,
+        ) as IdempotencyRow | undefined;
+        if (existing) {
+          if (existing.request_hash !== input.requestHash) return { kind: 'conflict' };
+          return { kind: 'replayed', session: toSession(this.mustReadSession(existing.session_id)) };
+        }
+        this.stmt(
+          `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
+                                       audio_samples, created_at, updated_at, completed_at)
+           VALUES (?, ?, 'realtime', ?, ?, 'RECORDING', ?, ?, 0, ?, ?, NULL)`,
+        ).run(s.transcriptionId, input.accountId, s.id, s.title, s.languageHint, input.sampleRateHz, s.createdAt, s.createdAt);
+        this.stmt(
+          `INSERT INTO rt_sessions (id, account_id, transcription_id, title, language_hint, options_json, state, epoch,
+                                    epoch_bases, captured_samples, characters_charged, next_segment_index, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'RECORDING', 1, '["0"]', 0, 0, 0, ?, ?)`,
+        ).run(s.id, input.accountId, s.transcriptionId, s.title, s.languageHint, JSON.stringify(s.options), s.createdAt, s.createdAt);
+        this.stmt('INSERT INTO idempotency_keys (account_id, key, request_hash, session_id, created_at) VALUES (?, ?, ?, ?, ?)').run(
+          input.accountId,
+          input.idempotencyKey,
+          input.requestHash,
+          s.id,
+          s.createdAt,
+        );
+        return { kind: 'created', session: toSession(this.mustReadSession(s.id)) };
+      });
+    try {
+      return attempt();
+    } catch (err) {
+      // BEGIN IMMEDIATE already serialises writers across processes, so a duplicate should
+      // see the first one's record. Should a constraint still fire (e.g. a duplicate that
+      // slipped in some other way), the transaction was rolled back whole: re-read and
+      // answer replayed/conflict if the key now exists, otherwise it was a genuine error.
+      if (!isConstraintError(err)) throw err;
+      const again = this.stmt('SELECT 1 FROM idempotency_keys WHERE account_id = ? AND key = ?').get(input.accountId, input.idempotencyKey);
+      if (!again) throw err;
+      return attempt();
+    }
+  }
+
+  async getSession(sessionId: string, accountId: string): Promise<SessionRecord | null> {
+    const row = this.stmt('SELECT * FROM rt_sessions WHERE id = ? AND account_id = ?').get(sessionId, accountId) as SessionRow | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  async listSessionsByState(state: SessionState): Promise<SessionRecord[]> {
+    const rows = this.stmt('SELECT * FROM rt_sessions WHERE state = ? ORDER BY created_at, id').all(state) as SessionRow[];
+    return rows.map(toSession);
+  }
+
+  async setSessionState(sessionId: string, state: SessionState, transcriptionStatus: TranscriptionStatus): Promise<void> {
+    this.write(() => {
+      const row = this.mustReadSession(sessionId);
+      const now = nowIso();
+      this.stmt('UPDATE rt_sessions SET state = ?, updated_at = ? WHERE id = ?').run(state, now, sessionId);
+      this.updateTranscriptionStatus(row.transcription_id, transcriptionStatus, undefined, now);
+    });
+  }
+
+  async beginEpoch(sessionId: string): Promise<SessionRecord> {
+    return this.write(() => {
+      const row = this.mustReadSession(sessionId);
+      const bases = JSON.parse(row.epoch_bases) as string[];
+      bases.push(row.captured_samples.toString());
+      this.stmt('UPDATE rt_sessions SET epoch = epoch + 1, epoch_bases = ?, updated_at = ? WHERE id = ?').run(
+        JSON.stringify(bases),
+        nowIso(),
+        sessionId,
+      );
+      return toSession(this.mustReadSession(sessionId));
+    });
+  }
+
+  async saveProgress(sessionId: string, progress: SessionProgress): Promise<void> {
+    const captured = int64(progress.capturedSamples, 'capturedSamples');
+    const charged = progress.charactersCharged === undefined ? null : int64(progress.charactersCharged, 'charactersCharged');
+    const nextIndex = progress.nextSegmentIndex ?? null;
+    if (nextIndex !== null && (!Number.isSafeInteger(nextIndex) || nextIndex < 0)) {
+      throw new RangeError(`nextSegmentIndex must be a non-negative integer, got ${nextIndex}`);
+    }
+    this.write(() => {
+      // MAX everywhere: a late or reordered write can never move a cursor backwards.
+      const info = this.stmt(
+        `UPDATE rt_sessions
+            SET captured_samples   = MAX(captured_samples, ?),
+                characters_charged = MAX(characters_charged, COALESCE(?, characters_charged)),
+                next_segment_index = MAX(next_segment_index, COALESCE(?, next_segment_index)),
+                updated_at         = ?
+          WHERE id = ?`,
+      ).run(captured, charged, nextIndex, nowIso(), sessionId);
+      if (info.changes === 0) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+    });
+  }
+
+  // ---------------------------------------------------------------- tickets
+
+  async insertTicket(ticket: TicketRecord): Promise<void> {
+    this.write(() => {
+      this.stmt('INSERT INTO tickets (id, secret_hash, account_id, session_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+        ticket.id,
+        ticket.secretHash,
+        ticket.accountId,
+        ticket.sessionId,
+        ticket.expiresAt,
+        ticket.usedAt,
+      );
+    });
+  }
+
+  async consumeTicket(ticketId: string, secretHash: Buffer, now: Date): Promise<TicketConsumeOutcome> {
+    return this.write((): TicketConsumeOutcome => {
+      const row = this.stmt('SELECT * FROM tickets WHERE id = ?').get(ticketId) as TicketRow | undefined;
+      if (!row) return { ok: false, reason: 'unknown' };
+      const stored = row.secret_hash;
+      if (stored.length !== secretHash.length || !crypto.timingSafeEqual(stored, secretHash)) return { ok: false, reason: 'forged' };
+      if (row.used_at !== null) return { ok: false, reason: 'used' };
+      const expires = Date.parse(row.expires_at);
+      if (!Number.isFinite(expires) || expires <= now.getTime()) return { ok: false, reason: 'expired' };
+      const usedAt = now.toISOString();
+      // The used_at IS NULL guard is redundant under the write lock, and kept on purpose.
+      const info = this.stmt('UPDATE tickets SET used_at = ? WHERE id = ? AND used_at IS NULL').run(usedAt, ticketId);
+      if (info.changes !== 1) return { ok: false, reason: 'used' };
+      return { ok: true, ticket: toTicket({ ...row, used_at: usedAt }) };
+    });
+  }
+
+  // ---------------------------------------------------------------- History and transcripts
+
+  async getTranscription(transcriptionId: string, accountId: string): Promise<TranscriptionRecord | null> {
+    const row = this.stmt('SELECT * FROM transcriptions WHERE id = ? AND account_id = ?').get(transcriptionId, accountId) as
+      | TranscriptionRow
+      | undefined;
+    return row ? toTranscription(row) : null;
+  }
+
+  async setTranscriptionStatus(transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void> {
+    const samples = audioSamples === undefined ? undefined : int64(audioSamples, 'audioSamples');
+    this.write(() => this.updateTranscriptionStatus(transcriptionId, status, samples, nowIso()));
+  }
+
+  /** Inside a write transaction. completed_at is stamped the first time status becomes COMPLETED. */
+  private updateTranscriptionStatus(transcriptionId: string, status: TranscriptionStatus, audioSamples: bigint | undefined, now: string): void {
+    const info = this.stmt(
+      `UPDATE transcriptions
+          SET status        = ?,
+              audio_samples = MAX(audio_samples, COALESCE(?, audio_samples)),
+              completed_at  = CASE WHEN ? = 'COMPLETED' THEN COALESCE(completed_at, ?) ELSE completed_at END,
+              updated_at    = ?
+        WHERE id = ?`,
+    ).run(status, audioSamples ?? null, status, now, now, transcriptionId);
+    if (info.changes === 0) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+  }
+
+  async appendSegment(segment: SegmentRecord): Promise<void> {
+    if (!Number.isSafeInteger(segment.index) || segment.index < 0) throw new RangeError(`segment index must be a non-negative integer`);
+    const start = int64(segment.startSample, 'startSample');
+    const end = int64(segment.endSample, 'endSample');
+    this.write(() => {
+      // First write wins: the stored final is the one already sent to the client, so a
+      // re-sent final with the same index is dropped rather than allowed to rewrite it.
+      // ON CONFLICT DO NOTHING (unlike INSERT OR IGNORE) only swallows the key clash, not
+      // CHECK or NOT NULL violations.
+      this.stmt(
+        `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (transcription_id, idx) DO NOTHING`,
+      ).run(segment.transcriptionId, segment.index, start, end, segment.text, JSON.stringify(segment.words), segment.createdAt);
+    });
+  }
+
+  async listSegments(transcriptionId: string): Promise<SegmentRecord[]> {
+    const rows = this.stmt('SELECT * FROM segments WHERE transcription_id = ? ORDER BY idx').all(transcriptionId) as SegmentRow[];
+    return rows.map(toSegment);
+  }
+}
