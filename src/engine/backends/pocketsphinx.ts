@@ -1,0 +1,164 @@
+// pocketsphinx backend: wraps the native addon (build/Release/scribed_pocketsphinx.node).
+// Runs only inside a recognition worker thread; every call here is synchronous.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend } from '../types.js';
+
+export const ENGINE_RATE = 16_000;
+/** pocketsphinx reports word boundaries in 10 ms frames. */
+const FRAMES_PER_SECOND = 100;
+export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
+const ADDON_RELATIVE = path.join('build', 'Release', 'scribed_pocketsphinx.node');
+
+interface NativeWord {
+  word: string;
+  startFrame: number;
+  endFrame: number;
+  prob: number;
+}
+interface NativeDecoder {
+  process(samples: Int16Array): string;
+  endUtterance(): { text: string; words: NativeWord[] };
+  resetCmn(): boolean;
+  destroy(): void;
+}
+interface NativeAddon {
+  Decoder: new (options: Record<string, string>) => NativeDecoder;
+}
+
+/** Directory holding the first package.json above this module (src/ or dist/ alike). */
+export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
+  let dir = path.dirname(from);
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`no package.json above ${from}`);
+    dir = up;
+  }
+}
+
+let addon: NativeAddon | null = null;
+
+export function loadAddon(): NativeAddon {
+  if (addon !== null) return addon;
+  const tried: string[] = [];
+  const candidates: string[] = [];
+  try {
+    candidates.push(path.join(packageRoot(), ADDON_RELATIVE));
+  } catch (err) {
+    tried.push(`(package root: ${(err as Error).message})`);
+  }
+  if (process.env.SCRIBED_POCKETSPHINX_ADDON) candidates.unshift(process.env.SCRIBED_POCKETSPHINX_ADDON);
+  const require = createRequire(import.meta.url);
+  for (const file of candidates) {
+    tried.push(file);
+    if (!existsSync(file)) continue;
+    addon = require(file) as NativeAddon;
+    return addon;
+  }
+  throw new Error(
+    `pocketsphinx addon not found; tried: ${tried.join(', ')}. Build it with \`npx node-gyp rebuild\` (or \`npm run build\`).`,
+  );
+}
+
+/** Fast search settings: one streaming pass, no flat-lexicon second pass, no lattice (ends
+ * utterances in well under 0.1 s instead of about 1 s). The HMM cap is 6000, not 3000: on the
+ * dev clips 3000 cost 2 words of 71 at 16 kHz and 5 on mu-law on a fresh decoder, 6000 matches
+ * the uncapped 30000 there at about 60% of its CPU (bench/engine-rtf.ts). -pl_window 5 is the
+ * 5prealpha default, kept explicit. */
+export const FAST_ARGS: Readonly<Record<string, string>> = {
+  '-fwdflat': 'no',
+  '-bestpath': 'no',
+  '-maxhmmpf': '6000',
+  '-pl_window': '5',
+};
+
+export interface PocketsphinxArgs {
+  args: Record<string, string>;
+  /** Facts the operator should know (e.g. telephony without its generated feat.params). */
+  notices: string[];
+}
+
+/** The decoder options for a backend config; exported for the bench. */
+export function pocketsphinxArgs(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxArgs {
+  const modelDir = config.modelDir ?? DEFAULT_MODEL_DIR;
+  const hmm = path.join(modelDir, 'en-us');
+  const args: Record<string, string> = {
+    '-hmm': hmm,
+    '-lm': path.join(modelDir, 'en-us.lm.bin'),
+    '-dict': path.join(modelDir, 'cmudict-en-us.dict'),
+    '-logfn': '/dev/null',
+    '-samprate': String(ENGINE_RATE),
+    ...FAST_ARGS,
+  };
+  const notices: string[] = [];
+  if (config.profile === 'telephony') {
+    // Measured: the best single switch for mu-law, but it costs accuracy at 16 kHz.
+    args['-remove_noise'] = 'no';
+    const featParams = config.assetsDir ? path.join(config.assetsDir, 'feat.params') : null;
+    if (featParams !== null && existsSync(featParams)) {
+      args['-featparams'] = featParams;
+    } else {
+      notices.push(
+        `telephony profile uses the stock wideband feat.params (no ${featParams ?? '<assetsDir>/feat.params'}); ` +
+          'run scripts/build-telephony-model.sh for better narrowband accuracy',
+      );
+    }
+  }
+  for (const [k, v] of Object.entries(extra)) args[k] = v;
+  for (const f of ['-hmm', '-lm', '-dict']) {
+    if (!existsSync(args[f]!)) throw new Error(`pocketsphinx model file missing: ${f} ${args[f]}`);
+  }
+  return { args, notices };
+}
+
+export interface PocketsphinxBackend extends DecoderBackend {
+  readonly notices: readonly string[];
+  /** A new stream starts on this (pooled) decoder: forget the previous stream's channel
+   * normalisation so results do not depend on which session used the decoder before. The
+   * worker calls this on `open` when a backend has it (not part of DecoderBackend). */
+  resetStream(): void;
+}
+
+export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
+  const { args, notices } = pocketsphinxArgs(config, extra);
+  const { Decoder } = loadAddon();
+  let decoder: NativeDecoder | null = new Decoder(args);
+  // With -bestpath no there is no lattice, so ps_seg_prob carries no posterior.
+  const hasPosterior = args['-bestpath'] !== 'no';
+  const samplesPerFrame = ENGINE_RATE / FRAMES_PER_SECOND;
+  const live = (): NativeDecoder => {
+    if (decoder === null) throw new Error('pocketsphinx decoder destroyed');
+    return decoder;
+  };
+  return {
+    engineRate: ENGINE_RATE,
+    notices,
+    process(samples: Int16Array): string {
+      return live().process(samples);
+    },
+    endUtterance() {
+      const r = live().endUtterance();
+      const words: BackendWord[] = r.words.map((w) => ({
+        word: w.word,
+        startSample: w.startFrame * samplesPerFrame,
+        endSample: w.endFrame * samplesPerFrame,
+        confidence: hasPosterior ? Math.min(1, Math.max(0, w.prob)) : null,
+      }));
+      return { text: words.map((w) => w.word).join(' '), words };
+    },
+    resetStream() {
+      live().resetCmn();
+    },
+    destroy() {
+      if (decoder !== null) {
+        decoder.destroy();
+        decoder = null;
+      }
+    },
+  };
+}
+
+export const createBackend: BackendFactory = (config) => createPocketsphinx(config);

@@ -1,0 +1,228 @@
+// Native binding for pocketsphinx (Debian 5prealpha). One Decoder wraps one ps_decoder_t.
+// All calls are synchronous: this addon is only ever used inside a worker thread.
+#include <napi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <pocketsphinx.h>
+#include <sphinxbase/cmd_ln.h>
+#include <sphinxbase/cmn.h>
+#include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
+#include <sphinxbase/logmath.h>
+}
+
+namespace {
+
+std::once_flag g_log_once;
+std::mutex g_init_mutex;  // sphinxbase option parsing / model loading touches global logging state
+
+// Fillers and sentence markers never reach the transcript.
+bool IsFiller(const char *w) {
+  if (w == nullptr || *w == '\0') return true;
+  return w[0] == '<' || w[0] == '[' || w[0] == '+';
+}
+
+// "read(2)" -> "read": alternate pronunciations carry a parenthesised suffix.
+std::string BaseWord(const char *w) {
+  std::string s(w);
+  size_t n = s.size();
+  if (n > 2 && s[n - 1] == ')') {
+    size_t open = s.rfind('(');
+    if (open != std::string::npos && open > 0) {
+      bool digits = open + 1 < n - 1;
+      for (size_t i = open + 1; i < n - 1; i++) {
+        if (s[i] < '0' || s[i] > '9') digits = false;
+      }
+      if (digits) s.resize(open);
+    }
+  }
+  return s;
+}
+
+class Decoder : public Napi::ObjectWrap<Decoder> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Decoder",
+                       {
+                           InstanceMethod("process", &Decoder::Process),
+                           InstanceMethod("endUtterance", &Decoder::EndUtterance),
+                           InstanceMethod("resetCmn", &Decoder::ResetCmn),
+                           InstanceMethod("destroy", &Decoder::Destroy),
+                       });
+  }
+
+  explicit Decoder(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Decoder>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsObject()) {
+      throw Napi::TypeError::New(env, "Decoder(options): options object of pocketsphinx flags required");
+    }
+    Napi::Object opts = info[0].As<Napi::Object>();
+    Napi::Array keys = opts.GetPropertyNames();
+    args_.push_back("scribed");
+    bool quiet = false;
+    for (uint32_t i = 0; i < keys.Length(); i++) {
+      std::string key = keys.Get(i).ToString().Utf8Value();
+      Napi::Value v = opts.Get(key);
+      if (v.IsUndefined() || v.IsNull()) continue;
+      std::string val = v.IsBoolean() ? (v.As<Napi::Boolean>().Value() ? "yes" : "no") : v.ToString().Utf8Value();
+      if (key.empty() || key[0] != '-') key = "-" + key;
+      if (key == "-logfn") {
+        // The log file is process-global in sphinxbase; reopening it from several worker
+        // threads races. /dev/null means "silence", done once per process instead.
+        if (val == "/dev/null") {
+          quiet = true;
+          continue;
+        }
+      }
+      args_.push_back(key);
+      args_.push_back(val);
+    }
+    if (quiet) std::call_once(g_log_once, [] { err_set_logfp(nullptr); });
+
+    std::vector<char *> argv;
+    for (auto &a : args_) argv.push_back(const_cast<char *>(a.c_str()));
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    config_ = cmd_ln_parse_r(nullptr, ps_args(), static_cast<int32>(argv.size()), argv.data(), TRUE);
+    if (config_ == nullptr) {
+      throw Napi::Error::New(env, "pocketsphinx: invalid options (cmd_ln_parse_r failed)");
+    }
+    ps_ = ps_init(config_);
+    if (ps_ == nullptr) {
+      cmd_ln_free_r(config_);
+      config_ = nullptr;
+      throw Napi::Error::New(env, "pocketsphinx: ps_init failed (check -hmm, -lm, -dict, -featparams)");
+    }
+  }
+
+  ~Decoder() override { Free(); }
+
+ private:
+  void Free() {
+    if (ps_ != nullptr) {
+      if (in_utt_) ps_end_utt(ps_);
+      ps_free(ps_);
+      ps_ = nullptr;
+    }
+    if (config_ != nullptr) {
+      cmd_ln_free_r(config_);
+      config_ = nullptr;
+    }
+    in_utt_ = false;
+  }
+
+  void CheckAlive(Napi::Env env) {
+    if (ps_ == nullptr) throw Napi::Error::New(env, "pocketsphinx: decoder destroyed");
+  }
+
+  Napi::Value Process(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int16_array) {
+      throw Napi::TypeError::New(env, "process(samples): Int16Array required");
+    }
+    Napi::Int16Array samples = info[0].As<Napi::Int16Array>();
+    if (!in_utt_) {
+      // ps_seg_frames() adds the stream offset (frames of earlier utterances); restarting
+      // the stream makes every utterance's word times count from its own first frame.
+      ps_start_stream(ps_);
+      if (ps_start_utt(ps_) < 0) throw Napi::Error::New(env, "pocketsphinx: ps_start_utt failed");
+      in_utt_ = true;
+    }
+    size_t n = samples.ElementLength();
+    if (n > 0) {
+      if (ps_process_raw(ps_, reinterpret_cast<const int16 *>(samples.Data()), n, FALSE, FALSE) < 0) {
+        throw Napi::Error::New(env, "pocketsphinx: ps_process_raw failed");
+      }
+    }
+    int32 score = 0;
+    const char *hyp = ps_get_hyp(ps_, &score);
+    return Napi::String::New(env, hyp != nullptr ? hyp : "");
+  }
+
+  Napi::Value EndUtterance(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    Napi::Object result = Napi::Object::New(env);
+    Napi::Array words = Napi::Array::New(env);
+    std::string text;
+    if (in_utt_) {
+      in_utt_ = false;
+      if (ps_end_utt(ps_) < 0) throw Napi::Error::New(env, "pocketsphinx: ps_end_utt failed");
+      int32 score = 0;
+      const char *hyp = ps_get_hyp(ps_, &score);
+      if (hyp != nullptr) text = hyp;
+      logmath_t *lmath = ps_get_logmath(ps_);
+      uint32_t idx = 0;
+      for (ps_seg_t *seg = ps_seg_iter(ps_); seg != nullptr; seg = ps_seg_next(seg)) {
+        const char *w = ps_seg_word(seg);
+        if (IsFiller(w)) continue;
+        int sf = 0, ef = 0;
+        ps_seg_frames(seg, &sf, &ef);
+        int32 ascr = 0, lscr = 0, lback = 0;
+        int32 post = ps_seg_prob(seg, &ascr, &lscr, &lback);
+        Napi::Object word = Napi::Object::New(env);
+        word.Set("word", BaseWord(w));
+        word.Set("startFrame", sf);
+        word.Set("endFrame", ef + 1);  // exclusive: the frame after the last one of the word
+        word.Set("prob", logmath_exp(lmath, post));
+        words.Set(idx++, word);
+      }
+      // ps_seg_next frees the iterator when it returns NULL.
+    }
+    result.Set("text", text);
+    result.Set("words", words);
+    return result;
+  }
+
+  // Live CMN adapts across utterances and would carry one session's channel into the next
+  // session on a pooled decoder. This puts it back to -cmninit (from feat.params), so every
+  // stream starts from the same state. Returns false when there is nothing to reset.
+  Napi::Value ResetCmn(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (in_utt_) throw Napi::Error::New(env, "pocketsphinx: resetCmn() inside an utterance");
+    feat_t *feat = ps_get_feat(ps_);
+    const char *init = cmd_ln_str_r(ps_get_config(ps_), "-cmninit");
+    if (feat == nullptr || feat->cmn_struct == nullptr || init == nullptr) return Napi::Boolean::New(env, false);
+    cmn_t *cmn = feat->cmn_struct;
+    std::vector<mfcc_t> vec(static_cast<size_t>(cmn->veclen), 0);
+    const char *p = init;
+    for (int32 i = 0; i < cmn->veclen && *p != '\0'; i++) {
+      char *end = nullptr;
+      double v = std::strtod(p, &end);
+      if (end == p) break;
+      vec[static_cast<size_t>(i)] = static_cast<mfcc_t>(v);
+      p = end;
+      while (*p == ',' || *p == ' ') p++;
+    }
+    cmn_live_set(cmn, vec.data());
+    return Napi::Boolean::New(env, true);
+  }
+
+  Napi::Value Destroy(const Napi::CallbackInfo &info) {
+    Free();
+    return info.Env().Undefined();
+  }
+
+  std::vector<std::string> args_;
+  cmd_ln_t *config_ = nullptr;
+  ps_decoder_t *ps_ = nullptr;
+  bool in_utt_ = false;
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Decoder", Decoder::Define(env));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(scribed_pocketsphinx, Init)

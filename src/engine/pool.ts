@@ -1,0 +1,230 @@
+// Decoder pool: one worker thread per decoder, so native decoding never blocks the event loop.
+// Released decoders stay warm (model loaded) and are reused by the next stream of the same
+// profile; a worker that dies fails only the stream bound to it and is replaced lazily.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ScribedError, toScribedError } from '../core/errors.js';
+import type {
+  AcceptResult,
+  AudioProfile,
+  BackendConfig,
+  Engine,
+  EngineInfo,
+  EngineKind,
+  FinalResult,
+  RecognitionStream,
+  StreamRequest,
+} from './types.js';
+import type { InitReply, WorkerReply, WorkerRequest } from './worker.js';
+
+export interface EngineOptions {
+  engine: EngineKind;
+  maxDecoders: number;
+  modelDir?: string;
+  assetsDir?: string;
+  logger?: { warn(msg: string): void; info(msg: string): void };
+}
+
+/** Test hook: the worker thread behind a stream (e.g. to terminate it on purpose). */
+export const kWorker: unique symbol = Symbol('scribed.engine.worker');
+
+type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Request = Distribute<WorkerRequest>;
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+const fromSource = import.meta.url.endsWith('.ts');
+const workerUrl = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
+
+/** Start the worker script; from TypeScript source it needs tsx's loader in the thread. */
+function startWorker(): Worker {
+  if (!fromSource) return new Worker(workerUrl);
+  // Node 20 ignores `execArgv: ['--import', 'tsx']` for a worker's own entry module ("Unknown
+  // file extension .ts"), so a tiny bootstrap registers tsx's ESM hooks, then imports the
+  // TypeScript entry. The execArgv still lets nested imports resolve under the same loader.
+  const tsxDir = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+  const api = pathToFileURL(path.join(tsxDir, 'dist', 'esm', 'api', 'index.mjs')).href;
+  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(workerUrl.href)}); });`;
+  return new Worker(boot, { eval: true, execArgv: ['--import', 'tsx'] });
+}
+
+/** One worker thread holding one decoder. */
+class Slot {
+  readonly worker: Worker;
+  readonly profile: AudioProfile;
+  state: 'idle' | 'busy' | 'dead' = 'busy';
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private failure: ScribedError | null = null;
+  onDeath: ((slot: Slot) => void) | null = null;
+
+  constructor(profile: AudioProfile) {
+    this.profile = profile;
+    this.worker = startWorker();
+    this.worker.on('message', (reply: WorkerReply) => {
+      const p = this.pending.get(reply.id);
+      if (p === undefined) return;
+      this.pending.delete(reply.id);
+      if (reply.ok) p.resolve(reply.result);
+      else p.reject(toScribedError(reply.error));
+    });
+    this.worker.on('error', (err) => this.die(`recognition worker crashed: ${err.message}`, err));
+    this.worker.on('exit', (code) => this.die(`recognition worker exited (code ${code})`));
+  }
+
+  call<T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.postMessage({ ...req, id } as WorkerRequest, transfer);
+    });
+  }
+
+  die(reason: string, cause?: unknown): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    this.failure = new ScribedError('ENGINE_FAILED', reason, cause === undefined ? undefined : { cause });
+    for (const p of this.pending.values()) p.reject(this.failure);
+    this.pending.clear();
+    this.onDeath?.(this);
+  }
+
+  async terminate(reason: string): Promise<void> {
+    this.die(reason);
+    await this.worker.terminate();
+  }
+}
+
+export function createEngine(opts: EngineOptions): Engine {
+  if (!Number.isInteger(opts.maxDecoders) || opts.maxDecoders < 1) {
+    throw new RangeError(`maxDecoders must be a positive integer (got ${opts.maxDecoders})`);
+  }
+  const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'] };
+  const slots = new Set<Slot>();
+  let started = false;
+  let closed = false;
+  const noticed = new Set<string>();
+
+  const backendConfig = (profile: AudioProfile): BackendConfig => ({
+    engine: opts.engine,
+    profile,
+    ...(opts.modelDir !== undefined ? { modelDir: opts.modelDir } : {}),
+    ...(opts.assetsDir !== undefined ? { assetsDir: opts.assetsDir } : {}),
+  });
+
+  /** Start a worker and load its decoder; the slot counts against maxDecoders at once. */
+  async function spawn(profile: AudioProfile, inputRate: number): Promise<Slot> {
+    const slot = new Slot(profile);
+    slot.onDeath = (s) => slots.delete(s);
+    slots.add(slot);
+    try {
+      const r = await slot.call<InitReply>({ type: 'init', backend: backendConfig(profile), inputRate });
+      info.sampleRate = r.engineRate;
+      for (const n of r.notices) {
+        if (!noticed.has(n)) {
+          noticed.add(n);
+          opts.logger?.warn(n);
+        }
+      }
+    } catch (err) {
+      await slot.terminate('decoder failed to start');
+      throw err instanceof ScribedError ? err : toScribedError(err);
+    }
+    if (closed) {
+      await slot.terminate('engine closed');
+      throw new ScribedError('ENGINE_FAILED', 'engine closed');
+    }
+    return slot;
+  }
+
+  function makeStream(slot: Slot, inputRate: number): RecognitionStream {
+    let released = false;
+    let tail: Promise<unknown> = Promise.resolve();
+    // Calls are queued on the worker in order; `tail` lets release() wait for them.
+    const enqueue = <T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
+      if (released) return Promise.reject(new ScribedError('ENGINE_FAILED', 'stream already released'));
+      const p = slot.call<T>(req, transfer);
+      tail = p.catch(() => undefined);
+      return p;
+    };
+    return {
+      inputRate,
+      [kWorker]: slot.worker,
+      accept(samples: Int16Array): Promise<AcceptResult> {
+        // Posting a view clones its whole underlying buffer: send a compact copy, moved
+        // rather than copied again, and leave the caller's buffer alone.
+        const copy = samples.slice();
+        return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer]);
+      },
+      finish(): Promise<FinalResult> {
+        return enqueue<FinalResult>({ type: 'finish' });
+      },
+      async release(): Promise<void> {
+        if (released) return;
+        released = true;
+        await tail;
+        if (slot.state === 'busy' && !closed) slot.state = 'idle';
+      },
+    } as RecognitionStream;
+  }
+
+  return {
+    info,
+    async start(): Promise<void> {
+      if (closed) throw new ScribedError('ENGINE_FAILED', 'engine closed');
+      if (started) return;
+      const slot = await spawn('wideband', info.sampleRate);
+      slot.state = 'idle';
+      started = true;
+      opts.logger?.info(`${opts.engine} engine ready (${opts.maxDecoders} decoder(s) max)`);
+    },
+    ready(): boolean {
+      return started && !closed;
+    },
+    async open(req: StreamRequest): Promise<RecognitionStream> {
+      if (closed) throw new ScribedError('ENGINE_FAILED', 'engine closed');
+      if (!Number.isInteger(req.inputRate) || req.inputRate <= 0) {
+        throw new ScribedError('VALIDATION_FAILED', `inputRate must be a positive integer (got ${req.inputRate})`);
+      }
+      let slot: Slot | undefined;
+      for (const s of slots) {
+        if (s.state === 'idle' && s.profile === req.profile) {
+          slot = s;
+          break;
+        }
+      }
+      if (slot === undefined) {
+        if (slots.size >= opts.maxDecoders) {
+          // Full: recycle an idle decoder of the other profile, if any.
+          const other = [...slots].find((s) => s.state === 'idle');
+          if (other === undefined) throw new ScribedError('ENGINE_BUSY');
+          slots.delete(other);
+          void other.terminate('recycled for another profile');
+        }
+        slot = await spawn(req.profile, req.inputRate);
+      } else {
+        slot.state = 'busy';
+      }
+      try {
+        await slot.call({ type: 'open', inputRate: req.inputRate });
+      } catch (err) {
+        await slot.terminate('open failed');
+        throw err instanceof ScribedError ? err : toScribedError(err);
+      }
+      return makeStream(slot, req.inputRate);
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      const all = [...slots];
+      slots.clear();
+      await Promise.all(all.map((s) => s.terminate('engine closed')));
+    },
+  };
+}

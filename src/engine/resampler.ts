@@ -1,0 +1,108 @@
+// Streaming int16 mono resampler on libsamplerate (WASM). State lives across push() calls, so
+// chunk boundaries leave no clicks and no sample is dropped: over a whole stream, push()es
+// plus flush() return round(totalIn * outRate / inRate) samples.
+// CommonJS package whose named exports Node cannot detect: take the module object.
+import libsamplerate from '@alexanderolsen/libsamplerate-js';
+
+const { ConverterType, create } = libsamplerate;
+type Src = Awaited<ReturnType<typeof create>>;
+
+/** Zeros fed per round when draining the filter at flush(). */
+const DRAIN_CHUNK = 1024;
+
+export class StreamResampler {
+  readonly inRate: number;
+  readonly outRate: number;
+  private readonly src: Src | null;
+  private totalIn = 0;
+  private totalOut = 0;
+  private scratch = new Float32Array(0);
+
+  private constructor(inRate: number, outRate: number, src: Src | null) {
+    this.inRate = inRate;
+    this.outRate = outRate;
+    this.src = src;
+  }
+
+  static async create(inRate: number, outRate: number): Promise<StreamResampler> {
+    if (!Number.isInteger(inRate) || !Number.isInteger(outRate) || inRate <= 0 || outRate <= 0) {
+      throw new RangeError(`StreamResampler: rates must be positive integers (got ${inRate} -> ${outRate})`);
+    }
+    if (inRate === outRate) return new StreamResampler(inRate, outRate, null);
+    const src = await create(1, inRate, outRate, { converterType: ConverterType.SRC_SINC_MEDIUM_QUALITY });
+    return new StreamResampler(inRate, outRate, src);
+  }
+
+  /** True when input and output rates match and samples pass through unchanged. */
+  get identity(): boolean {
+    return this.src === null;
+  }
+
+  push(samples: Int16Array): Int16Array {
+    if (this.src === null) return samples;
+    if (samples.length === 0) return new Int16Array(0);
+    this.totalIn += samples.length;
+    const out = this.run(samples);
+    this.totalOut += out.length;
+    return out;
+  }
+
+  /** Drain the filter delay: returns the samples still owed for the input pushed so far. */
+  flush(): Int16Array {
+    if (this.src === null) return new Int16Array(0);
+    const owed = Math.round((this.totalIn * this.outRate) / this.inRate) - this.totalOut;
+    const parts: Int16Array[] = [];
+    let got = 0;
+    const zeros = new Int16Array(DRAIN_CHUNK);
+    // The sinc filter's delay is a few hundred samples at most; bound the loop anyway.
+    for (let round = 0; got < owed && round < 64; round++) {
+      const chunk = this.run(zeros);
+      parts.push(chunk);
+      got += chunk.length;
+    }
+    const n = Math.max(0, owed);
+    const out = new Int16Array(n);
+    let off = 0;
+    for (const p of parts) {
+      if (off >= n) break;
+      const take = Math.min(p.length, n - off);
+      out.set(p.subarray(0, take), off);
+      off += take;
+    }
+    this.resetState();
+    return out;
+  }
+
+  /** Forget all history (a new stream starts). */
+  reset(): void {
+    if (this.src === null) return;
+    this.resetState();
+  }
+
+  destroy(): void {
+    if (this.src !== null && !this.src.isDestroyed) this.src.destroy();
+  }
+
+  private resetState(): void {
+    this.totalIn = 0;
+    this.totalOut = 0;
+    if (this.src !== null) {
+      // libsamplerate-js re-initialises its converter (src_delete + src_new) on this setter.
+      this.src.inputSampleRate = this.inRate;
+    }
+  }
+
+  private run(samples: Int16Array): Int16Array {
+    const src = this.src as Src;
+    if (this.scratch.length < samples.length) this.scratch = new Float32Array(samples.length);
+    const f = this.scratch.subarray(0, samples.length);
+    for (let i = 0; i < samples.length; i++) f[i] = samples[i]! / 32768;
+    const y = src.full(f);
+    const out = new Int16Array(y.length);
+    for (let i = 0; i < y.length; i++) {
+      const v = Math.round(y[i]! * 32768);
+      out[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,129 @@
+// Recognition worker thread: owns one native decoder (a DecoderBackend) and one resampler.
+// The pool talks to it by messages; each request carries an id and gets exactly one reply.
+// Requests are handled strictly one after another, in arrival order.
+import { parentPort } from 'node:worker_threads';
+import type { ErrorCode } from '../core/errors.js';
+import { isErrorCode } from '../core/errors.js';
+import { StreamResampler } from './resampler.js';
+import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult } from './types.js';
+
+export type WorkerRequest =
+  | { id: number; type: 'init'; backend: BackendConfig; inputRate: number }
+  | { id: number; type: 'open'; inputRate: number }
+  | { id: number; type: 'accept'; samples: Int16Array }
+  | { id: number; type: 'finish' }
+  | { id: number; type: 'destroy' };
+
+export interface InitReply {
+  engineRate: number;
+  notices: string[];
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: { code: ErrorCode; message: string } };
+
+let backend: DecoderBackend | null = null;
+let resampler: StreamResampler | null = null;
+let inputRate = 0;
+/** True while an utterance has samples the decoder has not closed yet. */
+let uttOpen = false;
+
+async function useRate(rate: number): Promise<void> {
+  if (backend === null) throw new Error('worker not initialised');
+  if (resampler !== null && resampler.inRate === rate) {
+    resampler.reset();
+  } else {
+    resampler?.destroy();
+    resampler = await StreamResampler.create(rate, backend.engineRate);
+  }
+  inputRate = rate;
+}
+
+async function handle(msg: WorkerRequest): Promise<unknown> {
+  switch (msg.type) {
+    case 'init': {
+      if (backend !== null) throw new Error('worker already initialised');
+      const mod = (await import(`./backends/${msg.backend.engine}.js`)) as { createBackend: BackendFactory };
+      backend = mod.createBackend(msg.backend);
+      await useRate(msg.inputRate);
+      const notices = (backend as { notices?: readonly string[] }).notices;
+      return { engineRate: backend.engineRate, notices: notices ? [...notices] : [] } satisfies InitReply;
+    }
+    case 'open': {
+      const b = need();
+      // A warm decoder may hold the previous session's half utterance: drop it.
+      if (uttOpen) {
+        b.endUtterance();
+        uttOpen = false;
+      }
+      (b as { resetStream?: () => void }).resetStream?.();
+      await useRate(msg.inputRate);
+      return null;
+    }
+    case 'accept': {
+      const b = need();
+      const t0 = performance.now();
+      const samples = resampler!.push(msg.samples);
+      // Worker threads have no per-thread CPU clock in Node 20; the call is synchronous and
+      // CPU-bound, so its wall time on this thread is the decoder's CPU time.
+      const partial = b.process(samples);
+      uttOpen = true;
+      return { partial, cpuMs: performance.now() - t0 };
+    }
+    case 'finish': {
+      const b = need();
+      const tail = resampler!.flush();
+      if (tail.length > 0) b.process(tail);
+      const r = b.endUtterance();
+      uttOpen = false;
+      const scale = inputRate / b.engineRate;
+      const result: FinalResult = {
+        text: r.text,
+        words: r.words.map((w) => ({
+          word: w.word,
+          startSample: Math.round(w.startSample * scale),
+          endSample: Math.round(w.endSample * scale),
+          confidence: w.confidence,
+        })),
+      };
+      return result;
+    }
+    case 'destroy': {
+      backend?.destroy();
+      backend = null;
+      resampler?.destroy();
+      resampler = null;
+      return null;
+    }
+    default:
+      throw new Error(`unknown request ${(msg as { type: string }).type}`);
+  }
+}
+
+function need(): DecoderBackend {
+  if (backend === null) throw new Error('worker not initialised');
+  return backend;
+}
+
+function toWire(err: unknown): { code: ErrorCode; message: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: isErrorCode(code) ? code : 'ENGINE_FAILED', message };
+}
+
+if (parentPort !== null) {
+  const port = parentPort;
+  let chain: Promise<void> = Promise.resolve();
+  port.on('message', (msg: WorkerRequest) => {
+    chain = chain.then(async () => {
+      let reply: WorkerReply;
+      try {
+        reply = { id: msg.id, ok: true, result: await handle(msg) };
+      } catch (err) {
+        reply = { id: msg.id, ok: false, error: toWire(err) };
+      }
+      port.postMessage(reply);
+    });
+  });
+}
