@@ -3,7 +3,7 @@
 //
 // Fastify 5 with @fastify/websocket (over `ws`) serves HTTP and the stream socket on one
 // port; see docs/architecture.md for why.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
 import type { AppContext } from './context.js';
@@ -22,12 +22,22 @@ export const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: ctx.log,
+    // pino's Logger is a FastifyBaseLogger at run time; its generic typing is stricter.
+    loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     disableRequestLogging: false,
     trustProxy: false,
   });
   installErrorHandling(app);
+
+  // Some endpoints take no body (tickets); clients that still send
+  // `Content-Type: application/json` with an empty body get treated as sending none.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    return defaultJson(req, body as string, done);
+  });
 
   app.addHook('onResponse', async (req, reply) => {
     ctx.metrics.httpDuration.observe(
@@ -36,16 +46,22 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     );
   });
 
-  await app.register(websocket, { options: { maxPayload: WS_MAX_MESSAGE_BYTES } });
+  await app.register(websocket, {
+    options: { maxPayload: WS_MAX_MESSAGE_BYTES },
+    // Replaces the plugin's default, which closes every socket at once with no code: live
+    // sessions first finalize, persist and close their sockets with 1012 (service restart),
+    // then sockets still in their handshake get the same code.
+    preClose: async function (this: FastifyInstance) {
+      await ctx.sessions.shutdown();
+      for (const client of this.websocketServer.clients) client.close(1012, 'server shutting down');
+      await new Promise<void>((resolve) => this.websocketServer.close(() => resolve()));
+    },
+  });
   await app.register(healthRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
   await app.register(streamRoutes(ctx));
 
-  // Stop taking sockets first, then let every live session finalize and persist.
-  app.addHook('preClose', async () => {
-    await ctx.sessions.shutdown();
-  });
   return app;
 }

@@ -32,6 +32,9 @@ export interface LiveSessionDeps {
   maxGapSeconds: number;
   maxFramePayloadBytes: number;
   pausedDecoderHoldMs: number;
+  /** Called when every decoder is in use: frees one held by a paused session, if any.
+   * Resolves true when a decoder went back to the pool. */
+  reclaimDecoder?: () => Promise<boolean>;
 }
 
 interface OpenSegment {
@@ -134,9 +137,7 @@ export class LiveSession {
       this.apply({ type: 'socketAttached' });
       if (this.socket) throw new ScribedError('SESSION_BUSY');
       this.cancelHold();
-      if (!this.stream) {
-        this.stream = await this.deps.engine.open({ inputRate: this.rate, profile: this.encoding.profile });
-      }
+      if (!this.stream) this.stream = await this.openStream();
       this.socket = socket;
       this.accepting = await this.canAccept();
       this.emit({
@@ -186,6 +187,36 @@ export class LiveSession {
       }).catch((err) => this.log.error({ err }, 'releasing paused decoder failed'));
     }, this.deps.pausedDecoderHoldMs);
     this.holdTimer.unref();
+  }
+
+  /** A decoder for this session. When all are taken, a paused session's held decoder is
+   * worth less than a live socket: take that one back before refusing with ENGINE_BUSY. */
+  private async openStream(): Promise<RecognitionStream> {
+    const request = { inputRate: this.rate, profile: this.encoding.profile };
+    try {
+      return await this.deps.engine.open(request);
+    } catch (err) {
+      if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !this.deps.reclaimDecoder) throw err;
+      if (!(await this.deps.reclaimDecoder())) throw err;
+      return this.deps.engine.open(request);
+    }
+  }
+
+  /** True while this session is paused and still holds a decoder (see startHold). */
+  get holdsIdleDecoder(): boolean {
+    return this.socket === null && this.stream !== null;
+  }
+
+  /** Give a held decoder back to the pool now, finalizing the open segment first. */
+  releaseHeldDecoder(): Promise<boolean> {
+    return this.run(async () => {
+      if (!this.holdsIdleDecoder) return false;
+      this.cancelHold();
+      if (this.state !== 'CLOSED') await this.finalize('pause');
+      await this.releaseStream();
+      this.log.info('held decoder reclaimed for another session');
+      return true;
+    });
   }
 
   private cancelHold(): void {

@@ -8,10 +8,22 @@ export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>();
   private readonly loading = new Map<string, Promise<LiveSession | null>>();
 
+  private readonly deps: LiveSessionDeps;
+
   constructor(
     private readonly store: Store,
-    private readonly deps: LiveSessionDeps,
-  ) {}
+    deps: LiveSessionDeps,
+  ) {
+    this.deps = { ...deps, reclaimDecoder: () => this.reclaimDecoder() };
+  }
+
+  /** Free one decoder held by a paused session, oldest-loaded first. */
+  private async reclaimDecoder(): Promise<boolean> {
+    for (const session of this.live.values()) {
+      if (session.holdsIdleDecoder && (await session.releaseHeldDecoder())) return true;
+    }
+    return false;
+  }
 
   /** The live session, loaded if needed; null when missing or not owned by accountId. */
   async get(sessionId: string, accountId: string): Promise<LiveSession | null> {

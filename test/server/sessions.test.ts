@@ -36,7 +36,8 @@ async function api(method: string, path: string, call: Call = {}) {
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   const res = await fetch(`${svc.baseUrl}${path}`, { method, headers, body });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null, text };
+  const isJson = res.headers.get('content-type')?.startsWith('application/json') ?? false;
+  return { status: res.status, headers: res.headers, json: isJson ? JSON.parse(text) : null, text };
 }
 
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
