@@ -16,12 +16,14 @@ import { wordErrorRate } from '../src/core/wer.js';
 import { createPocketsphinx, DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/backends/pocketsphinx.js';
 import { createEngine } from '../src/engine/pool.js';
 import type { AudioProfile } from '../src/engine/types.js';
-import { DEV_DIR, devManifest, readUlaw, readWav, type DevClip } from '../test/engine/dev-audio.js';
+import { devSetDir, loadClips, mulawSamples, pcmSamples, type Clip } from '../test/helpers/audio.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TELEPHONY_ASSETS = path.join(ROOT, 'models', 'telephony');
 const TELEPHONY_FEAT = path.join(TELEPHONY_ASSETS, 'feat.params');
-const clips = devManifest();
+const DEV_DIR = devSetDir();
+const clips = loadClips(DEV_DIR);
+console.log(`clips: ${DEV_DIR} (${clips.length})`);
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'scribed-bench-'));
 const emptyAssets = path.join(tmp, 'no-assets');
 mkdirSync(emptyAssets);
@@ -73,21 +75,21 @@ if (existsSync(TELEPHONY_FEAT)) {
   console.log(`(no ${TELEPHONY_FEAT}: run scripts/build-telephony-model.sh to bench the CMN fix)`);
 }
 
-function load(clip: DevClip, enc: 'wav' | 'ulaw'): { rate: number; samples: Int16Array } {
-  return enc === 'wav' ? readWav(path.join(DEV_DIR, clip.wav)) : readUlaw(path.join(DEV_DIR, clip.ulaw));
+function load(clip: Clip, enc: 'wav' | 'ulaw'): { rate: number; samples: Int16Array } {
+  return enc === 'wav' ? { rate: 16_000, samples: pcmSamples(clip) } : { rate: 8000, samples: mulawSamples(clip) };
 }
 
 /** 16 kHz wav for the CLI (mu-law is decoded and upsampled by sox, as a telephony gateway would). */
-function cliInput(clip: DevClip, enc: 'wav' | 'ulaw'): string {
-  if (enc === 'wav') return path.join(DEV_DIR, clip.wav);
+function cliInput(clip: Clip, enc: 'wav' | 'ulaw'): string {
+  if (enc === 'wav') return clip.wavFile;
   const out = path.join(tmp, `${clip.id}.16k.wav`);
   if (!existsSync(out)) {
-    execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', path.join(DEV_DIR, clip.ulaw), '-r', '16000', '-b', '16', '-e', 'signed-integer', out]);
+    execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', out]);
   }
   return out;
 }
 
-async function ours(v: Variant, clip: DevClip): Promise<Row & { text: string }> {
+async function ours(v: Variant, clip: Clip): Promise<Row & { text: string }> {
   const engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 1, assetsDir: v.assetsDir });
   await engine.start();
   try {
@@ -148,7 +150,7 @@ function cliStartup(extra: string[]): number {
   return t[1]!;
 }
 
-function baseline(v: Variant, clip: DevClip, startup: number): Row & { text: string } {
+function baseline(v: Variant, clip: Clip, startup: number): Row & { text: string } {
   const { text, cpuSec } = runCli(cliInput(clip, v.encoding), v.cliExtra);
   const w = wordErrorRate(clip.reference, text);
   return { text, wer: w.wer, errors: w.wer * w.refWords, refWords: w.refWords, cpuSec: Math.max(0, cpuSec - startup), audioSec: clip.durationSec };

@@ -7,9 +7,9 @@ import { ScribedError } from '../../src/core/errors.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { createEngine, kWorker } from '../../src/engine/pool.js';
 import type { Engine, FinalResult, RecognitionStream } from '../../src/engine/types.js';
-import { DEV_DIR, devManifest, readUlaw, readWav } from './dev-audio.js';
+import { loadClips, mulawSamples, pcmSamples } from '../helpers/audio.js';
 
-const clips = devManifest();
+const clips = loadClips();
 const ASSETS = path.resolve('models/telephony');
 const HAS_TELEPHONY_PARAMS = existsSync(path.join(ASSETS, 'feat.params'));
 // Measured with the shipped settings on the first three clips, streamed on one decoder:
@@ -74,9 +74,8 @@ describe('pocketsphinx engine (worker pool)', () => {
     let errors = 0;
     let refWords = 0;
     for (const clip of clips.slice(0, 3)) {
-      const { rate, samples } = readWav(path.join(DEV_DIR, clip.wav));
-      expect(rate).toBe(16_000);
-      const { final, partialsWhileFlowing, chunks } = await streamClip(s, samples, rate);
+      const samples = pcmSamples(clip);
+      const { final, partialsWhileFlowing, chunks } = await streamClip(s, samples, 16_000);
       expect(partialsWhileFlowing).toBeGreaterThan(1);
       expect(partialsWhileFlowing).toBeLessThan(chunks);
       checkWords(final, samples.length);
@@ -95,8 +94,8 @@ describe('pocketsphinx engine (worker pool)', () => {
     let errors = 0;
     let refWords = 0;
     for (const clip of clips.slice(0, 3)) {
-      const { rate, samples } = readUlaw(path.join(DEV_DIR, clip.ulaw));
-      const { final, partialsWhileFlowing } = await streamClip(s, samples, rate);
+      const samples = mulawSamples(clip);
+      const { final, partialsWhileFlowing } = await streamClip(s, samples, 8000);
       expect(partialsWhileFlowing).toBeGreaterThan(1);
       checkWords(final, samples.length);
       // last word ends near the clip's end, in 8 kHz samples (not 16 kHz ones)
@@ -114,17 +113,17 @@ describe('pocketsphinx engine (worker pool)', () => {
       engine.open({ inputRate: 16_000, profile: 'wideband' }),
       engine.open({ inputRate: 8000, profile: 'telephony' }),
     ]);
-    const wav = readWav(path.join(DEV_DIR, clips[4]!.wav));
-    const ulaw = readUlaw(path.join(DEV_DIR, clips[3]!.ulaw));
-    const [ra, rb] = await Promise.all([streamClip(a, wav.samples, 16_000), streamClip(b, ulaw.samples, 8000)]);
+    const wav = pcmSamples(clips[4]!);
+    const ulaw = mulawSamples(clips[3]!);
+    const [ra, rb] = await Promise.all([streamClip(a, wav, 16_000), streamClip(b, ulaw, 8000)]);
     expect(wordErrorRate(clips[4]!.reference, ra.final.text).wer).toBeLessThan(WIDEBAND_MAX_WER);
     expect(wordErrorRate(clips[3]!.reference, rb.final.text).wer).toBeLessThan(TELEPHONY_MAX_WER + 0.1);
     await Promise.all([a.release(), b.release()]);
   });
 
   it('a reused decoder gives the same result whatever stream used it before', async () => {
-    const x = readWav(path.join(DEV_DIR, clips[1]!.wav)).samples;
-    const y = readUlaw(path.join(DEV_DIR, clips[2]!.ulaw)).samples;
+    const x = pcmSamples(clips[1]!);
+    const y = mulawSamples(clips[2]!);
     const run = async (samples: Int16Array, rate: number): Promise<string> => {
       const s = await engine.open({ inputRate: rate, profile: 'wideband' });
       const { final } = await streamClip(s, samples, rate);
@@ -158,7 +157,7 @@ describe('pocketsphinx engine (worker pool)', () => {
   });
 
   it('a killed worker fails only its own stream; the engine serves new streams', async () => {
-    const { samples } = readWav(path.join(DEV_DIR, clips[1]!.wav));
+    const samples = pcmSamples(clips[1]!);
     const victim = await engine.open({ inputRate: 16_000, profile: 'wideband' });
     const other = await engine.open({ inputRate: 16_000, profile: 'telephony' });
     await victim.accept(samples.subarray(0, 320));

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { createBackend, findTransducerFiles, tokensToWords } from '../../src/engine/backends/sherpa-onnx.js';
-import { DEV_DIR, devManifest, readWav } from './dev-audio.js';
+import { loadClips, pcmSamples } from '../helpers/audio.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'scribed-sherpa-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -120,14 +120,13 @@ describe('sherpa-onnx backend: BPE tokens to words', () => {
 });
 
 const MODEL_DIR = process.env.SCRIBED_SHERPA_MODEL_DIR;
-const clip = devManifest().find((c) => c.id === 'librivox-0880')!;
+const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
 
 describe('sherpa-onnx backend: real recognition', () => {
   it.skipIf(!MODEL_DIR)(
     `recognizes ${clip.id}${MODEL_DIR ? '' : ' (skipped: set SCRIBED_SHERPA_MODEL_DIR to an installed streaming zipformer, see "scribed models list")'}`,
     () => {
-      const { rate, samples } = readWav(path.join(DEV_DIR, clip.wav));
-      expect(rate).toBe(16_000);
+      const samples = pcmSamples(clip);
       const backend = createBackend({ engine: 'sherpa-onnx', profile: 'wideband', modelDir: MODEL_DIR! });
       try {
         expect(backend.engineRate).toBe(16_000);

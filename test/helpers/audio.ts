@@ -1,9 +1,10 @@
-// Test audio: the repo's sample clips, read as the encodings a client would send.
+// Test and bench audio: the repo's sample clips (or another set with the same manifest
+// format), read as the encodings a client would send.
 import fs from 'node:fs';
 import path from 'node:path';
+import { decodeMulaw } from '../../src/core/audio/encodings.js';
 
 export const SAMPLES_DIR = path.resolve(import.meta.dirname, '../../samples');
-export const DEV_DIR = path.resolve(import.meta.dirname, '../../../shared/samples/dev');
 
 export interface Clip {
   id: string;
@@ -13,6 +14,16 @@ export interface Clip {
   pcm16k: Buffer;
   /** 8 kHz G.711 mu-law bytes. */
   mulaw8k: Buffer;
+  wavFile: string;
+  ulawFile: string;
+}
+
+/** The team's development set when it is beside the checkout (or SCRIBED_DEV_SAMPLES),
+ * else the same clips in samples/. Benchmarks report which one they read. */
+export function devSetDir(): string {
+  const candidates = [process.env.SCRIBED_DEV_SAMPLES, path.resolve(SAMPLES_DIR, '../../shared/samples/dev')];
+  for (const dir of candidates) if (dir && fs.existsSync(path.join(dir, 'manifest.jsonl'))) return dir;
+  return SAMPLES_DIR;
 }
 
 /** The data chunk of a PCM WAV file, found by walking the RIFF chunks. */
@@ -38,8 +49,21 @@ export function loadClips(dir = SAMPLES_DIR): Clip[] {
       durationSec: m.durationSec,
       pcm16k: wavData(fs.readFileSync(path.join(dir, m.wav))),
       mulaw8k: fs.readFileSync(path.join(dir, m.ulaw)),
+      wavFile: path.join(dir, m.wav),
+      ulawFile: path.join(dir, m.ulaw),
     };
   });
+}
+
+/** 16 kHz PCM of a clip as samples. */
+export function pcmSamples(clip: Clip): Int16Array {
+  const b = clip.pcm16k;
+  return new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + (b.length & ~1)));
+}
+
+/** 8 kHz mu-law of a clip decoded to samples. */
+export function mulawSamples(clip: Clip): Int16Array {
+  return decodeMulaw(clip.mulaw8k);
 }
 
 /** Split payload bytes into chunks of `samples` samples each. */
