@@ -20,7 +20,10 @@ fi
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm packages"
-  npm ci --no-audit --no-fund
+  # Not `npm ci`: the registry this runs against records only this platform's optional
+  # packages (rollup's native builds) in the lock, and `npm ci` rejects such a lock as out of
+  # sync. `npm install` installs exactly the locked versions and leaves the lock unchanged.
+  npm install --no-audit --no-fund
 fi
 # better-sqlite3 compiles from source here; an interrupted install can leave it unbuilt.
 node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null || npm rebuild better-sqlite3

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../config.js';
 import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend } from '../types.js';
 
 export const ENGINE_RATE = 16_000;
@@ -28,28 +28,13 @@ interface NativeAddon {
   Decoder: new (options: Record<string, string>) => NativeDecoder;
 }
 
-/** Directory holding the first package.json above this module (src/ or dist/ alike). */
-export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
-  let dir = path.dirname(from);
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${from}`);
-    dir = up;
-  }
-}
-
 let addon: NativeAddon | null = null;
 
 export function loadAddon(): NativeAddon {
   if (addon !== null) return addon;
   const tried: string[] = [];
   const candidates: string[] = [];
-  try {
-    candidates.push(path.join(packageRoot(), ADDON_RELATIVE));
-  } catch (err) {
-    tried.push(`(package root: ${(err as Error).message})`);
-  }
+  candidates.push(path.join(packageRoot(), ADDON_RELATIVE));
   if (process.env.SCRIBED_POCKETSPHINX_ADDON) candidates.unshift(process.env.SCRIBED_POCKETSPHINX_ADDON);
   const require = createRequire(import.meta.url);
   for (const file of candidates) {
