@@ -43,9 +43,11 @@ function release(name: string, topDir: string, description: string, sha256: stri
 }
 
 /** Known streaming zipformer transducers from the sherpa-onnx project's `asr-models` release.
- * No published SHA-256 for these archives could be found from this project's build hosts, so
- * they carry no pin (see docs): pass `--sha256` to `scribed models install` once the archive's
- * digest has been checked against the release page. */
+ * The project publishes no checksum file for these archives. The 20M model's pin is the
+ * archive SHA-256 recorded by a downstream project that vendors it (docs/engines.md); our
+ * build hosts have no internet, so it was not recomputed here, and a wrong pin fails the
+ * pull loudly rather than installing anything. The larger model has no recorded digest: it
+ * installs only with an operator-checked `--sha256` (`scribed models install`). */
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   release(
     'streaming-zipformer-en-2023-06-26',
@@ -57,7 +59,7 @@ export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
     'streaming-zipformer-en-20M-2023-02-17',
     'sherpa-onnx-streaming-zipformer-en-20M-2023-02-17',
     'Small English streaming zipformer transducer (20M parameters, LibriSpeech), about 120 MB',
-    null,
+    '9c559283e8498d3fe95913c79ca1cb454bb26281ac2b102b41306c7d752765d9',
   ),
 ]);
 

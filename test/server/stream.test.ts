@@ -354,6 +354,46 @@ describe('socket lifecycle', () => {
   });
 });
 
+describe('decoder admission', () => {
+  it('reclaims a paused session\'s decoder for a new socket, refuses past that with ENGINE_BUSY', async () => {
+    const one = await startService({ maxDecoders: 1 });
+    try {
+      const carol = await one.account(10_000n);
+      const open = async () => {
+        const r = await fetch(`${one.baseUrl}${SESSIONS}`, {
+          method: 'POST',
+          headers: { accessKey: carol.accessKey, 'content-type': 'application/json', 'Idempotency-Key': `adm-${randomUUID()}` },
+          body: JSON.stringify({ options: { inputEncoding: 'pcm_s16le_16000' } }),
+        });
+        const data = ((await r.json()) as any).data as { sessionId: string; transcriptionId: string; streamUrl: string };
+        return { ...data, connect: () => StreamClient.connect(`${one.wsBase}${data.streamUrl}`, { accessKey: carol.accessKey }) };
+      };
+      const a = await open();
+      const ca = await a.connect();
+      await ca.next('ready');
+      await streamClip(ca, 1, clip.pcm16k, 2, 16000);
+      ca.terminate(); // paused, decoder held for a quick resume
+
+      const b = await open();
+      const cb = await b.connect();
+      expect(await cb.next('ready')).toMatchObject({ accepting: true });
+      // a's open segment was finalized before its decoder went to b
+      const t = await fetch(`${one.baseUrl}${TRANSCRIPTIONS}/${a.transcriptionId}/transcript?format=json`, { headers: { accessKey: carol.accessKey } });
+      const transcript = (await t.json()) as { segments: Array<{ text: string }> };
+      expect(transcript.segments).toHaveLength(1);
+      expect(wordErrorRate(clip.reference, transcript.segments[0]!.text).wer).toBeLessThan(0.5);
+
+      const c = await open();
+      const cc = await c.connect();
+      expect(await cc.next('error')).toMatchObject({ code: 'ENGINE_BUSY' });
+      expect((await cc.closed).code).toBe(1013);
+      cb.close();
+    } finally {
+      await one.stop();
+    }
+  }, 60_000);
+});
+
 describe('persistence', () => {
   it('keeps transcripts and cursors across a restart', async () => {
     const { startService: start } = await import('../helpers/service.js');
