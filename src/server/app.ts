@@ -25,7 +25,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // pino's Logger is a FastifyBaseLogger at run time; its generic typing is stricter.
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
-    disableRequestLogging: false,
     trustProxy: false,
   });
   installErrorHandling(app);
