@@ -19,6 +19,7 @@ export interface Service {
   engine: Engine;
   metrics: Metrics;
   log: Logger;
+  sessions: SessionRegistry;
   /** Listen on config host/port; resolves to the bound address. */
   listen(): Promise<string>;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
@@ -67,6 +68,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     engine,
     metrics,
     log,
+    sessions,
     async listen() {
       return app.listen({ host: config.host, port: config.port });
     },

@@ -13,7 +13,7 @@ import { decodeToPcm16, INPUT_ENCODINGS, type InputEncoding } from '../core/audi
 import { beginEpoch, placeFrame, timePoint, type CaptureCursor } from '../core/capture-cursor.js';
 import { transition, type SessionEvent } from '../core/session-state.js';
 import { chargeNeeded } from '../core/billing.js';
-import type { Engine, RecognitionStream } from '../engine/types.js';
+import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 
@@ -164,13 +164,17 @@ export class LiveSession {
     return this.run(async () => {
       if (this.socket !== socket) return;
       this.socket = null;
-      if (this.state !== 'RECORDING') return;
-      this.apply({ type: 'socketLost' });
-      await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
-      await this.saveProgress(true);
-      this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
-      this.startHold();
+      await this.pauseWithoutSocket();
     });
+  }
+
+  private async pauseWithoutSocket(): Promise<void> {
+    if (this.state !== 'RECORDING') return;
+    this.apply({ type: 'socketLost' });
+    await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
+    await this.saveProgress(true);
+    this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
+    if (this.stream) this.startHold();
   }
 
   /** A paused session keeps its decoder (and its open utterance) for a while so a quick
@@ -306,6 +310,19 @@ export class LiveSession {
     const pcm = decodeToPcm16(this.encoding.name, frame.payload);
     const samples = new Int16Array(added);
     samples.set(pcm.subarray(placed.acceptFrom, placed.acceptFrom + placed.acceptCount), placed.gapSamples);
+
+    const stream = this.stream;
+    if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    let result: AcceptResult;
+    try {
+      result = await stream.accept(samples);
+    } catch (err) {
+      // Nothing of this frame is placed or acknowledged: the client keeps it and sends it
+      // again after resuming, onto a new decoder.
+      await this.recognizerLost(err, true);
+      return;
+    }
+    // The frame is taken only once the recognizer has it.
     if (placed.gapSamples > 0) {
       m.gapSamples.inc(placed.gapSamples);
       this.emit({
@@ -316,16 +333,11 @@ export class LiveSession {
         capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
       });
     }
-
     if (!this.segment) {
       this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
     }
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
-
-    const stream = this.stream;
-    if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
-    const result = await stream.accept(samples);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
     this.segment.samples += added;
     this.sendAck(placed.duplicateSamples);
@@ -342,6 +354,29 @@ export class LiveSession {
     }
     if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
     await this.saveProgress(false);
+  }
+
+  /** The decoder behind this session died (worker crash). Its open segment's audio is
+   * gone from recognition: the segment is dropped (logged with its extent) rather than
+   * persisted with a made-up text. The client is told with ENGINE_FAILED; on the socket path
+   * the socket closes with 1011 so the client resumes, and the next attach opens a new decoder. */
+  private async recognizerLost(err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.segment): Promise<void> {
+    const dead = this.stream;
+    this.stream = null;
+    void dead?.release().catch(() => undefined);
+    this.segment = null;
+    this.log.error(
+      { err, lostSegment: seg ? { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } : null },
+      'recognizer lost: open segment dropped',
+    );
+    this.emitError(new ScribedError('ENGINE_FAILED', 'the recognizer for this session failed; the open segment was lost. Resume to continue'));
+    if (closeSocket && this.socket) {
+      // Frames still queued from this socket are dropped: they were not acknowledged.
+      const socket = this.socket;
+      this.socket = null;
+      socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
+      await this.pauseWithoutSocket();
+    }
   }
 
   private sendAck(duplicateSamples: number): void {
@@ -389,7 +424,13 @@ export class LiveSession {
     const stream = this.stream;
     if (!stream) return null;
     const t0 = performance.now();
-    const result = await stream.finish();
+    let result: FinalResult;
+    try {
+      result = await stream.finish();
+    } catch (err) {
+      await this.recognizerLost(err, false, seg);
+      return null;
+    }
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
     this.deps.metrics.segments.inc({ trigger });
     const endSample = seg.startSample + BigInt(seg.samples);

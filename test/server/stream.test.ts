@@ -7,6 +7,8 @@ import { startService, type TestService } from '../helpers/service.js';
 import { chunks, loadClips, type Clip } from '../helpers/audio.js';
 import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { wordErrorRate } from '../../src/core/wer.js';
+import { kWorker } from '../../src/engine/pool.js';
+import type { Worker } from 'node:worker_threads';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -266,6 +268,37 @@ describe('socket lifecycle', () => {
     const closedConnect = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: alice.accessKey }).catch((e) => e);
     expect((closedConnect as HandshakeRefused).body.message).toMatch(/^SESSION_CLOSED: /);
   }, 90_000);
+
+  it('survives its recognizer crashing: ENGINE_FAILED, 1011, resume onto a new decoder, no sample lost or doubled', async () => {
+    const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
+    const pcm = clip.pcm16k;
+    const one = await connect(s.streamUrl);
+    await one.next('ready');
+    await streamClip(one, 1, pcm.subarray(0, 16000), 2, 16000); // 8000 samples acknowledged
+
+    const live = (await svc.service.sessions.get(s.sessionId, alice.accountId))!;
+    const worker = (live as unknown as { stream: { [kWorker]: Worker } }).stream[kWorker];
+    await worker.terminate();
+    one.audio(1, 8000, pcm.subarray(16000, 16640));
+    expect(await one.next('error')).toMatchObject({ code: 'ENGINE_FAILED' });
+    expect((await one.closed).code).toBe(1011);
+    await waitForStatus(s.sessionId, 'PAUSED');
+
+    // the unacknowledged frame is sent again in the new epoch, with the rest of the clip
+    const r = await post(`${SESSIONS}/${s.sessionId}/resume`, { capturedSamples: '8000' });
+    expect(r.json.data).toMatchObject({ epoch: 2, capturedSamples: '8000', missingSamples: '0' });
+    const two = await connect(s.streamUrl);
+    expect(await two.next('ready')).toMatchObject({ epoch: 2, capturedSamples: '8000', openSegmentId: null });
+    const sent = await streamClip(two, 2, pcm.subarray(16000), 2, 16000);
+    two.control({ type: 'close' });
+    expect(await two.next('closed')).toMatchObject({ capturedSamples: String(8000 + sent) });
+    expect(8000 + sent).toBe(pcm.length / 2);
+    const t = JSON.parse((await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`)).text);
+    // the half second before the crash died with its decoder; what followed is transcribed
+    expect(t.segments).toHaveLength(1);
+    expect(t.segments[0]).toMatchObject({ id: 'seg_1', startSample: '8000', endSample: String(pcm.length / 2) });
+    expect(t.segments[0].text.split(' ').length).toBeGreaterThan(2);
+  }, 60_000);
 
   it('drops and counts duplicate audio, fills gaps with silence', async () => {
     const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
