@@ -104,7 +104,8 @@ export type TicketConsumeOutcome =
 export interface CreateSessionInput {
   accountId: string;
   idempotencyKey: string;
-  /** Canonical hash of the request body (title, languageHint, options as sent). */
+  /** Hash of the normalised request (title, languageHint, options after validation), so a
+   * replay that differs only in key order or omitted defaults still matches. */
   requestHash: string;
   session: Omit<SessionRecord, 'state' | 'epoch' | 'epochBases' | 'capturedSamples' | 'charactersCharged' | 'nextSegmentIndex' | 'updatedAt'>;
   sampleRateHz: number;
