@@ -2,7 +2,7 @@
 // format), read as the encodings a client would send.
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeMulaw } from '../../src/core/audio/encodings.js';
+import { decodeMulaw, decodeToPcm16 } from '../../src/core/audio/encodings.js';
 
 export const SAMPLES_DIR = path.resolve(import.meta.dirname, '../../samples');
 
@@ -57,8 +57,7 @@ export function loadClips(dir = SAMPLES_DIR): Clip[] {
 
 /** 16 kHz PCM of a clip as samples. */
 export function pcmSamples(clip: Clip): Int16Array {
-  const b = clip.pcm16k;
-  return new Int16Array(b.buffer.slice(b.byteOffset, b.byteOffset + (b.length & ~1)));
+  return decodeToPcm16('pcm_s16le_16000', clip.pcm16k);
 }
 
 /** 8 kHz mu-law of a clip decoded to samples. */

@@ -4,6 +4,7 @@
 import { closeSync, existsSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { ScribedError } from '../../core/errors.js';
 import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend } from '../types.js';
 
 export const ENGINE_RATE = 16_000;
@@ -51,10 +52,8 @@ function pickOnnx(files: string[], role: Role): string | null {
   return candidates.find((f) => f.endsWith('.int8.onnx')) ?? candidates[0]!;
 }
 
-function engineError(message: string, cause?: unknown): Error {
-  const err = new Error(message, cause === undefined ? undefined : { cause }) as Error & { code: string };
-  err.code = 'ENGINE_FAILED';
-  return err;
+function engineError(message: string, cause?: unknown): ScribedError {
+  return new ScribedError('ENGINE_FAILED', message, cause === undefined ? undefined : { cause });
 }
 
 /** Locate the model files in `modelDir`. Throws an ENGINE_FAILED error naming the directory

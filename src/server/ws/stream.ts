@@ -96,7 +96,8 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         socket.on('message', (data, isBinary) => {
           queued += 1;
           if (queued >= QUEUE_HIGH && !socket.isPaused) socket.pause();
-          const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+          // ws hands out Buffers by default: use them as they are, no per-frame copy.
+          const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
           const work = isBinary ? session.onBinary(sink, buf) : session.onText(sink, buf.toString('utf8'));
           void work.finally(settle);
         });
