@@ -5,13 +5,15 @@ import { hideBin } from 'yargs/helpers';
 import { serveCommand } from './cli/serve.js';
 import { accountsCommand } from './cli/accounts.js';
 import { modelsCommand } from './cli/models.js';
+import { interpretationCommand } from './cli/interpretation.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('scribed')
   .command(serveCommand)
   .command(accountsCommand)
   .command(modelsCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models')
+  .command(interpretationCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation')
   .strict()
   .help()
   .fail((msg, err, y) => {

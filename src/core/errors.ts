@@ -42,6 +42,27 @@ export const ERRORS = {
   ENGINE_BUSY: { wire: -1, http: 503, summary: 'every recognizer is in use; try again later' },
   ENGINE_FAILED: { wire: -1, http: 500, summary: 'the recognizer failed for this session' },
 
+  // music projects (spec codes)
+  MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },
+  MUSIC_PROJECT_NOT_FOUND: { wire: 47009, http: 404, summary: 'the music project does not exist or is not owned by the account' },
+  MUSIC_PROJECT_BUSY: { wire: 47010, http: 409, summary: 'another operation is in progress for the music project' },
+  MUSIC_QUOTE_STALE: { wire: -1, http: 409, summary: 'the quote is not the project\'s current active quote (or it expired); request a new quote' },
+
+  // interpretation retry (spec codes)
+  INTERPRETATION_NOT_RETRYABLE: { wire: 47118, http: 409, summary: 'the target cannot be retried (wrong state or stale plan); request a new retry plan' },
+  INTERPRETATION_INSUFFICIENT_CHARACTERS: { wire: 47110, http: 402, summary: 'not enough Characters available for the retry' },
+  INTERPRETATION_TARGET_NOT_FOUND: { wire: 47117, http: 404, summary: 'the target does not exist, is not in this project, or is not owned by the account' },
+  INTERPRETATION_IDEMPOTENCY_MISMATCH: { wire: 47111, http: 409, summary: 'the Idempotency-Key was used before with a different body' },
+
+  // voice library
+  VOICE_PREBUILT: { wire: -1, http: 403, summary: 'prebuilt voices cannot be changed or deleted' },
+  VOICE_FILE_LIMIT: { wire: -1, http: 422, summary: 'a voice holds at most 25 recordings, counting those given at creation' },
+  UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'a recording is not mp3, wav or m4a audio (checked by content)' },
+  VOICE_DESIGN_NOT_READY: { wire: -1, http: 409, summary: 'the voice design has not completed' },
+
+  // dashboard user groups
+  USER_GROUP_TOKEN_MISMATCH: { wire: -1, http: 403, summary: 'current_token is not the group\'s current token' },
+
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

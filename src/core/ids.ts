@@ -4,7 +4,8 @@
 // id is also an index on time. Time is passed in; randomness comes from node:crypto.
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acc' | 'rts' | 'stt' | 'tkt' | 'seg';
+export const ID_PREFIXES = ['acc', 'rts', 'stt', 'tkt', 'seg', 'ip', 'it', 'ia', 'mup', 'mq', 'req', 'vc', 'vd'] as const;
+export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** Crockford base32 in ascending ASCII order, so string order equals numeric order. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -37,7 +38,7 @@ export function newId(prefix: IdPrefix, now: Date | number, random: Uint8Array =
   return `${prefix}_${encodeTime(ms)}${encodeRandom(random)}`;
 }
 
-const ID_PATTERN = new RegExp(`^(acc|rts|stt|tkt|seg)_[${ALPHABET}]{${ID_BODY_CHARS}}$`);
+const ID_PATTERN = new RegExp(`^(${ID_PREFIXES.join('|')})_[${ALPHABET}]{${ID_BODY_CHARS}}$`);
 
 export function isId(value: unknown, prefix?: IdPrefix): value is string {
   if (typeof value !== 'string' || !ID_PATTERN.test(value)) return false;

@@ -114,6 +114,124 @@ CREATE TABLE tickets (
 CREATE INDEX tickets_expires ON tickets(expires_at);
 `,
   },
+  {
+    // Issue 4: interpretation targets and retries, music projects, voice library, voice
+    // designs, dashboard user groups. Characters amounts are INTEGER (bigint on read).
+    version: 2,
+    sql: `
+CREATE TABLE interp_projects (
+  id              TEXT PRIMARY KEY,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  title           TEXT NOT NULL,
+  source_language TEXT NOT NULL,
+  source_json     TEXT,
+  created_at      TEXT NOT NULL
+);
+CREATE INDEX interp_projects_account ON interp_projects(account_id);
+
+CREATE TABLE interp_targets (
+  id                  TEXT PRIMARY KEY,
+  project_id          TEXT NOT NULL REFERENCES interp_projects(id),
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  language            TEXT NOT NULL,
+  generation_id       TEXT NOT NULL,
+  state               TEXT NOT NULL CHECK (state IN ('QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED_RELEASED')),
+  reservation_cycle   INTEGER NOT NULL CHECK (reservation_cycle >= 1),
+  reserved_characters INTEGER NOT NULL CHECK (reserved_characters >= 0),
+  source_units        INTEGER NOT NULL CHECK (source_units >= 0),
+  plan_cycle          INTEGER,
+  plan_characters     INTEGER,
+  plan_rate_version   TEXT,
+  plan_expires_at     TEXT,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL
+);
+CREATE INDEX interp_targets_project ON interp_targets(project_id);
+
+CREATE TABLE interp_retry_keys (
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  key          TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  result_json  TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  PRIMARY KEY (account_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE music_projects (
+  id                  TEXT PRIMARY KEY,
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  status              TEXT NOT NULL,
+  brief_json          TEXT NOT NULL,
+  arrangement_version INTEGER NOT NULL CHECK (arrangement_version >= 1),
+  arrangement_json    TEXT,
+  active_quote_json   TEXT,
+  generation_json     TEXT,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL
+);
+CREATE INDEX music_projects_account ON music_projects(account_id);
+CREATE INDEX music_projects_status ON music_projects(status);
+
+CREATE TABLE voices (
+  id         TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  name       TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  feature    TEXT NOT NULL,
+  channel    TEXT NOT NULL,
+  design_id  TEXT UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX voices_account ON voices(account_id);
+
+CREATE TABLE voice_recordings (
+  voice_id   TEXT NOT NULL REFERENCES voices(id) ON DELETE CASCADE,
+  idx        INTEGER NOT NULL,
+  sha256     TEXT NOT NULL,
+  format     TEXT NOT NULL,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes > 0),
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (voice_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX voice_recordings_sha ON voice_recordings(sha256);
+
+CREATE TABLE voice_designs (
+  id               TEXT PRIMARY KEY,
+  account_id       TEXT NOT NULL REFERENCES accounts(id),
+  description      TEXT NOT NULL,
+  preview_text     TEXT NOT NULL,
+  callback_url     TEXT,
+  status           TEXT NOT NULL CHECK (status IN ('PENDING', 'COMPLETED', 'FAILED')),
+  params_json      TEXT NOT NULL,
+  preview_sha256   TEXT,
+  preview_bytes    INTEGER,
+  error            TEXT,
+  callback_state   TEXT NOT NULL CHECK (callback_state IN ('NONE', 'PENDING', 'DELIVERED', 'FAILED')),
+  callback_attempts INTEGER NOT NULL DEFAULT 0,
+  callback_last_status INTEGER,
+  callback_last_error TEXT,
+  callback_next_at TEXT,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL
+);
+CREATE INDEX voice_designs_status ON voice_designs(status);
+
+CREATE TABLE user_groups (
+  team_id         INTEGER PRIMARY KEY AUTOINCREMENT,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  provided_id     TEXT NOT NULL,
+  name            TEXT,
+  mapping_json    TEXT,
+  properties_json TEXT,
+  environment     TEXT CHECK (environment IS NULL OR environment IN ('Customer', 'Testing')),
+  token_nonce     TEXT NOT NULL,
+  token_hash      BLOB NOT NULL,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  UNIQUE (account_id, provided_id)
+);
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

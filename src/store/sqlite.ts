@@ -20,6 +20,8 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { ScribedError } from '../core/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
+import type { SqlAccess } from './sqlite-access.js';
+import * as interp from './sqlite-interpretation.js';
 import type {
   Account,
   CreateSessionInput,
@@ -37,6 +39,12 @@ import type {
   TicketRecord,
   TranscriptionRecord,
   TranscriptionStatus,
+  InterpretationProjectRecord,
+  InterpretationRetryInput,
+  InterpretationRetryOutcome,
+  InterpretationTargetRecord,
+  InterpretationTargetState,
+  NewInterpretationProject,
 } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -602,4 +610,42 @@ export class SqliteStore implements Store {
     const rows = this.stmt('SELECT * FROM segments WHERE transcription_id = ? ORDER BY idx').all(transcriptionId) as SegmentRow[];
     return rows.map(toSegment);
   }
+  // ---------------------------------------------------------------- issue 4 areas (sqlite-*.ts)
+
+  private get sql(): SqlAccess {
+    return {
+      stmt: (q) => this.stmt(q),
+      write: (fn) => this.write(fn),
+      readBalance: (accountId) => this.readBalance(accountId),
+      ledger: (accountId, delta, after, reason, ref) => this.insertLedger(accountId, delta, after, reason, ref, null),
+    };
+  }
+
+  async createInterpretationProject(input: NewInterpretationProject): Promise<InterpretationProjectRecord | null> {
+    return interp.createInterpretationProject(this.sql, input);
+  }
+
+  async getInterpretationProject(projectId: string, accountId: string): Promise<InterpretationProjectRecord | null> {
+    return interp.getInterpretationProject(this.sql, projectId, accountId);
+  }
+
+  async issueRetryPlan(
+    projectId: string,
+    targetId: string,
+    accountId: string,
+    now: Date,
+    plan: (target: InterpretationTargetRecord) => NonNullable<InterpretationTargetRecord['plan']>,
+    reusable: (plan: NonNullable<InterpretationTargetRecord['plan']>) => boolean,
+  ): Promise<{ kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState }> {
+    return interp.issueRetryPlan(this.sql, projectId, targetId, accountId, now, plan, reusable);
+  }
+
+  async retryInterpretationTarget(input: InterpretationRetryInput): Promise<InterpretationRetryOutcome> {
+    return interp.retryInterpretationTarget(this.sql, input);
+  }
+
+  async transitionInterpretationTarget(targetId: string, to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED', now: Date): Promise<InterpretationTargetRecord> {
+    return interp.transitionInterpretationTarget(this.sql, targetId, to, now);
+  }
 }
+

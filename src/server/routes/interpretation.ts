@@ -1,0 +1,162 @@
+// Interpretation projects: create, read, retry plan and retry of a failed target.
+// The retry follows the spec exactly: Idempotency-Key 16-64 printable ASCII, the body
+// confirms the server's current plan (47118 otherwise), 47110 when Characters are short,
+// 47117 for a missing / other project / other account target, 47111 for a key reused with a
+// different body; the same key and body replays the stored result. docs/api.md, Interpretation.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import {
+  RATE_VERSION,
+  RETRY_IDEMPOTENCY_KEY,
+  RETRY_PLAN_TTL_MS,
+  codePoints,
+  cycleCharacters,
+  retryRefusal,
+  retryRequestHash,
+  validateProjectRequest,
+  validateRetryRequest,
+} from '../../core/interpretation.js';
+import type { InterpretationProjectRecord, InterpretationTargetRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+
+export function targetView(t: InterpretationTargetRecord) {
+  return {
+    targetId: t.id,
+    language: t.language,
+    state: t.state,
+    generationId: t.generationId,
+    reservationCycle: t.reservationCycle,
+    reservedCharacters: t.reservedCharacters.toString(),
+  };
+}
+
+function projectView(p: InterpretationProjectRecord) {
+  return {
+    projectId: p.id,
+    title: p.title,
+    sourceLanguage: p.sourceLanguage,
+    targets: p.targets.map(targetView),
+    createdAt: p.createdAt,
+  };
+}
+
+export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/interpretation/projects`;
+  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+  const notFound = (targetId: string) => new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
+
+  return async (app) => {
+    app.post(base, async (req) => {
+      const accountId = await accountOf(req);
+      const valid = validateProjectRequest(req.body ?? {});
+      const now = ctx.now();
+      const units = BigInt(valid.source ? codePoints(valid.source.text) : 0);
+      const created = await ctx.store.createInterpretationProject({
+        id: newId('ip', now),
+        accountId,
+        title: valid.title,
+        sourceLanguage: valid.sourceLanguage,
+        source: valid.source,
+        sourceUnits: units,
+        createdAt: now.toISOString(),
+        targets: valid.targetLanguages.map((language) => ({
+          id: newId('it', now),
+          language,
+          generationId: newId('ia', now),
+          characters: cycleCharacters(units, language),
+        })),
+      });
+      if (!created) throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the balance cannot reserve the first cycle of every target');
+      return ok(projectView(created));
+    });
+
+    app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
+      const accountId = await accountOf(req);
+      const project = await ctx.store.getInterpretationProject(req.params.projectId, accountId);
+      if (!project) throw new ScribedError('NOT_FOUND', `interpretation project ${req.params.projectId} does not exist`);
+      return ok(projectView(project));
+    });
+
+    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, async (req) => {
+      const accountId = await accountOf(req);
+      const now = ctx.now();
+      const out = await ctx.store.issueRetryPlan(
+        req.params.projectId,
+        req.params.targetId,
+        accountId,
+        now,
+        (t) => ({
+          nextReservationCycle: t.reservationCycle + 1,
+          characters: cycleCharacters(t.sourceUnits, t.language),
+          rateVersion: RATE_VERSION,
+          expiresAt: new Date(now.getTime() + RETRY_PLAN_TTL_MS).toISOString(),
+        }),
+        // An issued plan is handed out again until it expires or the rate table changes, so
+        // two readers of the plan confirm the same values.
+        (plan) => plan.rateVersion === RATE_VERSION && Date.parse(plan.expiresAt) > now.getTime(),
+      );
+      if (out.kind === 'not_found') throw notFound(req.params.targetId);
+      if (out.kind === 'not_failed') throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', `target is ${out.state}, not FAILED_RELEASED`);
+      const plan = out.target.plan!;
+      return ok({
+        targetId: out.target.id,
+        generationId: out.target.generationId,
+        nextReservationCycle: plan.nextReservationCycle,
+        characters: Number(plan.characters),
+        rateVersion: plan.rateVersion,
+        expiresAt: plan.expiresAt,
+      });
+    });
+
+    app.post<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry`, async (req, reply) => {
+      const accountId = await accountOf(req);
+      const key = headerValue(req.headers['idempotency-key']);
+      if (key === undefined || !RETRY_IDEMPOTENCY_KEY.test(key)) {
+        throw new ScribedError('IDEMPOTENCY_KEY_REQUIRED', 'Idempotency-Key must be 16 to 64 printable ASCII characters');
+      }
+      const request = validateRetryRequest(req.body);
+      const { projectId, targetId } = req.params;
+      const now = ctx.now();
+      const requestId = newId('req', now);
+      const out = await ctx.store.retryInterpretationTarget({
+        accountId,
+        projectId,
+        targetId,
+        idempotencyKey: key,
+        requestHash: retryRequestHash(projectId, targetId, request),
+        request,
+        now,
+        refusal: (t) => retryRefusal(t, request, now),
+        result: (t) => ({
+          targetId: t.id,
+          language: t.language,
+          generationId: t.generationId,
+          state: t.state,
+          reservationCycle: t.reservationCycle,
+          reservedCharacters: t.reservedCharacters.toString(),
+          message: `retry queued: reservation cycle ${t.reservationCycle} reserved ${t.reservedCharacters} Characters`,
+          requestId,
+        }),
+      });
+      switch (out.kind) {
+        case 'retried':
+          req.log.info({ targetId, projectId, requestId }, 'interpretation target retried');
+          return ok(out.result);
+        case 'replayed':
+          void reply.header('idempotent-replayed', 'true');
+          return ok(out.result);
+        case 'key_mismatch':
+          throw new ScribedError('INTERPRETATION_IDEMPOTENCY_MISMATCH', 'this Idempotency-Key was used with a different retry request');
+        case 'not_found':
+          throw notFound(targetId);
+        case 'refused':
+          throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', out.reason);
+        case 'insufficient':
+          throw new ScribedError('INTERPRETATION_INSUFFICIENT_CHARACTERS', `the retry needs ${request.characters} Characters; ${out.balance} available`);
+      }
+    });
+  };
+}
