@@ -22,6 +22,12 @@ export interface ServiceConfig {
   maxFramePayloadBytes: number;
   shutdownTimeoutMs: number;
   logLevel: string;
+  /** Queue delay before an arrangement job runs (tests lengthen it to observe the
+   * ARRANGEMENT_GENERATING state). */
+  arrangementJobDelayMs: number;
+  /** Voice design callbacks: first retry delay (doubles per attempt) and attempts in all. */
+  callbackBaseDelayMs: number;
+  callbackMaxAttempts: number;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -56,6 +62,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
+    arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
+    callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,
+    callbackMaxAttempts: input.callbackMaxAttempts ?? 6,
   };
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');

@@ -13,6 +13,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { streamRoutes } from './ws/stream.js';
 import { interpretationRoutes } from './routes/interpretation.js';
+import { musicRoutes } from './routes/music.js';
 
 /** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
  * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
@@ -63,6 +64,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(transcriptionRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
+  await app.register(musicRoutes(ctx));
 
   return app;
 }

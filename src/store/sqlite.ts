@@ -22,6 +22,7 @@ import { ScribedError } from '../core/errors.js';
 import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
 import type { SqlAccess } from './sqlite-access.js';
 import * as interp from './sqlite-interpretation.js';
+import * as music from './sqlite-music.js';
 import type {
   Account,
   CreateSessionInput,
@@ -45,6 +46,10 @@ import type {
   InterpretationTargetRecord,
   InterpretationTargetState,
   NewInterpretationProject,
+  MusicOutcome,
+  MusicProjectRecord,
+  MusicProjectStatus,
+  MusicQuote,
 } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -647,5 +652,39 @@ export class SqliteStore implements Store {
   async transitionInterpretationTarget(targetId: string, to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED', now: Date): Promise<InterpretationTargetRecord> {
     return interp.transitionInterpretationTarget(this.sql, targetId, to, now);
   }
+  async createMusicProject(input: { id: string; accountId: string; brief: Record<string, unknown>; createdAt: string }): Promise<MusicProjectRecord> {
+    return music.createMusicProject(this.sql, input);
+  }
+
+  async getMusicProject(projectId: string, accountId: string): Promise<MusicProjectRecord | null> {
+    return music.getMusicProject(this.sql, projectId, accountId);
+  }
+
+  async replaceMusicBrief(projectId: string, accountId: string, brief: Record<string, unknown>, now: Date): Promise<MusicOutcome> {
+    return music.replaceMusicBrief(this.sql, projectId, accountId, brief, now);
+  }
+
+  async createMusicQuote(projectId: string, accountId: string, quote: (p: MusicProjectRecord) => MusicQuote, now: Date): Promise<MusicOutcome> {
+    return music.createMusicQuote(this.sql, projectId, accountId, quote, now);
+  }
+
+  async startMusicGeneration(
+    projectId: string,
+    accountId: string,
+    quoteId: string,
+    now: Date,
+    generation: (q: MusicQuote) => Record<string, unknown>,
+  ): Promise<MusicOutcome> {
+    return music.startMusicGeneration(this.sql, projectId, accountId, quoteId, now, generation);
+  }
+
+  async completeArrangement(projectId: string, arrangementVersion: number, plan: Record<string, unknown>, now: Date): Promise<boolean> {
+    return music.completeArrangement(this.sql, projectId, arrangementVersion, plan, now);
+  }
+
+  async listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]> {
+    return music.listMusicProjectsByStatus(this.sql, status);
+  }
 }
+
 

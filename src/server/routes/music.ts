@@ -1,0 +1,130 @@
+// Music projects: capabilities, create/read, whole-brief replace (spec: 47001 / 47009 /
+// 47010), quotes and generate. Creating a project or replacing its brief schedules the
+// arrangement job (src/music/arrangement-jobs.ts). docs/api.md, Music projects.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../core/music-brief.js';
+import { ArrangementJobs } from '../../music/arrangement-jobs.js';
+import type { MusicOutcome, MusicProjectRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+
+export const QUOTE_TTL_MS = 30 * 60 * 1000;
+
+function projectView(p: MusicProjectRecord, requestId: string) {
+  return {
+    projectId: p.id,
+    projectStatus: p.status,
+    arrangementVersion: p.arrangementVersion,
+    activeQuote: p.activeQuote,
+    requestId,
+    brief: p.brief,
+    arrangement: p.arrangement,
+    generation: p.generation,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/music/projects`;
+  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+  const notFound = (id: string) => new ScribedError('MUSIC_PROJECT_NOT_FOUND', `music project ${id} does not exist`);
+
+  function settle(out: MusicOutcome, projectId: string): MusicProjectRecord {
+    switch (out.kind) {
+      case 'ok':
+        return out.project;
+      case 'not_found':
+        throw notFound(projectId);
+      case 'busy':
+        throw new ScribedError('MUSIC_PROJECT_BUSY', `the project is ${out.status}; wait until it is ARRANGEMENT_READY`);
+      case 'stale_quote':
+        throw new ScribedError('MUSIC_QUOTE_STALE', 'quoteId is not the active quote of the project (replaced, expired or never issued); request a new quote');
+      case 'insufficient':
+        throw new ScribedError('INSUFFICIENT_CHARACTERS', `the quote needs more Characters than the ${out.balance} available`);
+    }
+  }
+
+  return async (app) => {
+    const jobs = new ArrangementJobs(ctx.store, ctx.log, ctx.config.arrangementJobDelayMs, ctx.now);
+    app.addHook('onReady', async () => {
+      await jobs.resume();
+    });
+    app.addHook('onClose', async () => jobs.close());
+
+    app.get(`${API}/music/capabilities`, async (req) => {
+      await accountOf(req);
+      return ok(CAPABILITIES);
+    });
+
+    app.post(base, async (req) => {
+      const accountId = await accountOf(req);
+      const brief = validateBrief(req.body ?? {});
+      const now = ctx.now();
+      const project = await ctx.store.createMusicProject({ id: newId('mup', now), accountId, brief: brief as unknown as Record<string, unknown>, createdAt: now.toISOString() });
+      jobs.schedule(project.id, project.arrangementVersion);
+      return ok(projectView(project, newId('req', now)));
+    });
+
+    app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
+      const accountId = await accountOf(req);
+      const project = await ctx.store.getMusicProject(req.params.projectId, accountId);
+      if (!project) throw notFound(req.params.projectId);
+      return ok(projectView(project, newId('req', ctx.now())));
+    });
+
+    app.put<{ Params: { projectId: string } }>(`${base}/:projectId/brief`, async (req) => {
+      const accountId = await accountOf(req);
+      const { projectId } = req.params;
+      // Ownership before validation, so a foreign project reads as missing whatever the body.
+      if (!(await ctx.store.getMusicProject(projectId, accountId))) throw notFound(projectId);
+      const brief: Brief = validateBrief(req.body ?? {});
+      const now = ctx.now();
+      const project = settle(await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now), projectId);
+      jobs.schedule(project.id, project.arrangementVersion);
+      return ok(projectView(project, newId('req', now)));
+    });
+
+    app.post<{ Params: { projectId: string } }>(`${base}/:projectId/quotes`, async (req) => {
+      const accountId = await accountOf(req);
+      const now = ctx.now();
+      const project = settle(
+        await ctx.store.createMusicQuote(
+          req.params.projectId,
+          accountId,
+          (p) => ({
+            quoteId: newId('mq', now),
+            characters: quoteCharacters(validateBrief(p.brief)).toString(),
+            arrangementVersion: p.arrangementVersion,
+            expiresAt: new Date(now.getTime() + QUOTE_TTL_MS).toISOString(),
+            createdAt: now.toISOString(),
+          }),
+          now,
+        ),
+        req.params.projectId,
+      );
+      return ok({ ...project.activeQuote!, projectId: project.id });
+    });
+
+    app.post<{ Params: { projectId: string }; Body: { quoteId?: unknown } | undefined }>(`${base}/:projectId/generate`, async (req) => {
+      const accountId = await accountOf(req);
+      const quoteId = req.body?.quoteId;
+      if (typeof quoteId !== 'string' || quoteId === '') throw new ScribedError('VALIDATION_FAILED', 'quoteId: required string');
+      const now = ctx.now();
+      const project = settle(
+        await ctx.store.startMusicGeneration(req.params.projectId, accountId, quoteId, now, (q) => ({
+          generationId: newId('mug', now),
+          quoteId: q.quoteId,
+          characters: q.characters,
+          arrangementVersion: q.arrangementVersion,
+          queuedAt: now.toISOString(),
+        })),
+        req.params.projectId,
+      );
+      return ok(projectView(project, newId('req', now)));
+    });
+  };
+}
