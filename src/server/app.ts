@@ -14,6 +14,7 @@ import { transcriptionRoutes } from './routes/transcriptions.js';
 import { streamRoutes } from './ws/stream.js';
 import { interpretationRoutes } from './routes/interpretation.js';
 import { musicRoutes } from './routes/music.js';
+import { voiceRoutes } from './routes/voices.js';
 
 /** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
  * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
@@ -65,6 +66,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(streamRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
+  await app.register(voiceRoutes(ctx));
 
   return app;
 }

@@ -23,6 +23,7 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS } from './migrations.js';
 import type { SqlAccess } from './sqlite-access.js';
 import * as interp from './sqlite-interpretation.js';
 import * as music from './sqlite-music.js';
+import * as voices from './sqlite-voices.js';
 import type {
   Account,
   CreateSessionInput,
@@ -50,6 +51,9 @@ import type {
   MusicProjectRecord,
   MusicProjectStatus,
   MusicQuote,
+  NewRecording,
+  NewVoice,
+  VoiceRecord,
 } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -685,6 +689,36 @@ export class SqliteStore implements Store {
   async listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]> {
     return music.listMusicProjectsByStatus(this.sql, status);
   }
+  async createVoice(input: NewVoice): Promise<{ kind: 'created' | 'exists'; voice: VoiceRecord }> {
+    return voices.createVoice(this.sql, input);
+  }
+
+  async getVoice(voiceId: string, accountId: string): Promise<VoiceRecord | null> {
+    return voices.getVoice(this.sql, voiceId, accountId);
+  }
+
+  async listVoices(accountId: string): Promise<VoiceRecord[]> {
+    return voices.listVoices(this.sql, accountId);
+  }
+
+  async addVoiceRecordings(
+    voiceId: string,
+    accountId: string,
+    recordings: NewRecording[],
+    maxFiles: number,
+    now: Date,
+  ): Promise<{ kind: 'ok'; voice: VoiceRecord; firstIndex: number } | { kind: 'not_found' } | { kind: 'limit'; current: number }> {
+    return voices.addVoiceRecordings(this.sql, voiceId, accountId, recordings, maxFiles, now);
+  }
+
+  async dropVoiceRecordingsFrom(voiceId: string, firstIndex: number): Promise<string[]> {
+    return voices.dropVoiceRecordingsFrom(this.sql, voiceId, firstIndex);
+  }
+
+  async deleteVoice(voiceId: string, accountId: string): Promise<string[] | null> {
+    return voices.deleteVoice(this.sql, voiceId, accountId);
+  }
 }
+
 
 

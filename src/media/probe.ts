@@ -1,0 +1,43 @@
+// Audio content check with ffprobe (Debian's ffmpeg): the container and streams decide the
+// format, never the file name or the declared Content-Type. The file is probed from a
+// staging path with no extension, so ffprobe cannot take a hint from a name either.
+import { execFile } from 'node:child_process';
+import type { RecordingFormat } from '../core/voices.js';
+
+interface ProbeJson {
+  format?: { format_name?: string; duration?: string };
+  streams?: { codec_type?: string; codec_name?: string }[];
+}
+
+/** Classify probe output: mp3, wav or m4a audio with at least one audio stream and no
+ * video; null for anything else. Pure, so it is unit-tested without ffprobe. */
+export function classifyProbe(p: ProbeJson): RecordingFormat | null {
+  const names = (p.format?.format_name ?? '').split(',');
+  const streams = p.streams ?? [];
+  const audio = streams.filter((s) => s.codec_type === 'audio');
+  if (audio.length === 0 || streams.some((s) => s.codec_type === 'video')) return null;
+  const duration = Number(p.format?.duration ?? 'NaN');
+  if (!(duration > 0)) return null;
+  if (names.includes('wav')) return 'wav';
+  if (names.includes('mp3') && audio.every((s) => s.codec_name === 'mp3')) return 'mp3';
+  if (names.includes('m4a') && audio.every((s) => s.codec_name === 'aac' || s.codec_name === 'alac')) return 'm4a';
+  return null;
+}
+
+export function probeAudio(file: string, timeoutMs = 15_000): Promise<RecordingFormat | null> {
+  return new Promise((resolve) => {
+    execFile(
+      'ffprobe',
+      ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name', '-of', 'json', file],
+      { timeout: timeoutMs, maxBuffer: 1024 * 1024 },
+      (err, stdout) => {
+        if (err) return resolve(null);
+        try {
+          resolve(classifyProbe(JSON.parse(stdout) as ProbeJson));
+        } catch {
+          resolve(null);
+        }
+      },
+    );
+  });
+}

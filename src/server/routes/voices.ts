@@ -1,0 +1,200 @@
+// Voice library: list (with the accent-model filter), create a cloned TTS voice from
+// uploaded recordings, add recordings, delete. Uploads are multipart with limits set before
+// anything is buffered: each file streams to a staging file and is cut off past 10 MiB, the
+// part count is capped at the voice's remaining room, and every file is checked by content
+// (ffprobe) before any of them is published. A request stores all its files or none.
+// docs/api.md, Voice library. Voice design lives in voice-design.ts (same recording store).
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import {
+  ACCENT_MODEL_ID,
+  KNOWN_MODEL_IDS,
+  MAX_FILE_BYTES,
+  MAX_FILES_PER_VOICE,
+  PREBUILT_VOICES,
+  accentCompatible,
+  isPrebuiltId,
+  prebuiltItem,
+  validateVoiceName,
+  type VoiceItem,
+} from '../../core/voices.js';
+import { probeAudio } from '../../media/probe.js';
+import { RecordingStore, type StagedFile } from '../../store/recordings.js';
+import type { NewRecording, VoiceRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+import { voiceDesignRoutes } from './voice-design.js';
+
+export function voiceItem(v: VoiceRecord): VoiceItem {
+  return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
+}
+
+interface Upload {
+  fields: Record<string, string>;
+  files: StagedFile[];
+}
+
+/** Map the multipart plugin's limit errors onto the table. */
+function uploadError(err: unknown, maxFiles: number): unknown {
+  switch ((err as { code?: string }).code) {
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
+    case 'FST_FILES_LIMIT':
+      return new ScribedError('VOICE_FILE_LIMIT', `this request may add at most ${maxFiles} more recording(s); a voice holds ${MAX_FILES_PER_VOICE}`);
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new ScribedError('PAYLOAD_TOO_LARGE', 'too many form parts');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new ScribedError('BAD_REQUEST', 'send multipart/form-data with the recordings in `files`');
+    default:
+      return err;
+  }
+}
+
+/** Stream every part: `files` parts to staging, short text fields kept. On any failure the
+ * staged files are removed before the error propagates. */
+async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, allowedFields: string[]): Promise<Upload> {
+  const upload: Upload = { fields: {}, files: [] };
+  try {
+    const parts = req.parts({
+      limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowedFields.length + 2, fieldSize: 1024, parts: maxFiles + allowedFields.length + 2, headerPairs: 200 },
+    });
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'files') {
+          part.file.resume();
+          throw new ScribedError('VALIDATION_FAILED', `recordings go in the form field "files", not "${part.fieldname}"`);
+        }
+        const staged = await recordings.stage(part.file);
+        upload.files.push(staged);
+        if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
+      } else {
+        if (!allowedFields.includes(part.fieldname)) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown field`);
+        if (part.valueTruncated) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: too long`);
+        upload.fields[part.fieldname] = String(part.value);
+      }
+    }
+    if (upload.files.length === 0) throw new ScribedError('VALIDATION_FAILED', 'files: at least one recording (mp3, wav or m4a) is required');
+    // Content check of every file before any is kept.
+    const formats: string[] = [];
+    const byContent = new Map<string, string | null>(); // identical files are probed once
+    for (const [i, f] of upload.files.entries()) {
+      if (!byContent.has(f.sha256)) byContent.set(f.sha256, f.sizeBytes === 0 ? null : await probeAudio(f.stagingPath));
+      const format = byContent.get(f.sha256);
+      if (!format) throw new ScribedError('UNSUPPORTED_AUDIO', `files[${i}] is not mp3, wav or m4a audio`);
+      formats.push(format);
+    }
+    (upload as Upload & { formats: string[] }).formats = formats;
+    return upload;
+  } catch (err) {
+    recordings.discard(upload.files);
+    throw uploadError(err, maxFiles);
+  }
+}
+
+function toNewRecordings(upload: Upload): NewRecording[] {
+  const formats = (upload as Upload & { formats: string[] }).formats;
+  return upload.files.map((f, i) => ({ sha256: f.sha256, format: formats[i]!, sizeBytes: f.sizeBytes }));
+}
+
+export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/voices`;
+  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+
+  return async (app: FastifyInstance) => {
+    const recordings = new RecordingStore(ctx.config.dataDir);
+    await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES_PER_VOICE } });
+
+    app.get<{ Querystring: { modelId?: string } }>(base, async (req) => {
+      const accountId = await accountOf(req);
+      const modelId = req.query.modelId;
+      if (modelId !== undefined && !(KNOWN_MODEL_IDS as readonly string[]).includes(modelId)) {
+        throw new ScribedError('VALIDATION_FAILED', `modelId: unknown model ${modelId}`);
+      }
+      const custom = (await ctx.store.listVoices(accountId)).map(voiceItem);
+      if (modelId === ACCENT_MODEL_ID) {
+        return ok([...custom.filter((v) => accentCompatible(v)), ...PREBUILT_VOICES.filter((v) => accentCompatible(v)).map(prebuiltItem)]);
+      }
+      return ok([...custom, ...PREBUILT_VOICES.map(prebuiltItem)]);
+    });
+
+    app.post(`${base}/tts`, async (req) => {
+      const accountId = await accountOf(req);
+      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, ['name']);
+      let name: string;
+      try {
+        name = validateVoiceName(upload.fields.name);
+      } catch (err) {
+        recordings.discard(upload.files);
+        throw err;
+      }
+      const now = ctx.now();
+      const id = newId('vc', now);
+      const created = await recordings.publish(
+        upload.files,
+        () =>
+          ctx.store.createVoice({
+            id,
+            accountId,
+            name,
+            type: 'cloned',
+            feature: 'text-to-speech',
+            channel: 'web',
+            designId: null,
+            createdAt: now.toISOString(),
+            recordings: toNewRecordings(upload),
+          }),
+        async () => {
+          await ctx.store.deleteVoice(id, accountId);
+        },
+      );
+      req.log.info({ voiceId: created.voice.id, files: upload.files.length }, 'voice created');
+      return ok({ id: created.voice.id });
+    });
+
+    app.put<{ Params: { voiceId: string } }>(`${base}/tts/:voiceId`, async (req) => {
+      const accountId = await accountOf(req);
+      const { voiceId } = req.params;
+      if (isPrebuiltId(voiceId)) throw new ScribedError('VOICE_PREBUILT', `${voiceId} is a prebuilt voice`);
+      const voice = await ctx.store.getVoice(voiceId, accountId);
+      if (!voice) throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
+      const room = MAX_FILES_PER_VOICE - voice.fileCount;
+      if (room <= 0) throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} already holds ${voice.fileCount} recordings`);
+      const upload = await readUpload(req, recordings, room, []);
+      let firstIndex = -1;
+      const out = await recordings.publish(
+        upload.files,
+        async () => {
+          const r = await ctx.store.addVoiceRecordings(voiceId, accountId, toNewRecordings(upload), MAX_FILES_PER_VOICE, ctx.now());
+          if (r.kind === 'not_found') throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
+          if (r.kind === 'limit') throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} holds ${r.current} recordings; ${upload.files.length} more would pass ${MAX_FILES_PER_VOICE}`);
+          firstIndex = r.firstIndex;
+          return r.voice;
+        },
+        async () => {
+          if (firstIndex >= 0) await ctx.store.dropVoiceRecordingsFrom(voiceId, firstIndex);
+        },
+      );
+      return ok({ id: out.id, fileCount: out.fileCount, totalFileSize: out.totalFileSize });
+    });
+
+    app.delete<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
+      const accountId = await accountOf(req);
+      const { id } = req.params;
+      if (isPrebuiltId(id)) throw new ScribedError('VOICE_PREBUILT', `${id} is a prebuilt voice`);
+      let found = true;
+      await recordings.remove(async () => {
+        const gone = await ctx.store.deleteVoice(id, accountId);
+        if (gone === null) found = false;
+        return gone ?? [];
+      });
+      if (!found) throw new ScribedError('NOT_FOUND', `voice ${id} does not exist`);
+      return ok(null);
+    });
+
+    await app.register(voiceDesignRoutes(ctx, recordings));
+  };
+}
