@@ -15,6 +15,7 @@ import { streamRoutes } from './ws/stream.js';
 import { interpretationRoutes } from './routes/interpretation.js';
 import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
+import { userGroupRoutes } from './routes/user-groups.js';
 
 /** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
  * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
@@ -67,6 +68,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
   await app.register(voiceRoutes(ctx));
+  await app.register(userGroupRoutes(ctx));
 
   return app;
 }

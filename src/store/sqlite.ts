@@ -24,6 +24,7 @@ import type { SqlAccess } from './sqlite-access.js';
 import * as interp from './sqlite-interpretation.js';
 import * as music from './sqlite-music.js';
 import * as voices from './sqlite-voices.js';
+import * as userGroups from './sqlite-user-groups.js';
 import type {
   Account,
   CreateSessionInput,
@@ -54,6 +55,8 @@ import type {
   NewRecording,
   NewVoice,
   VoiceRecord,
+  UserGroupFields,
+  UserGroupRecord,
 } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -718,7 +721,22 @@ export class SqliteStore implements Store {
   async deleteVoice(voiceId: string, accountId: string): Promise<string[] | null> {
     return voices.deleteVoice(this.sql, voiceId, accountId);
   }
+  async upsertUserGroup(
+    accountId: string,
+    providedId: string,
+    fields: UserGroupFields,
+    update: boolean,
+    newToken: () => { nonce: string; hash: Buffer },
+    now: Date,
+  ): Promise<{ group: UserGroupRecord; created: boolean }> {
+    return userGroups.upsertUserGroup(this.sql, accountId, providedId, fields, update, newToken, now);
+  }
+
+  async deleteUserGroup(accountId: string, providedId: string, matches: (storedHash: Buffer) => boolean): Promise<'deleted' | 'not_found' | 'mismatch'> {
+    return userGroups.deleteUserGroup(this.sql, accountId, providedId, matches);
+  }
 }
+
 
 
 

@@ -123,7 +123,7 @@ export interface SessionProgress {
   nextSegmentIndex?: number;
 }
 
-export interface Store extends InterpretationStore, MusicStore, VoiceStore {
+export interface Store extends InterpretationStore, MusicStore, VoiceStore, UserGroupStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -351,4 +351,45 @@ export interface VoiceStore {
   /** Delete a custom voice and its recording rows; returns the content hashes no longer
    * referenced anywhere (their files can go), or null when the voice is missing/foreign. */
   deleteVoice(voiceId: string, accountId: string): Promise<string[] | null>;
+}
+
+// ---------------------------------------------------------------- issue 4: dashboard user groups
+
+export type UserGroupEnvironment = 'Customer' | 'Testing';
+
+export interface UserGroupRecord {
+  teamId: number;
+  accountId: string;
+  providedId: string;
+  name: string | null;
+  mapping: Record<string, unknown> | null;
+  properties: Record<string, unknown> | null;
+  environment: UserGroupEnvironment | null;
+  /** Random per group; the token is derived from it with the server key (never stored). */
+  tokenNonce: string;
+  tokenHash: Buffer;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface UserGroupFields {
+  name?: string | null;
+  mapping?: Record<string, unknown> | null;
+  properties?: Record<string, unknown> | null;
+  environment?: UserGroupEnvironment | null;
+}
+
+export interface UserGroupStore {
+  /** Find the group (accountId, providedId); with `update`, apply the given fields; create it
+   * when missing (with a fresh token from `newToken`). One transaction. */
+  upsertUserGroup(
+    accountId: string,
+    providedId: string,
+    fields: UserGroupFields,
+    update: boolean,
+    newToken: () => { nonce: string; hash: Buffer },
+    now: Date,
+  ): Promise<{ group: UserGroupRecord; created: boolean }>;
+  /** Delete when `matches(storedHash)` holds (constant-time compare by the caller). */
+  deleteUserGroup(accountId: string, providedId: string, matches: (storedHash: Buffer) => boolean): Promise<'deleted' | 'not_found' | 'mismatch'>;
 }

@@ -1,0 +1,94 @@
+// Dashboard user groups at `/api/user` with `Authorization: Token <apiToken>`: get-or-create
+// (GET with a JSON body), update (PUT, creates when missing), delete (DELETE with
+// current_token). These answer `success` 1 or 0 rather than the v1 envelope, so this plugin
+// has its own error handler: `{success: 0, message: "<IDENTIFIER>: <detail>"}` with the
+// table's HTTP status. docs/api.md, Dashboard user groups.
+import { randomBytes } from 'node:crypto';
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ScribedError } from '../../core/errors.js';
+import { secretMatches } from '../../core/credentials.js';
+import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
+import { loadServerKey } from '../../store/server-key.js';
+import type { UserGroupRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { JSON_BODY_LIMIT_BYTES } from '../app.js';
+import type { AppContext } from '../context.js';
+import { toTableError } from '../error-handler.js';
+
+/** Fastify does not parse GET bodies; Get User sends one, so read it here with the same
+ * size limit as every JSON body, counted before buffering more. */
+async function readGetBody(req: FastifyRequest): Promise<unknown> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > JSON_BODY_LIMIT_BYTES) throw new ScribedError('PAYLOAD_TOO_LARGE');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > JSON_BODY_LIMIT_BYTES) throw new ScribedError('PAYLOAD_TOO_LARGE');
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  const type = String(req.headers['content-type'] ?? '');
+  if (!type.startsWith('application/json')) throw new ScribedError('BAD_REQUEST', 'send the body as application/json');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new ScribedError('BAD_REQUEST', `the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function dashboardToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Token\s+(\S+)$/.exec(header.trim());
+  return m ? m[1] : '';
+}
+
+export function userGroupRoutes(ctx: AppContext): FastifyPluginAsync {
+  return async (app) => {
+    const key = loadServerKey(ctx.config.dataDir, 'user-group-token');
+    const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'api_token', dashboardToken(headerValue(req.headers.authorization)));
+    const newToken = (accountId: string) => () => {
+      const nonce = randomBytes(16).toString('base64url');
+      return { nonce, hash: tokenHash(groupToken(key, accountId, nonce)) };
+    };
+
+    const view = (g: UserGroupRecord) => ({
+      team_id: g.teamId,
+      token: groupToken(key, g.accountId, g.tokenNonce),
+      name: g.name,
+      provided_id: g.providedId,
+      properties: g.properties,
+    });
+
+    app.setErrorHandler((err: FastifyError, req, reply) => {
+      const e = toTableError(err);
+      if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
+      void reply.code(e.spec.http).send({ success: 0, message: e.message });
+    });
+
+    app.get('/api/user', async (req) => {
+      const accountId = await accountOf(req);
+      const { providedId, fields } = validateUserGroupRequest(await readGetBody(req));
+      const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());
+      return { success: 1, new_user_group: created, user_group: view(group) };
+    });
+
+    app.put('/api/user', async (req) => {
+      const accountId = await accountOf(req);
+      const { providedId, fields } = validateUserGroupRequest(req.body);
+      const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, true, newToken(accountId), ctx.now());
+      return { success: 1, user_group: { ...view(group), is_new: created ? 1 : 0, environment: group.environment } };
+    });
+
+    app.delete('/api/user', async (req) => {
+      const accountId = await accountOf(req);
+      const { providedId, currentToken } = validateDeleteRequest(req.body);
+      const presented = tokenHash(currentToken);
+      const out = await ctx.store.deleteUserGroup(accountId, providedId, (stored) => secretMatches(stored, presented));
+      if (out === 'not_found') throw new ScribedError('NOT_FOUND', `user group ${providedId} does not exist`);
+      if (out === 'mismatch') throw new ScribedError('USER_GROUP_TOKEN_MISMATCH');
+      return { success: 1 };
+    });
+  };
+}
