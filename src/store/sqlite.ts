@@ -25,6 +25,7 @@ import * as interp from './sqlite-interpretation.js';
 import * as music from './sqlite-music.js';
 import * as voices from './sqlite-voices.js';
 import * as userGroups from './sqlite-user-groups.js';
+import * as designs from './sqlite-voice-designs.js';
 import type {
   Account,
   CreateSessionInput,
@@ -57,6 +58,7 @@ import type {
   VoiceRecord,
   UserGroupFields,
   UserGroupRecord,
+  VoiceDesignRecord,
 } from './store.js';
 
 export interface SqliteStoreOptions {
@@ -735,7 +737,33 @@ export class SqliteStore implements Store {
   async deleteUserGroup(accountId: string, providedId: string, matches: (storedHash: Buffer) => boolean): Promise<'deleted' | 'not_found' | 'mismatch'> {
     return userGroups.deleteUserGroup(this.sql, accountId, providedId, matches);
   }
+  async createVoiceDesign(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+  ): Promise<VoiceDesignRecord> {
+    return designs.createVoiceDesign(this.sql, input);
+  }
+
+  async getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null> {
+    return designs.getVoiceDesign(this.sql, designId, accountId);
+  }
+
+  async finishVoiceDesign(
+    designId: string,
+    outcome: { previewSha256: string; previewBytes: number } | { error: string },
+    now: Date,
+  ): Promise<VoiceDesignRecord | null> {
+    return designs.finishVoiceDesign(this.sql, designId, outcome, now);
+  }
+
+  async recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void> {
+    designs.recordCallbackAttempt(this.sql, designId, callback, now);
+  }
+
+  async listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]> {
+    return designs.listUnfinishedVoiceDesigns(this.sql);
+  }
 }
+
 
 
 

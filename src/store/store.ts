@@ -123,7 +123,7 @@ export interface SessionProgress {
   nextSegmentIndex?: number;
 }
 
-export interface Store extends InterpretationStore, MusicStore, VoiceStore, UserGroupStore {
+export interface Store extends InterpretationStore, MusicStore, VoiceStore, UserGroupStore, VoiceDesignStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -392,4 +392,36 @@ export interface UserGroupStore {
   ): Promise<{ group: UserGroupRecord; created: boolean }>;
   /** Delete when `matches(storedHash)` holds (constant-time compare by the caller). */
   deleteUserGroup(accountId: string, providedId: string, matches: (storedHash: Buffer) => boolean): Promise<'deleted' | 'not_found' | 'mismatch'>;
+}
+
+// ---------------------------------------------------------------- issue 4: voice design
+
+export type VoiceDesignStatus = 'PENDING' | 'COMPLETED' | 'FAILED';
+export type CallbackState = 'NONE' | 'PENDING' | 'DELIVERED' | 'FAILED';
+
+export interface VoiceDesignRecord {
+  id: string; // vd_...
+  accountId: string;
+  description: string;
+  previewText: string;
+  callbackUrl: string | null;
+  status: VoiceDesignStatus;
+  params: Record<string, unknown>;
+  previewSha256: string | null;
+  previewBytes: number | null;
+  error: string | null;
+  callback: { state: CallbackState; attempts: number; lastStatus: number | null; lastError: string | null; nextAt: string | null };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface VoiceDesignStore {
+  createVoiceDesign(input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>): Promise<VoiceDesignRecord>;
+  getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null>;
+  /** PENDING -> COMPLETED (with the preview) or FAILED; the callback becomes PENDING when a
+   * URL was given. No effect on a design that already left PENDING. */
+  finishVoiceDesign(designId: string, outcome: { previewSha256: string; previewBytes: number } | { error: string }, now: Date): Promise<VoiceDesignRecord | null>;
+  recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void>;
+  /** Designs whose synthesis or callback delivery is still to do (start-up resume). */
+  listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]>;
 }

@@ -1,8 +1,145 @@
-// Voice design: placeholder until the design endpoints land.
-import type { FastifyPluginAsync } from 'fastify';
+// Voice design: start a design, read it (with its callback delivery state), fetch its
+// preview audio, and save it as a custom voice. The work runs in src/voices/design-jobs.ts.
+// docs/api.md, Voice design.
+import fs from 'node:fs';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import { codePoints } from '../../core/interpretation.js';
+import { callbackSecret } from '../../core/callback-signature.js';
+import { describeToEspeak } from '../../core/voice-description.js';
+import { validateVoiceName } from '../../core/voices.js';
+import { DesignJobs } from '../../voices/design-jobs.js';
 import type { RecordingStore } from '../../store/recordings.js';
-import type { AppContext } from '../context.js';
+import { loadServerKey } from '../../store/server-key.js';
+import type { VoiceDesignRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
 
-export function voiceDesignRoutes(_ctx: AppContext, _recordings: RecordingStore): FastifyPluginAsync {
-  return async () => undefined;
+export const MAX_DESCRIPTION_CODE_POINTS = 1000;
+export const MAX_PREVIEW_TEXT_CODE_POINTS = 500;
+export const MAX_CALLBACK_URL_CHARS = 2048;
+
+function designView(d: VoiceDesignRecord) {
+  return {
+    designId: d.id,
+    status: d.status,
+    description: d.description,
+    previewText: d.previewText,
+    parameters: d.params,
+    preview:
+      d.status === 'COMPLETED'
+        ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav', fileSize: d.previewBytes }
+        : null,
+    error: d.error,
+    callback: d.callbackUrl
+      ? { url: d.callbackUrl, state: d.callback.state, attempts: d.callback.attempts, lastStatus: d.callback.lastStatus, lastError: d.callback.lastError, nextAttemptAt: d.callback.nextAt }
+      : null,
+    createdAt: d.createdAt,
+    updatedAt: d.updatedAt,
+  };
+}
+
+function text(v: unknown, field: string, max: number): string {
+  if (typeof v !== 'string' || v.trim() === '') throw new ScribedError('VALIDATION_FAILED', `${field}: required`);
+  if (codePoints(v) > max) throw new ScribedError('VALIDATION_FAILED', `${field}: at most ${max} characters`);
+  return v;
+}
+
+function callbackUrl(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string' || v.length > MAX_CALLBACK_URL_CHARS) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
+  if (url.username || url.password) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: credentials in the URL are not allowed');
+  return url.toString();
+}
+
+export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): FastifyPluginAsync {
+  const base = `${API}/voices/design`;
+  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+
+  return async (app) => {
+    const serverKey = loadServerKey(ctx.config.dataDir, 'callback-signing');
+    const jobs = new DesignJobs({
+      store: ctx.store,
+      recordings,
+      log: ctx.log,
+      serverKey,
+      now: ctx.now,
+      callbackBaseDelayMs: ctx.config.callbackBaseDelayMs,
+      callbackMaxAttempts: ctx.config.callbackMaxAttempts,
+      view: designView,
+    });
+    app.addHook('onReady', async () => jobs.resume());
+    app.addHook('onClose', async () => jobs.close());
+
+    const owned = async (designId: string, accountId: string) => {
+      const d = await ctx.store.getVoiceDesign(designId, accountId);
+      if (!d) throw new ScribedError('NOT_FOUND', `voice design ${designId} does not exist`);
+      return d;
+    };
+
+    app.post<{ Body: Record<string, unknown> | undefined }>(base, async (req) => {
+      const accountId = await accountOf(req);
+      const b = req.body ?? {};
+      if (typeof b !== 'object' || Array.isArray(b)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
+      for (const k of Object.keys(b)) if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
+      const description = text(b.description, 'description', MAX_DESCRIPTION_CODE_POINTS);
+      const previewText = text(b.previewText, 'previewText', MAX_PREVIEW_TEXT_CODE_POINTS);
+      const url = callbackUrl(b.callbackUrl);
+      const now = ctx.now();
+      const design = await ctx.store.createVoiceDesign({
+        id: newId('vd', now),
+        accountId,
+        description,
+        previewText,
+        callbackUrl: url,
+        params: describeToEspeak(description) as unknown as Record<string, unknown>,
+        createdAt: now.toISOString(),
+      });
+      jobs.start(design.id);
+      return ok({ designId: design.id, status: design.status, callbackSecret: url ? callbackSecret(serverKey, design.id) : null });
+    });
+
+    app.post<{ Body: { name?: unknown; designId?: unknown } | undefined }>(`${base}/save`, async (req) => {
+      const accountId = await accountOf(req);
+      const name = validateVoiceName(req.body?.name);
+      const designId = req.body?.designId;
+      if (typeof designId !== 'string' || designId === '') throw new ScribedError('VALIDATION_FAILED', 'designId: required');
+      const d = await owned(designId, accountId);
+      if (d.status !== 'COMPLETED') throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${designId} is ${d.status}`);
+      const now = ctx.now();
+      const out = await ctx.store.createVoice({
+        id: newId('vc', now),
+        accountId,
+        name,
+        type: 'designed',
+        feature: 'text-to-speech',
+        channel: 'web',
+        designId,
+        createdAt: now.toISOString(),
+        recordings: [{ sha256: d.previewSha256!, format: 'wav', sizeBytes: d.previewBytes! }],
+      });
+      return ok({ id: out.voice.id });
+    });
+
+    app.get<{ Params: { designId: string } }>(`${base}/:designId`, async (req) => {
+      const accountId = await accountOf(req);
+      return ok(designView(await owned(req.params.designId, accountId)));
+    });
+
+    app.get<{ Params: { designId: string } }>(`${base}/:designId/preview`, async (req, reply) => {
+      const accountId = await accountOf(req);
+      const d = await owned(req.params.designId, accountId);
+      if (d.status !== 'COMPLETED' || !d.previewSha256) throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
+      return reply.type('audio/wav').send(fs.createReadStream(recordings.pathOf(d.previewSha256)));
+    });
+  };
 }
