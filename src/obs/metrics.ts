@@ -34,6 +34,9 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     tickets: new Counter({ name: 'scribed_ticket_outcomes_total', help: 'Ticket issue and handshake outcomes', labelNames: ['outcome'], registers: r }),
     charactersDebited: new Counter({ name: 'scribed_characters_debited_total', help: 'Characters debited for real-time audio', registers: r }),
+    interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
+    callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
+    recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
     httpDuration: new Histogram({
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',

@@ -38,6 +38,7 @@ export interface DesignJobOptions {
   callbackMaxAttempts: number;
   /** Body of the callback and of GET /voices/design/{id}: one shape. */
   view: (d: VoiceDesignRecord) => Record<string, unknown>;
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
 }
 
 export class DesignJobs {
@@ -135,6 +136,7 @@ export class DesignJobs {
       },
       this.o.now(),
     );
+    this.o.onAttempt?.(delivered ? 'delivered' : more ? 'retry' : 'failed');
     this.o.log.info({ designId, attempt, status, delivered }, 'voice design callback attempt');
     if (more) this.#later(delay, () => this.#deliver(designId));
   }

@@ -277,6 +277,17 @@ describe('retry', () => {
     expect((await retry(p2, t2, body2, `${randomUUID()}${randomUUID()}`.slice(0, 64))).json.code).toBe(1);
   });
 
+  it('counts retries by outcome in /metrics', async () => {
+    const { projectId, targetId } = await failedTarget();
+    const body = planBody((await plan(projectId, targetId)).json.data);
+    const key = idem();
+    await retry(projectId, targetId, body, key);
+    await retry(projectId, targetId, body, key);
+    const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+    expect(text).toMatch(/scribed_interpretation_retries_total\{outcome="retried"\} [1-9]/);
+    expect(text).toMatch(/scribed_interpretation_retries_total\{outcome="replayed"\} [1-9]/);
+  });
+
   it('refuses a body missing a plan field', async () => {
     const { projectId, targetId } = await failedTarget();
     const r = await retry(projectId, targetId, { nextReservationCycle: 2, characters: 300 });

@@ -141,6 +141,7 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
           requestId,
         }),
       });
+      ctx.metrics.interpretationRetries.inc({ outcome: out.kind });
       switch (out.kind) {
         case 'retried':
           req.log.info({ targetId, projectId, requestId }, 'interpretation target retried');

@@ -76,6 +76,7 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       callbackBaseDelayMs: ctx.config.callbackBaseDelayMs,
       callbackMaxAttempts: ctx.config.callbackMaxAttempts,
       view: designView,
+      onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
     });
     app.addHook('onReady', async () => jobs.resume());
     app.addHook('onClose', async () => jobs.close());

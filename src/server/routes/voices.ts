@@ -151,6 +151,7 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
           await ctx.store.deleteVoice(id, accountId);
         },
       );
+      ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
       req.log.info({ voiceId: created.voice.id, files: upload.files.length }, 'voice created');
       return ok({ id: created.voice.id });
     });
@@ -178,6 +179,7 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
           if (firstIndex >= 0) await ctx.store.dropVoiceRecordingsFrom(voiceId, firstIndex);
         },
       );
+      ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
       return ok({ id: out.id, fileCount: out.fileCount, totalFileSize: out.totalFileSize });
     });
 
