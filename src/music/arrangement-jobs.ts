@@ -19,18 +19,18 @@ export class ArrangementJobs {
     private readonly now: () => Date,
   ) {}
 
-  schedule(projectId: string, arrangementVersion: number): void {
+  schedule(projectId: string, accountId: string, arrangementVersion: number): void {
     if (this.#closed) return;
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      void this.run(projectId, arrangementVersion);
+      void this.run(projectId, accountId, arrangementVersion);
     }, this.delayMs);
     this.#timers.add(timer);
   }
 
   async resume(): Promise<number> {
     const pending = await this.store.listMusicProjectsByStatus('ARRANGEMENT_GENERATING');
-    for (const p of pending) this.schedule(p.id, p.arrangementVersion);
+    for (const p of pending) this.schedule(p.id, p.accountId, p.arrangementVersion);
     if (pending.length > 0) this.log.info({ count: pending.length }, 'arrangement jobs resumed');
     return pending.length;
   }
@@ -41,12 +41,11 @@ export class ArrangementJobs {
     this.#timers.clear();
   }
 
-  private async run(projectId: string, version: number): Promise<void> {
+  private async run(projectId: string, accountId: string, version: number): Promise<void> {
     if (this.#closed || !this.store.isOpen()) return;
     try {
-      // Read through the store without an account filter: jobs act for the owner.
-      const [p] = (await this.store.listMusicProjectsByStatus('ARRANGEMENT_GENERATING')).filter((x) => x.id === projectId);
-      if (!p || p.arrangementVersion !== version) return;
+      const p = await this.store.getMusicProject(projectId, accountId);
+      if (!p || p.status !== 'ARRANGEMENT_GENERATING' || p.arrangementVersion !== version) return;
       const plan = planArrangement(validateBrief(p.brief));
       const done = await this.store.completeArrangement(projectId, version, plan as unknown as Record<string, unknown>, this.now());
       this.log.info({ projectId, arrangementVersion: version, stored: done }, 'arrangement generated');

@@ -184,6 +184,22 @@ describe('save', () => {
     expect(again.json.data.id).toBe(r.json.data.id);
   });
 
+  it('refuses a design that has not completed with 409', async () => {
+    // A PENDING design row (its job not started), as it is while espeak-ng runs.
+    const pending = await svc.service.store.createVoiceDesign({
+      id: 'vd_0000000000pending000',
+      accountId: alice.accountId,
+      description: 'x',
+      previewText: 'y',
+      callbackUrl: null,
+      params: {},
+      createdAt: new Date().toISOString(),
+    });
+    const r = await api('POST', `${DESIGN}/save`, { body: { name: 'early', designId: pending.id } });
+    expect(r.status).toBe(409);
+    expect(r.json.message).toMatch(/^VOICE_DESIGN_NOT_READY/);
+  });
+
   it('refuses a name of 33 characters', async () => {
     const d = await startDesign({});
     await until(() => read(d.designId), (x) => x.status === 'COMPLETED');

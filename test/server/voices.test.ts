@@ -192,6 +192,15 @@ describe('recordings: limits', () => {
     expect((await list()).some((v) => v.name === 'too many')).toBe(false);
   });
 
+  it('lets only one of two concurrent uploads take the last free slot', async () => {
+    const wav = makeWav();
+    const id = await newVoice(Array.from({ length: 24 }, () => ({ data: wav })));
+    const [a, b] = await Promise.all([addFiles(id, [{ data: makeWav() }]), addFiles(id, [{ data: makeMp3() }])]);
+    expect([a.json.code, b.json.code].filter((c) => c === 1)).toHaveLength(1);
+    expect((await voiceOf(id)).fileCount).toBe(25);
+    expect(staging()).toEqual([]);
+  });
+
   it("reads another account's voice as not found", async () => {
     const id = await newVoice();
     const r = await addFiles(id, [{ data: makeWav() }], bob);

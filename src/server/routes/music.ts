@@ -65,7 +65,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       const brief = validateBrief(req.body ?? {});
       const now = ctx.now();
       const project = await ctx.store.createMusicProject({ id: newId('mup', now), accountId, brief: brief as unknown as Record<string, unknown>, createdAt: now.toISOString() });
-      jobs.schedule(project.id, project.arrangementVersion);
+      jobs.schedule(project.id, accountId, project.arrangementVersion);
       return ok(projectView(project, newId('req', now)));
     });
 
@@ -84,7 +84,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       const brief: Brief = validateBrief(req.body ?? {});
       const now = ctx.now();
       const project = settle(await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now), projectId);
-      jobs.schedule(project.id, project.arrangementVersion);
+      jobs.schedule(project.id, accountId, project.arrangementVersion);
       return ok(projectView(project, newId('req', now)));
     });
 
