@@ -93,6 +93,20 @@ describe('get user (get or create)', () => {
   });
 });
 
+describe('get user body limit', () => {
+  it('takes a body at 256 KiB and refuses one byte more with 413 success 0', async () => {
+    const shell = JSON.stringify({ user_group_id: 'big', properties: { pad: '' } });
+    const at = JSON.stringify({ user_group_id: gid(), properties: { pad: 'p'.repeat(256 * 1024 - shell.length - 20) } });
+    const padded = at.replace('"pad":"', `"pad":"${'q'.repeat(256 * 1024 - Buffer.byteLength(at))}`);
+    expect(Buffer.byteLength(padded)).toBe(256 * 1024);
+    expect((await request('GET', undefined, `Token ${alice.apiToken}`, padded)).json.success).toBe(1);
+    const over = padded.replace('"pad":"', '"pad":"q');
+    const r = await request('GET', undefined, `Token ${alice.apiToken}`, over);
+    expect(r.status).toBe(413);
+    expect(r.json.success).toBe(0);
+  });
+});
+
 describe('update user', () => {
   it('updates an existing group: is_new 0, environment echoed, token unchanged', async () => {
     const id = gid();

@@ -11,20 +11,19 @@ import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest 
 import { loadServerKey } from '../../store/server-key.js';
 import type { UserGroupRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
-import { JSON_BODY_LIMIT_BYTES } from '../app.js';
 import type { AppContext } from '../context.js';
 import { toTableError } from '../error-handler.js';
 
-/** Fastify does not parse GET bodies; Get User sends one, so read it here with the same
- * size limit as every JSON body, counted before buffering more. */
-async function readGetBody(req: FastifyRequest): Promise<unknown> {
+/** Fastify does not parse GET bodies; Get User sends one, so read it here with the app's
+ * JSON body limit, counted before buffering more. */
+async function readGetBody(req: FastifyRequest, limit: number): Promise<unknown> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > JSON_BODY_LIMIT_BYTES) throw new ScribedError('PAYLOAD_TOO_LARGE');
+  if (declared > limit) throw new ScribedError('PAYLOAD_TOO_LARGE');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req.raw as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > JSON_BODY_LIMIT_BYTES) throw new ScribedError('PAYLOAD_TOO_LARGE');
+    if (size > limit) throw new ScribedError('PAYLOAD_TOO_LARGE');
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -69,7 +68,7 @@ export function userGroupRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.get('/api/user', async (req) => {
       const accountId = await accountOf(req);
-      const { providedId, fields } = validateUserGroupRequest(await readGetBody(req));
+      const { providedId, fields } = validateUserGroupRequest(await readGetBody(req, app.initialConfig.bodyLimit ?? 256 * 1024));
       const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());
       return { success: 1, new_user_group: created, user_group: view(group) };
     });
