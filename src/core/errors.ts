@@ -42,6 +42,9 @@ export const ERRORS = {
   ENGINE_BUSY: { wire: -1, http: 503, summary: 'every recognizer is in use; try again later' },
   ENGINE_FAILED: { wire: -1, http: 500, summary: 'the recognizer failed for this session' },
 
+  // batch transcription
+  UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'the uploaded file is not audio in a format this server decodes' },
+
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

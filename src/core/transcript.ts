@@ -21,6 +21,8 @@ export interface TranscriptSegment {
   endSample: bigint;
   text: string;
   words: TranscriptWord[];
+  /** Text-option results (rawText, entities), copied into the JSON segment as they are. */
+  annotations?: Record<string, unknown>;
 }
 
 export interface TranscriptMeta {
@@ -47,6 +49,8 @@ export interface TranscriptJson {
     endSample: string;
     text: string;
     words: Array<{ word: string; startMs: number; endMs: number; confidence: number | null }>;
+    rawText?: string;
+    entities?: unknown[];
   }>;
 }
 
@@ -91,6 +95,7 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
         endMs: ms(BigInt(w.endSample), rate),
         confidence: w.confidence,
       })),
+      ...(s.annotations ?? {}),
     })),
   };
 }

@@ -12,6 +12,7 @@ import { accountRoutes } from './routes/account.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { streamRoutes } from './ws/stream.js';
+import { batchRoutes } from './routes/batch.js';
 
 /** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
  * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
@@ -61,6 +62,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
   await app.register(streamRoutes(ctx));
+  if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
 
   return app;
 }
