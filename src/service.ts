@@ -90,8 +90,11 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     },
     stop() {
       stopping ??= (async () => {
+        // Batch work stops taking segments first, so decoders freed by sessions shutting down
+        // are not picked up by a job; its running segment finishes while the app closes.
+        const batchStopped = batch.stop();
         await app.close();
-        await batch.stop();
+        await batchStopped;
         await engine.close();
         await store.close();
       })();

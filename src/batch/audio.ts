@@ -2,11 +2,19 @@
 // name or the declared Content-Type), ffmpeg decodes them to raw s16le mono at the
 // engine's rate. Both are Debian's ffmpeg package (scripts/setup.sh); they run as child
 // processes with argument arrays (no shell) and a time limit.
+//
+// Both run with a demuxer whitelist and only the `file` protocol: a crafted upload (an HLS
+// playlist, a concat script) could otherwise make ffmpeg open other local files or URLs
+// while probing, before any format check of ours could refuse it.
 import { execFile } from 'node:child_process';
 import { ScribedError } from '../core/errors.js';
 
 /** Container formats accepted, as ffprobe names them (format_name). */
 export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
+
+/** The demuxers behind ACCEPTED_FORMATS, for -format_whitelist. */
+const DEMUXERS = ACCEPTED_FORMATS.join(',');
+const SANDBOX = ['-format_whitelist', DEMUXERS, '-protocol_whitelist', 'file'];
 
 export interface ProbedAudio {
   format: string;
@@ -35,7 +43,7 @@ export async function probeAudio(file: string, timeoutMs = 30_000): Promise<Prob
   try {
     ({ stdout: out } = await run(
       'ffprobe',
-      ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels', '-of', 'json', file],
+      ['-v', 'error', ...SANDBOX, '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels', '-of', 'json', file],
       timeoutMs,
     ));
   } catch (err) {
@@ -66,7 +74,7 @@ export async function decodeToRaw(input: string, output: string, rate: number, t
   try {
     await run(
       'ffmpeg',
-      ['-nostdin', '-v', 'error', '-y', '-i', input, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le', '-f', 's16le', output],
+      ['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le', '-f', 's16le', output],
       timeoutMs,
     );
   } catch (err) {

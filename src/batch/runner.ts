@@ -143,7 +143,8 @@ export class BatchRunner {
       await fs.rm(file, { force: true });
       const audioSec = samples.length / row.sampleRateHz;
       const wallSec = (performance.now() - t0) / 1000;
-      metrics.audioSeconds.inc({ encoding: 'batch' }, audioSec);
+      metrics.batchAudioSeconds.inc(audioSec);
+      metrics.batchJobs.inc({ outcome: 'completed' });
       jlog.info({ audioSec, wallSec, engineCpuSec: cpuMs / 1000, segments: plan.length }, 'batch job done');
     } catch (err) {
       if (err instanceof Stopping) {
@@ -190,6 +191,7 @@ export class BatchRunner {
   private async fail(job: BatchJobRecord, file: string, err: unknown, jlog: Logger): Promise<void> {
     const reason = err instanceof ScribedError ? err.message : 'INTERNAL: transcription failed';
     jlog.error({ err }, 'batch job failed');
+    this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
     await this.deps.store.setBatchJobState(job.transcriptionId, 'FAILED', reason);
     if (job.charactersCharged > 0n) {
       await this.deps.store.creditCharacters(job.accountId, job.charactersCharged, 'batch_refund', job.transcriptionId);

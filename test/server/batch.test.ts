@@ -2,6 +2,7 @@
 // several formats, content checks, limits, Characters, pagination, ownership, the text
 // options on batch and real-time finals, decoder sharing and resuming after a restart.
 import fs from 'node:fs';
+import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
@@ -11,6 +12,8 @@ import { StreamClient } from '../helpers/stream-client.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { isFiller, removeDisfluencies } from '../../src/text/disfluency.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
+import { planSegments } from '../../src/batch/segmenter.js';
+import { openStore } from '../../src/store/index.js';
 
 const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -132,6 +135,7 @@ describe('batch transcription', () => {
     expect(texts[texts.length - 1]).toBe(texts[wavIndex]);
     expect(wordErrorRate(flacSource.reference, texts[texts.length - 2]!).wer).toBeLessThan(0.6);
 
+    expect((await transcript(svc, created[0].transcriptionId, alice.accessKey)).segments[0].words.length).toBeGreaterThan(3);
     // Downloads in every format serve batch rows.
     const srt = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${created[0].transcriptionId}/transcript?format=srt`, { headers: { accessKey: alice.accessKey } });
     expect(await srt.text()).toMatch(/00:00:0\d,\d{3} --> /);
@@ -213,6 +217,33 @@ describe('batch transcription', () => {
     expect(fs.readdirSync(`${svc.dataDir}/batch`).filter((f) => f.startsWith('upload-') || f.startsWith('decode-'))).toEqual([]);
   }, 60_000);
 
+  it('accepts m4a and ogg by content, and refuses a playlist that would make ffmpeg open other files', async () => {
+    const clip = clips.find((c) => c.id === 'librivox-0870')!;
+    for (const ext of ['m4a', 'ogg']) {
+      const r = await upload(svc, alice.accessKey, convert(clip.wavFile, ext));
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(Math.abs(Number(r.json.data.audioSamples) - clip.pcm16k.length / 2)).toBeLessThan(16_000 * 0.1);
+    }
+    // An HLS playlist pointing at a URL: probing it must not fetch anything.
+    let hits = 0;
+    const server = http.createServer((_req, res) => {
+      hits++;
+      res.end(fs.readFileSync(clip.wavFile));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:${port}/a.wav\n#EXT-X-ENDLIST\n`;
+      const refused = await upload(svc, alice.accessKey, Buffer.from(playlist));
+      expect(refused.status).toBe(415);
+      expect(refused.json.message).toMatch(/^UNSUPPORTED_AUDIO/);
+      expect(hits).toBe(0);
+    } finally {
+      server.close();
+    }
+    await svc.service.batch.idle();
+  }, 60_000);
+
   it('answers 402 INSUFFICIENT_CHARACTERS when the balance cannot cover the whole file, creating no row', async () => {
     const poor = await svc.account(7n);
     const clip = clips.find((c) => c.id === 'librivox-0870')!; // 7.1 s: 8 Characters
@@ -264,7 +295,7 @@ describe('text options on finals', () => {
 
   it('rewriteInstruction and processingContentStorage: batch jobs say they were not applied', async () => {
     const r = await upload(svc, alice.accessKey, clips[1]!.wavFile, {
-      options: JSON.stringify({ rewriteInstruction: 'make it formal', processingContentStorage: true, vocabularyHints: ['Dashwood'] }),
+      options: JSON.stringify({ rewriteInstruction: 'make it formal', processingContentStorage: true, vocabularyHints: ['Dashwood'], includeAlignment: false }),
     });
     expect(r.status).toBe(200);
     const codes = r.json.data.notices.map((n: Json) => n.code);
@@ -273,6 +304,10 @@ describe('text options on finals', () => {
     const detail = (await getJson(svc, `${TRANSCRIPTIONS}/${r.json.data.transcriptionId}`, alice.accessKey)).json.data;
     expect(detail.notices.map((n: Json) => n.code)).toEqual(codes);
     await svc.service.batch.idle();
+    // includeAlignment: false leaves words out; by default they are there (first test's rows).
+    const t = await transcript(svc, r.json.data.transcriptionId, alice.accessKey);
+    expect(t.text).not.toBe('');
+    expect(t.segments.every((s: Json) => s.words.length === 0)).toBe(true);
   }, 60_000);
 
   it('real-time finals get the same options through the socket, and the session says what it could not apply', async () => {
@@ -321,19 +356,28 @@ describe('sharing decoders and surviving restarts', () => {
     }
   }, 60_000);
 
-  it('a live socket keeps its decoder: the batch job waits, and after a restart it resumes and completes', async () => {
+  it('a live socket keeps its decoder: the batch job waits, and after a restart it resumes after its last stored segment', async () => {
     const dataDir = tempDir();
     let one = await startService({ maxDecoders: 1, dataDir });
     const erin = await one.account(1_000n);
     const session = await createSession(one, erin.accessKey, {});
     const c = await StreamClient.connect(`${one.wsBase}${session.streamUrl}`, { accessKey: erin.accessKey });
     await c.next('ready');
-    const job = (await upload(one, erin.accessKey, clips[0]!.wavFile, { title: 'queued behind a call' })).json.data;
+    const long = joined(clips.map((x) => x.wavFile), 1);
+    const job = (await upload(one, erin.accessKey, long, { title: 'queued behind a call' })).json.data;
     await new Promise((r) => setTimeout(r, 1500));
     expect((await getJson(one, `${TRANSCRIPTIONS}/${job.transcriptionId}`, erin.accessKey)).json.data.status).toBe('PROCESSING');
     expect((await transcript(one, job.transcriptionId, erin.accessKey)).segments).toEqual([]);
     c.close();
     await one.stop();
+
+    // As if the stopped run had recognized the first segment: it must be kept, not redone.
+    const raw = fs.readFileSync(`${dataDir}/batch/${job.transcriptionId}.s16le`);
+    const plan = planSegments(new Int16Array(raw.buffer, raw.byteOffset, raw.length / 2), { rate: 16_000, maxSegmentSeconds: 30 });
+    expect(plan.length).toBeGreaterThan(2);
+    const offline = await openStore(dataDir);
+    await offline.appendSegment({ transcriptionId: job.transcriptionId, index: 0, startSample: BigInt(plan[0]!.startSample), endSample: BigInt(plan[0]!.endSample), text: 'PRESERVED', words: [], createdAt: new Date().toISOString() });
+    await offline.close();
 
     one = await startService({ maxDecoders: 1, dataDir });
     try {
@@ -341,7 +385,11 @@ describe('sharing decoders and surviving restarts', () => {
       const done = await getJson(one, `${TRANSCRIPTIONS}/${job.transcriptionId}`, erin.accessKey);
       expect(done.json.data.status).toBe('COMPLETED');
       const t = await transcript(one, job.transcriptionId, erin.accessKey);
-      expect(wordErrorRate(clips[0]!.reference, t.text).wer).toBeLessThan(0.5);
+      expect(t.segments.map((s: Json) => s.id)).toEqual(plan.filter((p) => !p.silent).map((p) => `seg_${p.index}`));
+      expect(t.segments[0].text).toBe('PRESERVED');
+      const rest = t.segments.slice(1).map((s: Json) => s.text).join(' ');
+      expect(rest.length).toBeGreaterThan(20);
+      expect(wordErrorRate(clips.map((x) => x.reference).join(' '), t.text).wer).toBeLessThan(0.7);
       expect(await balance(one, erin.accessKey)).toBe(1_000n - costOf(job.audioSamples, 16_000));
       expect(fs.readdirSync(`${dataDir}/batch`)).toEqual([]);
     } finally {

@@ -147,6 +147,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
         }
         opts.runner.enqueue(id);
+        ctx.metrics.batchJobs.inc({ outcome: 'queued' });
         req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
         const row = (await ctx.store.getTranscription(id, accountId))!;
         return ok({ ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: probed });
