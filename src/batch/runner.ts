@@ -20,7 +20,7 @@ import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js'
 import type { Metrics } from '../obs/metrics.js';
 import type { BatchJobRecord, SegmentWord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
-import { planSegments } from './segmenter.js';
+import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
 export interface BatchRunnerDeps {
   store: Store;
@@ -108,15 +108,16 @@ export class BatchRunner {
       await store.setBatchJobState(id, 'RUNNING');
       const row = await store.getTranscription(id, job.accountId);
       if (!row) throw new ScribedError('INTERNAL', `History row ${id} is missing`);
-      const samples = await readSamples(file);
-      const plan = planSegments(samples, { rate: row.sampleRateHz, maxSegmentSeconds: this.deps.maxSegmentSeconds });
+      const audioFile = await openAudio(file, row.sampleRateHz);
+      const totalSamples = audioFile.totalSamples;
+      const plan = planFromEnergies(audioFile.energies, totalSamples, { rate: row.sampleRateHz, maxSegmentSeconds: this.deps.maxSegmentSeconds });
       const stored = await store.listSegments(id);
       const after = stored.reduce((m, s) => Math.max(m, s.index), -1);
       let cpuMs = 0;
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
-        const audio = samples.subarray(seg.startSample, seg.endSample);
+        const audio = await readRange(file, seg.startSample, seg.endSample);
         const { result, cpu } = await this.recognize(audio, row.sampleRateHz);
         cpuMs += cpu;
         const base = BigInt(seg.startSample);
@@ -141,7 +142,7 @@ export class BatchRunner {
       }
       await store.setBatchJobState(id, 'DONE');
       await fs.rm(file, { force: true });
-      const audioSec = samples.length / row.sampleRateHz;
+      const audioSec = totalSamples / row.sampleRateHz;
       const wallSec = (performance.now() - t0) / 1000;
       metrics.batchAudioSeconds.inc(audioSec);
       metrics.batchJobs.inc({ outcome: 'completed' });
@@ -200,10 +201,46 @@ export class BatchRunner {
   }
 }
 
-/** Raw s16le file as samples (copied when the buffer is not 2-byte aligned). */
-async function readSamples(file: string): Promise<Int16Array> {
-  const buf = await fs.readFile(file);
-  const even = buf.length - (buf.length % 2);
-  if (buf.byteOffset % 2 === 0) return new Int16Array(buf.buffer, buf.byteOffset, even / 2);
-  return new Int16Array(new Uint8Array(buf.subarray(0, even)).buffer);
+/** Frames per read while measuring energies: 10 s at 16 kHz, so memory stays flat
+ * whatever the file's length. */
+const SCAN_FRAMES = 500;
+
+/** Length and frame energies of a raw s16le file, read piece by piece. */
+async function openAudio(file: string, rate: number): Promise<{ totalSamples: number; energies: Float64Array }> {
+  const frame = frameSamples(rate);
+  const fh = await fs.open(file, 'r');
+  try {
+    const totalSamples = Math.floor((await fh.stat()).size / 2);
+    const energies = new Float64Array(Math.ceil(totalSamples / frame));
+    const chunk = frame * SCAN_FRAMES;
+    for (let s = 0, f = 0; s < totalSamples; s += chunk, f += SCAN_FRAMES) {
+      const piece = await readAt(fh, s, Math.min(totalSamples, s + chunk));
+      energies.set(frameEnergies(piece, frame), f);
+    }
+    return { totalSamples, energies };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Samples [start, end) of a raw s16le file. */
+async function readRange(file: string, start: number, end: number): Promise<Int16Array> {
+  const fh = await fs.open(file, 'r');
+  try {
+    return await readAt(fh, start, end);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readAt(fh: fs.FileHandle, start: number, end: number): Promise<Int16Array> {
+  const out = new Int16Array(Math.max(0, end - start));
+  const bytes = new Uint8Array(out.buffer);
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesRead } = await fh.read(bytes, done, bytes.length - done, start * 2 + done);
+    if (bytesRead === 0) throw new ScribedError('INTERNAL', 'decoded audio file is shorter than expected');
+    done += bytesRead;
+  }
+  return out;
 }

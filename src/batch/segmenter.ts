@@ -29,6 +29,13 @@ export interface SegmenterOptions {
 
 const FRAME_MS = 20;
 
+/** Samples per analysis frame at `rate`. */
+export function frameSamples(rate: number): number {
+  return Math.max(1, Math.round((rate * FRAME_MS) / 1000));
+}
+
+/** Energy in dBFS of each whole or final partial frame of `samples` (a multiple of the
+ * frame length, except at the end of the audio, so a long file can be fed in pieces). */
 export function frameEnergies(samples: Int16Array, frame: number): Float64Array {
   const n = Math.ceil(samples.length / frame);
   const out = new Float64Array(n);
@@ -43,9 +50,13 @@ export function frameEnergies(samples: Int16Array, frame: number): Float64Array 
 }
 
 export function planSegments(samples: Int16Array, opts: SegmenterOptions): PlannedSegment[] {
-  if (samples.length === 0) return [];
-  const frame = Math.max(1, Math.round((opts.rate * FRAME_MS) / 1000));
-  const energy = frameEnergies(samples, frame);
+  return planFromEnergies(frameEnergies(samples, frameSamples(opts.rate)), samples.length, opts);
+}
+
+/** The plan from frame energies alone (see frameEnergies), for audio of `totalSamples`. */
+export function planFromEnergies(energy: Float64Array, totalSamples: number, opts: SegmenterOptions): PlannedSegment[] {
+  if (totalSamples === 0 || energy.length === 0) return [];
+  const frame = frameSamples(opts.rate);
   const sorted = [...energy].sort((a, b) => a - b);
   const floor = sorted[Math.floor(sorted.length * 0.1)]!;
   const threshold = Math.min(-25, Math.max(floor + 10, -55));
@@ -95,7 +106,7 @@ export function planSegments(samples: Int16Array, opts: SegmenterOptions): Plann
     out.push({
       index: out.length,
       startSample: a * frame,
-      endSample: Math.min(samples.length, b * frame),
+      endSample: Math.min(totalSamples, b * frame),
       silent: silent.slice(a, b).every(Boolean),
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planSegments } from '../../src/batch/segmenter.js';
+import { frameEnergies, frameSamples, planFromEnergies, planSegments } from '../../src/batch/segmenter.js';
 
 const RATE = 16_000;
 
@@ -49,5 +49,16 @@ describe('planSegments', () => {
     const plan = planSegments(audio, { rate: RATE, maxSegmentSeconds: 8 });
     expect(plan.some((s) => s.silent)).toBe(true);
     expect(plan[0]!.silent).toBe(false);
+  });
+
+  it('plans the same from energies measured piece by piece (how long files are read)', () => {
+    const audio = build([['tone', 7], ['quiet', 1], ['tone', 9], ['quiet', 0.7], ['tone', 3.33]]);
+    const frame = frameSamples(RATE);
+    const piece = frame * 37;
+    const energies = new Float64Array(Math.ceil(audio.length / frame));
+    for (let s = 0; s < audio.length; s += piece) energies.set(frameEnergies(audio.subarray(s, s + piece), frame), s / frame);
+    const opts = { rate: RATE, maxSegmentSeconds: 8 };
+    expect(planFromEnergies(energies, audio.length, opts)).toEqual(planSegments(audio, opts));
+    expect(planSegments(audio, opts).length).toBeGreaterThan(2);
   });
 });
