@@ -21,7 +21,7 @@ export interface TranscriptSegment {
   endSample: bigint;
   text: string;
   words: TranscriptWord[];
-  /** Text-option results (rawText, entities), copied into the JSON segment as they are. */
+  /** Text-option results: `rawText` and `entities` are copied into the JSON segment. */
   annotations?: Record<string, unknown>;
 }
 
@@ -95,7 +95,8 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
         endMs: ms(BigInt(w.endSample), rate),
         confidence: w.confidence,
       })),
-      ...(s.annotations ?? {}),
+      ...(typeof s.annotations?.rawText === 'string' ? { rawText: s.annotations.rawText } : {}),
+      ...(Array.isArray(s.annotations?.entities) ? { entities: s.annotations.entities as unknown[] } : {}),
     })),
   };
 }
