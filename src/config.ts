@@ -20,6 +20,10 @@ export interface ServiceConfig {
   /** Largest gap filled with silence, in seconds of audio. */
   maxGapSeconds: number;
   maxFramePayloadBytes: number;
+  /** Batch jobs (each one decoder, one segment at a time) running at once. */
+  batchMaxDecoders: number;
+  /** Largest batch upload, checked while the file streams in. */
+  batchMaxUploadBytes: number;
   shutdownTimeoutMs: number;
   logLevel: string;
   /** Queue delay before an arrangement job runs (tests lengthen it to observe the
@@ -60,6 +64,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxSegmentSeconds: input.maxSegmentSeconds ?? 30,
     maxGapSeconds: input.maxGapSeconds ?? 10,
     maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,
+    batchMaxDecoders: input.batchMaxDecoders ?? envInt('SCRIBED_BATCH_MAX_DECODERS') ?? 1,
+    batchMaxUploadBytes: input.batchMaxUploadBytes ?? envInt('SCRIBED_BATCH_MAX_UPLOAD_BYTES') ?? 100 * 1024 * 1024,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
@@ -70,6 +76,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
   if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
+  if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= cfg.maxDecoders)) throw new Error('batchMaxDecoders must be 1..maxDecoders');
+  if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   return Object.freeze(cfg);
 }

@@ -10,6 +10,8 @@ import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
+import { BatchRunner } from './batch/runner.js';
+import path from 'node:path';
 import type { Store } from './store/store.js';
 
 export interface Service {
@@ -20,6 +22,7 @@ export interface Service {
   metrics: Metrics;
   log: Logger;
   sessions: SessionRegistry;
+  batch: BatchRunner;
   /** Listen on config host/port; resolves to the bound address. */
   listen(): Promise<string>;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
@@ -58,7 +61,19 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
   });
-  const app = await buildApp({ config, store, engine, metrics, log, sessions, now: input.now ?? (() => new Date()) });
+  const batchDir = path.join(config.dataDir, 'batch');
+  const batch = new BatchRunner({ store, engine, metrics, log, dir: batchDir, maxDecoders: config.batchMaxDecoders, maxSegmentSeconds: config.maxSegmentSeconds });
+  await batch.start();
+  const app = await buildApp({
+    config,
+    store,
+    engine,
+    metrics,
+    log,
+    sessions,
+    batch: { runner: batch, dir: batchDir, maxUploadBytes: config.batchMaxUploadBytes },
+    now: input.now ?? (() => new Date()),
+  });
 
   let stopping: Promise<void> | null = null;
   return {
@@ -69,12 +84,17 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     metrics,
     log,
     sessions,
+    batch,
     async listen() {
       return app.listen({ host: config.host, port: config.port });
     },
     stop() {
       stopping ??= (async () => {
+        // Batch work stops taking segments first, so decoders freed by sessions shutting down
+        // are not picked up by a job; its running segment finishes while the app closes.
+        const batchStopped = batch.stop();
         await app.close();
+        await batchStopped;
         await engine.close();
         await store.close();
       })();

@@ -57,7 +57,7 @@ export const ERRORS = {
   // voice library
   VOICE_PREBUILT: { wire: -1, http: 403, summary: 'prebuilt voices cannot be changed or deleted' },
   VOICE_FILE_LIMIT: { wire: -1, http: 422, summary: 'a voice holds at most 25 recordings, counting those given at creation' },
-  UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'a recording is not mp3, wav or m4a audio (checked by content)' },
+  UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'an uploaded file is not audio in a format the endpoint accepts (checked by content, not by name)' },
   VOICE_DESIGN_NOT_READY: { wire: -1, http: 409, summary: 'the voice design has not completed' },
 
   // dashboard user groups

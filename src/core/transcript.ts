@@ -21,6 +21,8 @@ export interface TranscriptSegment {
   endSample: bigint;
   text: string;
   words: TranscriptWord[];
+  /** Text-option results: `rawText` and `entities` are copied into the JSON segment. */
+  annotations?: Record<string, unknown>;
 }
 
 export interface TranscriptMeta {
@@ -47,6 +49,8 @@ export interface TranscriptJson {
     endSample: string;
     text: string;
     words: Array<{ word: string; startMs: number; endMs: number; confidence: number | null }>;
+    rawText?: string;
+    entities?: unknown[];
   }>;
 }
 
@@ -91,6 +95,8 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
         endMs: ms(BigInt(w.endSample), rate),
         confidence: w.confidence,
       })),
+      ...(typeof s.annotations?.rawText === 'string' ? { rawText: s.annotations.rawText } : {}),
+      ...(Array.isArray(s.annotations?.entities) ? { entities: s.annotations.entities as unknown[] } : {}),
     })),
   };
 }

@@ -33,6 +33,8 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       registers: r,
     }),
     tickets: new Counter({ name: 'scribed_ticket_outcomes_total', help: 'Ticket issue and handshake outcomes', labelNames: ['outcome'], registers: r }),
+    batchJobs: new Counter({ name: 'scribed_batch_jobs_total', help: 'Batch jobs by outcome (queued, completed, failed)', labelNames: ['outcome'], registers: r }),
+    batchAudioSeconds: new Counter({ name: 'scribed_batch_audio_seconds_total', help: 'Audio transcribed by completed batch jobs, in seconds', registers: r }),
     charactersDebited: new Counter({ name: 'scribed_characters_debited_total', help: 'Characters debited for real-time audio', registers: r }),
     interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
     callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),

@@ -16,6 +16,7 @@ import { interpretationRoutes } from './routes/interpretation.js';
 import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
+import { batchRoutes } from './routes/batch.js';
 
 /** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
  * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
@@ -69,6 +70,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(musicRoutes(ctx));
   await app.register(voiceRoutes(ctx));
   await app.register(userGroupRoutes(ctx));
+  if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
 
   return app;
 }

@@ -5,6 +5,7 @@ import type { Engine } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { SessionRegistry } from '../session/registry.js';
 import type { Store } from '../store/store.js';
+import type { BatchRouteOptions } from './routes/batch.js';
 
 export interface AppContext {
   config: Readonly<ServiceConfig>;
@@ -13,6 +14,8 @@ export interface AppContext {
   metrics: Metrics;
   log: Logger;
   sessions: SessionRegistry;
+  /** Batch transcription (absent: the upload route is not served). */
+  batch?: BatchRouteOptions;
   /** Injected clock, so ticket expiry is testable. */
   now: () => Date;
 }

@@ -16,6 +16,7 @@ import { chargeNeeded } from '../core/billing.js';
 import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
+import { shapeFinal, textOptionNotices } from '../text/final-text.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -242,6 +243,7 @@ export class LiveSession {
         message: 'processingContentStorage was requested, but the recognizer keeps no processing-side content, so it was not applied',
       });
     }
+    out.push(...textOptionNotices(this.options));
     const notApplied = optionsNotYetApplied(this.options);
     if (notApplied.length > 0) {
       out.push({ code: 'OPTIONS_NOT_APPLIED', message: `accepted but not applied by this server: ${notApplied.join(', ')}` });
@@ -440,13 +442,15 @@ export class LiveSession {
       endSample: (seg.startSample + BigInt(Math.min(w.endSample, seg.samples))).toString(),
       confidence: w.confidence,
     }));
+    const shaped = shapeFinal(result.text, words, this.options); // text options: src/text/final-text.ts
     await this.deps.store.appendSegment({
       transcriptionId: this.transcriptionId,
       index: seg.index,
       startSample: seg.startSample,
       endSample,
-      text: result.text,
-      words,
+      text: shaped.text,
+      words: shaped.words,
+      ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
       createdAt: new Date().toISOString(),
     });
     await this.saveProgress(true);
@@ -454,11 +458,12 @@ export class LiveSession {
     this.emit({
       type: 'final',
       segmentId: id,
-      text: result.text,
+      text: shaped.text,
+      ...shaped.annotations,
       trigger,
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, endSample, this.rate),
-      words: words.map((w) => ({
+      words: shaped.words.map((w) => ({
         word: w.word,
         confidence: w.confidence,
         start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
@@ -555,14 +560,12 @@ export function optionsNotYetApplied(options: Record<string, unknown>): string[]
     'minimumSilenceMs',
     'additionalLanguageHints',
     'vocabularyHints',
-    'entityCategories',
-    'rewriteInstruction',
     'heartbeatIntervalMs',
   ]) {
     const v = options[key];
     if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) out.push(key);
   }
-  for (const key of ['includeDetectedLanguage', 'removeDisfluencies', 'suppressBackgroundSpeech']) {
+  for (const key of ['includeDetectedLanguage', 'suppressBackgroundSpeech']) {
     if (options[key] === true) out.push(key);
   }
   return out;

@@ -232,6 +232,28 @@ CREATE TABLE user_groups (
 );
 `,
   },
+  {
+    // Batch transcription (issue 5): the job queue beside History rows, and per-segment
+    // annotations from the text options (rawText, entities) for both kinds.
+    version: 3,
+    sql: `
+ALTER TABLE segments ADD COLUMN annotations_json TEXT;
+
+CREATE TABLE batch_jobs (
+  transcription_id   TEXT PRIMARY KEY REFERENCES transcriptions(id),
+  account_id         TEXT NOT NULL REFERENCES accounts(id),
+  options_json       TEXT NOT NULL,
+  notices_json       TEXT NOT NULL,
+  audio_file         TEXT NOT NULL,
+  state              TEXT NOT NULL CHECK (state IN ('QUEUED', 'RUNNING', 'DONE', 'FAILED')),
+  characters_charged INTEGER NOT NULL CHECK (characters_charged >= 0),
+  error              TEXT,
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX batch_jobs_state ON batch_jobs(state, created_at);
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -28,7 +28,11 @@ import * as userGroups from './sqlite-user-groups.js';
 import * as designs from './sqlite-voice-designs.js';
 import type {
   Account,
+  BatchJobRecord,
+  BatchJobState,
+  CreateBatchJobInput,
   CreateSessionInput,
+  HistoryPosition,
   CreateSessionOutcome,
   CredentialKind,
   CredentialRecord,
@@ -126,7 +130,21 @@ interface SegmentRow {
   end_sample: bigint;
   text: string;
   words_json: string;
+  annotations_json: string | null;
   created_at: string;
+}
+
+interface BatchJobRow {
+  transcription_id: string;
+  account_id: string;
+  options_json: string;
+  notices_json: string;
+  audio_file: string;
+  state: BatchJobState;
+  characters_charged: bigint;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 interface TicketRow {
@@ -194,7 +212,23 @@ function toSegment(r: SegmentRow): SegmentRecord {
     endSample: r.end_sample,
     text: r.text,
     words: JSON.parse(r.words_json) as SegmentWord[],
+    ...(r.annotations_json === null ? {} : { annotations: JSON.parse(r.annotations_json) as Record<string, unknown> }),
     createdAt: r.created_at,
+  };
+}
+
+function toBatchJob(r: BatchJobRow): BatchJobRecord {
+  return {
+    transcriptionId: r.transcription_id,
+    accountId: r.account_id,
+    options: JSON.parse(r.options_json) as Record<string, unknown>,
+    notices: JSON.parse(r.notices_json) as Array<{ code: string; message: string }>,
+    audioFile: r.audio_file,
+    state: r.state,
+    charactersCharged: r.characters_charged,
+    error: r.error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
@@ -613,10 +647,19 @@ export class SqliteStore implements Store {
       // ON CONFLICT DO NOTHING (unlike INSERT OR IGNORE) only swallows the key clash, not
       // CHECK or NOT NULL violations.
       this.stmt(
-        `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (transcription_id, idx) DO NOTHING`,
-      ).run(segment.transcriptionId, segment.index, start, end, segment.text, JSON.stringify(segment.words), segment.createdAt);
+      ).run(
+        segment.transcriptionId,
+        segment.index,
+        start,
+        end,
+        segment.text,
+        JSON.stringify(segment.words),
+        segment.annotations === undefined ? null : JSON.stringify(segment.annotations),
+        segment.createdAt,
+      );
     });
   }
 
@@ -761,6 +804,78 @@ export class SqliteStore implements Store {
 
   async listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]> {
     return designs.listUnfinishedVoiceDesigns(this.sql);
+  }
+
+  async listTranscriptions(accountId: string, limit: number, after?: HistoryPosition): Promise<TranscriptionRecord[]> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer`);
+    // Keyset pagination on (created_at, id), served by transcriptions_account_newest: rows
+    // inserted while a client pages never shift or repeat the pages after its cursor.
+    const rows = (
+      after === undefined
+        ? this.stmt('SELECT * FROM transcriptions WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?').all(accountId, limit)
+        : this.stmt(
+            `SELECT * FROM transcriptions
+              WHERE account_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
+              ORDER BY created_at DESC, id DESC LIMIT ?`,
+          ).all(accountId, after.createdAt, after.createdAt, after.id, limit)
+    ) as TranscriptionRow[];
+    return rows.map(toTranscription);
+  }
+
+  // ---------------------------------------------------------------- batch jobs
+
+  async createBatchJob(input: CreateBatchJobInput): Promise<BatchJobRecord | null> {
+    const j = input.job;
+    const charge = int64(j.charactersCharged, 'charactersCharged');
+    const samples = int64(input.audioSamples, 'audioSamples');
+    return this.write(() => {
+      const balance = this.readBalance(j.accountId);
+      if (balance < charge) return null;
+      this.stmt(
+        `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
+                                     audio_samples, created_at, updated_at, completed_at)
+         VALUES (?, ?, 'batch', NULL, ?, 'PROCESSING', ?, ?, ?, ?, ?, NULL)`,
+      ).run(j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt);
+      this.stmt(
+        `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
+                                 error, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?)`,
+      ).run(j.transcriptionId, j.accountId, JSON.stringify(j.options), JSON.stringify(j.notices), j.audioFile, charge, j.createdAt, j.createdAt);
+      if (charge > 0n) {
+        const next = balance - charge;
+        this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, j.accountId);
+        this.insertLedger(j.accountId, -charge, next, 'batch_audio', j.transcriptionId, null);
+      }
+      return toBatchJob(this.stmt('SELECT * FROM batch_jobs WHERE transcription_id = ?').get(j.transcriptionId) as BatchJobRow);
+    });
+  }
+
+  async getBatchJob(transcriptionId: string): Promise<BatchJobRecord | null> {
+    const row = this.stmt('SELECT * FROM batch_jobs WHERE transcription_id = ?').get(transcriptionId) as BatchJobRow | undefined;
+    return row ? toBatchJob(row) : null;
+  }
+
+  async listBatchJobs(states: BatchJobState[]): Promise<BatchJobRecord[]> {
+    if (states.length === 0) return [];
+    const rows = this.conn()
+      .prepare(`SELECT * FROM batch_jobs WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, transcription_id`)
+      .all(...states) as BatchJobRow[];
+    return rows.map(toBatchJob);
+  }
+
+  async setBatchJobState(transcriptionId: string, state: BatchJobState, error?: string): Promise<void> {
+    this.write(() => {
+      const now = nowIso();
+      const info = this.stmt('UPDATE batch_jobs SET state = ?, error = ?, updated_at = ? WHERE transcription_id = ?').run(
+        state,
+        error ?? null,
+        now,
+        transcriptionId,
+      );
+      if (info.changes === 0) throw new ScribedError('NOT_FOUND', `batch job ${transcriptionId} does not exist`);
+      if (state === 'DONE') this.updateTranscriptionStatus(transcriptionId, 'COMPLETED', undefined, now);
+      if (state === 'FAILED') this.updateTranscriptionStatus(transcriptionId, 'FAILED', undefined, now);
+    });
   }
 }
 

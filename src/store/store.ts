@@ -85,7 +85,41 @@ export interface SegmentRecord {
   endSample: bigint;
   text: string;
   words: SegmentWord[];
+  /** Text-option results (rawText, entities); absent when no text option was set. */
+  annotations?: Record<string, unknown>;
   createdAt: string;
+}
+
+export type BatchJobState = 'QUEUED' | 'RUNNING' | 'DONE' | 'FAILED';
+
+export interface BatchJobRecord {
+  transcriptionId: string; // stt_...
+  accountId: string;
+  /** Effective options of the job (same shape as a session's, see src/batch/request.ts). */
+  options: Record<string, unknown>;
+  notices: Array<{ code: string; message: string }>;
+  /** File name of the decoded audio (raw s16le mono at the History row's rate) in the
+   * batch directory. */
+  audioFile: string;
+  state: BatchJobState;
+  charactersCharged: bigint;
+  error: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateBatchJobInput {
+  job: Omit<BatchJobRecord, 'state' | 'error' | 'updatedAt'>;
+  title: string;
+  languageHint: string | null;
+  sampleRateHz: number;
+  audioSamples: bigint;
+}
+
+/** Keyset position in the History list: the last row of the previous page. */
+export interface HistoryPosition {
+  createdAt: string;
+  id: string;
 }
 
 export interface TicketRecord {
@@ -164,6 +198,19 @@ export interface Store extends InterpretationStore, MusicStore, VoiceStore, User
   /** Insert a final segment (idempotent on (transcriptionId, index)). */
   appendSegment(segment: SegmentRecord): Promise<void>;
   listSegments(transcriptionId: string): Promise<SegmentRecord[]>;
+  /** An account's History rows of both kinds, newest first ((createdAt, id) descending),
+   * strictly after `after` when given. */
+  listTranscriptions(accountId: string, limit: number, after?: HistoryPosition): Promise<TranscriptionRecord[]>;
+
+  // batch jobs
+  /** In one transaction: debit job.charactersCharged, insert the History row (kind batch,
+   * PROCESSING) and the QUEUED job. Returns null, changing nothing, when the balance is short. */
+  createBatchJob(input: CreateBatchJobInput): Promise<BatchJobRecord | null>;
+  getBatchJob(transcriptionId: string): Promise<BatchJobRecord | null>;
+  /** Jobs in any of the states, oldest first (start-up recovery and the queue). */
+  listBatchJobs(states: BatchJobState[]): Promise<BatchJobRecord[]>;
+  /** Move a job to a state; DONE and FAILED also set the History row's status. */
+  setBatchJobState(transcriptionId: string, state: BatchJobState, error?: string): Promise<void>;
 }
 
 // ---------------------------------------------------------------- issue 4: interpretation

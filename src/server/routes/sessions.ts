@@ -6,6 +6,7 @@ import { requestHash, validateCreateSession } from '../../core/session-options.j
 import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
 import { newId } from '../../core/ids.js';
+import { effectiveOptionsView } from '../../text/final-text.js';
 import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
@@ -23,7 +24,7 @@ export function sessionView(record: SessionRecord, taskStatus: TranscriptionStat
     streamUrl: streamPath(record.id),
     title: record.title,
     languageHint: record.languageHint,
-    effectiveOptions: record.options,
+    effectiveOptions: effectiveOptionsView(record.options),
     epoch: record.epoch,
     capturedSamples: record.capturedSamples.toString(),
     createdAt: record.createdAt,

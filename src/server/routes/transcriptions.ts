@@ -7,6 +7,7 @@ import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
 import type { TranscriptionRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
+import { batchDetail } from './batch.js';
 
 const FORMATS = {
   json: 'application/json; charset=utf-8',
@@ -46,7 +47,7 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Params: { transcriptionId: string } }>(`${base}/:transcriptionId`, async (req) => {
       const t = await owned(req.params.transcriptionId, headerValue(req.headers.accesskey));
-      return ok(transcriptionView(t));
+      return ok({ ...transcriptionView(t), ...(await batchDetail(ctx, t)) });
     });
 
     app.get<{ Params: { transcriptionId: string }; Querystring: { format?: string } }>(

@@ -1,0 +1,83 @@
+// Reading an uploaded file as audio: ffprobe checks what the bytes are (never the file
+// name or the declared Content-Type), ffmpeg decodes them to raw s16le mono at the
+// engine's rate. Both are Debian's ffmpeg package (scripts/setup.sh); they run as child
+// processes with argument arrays (no shell) and a time limit.
+//
+// Both run with a demuxer whitelist and only the `file` protocol: a crafted upload (an HLS
+// playlist, a concat script) could otherwise make ffmpeg open other local files or URLs
+// while probing, before any format check of ours could refuse it.
+import { execFile } from 'node:child_process';
+import { ScribedError } from '../core/errors.js';
+
+/** Container formats accepted, as ffprobe names them (format_name). */
+export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
+
+/** The demuxers behind ACCEPTED_FORMATS, for -format_whitelist. */
+const DEMUXERS = ACCEPTED_FORMATS.join(',');
+const SANDBOX = ['-format_whitelist', DEMUXERS, '-protocol_whitelist', 'file'];
+
+export interface ProbedAudio {
+  format: string;
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  durationSec: number | null;
+}
+
+function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(Object.assign(err, { stderr }));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+function unsupported(detail: string, cause?: unknown): ScribedError {
+  return new ScribedError('UNSUPPORTED_AUDIO', detail, cause === undefined ? undefined : { cause });
+}
+
+/** What the file holds; UNSUPPORTED_AUDIO unless it is one audio stream in an accepted container. */
+export async function probeAudio(file: string, timeoutMs = 30_000): Promise<ProbedAudio> {
+  let out: string;
+  try {
+    ({ stdout: out } = await run(
+      'ffprobe',
+      ['-v', 'error', ...SANDBOX, '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels', '-of', 'json', file],
+      timeoutMs,
+    ));
+  } catch (err) {
+    throw unsupported('the file could not be read as audio (wav, mp3, m4a, flac, ogg, webm, aac, aiff)', err);
+  }
+  const info = JSON.parse(out) as {
+    format?: { format_name?: string; duration?: string };
+    streams?: Array<{ codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number }>;
+  };
+  const format = info.format?.format_name ?? '';
+  if (!(ACCEPTED_FORMATS as readonly string[]).includes(format)) {
+    throw unsupported(`the file's content is ${format === '' ? 'not a known format' : `"${format}"`}, not one of the accepted audio formats`);
+  }
+  const audio = (info.streams ?? []).find((s) => s.codec_type === 'audio');
+  if (!audio) throw unsupported('the file holds no audio stream');
+  const duration = Number(info.format?.duration);
+  return {
+    format,
+    codec: audio.codec_name ?? 'unknown',
+    sampleRate: Number(audio.sample_rate ?? 0),
+    channels: audio.channels ?? 0,
+    durationSec: Number.isFinite(duration) ? duration : null,
+  };
+}
+
+/** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`. */
+export async function decodeToRaw(input: string, output: string, rate: number, timeoutMs = 600_000): Promise<void> {
+  try {
+    await run(
+      'ffmpeg',
+      ['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le', '-f', 's16le', output],
+      timeoutMs,
+    );
+  } catch (err) {
+    throw unsupported(`the audio could not be decoded: ${String((err as { stderr?: string }).stderr ?? '').trim().split('\n')[0] ?? ''}`, err);
+  }
+}

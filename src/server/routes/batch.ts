@@ -1,0 +1,186 @@
+// Batch transcription upload and the History list (both kinds of row).
+//
+// POST /stt/transcriptions takes multipart/form-data: one file part `file` (the audio) and
+// the text fields `title`, `languageHint`, `options` (a JSON object). The access key is
+// checked before any of the body is read; the file streams to disk under a size limit that
+// stops the upload as soon as it is passed, is identified by its content (ffprobe), decoded
+// to the engine's rate (ffmpeg), charged, and queued. GET /stt/transcriptions lists History
+// newest first with an opaque keyset cursor.
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync } from 'fastify';
+import { charactersDue } from '../../core/billing.js';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { isId, newId } from '../../core/ids.js';
+import { decodeToRaw, probeAudio } from '../../batch/audio.js';
+import { validateBatchRequest } from '../../batch/request.js';
+import type { BatchRunner } from '../../batch/runner.js';
+import type { HistoryPosition, TranscriptionRecord } from '../../store/store.js';
+import { authenticate, headerValue } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+import { transcriptionView } from './transcriptions.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+const MAX_FIELD_BYTES = 64 * 1024;
+
+export interface BatchRouteOptions {
+  runner: BatchRunner;
+  /** Directory for uploads in flight and decoded audio of pending jobs. */
+  dir: string;
+  maxUploadBytes: number;
+}
+
+/** Opaque cursor: base64url of the last row's (createdAt, id). */
+export function encodeCursor(p: HistoryPosition): string {
+  return Buffer.from(JSON.stringify([p.createdAt, p.id]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): HistoryPosition {
+  const bad = () => new ScribedError('VALIDATION_FAILED', 'cursor: not a cursor returned by this list', { details: { field: 'cursor' } });
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(v) || v.length !== 2 || typeof v[0] !== 'string' || !isId(v[1], 'stt') || Number.isNaN(Date.parse(v[0]))) throw bad();
+  return { createdAt: v[0], id: v[1] };
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_PAGE_SIZE;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) {
+    throw new ScribedError('VALIDATION_FAILED', `limit: must be an integer from 1 to ${MAX_PAGE_SIZE}`, { details: { field: 'limit' } });
+  }
+  return n;
+}
+
+/** Errors @fastify/multipart raises for its limits, in the table's terms. */
+function multipartError(err: unknown): unknown {
+  const code = (err as { code?: string } | null)?.code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit', { cause: err });
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new ScribedError('PAYLOAD_TOO_LARGE', 'too many form parts: send one file part `file` and the fields title, languageHint, options', { cause: err });
+  }
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`', { cause: err });
+  return err;
+}
+
+export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPluginAsync {
+  const base = `${API}/stt/transcriptions`;
+  return async (app) => {
+    await app.register(multipart, { throwFileSizeLimit: true });
+
+    app.post(base, async (req) => {
+      const accountId = await authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+      if (!req.isMultipart()) throw new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`');
+      await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
+      const token = randomBytes(8).toString('hex');
+      const upload = path.join(opts.dir, `upload-${token}`);
+      const decoded = path.join(opts.dir, `decode-${token}.s16le`);
+      try {
+        const fields: Record<string, string> = {};
+        let haveFile = false;
+        try {
+          const parts = req.parts({ limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: MAX_FIELD_BYTES } });
+          for await (const part of parts) {
+            if (part.type === 'file') {
+              if (part.fieldname !== 'file') {
+                part.file.resume();
+                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, { details: { field: part.fieldname } });
+              }
+              await pipeline(part.file, createWriteStream(upload, { mode: 0o600 }));
+              if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
+              haveFile = true;
+            } else {
+              if (Object.hasOwn(fields, part.fieldname)) {
+                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: given twice`, { details: { field: part.fieldname } });
+              }
+              if (part.valueTruncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `${part.fieldname}: over ${MAX_FIELD_BYTES} bytes`);
+              fields[part.fieldname] = String(part.value);
+            }
+          }
+        } catch (err) {
+          throw multipartError(err);
+        }
+        if (!haveFile) throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
+
+        const probed = await probeAudio(upload);
+        // Telephone-band sources (8 kHz and below) stay at 8 kHz and go to the telephony
+        // front end, as a mulaw_8000 session would; everything else is decoded to the
+        // engine's rate. Upsampling narrowband audio to 16 kHz for the wideband model
+        // recognizes it far worse (docs/engines.md).
+        const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
+        const valid = validateBatchRequest(fields, rate);
+        await decodeToRaw(upload, decoded, rate);
+        const samples = BigInt(Math.floor((await fs.stat(decoded)).size / 2));
+        if (samples === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
+
+        const now = ctx.now();
+        const id = newId('stt', now);
+        const audioFile = `${id}.s16le`;
+        await fs.rename(decoded, path.join(opts.dir, audioFile));
+        const job = await ctx.store.createBatchJob({
+          job: {
+            transcriptionId: id,
+            accountId,
+            options: valid.effectiveOptions as unknown as Record<string, unknown>,
+            notices: valid.notices,
+            audioFile,
+            charactersCharged: charactersDue(samples, rate),
+            createdAt: now.toISOString(),
+          },
+          title: valid.title,
+          languageHint: valid.languageHint,
+          sampleRateHz: rate,
+          audioSamples: samples,
+        });
+        if (!job) {
+          await fs.rm(path.join(opts.dir, audioFile), { force: true });
+          throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
+        }
+        opts.runner.enqueue(id);
+        ctx.metrics.batchJobs.inc({ outcome: 'queued' });
+        req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
+        const row = (await ctx.store.getTranscription(id, accountId))!;
+        return ok({ ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: probed });
+      } finally {
+        await fs.rm(upload, { force: true });
+        await fs.rm(decoded, { force: true });
+      }
+    });
+
+    app.get<{ Querystring: { cursor?: string; limit?: string } }>(base, async (req) => {
+      const accountId = await authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+      const limit = parseLimit(req.query.limit);
+      const after = req.query.cursor === undefined || req.query.cursor === '' ? undefined : decodeCursor(req.query.cursor);
+      // One row more than the page tells whether another page exists.
+      const rows = await ctx.store.listTranscriptions(accountId, limit + 1, after);
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return ok({
+        items: page.map(transcriptionView),
+        nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+      });
+    });
+  };
+}
+
+/** Batch-only fields of a History row: options in effect, notices, failure reason. */
+export function batchFields(job: { options: Record<string, unknown>; notices: unknown[]; error: string | null }) {
+  return { effectiveOptions: job.options, notices: job.notices, error: job.error };
+}
+
+/** Batch fields for a row when it is a batch row (History detail). */
+export async function batchDetail(ctx: AppContext, t: TranscriptionRecord): Promise<Record<string, unknown>> {
+  if (t.kind !== 'batch') return {};
+  const job = await ctx.store.getBatchJob(t.id);
+  return job ? batchFields(job) : {};
+}

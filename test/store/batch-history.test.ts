@@ -1,0 +1,110 @@
+// The store's batch jobs, History list and segment annotations, on a real SQLite file.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite.js';
+import type { CreateBatchJobInput } from '../../src/store/store.js';
+
+const sha = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
+let dir: string;
+let store: SqliteStore;
+
+async function addAccount(id: string, characters: bigint): Promise<void> {
+  await store.createAccount({
+    id,
+    name: id,
+    characters,
+    accessKey: { id: `sk_${id}`, secretHash: sha(`a${id}`) },
+    apiToken: { id: `tok_${id}`, secretHash: sha(`t${id}`) },
+    createdAt: '2025-01-01T00:00:00.000Z',
+  });
+}
+
+function job(accountId: string, id: string, createdAt: string, charge = 3n): CreateBatchJobInput {
+  return {
+    job: { transcriptionId: id, accountId, options: { removeDisfluencies: true }, notices: [{ code: 'X', message: 'y' }], audioFile: `${id}.s16le`, charactersCharged: charge, createdAt },
+    title: `t ${id}`,
+    languageHint: null,
+    sampleRateHz: 16000,
+    audioSamples: 40_000n,
+  };
+}
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-bstore-'));
+  store = new SqliteStore({ path: path.join(dir, 'scribed.db') });
+  await store.open();
+  await addAccount('acc_a', 10n);
+  await addAccount('acc_b', 10n);
+});
+afterEach(async () => {
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SqliteStore: batch jobs', () => {
+  it('creates the History row and the job and debits in one step, with a ledger entry', async () => {
+    const created = await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+    expect(created).toMatchObject({ transcriptionId: 'stt_1', state: 'QUEUED', charactersCharged: 3n, options: { removeDisfluencies: true } });
+    expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+    expect(await store.getTranscription('stt_1', 'acc_a')).toMatchObject({ kind: 'batch', status: 'PROCESSING', audioSamples: 40_000n, sessionId: null });
+    const db = new Database(path.join(dir, 'scribed.db'), { readonly: true });
+    const row = db.prepare("SELECT delta, reason, ref FROM characters_ledger WHERE reason = 'batch_audio'").get() as { delta: number; ref: string };
+    db.close();
+    expect(row).toMatchObject({ delta: -3, ref: 'stt_1' });
+  });
+
+  it('changes nothing when the balance is short', async () => {
+    expect(await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n))).toBeNull();
+    expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+    expect(await store.getTranscription('stt_1', 'acc_a')).toBeNull();
+    expect(await store.getBatchJob('stt_1')).toBeNull();
+  });
+
+  it('moves job and History row together and lists unfinished jobs oldest first', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-03T00:00:00.000Z'));
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+    await store.setBatchJobState('stt_2', 'RUNNING');
+    expect((await store.listBatchJobs(['QUEUED', 'RUNNING'])).map((j) => j.transcriptionId)).toEqual(['stt_1', 'stt_2']);
+    await store.setBatchJobState('stt_2', 'DONE');
+    await store.setBatchJobState('stt_1', 'FAILED', 'ENGINE_FAILED: x');
+    expect(await store.listBatchJobs(['QUEUED', 'RUNNING'])).toEqual([]);
+    expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('COMPLETED');
+    expect((await store.getTranscription('stt_2', 'acc_a'))!.completedAt).not.toBeNull();
+    expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('FAILED');
+    expect((await store.getBatchJob('stt_1'))!.error).toBe('ENGINE_FAILED: x');
+  });
+});
+
+describe('SqliteStore: History list', () => {
+  it('pages newest first on (createdAt, id), ties broken by id, per account', async () => {
+    const same = '2025-01-05T00:00:00.000Z';
+    await store.createBatchJob(job('acc_a', 'stt_a', same, 0n));
+    await store.createBatchJob(job('acc_a', 'stt_c', same, 0n));
+    await store.createBatchJob(job('acc_a', 'stt_b', same, 0n));
+    await store.createBatchJob(job('acc_a', 'stt_old', '2025-01-04T00:00:00.000Z', 0n));
+    await store.createBatchJob(job('acc_b', 'stt_z', same, 0n));
+    const all = (await store.listTranscriptions('acc_a', 10)).map((t) => t.id);
+    expect(all).toEqual(['stt_c', 'stt_b', 'stt_a', 'stt_old']);
+    const page1 = await store.listTranscriptions('acc_a', 2);
+    const last = page1[1]!;
+    const page2 = await store.listTranscriptions('acc_a', 2, { createdAt: last.createdAt, id: last.id });
+    expect([...page1, ...page2].map((t) => t.id)).toEqual(all);
+    expect((await store.listTranscriptions('acc_b', 10)).map((t) => t.id)).toEqual(['stt_z']);
+  });
+});
+
+describe('SqliteStore: segment annotations', () => {
+  it('stores and returns annotations, absent when not given', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+    const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
+    await store.appendSegment({ ...base, index: 0, text: 'call me', annotations: { rawText: 'um call me', entities: [] } });
+    await store.appendSegment({ ...base, index: 1, text: 'plain' });
+    const [a, b] = await store.listSegments('stt_1');
+    expect(a!.annotations).toEqual({ rawText: 'um call me', entities: [] });
+    expect(b!.annotations).toBeUndefined();
+  });
+});
