@@ -29,6 +29,8 @@ export interface EngineOptions {
 
 /** Test hook: the worker thread behind a stream (e.g. to terminate it on purpose). */
 export const kWorker: unique symbol = Symbol('scribed.engine.worker');
+/** Test hook: make the worker behind a stream stop answering for `ms` (a hung native call). */
+export const kStall: unique symbol = Symbol('scribed.engine.stall');
 
 type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
 type Request = Distribute<WorkerRequest>;
@@ -36,6 +38,8 @@ type Request = Distribute<WorkerRequest>;
 interface Pending {
   resolve(v: unknown): void;
   reject(e: unknown): void;
+  /** Audio time this request carries, for the heartbeat's allowance. */
+  audioMs: number;
 }
 
 const fromSource = import.meta.url.endsWith('.ts');
@@ -62,6 +66,10 @@ class Slot {
   private readonly pending = new Map<number, Pending>();
   private failure: ScribedError | null = null;
   onDeath: ((slot: Slot) => void) | null = null;
+  /** Listeners of the stream currently bound to this slot (see RecognitionStream.onLost). */
+  lostListeners: Array<(err: Error) => void> = [];
+  /** Audio milliseconds in requests sent and not answered yet. */
+  queuedAudioMs = 0;
 
   constructor(profile: AudioProfile) {
     this.profile = profile;
@@ -70,6 +78,7 @@ class Slot {
       const p = this.pending.get(reply.id);
       if (p === undefined) return;
       this.pending.delete(reply.id);
+      this.queuedAudioMs -= p.audioMs;
       if (reply.ok) p.resolve(reply.result);
       else p.reject(toScribedError(reply.error));
     });
@@ -77,11 +86,12 @@ class Slot {
     this.worker.on('exit', (code) => this.die(`recognition worker exited (code ${code})`));
   }
 
-  call<T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+  call<T>(req: Request, transfer: ArrayBuffer[] = [], audioMs = 0): Promise<T> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.queuedAudioMs += audioMs;
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, audioMs });
       this.worker.postMessage({ ...req, id } as WorkerRequest, transfer);
     });
   }
@@ -92,7 +102,10 @@ class Slot {
     this.failure = new ScribedError('ENGINE_FAILED', reason, cause === undefined ? undefined : { cause });
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
+    this.queuedAudioMs = 0;
     this.onDeath?.(this);
+    const listeners = this.lostListeners.splice(0);
+    for (const l of listeners) l(this.failure);
   }
 
   async terminate(reason: string): Promise<void> {
@@ -143,31 +156,79 @@ export function createEngine(opts: EngineOptions): Engine {
     return slot;
   }
 
-  function makeStream(slot: Slot, inputRate: number): RecognitionStream {
+  /** The keepalive: a ping is kept in flight; a worker that has not answered it within
+   * `intervalMs` plus the audio time of the requests queued before it is stuck, and is
+   * terminated, which fails the stream like a crash (ENGINE_FAILED). */
+  function startHeartbeat(slot: Slot, intervalMs: number): () => void {
+    let pingSentAt: number | null = null;
+    let allowanceMs = 0;
+    const tick = (): void => {
+      if (slot.state === 'dead' || closed) return;
+      const now = performance.now();
+      if (pingSentAt === null) {
+        pingSentAt = now;
+        allowanceMs = slot.queuedAudioMs;
+        slot.call({ type: 'ping' }).then(
+          () => {
+            pingSentAt = null;
+          },
+          () => undefined,
+        );
+        return;
+      }
+      if (now - pingSentAt > intervalMs + allowanceMs) {
+        opts.logger?.warn(`recognition worker missed its heartbeat (${intervalMs} ms): terminating it`);
+        void slot.terminate(`recognition worker stopped answering (no heartbeat reply within ${intervalMs} ms)`);
+      }
+    };
+    const timer = setInterval(tick, Math.max(50, Math.min(250, intervalMs / 4)));
+    timer.unref();
+    tick();
+    return () => clearInterval(timer);
+  }
+
+  function makeStream(slot: Slot, req: StreamRequest): RecognitionStream {
+    const inputRate = req.inputRate;
     let released = false;
     let tail: Promise<unknown> = Promise.resolve();
+    const stopHeartbeat = req.heartbeatIntervalMs ? startHeartbeat(slot, req.heartbeatIntervalMs) : () => undefined;
+    slot.lostListeners = [];
     // Calls are queued on the worker in order; `tail` lets release() wait for them.
-    const enqueue = <T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
+    const enqueue = <T>(r: Request, transfer: ArrayBuffer[] = [], audioMs = 0): Promise<T> => {
       if (released) return Promise.reject(new ScribedError('ENGINE_FAILED', 'stream already released'));
-      const p = slot.call<T>(req, transfer);
+      const p = slot.call<T>(r, transfer, audioMs);
       tail = p.catch(() => undefined);
       return p;
     };
+    const audioMs = (n: number): number => (n / inputRate) * 1000;
     return {
       inputRate,
       [kWorker]: slot.worker,
+      [kStall]: (ms: number) => slot.call({ type: 'stall', ms }),
       accept(samples: Int16Array): Promise<AcceptResult> {
         // Posting a view clones its whole underlying buffer: send a compact copy, moved
         // rather than copied again, and leave the caller's buffer alone.
         const copy = samples.slice();
-        return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer]);
+        return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer], audioMs(copy.length));
+      },
+      detect(samples: Int16Array): Promise<Uint8Array> {
+        const copy = samples.slice();
+        return enqueue<Uint8Array>({ type: 'detect', samples: copy }, [copy.buffer], audioMs(copy.length));
       },
       finish(): Promise<FinalResult> {
         return enqueue<FinalResult>({ type: 'finish' });
       },
+      onLost(listener: (err: Error) => void): void {
+        if (released) return;
+        slot.lostListeners.push((err) => {
+          if (!released && !closed) listener(err);
+        });
+      },
       async release(): Promise<void> {
         if (released) return;
         released = true;
+        stopHeartbeat();
+        slot.lostListeners = [];
         await tail;
         if (slot.state === 'busy' && !closed) slot.state = 'idle';
       },
@@ -212,12 +273,12 @@ export function createEngine(opts: EngineOptions): Engine {
         slot.state = 'busy';
       }
       try {
-        await slot.call({ type: 'open', inputRate: req.inputRate });
+        await slot.call({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null });
       } catch (err) {
         await slot.terminate('open failed');
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
-      return makeStream(slot, req.inputRate);
+      return makeStream(slot, req);
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -36,6 +36,12 @@ export interface RecognitionStream {
   /** End the current utterance and return its final result; the stream stays usable and the
    * next accept() starts a new utterance whose times restart at zero. */
   finish(): Promise<FinalResult>;
+  /** Voice activity flags (1 speech, 0 not), one per detector window (32 ms of audio) that
+   * these samples complete. Only on streams opened with `vad`. */
+  detect(samples: Int16Array): Promise<Uint8Array>;
+  /** Called once if the decoder behind this stream is lost (worker crash, or a missed
+   * heartbeat) before release(). Not called when the engine itself is closing. */
+  onLost(listener: (err: Error) => void): void;
   /** Return the decoder to its engine. Safe to call twice. */
   release(): Promise<void>;
 }
@@ -43,6 +49,11 @@ export interface RecognitionStream {
 export interface StreamRequest {
   inputRate: number;
   profile: AudioProfile;
+  /** Run a voice activity detector beside the decoder (segmentCommitMode "vad"). */
+  vad?: { threshold: number } | null;
+  /** Keepalive between the session and its recognition worker: a worker that answers
+   * nothing for this long (plus the audio time of the work queued on it) is declared lost. */
+  heartbeatIntervalMs?: number | null;
 }
 
 export interface EngineInfo {

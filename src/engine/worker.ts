@@ -6,11 +6,18 @@ import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
 import { StreamResampler } from './resampler.js';
 import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult } from './types.js';
+import { SileroDetector, VAD_RATE } from '../vad/silero.js';
 
 export type WorkerRequest =
   | { id: number; type: 'init'; backend: BackendConfig; inputRate: number }
-  | { id: number; type: 'open'; inputRate: number }
+  | { id: number; type: 'open'; inputRate: number; vad?: { threshold: number } | null }
   | { id: number; type: 'accept'; samples: Int16Array }
+  /** Voice activity flags (one per 32 ms window completed) for samples at the input rate. */
+  | { id: number; type: 'detect'; samples: Int16Array }
+  /** Heartbeat: answered at once when the worker is not stuck. */
+  | { id: number; type: 'ping' }
+  /** Test hook: block this thread for `ms`, as a hung native call would. */
+  | { id: number; type: 'stall'; ms: number }
   | { id: number; type: 'finish' }
   | { id: number; type: 'destroy' };
 
@@ -28,6 +35,10 @@ let resampler: StreamResampler | null = null;
 let inputRate = 0;
 /** True while an utterance has samples the decoder has not closed yet. */
 let uttOpen = false;
+/** Voice activity detector of the current stream (segmentCommitMode "vad"), with its own
+ * resampler: the decoder only hears the audio the segmenter keeps, the detector hears all. */
+let detector: SileroDetector | null = null;
+let vadResampler: StreamResampler | null = null;
 
 async function useRate(rate: number): Promise<void> {
   if (backend === null) throw new Error('worker not initialised');
@@ -59,6 +70,17 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       }
       (b as { resetStream?: () => void }).resetStream?.();
       await useRate(msg.inputRate);
+      await useVad(msg.vad ?? null, msg.inputRate);
+      return null;
+    }
+    case 'detect': {
+      if (detector === null || vadResampler === null) throw new Error('no voice activity detector on this stream');
+      return detector.push(vadResampler.push(msg.samples));
+    }
+    case 'ping':
+      return null;
+    case 'stall': {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, msg.ms);
       return null;
     }
     case 'accept': {
@@ -99,6 +121,24 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
     default:
       throw new Error(`unknown request ${(msg as { type: string }).type}`);
   }
+}
+
+async function useVad(vad: { threshold: number } | null, rate: number): Promise<void> {
+  if (vad === null) {
+    detector?.destroy();
+    detector = null;
+    vadResampler?.destroy();
+    vadResampler = null;
+    return;
+  }
+  if (detector !== null && detector.threshold === vad.threshold) {
+    detector.reset();
+  } else {
+    detector?.destroy();
+    detector = new SileroDetector(vad.threshold);
+  }
+  vadResampler?.destroy();
+  vadResampler = await StreamResampler.create(rate, VAD_RATE);
 }
 
 function need(): DecoderBackend {

@@ -16,6 +16,9 @@ import { chargeNeeded } from '../core/billing.js';
 import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
+import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
+import { vadSettings } from '../vad/settings.js';
+import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -44,7 +47,7 @@ interface OpenSegment {
   lastPartial: string;
 }
 
-type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown';
+type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
 
 /** WebSocket close codes used by the stream (docs/protocol.md). */
 export const CLOSE_CODES = {
@@ -67,6 +70,9 @@ export class LiveSession {
   accepting = true;
   private socket: SessionSocket | null = null;
   private stream: RecognitionStream | null = null;
+  /** segmentCommitMode "vad": the detector's segment decisions for the current stream, and
+   * the session sample where that stream's audio began. */
+  private vad: { tracker: VadTracker; origin: bigint } | null = null;
   private segment: OpenSegment | null = null;
   private nextSegmentIndex: number;
   private charged: bigint;
@@ -196,14 +202,31 @@ export class LiveSession {
   /** A decoder for this session. When all are taken, a paused session's held decoder is
    * worth less than a live socket: take that one back before refusing with ENGINE_BUSY. */
   private async openStream(): Promise<RecognitionStream> {
-    const request = { inputRate: this.rate, profile: this.encoding.profile };
+    const vad = this.options.segmentCommitMode === 'vad' ? vadSettings(this.options, this.deps.maxSegmentSeconds) : null;
+    const heartbeat = this.options.heartbeatIntervalMs;
+    const request = {
+      inputRate: this.rate,
+      profile: this.encoding.profile,
+      vad: vad ? { threshold: vad.threshold } : null,
+      heartbeatIntervalMs: typeof heartbeat === 'number' ? heartbeat : null,
+    };
+    let stream: RecognitionStream;
     try {
-      return await this.deps.engine.open(request);
+      stream = await this.deps.engine.open(request);
     } catch (err) {
       if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !this.deps.reclaimDecoder) throw err;
       if (!(await this.deps.reclaimDecoder())) throw err;
-      return this.deps.engine.open(request);
+      stream = await this.deps.engine.open(request);
     }
+    this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
+    // A worker that crashes or stops answering its heartbeat fails the session at once, even
+    // while no audio is in flight (otherwise only the next frame would notice).
+    stream.onLost((err) => {
+      void this.run(async () => {
+        if (this.stream === stream) await this.recognizerLost(err, true);
+      }).catch((e) => this.log.error({ err: e }, 'handling a lost recognizer failed'));
+    });
+    return stream;
   }
 
   /** True while this session is paused and still holds a decoder (see startHold). */
@@ -231,6 +254,7 @@ export class LiveSession {
   private async releaseStream(): Promise<void> {
     const stream = this.stream;
     this.stream = null;
+    this.vad = null;
     await stream?.release();
   }
 
@@ -313,6 +337,12 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    if (this.vad) {
+      if (!(await this.recognizeWithVad(stream, this.vad, samples))) return;
+      this.advance(placed, added);
+      await this.saveProgress(false);
+      return;
+    }
     let result: AcceptResult;
     try {
       result = await stream.accept(samples);
@@ -356,6 +386,80 @@ export class LiveSession {
     await this.saveProgress(false);
   }
 
+  /** The frame is taken: report a gap, move the cursor, acknowledge. */
+  private advance(placed: ReturnType<typeof placeFrame>, added: number): void {
+    const m = this.deps.metrics;
+    if (placed.gapSamples > 0) {
+      m.gapSamples.inc(placed.gapSamples);
+      this.emit({
+        type: 'gap',
+        epoch: this.cursor.epoch,
+        sampleOffset: this.cursor.epochReceived,
+        samples: placed.gapSamples,
+        capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
+      });
+    }
+    this.cursor = placed.next;
+    m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
+    this.sendAck(placed.duplicateSamples);
+  }
+
+  /** segmentCommitMode "vad": the detector judges the frame, then the segment decisions are
+   * carried out in order (open, feed the recognizer, commit). Returns false when the
+   * recognizer was lost on the way (the frame is then not acknowledged). */
+  private async recognizeWithVad(stream: RecognitionStream, vad: NonNullable<LiveSession['vad']>, samples: Int16Array): Promise<boolean> {
+    let actions: VadAction[];
+    try {
+      actions = vad.tracker.push(samples, await stream.detect(samples));
+    } catch (err) {
+      await this.recognizerLost(err, true);
+      return false;
+    }
+    if (!(await this.applyVadActions(stream, vad.origin, actions))) {
+      await this.loseSocket();
+      return false;
+    }
+    return true;
+  }
+
+  /** Carry out the tracker's actions; false when the recognizer was lost meanwhile. */
+  private async applyVadActions(stream: RecognitionStream, origin: bigint, actions: VadAction[]): Promise<boolean> {
+    for (const a of actions) {
+      if (this.stream !== stream) return false;
+      if (a.type === 'open') {
+        this.segment = { index: this.nextSegmentIndex++, startSample: origin + BigInt(a.startSample), samples: 0, lastPartial: '' };
+      } else if (a.type === 'feed') {
+        const seg = this.segment;
+        if (!seg) continue;
+        let result: AcceptResult;
+        try {
+          result = await stream.accept(a.samples);
+        } catch (err) {
+          await this.recognizerLost(err, false);
+          return false;
+        }
+        seg.samples += a.samples.length;
+        this.deps.metrics.engineRtf.observe(result.cpuMs / ((a.samples.length / this.rate) * 1000));
+        this.emitPartial(seg, result.partial);
+      } else if (this.segment) {
+        await this.finalize(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true);
+      }
+    }
+    return this.stream === stream;
+  }
+
+  private emitPartial(seg: OpenSegment, partial: string): void {
+    if (!partial || partial === seg.lastPartial) return;
+    seg.lastPartial = partial;
+    this.emit({
+      type: 'partial',
+      segmentId: segmentId(seg.index),
+      text: partial,
+      start: timePoint(this.cursor, seg.startSample, this.rate),
+      end: timePoint(this.cursor, seg.startSample + BigInt(seg.samples), this.rate),
+    });
+  }
+
   /** The decoder behind this session died (worker crash). Its open segment's audio is
    * gone from recognition: the segment is dropped (logged with its extent) rather than
    * persisted with a made-up text. The client is told with ENGINE_FAILED; on the socket path
@@ -363,6 +467,7 @@ export class LiveSession {
   private async recognizerLost(err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.segment): Promise<void> {
     const dead = this.stream;
     this.stream = null;
+    this.vad = null;
     void dead?.release().catch(() => undefined);
     this.segment = null;
     this.log.error(
@@ -370,13 +475,17 @@ export class LiveSession {
       'recognizer lost: open segment dropped',
     );
     this.emitError(new ScribedError('ENGINE_FAILED', 'the recognizer for this session failed; the open segment was lost. Resume to continue'));
-    if (closeSocket && this.socket) {
-      // Frames still queued from this socket are dropped: they were not acknowledged.
-      const socket = this.socket;
-      this.socket = null;
-      socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
-      await this.pauseWithoutSocket();
-    }
+    if (closeSocket) await this.loseSocket();
+  }
+
+  /** After a lost recognizer on the socket path: close with 1011 so the client resumes. */
+  private async loseSocket(): Promise<void> {
+    if (!this.socket) return;
+    // Frames still queued from this socket are dropped: they were not acknowledged.
+    const socket = this.socket;
+    this.socket = null;
+    socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
+    await this.pauseWithoutSocket();
   }
 
   private sendAck(duplicateSamples: number): void {
@@ -417,7 +526,14 @@ export class LiveSession {
   }
 
   /** End the open segment: final result, persisted before it is sent. Returns its id. */
-  private async finalize(trigger: FinalTrigger): Promise<string | null> {
+  private async finalize(trigger: FinalTrigger, fromVad = false): Promise<string | null> {
+    // In vad mode, a commit that is not the detector's own first hands over the audio the
+    // detector has not judged yet, so nothing received is left out of the segment.
+    if (!fromVad && this.vad && this.stream) {
+      const stream = this.stream;
+      const tail = this.vad.tracker.forceCommit().filter((a) => a.type === 'feed');
+      if (!(await this.applyVadActions(stream, this.vad.origin, tail))) return null;
+    }
     const seg = this.segment;
     if (!seg) return null;
     this.segment = null;
@@ -543,24 +659,22 @@ export function segmentId(index: number): string {
   return `seg_${index}`;
 }
 
-/** Options this server validates and records but does not act on yet; reported to the
+/** Options this server validates and records but does not act on (yet); reported to the
  * client as a notice so nothing is silently ignored. */
 export function optionsNotYetApplied(options: Record<string, unknown>): string[] {
   const out: string[] = [];
-  if (options.segmentCommitMode === 'vad') out.push('segmentCommitMode=vad (manual commit and the segment bound apply)');
-  for (const key of [
-    'speechDetectionThreshold',
-    'commitSilenceMs',
-    'minimumSpeechMs',
-    'minimumSilenceMs',
-    'additionalLanguageHints',
-    'vocabularyHints',
-    'entityCategories',
-    'rewriteInstruction',
-    'heartbeatIntervalMs',
-  ]) {
+  const given = (key: string): boolean => {
     const v = options[key];
-    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) out.push(key);
+    return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  };
+  // The detector settings only act in vad mode.
+  if (options.segmentCommitMode !== 'vad') {
+    for (const key of ['speechDetectionThreshold', 'commitSilenceMs', 'minimumSpeechMs', 'minimumSilenceMs']) {
+      if (given(key)) out.push(`${key} (only used with segmentCommitMode=vad)`);
+    }
+  }
+  for (const key of ['additionalLanguageHints', 'vocabularyHints', 'entityCategories', 'rewriteInstruction']) {
+    if (given(key)) out.push(key);
   }
   for (const key of ['includeDetectedLanguage', 'removeDisfluencies', 'suppressBackgroundSpeech']) {
     if (options[key] === true) out.push(key);
