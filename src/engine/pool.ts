@@ -118,7 +118,7 @@ export function createEngine(opts: EngineOptions): Engine {
   if (!Number.isInteger(opts.maxDecoders) || opts.maxDecoders < 1) {
     throw new RangeError(`maxDecoders must be a positive integer (got ${opts.maxDecoders})`);
   }
-  const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'] };
+  const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'], detectsLanguage: false };
   const slots = new Set<Slot>();
   let started = false;
   let closed = false;

@@ -62,6 +62,8 @@ export interface EngineInfo {
   sampleRate: number;
   /** Languages the loaded model recognizes (BCP-47 primary tags). */
   languages: string[];
+  /** True when results can name the spoken language (neither engine here can). */
+  detectsLanguage?: boolean;
 }
 
 export interface Engine {

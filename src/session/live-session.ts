@@ -17,6 +17,7 @@ import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../en
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
+import { characterTimes } from '../core/alignment.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 
@@ -264,6 +265,19 @@ export class LiveSession {
       out.push({
         code: 'PROCESSING_STORAGE_NOT_APPLIED',
         message: 'processingContentStorage was requested, but the recognizer keeps no processing-side content, so it was not applied',
+      });
+    }
+    if (this.options.languageDetection === 'unavailable') {
+      out.push({
+        code: 'LANGUAGE_DETECTION_UNAVAILABLE',
+        message: 'includeDetectedLanguage was requested, but this recognizer cannot detect the spoken language; results carry no detected language',
+      });
+    }
+    const unsupportedHints = this.options.unsupportedLanguageHints;
+    if (Array.isArray(unsupportedHints) && unsupportedHints.length > 0) {
+      out.push({
+        code: 'LANGUAGE_HINTS_NOT_APPLIED',
+        message: `no model here recognizes ${unsupportedHints.join(', ')}; the session is recognized as ${String(this.options.recognitionLanguage ?? 'en')}`,
       });
     }
     const notApplied = optionsNotYetApplied(this.options);
@@ -550,7 +564,9 @@ export class LiveSession {
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
     this.deps.metrics.segments.inc({ trigger });
     const endSample = seg.startSample + BigInt(seg.samples);
-    const words: SegmentWord[] = result.words.map((w) => ({
+    // includeAlignment false: no word (or character) times are sent or kept.
+    const aligned = this.options.includeAlignment !== false;
+    const words: SegmentWord[] = (aligned ? result.words : []).map((w) => ({
       word: w.word,
       startSample: (seg.startSample + BigInt(w.startSample)).toString(),
       endSample: (seg.startSample + BigInt(Math.min(w.endSample, seg.samples))).toString(),
@@ -574,12 +590,22 @@ export class LiveSession {
       trigger,
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, endSample, this.rate),
-      words: words.map((w) => ({
-        word: w.word,
-        confidence: w.confidence,
-        start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
-        end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
-      })),
+      ...(aligned
+        ? {
+            words: words.map((w) => ({
+              word: w.word,
+              confidence: w.confidence,
+              start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
+              end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
+            })),
+            // derived from the word times, not measured (src/core/alignment.ts)
+            characters: characterTimes(words.map((w) => ({ word: w.word, startSample: BigInt(w.startSample), endSample: BigInt(w.endSample) }))).map((c) => ({
+              char: c.char,
+              start: timePoint(this.cursor, c.startSample, this.rate),
+              end: timePoint(this.cursor, c.endSample, this.rate),
+            })),
+          }
+        : {}),
     });
     this.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
     return id;
@@ -673,10 +699,12 @@ export function optionsNotYetApplied(options: Record<string, unknown>): string[]
       if (given(key)) out.push(`${key} (only used with segmentCommitMode=vad)`);
     }
   }
-  for (const key of ['additionalLanguageHints', 'vocabularyHints', 'entityCategories', 'rewriteInstruction']) {
+  // additionalLanguageHints and includeDetectedLanguage are answered by their own notices
+  // (LANGUAGE_HINTS_NOT_APPLIED, LANGUAGE_DETECTION_UNAVAILABLE) when they cannot apply.
+  for (const key of ['vocabularyHints', 'entityCategories', 'rewriteInstruction']) {
     if (given(key)) out.push(key);
   }
-  for (const key of ['includeDetectedLanguage', 'removeDisfluencies', 'suppressBackgroundSpeech']) {
+  for (const key of ['removeDisfluencies', 'suppressBackgroundSpeech']) {
     if (options[key] === true) out.push(key);
   }
   return out;
