@@ -18,6 +18,7 @@ import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/s
 import type { Metrics } from '../obs/metrics.js';
 import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
 import { characterTimes } from '../core/alignment.js';
+import { LevelMeter, primaryWords } from '../core/background-speech.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 
@@ -46,6 +47,8 @@ interface OpenSegment {
   startSample: bigint;
   samples: number;
   lastPartial: string;
+  /** suppressBackgroundSpeech: levels of the audio the recognizer heard for this segment. */
+  meter: LevelMeter | null;
 }
 
 type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
@@ -80,6 +83,8 @@ export class LiveSession {
   private queue: Promise<unknown> = Promise.resolve();
   private holdTimer: NodeJS.Timeout | null = null;
   private lastSavedAt = 0;
+  /** suppressBackgroundSpeech: the primary speaker's level so far (dBFS). */
+  private primaryDb = -100;
   private readonly log: Logger;
 
   constructor(
@@ -378,12 +383,13 @@ export class LiveSession {
       });
     }
     if (!this.segment) {
-      this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
+      this.segment = this.newSegment(this.cursor.capturedSamples);
     }
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
     this.segment.samples += added;
+    this.segment.meter?.push(samples);
     this.sendAck(placed.duplicateSamples);
 
     if (result.partial && result.partial !== this.segment.lastPartial) {
@@ -441,7 +447,7 @@ export class LiveSession {
     for (const a of actions) {
       if (this.stream !== stream) return false;
       if (a.type === 'open') {
-        this.segment = { index: this.nextSegmentIndex++, startSample: origin + BigInt(a.startSample), samples: 0, lastPartial: '' };
+        this.segment = this.newSegment(origin + BigInt(a.startSample));
       } else if (a.type === 'feed') {
         const seg = this.segment;
         if (!seg) continue;
@@ -453,6 +459,7 @@ export class LiveSession {
           return false;
         }
         seg.samples += a.samples.length;
+        seg.meter?.push(a.samples);
         this.deps.metrics.engineRtf.observe(result.cpuMs / ((a.samples.length / this.rate) * 1000));
         this.emitPartial(seg, result.partial);
       } else if (this.segment) {
@@ -460,6 +467,16 @@ export class LiveSession {
       }
     }
     return this.stream === stream;
+  }
+
+  private newSegment(startSample: bigint): OpenSegment {
+    return {
+      index: this.nextSegmentIndex++,
+      startSample,
+      samples: 0,
+      lastPartial: '',
+      meter: this.options.suppressBackgroundSpeech === true ? new LevelMeter(this.rate) : null,
+    };
   }
 
   private emitPartial(seg: OpenSegment, partial: string): void {
@@ -562,6 +579,13 @@ export class LiveSession {
       return null;
     }
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
+    let suppressedWords = 0;
+    if (seg.meter) {
+      const kept = primaryWords(result.words, seg.meter, this.primaryDb);
+      this.primaryDb = kept.primaryDb;
+      suppressedWords = kept.dropped;
+      if (kept.dropped > 0) result = { text: kept.keep.map((w) => w.word).join(' '), words: kept.keep };
+    }
     this.deps.metrics.segments.inc({ trigger });
     const endSample = seg.startSample + BigInt(seg.samples);
     // includeAlignment false: no word (or character) times are sent or kept.
@@ -590,6 +614,7 @@ export class LiveSession {
       trigger,
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, endSample, this.rate),
+      ...(suppressedWords > 0 ? { suppressedWords } : {}),
       ...(aligned
         ? {
             words: words.map((w) => ({
@@ -704,7 +729,7 @@ export function optionsNotYetApplied(options: Record<string, unknown>): string[]
   for (const key of ['vocabularyHints', 'entityCategories', 'rewriteInstruction']) {
     if (given(key)) out.push(key);
   }
-  for (const key of ['removeDisfluencies', 'suppressBackgroundSpeech']) {
+  for (const key of ['removeDisfluencies']) {
     if (options[key] === true) out.push(key);
   }
   return out;

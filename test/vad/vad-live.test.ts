@@ -68,6 +68,12 @@ describe('segmentCommitMode vad on real speech', () => {
       const errEnd = ((detectedEnd - refEnd) / RATE) * 1000;
       report.push(`seg ${i}: speech end error ${errEnd.toFixed(0)} ms, commit ${(((end - refEnd) / RATE) * 1000).toFixed(0)} ms after speech; "${f.text}"`);
       expect(Math.abs(errEnd)).toBeLessThan(300);
+      // word times (on a decoder that heard the earlier segments) lie inside their segment
+      for (const w of f.words) {
+        expect(Number(w.start.sample)).toBeGreaterThanOrEqual(start);
+        expect(Number(w.end.sample)).toBeLessThanOrEqual(end);
+      }
+      expect(Number(f.words[0].start.sample)).toBeLessThan(refStart + 0.5 * RATE);
       expect(wordErrorRate(clips[i]!.reference, f.text).wer).toBeLessThan(0.6);
     });
     console.log(`VAD boundaries:\n${report.join('\n')}`);
