@@ -17,7 +17,7 @@ import type {
   RecognitionStream,
   StreamRequest,
 } from './types.js';
-import type { InitReply, WorkerReply, WorkerRequest } from './worker.js';
+import type { InitReply, OpenReply, WorkerReply, WorkerRequest } from './worker.js';
 
 export interface EngineOptions {
   engine: EngineKind;
@@ -70,6 +70,8 @@ class Slot {
   lostListeners: Array<(err: Error) => void> = [];
   /** Audio milliseconds in requests sent and not answered yet. */
   queuedAudioMs = 0;
+  /** The decoder was changed for one stream (vocabulary hints): never lend it again. */
+  retire = false;
 
   constructor(profile: AudioProfile) {
     this.profile = profile;
@@ -187,7 +189,7 @@ export function createEngine(opts: EngineOptions): Engine {
     return () => clearInterval(timer);
   }
 
-  function makeStream(slot: Slot, req: StreamRequest): RecognitionStream {
+  function makeStream(slot: Slot, req: StreamRequest, opened: OpenReply): RecognitionStream {
     const inputRate = req.inputRate;
     let released = false;
     let tail: Promise<unknown> = Promise.resolve();
@@ -203,6 +205,7 @@ export function createEngine(opts: EngineOptions): Engine {
     const audioMs = (n: number): number => (n / inputRate) * 1000;
     return {
       inputRate,
+      vocabulary: opened.vocabulary,
       [kWorker]: slot.worker,
       [kStall]: (ms: number) => slot.call({ type: 'stall', ms }),
       accept(samples: Int16Array): Promise<AcceptResult> {
@@ -230,7 +233,10 @@ export function createEngine(opts: EngineOptions): Engine {
         stopHeartbeat();
         slot.lostListeners = [];
         await tail;
-        if (slot.state === 'busy' && !closed) slot.state = 'idle';
+        if (slot.retire) {
+          slots.delete(slot);
+          void slot.terminate('decoder retired after vocabulary hints');
+        } else if (slot.state === 'busy' && !closed) slot.state = 'idle';
       },
     } as RecognitionStream;
   }
@@ -272,13 +278,17 @@ export function createEngine(opts: EngineOptions): Engine {
       } else {
         slot.state = 'busy';
       }
+      let opened: OpenReply;
+      const hints = req.vocabularyHints ?? [];
+      // The dictionary and search a hint adds stay on the decoder: it serves this stream only.
+      if (hints.length > 0) slot.retire = true;
       try {
-        await slot.call({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null });
+        opened = await slot.call<OpenReply>({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null, vocabularyHints: hints });
       } catch (err) {
         await slot.terminate('open failed');
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
-      return makeStream(slot, req);
+      return makeStream(slot, req, opened);
     },
     async close(): Promise<void> {
       if (closed) return;

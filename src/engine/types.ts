@@ -31,6 +31,9 @@ export interface AcceptResult {
 
 export interface RecognitionStream {
   readonly inputRate: number;
+  /** What the engine did with the request's vocabularyHints; null when none were given or
+   * the engine cannot use them. */
+  readonly vocabulary: VocabularyResult | null;
   /** Feed int16 mono samples at inputRate; resampling to the engine rate happens inside. */
   accept(samples: Int16Array): Promise<AcceptResult>;
   /** End the current utterance and return its final result; the stream stays usable and the
@@ -46,6 +49,16 @@ export interface RecognitionStream {
   release(): Promise<void>;
 }
 
+/** What a recognizer did with vocabularyHints. */
+export interface VocabularyResult {
+  /** Hint words made likelier. */
+  boosted: string[];
+  /** Of those, words the dictionary lacked, added with a derived pronunciation. */
+  added: string[];
+  /** Hint words that could not be applied (no pronunciation). */
+  unknown: string[];
+}
+
 export interface StreamRequest {
   inputRate: number;
   profile: AudioProfile;
@@ -54,6 +67,8 @@ export interface StreamRequest {
   /** Keepalive between the session and its recognition worker: a worker that answers
    * nothing for this long (plus the audio time of the work queued on it) is declared lost. */
   heartbeatIntervalMs?: number | null;
+  /** vocabularyHints to bias recognition toward (engine permitting). */
+  vocabularyHints?: string[];
 }
 
 export interface EngineInfo {

@@ -5,12 +5,12 @@ import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
 import { StreamResampler } from './resampler.js';
-import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult } from './types.js';
+import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult, VocabularyResult } from './types.js';
 import { SileroDetector, VAD_RATE } from '../vad/silero.js';
 
 export type WorkerRequest =
   | { id: number; type: 'init'; backend: BackendConfig; inputRate: number }
-  | { id: number; type: 'open'; inputRate: number; vad?: { threshold: number } | null }
+  | { id: number; type: 'open'; inputRate: number; vad?: { threshold: number } | null; vocabularyHints?: string[] }
   | { id: number; type: 'accept'; samples: Int16Array }
   /** Voice activity flags (one per 32 ms window completed) for samples at the input rate. */
   | { id: number; type: 'detect'; samples: Int16Array }
@@ -20,6 +20,10 @@ export type WorkerRequest =
   | { id: number; type: 'stall'; ms: number }
   | { id: number; type: 'finish' }
   | { id: number; type: 'destroy' };
+
+export interface OpenReply {
+  vocabulary: VocabularyResult | null;
+}
 
 export interface InitReply {
   engineRate: number;
@@ -71,7 +75,10 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       (b as { resetStream?: () => void }).resetStream?.();
       await useRate(msg.inputRate);
       await useVad(msg.vad ?? null, msg.inputRate);
-      return null;
+      const hints = msg.vocabularyHints ?? [];
+      const withVocabulary = b as { setVocabulary?: (h: string[]) => VocabularyResult };
+      const vocabulary = hints.length > 0 && withVocabulary.setVocabulary ? withVocabulary.setVocabulary(hints) : null;
+      return { vocabulary } satisfies OpenReply;
     }
     case 'detect': {
       if (detector === null || vadResampler === null) throw new Error('no voice activity detector on this stream');

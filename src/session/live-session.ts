@@ -215,6 +215,7 @@ export class LiveSession {
       profile: this.encoding.profile,
       vad: vad ? { threshold: vad.threshold } : null,
       heartbeatIntervalMs: typeof heartbeat === 'number' ? heartbeat : null,
+      vocabularyHints: Array.isArray(this.options.vocabularyHints) ? (this.options.vocabularyHints as string[]) : [],
     };
     let stream: RecognitionStream;
     try {
@@ -284,6 +285,18 @@ export class LiveSession {
         code: 'LANGUAGE_HINTS_NOT_APPLIED',
         message: `no model here recognizes ${unsupportedHints.join(', ')}; the session is recognized as ${String(this.options.recognitionLanguage ?? 'en')}`,
       });
+    }
+    const hints = this.options.vocabularyHints;
+    if (Array.isArray(hints) && hints.length > 0) {
+      const v = this.stream?.vocabulary ?? null;
+      if (v === null) {
+        out.push({ code: 'VOCABULARY_HINTS_NOT_APPLIED', message: 'this recognizer cannot take vocabulary hints; they were not applied' });
+      } else if (v.unknown.length > 0) {
+        out.push({
+          code: 'VOCABULARY_HINTS_NOT_APPLIED',
+          message: `no pronunciation could be derived for ${v.unknown.join(', ')}; those words were not added (the other hints apply)`,
+        });
+      }
     }
     const notApplied = optionsNotYetApplied(this.options);
     if (notApplied.length > 0) {
@@ -726,7 +739,8 @@ export function optionsNotYetApplied(options: Record<string, unknown>): string[]
   }
   // additionalLanguageHints and includeDetectedLanguage are answered by their own notices
   // (LANGUAGE_HINTS_NOT_APPLIED, LANGUAGE_DETECTION_UNAVAILABLE) when they cannot apply.
-  for (const key of ['vocabularyHints', 'entityCategories', 'rewriteInstruction']) {
+  // vocabularyHints: answered by VOCABULARY_HINTS_NOT_APPLIED when (part of) it cannot apply.
+  for (const key of ['entityCategories', 'rewriteInstruction']) {
     if (given(key)) out.push(key);
   }
   for (const key of ['removeDisfluencies']) {
