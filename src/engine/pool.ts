@@ -38,8 +38,6 @@ type Request = Distribute<WorkerRequest>;
 interface Pending {
   resolve(v: unknown): void;
   reject(e: unknown): void;
-  /** Audio time this request carries, for the heartbeat's allowance. */
-  audioMs: number;
 }
 
 const fromSource = import.meta.url.endsWith('.ts');
@@ -68,8 +66,6 @@ class Slot {
   onDeath: ((slot: Slot) => void) | null = null;
   /** Listeners of the stream currently bound to this slot (see RecognitionStream.onLost). */
   lostListeners: Array<(err: Error) => void> = [];
-  /** Audio milliseconds in requests sent and not answered yet. */
-  queuedAudioMs = 0;
   /** The decoder was changed for one stream (vocabulary hints): never lend it again. */
   retire = false;
 
@@ -80,7 +76,6 @@ class Slot {
       const p = this.pending.get(reply.id);
       if (p === undefined) return;
       this.pending.delete(reply.id);
-      this.queuedAudioMs -= p.audioMs;
       if (reply.ok) p.resolve(reply.result);
       else p.reject(toScribedError(reply.error));
     });
@@ -88,12 +83,11 @@ class Slot {
     this.worker.on('exit', (code) => this.die(`recognition worker exited (code ${code})`));
   }
 
-  call<T>(req: Request, transfer: ArrayBuffer[] = [], audioMs = 0): Promise<T> {
+  call<T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.queuedAudioMs += audioMs;
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, audioMs });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.worker.postMessage({ ...req, id } as WorkerRequest, transfer);
     });
   }
@@ -104,7 +98,6 @@ class Slot {
     this.failure = new ScribedError('ENGINE_FAILED', reason, cause === undefined ? undefined : { cause });
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
-    this.queuedAudioMs = 0;
     this.onDeath?.(this);
     const listeners = this.lostListeners.splice(0);
     for (const l of listeners) l(this.failure);
@@ -158,18 +151,16 @@ export function createEngine(opts: EngineOptions): Engine {
     return slot;
   }
 
-  /** The keepalive: a ping is kept in flight; a worker that has not answered it within
-   * `intervalMs` plus the audio time of the requests queued before it is stuck, and is
-   * terminated, which fails the stream like a crash (ENGINE_FAILED). */
+  /** The keepalive: a ping is kept in flight; the worker answers pings between pieces of
+   * work (every 50 ms of audio decoded), so one that has not answered within `intervalMs` is
+   * stuck, and is terminated, which fails the stream like a crash (ENGINE_FAILED). */
   function startHeartbeat(slot: Slot, intervalMs: number): () => void {
     let pingSentAt: number | null = null;
-    let allowanceMs = 0;
     const tick = (): void => {
       if (slot.state === 'dead' || closed) return;
       const now = performance.now();
       if (pingSentAt === null) {
         pingSentAt = now;
-        allowanceMs = slot.queuedAudioMs;
         slot.call({ type: 'ping' }).then(
           () => {
             pingSentAt = null;
@@ -178,7 +169,7 @@ export function createEngine(opts: EngineOptions): Engine {
         );
         return;
       }
-      if (now - pingSentAt > intervalMs + allowanceMs) {
+      if (now - pingSentAt > intervalMs) {
         opts.logger?.warn(`recognition worker missed its heartbeat (${intervalMs} ms): terminating it`);
         void slot.terminate(`recognition worker stopped answering (no heartbeat reply within ${intervalMs} ms)`);
       }
@@ -196,13 +187,12 @@ export function createEngine(opts: EngineOptions): Engine {
     const stopHeartbeat = req.heartbeatIntervalMs ? startHeartbeat(slot, req.heartbeatIntervalMs) : () => undefined;
     slot.lostListeners = [];
     // Calls are queued on the worker in order; `tail` lets release() wait for them.
-    const enqueue = <T>(r: Request, transfer: ArrayBuffer[] = [], audioMs = 0): Promise<T> => {
+    const enqueue = <T>(r: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
       if (released) return Promise.reject(new ScribedError('ENGINE_FAILED', 'stream already released'));
-      const p = slot.call<T>(r, transfer, audioMs);
+      const p = slot.call<T>(r, transfer);
       tail = p.catch(() => undefined);
       return p;
     };
-    const audioMs = (n: number): number => (n / inputRate) * 1000;
     return {
       inputRate,
       vocabulary: opened.vocabulary,
@@ -212,11 +202,11 @@ export function createEngine(opts: EngineOptions): Engine {
         // Posting a view clones its whole underlying buffer: send a compact copy, moved
         // rather than copied again, and leave the caller's buffer alone.
         const copy = samples.slice();
-        return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer], audioMs(copy.length));
+        return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer]);
       },
       detect(samples: Int16Array): Promise<Uint8Array> {
         const copy = samples.slice();
-        return enqueue<Uint8Array>({ type: 'detect', samples: copy }, [copy.buffer], audioMs(copy.length));
+        return enqueue<Uint8Array>({ type: 'detect', samples: copy }, [copy.buffer]);
       },
       finish(): Promise<FinalResult> {
         return enqueue<FinalResult>({ type: 'finish' });

@@ -34,6 +34,10 @@ export type WorkerReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: { code: ErrorCode; message: string } };
 
+/** Engine-rate samples decoded between two turns of the event loop (50 ms at 16 kHz): a
+ * heartbeat ping waits for at most one such piece. */
+const DECODE_PIECE = 800;
+
 let backend: DecoderBackend | null = null;
 let resampler: StreamResampler | null = null;
 let inputRate = 0;
@@ -92,13 +96,24 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
     }
     case 'accept': {
       const b = need();
-      const t0 = performance.now();
+      let cpuMs = 0;
+      let t0 = performance.now();
       const samples = resampler!.push(msg.samples);
-      // Worker threads have no per-thread CPU clock in Node 20; the call is synchronous and
-      // CPU-bound, so its wall time on this thread is the decoder's CPU time.
-      const partial = b.process(samples);
+      // Worker threads have no per-thread CPU clock in Node 20; the calls are synchronous and
+      // CPU-bound, so their wall time on this thread is the decoder's CPU time. Long input is
+      // decoded in pieces with a turn of the event loop between them, so heartbeat pings are
+      // answered while a large frame is being decoded (within one piece).
+      let partial = '';
+      for (let at = 0; at === 0 || at < samples.length; at += DECODE_PIECE) {
+        if (at > 0) {
+          cpuMs += performance.now() - t0;
+          await new Promise((resolve) => setImmediate(resolve));
+          t0 = performance.now();
+        }
+        partial = b.process(samples.subarray(at, at + DECODE_PIECE));
+      }
       uttOpen = true;
-      return { partial, cpuMs: performance.now() - t0 };
+      return { partial, cpuMs: cpuMs + performance.now() - t0 };
     }
     case 'finish': {
       const b = need();
@@ -163,6 +178,12 @@ if (parentPort !== null) {
   const port = parentPort;
   let chain: Promise<void> = Promise.resolve();
   port.on('message', (msg: WorkerRequest) => {
+    // Heartbeat pings are answered as soon as this thread is free, ahead of queued work: they
+    // test that the thread runs, not how much work is waiting.
+    if (msg.type === 'ping') {
+      port.postMessage({ id: msg.id, ok: true, result: null } satisfies WorkerReply);
+      return;
+    }
     chain = chain.then(async () => {
       let reply: WorkerReply;
       try {

@@ -33,8 +33,8 @@ describe('recognition worker heartbeat', () => {
     void stream[kStall](10_000).catch(() => undefined);
     const r = await lost;
     expect(r).not.toBeNull();
-    // the interval, plus at most one check period (125 ms here) and scheduling slack
-    expect(r!.afterMs).toBeLessThan(500 + 125 + 250);
+    // the interval, plus at most one check period (125 ms here) and slack for a loaded machine
+    expect(r!.afterMs).toBeLessThan(500 + 125 + 500);
     expect(r!.err).toMatchObject({ code: 'ENGINE_FAILED' });
     await expect(stream.accept(new Int16Array(320))).rejects.toMatchObject({ code: 'ENGINE_FAILED' });
     await stream.release();
@@ -49,7 +49,7 @@ describe('recognition worker heartbeat', () => {
     await stream.release();
   }, 30_000);
 
-  it('a busy worker is not mistaken for a stuck one: long audio buys its own time', async () => {
+  it('a busy worker is not mistaken for a stuck one: it answers pings while decoding a long frame', async () => {
     const pcm = pcmSamples(loadClips().find((c) => c.id === 'librivox-0870')!);
     const stream = await engine.open({ inputRate: 16000, profile: 'wideband', heartbeatIntervalMs: 500 });
     let lost: Error | null = null;
