@@ -79,6 +79,28 @@ describe('segmentCommitMode vad on real speech', () => {
     console.log(`VAD boundaries:\n${report.join('\n')}`);
   }, 120_000);
 
+  it('works on 8 kHz mu-law too: the detector hears it resampled, segments stay in input samples', async () => {
+    const { encodeMulaw } = await import('../../src/core/audio/encodings.js');
+    const { StreamResampler } = await import('../../src/engine/resampler.js');
+    const down = await StreamResampler.create(RATE, 8000);
+    const narrow = concat([down.push(audio), down.flush()]);
+    down.destroy();
+    const s = await createSession(svc, acct.accessKey, { segmentCommitMode: 'vad', commitSilenceMs: 500, inputEncoding: 'mulaw_8000' });
+    const client = await (await import('../helpers/stream-client.js')).StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: acct.accessKey });
+    await client.next('ready');
+    const bytes = encodeMulaw(narrow);
+    for (let at = 0; at < bytes.length; at += 320) client.audio(1, at, bytes.subarray(at, Math.min(bytes.length, at + 320)));
+    client.control({ type: 'close' });
+    await client.next('closed', () => true, 60_000);
+    const finals = client.ofType('final');
+    expect(finals.map((f) => f.trigger)).toEqual(['vad', 'vad', 'vad']);
+    finals.forEach((f, i) => {
+      // boundaries in the pauses, in 8 kHz samples
+      if (i < 2) expect(Number(f.end.sample)).toBeLessThanOrEqual(placed[i + 1]!.from / 2);
+      expect(Number(f.end.sample)).toBeGreaterThanOrEqual(placed[i]!.to / 2 - 0.2 * 8000);
+    });
+  }, 120_000);
+
   it('commitSilenceMs longer than the pauses keeps the sentences in one segment', async () => {
     const s = await createSession(svc, acct.accessKey, { segmentCommitMode: 'vad', commitSilenceMs: 5000 });
     const { finals } = await streamAndClose(svc, acct.accessKey, s.streamUrl, audio);
