@@ -143,6 +143,22 @@ describe('segmentCommitMode vad on real speech', () => {
     expect(await segments(60)).toBeGreaterThan(3);
   }, 120_000);
 
+  it('a monologue without long pauses still yields finals: split at a short pause after half the bound, cut at the bound', async () => {
+    const short = await startService({ maxSegmentSeconds: 4 });
+    try {
+      const a = await short.account(100_000n);
+      const s = await createSession(short, a.accessKey, { segmentCommitMode: 'vad', commitSilenceMs: 5000 });
+      const { finals } = await streamAndClose(short, a.accessKey, s.streamUrl, audio);
+      expect(finals.length).toBeGreaterThanOrEqual(4);
+      for (const f of finals.slice(0, -1)) {
+        expect(f.trigger).toBe('bound');
+        expect(Number(f.end.sample) - Number(f.start.sample)).toBeLessThanOrEqual(4 * RATE);
+      }
+    } finally {
+      await short.stop();
+    }
+  }, 120_000);
+
   it('minimumSpeechMs longer than any sentence opens no segment', async () => {
     const s = await createSession(svc, acct.accessKey, { segmentCommitMode: 'vad', minimumSpeechMs: 6000 });
     const { finals } = await streamAndClose(svc, acct.accessKey, s.streamUrl, audio);
