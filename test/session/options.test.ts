@@ -106,7 +106,8 @@ describe('heartbeatIntervalMs', () => {
     void stream[kStall](20_000).catch(() => undefined);
     // no audio is in flight: only the heartbeat can notice
     expect(await client.next('error', () => true, 5000)).toMatchObject({ code: 'ENGINE_FAILED' });
-    expect(Date.now() - t0).toBeLessThan(500 + 125 + 500);
+    // the interval, one check period, and slack for a loaded machine (measured 650-760 ms)
+    expect(Date.now() - t0).toBeLessThan(500 + 1000);
     expect((await client.closed).code).toBe(1011);
   }, 30_000);
 
