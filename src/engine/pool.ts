@@ -17,7 +17,7 @@ import type {
   RecognitionStream,
   StreamRequest,
 } from './types.js';
-import type { InitReply, WorkerReply, WorkerRequest } from './worker.js';
+import type { InitReply, OpenReply, WorkerReply, WorkerRequest } from './worker.js';
 
 export interface EngineOptions {
   engine: EngineKind;
@@ -29,6 +29,8 @@ export interface EngineOptions {
 
 /** Test hook: the worker thread behind a stream (e.g. to terminate it on purpose). */
 export const kWorker: unique symbol = Symbol('scribed.engine.worker');
+/** Test hook: make the worker behind a stream stop answering for `ms` (a hung native call). */
+export const kStall: unique symbol = Symbol('scribed.engine.stall');
 
 type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
 type Request = Distribute<WorkerRequest>;
@@ -62,6 +64,10 @@ class Slot {
   private readonly pending = new Map<number, Pending>();
   private failure: ScribedError | null = null;
   onDeath: ((slot: Slot) => void) | null = null;
+  /** Listeners of the stream currently bound to this slot (see RecognitionStream.onLost). */
+  lostListeners: Array<(err: Error) => void> = [];
+  /** The decoder was changed for one stream (vocabulary hints): never lend it again. */
+  retire = false;
 
   constructor(profile: AudioProfile) {
     this.profile = profile;
@@ -93,6 +99,8 @@ class Slot {
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
     this.onDeath?.(this);
+    const listeners = this.lostListeners.splice(0);
+    for (const l of listeners) l(this.failure);
   }
 
   async terminate(reason: string): Promise<void> {
@@ -105,7 +113,7 @@ export function createEngine(opts: EngineOptions): Engine {
   if (!Number.isInteger(opts.maxDecoders) || opts.maxDecoders < 1) {
     throw new RangeError(`maxDecoders must be a positive integer (got ${opts.maxDecoders})`);
   }
-  const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'] };
+  const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'], detectsLanguage: false };
   const slots = new Set<Slot>();
   let started = false;
   let closed = false;
@@ -143,33 +151,82 @@ export function createEngine(opts: EngineOptions): Engine {
     return slot;
   }
 
-  function makeStream(slot: Slot, inputRate: number): RecognitionStream {
+  /** The keepalive: a ping is kept in flight; the worker answers pings between pieces of
+   * work (every 50 ms of audio decoded), so one that has not answered within `intervalMs` is
+   * stuck, and is terminated, which fails the stream like a crash (ENGINE_FAILED). */
+  function startHeartbeat(slot: Slot, intervalMs: number): () => void {
+    let pingSentAt: number | null = null;
+    const tick = (): void => {
+      if (slot.state === 'dead' || closed) return;
+      const now = performance.now();
+      if (pingSentAt === null) {
+        pingSentAt = now;
+        slot.call({ type: 'ping' }).then(
+          () => {
+            pingSentAt = null;
+          },
+          () => undefined,
+        );
+        return;
+      }
+      if (now - pingSentAt > intervalMs) {
+        opts.logger?.warn(`recognition worker missed its heartbeat (${intervalMs} ms): terminating it`);
+        void slot.terminate(`recognition worker stopped answering (no heartbeat reply within ${intervalMs} ms)`);
+      }
+    };
+    const timer = setInterval(tick, Math.max(50, Math.min(250, intervalMs / 4)));
+    timer.unref();
+    tick();
+    return () => clearInterval(timer);
+  }
+
+  function makeStream(slot: Slot, req: StreamRequest, opened: OpenReply): RecognitionStream {
+    const inputRate = req.inputRate;
     let released = false;
     let tail: Promise<unknown> = Promise.resolve();
+    const stopHeartbeat = req.heartbeatIntervalMs ? startHeartbeat(slot, req.heartbeatIntervalMs) : () => undefined;
+    slot.lostListeners = [];
     // Calls are queued on the worker in order; `tail` lets release() wait for them.
-    const enqueue = <T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
+    const enqueue = <T>(r: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
       if (released) return Promise.reject(new ScribedError('ENGINE_FAILED', 'stream already released'));
-      const p = slot.call<T>(req, transfer);
+      const p = slot.call<T>(r, transfer);
       tail = p.catch(() => undefined);
       return p;
     };
     return {
       inputRate,
+      vocabulary: opened.vocabulary,
       [kWorker]: slot.worker,
+      [kStall]: (ms: number) => slot.call({ type: 'stall', ms }),
       accept(samples: Int16Array): Promise<AcceptResult> {
         // Posting a view clones its whole underlying buffer: send a compact copy, moved
         // rather than copied again, and leave the caller's buffer alone.
         const copy = samples.slice();
         return enqueue<AcceptResult>({ type: 'accept', samples: copy }, [copy.buffer]);
       },
+      detect(samples: Int16Array): Promise<Uint8Array> {
+        const copy = samples.slice();
+        return enqueue<Uint8Array>({ type: 'detect', samples: copy }, [copy.buffer]);
+      },
       finish(): Promise<FinalResult> {
         return enqueue<FinalResult>({ type: 'finish' });
+      },
+      onLost(listener: (err: Error) => void): void {
+        if (released) return;
+        slot.lostListeners.push((err) => {
+          if (!released && !closed) listener(err);
+        });
       },
       async release(): Promise<void> {
         if (released) return;
         released = true;
+        stopHeartbeat();
+        slot.lostListeners = [];
         await tail;
-        if (slot.state === 'busy' && !closed) slot.state = 'idle';
+        if (slot.retire) {
+          slots.delete(slot);
+          void slot.terminate('decoder retired after vocabulary hints');
+        } else if (slot.state === 'busy' && !closed) slot.state = 'idle';
       },
     } as RecognitionStream;
   }
@@ -211,13 +268,17 @@ export function createEngine(opts: EngineOptions): Engine {
       } else {
         slot.state = 'busy';
       }
+      let opened: OpenReply;
+      const hints = req.vocabularyHints ?? [];
+      // The dictionary and search a hint adds stay on the decoder: it serves this stream only.
+      if (hints.length > 0) slot.retire = true;
       try {
-        await slot.call({ type: 'open', inputRate: req.inputRate });
+        opened = await slot.call<OpenReply>({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null, vocabularyHints: hints });
       } catch (err) {
         await slot.terminate('open failed');
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
-      return makeStream(slot, req.inputRate);
+      return makeStream(slot, req, opened);
     },
     async close(): Promise<void> {
       if (closed) return;

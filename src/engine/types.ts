@@ -31,18 +31,44 @@ export interface AcceptResult {
 
 export interface RecognitionStream {
   readonly inputRate: number;
+  /** What the engine did with the request's vocabularyHints; null when none were given or
+   * the engine cannot use them. */
+  readonly vocabulary: VocabularyResult | null;
   /** Feed int16 mono samples at inputRate; resampling to the engine rate happens inside. */
   accept(samples: Int16Array): Promise<AcceptResult>;
   /** End the current utterance and return its final result; the stream stays usable and the
    * next accept() starts a new utterance whose times restart at zero. */
   finish(): Promise<FinalResult>;
+  /** Voice activity flags (1 speech, 0 not), one per detector window (32 ms of audio) that
+   * these samples complete. Only on streams opened with `vad`. */
+  detect(samples: Int16Array): Promise<Uint8Array>;
+  /** Called once if the decoder behind this stream is lost (worker crash, or a missed
+   * heartbeat) before release(). Not called when the engine itself is closing. */
+  onLost(listener: (err: Error) => void): void;
   /** Return the decoder to its engine. Safe to call twice. */
   release(): Promise<void>;
+}
+
+/** What a recognizer did with vocabularyHints. */
+export interface VocabularyResult {
+  /** Hint words made likelier. */
+  boosted: string[];
+  /** Of those, words the dictionary lacked, added with a derived pronunciation. */
+  added: string[];
+  /** Hint words that could not be applied (no pronunciation). */
+  unknown: string[];
 }
 
 export interface StreamRequest {
   inputRate: number;
   profile: AudioProfile;
+  /** Run a voice activity detector beside the decoder (segmentCommitMode "vad"). */
+  vad?: { threshold: number } | null;
+  /** Keepalive between the session and its recognition worker: a worker that answers
+   * nothing for this long (plus the audio time of the work queued on it) is declared lost. */
+  heartbeatIntervalMs?: number | null;
+  /** vocabularyHints to bias recognition toward (engine permitting). */
+  vocabularyHints?: string[];
 }
 
 export interface EngineInfo {
@@ -51,6 +77,8 @@ export interface EngineInfo {
   sampleRate: number;
   /** Languages the loaded model recognizes (BCP-47 primary tags). */
   languages: string[];
+  /** True when results can name the spoken language (neither engine here can). */
+  detectsLanguage?: boolean;
 }
 
 export interface Engine {

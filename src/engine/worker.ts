@@ -5,14 +5,25 @@ import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
 import { StreamResampler } from './resampler.js';
-import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult } from './types.js';
+import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult, VocabularyResult } from './types.js';
+import { SileroDetector, VAD_RATE } from '../vad/silero.js';
 
 export type WorkerRequest =
   | { id: number; type: 'init'; backend: BackendConfig; inputRate: number }
-  | { id: number; type: 'open'; inputRate: number }
+  | { id: number; type: 'open'; inputRate: number; vad?: { threshold: number } | null; vocabularyHints?: string[] }
   | { id: number; type: 'accept'; samples: Int16Array }
+  /** Voice activity flags (one per 32 ms window completed) for samples at the input rate. */
+  | { id: number; type: 'detect'; samples: Int16Array }
+  /** Heartbeat: answered at once when the worker is not stuck. */
+  | { id: number; type: 'ping' }
+  /** Test hook: block this thread for `ms`, as a hung native call would. */
+  | { id: number; type: 'stall'; ms: number }
   | { id: number; type: 'finish' }
   | { id: number; type: 'destroy' };
+
+export interface OpenReply {
+  vocabulary: VocabularyResult | null;
+}
 
 export interface InitReply {
   engineRate: number;
@@ -23,11 +34,19 @@ export type WorkerReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: { code: ErrorCode; message: string } };
 
+/** Engine-rate samples decoded between two turns of the event loop (50 ms at 16 kHz): a
+ * heartbeat ping waits for at most one such piece. */
+const DECODE_PIECE = 800;
+
 let backend: DecoderBackend | null = null;
 let resampler: StreamResampler | null = null;
 let inputRate = 0;
 /** True while an utterance has samples the decoder has not closed yet. */
 let uttOpen = false;
+/** Voice activity detector of the current stream (segmentCommitMode "vad"), with its own
+ * resampler: the decoder only hears the audio the segmenter keeps, the detector hears all. */
+let detector: SileroDetector | null = null;
+let vadResampler: StreamResampler | null = null;
 
 async function useRate(rate: number): Promise<void> {
   if (backend === null) throw new Error('worker not initialised');
@@ -59,17 +78,42 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       }
       (b as { resetStream?: () => void }).resetStream?.();
       await useRate(msg.inputRate);
+      await useVad(msg.vad ?? null, msg.inputRate);
+      const hints = msg.vocabularyHints ?? [];
+      const withVocabulary = b as { setVocabulary?: (h: string[]) => VocabularyResult };
+      const vocabulary = hints.length > 0 && withVocabulary.setVocabulary ? withVocabulary.setVocabulary(hints) : null;
+      return { vocabulary } satisfies OpenReply;
+    }
+    case 'detect': {
+      if (detector === null || vadResampler === null) throw new Error('no voice activity detector on this stream');
+      return detector.push(vadResampler.push(msg.samples));
+    }
+    case 'ping':
+      return null;
+    case 'stall': {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, msg.ms);
       return null;
     }
     case 'accept': {
       const b = need();
-      const t0 = performance.now();
+      let cpuMs = 0;
+      let t0 = performance.now();
       const samples = resampler!.push(msg.samples);
-      // Worker threads have no per-thread CPU clock in Node 20; the call is synchronous and
-      // CPU-bound, so its wall time on this thread is the decoder's CPU time.
-      const partial = b.process(samples);
+      // Worker threads have no per-thread CPU clock in Node 20; the calls are synchronous and
+      // CPU-bound, so their wall time on this thread is the decoder's CPU time. Long input is
+      // decoded in pieces with a turn of the event loop between them, so heartbeat pings are
+      // answered while a large frame is being decoded (within one piece).
+      let partial = '';
+      for (let at = 0; at === 0 || at < samples.length; at += DECODE_PIECE) {
+        if (at > 0) {
+          cpuMs += performance.now() - t0;
+          await new Promise((resolve) => setImmediate(resolve));
+          t0 = performance.now();
+        }
+        partial = b.process(samples.subarray(at, at + DECODE_PIECE));
+      }
       uttOpen = true;
-      return { partial, cpuMs: performance.now() - t0 };
+      return { partial, cpuMs: cpuMs + performance.now() - t0 };
     }
     case 'finish': {
       const b = need();
@@ -101,6 +145,24 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
   }
 }
 
+async function useVad(vad: { threshold: number } | null, rate: number): Promise<void> {
+  if (vad === null) {
+    detector?.destroy();
+    detector = null;
+    vadResampler?.destroy();
+    vadResampler = null;
+    return;
+  }
+  if (detector !== null && detector.threshold === vad.threshold) {
+    detector.reset();
+  } else {
+    detector?.destroy();
+    detector = new SileroDetector(vad.threshold);
+  }
+  vadResampler?.destroy();
+  vadResampler = await StreamResampler.create(rate, VAD_RATE);
+}
+
 function need(): DecoderBackend {
   if (backend === null) throw new Error('worker not initialised');
   return backend;
@@ -116,6 +178,12 @@ if (parentPort !== null) {
   const port = parentPort;
   let chain: Promise<void> = Promise.resolve();
   port.on('message', (msg: WorkerRequest) => {
+    // Heartbeat pings are answered as soon as this thread is free, ahead of queued work: they
+    // test that the thread runs, not how much work is waiting.
+    if (msg.type === 'ping') {
+      port.postMessage({ id: msg.id, ok: true, result: null } satisfies WorkerReply);
+      return;
+    }
     chain = chain.then(async () => {
       let reply: WorkerReply;
       try {

@@ -17,6 +17,11 @@ import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../en
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 import { shapeFinal, textOptionNotices } from '../text/final-text.js';
+import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
+import { characterTimes } from '../core/alignment.js';
+import { LevelMeter, primaryWords } from '../core/background-speech.js';
+import { vadSettings } from '../vad/settings.js';
+import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -43,9 +48,11 @@ interface OpenSegment {
   startSample: bigint;
   samples: number;
   lastPartial: string;
+  /** suppressBackgroundSpeech: levels of the audio the recognizer heard for this segment. */
+  meter: LevelMeter | null;
 }
 
-type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown';
+type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
 
 /** WebSocket close codes used by the stream (docs/protocol.md). */
 export const CLOSE_CODES = {
@@ -68,12 +75,17 @@ export class LiveSession {
   accepting = true;
   private socket: SessionSocket | null = null;
   private stream: RecognitionStream | null = null;
+  /** segmentCommitMode "vad": the detector's segment decisions for the current stream, and
+   * the session sample where that stream's audio began. */
+  private vad: { tracker: VadTracker; origin: bigint } | null = null;
   private segment: OpenSegment | null = null;
   private nextSegmentIndex: number;
   private charged: bigint;
   private queue: Promise<unknown> = Promise.resolve();
   private holdTimer: NodeJS.Timeout | null = null;
   private lastSavedAt = 0;
+  /** suppressBackgroundSpeech: the primary speaker's level so far (dBFS). */
+  private primaryDb = -100;
   private readonly log: Logger;
 
   constructor(
@@ -197,14 +209,32 @@ export class LiveSession {
   /** A decoder for this session. When all are taken, a paused session's held decoder is
    * worth less than a live socket: take that one back before refusing with ENGINE_BUSY. */
   private async openStream(): Promise<RecognitionStream> {
-    const request = { inputRate: this.rate, profile: this.encoding.profile };
+    const vad = this.options.segmentCommitMode === 'vad' ? vadSettings(this.options, this.deps.maxSegmentSeconds) : null;
+    const heartbeat = this.options.heartbeatIntervalMs;
+    const request = {
+      inputRate: this.rate,
+      profile: this.encoding.profile,
+      vad: vad ? { threshold: vad.threshold } : null,
+      heartbeatIntervalMs: typeof heartbeat === 'number' ? heartbeat : null,
+      vocabularyHints: Array.isArray(this.options.vocabularyHints) ? (this.options.vocabularyHints as string[]) : [],
+    };
+    let stream: RecognitionStream;
     try {
-      return await this.deps.engine.open(request);
+      stream = await this.deps.engine.open(request);
     } catch (err) {
       if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !this.deps.reclaimDecoder) throw err;
       if (!(await this.deps.reclaimDecoder())) throw err;
-      return this.deps.engine.open(request);
+      stream = await this.deps.engine.open(request);
     }
+    this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
+    // A worker that crashes or stops answering its heartbeat fails the session at once, even
+    // while no audio is in flight (otherwise only the next frame would notice).
+    stream.onLost((err) => {
+      void this.run(async () => {
+        if (this.stream === stream) await this.recognizerLost(err, true);
+      }).catch((e) => this.log.error({ err: e }, 'handling a lost recognizer failed'));
+    });
+    return stream;
   }
 
   /** True while this session is paused and still holds a decoder (see startHold). */
@@ -232,6 +262,7 @@ export class LiveSession {
   private async releaseStream(): Promise<void> {
     const stream = this.stream;
     this.stream = null;
+    this.vad = null;
     await stream?.release();
   }
 
@@ -244,6 +275,31 @@ export class LiveSession {
       });
     }
     out.push(...textOptionNotices(this.options));
+    if (this.options.languageDetection === 'unavailable') {
+      out.push({
+        code: 'LANGUAGE_DETECTION_UNAVAILABLE',
+        message: 'includeDetectedLanguage was requested, but this recognizer cannot detect the spoken language; results carry no detected language',
+      });
+    }
+    const unsupportedHints = this.options.unsupportedLanguageHints;
+    if (Array.isArray(unsupportedHints) && unsupportedHints.length > 0) {
+      out.push({
+        code: 'LANGUAGE_HINTS_NOT_APPLIED',
+        message: `no model here recognizes ${unsupportedHints.join(', ')}; the session is recognized as ${String(this.options.recognitionLanguage ?? 'en')}`,
+      });
+    }
+    const hints = this.options.vocabularyHints;
+    if (Array.isArray(hints) && hints.length > 0) {
+      const v = this.stream?.vocabulary ?? null;
+      if (v === null) {
+        out.push({ code: 'VOCABULARY_HINTS_NOT_APPLIED', message: 'this recognizer cannot take vocabulary hints; they were not applied' });
+      } else if (v.unknown.length > 0) {
+        out.push({
+          code: 'VOCABULARY_HINTS_NOT_APPLIED',
+          message: `no pronunciation could be derived for ${v.unknown.join(', ')}; those words were not added (the other hints apply)`,
+        });
+      }
+    }
     const notApplied = optionsNotYetApplied(this.options);
     if (notApplied.length > 0) {
       out.push({ code: 'OPTIONS_NOT_APPLIED', message: `accepted but not applied by this server: ${notApplied.join(', ')}` });
@@ -315,6 +371,12 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    if (this.vad) {
+      if (!(await this.recognizeWithVad(stream, this.vad, samples))) return;
+      this.advance(placed, added);
+      await this.saveProgress(false);
+      return;
+    }
     let result: AcceptResult;
     try {
       result = await stream.accept(samples);
@@ -336,12 +398,13 @@ export class LiveSession {
       });
     }
     if (!this.segment) {
-      this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
+      this.segment = this.newSegment(this.cursor.capturedSamples);
     }
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
     this.segment.samples += added;
+    this.segment.meter?.push(samples);
     this.sendAck(placed.duplicateSamples);
 
     if (result.partial && result.partial !== this.segment.lastPartial) {
@@ -358,6 +421,91 @@ export class LiveSession {
     await this.saveProgress(false);
   }
 
+  /** The frame is taken: report a gap, move the cursor, acknowledge. */
+  private advance(placed: ReturnType<typeof placeFrame>, added: number): void {
+    const m = this.deps.metrics;
+    if (placed.gapSamples > 0) {
+      m.gapSamples.inc(placed.gapSamples);
+      this.emit({
+        type: 'gap',
+        epoch: this.cursor.epoch,
+        sampleOffset: this.cursor.epochReceived,
+        samples: placed.gapSamples,
+        capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
+      });
+    }
+    this.cursor = placed.next;
+    m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
+    this.sendAck(placed.duplicateSamples);
+  }
+
+  /** segmentCommitMode "vad": the detector judges the frame, then the segment decisions are
+   * carried out in order (open, feed the recognizer, commit). Returns false when the
+   * recognizer was lost on the way (the frame is then not acknowledged). */
+  private async recognizeWithVad(stream: RecognitionStream, vad: NonNullable<LiveSession['vad']>, samples: Int16Array): Promise<boolean> {
+    let actions: VadAction[];
+    try {
+      actions = vad.tracker.push(samples, await stream.detect(samples));
+    } catch (err) {
+      await this.recognizerLost(err, true);
+      return false;
+    }
+    if (!(await this.applyVadActions(stream, vad.origin, actions))) {
+      await this.loseSocket();
+      return false;
+    }
+    return true;
+  }
+
+  /** Carry out the tracker's actions; false when the recognizer was lost meanwhile. */
+  private async applyVadActions(stream: RecognitionStream, origin: bigint, actions: VadAction[]): Promise<boolean> {
+    for (const a of actions) {
+      if (this.stream !== stream) return false;
+      if (a.type === 'open') {
+        this.segment = this.newSegment(origin + BigInt(a.startSample));
+      } else if (a.type === 'feed') {
+        const seg = this.segment;
+        if (!seg) continue;
+        let result: AcceptResult;
+        try {
+          result = await stream.accept(a.samples);
+        } catch (err) {
+          await this.recognizerLost(err, false);
+          return false;
+        }
+        seg.samples += a.samples.length;
+        seg.meter?.push(a.samples);
+        this.deps.metrics.engineRtf.observe(result.cpuMs / ((a.samples.length / this.rate) * 1000));
+        this.emitPartial(seg, result.partial);
+      } else if (this.segment) {
+        await this.finalize(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true);
+      }
+    }
+    return this.stream === stream;
+  }
+
+  private newSegment(startSample: bigint): OpenSegment {
+    return {
+      index: this.nextSegmentIndex++,
+      startSample,
+      samples: 0,
+      lastPartial: '',
+      meter: this.options.suppressBackgroundSpeech === true ? new LevelMeter(this.rate) : null,
+    };
+  }
+
+  private emitPartial(seg: OpenSegment, partial: string): void {
+    if (!partial || partial === seg.lastPartial) return;
+    seg.lastPartial = partial;
+    this.emit({
+      type: 'partial',
+      segmentId: segmentId(seg.index),
+      text: partial,
+      start: timePoint(this.cursor, seg.startSample, this.rate),
+      end: timePoint(this.cursor, seg.startSample + BigInt(seg.samples), this.rate),
+    });
+  }
+
   /** The decoder behind this session died (worker crash). Its open segment's audio is
    * gone from recognition: the segment is dropped (logged with its extent) rather than
    * persisted with a made-up text. The client is told with ENGINE_FAILED; on the socket path
@@ -365,6 +513,7 @@ export class LiveSession {
   private async recognizerLost(err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.segment): Promise<void> {
     const dead = this.stream;
     this.stream = null;
+    this.vad = null;
     void dead?.release().catch(() => undefined);
     this.segment = null;
     this.log.error(
@@ -372,13 +521,17 @@ export class LiveSession {
       'recognizer lost: open segment dropped',
     );
     this.emitError(new ScribedError('ENGINE_FAILED', 'the recognizer for this session failed; the open segment was lost. Resume to continue'));
-    if (closeSocket && this.socket) {
-      // Frames still queued from this socket are dropped: they were not acknowledged.
-      const socket = this.socket;
-      this.socket = null;
-      socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
-      await this.pauseWithoutSocket();
-    }
+    if (closeSocket) await this.loseSocket();
+  }
+
+  /** After a lost recognizer on the socket path: close with 1011 so the client resumes. */
+  private async loseSocket(): Promise<void> {
+    if (!this.socket) return;
+    // Frames still queued from this socket are dropped: they were not acknowledged.
+    const socket = this.socket;
+    this.socket = null;
+    socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
+    await this.pauseWithoutSocket();
   }
 
   private sendAck(duplicateSamples: number): void {
@@ -419,7 +572,14 @@ export class LiveSession {
   }
 
   /** End the open segment: final result, persisted before it is sent. Returns its id. */
-  private async finalize(trigger: FinalTrigger): Promise<string | null> {
+  private async finalize(trigger: FinalTrigger, fromVad = false): Promise<string | null> {
+    // In vad mode, a commit that is not the detector's own first hands over the audio the
+    // detector has not judged yet, so nothing received is left out of the segment.
+    if (!fromVad && this.vad && this.stream) {
+      const stream = this.stream;
+      const tail = this.vad.tracker.forceCommit().filter((a) => a.type === 'feed');
+      if (!(await this.applyVadActions(stream, this.vad.origin, tail))) return null;
+    }
     const seg = this.segment;
     if (!seg) return null;
     this.segment = null;
@@ -434,9 +594,18 @@ export class LiveSession {
       return null;
     }
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
+    let suppressedWords = 0;
+    if (seg.meter) {
+      const kept = primaryWords(result.words, seg.meter, this.primaryDb);
+      this.primaryDb = kept.primaryDb;
+      suppressedWords = kept.dropped;
+      if (kept.dropped > 0) result = { text: kept.keep.map((w) => w.word).join(' '), words: kept.keep };
+    }
     this.deps.metrics.segments.inc({ trigger });
     const endSample = seg.startSample + BigInt(seg.samples);
-    const words: SegmentWord[] = result.words.map((w) => ({
+    // includeAlignment false: no word (or character) times are sent or kept.
+    const aligned = this.options.includeAlignment !== false;
+    const words: SegmentWord[] = (aligned ? result.words : []).map((w) => ({
       word: w.word,
       startSample: (seg.startSample + BigInt(w.startSample)).toString(),
       endSample: (seg.startSample + BigInt(Math.min(w.endSample, seg.samples))).toString(),
@@ -463,12 +632,23 @@ export class LiveSession {
       trigger,
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, endSample, this.rate),
-      words: shaped.words.map((w) => ({
-        word: w.word,
-        confidence: w.confidence,
-        start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
-        end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
-      })),
+      ...(suppressedWords > 0 ? { suppressedWords } : {}),
+      ...(aligned
+        ? {
+            words: shaped.words.map((w) => ({
+              word: w.word,
+              confidence: w.confidence,
+              start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
+              end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
+            })),
+            // derived from the word times, not measured (src/core/alignment.ts)
+            characters: characterTimes(shaped.words.map((w) => ({ word: w.word, startSample: BigInt(w.startSample), endSample: BigInt(w.endSample) }))).map((c) => ({
+              char: c.char,
+              start: timePoint(this.cursor, c.startSample, this.rate),
+              end: timePoint(this.cursor, c.endSample, this.rate),
+            })),
+          }
+        : {}),
     });
     this.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
     return id;
@@ -548,25 +728,23 @@ export function segmentId(index: number): string {
   return `seg_${index}`;
 }
 
-/** Options this server validates and records but does not act on yet; reported to the
+/** Options this server validates and records but does not act on (yet); reported to the
  * client as a notice so nothing is silently ignored. */
 export function optionsNotYetApplied(options: Record<string, unknown>): string[] {
   const out: string[] = [];
-  if (options.segmentCommitMode === 'vad') out.push('segmentCommitMode=vad (manual commit and the segment bound apply)');
-  for (const key of [
-    'speechDetectionThreshold',
-    'commitSilenceMs',
-    'minimumSpeechMs',
-    'minimumSilenceMs',
-    'additionalLanguageHints',
-    'vocabularyHints',
-    'heartbeatIntervalMs',
-  ]) {
+  const given = (key: string): boolean => {
     const v = options[key];
-    if (v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0)) out.push(key);
+    return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
+  };
+  // The detector settings only act in vad mode.
+  if (options.segmentCommitMode !== 'vad') {
+    for (const key of ['speechDetectionThreshold', 'commitSilenceMs', 'minimumSpeechMs', 'minimumSilenceMs']) {
+      if (given(key)) out.push(`${key} (only used with segmentCommitMode=vad)`);
+    }
   }
-  for (const key of ['includeDetectedLanguage', 'suppressBackgroundSpeech']) {
-    if (options[key] === true) out.push(key);
-  }
+  // additionalLanguageHints and includeDetectedLanguage are answered by their own notices
+  // (LANGUAGE_HINTS_NOT_APPLIED, LANGUAGE_DETECTION_UNAVAILABLE) when they cannot apply.
+  // vocabularyHints: answered by VOCABULARY_HINTS_NOT_APPLIED when (part of) it cannot apply.
+  // The text options are applied or answered by their own notices (src/text/final-text.ts).
   return out;
 }

@@ -1,10 +1,12 @@
 // pocketsphinx backend: wraps the native addon (build/Release/scribed_pocketsphinx.node).
 // Runs only inside a recognition worker thread; every call here is synchronous.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { packageRoot } from '../../config.js';
-import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend } from '../types.js';
+import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
+import { HINT_WEIGHT, hintArpa, planVocabulary } from '../vocabulary.js';
 
 export const ENGINE_RATE = 16_000;
 /** pocketsphinx reports word boundaries in 10 ms frames. */
@@ -22,6 +24,8 @@ interface NativeDecoder {
   process(samples: Int16Array): string;
   endUtterance(): { text: string; words: NativeWord[] };
   resetCmn(): boolean;
+  lookupWord(word: string): string | null;
+  addVocabulary(words: Array<{ word: string; phones: string }>, hintLmPath: string, weight: number): number;
   destroy(): void;
 }
 interface NativeAddon {
@@ -52,12 +56,18 @@ export function loadAddon(): NativeAddon {
  * utterances in well under 0.1 s instead of about 1 s). The HMM cap is 6000, not 3000: on the
  * dev clips 3000 cost 2 words of 71 at 16 kHz and 5 on mu-law on a fresh decoder, 6000 matches
  * the uncapped 30000 there at about 60% of its CPU (bench/engine-rtf.ts). -pl_window 5 is the
- * 5prealpha default, kept explicit. */
+ * 5prealpha default, kept explicit.
+ * -remove_silence no: the front end's own silence removal shifts word times (ps_seg_frames)
+ * by a stream offset that is wrong once a decoder has heard earlier utterances, so every
+ * segment after the first on a pooled decoder got word times seconds off. Measured on the dev
+ * clips it changes no word (WER 39.4% at 16 kHz, 31.0% mu-law, both ways); silence is left
+ * out upstream anyway in segmentCommitMode "vad". */
 export const FAST_ARGS: Readonly<Record<string, string>> = {
   '-fwdflat': 'no',
   '-bestpath': 'no',
   '-maxhmmpf': '6000',
   '-pl_window': '5',
+  '-remove_silence': 'no',
 };
 
 export interface PocketsphinxArgs {
@@ -105,6 +115,9 @@ export interface PocketsphinxBackend extends DecoderBackend {
    * normalisation so results do not depend on which session used the decoder before. The
    * worker calls this on `open` when a backend has it (not part of DecoderBackend). */
   resetStream(): void;
+  /** vocabularyHints: add and boost the hint words (src/engine/vocabulary.ts). Changes the
+   * decoder for good: the pool retires it after the stream. */
+  setVocabulary(hints: string[]): VocabularyResult;
 }
 
 export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
@@ -136,6 +149,29 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
     },
     resetStream() {
       live().resetCmn();
+    },
+    setVocabulary(hints: string[]): VocabularyResult {
+      const d = live();
+      const plan = planVocabulary(hints, (w) => d.lookupWord(w));
+      if (plan.entries.length > 0) {
+        const dir = mkdtempSync(path.join(os.tmpdir(), 'scribed-hints-'));
+        try {
+          const lm = path.join(dir, 'hints.arpa');
+          writeFileSync(lm, hintArpa(plan.entries.map((e) => e.word)));
+          d.addVocabulary(
+            plan.entries.filter((e) => e.phones !== null).map((e) => ({ word: e.word, phones: e.phones! })),
+            lm,
+            HINT_WEIGHT,
+          );
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }
+      return {
+        boosted: plan.entries.map((e) => e.word),
+        added: plan.entries.filter((e) => e.derived).map((e) => e.word),
+        unknown: plan.unknown,
+      };
     },
     destroy() {
       if (decoder !== null) {

@@ -11,7 +11,10 @@
 
 extern "C" {
 #include <pocketsphinx.h>
+#include <pocketsphinx/ps_search.h>
+#include <sphinxbase/ckd_alloc.h>
 #include <sphinxbase/cmd_ln.h>
+#include <sphinxbase/ngram_model.h>
 #include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
@@ -54,6 +57,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
                            InstanceMethod("process", &Decoder::Process),
                            InstanceMethod("endUtterance", &Decoder::EndUtterance),
                            InstanceMethod("resetCmn", &Decoder::ResetCmn),
+                           InstanceMethod("lookupWord", &Decoder::LookupWord),
+                           InstanceMethod("addVocabulary", &Decoder::AddVocabulary),
                            InstanceMethod("destroy", &Decoder::Destroy),
                        });
   }
@@ -207,12 +212,95 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     return Napi::Boolean::New(env, true);
   }
 
+  // lookupWord(word): the dictionary pronunciation ("D AE SH W UH D") or null.
+  Napi::Value LookupWord(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "lookupWord(word): string required");
+    std::string word = info[0].As<Napi::String>().Utf8Value();
+    char *phones = ps_lookup_word(ps_, word.c_str());
+    if (phones == nullptr) return env.Null();
+    Napi::String out = Napi::String::New(env, phones);
+    ckd_free(phones);
+    return out;
+  }
+
+  // addVocabulary(words, hintLmPath, weight): vocabulary hints for this decoder.
+  // 1. Words missing from the dictionary are added with the given pronunciation (this also
+  //    adds them to the main language model at the uniform unigram weight).
+  // 2. A new search interpolates the main language model with a small unigram model of the
+  //    hint words (ARPA file at hintLmPath), the hint model weighted `weight`: hint words
+  //    become far likelier than their rare-word prior, other words lose (1 - weight).
+  // The dictionary additions outlive the call, so the caller retires this decoder afterwards
+  // instead of giving it to another session. Returns the number of words added.
+  Napi::Value AddVocabulary(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (in_utt_) throw Napi::Error::New(env, "pocketsphinx: addVocabulary() inside an utterance");
+    if (info.Length() < 3 || !info[0].IsArray() || !info[1].IsString() || !info[2].IsNumber()) {
+      throw Napi::TypeError::New(env, "addVocabulary(words, hintLmPath, weight)");
+    }
+    Napi::Array words = info[0].As<Napi::Array>();
+    std::string lmPath = info[1].As<Napi::String>().Utf8Value();
+    float weight = info[2].As<Napi::Number>().FloatValue();
+    if (!(weight > 0.0f && weight < 1.0f)) throw Napi::RangeError::New(env, "addVocabulary: weight must be in (0, 1)");
+    if (base_search_.empty()) {
+      const char *current = ps_get_search(ps_);
+      base_search_ = current != nullptr ? current : "";
+    }
+    int added = 0;
+    for (uint32_t i = 0; i < words.Length(); i++) {
+      Napi::Value v = words.Get(i);
+      if (!v.IsObject()) continue;
+      Napi::Object o = v.As<Napi::Object>();
+      std::string word = o.Get("word").ToString().Utf8Value();
+      Napi::Value ph = o.Get("phones");
+      if (!ph.IsString()) continue;
+      char *known = ps_lookup_word(ps_, word.c_str());
+      if (known != nullptr) {
+        ckd_free(known);
+        continue;
+      }
+      std::string phones = ph.As<Napi::String>().Utf8Value();
+      if (ps_add_word(ps_, word.c_str(), phones.c_str(), FALSE) < 0) {
+        throw Napi::Error::New(env, "pocketsphinx: ps_add_word failed for \"" + word + "\" (" + phones + ")");
+      }
+      added++;
+    }
+    ngram_model_t *baseSet = ps_get_lm(ps_, base_search_.c_str());
+    if (baseSet == nullptr) throw Napi::Error::New(env, "pocketsphinx: no language model search to extend");
+    // The search wraps its model in a one-model set; interpolate with the model inside it.
+    ngram_model_t *base = nullptr;
+    ngram_model_set_iter_t *it = ngram_model_set_iter(baseSet);
+    if (it != nullptr) {
+      const char *name = nullptr;
+      base = ngram_model_set_iter_model(it, &name);
+      ngram_model_set_iter_free(it);
+    }
+    if (base == nullptr) base = baseSet;
+    ngram_model_t *hints = ngram_model_read(ps_get_config(ps_), lmPath.c_str(), NGRAM_ARPA, ps_get_logmath(ps_));
+    if (hints == nullptr) throw Napi::Error::New(env, "pocketsphinx: could not read the hint language model " + lmPath);
+    ngram_model_t *models[2] = {base, hints};
+    char baseName[] = "base";
+    char hintName[] = "hints";
+    char *names[2] = {baseName, hintName};
+    float32 weights[2] = {1.0f - weight, weight};
+    ngram_model_t *set = ngram_model_set_init(ps_get_config(ps_), models, names, weights, 2);
+    ngram_model_free(hints);
+    if (set == nullptr) throw Napi::Error::New(env, "pocketsphinx: could not combine the hint language model");
+    int rv = ps_set_lm(ps_, "scribed_hints", set);
+    ngram_model_free(set);
+    if (rv < 0 || ps_set_search(ps_, "scribed_hints") < 0) throw Napi::Error::New(env, "pocketsphinx: could not switch to the hinted search");
+    return Napi::Number::New(env, added);
+  }
+
   Napi::Value Destroy(const Napi::CallbackInfo &info) {
     Free();
     return info.Env().Undefined();
   }
 
   std::vector<std::string> args_;
+  std::string base_search_;
   cmd_ln_t *config_ = nullptr;
   ps_decoder_t *ps_ = nullptr;
   bool in_utt_ = false;

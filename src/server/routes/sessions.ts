@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { requestHash, validateCreateSession } from '../../core/session-options.js';
+import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.js';
 import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
 import { newId } from '../../core/ids.js';
@@ -55,7 +56,10 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
         throw new ScribedError('IDEMPOTENCY_KEY_REQUIRED', 'Idempotency-Key must be 16 to 64 printable ASCII characters');
       }
       const body = req.body ?? {};
-      const valid = validateCreateSession(body);
+      const valid = applyRecognizerCapabilities(validateCreateSession(body), {
+        languages: ctx.engine.info.languages,
+        detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
+      });
       const now = ctx.now().toISOString();
       const outcome = await ctx.store.createSession({
         accountId,
