@@ -322,6 +322,9 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    // Spooled before the recognizer sees it: a spool that cannot be written refuses the
+    // frame cleanly; a recognizer failure after this empties the spool (recognizerLost).
+    this.spool?.append(this.cursor.capturedSamples, samples);
     let result: AcceptResult;
     try {
       result = await stream.accept(samples);
@@ -345,7 +348,6 @@ export class LiveSession {
     if (!this.segment) {
       this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
     }
-    this.spool?.append(this.cursor.capturedSamples, samples);
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
