@@ -566,11 +566,13 @@ export class LiveSession {
    * session's open segment again and is decoded now if a decoder is free (else at the next
    * attach). The decoder is then held like a paused session's, so a client that resumes
    * continues the same segment; otherwise the hold's end finalizes it (trigger `pause`). */
-  restoreOpenSegment(startSample: bigint, frames: Int16Array[]): Promise<void> {
+  restoreOpenSegment(startSample: bigint, frames: Int16Array[], index = this.nextSegmentIndex): Promise<void> {
     return this.run(async () => {
       if (this.state === 'CLOSED' || this.segment) return;
       const samples = frames.reduce((n, f) => n + f.length, 0);
-      this.segment = { index: this.nextSegmentIndex++, startSample, samples, lastPartial: '' };
+      // The stored next index may already count this segment (progress saves include it).
+      this.nextSegmentIndex = Math.max(this.nextSegmentIndex, index + 1);
+      this.segment = { index, startSample, samples, lastPartial: '' };
       this.replay = frames;
       try {
         this.stream ??= await this.openStream();
