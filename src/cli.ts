@@ -6,14 +6,19 @@ import { serveCommand } from './cli/serve.js';
 import { accountsCommand } from './cli/accounts.js';
 import { modelsCommand } from './cli/models.js';
 import { interpretationCommand } from './cli/interpretation.js';
+import { streamCommand } from './cli/stream.js';
 
-await yargs(hideBin(process.argv))
+// yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
+const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
+
+await yargs(argv)
   .scriptName('scribed')
   .command(serveCommand)
   .command(accountsCommand)
   .command(modelsCommand)
   .command(interpretationCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, interpretation')
+  .command(streamCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream')
   .strict()
   .help()
   .fail((msg, err, y) => {

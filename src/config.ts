@@ -25,6 +25,8 @@ export interface ServiceConfig {
   /** Largest batch upload, checked while the file streams in. */
   batchMaxUploadBytes: number;
   shutdownTimeoutMs: number;
+  /** Batch window of the audio spool's fdatasync before acks; negative: no sync (docs/protocol.md). */
+  spoolFsyncMs: number;
   logLevel: string;
   /** Queue delay before an arrangement job runs (tests lengthen it to observe the
    * ARRANGEMENT_GENERATING state). */
@@ -67,6 +69,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     batchMaxDecoders: input.batchMaxDecoders ?? envInt('SCRIBED_BATCH_MAX_DECODERS') ?? 1,
     batchMaxUploadBytes: input.batchMaxUploadBytes ?? envInt('SCRIBED_BATCH_MAX_UPLOAD_BYTES') ?? 100 * 1024 * 1024,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
     callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,

@@ -8,6 +8,8 @@ import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
+import { AudioSpoolDir } from './session/audio-spool.js';
+import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
 import { BatchRunner } from './batch/runner.js';
@@ -51,7 +53,9 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
   await engine.start();
   log.info({ engine: engine.info }, 'engine ready');
 
+  const spool = new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const sessions = new SessionRegistry(store, {
+    spool,
     store,
     engine,
     metrics,
@@ -61,6 +65,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
   });
+  await recoverSpooledSessions({ store, sessions, spool, log });
   const batchDir = path.join(config.dataDir, 'batch');
   const batch = new BatchRunner({ store, engine, metrics, log, dir: batchDir, maxDecoders: config.batchMaxDecoders, maxSegmentSeconds: config.maxSegmentSeconds });
   await batch.start();

@@ -22,6 +22,7 @@ import { characterTimes } from '../core/alignment.js';
 import { LevelMeter, primaryWords } from '../core/background-speech.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
+import type { AudioSpool, AudioSpoolDir } from './audio-spool.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -41,6 +42,9 @@ export interface LiveSessionDeps {
   /** Called when every decoder is in use: frees one held by a paused session, if any.
    * Resolves true when a decoder went back to the pool. */
   reclaimDecoder?: () => Promise<boolean>;
+  /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
+   * (audio-spool.ts). Without it, acks are sent once the recognizer has the audio. */
+  spool?: AudioSpoolDir;
 }
 
 interface OpenSegment {
@@ -52,7 +56,7 @@ interface OpenSegment {
   meter: LevelMeter | null;
 }
 
-type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
+type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad' | 'recovered';
 
 /** WebSocket close codes used by the stream (docs/protocol.md). */
 export const CLOSE_CODES = {
@@ -87,6 +91,9 @@ export class LiveSession {
   /** suppressBackgroundSpeech: the primary speaker's level so far (dBFS). */
   private primaryDb = -100;
   private readonly log: Logger;
+  private readonly spool: AudioSpool | null;
+  /** Open-segment audio recovered from the spool after a restart, fed to the next decoder. */
+  private replay: Int16Array[] | null = null;
 
   constructor(
     record: SessionRecord,
@@ -109,6 +116,7 @@ export class LiveSession {
     this.charged = record.charactersCharged;
     this.nextSegmentIndex = record.nextSegmentIndex;
     this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
+    this.spool = deps.spool?.open(record.id) ?? null;
   }
 
   get rate(): number {
@@ -151,6 +159,7 @@ export class LiveSession {
       if (this.socket) throw new ScribedError('SESSION_BUSY');
       this.cancelHold();
       if (!this.stream) this.stream = await this.openStream();
+      if (!(await this.feedReplay())) throw new ScribedError('ENGINE_FAILED', 'the recognizer failed while restoring the open segment; resume to retry');
       this.socket = socket;
       this.accepting = await this.canAccept();
       this.emit({
@@ -347,7 +356,7 @@ export class LiveSession {
     if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);
     const added = placed.gapSamples + placed.acceptCount;
     if (added === 0) {
-      this.sendAck(placed.duplicateSamples);
+      this.sendAckWhenDurable(placed.duplicateSamples);
       return;
     }
 
@@ -371,6 +380,9 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    // Spooled before the recognizer sees it: a spool that cannot be written refuses the
+    // frame cleanly; a recognizer failure after this empties the spool (recognizerLost).
+    this.spool?.append(this.cursor.capturedSamples, samples);
     if (this.vad) {
       if (!(await this.recognizeWithVad(stream, this.vad, samples))) return;
       this.advance(placed, added);
@@ -405,7 +417,7 @@ export class LiveSession {
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
     this.segment.samples += added;
     this.segment.meter?.push(samples);
-    this.sendAck(placed.duplicateSamples);
+    this.sendAckWhenDurable(placed.duplicateSamples);
 
     if (result.partial && result.partial !== this.segment.lastPartial) {
       this.segment.lastPartial = result.partial;
@@ -436,7 +448,7 @@ export class LiveSession {
     }
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
-    this.sendAck(placed.duplicateSamples);
+    this.sendAckWhenDurable(placed.duplicateSamples);
   }
 
   /** segmentCommitMode "vad": the detector judges the frame, then the segment decisions are
@@ -516,6 +528,8 @@ export class LiveSession {
     this.vad = null;
     void dead?.release().catch(() => undefined);
     this.segment = null;
+    this.replay = null;
+    this.spool?.clear();
     this.log.error(
       { err, lostSegment: seg ? { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } : null },
       'recognizer lost: open segment dropped',
@@ -534,14 +548,27 @@ export class LiveSession {
     await this.pauseWithoutSocket();
   }
 
-  private sendAck(duplicateSamples: number): void {
-    this.deps.metrics.acks.inc();
-    this.emit({
+  /** The ack goes out once the spooled audio it covers is on disk (at once without a
+   * spool). Acks keep their order: one sync covers every frame written before it. */
+  private sendAckWhenDurable(duplicateSamples: number): void {
+    const event = {
       type: 'ack',
       epoch: this.cursor.epoch,
       sampleOffset: this.cursor.epochReceived,
       capturedSamples: this.cursor.capturedSamples.toString(),
       ...(duplicateSamples > 0 ? { duplicateSamples } : {}),
+    };
+    const socket = this.socket;
+    const send = () => {
+      if (this.socket !== socket || !socket) return;
+      this.deps.metrics.acks.inc();
+      socket.send(event);
+    };
+    if (!this.spool) return send();
+    this.spool.whenDurable().then(send, (err: unknown) => {
+      // Not durable, so not acknowledged: the client keeps the audio and re-sends it.
+      this.log.error({ err }, 'spool sync failed; closing the socket without acknowledging');
+      if (this.socket === socket) socket?.close(CLOSE_CODES.internal, 'INTERNAL');
     });
   }
 
@@ -623,6 +650,8 @@ export class LiveSession {
       createdAt: new Date().toISOString(),
     });
     await this.saveProgress(true);
+    // Everything spooled is now in persisted segments.
+    this.spool?.clear();
     const id = segmentId(seg.index);
     this.emit({
       type: 'final',
@@ -662,6 +691,7 @@ export class LiveSession {
     await this.deps.store.setSessionState(this.id, 'CLOSED', 'PROCESSING');
     await this.saveProgress(true);
     await this.deps.store.setTranscriptionStatus(this.transcriptionId, 'COMPLETED', this.cursor.capturedSamples);
+    this.spool?.remove();
     this.emit({ type: 'closed', status: 'COMPLETED', capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex });
     const socket = this.socket;
     this.socket = null;
@@ -715,6 +745,53 @@ export class LiveSession {
       this.socket = null;
       socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
     });
+  }
+
+  /** After a restart: the open segment's audio, read back from the spool, becomes this
+   * session's open segment again and is decoded now if a decoder is free (else at the next
+   * attach). The decoder is then held like a paused session's, so a client that resumes
+   * continues the same segment; otherwise the hold's end finalizes it (trigger `pause`). */
+  restoreOpenSegment(startSample: bigint, frames: Int16Array[], index = this.nextSegmentIndex): Promise<void> {
+    return this.run(async () => {
+      if (this.state === 'CLOSED' || this.segment) return;
+      const samples = frames.reduce((n, f) => n + f.length, 0);
+      // The stored next index may already count this segment (progress saves include it).
+      this.nextSegmentIndex = Math.max(this.nextSegmentIndex, index + 1);
+      const meter = this.options.suppressBackgroundSpeech === true ? new LevelMeter(this.rate) : null;
+      for (const f of frames) meter?.push(f);
+      this.segment = { index, startSample, samples, lastPartial: '', meter };
+      this.replay = frames;
+      try {
+        this.stream ??= await this.openStream();
+      } catch (err) {
+        this.log.warn({ err: toScribedError(err).code }, 'no decoder free to restore the open segment now; it is decoded when a socket attaches');
+        return;
+      }
+      if (await this.feedReplay()) {
+        this.log.info({ startSample: startSample.toString(), samples }, 'open segment restored from the spool');
+        if (this.segment && this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
+        if (!this.socket) this.startHold();
+      }
+    });
+  }
+
+  /** Feed recovered audio to the decoder. False when the recognizer failed on it. */
+  private async feedReplay(): Promise<boolean> {
+    const replay = this.replay;
+    const stream = this.stream;
+    if (!replay || !stream) return true;
+    this.replay = null;
+    try {
+      // Frame by frame, as the audio first arrived.
+      for (const frame of replay) await stream.accept(frame);
+    } catch (err) {
+      await this.recognizerLost(err, false);
+      return false;
+    }
+    // In vad mode the detector's state died with the old process: the recovered audio ends
+    // its segment here, and the detector starts afresh on the audio that follows.
+    if (this.vad && this.segment) await this.finalize('recovered', true);
+    return true;
   }
 
   /** Drop the decoder without finalizing (engine failure paths). */

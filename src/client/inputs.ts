@@ -1,0 +1,126 @@
+// Audio sources for `scribed stream`: stdin (raw audio in the session encoding), files (raw
+// .ulaw/.raw/.pcm as they are; wav, mp3, m4a, flac, ... decoded by Debian's ffmpeg through
+// prism-media's FFmpeg transcoder into the session encoding) and the microphone (sox or
+// arecord through node-record-lpcm16, 16-bit PCM, converted to mu-law when asked).
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
+import { INPUT_ENCODINGS, encodeMulaw, decodeToPcm16, type InputEncodingName } from '../core/audio/encodings.js';
+
+const require = createRequire(import.meta.url);
+
+export interface AudioInput {
+  /** Bytes in the session encoding. */
+  stream: Readable;
+  /** A live source cannot wait: when the ring is full it must drop, not block. */
+  live: boolean;
+  kind: 'stdin' | 'raw-file' | 'ffmpeg' | 'mic';
+  /** Stop capturing (microphone) or reading; the stream then ends. */
+  stop(): void;
+  /** Settles once the source finished: rejects when it failed (ffmpeg could not decode,
+   * the recorder exited with an error), so a broken input is never a short transcript. */
+  done: Promise<void>;
+}
+
+function endOf(stream: Readable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+  });
+}
+
+/** Extensions read as raw audio already in the session encoding. */
+export const RAW_EXTENSIONS = ['.raw', '.ulaw', '.mulaw', '.ul', '.pcm', '.sln', '.s16'];
+
+/** The ffmpeg output arguments for a session encoding. */
+export function ffmpegOutputArgs(encoding: InputEncodingName): string[] {
+  const enc = INPUT_ENCODINGS[encoding];
+  const format = encoding === 'mulaw_8000' ? 'mulaw' : 's16le';
+  return ['-f', format, '-ar', String(enc.sampleRateHz), '-ac', '1'];
+}
+
+export function openInput(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string } = {}): AudioInput {
+  const input = open(spec, encoding, opts);
+  // Failure is read when the caller awaits `done`, which may be after it happened.
+  input.done.catch(() => undefined);
+  return input;
+}
+
+function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
+  if (spec === '-') return { stream: process.stdin, live: false, kind: 'stdin', stop: () => process.stdin.destroy(), done: endOf(process.stdin) };
+  if (spec === 'mic') return openMic(encoding, opts);
+  if (!fs.existsSync(spec)) throw new Error(`input file not found: ${spec}`);
+  if (RAW_EXTENSIONS.includes(path.extname(spec).toLowerCase())) {
+    const stream = fs.createReadStream(spec, { highWaterMark: 16 * 1024 });
+    return { stream, live: false, kind: 'raw-file', stop: () => stream.destroy(), done: endOf(stream) };
+  }
+  const prism = require('prism-media') as { FFmpeg: { create(o: { args: string[] }): ChildProcess } };
+  // prism-media finds the ffmpeg binary and spawns the transcoder. Its Duplex wrapper is not
+  // used: it shares the child's stdout state and sets it flowing, so output produced before
+  // the first read is dropped. The transcoder reads the file itself (-i FILE); its output
+  // pipe is read directly, and a failed decode (exit status) fails the input.
+  const proc = prism.FFmpeg.create({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding)] });
+  // Piped into a PassThrough at once: Node resumes (and so discards) a child's stdout that
+  // has no reader when the child exits, and a short file can be decoded before the session
+  // is even created. The pipe keeps backpressure, so ffmpeg waits for the reader.
+  const out = new PassThrough();
+  proc.stdout!.pipe(out);
+  let stderr = '';
+  proc.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+  let stopped = false;
+  const done = new Promise<void>((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('close', (code, signal) => {
+      if (code === 0 || stopped) resolve();
+      else reject(new Error(`ffmpeg could not decode ${spec} (${code === null ? `signal ${signal}` : `exit ${code}`}): ${stderr.trim()}`));
+    });
+  });
+  return {
+    stream: out,
+    live: false,
+    kind: 'ffmpeg',
+    stop: () => {
+      stopped = true;
+      proc.kill('SIGTERM');
+    },
+    done,
+  };
+}
+
+function openMic(encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
+  const enc = INPUT_ENCODINGS[encoding];
+  const recordLib = require('node-record-lpcm16') as {
+    record(o: Record<string, unknown>): { stream(): Readable; stop(): void; process: { on(ev: string, fn: (...a: unknown[]) => void): void } };
+  };
+  const rec = recordLib.record({
+    sampleRate: enc.sampleRateHz,
+    channels: 1,
+    audioType: 'raw',
+    recorder: opts.recorder ?? 'sox',
+    ...(opts.device ? { device: opts.device } : {}),
+  });
+  const pcm = rec.stream();
+  // Read at once (see the ffmpeg case); mu-law sessions get the PCM converted.
+  const stream = pcm.pipe(encoding === 'mulaw_8000' ? pcmToMulaw() : new PassThrough());
+  pcm.on('error', (err) => stream.emit('error', err instanceof Error ? err : new Error(String(err))));
+  return { stream, live: true, kind: 'mic', stop: () => rec.stop(), done: endOf(stream) };
+}
+
+/** 16-bit PCM to G.711 mu-law, keeping a split sample across chunks. */
+export function pcmToMulaw(): Transform {
+  let carry: Buffer | null = null;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      let data = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = null;
+      if (data.length % 2 === 1) {
+        carry = Buffer.from(data.subarray(data.length - 1));
+        data = data.subarray(0, data.length - 1);
+      }
+      cb(null, Buffer.from(encodeMulaw(decodeToPcm16('pcm_s16le_8000', data))));
+    },
+  });
+}
