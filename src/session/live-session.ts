@@ -399,16 +399,7 @@ export class LiveSession {
       return;
     }
     // The frame is taken only once the recognizer has it.
-    if (placed.gapSamples > 0) {
-      m.gapSamples.inc(placed.gapSamples);
-      this.emit({
-        type: 'gap',
-        epoch: this.cursor.epoch,
-        sampleOffset: this.cursor.epochReceived,
-        samples: placed.gapSamples,
-        capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
-      });
-    }
+    this.reportGap(placed);
     if (!this.segment) {
       this.segment = this.newSegment(this.cursor.capturedSamples);
     }
@@ -433,19 +424,23 @@ export class LiveSession {
     await this.saveProgress(false);
   }
 
+  /** Silence the server filled before this frame, reported before the cursor moves past it. */
+  private reportGap(placed: ReturnType<typeof placeFrame>): void {
+    if (placed.gapSamples === 0) return;
+    this.deps.metrics.gapSamples.inc(placed.gapSamples);
+    this.emit({
+      type: 'gap',
+      epoch: this.cursor.epoch,
+      sampleOffset: this.cursor.epochReceived,
+      samples: placed.gapSamples,
+      capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
+    });
+  }
+
   /** The frame is taken: report a gap, move the cursor, acknowledge. */
   private advance(placed: ReturnType<typeof placeFrame>, added: number): void {
     const m = this.deps.metrics;
-    if (placed.gapSamples > 0) {
-      m.gapSamples.inc(placed.gapSamples);
-      this.emit({
-        type: 'gap',
-        epoch: this.cursor.epoch,
-        sampleOffset: this.cursor.epochReceived,
-        samples: placed.gapSamples,
-        capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
-      });
-    }
+    this.reportGap(placed);
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     this.sendAckWhenDurable(placed.duplicateSamples);
