@@ -1,0 +1,101 @@
+// SessionStreamer against a real service: socket cuts mid-stream lose and duplicate nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { randomUUID } from 'node:crypto';
+import { SessionStreamer, idempotencyKeyFor } from '../../src/client/session-streamer.js';
+import { ClientMetrics } from '../../src/client/metrics.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { chunks, loadClips } from '../helpers/audio.js';
+
+const clips = loadClips();
+const audio = Buffer.concat(clips.slice(0, 3).map((c) => c.mulaw8k));
+const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
+let svc: TestService;
+let accessKey: string;
+
+beforeAll(async () => {
+  svc = await startService();
+  accessKey = (await svc.account(1_000_000n)).accessKey;
+});
+afterAll(() => svc?.stop());
+
+function words(finals: Array<{ text: string }>): string[] {
+  return finals.flatMap((f) => f.text.split(/\s+/).filter(Boolean));
+}
+
+async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; streamId?: string } = {}) {
+  const streamer = new SessionStreamer({
+    url: svc.baseUrl,
+    accessKey,
+    encoding: 'mulaw_8000',
+    streamId: opts.streamId ?? randomUUID(),
+    bufferSamples: 16000,
+    logger,
+    metrics: opts.metrics,
+    backoff: { baseMs: 20, maxMs: 200 },
+  });
+  const finals: unknown[] = [];
+  streamer.on('final', (f) => finals.push(f));
+  const { sessionId } = await streamer.start();
+  const cuts = new Set(opts.cutsAt ?? []);
+  let i = 0;
+  for (const c of chunks(audio, 1, 160)) {
+    await streamer.write(c);
+    if (cuts.has(i++)) streamer.cutSocket();
+  }
+  const summary = await streamer.end();
+  return { sessionId, summary, finals };
+}
+
+describe('SessionStreamer', () => {
+  it('derives a stable, valid Idempotency-Key from the stream id', () => {
+    const k = idempotencyKeyFor('call-7f3a');
+    expect(k).toBe(idempotencyKeyFor('call-7f3a'));
+    expect(k).not.toBe(idempotencyKeyFor('call-7f3b'));
+    expect(k).toMatch(/^[\x21-\x7e]{16,64}$/);
+  });
+
+  it('streams a clip, and with socket cuts mid-stream the server holds every sample once and the words match', async () => {
+    const clean = await stream();
+    expect(clean.summary.serverCapturedSamples).toBe(audio.length);
+    expect(clean.summary.reconnects).toBe(0);
+    const cleanWords = words(clean.summary.finals);
+    expect(cleanWords.length).toBeGreaterThan(10);
+
+    const metrics = new ClientMetrics({ defaults: false });
+    const cut = await stream({ cutsAt: [100, 300, 301, 700], metrics });
+    expect(cut.summary.reconnects).toBeGreaterThanOrEqual(3);
+    expect(cut.summary.resumes).toBe(cut.summary.reconnects);
+    expect(cut.summary.capturedSamples).toBe(audio.length);
+    expect(cut.summary.acknowledgedSamples).toBe(audio.length);
+    expect(cut.summary.serverCapturedSamples).toBe(audio.length);
+    expect(cut.summary.overflowSamples).toBe(0);
+    const session = (await (
+      await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${cut.sessionId}`, { headers: { accessKey } })
+    ).json()) as any;
+    expect(session.data.capturedSamples).toBe(String(audio.length));
+    expect(words(cut.summary.finals)).toEqual(cleanWords);
+    const text = await metrics.registry.metrics();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(value('scribed_client_audio_captured_seconds_total')).toBeCloseTo(audio.length / 8000, 6);
+    expect(value('scribed_client_audio_acknowledged_seconds_total')).toBeCloseTo(audio.length / 8000, 6);
+    expect(value('scribed_client_audio_buffered_seconds')).toBeCloseTo(0, 6);
+    expect(text).toMatch(/scribed_client_resumes_total [3-9]/);
+  });
+
+  it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
+    const streamId = randomUUID();
+    const first = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId, bufferSamples: 16000, logger });
+    const { sessionId } = await first.start();
+    await first.write(audio.subarray(0, 8000));
+    // Wait until the server holds it, then "crash" (no close).
+    for (let i = 0; i < 200 && first.stats().acknowledged < 8000; i++) await new Promise((r) => setTimeout(r, 10));
+    await first.abort();
+    const second = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId, bufferSamples: 16000, logger });
+    expect((await second.start()).sessionId).toBe(sessionId);
+    await second.write(audio.subarray(8000, 16000));
+    const summary = await second.end();
+    expect(summary.capturedThisRun).toBe(8000);
+    expect(summary.serverCapturedSamples).toBe(16000);
+  });
+});
