@@ -5,13 +5,15 @@ import { hideBin } from 'yargs/helpers';
 import { serveCommand } from './cli/serve.js';
 import { accountsCommand } from './cli/accounts.js';
 import { modelsCommand } from './cli/models.js';
+import { rtpCommand } from './cli/rtp.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('scribed')
   .command(serveCommand)
   .command(accountsCommand)
   .command(modelsCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models')
+  .command(rtpCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, rtp')
   .strict()
   .help()
   .fail((msg, err, y) => {
