@@ -31,6 +31,9 @@ export interface JitterBufferOptions {
   maxGapMs?: number;
   maxDropout?: number;
   maxMisorder?: number;
+  /** Loss concealment: up to this much of a hole left by lost packets is filled by repeating
+   * the audio placed just before it (cyclically), the rest with silence. 0 = silence only. */
+  concealMs?: number;
 }
 
 export const JITTER_DEFAULTS = {
@@ -39,6 +42,7 @@ export const JITTER_DEFAULTS = {
   maxGapMs: 10_000,
   maxDropout: 3000,
   maxMisorder: 100,
+  concealMs: 0,
 } as const;
 
 export interface InputPacket {
@@ -48,7 +52,7 @@ export interface InputPacket {
 }
 
 export interface ReleasedAudio {
-  readonly kind: 'audio' | 'silence';
+  readonly kind: 'audio' | 'silence' | 'concealment';
   /** Position of the first sample, counted from the stream's first released sample. */
   readonly offsetSamples: number;
   /** Wire-format bytes (payload or silence), a whole number of samples. */
@@ -76,6 +80,7 @@ export interface JitterStats {
   discontinuities: number;
   audioSamples: number;
   silenceSamples: number;
+  concealedSamples: number;
   overlapSamples: number;
   /** RFC 3550 A.8 interarrival jitter, in seconds. */
   jitterSeconds: number;
@@ -142,6 +147,8 @@ export class JitterBuffer {
   #lastArrivalMs = 0;
   #base = 0; // extended timestamp of sample 0
   #position = 0; // samples placed so far
+  #lostBeforeNext = false; // a hole was declared lost since the last placed packet
+  #lastAudio: Uint8Array | null = null; // the last audio placed, for concealment
   readonly #stats: JitterStats = {
     received: 0,
     released: 0,
@@ -155,6 +162,7 @@ export class JitterBuffer {
     discontinuities: 0,
     audioSamples: 0,
     silenceSamples: 0,
+    concealedSamples: 0,
     overlapSamples: 0,
     jitterSeconds: 0,
   };
@@ -260,6 +268,7 @@ export class JitterBuffer {
       const waitedOut = nowMs - oldestArrival >= this.#o.maxDelayMs;
       if (!force && !waitedOut && this.#held.size <= this.#o.maxPackets) break;
       this.#stats.lost += first - this.#next;
+      this.#lostBeforeNext = true;
       this.#next = first;
     }
     return out;
@@ -291,9 +300,21 @@ export class JitterBuffer {
     if (offset > this.#position) {
       const gap = offset - this.#position;
       if (gap <= maxGapSamples) {
-        out.push({ kind: 'silence', offsetSamples: this.#position, bytes: new Uint8Array(gap * bps).fill(this.#o.silenceByte) });
-        this.#position += gap;
-        this.#stats.silenceSamples += gap;
+        const conceal = this.#lostBeforeNext && this.#lastAudio ? Math.min(gap, Math.floor((this.#o.concealMs * rate) / 1000)) : 0;
+        if (conceal > 0) {
+          const bytes = new Uint8Array(conceal * bps);
+          const src = this.#lastAudio!;
+          for (let i = 0; i < bytes.length; i += src.length) bytes.set(src.subarray(0, Math.min(src.length, bytes.length - i)), i);
+          out.push({ kind: 'concealment', offsetSamples: this.#position, bytes });
+          this.#position += conceal;
+          this.#stats.concealedSamples += conceal;
+        }
+        const silence = gap - conceal;
+        if (silence > 0) {
+          out.push({ kind: 'silence', offsetSamples: this.#position, bytes: new Uint8Array(silence * bps).fill(this.#o.silenceByte) });
+          this.#position += silence;
+          this.#stats.silenceSamples += silence;
+        }
       } else {
         this.#stats.discontinuities++;
         this.#base = extTs - this.#position;
@@ -313,7 +334,9 @@ export class JitterBuffer {
       out.push({ kind: 'audio', offsetSamples: this.#position, bytes: payload });
       this.#position += payload.length / bps;
       this.#stats.audioSamples += payload.length / bps;
+      this.#lastAudio = payload;
     }
+    this.#lostBeforeNext = false;
     this.#stats.released++;
     this.#lastTimestamp = held.timestamp;
     this.#lastExtTimestamp = extTs;

@@ -27,7 +27,7 @@ export interface RtpReceiverOptions {
   payloadTypes: PayloadTypeMap;
   idleTimeoutMs?: number;
   maxStreams?: number;
-  jitter?: Pick<JitterBufferOptions, 'maxDelayMs' | 'maxPackets' | 'maxGapMs' | 'maxDropout' | 'maxMisorder'>;
+  jitter?: Pick<JitterBufferOptions, 'maxDelayMs' | 'maxPackets' | 'maxGapMs' | 'maxDropout' | 'maxMisorder' | 'concealMs'>;
   logger: Logger;
   metrics?: RtpMetrics;
   /** Monotonic milliseconds (tests may drive time). */

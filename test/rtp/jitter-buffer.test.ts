@@ -80,6 +80,26 @@ describe('JitterBuffer', () => {
     expect(jb.stats.late).toBe(2);
   });
 
+  it('conceals up to concealMs of a loss by repeating the audio before it, then silence', () => {
+    const jb = mulawBuffer({ concealMs: 30 }); // 240 samples: one packet and a half
+    const out = [...jb.push(packet(0), 0).released];
+    for (const k of [4, 5]) out.push(...jb.push(packet(k), k * 20).released);
+    out.push(...jb.flush(1000));
+    const audio = concat(out);
+    const expectedAudio = expected(6, new Set([1, 2, 3]));
+    expectedAudio.fill(0 % 250, 160, 400); // packet 0 repeated for 240 samples
+    expect(audio.equals(expectedAudio)).toBe(true);
+    expect(jb.stats).toMatchObject({ lost: 3, concealedSamples: 240, silenceSamples: 240 });
+  });
+
+  it('does not conceal a pause in sending (no packet lost)', () => {
+    const jb = mulawBuffer({ concealMs: 60 });
+    const out = [...jb.push(packet(0), 0).released];
+    out.push(...jb.push({ sequenceNumber: 1, timestamp: 3 * SAMPLES, payload: new Uint8Array(SAMPLES).fill(9) }, 60).released);
+    expect(jb.stats).toMatchObject({ concealedSamples: 0, silenceSamples: 2 * SAMPLES });
+    expect(concat(out).subarray(SAMPLES, 3 * SAMPLES).every((b) => b === MULAW_SILENCE)).toBe(true);
+  });
+
   it('declares holes lost when more than maxPackets wait', () => {
     const jb = mulawBuffer({ maxPackets: 3 });
     const out = [...jb.push(packet(0), 0).released];
