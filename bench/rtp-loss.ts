@@ -93,7 +93,7 @@ async function main(): Promise<void> {
   const clips = loadClips(dir);
   const svc = await startService({ maxDecoders: 2 });
   const { accessKey } = await svc.account(10_000_000n);
-  const ingest = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 2000, url: svc.baseUrl, accessKey, logger });
+  const ingest = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 2000, jitter: { concealMs: Number(process.env.CONCEAL_MS ?? 0) }, url: svc.baseUrl, accessKey, logger });
   const address = await ingest.start();
   const totalSec = clips.reduce((s, c) => s + c.mulaw8k.length / 8000, 0);
   console.log(`rtp-loss: ${clips.length} clips from ${dir}, ${totalSec.toFixed(1)} s, PCMU 20 ms packets sent at 4x real time; node ${process.version}, ${os.cpus()[0]?.model}`);

@@ -20,6 +20,7 @@ interface RtpArgs {
   'payload-type'?: string[];
   'idle-timeout-ms': number;
   'jitter-delay-ms': number;
+  'conceal-ms': number;
   'rtcp-port'?: string;
   'max-streams': number;
   'buffer-seconds': number;
@@ -63,6 +64,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       .option('payload-type', { type: 'string', array: true, describe: 'map a payload type: N=l16/RATE, N=pcmu, N=pcma (repeatable; 0, 8, 11 are built in)' })
       .option('idle-timeout-ms', { type: 'number', default: 5000, describe: 'end a stream after this long without packets' })
       .option('jitter-delay-ms', { type: 'number', default: JITTER_DEFAULTS.maxDelayMs, describe: 'how long a packet waits for a missing predecessor before it is declared lost' })
+      .option('conceal-ms', { type: 'number', default: 0, describe: 'fill up to this much of each loss by repeating the audio before it (0: silence only)' })
       .option('rtcp-port', { type: 'string', describe: 'RTCP port, or "none" (default: listen port + 1; RTCP muxed on the RTP port is always read)' })
       .option('max-streams', { type: 'number', default: 64, describe: 'most concurrent streams; packets of further streams are dropped and counted' })
       .option('buffer-seconds', { type: 'number', default: 60, describe: 'unacknowledged audio kept per stream for re-sending after a fault' })
@@ -77,6 +79,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     for (const [flag, v] of [['idle-timeout-ms', args['idle-timeout-ms']], ['jitter-delay-ms', args['jitter-delay-ms']], ['max-streams', args['max-streams']], ['buffer-seconds', args['buffer-seconds']]] as const) {
       if (!Number.isFinite(v) || v <= 0) invalid(flag, 'must be a positive number');
     }
+    if (!Number.isFinite(args['conceal-ms']) || args['conceal-ms'] < 0 || args['conceal-ms'] > 1000) invalid('conceal-ms', 'must be 0 to 1000');
     let rtcpPort: number | null | undefined;
     if (args['rtcp-port'] === 'none') rtcpPort = null;
     else if (args['rtcp-port'] !== undefined) {
@@ -98,7 +101,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       payloadTypes,
       idleTimeoutMs: args['idle-timeout-ms'],
       maxStreams: args['max-streams'],
-      jitter: { maxDelayMs: args['jitter-delay-ms'] },
+      jitter: { maxDelayMs: args['jitter-delay-ms'], concealMs: args['conceal-ms'] },
       url: args.url,
       accessKey,
       outDir: args.out,

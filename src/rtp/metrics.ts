@@ -29,6 +29,7 @@ export function createRtpMetrics(registry: Registry) {
     rtcpPackets: new Counter({ name: 'scribed_rtp_rtcp_packets_total', help: 'RTCP datagrams received', registers }),
     audioSeconds: new Counter({ name: 'scribed_rtp_audio_seconds_total', help: 'Seconds of received audio placed on stream timelines', registers }),
     silenceSeconds: new Counter({ name: 'scribed_rtp_silence_fill_seconds_total', help: 'Seconds of silence placed for lost packets and pauses in sending', registers }),
+    concealedSeconds: new Counter({ name: 'scribed_rtp_concealed_seconds_total', help: 'Seconds of lost audio filled by repeating the audio before it (--conceal-ms)', registers }),
     jitter: new Histogram({
       name: 'scribed_rtp_jitter_seconds',
       help: 'RFC 3550 interarrival jitter of active streams, sampled once a second per stream',

@@ -266,6 +266,7 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
     inc(m.packetsLate, after.late - before.late);
     inc(m.audioSeconds, (after.audioSamples - before.audioSamples) / format.clockRateHz);
     inc(m.silenceSeconds, (after.silenceSamples - before.silenceSamples) / format.clockRateHz);
+    inc(m.concealedSeconds, (after.concealedSamples - before.concealedSamples) / format.clockRateHz);
   }
 
   #deliver(stream: RtpStream, released: ReleasedAudio[]): void {

@@ -19,7 +19,7 @@ function mulawBuffer(extra: Partial<ConstructorParameters<typeof JitterBuffer>[0
 }
 
 /** Concatenate released chunks, checking they are contiguous from sample 0. */
-function concat(chunks: ReleasedAudio[]): Uint8Array {
+function concat(chunks: ReleasedAudio[]): Buffer {
   let at = 0;
   for (const c of chunks) {
     if (c.offsetSamples !== at) throw new Error(`chunk at ${c.offsetSamples}, expected ${at}`);
