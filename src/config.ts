@@ -21,6 +21,8 @@ export interface ServiceConfig {
   maxGapSeconds: number;
   maxFramePayloadBytes: number;
   shutdownTimeoutMs: number;
+  /** Batch window of the audio spool's fdatasync before acks; negative: no sync (docs/protocol.md). */
+  spoolFsyncMs: number;
   logLevel: string;
 }
 
@@ -55,6 +57,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxGapSeconds: input.maxGapSeconds ?? 10,
     maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
   };
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);

@@ -8,6 +8,8 @@ import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
+import { AudioSpoolDir } from './session/audio-spool.js';
+import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/store.js';
@@ -48,7 +50,9 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
   await engine.start();
   log.info({ engine: engine.info }, 'engine ready');
 
+  const spool = new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const sessions = new SessionRegistry(store, {
+    spool,
     store,
     engine,
     metrics,
@@ -58,6 +62,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
   });
+  await recoverSpooledSessions({ store, sessions, spool, log });
   const app = await buildApp({ config, store, engine, metrics, log, sessions, now: input.now ?? (() => new Date()) });
 
   let stopping: Promise<void> | null = null;

@@ -16,6 +16,7 @@ import { chargeNeeded } from '../core/billing.js';
 import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
+import type { AudioSpool, AudioSpoolDir } from './audio-spool.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -35,6 +36,9 @@ export interface LiveSessionDeps {
   /** Called when every decoder is in use: frees one held by a paused session, if any.
    * Resolves true when a decoder went back to the pool. */
   reclaimDecoder?: () => Promise<boolean>;
+  /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
+   * (audio-spool.ts). Without it, acks are sent once the recognizer has the audio. */
+  spool?: AudioSpoolDir;
 }
 
 interface OpenSegment {
@@ -74,6 +78,9 @@ export class LiveSession {
   private holdTimer: NodeJS.Timeout | null = null;
   private lastSavedAt = 0;
   private readonly log: Logger;
+  private readonly spool: AudioSpool | null;
+  /** Open-segment audio recovered from the spool after a restart, fed to the next decoder. */
+  private replay: Int16Array | null = null;
 
   constructor(
     record: SessionRecord,
@@ -96,6 +103,7 @@ export class LiveSession {
     this.charged = record.charactersCharged;
     this.nextSegmentIndex = record.nextSegmentIndex;
     this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
+    this.spool = deps.spool?.open(record.id) ?? null;
   }
 
   get rate(): number {
@@ -138,6 +146,7 @@ export class LiveSession {
       if (this.socket) throw new ScribedError('SESSION_BUSY');
       this.cancelHold();
       if (!this.stream) this.stream = await this.openStream();
+      if (!(await this.feedReplay())) throw new ScribedError('ENGINE_FAILED', 'the recognizer failed while restoring the open segment; resume to retry');
       this.socket = socket;
       this.accepting = await this.canAccept();
       this.emit({
@@ -289,7 +298,7 @@ export class LiveSession {
     if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);
     const added = placed.gapSamples + placed.acceptCount;
     if (added === 0) {
-      this.sendAck(placed.duplicateSamples);
+      this.sendAckWhenDurable(placed.duplicateSamples);
       return;
     }
 
@@ -336,11 +345,12 @@ export class LiveSession {
     if (!this.segment) {
       this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
     }
+    this.spool?.append(this.cursor.capturedSamples, samples);
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
     this.segment.samples += added;
-    this.sendAck(placed.duplicateSamples);
+    this.sendAckWhenDurable(placed.duplicateSamples);
 
     if (result.partial && result.partial !== this.segment.lastPartial) {
       this.segment.lastPartial = result.partial;
@@ -365,6 +375,8 @@ export class LiveSession {
     this.stream = null;
     void dead?.release().catch(() => undefined);
     this.segment = null;
+    this.replay = null;
+    this.spool?.clear();
     this.log.error(
       { err, lostSegment: seg ? { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } : null },
       'recognizer lost: open segment dropped',
@@ -379,14 +391,27 @@ export class LiveSession {
     }
   }
 
-  private sendAck(duplicateSamples: number): void {
-    this.deps.metrics.acks.inc();
-    this.emit({
+  /** The ack goes out once the spooled audio it covers is on disk (at once without a
+   * spool). Acks keep their order: one sync covers every frame written before it. */
+  private sendAckWhenDurable(duplicateSamples: number): void {
+    const event = {
       type: 'ack',
       epoch: this.cursor.epoch,
       sampleOffset: this.cursor.epochReceived,
       capturedSamples: this.cursor.capturedSamples.toString(),
       ...(duplicateSamples > 0 ? { duplicateSamples } : {}),
+    };
+    const socket = this.socket;
+    const send = () => {
+      if (this.socket !== socket || !socket) return;
+      this.deps.metrics.acks.inc();
+      socket.send(event);
+    };
+    if (!this.spool) return send();
+    this.spool.whenDurable().then(send, (err: unknown) => {
+      // Not durable, so not acknowledged: the client keeps the audio and re-sends it.
+      this.log.error({ err }, 'spool sync failed; closing the socket without acknowledging');
+      if (this.socket === socket) socket?.close(CLOSE_CODES.internal, 'INTERNAL');
     });
   }
 
@@ -450,6 +475,8 @@ export class LiveSession {
       createdAt: new Date().toISOString(),
     });
     await this.saveProgress(true);
+    // Everything spooled is now in persisted segments.
+    this.spool?.clear();
     const id = segmentId(seg.index);
     this.emit({
       type: 'final',
@@ -477,6 +504,7 @@ export class LiveSession {
     await this.deps.store.setSessionState(this.id, 'CLOSED', 'PROCESSING');
     await this.saveProgress(true);
     await this.deps.store.setTranscriptionStatus(this.transcriptionId, 'COMPLETED', this.cursor.capturedSamples);
+    this.spool?.remove();
     this.emit({ type: 'closed', status: 'COMPLETED', capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex });
     const socket = this.socket;
     this.socket = null;
@@ -530,6 +558,45 @@ export class LiveSession {
       this.socket = null;
       socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
     });
+  }
+
+  /** After a restart: the open segment's audio, read back from the spool, becomes this
+   * session's open segment again and is decoded now if a decoder is free (else at the next
+   * attach). The decoder is then held like a paused session's, so a client that resumes
+   * continues the same segment; otherwise the hold's end finalizes it (trigger `pause`). */
+  restoreOpenSegment(startSample: bigint, samples: Int16Array): Promise<void> {
+    return this.run(async () => {
+      if (this.state === 'CLOSED' || this.segment) return;
+      this.segment = { index: this.nextSegmentIndex++, startSample, samples: samples.length, lastPartial: '' };
+      this.replay = samples;
+      try {
+        this.stream ??= await this.openStream();
+      } catch (err) {
+        this.log.warn({ err: toScribedError(err).code }, 'no decoder free to restore the open segment now; it is decoded when a socket attaches');
+        return;
+      }
+      if (await this.feedReplay()) {
+        this.log.info({ startSample: startSample.toString(), samples: samples.length }, 'open segment restored from the spool');
+        if (this.segment && this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
+        if (!this.socket) this.startHold();
+      }
+    });
+  }
+
+  /** Feed recovered audio to the decoder. False when the recognizer failed on it. */
+  private async feedReplay(): Promise<boolean> {
+    const replay = this.replay;
+    const stream = this.stream;
+    if (!replay || !stream) return true;
+    this.replay = null;
+    const step = this.rate; // one second a call keeps each worker message small
+    try {
+      for (let i = 0; i < replay.length; i += step) await stream.accept(replay.subarray(i, Math.min(replay.length, i + step)));
+      return true;
+    } catch (err) {
+      await this.recognizerLost(err, false);
+      return false;
+    }
   }
 
   /** Drop the decoder without finalizing (engine failure paths). */

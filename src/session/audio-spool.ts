@@ -1,0 +1,257 @@
+// The audio spool: what makes an acknowledgement durable. Every frame a session accepts is
+// appended to the session's spool file before its `ack` is sent, so audio the server has
+// acknowledged but not yet finalized survives a crash (kill -9, OOM, power loss once
+// synced). On start-up the open segment of each session is read back from its spool and
+// decoded again (recoverSpooledSessions), so the transcript covers it. Once a segment is
+// final and persisted its audio is no longer needed and the spool is emptied.
+//
+// File: `<dataDir>/spool/<sessionId>.spool`, a sequence of records
+//   magic "SPL1" | startSample u64 LE (session-wide) | samples u32 LE | crc32 u32 LE | PCM s16le
+// The payload is the 16-bit PCM the recognizer was given (gap silence included), so replay
+// needs no decoding. A record torn by a crash mid-write fails its length or CRC check; it
+// and anything after it are ignored and cut off. That record was never acknowledged: its
+// ack waits for the write (and the sync) to finish.
+//
+// Durability (docs/protocol.md, "Durable acknowledgements"): records are written with one
+// write(2) each before the ack, which already survives the process dying. Acks additionally
+// wait for an fdatasync that is batched per session: the first frame after a sync starts a
+// timer of `fsyncMs` (default 50 ms), and one fdatasync then covers every frame written in
+// that window (group commit). So an ack also survives an OS crash or power loss, at the cost
+// of at most `fsyncMs` plus one sync of ack latency and about 1000/fsyncMs syncs a second per
+// active session. `fsyncMs < 0` turns syncing off (acks after the write only).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { decodeToPcm16, encodePcm16le } from '../core/audio/encodings.js';
+
+const MAGIC = 0x314c5053; // "SPL1" read as u32 LE
+export const SPOOL_RECORD_HEADER_BYTES = 20;
+/** Largest record payload accepted when reading (a frame is at most 1 MiB on the socket). */
+const MAX_RECORD_SAMPLES = 4 * 1024 * 1024;
+
+export interface SpoolRecord {
+  startSample: bigint;
+  samples: Int16Array;
+}
+
+// ------------------------------------------------------------------ pure record codec
+
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+
+export function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+export function encodeSpoolRecord(startSample: bigint, samples: Int16Array): Buffer {
+  const payload = encodePcm16le(samples);
+  const out = Buffer.allocUnsafe(SPOOL_RECORD_HEADER_BYTES + payload.byteLength);
+  out.writeUInt32LE(MAGIC, 0);
+  out.writeBigUInt64LE(startSample, 4);
+  out.writeUInt32LE(samples.length, 12);
+  out.writeUInt32LE(crc32(payload), 16);
+  out.set(payload, SPOOL_RECORD_HEADER_BYTES);
+  return out;
+}
+
+/** Records from the start of `buf` up to the first torn or corrupt one. `validBytes` is
+ * where the good prefix ends. */
+export function decodeSpoolRecords(buf: Uint8Array): { records: SpoolRecord[]; validBytes: number } {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const records: SpoolRecord[] = [];
+  let off = 0;
+  while (off + SPOOL_RECORD_HEADER_BYTES <= b.length) {
+    if (b.readUInt32LE(off) !== MAGIC) break;
+    const samples = b.readUInt32LE(off + 12);
+    if (samples === 0 || samples > MAX_RECORD_SAMPLES) break;
+    const end = off + SPOOL_RECORD_HEADER_BYTES + samples * 2;
+    if (end > b.length) break;
+    const payload = b.subarray(off + SPOOL_RECORD_HEADER_BYTES, end);
+    if (crc32(payload) !== b.readUInt32LE(off + 16)) break;
+    records.push({ startSample: b.readBigUInt64LE(off + 4), samples: decodeToPcm16('pcm_s16le_16000', payload) });
+    off = end;
+  }
+  return { records, validBytes: off };
+}
+
+/** The contiguous audio the spool holds from `fromSample` on (the open segment, when
+ * `fromSample` is where the last persisted segment ended), or null when there is none.
+ * Audio after a discontinuity is not part of the same segment and is left out. */
+export function openSegmentAudio(records: readonly SpoolRecord[], fromSample: bigint): { startSample: bigint; samples: Int16Array; endSample: bigint } | null {
+  const parts: Int16Array[] = [];
+  let start: bigint | null = null;
+  let pos = 0n;
+  for (const r of records) {
+    const rEnd = r.startSample + BigInt(r.samples.length);
+    if (rEnd <= fromSample) continue;
+    if (start === null) {
+      start = r.startSample > fromSample ? r.startSample : fromSample;
+      pos = start;
+    }
+    if (r.startSample > pos) break; // a discontinuity: not the same segment
+    const skip = Number(pos - r.startSample);
+    if (skip >= r.samples.length) continue;
+    parts.push(r.samples.subarray(skip));
+    pos = rEnd;
+  }
+  if (start === null || parts.length === 0) return null;
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const samples = new Int16Array(total);
+  let at = 0;
+  for (const p of parts) {
+    samples.set(p, at);
+    at += p.length;
+  }
+  return { startSample: start, samples, endSample: pos };
+}
+
+// ------------------------------------------------------------------ files
+
+/** One session's spool file. Opened lazily on the first append. */
+export class AudioSpool {
+  private fd: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private syncing = false;
+  /** Waiters covered by the next sync that starts. */
+  private waiting: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  private closed = false;
+
+  constructor(
+    readonly file: string,
+    private readonly fsyncMs: number,
+    private readonly log?: Logger,
+  ) {}
+
+  /** Append one accepted frame's samples (synchronous write: it is in the kernel before
+   * this returns, so a process crash cannot lose it). */
+  append(startSample: bigint, samples: Int16Array): void {
+    if (this.closed) throw new Error(`spool ${this.file} is closed`);
+    if (this.fd === null) {
+      const created = !fs.existsSync(this.file);
+      this.fd = fs.openSync(this.file, 'a', 0o600);
+      if (created) fsyncDir(path.dirname(this.file));
+    }
+    fs.writeSync(this.fd, encodeSpoolRecord(startSample, samples));
+  }
+
+  /** Resolves once everything appended so far is synced to disk (immediately when syncing
+   * is off or nothing was written). */
+  whenDurable(): Promise<void> {
+    if (this.fsyncMs < 0 || this.fd === null) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.timer || this.syncing || this.waiting.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.sync();
+    }, this.fsyncMs);
+  }
+
+  private sync(): void {
+    const batch = this.waiting.splice(0);
+    if (batch.length === 0) return;
+    const fd = this.fd;
+    if (fd === null) {
+      for (const w of batch) w.resolve();
+      return;
+    }
+    this.syncing = true;
+    fs.fdatasync(fd, (err) => {
+      this.syncing = false;
+      if (err) {
+        this.log?.error({ err, file: this.file }, 'spool sync failed');
+        for (const w of batch) w.reject(err);
+      } else for (const w of batch) w.resolve();
+      this.schedule();
+    });
+  }
+
+  /** Forget all spooled audio: everything in it is in persisted segments (or was dropped). */
+  clear(): void {
+    if (this.fd !== null) fs.ftruncateSync(this.fd, 0);
+    else if (fs.existsSync(this.file)) fs.truncateSync(this.file, 0);
+  }
+
+  /** The session is closed: delete the file. Pending acks still resolve. */
+  remove(): void {
+    this.close();
+    fs.rmSync(this.file, { force: true });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const w of this.waiting.splice(0)) w.resolve();
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/** The spool directory of a data dir. */
+export class AudioSpoolDir {
+  readonly dir: string;
+
+  constructor(
+    dataDir: string,
+    readonly fsyncMs = 50,
+    private readonly log?: Logger,
+  ) {
+    this.dir = path.join(dataDir, 'spool');
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  fileOf(sessionId: string): string {
+    if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new RangeError(`unsafe session id ${sessionId}`);
+    return path.join(this.dir, `${sessionId}.spool`);
+  }
+
+  open(sessionId: string): AudioSpool {
+    return new AudioSpool(this.fileOf(sessionId), this.fsyncMs, this.log);
+  }
+
+  /** Session ids that have a spool file. */
+  list(): string[] {
+    return fs
+      .readdirSync(this.dir)
+      .filter((f) => f.endsWith('.spool'))
+      .map((f) => f.slice(0, -'.spool'.length));
+  }
+
+  /** Read a session's spool, cutting off a torn tail so later appends follow good records. */
+  read(sessionId: string): { records: SpoolRecord[]; tornBytes: number } {
+    const file = this.fileOf(sessionId);
+    const buf = fs.readFileSync(file);
+    const { records, validBytes } = decodeSpoolRecords(buf);
+    if (validBytes < buf.length) fs.truncateSync(file, validBytes);
+    return { records, tornBytes: buf.length - validBytes };
+  }
+
+  remove(sessionId: string): void {
+    fs.rmSync(this.fileOf(sessionId), { force: true });
+  }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,51 @@
+// Start-up recovery from the audio spool: for every session that was live when the server
+// stopped (it is PAUSED by now), the audio after its last persisted segment is read back
+// from the spool and becomes its open segment again (decoded, and held for a resume). The
+// session's capturedSamples is raised to what the spool holds: acks sent just before a
+// crash may be newer than the last progress save.
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+import { openSegmentAudio, type AudioSpoolDir } from './audio-spool.js';
+import type { SessionRegistry } from './registry.js';
+
+export interface SpoolRecoveryResult {
+  sessionId: string;
+  restoredSamples: number;
+  capturedSamples: bigint;
+  tornBytes: number;
+}
+
+export async function recoverSpooledSessions(deps: { store: Store; sessions: SessionRegistry; spool: AudioSpoolDir; log: Logger }): Promise<SpoolRecoveryResult[]> {
+  const { store, sessions, spool, log } = deps;
+  const paused = new Map((await store.listSessionsByState('PAUSED')).map((s) => [s.id, s]));
+  const out: SpoolRecoveryResult[] = [];
+  for (const sessionId of spool.list()) {
+    const record = paused.get(sessionId);
+    if (!record) {
+      // Closed (its transcript was persisted before the close) or unknown: nothing to keep.
+      spool.remove(sessionId);
+      continue;
+    }
+    const { records, tornBytes } = spool.read(sessionId);
+    if (tornBytes > 0) log.warn({ sessionId, tornBytes }, 'spool had a torn last record (never acknowledged); cut off');
+    const segments = await store.listSegments(record.transcriptionId);
+    const last = segments[segments.length - 1];
+    const persistedEnd = last ? last.endSample : 0n;
+    const open = openSegmentAudio(records, persistedEnd);
+    const spoolEnd = records.reduce((m, r) => {
+      const end = r.startSample + BigInt(r.samples.length);
+      return end > m ? end : m;
+    }, 0n);
+    await store.saveProgress(sessionId, {
+      capturedSamples: spoolEnd > record.capturedSamples ? spoolEnd : record.capturedSamples,
+      // A crash between persisting a segment and saving progress leaves the index behind.
+      nextSegmentIndex: last ? Math.max(record.nextSegmentIndex, last.index + 1) : record.nextSegmentIndex,
+    });
+    const session = await sessions.get(sessionId, record.accountId);
+    if (session && open) await session.restoreOpenSegment(open.startSample, open.samples);
+    const result = { sessionId, restoredSamples: open?.samples.length ?? 0, capturedSamples: session?.cursor.capturedSamples ?? spoolEnd, tornBytes };
+    log.info({ ...result, capturedSamples: result.capturedSamples.toString() }, 'session recovered from the audio spool');
+    out.push(result);
+  }
+  return out;
+}
