@@ -5,15 +5,20 @@ import { hideBin } from 'yargs/helpers';
 import { serveCommand } from './cli/serve.js';
 import { accountsCommand } from './cli/accounts.js';
 import { modelsCommand } from './cli/models.js';
+import { streamCommand } from './cli/stream.js';
 import { rtpCommand } from './cli/rtp.js';
 
-await yargs(hideBin(process.argv))
+// yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
+const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
+
+await yargs(argv)
   .scriptName('scribed')
   .command(serveCommand)
   .command(accountsCommand)
   .command(modelsCommand)
+  .command(streamCommand)
   .command(rtpCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, rtp')
+  .demandCommand(1, 'name a command: serve, accounts, models, stream, rtp')
   .strict()
   .help()
   .fail((msg, err, y) => {

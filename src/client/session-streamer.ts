@@ -327,7 +327,8 @@ export class SessionStreamer extends EventEmitter {
         method,
         headers: this.headers(extra),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(15_000),
+        // A resume waits for the server to restore the session's open segment after a restart.
+        signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
       throw new RetryableError(`${method} ${path}: ${(err as Error).cause ? String((err as Error).cause) : (err as Error).message}`);

@@ -86,7 +86,10 @@ export function decodeSpoolRecords(buf: Uint8Array): { records: SpoolRecord[]; v
 /** The contiguous audio the spool holds from `fromSample` on (the open segment, when
  * `fromSample` is where the last persisted segment ended), or null when there is none.
  * Audio after a discontinuity is not part of the same segment and is left out. */
-export function openSegmentAudio(records: readonly SpoolRecord[], fromSample: bigint): { startSample: bigint; samples: Int16Array; endSample: bigint } | null {
+export function openSegmentAudio(
+  records: readonly SpoolRecord[],
+  fromSample: bigint,
+): { startSample: bigint; samples: Int16Array; endSample: bigint; frames: Int16Array[] } | null {
   const parts: Int16Array[] = [];
   let start: bigint | null = null;
   let pos = 0n;
@@ -111,7 +114,9 @@ export function openSegmentAudio(records: readonly SpoolRecord[], fromSample: bi
     samples.set(p, at);
     at += p.length;
   }
-  return { startSample: start, samples, endSample: pos };
+  // `frames` keeps the original frame boundaries: the recognizer is fed exactly as it was
+  // before the crash, so the restored segment decodes to the same words.
+  return { startSample: start, samples, endSample: pos, frames: parts };
 }
 
 // ------------------------------------------------------------------ files

@@ -80,7 +80,7 @@ export class LiveSession {
   private readonly log: Logger;
   private readonly spool: AudioSpool | null;
   /** Open-segment audio recovered from the spool after a restart, fed to the next decoder. */
-  private replay: Int16Array | null = null;
+  private replay: Int16Array[] | null = null;
 
   constructor(
     record: SessionRecord,
@@ -564,11 +564,12 @@ export class LiveSession {
    * session's open segment again and is decoded now if a decoder is free (else at the next
    * attach). The decoder is then held like a paused session's, so a client that resumes
    * continues the same segment; otherwise the hold's end finalizes it (trigger `pause`). */
-  restoreOpenSegment(startSample: bigint, samples: Int16Array): Promise<void> {
+  restoreOpenSegment(startSample: bigint, frames: Int16Array[]): Promise<void> {
     return this.run(async () => {
       if (this.state === 'CLOSED' || this.segment) return;
-      this.segment = { index: this.nextSegmentIndex++, startSample, samples: samples.length, lastPartial: '' };
-      this.replay = samples;
+      const samples = frames.reduce((n, f) => n + f.length, 0);
+      this.segment = { index: this.nextSegmentIndex++, startSample, samples, lastPartial: '' };
+      this.replay = frames;
       try {
         this.stream ??= await this.openStream();
       } catch (err) {
@@ -576,7 +577,7 @@ export class LiveSession {
         return;
       }
       if (await this.feedReplay()) {
-        this.log.info({ startSample: startSample.toString(), samples: samples.length }, 'open segment restored from the spool');
+        this.log.info({ startSample: startSample.toString(), samples }, 'open segment restored from the spool');
         if (this.segment && this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
         if (!this.socket) this.startHold();
       }
@@ -589,9 +590,9 @@ export class LiveSession {
     const stream = this.stream;
     if (!replay || !stream) return true;
     this.replay = null;
-    const step = this.rate; // one second a call keeps each worker message small
     try {
-      for (let i = 0; i < replay.length; i += step) await stream.accept(replay.subarray(i, Math.min(replay.length, i + step)));
+      // Frame by frame, as the audio first arrived.
+      for (const frame of replay) await stream.accept(frame);
       return true;
     } catch (err) {
       await this.recognizerLost(err, false);

@@ -1,6 +1,7 @@
 // Start-up recovery from the audio spool: for every session that was live when the server
 // stopped (it is PAUSED by now), the audio after its last persisted segment is read back
-// from the spool and becomes its open segment again (decoded, and held for a resume). The
+// from the spool and becomes its open segment again (decoded in the background, and held
+// for a resume). The
 // session's capturedSamples is raised to what the spool holds: acks sent just before a
 // crash may be newer than the last progress save.
 import type { Logger } from 'pino';
@@ -42,7 +43,12 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
       nextSegmentIndex: last ? Math.max(record.nextSegmentIndex, last.index + 1) : record.nextSegmentIndex,
     });
     const session = await sessions.get(sessionId, record.accountId);
-    if (session && open) await session.restoreOpenSegment(open.startSample, open.samples);
+    // Not awaited: decoding the restored audio takes as long as it took the first time, and
+    // the server should listen meanwhile. The restore is first in the session's queue, so a
+    // resume or a socket for this session waits for it.
+    if (session && open) {
+      void session.restoreOpenSegment(open.startSample, open.frames).catch((err: unknown) => log.error({ err, sessionId }, 'restoring the open segment failed'));
+    }
     const result = { sessionId, restoredSamples: open?.samples.length ?? 0, capturedSamples: session?.cursor.capturedSamples ?? spoolEnd, tornBytes };
     log.info({ ...result, capturedSamples: result.capturedSamples.toString() }, 'session recovered from the audio spool');
     out.push(result);

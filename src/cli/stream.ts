@@ -1,0 +1,216 @@
+// `scribed stream`: capture or read audio and stream it to a scribed server with
+// SessionStreamer; finals go to stdout (partials with --partials) and, with --out, to
+// `<sessionId>.jsonl` / `<sessionId>.txt`. Logs (pino JSON) go to stderr. docs/ingest.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { CommandModule } from 'yargs';
+import { pino } from 'pino';
+import { INPUT_ENCODING_NAMES, INPUT_ENCODINGS, type InputEncodingName } from '../core/audio/encodings.js';
+import { formatTimestamp } from '../core/transcript.js';
+import { REDACT_PATHS } from '../obs/log.js';
+import { SessionStreamer, type FinalSegment, type PartialSegment } from '../client/session-streamer.js';
+import { ClientMetrics, serveMetrics } from '../client/metrics.js';
+import { TranscriptFiles } from '../client/transcript-files.js';
+import { openInput } from '../client/inputs.js';
+import { pacingDelayMs, splitChunk } from '../client/pacing.js';
+
+interface StreamArgs {
+  url: string;
+  input: string;
+  encoding: string;
+  title?: string;
+  out?: string;
+  realtime?: boolean;
+  partials?: boolean;
+  'buffer-seconds': number;
+  'metrics-port'?: number;
+  'access-key-file'?: string;
+  'stream-id'?: string;
+  'on-full'?: string;
+  recorder?: string;
+  device?: string;
+  'segment-commit-mode'?: string;
+  'vocabulary-hint'?: string[];
+  'include-alignment'?: boolean;
+  'remove-disfluencies'?: boolean;
+  'session-option'?: string[];
+  'log-level'?: string;
+}
+
+/** The access key: from a file (first line) or SCRIBED_ACCESS_KEY; never a flag, which
+ * would show in `ps`. */
+export function readAccessKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const key = file ? fs.readFileSync(file, 'utf8').split('\n')[0]!.trim() : (env.SCRIBED_ACCESS_KEY ?? '').trim();
+  if (!key) throw new Error('no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY');
+  return key;
+}
+
+/** Session options from the flags (inputEncoding is added by the streamer). */
+export function sessionOptionsFrom(args: Pick<StreamArgs, 'segment-commit-mode' | 'vocabulary-hint' | 'include-alignment' | 'remove-disfluencies' | 'session-option'>): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  if (args['segment-commit-mode']) o.segmentCommitMode = args['segment-commit-mode'];
+  if (args['vocabulary-hint']?.length) o.vocabularyHints = args['vocabulary-hint'];
+  if (args['include-alignment'] !== undefined) o.includeAlignment = args['include-alignment'];
+  if (args['remove-disfluencies'] !== undefined) o.removeDisfluencies = args['remove-disfluencies'];
+  for (const kv of args['session-option'] ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new Error(`--session-option wants NAME=JSON, got ${kv}`);
+    const raw = kv.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    o[kv.slice(0, eq)] = value;
+  }
+  return o;
+}
+
+function clock(ms: number): string {
+  return formatTimestamp(BigInt(Math.max(0, Math.round(ms))), '.');
+}
+
+export const streamCommand: CommandModule<object, StreamArgs> = {
+  command: 'stream',
+  describe: 'stream audio (stdin, a file or the microphone) to a scribed server and print the transcript',
+  builder: (y) =>
+    y
+      .option('url', { type: 'string', demandOption: true, describe: 'server base URL, http(s)://host:port' })
+      .option('input', { type: 'string', demandOption: true, describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'" })
+      .option('encoding', { type: 'string', demandOption: true, choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it)' })
+      .option('title', { type: 'string', describe: 'History title of the session' })
+      .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt' })
+      .option('realtime', { type: 'boolean', describe: 'pace file input at real time (default: as fast as the server acknowledges)' })
+      .option('partials', { type: 'boolean', describe: 'print partial results too' })
+      .option('buffer-seconds', { type: 'number', default: 60, describe: 'bound of the unacknowledged-audio buffer, seconds' })
+      .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics' })
+      .option('access-key-file', { type: 'string', describe: 'file holding the access key [else env SCRIBED_ACCESS_KEY]' })
+      .option('stream-id', { type: 'string', describe: 'stable id: a restarted client with the same id re-attaches to its session (default: random)' })
+      .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
+      .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
+      .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
+      .option('segment-commit-mode', { type: 'string', choices: ['manual', 'vad'], describe: 'session option segmentCommitMode' })
+      .option('vocabulary-hint', { type: 'string', array: true, describe: 'session option vocabularyHints (repeatable)' })
+      .option('include-alignment', { type: 'boolean', describe: 'session option includeAlignment' })
+      .option('remove-disfluencies', { type: 'boolean', describe: 'session option removeDisfluencies' })
+      .option('session-option', { type: 'string', array: true, describe: 'any other session option, NAME=JSON (repeatable)' })
+      .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' }),
+  handler: async (args) => {
+    const logger = pino(
+      { level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL ?? 'info', redact: { paths: REDACT_PATHS, censor: '[Redacted]' }, base: { service: 'scribed-stream' } },
+      pino.destination(2),
+    );
+    const encoding = args.encoding as InputEncodingName;
+    const rate = INPUT_ENCODINGS[encoding].sampleRateHz;
+    const bps = INPUT_ENCODINGS[encoding].bytesPerSample;
+    let accessKey: string;
+    try {
+      accessKey = readAccessKey(args['access-key-file']);
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      process.exit(2);
+    }
+    const input = openInput(args.input, encoding, { recorder: args.recorder, device: args.device });
+    const metrics = new ClientMetrics();
+    const metricsServer = args['metrics-port'] === undefined ? null : await serveMetrics(metrics, args['metrics-port']);
+    if (metricsServer) logger.info({ port: metricsServer.port }, 'metrics on /metrics');
+
+    const cpu0 = process.cpuUsage();
+    const t0 = Date.now();
+    const streamer = new SessionStreamer({
+      url: args.url.replace(/\/+$/, ''),
+      accessKey,
+      encoding,
+      streamId: args['stream-id'] ?? randomUUID(),
+      title: args.title,
+      sessionOptions: sessionOptionsFrom(args),
+      bufferSamples: Math.max(1, Math.round(args['buffer-seconds'] * rate)),
+      logger,
+      metrics,
+      onFull: (args['on-full'] as 'block' | 'drop-oldest' | undefined) ?? (input.live ? 'drop-oldest' : 'block'),
+    });
+    let files: TranscriptFiles | null = null;
+    streamer.on('final', (seg: FinalSegment) => {
+      if (seg.text.trim() !== '') process.stdout.write(`[${clock(seg.startMs)} --> ${clock(seg.endMs)}] ${seg.text}\n`);
+      files?.append(seg);
+    });
+    if (args.partials) streamer.on('partial', (p: PartialSegment) => process.stdout.write(`~ [${clock(p.startMs)}] ${p.text}\n`));
+    streamer.on('error', (err: Error) => logger.warn({ err: err.message }, 'stream error'));
+
+    let stopping = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      stopping += 1;
+      if (stopping === 1) {
+        logger.info({ signal }, 'stopping: input closed, flushing and closing the session');
+        input.stop();
+      } else {
+        logger.warn({ signal }, 'second signal: leaving without closing (the session stays resumable)');
+        void streamer.abort().finally(() => process.exit(130));
+      }
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+
+    try {
+      const { sessionId } = await streamer.start();
+      if (args.out) files = new TranscriptFiles(path.resolve(args.out), sessionId);
+      logger.info({ sessionId, input: input.kind }, 'streaming');
+      const pace = args.realtime && !input.live;
+      const paceStart = Date.now();
+      let samples = 0;
+      const inputDone = new Promise<void>((resolve, reject) => {
+        input.stream.once('error', reject);
+        input.stream.once('end', resolve);
+        input.stream.once('close', resolve);
+      });
+      inputDone.catch(() => undefined);
+      for await (const chunk of input.stream as AsyncIterable<Buffer>) {
+        // 20 ms pieces when pacing, so real-time output is smooth.
+        for (const piece of pace ? splitChunk(chunk, Math.max(bps, Math.round(rate / 50) * bps)) : [chunk]) {
+          if (pace) {
+            const wait = pacingDelayMs(samples + piece.length / bps, rate, Date.now() - paceStart);
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          }
+          await streamer.write(piece);
+          samples += piece.length / bps;
+        }
+      }
+      await inputDone.catch((err: unknown) => {
+        throw new Error(`input failed: ${String(err)}`);
+      });
+      const summary = await streamer.end();
+      files?.close(summary.finals);
+      const cpu = process.cpuUsage(cpu0);
+      const audioSeconds = summary.capturedThisRun / rate;
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+      logger.info(
+        {
+          sessionId: summary.sessionId,
+          transcriptionId: summary.transcriptionId,
+          capturedSamples: summary.capturedSamples,
+          acknowledgedSamples: summary.acknowledgedSamples,
+          serverCapturedSamples: summary.serverCapturedSamples,
+          overflowSamples: summary.overflowSamples,
+          reconnects: summary.reconnects,
+          resumes: summary.resumes,
+          segments: summary.segments,
+          audioSeconds,
+          wallSeconds: (Date.now() - t0) / 1000,
+          cpuSeconds,
+          cpuSecondsPerAudioSecond: audioSeconds > 0 ? cpuSeconds / audioSeconds : null,
+          out: files ? [files.jsonlPath, files.txtPath] : undefined,
+        },
+        'stream finished',
+      );
+      await metricsServer?.close();
+      process.exit(summary.overflowSamples > 0 ? 3 : 0);
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'stream failed');
+      input.stop();
+      await metricsServer?.close();
+      process.exit(1);
+    }
+  },
+};
