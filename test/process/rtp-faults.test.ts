@@ -18,7 +18,7 @@ import { packetize, RtpTestSender } from '../helpers/rtp.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
-const audio = Buffer.concat(loadClips().map((c) => c.mulaw8k)); // 24.7 s
+const audio = Buffer.concat(loadClips().slice(0, 3).map((c) => c.mulaw8k)); // 15.4 s
 const children = new Set<ChildProcess>();
 
 afterEach(() => {
@@ -113,7 +113,7 @@ describe('RTP ingest under server faults', () => {
     }
 
     const clean = await call(0xa11ce, []);
-    const faulty = await call(0xb0b, [350, 800]);
+    const faulty = await call(0xb0b, [200, 500]);
     await ingest.stop();
 
     for (const r of [clean, faulty]) {
@@ -126,8 +126,8 @@ describe('RTP ingest under server faults', () => {
     }
     expect(faulty.summary!.resumes).toBeGreaterThanOrEqual(2);
     const cleanWords = normaliseWords(clean.summary!.finals.map((f) => f.text).join(' '));
-    expect(cleanWords.length).toBeGreaterThan(20);
+    expect(cleanWords.length).toBeGreaterThan(12);
     expect(normaliseWords(faulty.summary!.finals.map((f) => f.text).join(' '))).toEqual(cleanWords);
     await kill9(server);
-  }, 120_000);
+  }, 300_000);
 });
