@@ -160,12 +160,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       const pace = args.realtime && !input.live;
       const paceStart = Date.now();
       let samples = 0;
-      const inputDone = new Promise<void>((resolve, reject) => {
-        input.stream.once('error', reject);
-        input.stream.once('end', resolve);
-        input.stream.once('close', resolve);
-      });
-      inputDone.catch(() => undefined);
+      input.done.catch(() => undefined);
       for await (const chunk of input.stream as AsyncIterable<Buffer>) {
         // 20 ms pieces when pacing, so real-time output is smooth.
         for (const piece of pace ? splitChunk(chunk, Math.max(bps, Math.round(rate / 50) * bps)) : [chunk]) {
@@ -177,8 +172,8 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
           samples += piece.length / bps;
         }
       }
-      await inputDone.catch((err: unknown) => {
-        throw new Error(`input failed: ${String(err)}`);
+      await input.done.catch((err: unknown) => {
+        throw new Error(`input failed: ${err instanceof Error ? err.message : String(err)}`);
       });
       const summary = await streamer.end();
       files?.close(summary.finals);
@@ -207,8 +202,10 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       await metricsServer?.close();
       process.exit(summary.overflowSamples > 0 ? 3 : 0);
     } catch (err) {
+      // The session is left open (PAUSED): rerun with the same --stream-id to continue it.
       logger.error({ err: (err as Error).message }, 'stream failed');
       input.stop();
+      await streamer.abort().catch(() => undefined);
       await metricsServer?.close();
       process.exit(1);
     }

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { Transform, type Readable } from 'node:stream';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
 import { INPUT_ENCODINGS, encodeMulaw, decodeToPcm16, type InputEncodingName } from '../core/audio/encodings.js';
 
 const require = createRequire(import.meta.url);
@@ -18,6 +19,17 @@ export interface AudioInput {
   kind: 'stdin' | 'raw-file' | 'ffmpeg' | 'mic';
   /** Stop capturing (microphone) or reading; the stream then ends. */
   stop(): void;
+  /** Settles once the source finished: rejects when it failed (ffmpeg could not decode,
+   * the recorder exited with an error), so a broken input is never a short transcript. */
+  done: Promise<void>;
+}
+
+function endOf(stream: Readable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+  });
 }
 
 /** Extensions read as raw audio already in the session encoding. */
@@ -31,20 +43,50 @@ export function ffmpegOutputArgs(encoding: InputEncodingName): string[] {
 }
 
 export function openInput(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string } = {}): AudioInput {
-  if (spec === '-') return { stream: process.stdin, live: false, kind: 'stdin', stop: () => process.stdin.destroy() };
+  const input = open(spec, encoding, opts);
+  // Failure is read when the caller awaits `done`, which may be after it happened.
+  input.done.catch(() => undefined);
+  return input;
+}
+
+function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
+  if (spec === '-') return { stream: process.stdin, live: false, kind: 'stdin', stop: () => process.stdin.destroy(), done: endOf(process.stdin) };
   if (spec === 'mic') return openMic(encoding, opts);
   if (!fs.existsSync(spec)) throw new Error(`input file not found: ${spec}`);
   if (RAW_EXTENSIONS.includes(path.extname(spec).toLowerCase())) {
     const stream = fs.createReadStream(spec, { highWaterMark: 16 * 1024 });
-    return { stream, live: false, kind: 'raw-file', stop: () => stream.destroy() };
+    return { stream, live: false, kind: 'raw-file', stop: () => stream.destroy(), done: endOf(stream) };
   }
-  const prism = require('prism-media') as { FFmpeg: new (o: { args: string[] }) => Readable & { process: { kill(s?: string): void } | null } };
-  const ff = new prism.FFmpeg({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding)] });
+  const prism = require('prism-media') as { FFmpeg: { create(o: { args: string[] }): ChildProcess } };
+  // prism-media finds the ffmpeg binary and spawns the transcoder. Its Duplex wrapper is not
+  // used: it shares the child's stdout state and sets it flowing, so output produced before
+  // the first read is dropped. The transcoder reads the file itself (-i FILE); its output
+  // pipe is read directly, and a failed decode (exit status) fails the input.
+  const proc = prism.FFmpeg.create({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding)] });
+  // Piped into a PassThrough at once: Node resumes (and so discards) a child's stdout that
+  // has no reader when the child exits, and a short file can be decoded before the session
+  // is even created. The pipe keeps backpressure, so ffmpeg waits for the reader.
+  const out = new PassThrough();
+  proc.stdout!.pipe(out);
+  let stderr = '';
+  proc.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+  let stopped = false;
+  const done = new Promise<void>((resolve, reject) => {
+    proc.once('error', reject);
+    proc.once('close', (code, signal) => {
+      if (code === 0 || stopped) resolve();
+      else reject(new Error(`ffmpeg could not decode ${spec} (${code === null ? `signal ${signal}` : `exit ${code}`}): ${stderr.trim()}`));
+    });
+  });
   return {
-    stream: ff,
+    stream: out,
     live: false,
     kind: 'ffmpeg',
-    stop: () => ff.destroy(),
+    stop: () => {
+      stopped = true;
+      proc.kill('SIGTERM');
+    },
+    done,
   };
 }
 
@@ -61,9 +103,10 @@ function openMic(encoding: InputEncodingName, opts: { recorder?: string; device?
     ...(opts.device ? { device: opts.device } : {}),
   });
   const pcm = rec.stream();
-  const stream = encoding === 'mulaw_8000' ? pcm.pipe(pcmToMulaw()) : pcm;
-  if (stream !== pcm) pcm.on('error', (err) => stream.emit('error', err));
-  return { stream, live: true, kind: 'mic', stop: () => rec.stop() };
+  // Read at once (see the ffmpeg case); mu-law sessions get the PCM converted.
+  const stream = pcm.pipe(encoding === 'mulaw_8000' ? pcmToMulaw() : new PassThrough());
+  pcm.on('error', (err) => stream.emit('error', err instanceof Error ? err : new Error(String(err))));
+  return { stream, live: true, kind: 'mic', stop: () => rec.stop(), done: endOf(stream) };
 }
 
 /** 16-bit PCM to G.711 mu-law, keeping a split sample across chunks. */

@@ -320,7 +320,7 @@ export class SessionStreamer extends EventEmitter {
     return { accessKey: this.opts.accessKey, 'content-type': 'application/json', ...extra };
   }
 
-  private async request(method: string, path: string, body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+  private async request(method: string, path: string, body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any; headers: Headers }> {
     let res: Response;
     try {
       res = await fetch(`${this.opts.url}${path}`, {
@@ -341,13 +341,13 @@ export class SessionStreamer extends EventEmitter {
       json = { message: text };
     }
     if (res.status >= 500 || res.status === 429) throw new RetryableError(`${method} ${path}: HTTP ${res.status} ${json?.message ?? ''}`);
-    return { status: res.status, json };
+    return { status: res.status, json, headers: res.headers };
   }
 
   private async create(): Promise<void> {
     const body: Record<string, unknown> = { options: { ...(this.opts.sessionOptions ?? {}), inputEncoding: this.opts.encoding } };
     if (this.opts.title !== undefined) body.title = this.opts.title;
-    const { status, json } = await this.request('POST', `${API}/stt/realtime/sessions`, body, { 'Idempotency-Key': idempotencyKeyFor(this.opts.streamId) });
+    const { status, json, headers } = await this.request('POST', `${API}/stt/realtime/sessions`, body, { 'Idempotency-Key': idempotencyKeyFor(this.opts.streamId) });
     if (status !== 200) throw new StreamFatalError(codeOf(json), `creating the session failed: HTTP ${status} ${json?.message ?? ''}`, status);
     const data = json.data;
     this.sessionId = data.sessionId;
@@ -356,13 +356,18 @@ export class SessionStreamer extends EventEmitter {
     if (data.status !== 'RECORDING' && data.status !== 'PAUSED') {
       throw new StreamFatalError('SESSION_CLOSED', `stream id ${this.opts.streamId} belongs to session ${this.sessionId}, which is closed (${data.status}); use a new stream id`);
     }
-    const held = wireSamples(data.capturedSamples);
-    if (held > 0 || data.status === 'PAUSED' || data.epoch > 1) {
-      // A restarted client: continue the timeline after what the server holds.
+    if (headers.get('idempotent-replayed') === 'true' || wireSamples(data.capturedSamples) > 0 || data.status === 'PAUSED' || data.epoch > 1) {
+      // A restarted client. The session's stored count can lag what its live socket holds
+      // (progress is saved about once a second), so the resume's answer is the truth: it
+      // retires any socket of the earlier run and gives the count to continue after.
+      const { status: rs, json: rj } = await this.request('POST', `${API}/stt/realtime/sessions/${this.sessionId}/resume`, {});
+      if (rs !== 200) throw new StreamFatalError(codeOf(rj), `re-attaching failed: HTTP ${rs} ${rj?.message ?? ''}`, rs);
+      const held = wireSamples(rj.data.capturedSamples);
       this.acct.reattach(held);
       this.ring.reset(held);
-      this.needResume = true;
-      this.log.info({ capturedSamples: held, epoch: data.epoch }, 're-attached to an existing session');
+      this.resumes += 1;
+      this.opts.metrics?.resumes.inc();
+      this.log.info({ capturedSamples: held, epoch: rj.data.epoch }, 're-attached to an existing session');
     } else {
       this.log.info('session created');
     }

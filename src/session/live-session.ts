@@ -322,6 +322,9 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    // Spooled before the recognizer sees it: a spool that cannot be written refuses the
+    // frame cleanly; a recognizer failure after this empties the spool (recognizerLost).
+    this.spool?.append(this.cursor.capturedSamples, samples);
     let result: AcceptResult;
     try {
       result = await stream.accept(samples);
@@ -345,7 +348,6 @@ export class LiveSession {
     if (!this.segment) {
       this.segment = { index: this.nextSegmentIndex++, startSample: this.cursor.capturedSamples, samples: 0, lastPartial: '' };
     }
-    this.spool?.append(this.cursor.capturedSamples, samples);
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
     m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
@@ -564,11 +566,13 @@ export class LiveSession {
    * session's open segment again and is decoded now if a decoder is free (else at the next
    * attach). The decoder is then held like a paused session's, so a client that resumes
    * continues the same segment; otherwise the hold's end finalizes it (trigger `pause`). */
-  restoreOpenSegment(startSample: bigint, frames: Int16Array[]): Promise<void> {
+  restoreOpenSegment(startSample: bigint, frames: Int16Array[], index = this.nextSegmentIndex): Promise<void> {
     return this.run(async () => {
       if (this.state === 'CLOSED' || this.segment) return;
       const samples = frames.reduce((n, f) => n + f.length, 0);
-      this.segment = { index: this.nextSegmentIndex++, startSample, samples, lastPartial: '' };
+      // The stored next index may already count this segment (progress saves include it).
+      this.nextSegmentIndex = Math.max(this.nextSegmentIndex, index + 1);
+      this.segment = { index, startSample, samples, lastPartial: '' };
       this.replay = frames;
       try {
         this.stream ??= await this.openStream();

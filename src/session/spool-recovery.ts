@@ -47,7 +47,8 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
     // the server should listen meanwhile. The restore is first in the session's queue, so a
     // resume or a socket for this session waits for it.
     if (session && open) {
-      void session.restoreOpenSegment(open.startSample, open.frames).catch((err: unknown) => log.error({ err, sessionId }, 'restoring the open segment failed'));
+      // It keeps the index it had: the one after the last persisted segment.
+      void session.restoreOpenSegment(open.startSample, open.frames, last ? last.index + 1 : 0).catch((err: unknown) => log.error({ err, sessionId }, 'restoring the open segment failed'));
     }
     const result = { sessionId, restoredSamples: open?.samples.length ?? 0, capturedSamples: session?.cursor.capturedSamples ?? spoolEnd, tornBytes };
     log.info({ ...result, capturedSamples: result.capturedSamples.toString() }, 'session recovered from the audio spool');

@@ -17,7 +17,7 @@ beforeAll(async () => {
   svc = await startService();
   accessKey = (await svc.account(1_000_000n)).accessKey;
 });
-afterAll(() => svc?.stop());
+afterAll(() => svc?.stop(), 120_000);
 
 function words(finals: Array<{ text: string }>): string[] {
   return finals.flatMap((f) => f.text.split(/\s+/).filter(Boolean));
@@ -81,7 +81,7 @@ describe('SessionStreamer', () => {
     expect(value('scribed_client_audio_acknowledged_seconds_total')).toBeCloseTo(audio.length / 8000, 6);
     expect(value('scribed_client_audio_buffered_seconds')).toBeCloseTo(0, 6);
     expect(text).toMatch(/scribed_client_resumes_total [3-9]/);
-  });
+  }, 180_000);
 
   it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
     const streamId = randomUUID();
@@ -97,5 +97,5 @@ describe('SessionStreamer', () => {
     const summary = await second.end();
     expect(summary.capturedThisRun).toBe(8000);
     expect(summary.serverCapturedSamples).toBe(16000);
-  });
+  }, 60_000);
 });

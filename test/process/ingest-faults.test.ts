@@ -2,18 +2,15 @@
 // a SessionStreamer streams several concatenated sample clips while the test cuts its socket
 // and kill -9s / restarts the server mid-stream. Every captured sample must be held by the
 // server exactly once and the transcript's words must equal an uninterrupted run's.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { SessionStreamer, type FinalSegment } from '../../src/client/session-streamer.js';
 import { tempDir } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
+import { createAccount, freePort, serve as serveOn } from '../helpers/serve-process.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
 // The five sample clips twice: about 50 s of 8 kHz mu-law, so the 30 s segment bound falls
 // in the middle and a kill lands after a segment was finalized too.
@@ -26,41 +23,10 @@ afterEach(() => {
   children.clear();
 });
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** `scribed serve` on a fixed port; resolves once it listens. */
-export function serve(dataDir: string, port: number): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
-    });
-    children.add(proc);
-    proc.once('exit', () => children.delete(proc));
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[serve] ${line}\n`);
-      if ((JSON.parse(line) as { msg?: string }).msg === 'scribed listening') resolve(proc);
-    });
-    proc.once('exit', (code, signal) => reject(new Error(`serve exited early (${code ?? signal})`)));
-  });
-}
-
-export function createAccount(dataDir: string): string {
-  const out = execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'ingest', '--characters', '1000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' });
-  return (JSON.parse(out) as { accessKey: string }).accessKey;
-}
-
 const words = (finals: FinalSegment[]) => finals.flatMap((f) => f.text.split(/\s+/).filter(Boolean));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const serve = (dataDir: string, port: number) => serveOn(dataDir, port, children);
 
 describe('ingest under faults (real server processes)', () => {
   it('kill -9 / restart and socket cuts mid-stream: captured = acknowledged = server-held, same words', async () => {
