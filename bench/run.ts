@@ -5,3 +5,5 @@ console.log('== ingest ==');
 await benchIngest();
 console.log('\n== engine (accuracy and real-time factor) ==');
 await import('./engine-rtf.js');
+console.log('\n== RTP loss handling ==');
+await import('./rtp-loss.js');

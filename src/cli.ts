@@ -7,6 +7,7 @@ import { accountsCommand } from './cli/accounts.js';
 import { modelsCommand } from './cli/models.js';
 import { interpretationCommand } from './cli/interpretation.js';
 import { streamCommand } from './cli/stream.js';
+import { rtpCommand } from './cli/rtp.js';
 
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
 const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
@@ -18,7 +19,8 @@ await yargs(argv)
   .command(modelsCommand)
   .command(interpretationCommand)
   .command(streamCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream')
+  .command(rtpCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp')
   .strict()
   .help()
   .fail((msg, err, y) => {

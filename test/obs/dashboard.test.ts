@@ -1,11 +1,15 @@
-// The Grafana dashboard may only query metrics this code exports: a renamed metric or a typo
-// in a panel fails here instead of as an empty graph in production.
+// The Grafana dashboards may only query metrics this code exports (the server's, the ingest
+// clients' and the RTP receiver's): a renamed metric or a typo in a panel fails here instead
+// of as an empty graph in production.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/obs/metrics.js';
+import { ClientMetrics } from '../../src/client/metrics.js';
+import { createRtpMetrics } from '../../src/rtp/metrics.js';
 
-const DASHBOARD = path.resolve(import.meta.dirname, '../../docs/grafana/scribed-server.json');
+const GRAFANA_DIR = path.resolve(import.meta.dirname, '../../docs/grafana');
+const DASHBOARDS = fs.readdirSync(GRAFANA_DIR).filter((f) => f.endsWith('.json'));
 
 interface Panel {
   title: string;
@@ -16,10 +20,13 @@ interface Panel {
 const SERIES_SUFFIXES = ['', '_bucket', '_sum', '_count'];
 
 async function exportedSeries(): Promise<Set<string>> {
-  const metrics = createMetrics();
+  const client = new ClientMetrics();
+  createRtpMetrics(client.registry);
   const names = new Set<string>();
-  for (const m of await metrics.registry.getMetricsAsJSON()) {
-    for (const suffix of SERIES_SUFFIXES) names.add(`${m.name}${suffix}`);
+  for (const registry of [createMetrics().registry, client.registry]) {
+    for (const m of await registry.getMetricsAsJSON()) {
+      for (const suffix of SERIES_SUFFIXES) names.add(`${m.name}${suffix}`);
+    }
   }
   return names;
 }
@@ -37,22 +44,46 @@ function metricNames(expr: string): string[] {
     .filter((name) => !/^(sum|rate|irate|increase|histogram_quantile|avg|max|min|count|topk|by|without|le)$/.test(name));
 }
 
-describe('Grafana dashboard', () => {
-  const dashboard = JSON.parse(fs.readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[] };
-
-  it('has panels, each with at least one query', () => {
-    expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
-    for (const p of dashboard.panels) expect(p.targets?.length, p.title).toBeGreaterThan(0);
+describe('Grafana dashboards', () => {
+  it('include the server and the ingest dashboards', () => {
+    expect(DASHBOARDS.sort()).toEqual(['scribed-ingest.json', 'scribed-server.json']);
   });
 
-  it('queries only metrics the server exports', async () => {
-    const exported = await exportedSeries();
-    for (const panel of dashboard.panels) {
-      for (const t of panel.targets ?? []) {
-        const names = metricNames(t.expr);
-        expect(names.length, `${panel.title}: ${t.expr}`).toBeGreaterThan(0);
-        for (const name of names) expect(exported.has(name), `${panel.title}: ${name} is not exported`).toBe(true);
+  for (const file of DASHBOARDS) {
+    const dashboard = JSON.parse(fs.readFileSync(path.join(GRAFANA_DIR, file), 'utf8')) as { panels: Panel[] };
+
+    it(`${file} has panels, each with at least one query`, () => {
+      expect(dashboard.panels.length).toBeGreaterThanOrEqual(10);
+      for (const p of dashboard.panels) expect(p.targets?.length, p.title).toBeGreaterThan(0);
+    });
+
+    it(`${file} queries only metrics the code exports`, async () => {
+      const exported = await exportedSeries();
+      for (const panel of dashboard.panels) {
+        for (const t of panel.targets ?? []) {
+          const names = metricNames(t.expr);
+          expect(names.length, `${panel.title}: ${t.expr}`).toBeGreaterThan(0);
+          for (const name of names) expect(exported.has(name), `${panel.title}: ${name} is not exported`).toBe(true);
+        }
       }
+    });
+  }
+
+  it('the ingest dashboard shows sessions, audio rate, lag, latency, RTP loss and reconnects', () => {
+    const dashboard = JSON.parse(fs.readFileSync(path.join(GRAFANA_DIR, 'scribed-ingest.json'), 'utf8')) as { panels: Panel[] };
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
+    for (const metric of [
+      'scribed_client_streams',
+      'scribed_rtp_streams',
+      'scribed_client_audio_captured_seconds_total',
+      'scribed_client_audio_acknowledged_seconds_total',
+      'scribed_client_audio_buffered_seconds',
+      'scribed_recognition_latency_seconds_bucket',
+      'scribed_rtp_packets_lost_total',
+      'scribed_rtp_jitter_seconds_bucket',
+      'scribed_client_reconnects_total',
+    ]) {
+      expect(exprs, metric).toContain(metric);
     }
   });
 

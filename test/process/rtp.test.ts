@@ -1,0 +1,189 @@
+// `scribed rtp` as an operator runs it: a `scribed serve` process, a `scribed rtp` process
+// with the key in a file, ffmpeg's RTP muxer as the phone system, junk datagrams on the
+// port, transcripts in --out, Prometheus metrics on --metrics-port, and SIGTERM in the middle
+// of a call closing its session with what was received.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/service.js';
+import { loadClips } from '../helpers/audio.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+
+interface Proc {
+  proc: ChildProcess;
+  lines: Array<Record<string, unknown>>;
+  stdout: string[];
+  waitFor(pred: (rec: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+}
+
+/** Spawn the CLI; JSON log lines from `logStream` are collected and can be awaited. */
+function run(args: string[], logStream: 'stdout' | 'stderr', env: NodeJS.ProcessEnv = {}): Proc {
+  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', ...env } });
+  children.push(proc);
+  const lines: Array<Record<string, unknown>> = [];
+  const stdout: string[] = [];
+  const waiters: Array<() => void> = [];
+  const logs = logStream === 'stdout' ? proc.stdout! : proc.stderr!;
+  readline.createInterface({ input: logs }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      lines.push({ raw: line });
+    }
+    waiters.splice(0).forEach((w) => w());
+  });
+  if (logStream === 'stderr') readline.createInterface({ input: proc.stdout! }).on('line', (line) => stdout.push(line));
+  else proc.stderr!.resume();
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return {
+    proc,
+    lines,
+    stdout,
+    exited,
+    async waitFor(pred, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const hit = lines.find(pred);
+        if (hit) return hit;
+        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`not logged in time; last lines: ${JSON.stringify(lines.slice(-5))}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+  };
+}
+
+/** Free UDP ports, found by binding port 0 (released before use). */
+async function freeUdpPorts(n: number): Promise<number[]> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => new Promise<dgram.Socket>((resolve) => {
+      const s = dgram.createSocket('udp4');
+      s.bind(0, '127.0.0.1', () => resolve(s));
+    })),
+  );
+  const ports = sockets.map((s) => s.address().port);
+  await Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  return ports;
+}
+
+function ffmpeg(port: number, rtcpPort: number, codec: string): ChildProcess {
+  const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, '-ar', '8000', '-ac', '1', '-c:a', codec, '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(p);
+  return p;
+}
+
+function metricValue(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : NaN;
+}
+
+describe('scribed rtp as a process', () => {
+  it('transcribes an ffmpeg call to --out, drops junk, exports metrics, and closes a call in progress on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const serve = run(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '2'], 'stdout');
+    const listening = await serve.waitFor((r) => r.msg === 'scribed listening');
+    const base = String(listening.address);
+    const account = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'pbx', '--characters', '1000', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const keyFile = path.join(tempDir(), 'access-key');
+    fs.writeFileSync(keyFile, `${account.accessKey}\n`, { mode: 0o600 });
+    const out = tempDir('scribed-rtp-out-');
+    const [port, rtcpPort] = await freeUdpPorts(2);
+
+    const rtp = run(
+      ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--out', out, '--access-key-file', keyFile, '--metrics-port', '0', '--idle-timeout-ms', '600'],
+      'stderr',
+    );
+    await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
+    const metricsPort = Number((await rtp.waitFor((r) => r.msg === 'metrics listening')).port);
+
+    // Junk on the RTP port before and during the call.
+    const junk = dgram.createSocket('udp4');
+    const sendJunk = (b: Buffer) => new Promise<void>((resolve) => junk.send(b, port!, '127.0.0.1', () => resolve()));
+    for (let i = 0; i < 20; i++) await sendJunk(Buffer.from([0x80, i]));
+    const call = ffmpeg(port!, rtcpPort!, 'pcm_mulaw');
+    for (let i = 0; i < 20; i++) await sendJunk(Buffer.from('not rtp at all, version bits 01'));
+    junk.close();
+    await new Promise((resolve) => call.once('exit', resolve));
+
+    const closed = await rtp.waitFor((r) => r.msg === 'rtp session closed', 30_000);
+    expect(closed).toMatchObject({ reason: 'idle', lost: 0, overflowSamples: 0 });
+    const sessionId = String(closed.sessionId);
+    expect(sessionId).toMatch(/^rts_/);
+    expect(closed.ssrc).toMatch(/^[0-9a-f]{8}$/);
+    const text = fs.readFileSync(path.join(out, `${sessionId}.txt`), 'utf8').trim();
+    expect(text.split(/\s+/).length).toBeGreaterThan(3);
+    expect(rtp.stdout.some((l) => l.startsWith(`${sessionId} `))).toBe(true);
+    // Every log line of the stream names it; none carries the key.
+    const streamLines = rtp.lines.filter((l) => l.streamId);
+    expect(streamLines.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rtp.lines)).not.toContain(account.accessKey);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metricValue(metrics, 'scribed_rtp_packets_received_total')).toBeGreaterThan(140);
+    expect(metricValue(metrics, 'scribed_rtp_packets_malformed_total{reason="too_short"}')).toBe(20);
+    expect(metricValue(metrics, 'scribed_rtp_packets_malformed_total{reason="bad_version"}')).toBe(20);
+    expect(metricValue(metrics, 'scribed_rtp_streams_ended_total{reason="idle"}')).toBe(1);
+    expect(metricValue(metrics, 'scribed_rtp_streams')).toBe(0);
+    expect(metricValue(metrics, 'scribed_client_audio_acknowledged_seconds_total')).toBeCloseTo(clip.durationSec, 1);
+
+    // A second call, cut by SIGTERM half way: its session is closed with what arrived.
+    const second = ffmpeg(port!, rtcpPort!, 'pcm_alaw');
+    const started = await rtp.waitFor((r) => r.msg === 'rtp stream streaming to session' && r.sessionId !== sessionId);
+    await new Promise((r) => setTimeout(r, 1500));
+    rtp.proc.kill('SIGTERM');
+    expect(await rtp.exited).toBe(0);
+    second.kill('SIGKILL');
+    const closedOnStop = rtp.lines.find((r) => r.msg === 'rtp session closed' && r.sessionId === started.sessionId);
+    expect(closedOnStop).toMatchObject({ reason: 'shutdown' });
+    expect(Number(closedOnStop!.capturedSamples)).toBeGreaterThan(8000);
+    expect(Number(closedOnStop!.acknowledgedSamples)).toBe(Number(closedOnStop!.capturedSamples));
+    expect(fs.existsSync(path.join(out, `${String(started.sessionId)}.jsonl`))).toBe(true);
+
+    serve.proc.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  }, 60_000);
+
+  it('refuses to start without an access key, naming the two ways to give one', async () => {
+    const env = { ...process.env };
+    delete env.SCRIBED_ACCESS_KEY;
+    const r = spawn(process.execPath, [CLI, 'rtp', '--listen', '127.0.0.1:0', '--url', 'http://127.0.0.1:1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(r);
+    let stderr = '';
+    r.stderr!.on('data', (d) => (stderr += d));
+    const code = await new Promise((resolve) => r.once('exit', resolve));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/VALIDATION_FAILED: --access-key-file: no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY/);
+  });
+
+  it('refuses a bad --payload-type and a bad --listen before binding anything', () => {
+    for (const [flags, message] of [
+      [['--listen', '127.0.0.1:0', '--payload-type', '96=opus/48000'], /unknown codec/],
+      [['--listen', 'localhost:40000'], /not an IP address/],
+      [['--listen', '127.0.0.1:0', '--rtcp-port', 'x'], /--rtcp-port: must be a port or "none"/],
+    ] as const) {
+      const args = ['rtp', '--url', 'http://127.0.0.1:1', ...flags];
+      let stderr = '';
+      try {
+        execFileSync(process.execPath, [CLI, ...args], { env: { ...process.env, SCRIBED_ACCESS_KEY: 'sk_x_y' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (err) {
+        stderr = String((err as { stderr: Buffer }).stderr);
+      }
+      expect(stderr).toMatch(message);
+    }
+  });
+});

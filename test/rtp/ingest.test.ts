@@ -1,0 +1,153 @@
+// RTP ingest end to end, in process: a real service on a port, the RTP receiver wired to the
+// client library, and a real peer (ffmpeg's RTP muxer) or a crafted lossy sender. The
+// transcript of an RTP call must match the same audio streamed directly, and the server's
+// timeline must hold every sample of the call, lost packets included (as silence).
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { SessionStreamer } from '../../src/client/session-streamer.js';
+import { RtpIngest, type RtpSessionReport } from '../../src/rtp/ingest.js';
+import { buildPayloadTypeMap } from '../../src/rtp/payload-types.js';
+import { createRtpMetrics } from '../../src/rtp/metrics.js';
+import { normaliseWords, wordErrorRate } from '../../src/core/wer.js';
+import type { InputEncodingName } from '../../src/core/audio/encodings.js';
+import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { chunks, loadClips } from '../helpers/audio.js';
+import { packetize, RtpTestSender } from '../helpers/rtp.js';
+
+const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
+const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
+let svc: TestService;
+let accessKey: string;
+
+beforeAll(async () => {
+  svc = await startService();
+  accessKey = (await svc.account(1_000_000n)).accessKey;
+});
+afterAll(() => svc?.stop());
+
+function textOf(report: { summary: { finals: Array<{ text: string }> } | null }): string {
+  return (report.summary?.finals ?? []).map((f) => f.text).join(' ');
+}
+
+/** The uninterrupted reference: the same bytes streamed straight through the client library. */
+async function direct(encoding: InputEncodingName, audio: Buffer): Promise<string> {
+  const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding, streamId: randomUUID(), bufferSamples: 160_000, logger });
+  await streamer.start();
+  for (const c of chunks(audio, encoding === 'mulaw_8000' ? 1 : 2, 160)) await streamer.write(c);
+  const summary = await streamer.end();
+  return summary.finals.map((f) => f.text).join(' ');
+}
+
+async function ingest(opts: { payloadTypes?: string[] } = {}) {
+  const outDir = tempDir('scribed-rtp-out-');
+  const registry = new Registry();
+  const rtpMetrics = createRtpMetrics(registry);
+  const ing = new RtpIngest({
+    host: '127.0.0.1',
+    port: 0,
+    rtcpPort: 0,
+    payloadTypes: buildPayloadTypeMap(opts.payloadTypes ?? []),
+    idleTimeoutMs: 500,
+    url: svc.baseUrl,
+    accessKey,
+    outDir,
+    logger,
+    rtpMetrics,
+  });
+  const address = await ing.start();
+  const done = new Promise<RtpSessionReport>((resolve) => ing.once('done', resolve));
+  return { ing, address, outDir, done, registry };
+}
+
+function ffmpegRtp(codecArgs: string[], port: number, rtcpPort: number): Promise<void> {
+  const url = `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`;
+  return new Promise((resolve, reject) => {
+    const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, ...codecArgs, '-f', 'rtp', url], { stdio: ['ignore', 'ignore', 'inherit'] });
+    p.once('error', reject);
+    p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited ${code}`))));
+  });
+}
+
+function ffmpegRaw(args: string[]): Buffer {
+  return execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', clip.wavFile, ...args, '-'], { maxBuffer: 64 << 20 });
+}
+
+describe('RTP ingest into a real service', () => {
+  it('ffmpeg PCMU call: one session, every sample on the server, the words of the direct stream, transcript files on disk', async () => {
+    const t = await ingest();
+    await ffmpegRtp(['-ar', '8000', '-ac', '1', '-c:a', 'pcm_mulaw'], t.address.port, t.address.rtcpPort!);
+    const report = await t.done;
+    await t.ing.stop();
+    const sent = ffmpegRaw(['-ar', '8000', '-ac', '1', '-f', 'mulaw']);
+    expect(report.error).toBeNull();
+    expect(report.end.reason).toBe('idle');
+    expect(report.end.stats.lost).toBe(0);
+    expect(report.summary!.serverCapturedSamples).toBe(sent.length);
+    expect(report.summary!.overflowSamples).toBe(0);
+    const rtpText = textOf(report);
+    expect(normaliseWords(rtpText).length).toBeGreaterThan(3);
+    expect(normaliseWords(rtpText)).toEqual(normaliseWords(await direct('mulaw_8000', sent)));
+    // Transcript files, named by session id, hold the same words.
+    const sessionId = report.sessionId!;
+    const txt = fs.readFileSync(path.join(t.outDir, `${sessionId}.txt`), 'utf8');
+    expect(normaliseWords(txt)).toEqual(normaliseWords(rtpText));
+    const jsonl = fs.readFileSync(path.join(t.outDir, `${sessionId}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(jsonl.length).toBe(report.summary!.finals.length);
+  });
+
+  it('ffmpeg PCMA call: decoded exactly and transcribed like the direct stream', async () => {
+    const t = await ingest();
+    await ffmpegRtp(['-ar', '8000', '-ac', '1', '-c:a', 'pcm_alaw'], t.address.port, t.address.rtcpPort!);
+    const report = await t.done;
+    await t.ing.stop();
+    expect(report.error).toBeNull();
+    const sentAlaw = ffmpegRaw(['-ar', '8000', '-ac', '1', '-f', 'alaw']);
+    const format = buildPayloadTypeMap([]).get(8)!;
+    expect(report.summary!.serverCapturedSamples).toBe(sentAlaw.length);
+    expect(normaliseWords(textOf(report))).toEqual(normaliseWords(await direct(format.sessionEncoding, format.toSession(sentAlaw))));
+  });
+
+  it('a call with 10% of packets lost, some reordered and duplicated: the timeline holds every sample, lost ones as silence', async () => {
+    const t = await ingest();
+    const sender = await RtpTestSender.open(0xc0ffee);
+    const packets = packetize(clip.mulaw8k, { payloadType: 0, seq0: 65000, ts0: 0xfffff000 });
+    // Deterministic impairment: every 10th packet lost (never the first or last), every
+    // 7th swapped with the next, every 13th sent twice.
+    const lost = new Set(packets.map((_, k) => k).filter((k) => k % 10 === 5 && k < packets.length - 1));
+    const order: number[] = [];
+    for (let k = 0; k < packets.length; k++) {
+      if (k % 7 === 3 && k + 1 < packets.length) {
+        order.push(k + 1, k);
+        k++;
+      } else order.push(k);
+    }
+    for (const k of order) {
+      if (lost.has(k)) continue;
+      await sender.send(packets[k]!, t.address.port);
+      if (k % 13 === 0) await sender.send(packets[k]!, t.address.port);
+      await new Promise((r) => setTimeout(r, 5)); // 4x real time
+    }
+    await sender.bye(t.address.rtcpPort!);
+    const report = await t.done;
+    sender.close();
+    await t.ing.stop();
+    expect(report.end.reason).toBe('bye');
+    expect(report.end.stats.lost).toBe(lost.size);
+    expect(report.end.stats.reordered).toBeGreaterThan(0);
+    expect(report.end.stats.duplicate).toBe(packets.filter((_, k) => k % 13 === 0 && !lost.has(k)).length);
+    expect(report.summary!.serverCapturedSamples).toBe(clip.mulaw8k.length);
+    expect(report.end.stats.silenceSamples).toBe([...lost].reduce((n, k) => n + packets[k]!.payload.length, 0));
+    const clean = await direct('mulaw_8000', clip.mulaw8k);
+    const lossy = textOf(report);
+    // Figures for docs/rtp.md; the transcript is not asserted word for word under loss.
+    const vsClean = wordErrorRate(clean, lossy);
+    const vsRef = wordErrorRate(clip.reference, lossy);
+    expect(normaliseWords(lossy).length).toBeGreaterThan(0);
+    if (process.env.SCRIBED_TEST_FIGURES) console.log(JSON.stringify({ lost: lost.size, packets: packets.length, vsClean, vsRef, clean, lossy }));
+  });
+});
