@@ -239,7 +239,11 @@ export class LiveSession {
       if (!(await this.deps.reclaimDecoder())) throw err;
       stream = await this.deps.engine.open(request);
     }
-    if (this.channelState !== null) await stream.setChannelState(this.channelState);
+    // Best effort: a decoder that refuses it starts from the initial state, as before (a dead
+    // one fails the next call).
+    if (this.channelState !== null) {
+      await stream.setChannelState(this.channelState).catch((err: unknown) => this.log.warn({ err }, 'could not set the channel state on the new decoder'));
+    }
     this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
     // A worker that crashes or stops answering its heartbeat fails the session at once, even
     // while no audio is in flight (otherwise only the next frame would notice).
