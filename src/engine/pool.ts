@@ -211,6 +211,12 @@ export function createEngine(opts: EngineOptions): Engine {
       finish(): Promise<FinalResult> {
         return enqueue<FinalResult>({ type: 'finish' });
       },
+      channelState(): Promise<number[] | null> {
+        return enqueue<number[] | null>({ type: 'getChannel' });
+      },
+      setChannelState(state: readonly number[]): Promise<boolean> {
+        return enqueue<boolean>({ type: 'setChannel', state: [...state] });
+      },
       onLost(listener: (err: Error) => void): void {
         if (released) return;
         slot.lostListeners.push((err) => {

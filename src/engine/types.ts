@@ -39,6 +39,14 @@ export interface RecognitionStream {
   /** End the current utterance and return its final result; the stream stays usable and the
    * next accept() starts a new utterance whose times restart at zero. */
   finish(): Promise<FinalResult>;
+  /** The recognizer's channel adaptation (pocketsphinx: the live cepstral mean) as it is
+   * now, between utterances (read it after finish()); opaque numbers, or null when the
+   * engine has none. Given to setChannelState() of a later stream of the same profile, that
+   * stream normalises audio as this one would have (crash recovery, src/session). */
+  channelState(): Promise<number[] | null>;
+  /** Continue from a state channelState() returned; call before the first accept(). False
+   * when the engine keeps no channel state (nothing set). */
+  setChannelState(state: readonly number[]): Promise<boolean>;
   /** Voice activity flags (1 speech, 0 not), one per detector window (32 ms of audio) that
    * these samples complete. Only on streams opened with `vad`. */
   detect(samples: Int16Array): Promise<Uint8Array>;
@@ -125,6 +133,10 @@ export interface DecoderBackend {
   process(samples: Int16Array): string;
   /** Close the open utterance and return its words; the next process() opens a new one. */
   endUtterance(): { text: string; words: BackendWord[] };
+  /** Channel adaptation state between utterances (RecognitionStream.channelState); absent
+   * or null when the engine keeps none. */
+  getChannelState?(): number[] | null;
+  setChannelState?(state: readonly number[]): boolean;
   destroy(): void;
 }
 

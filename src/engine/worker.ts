@@ -19,6 +19,9 @@ export type WorkerRequest =
   /** Test hook: block this thread for `ms`, as a hung native call would. */
   | { id: number; type: 'stall'; ms: number }
   | { id: number; type: 'finish' }
+  /** The backend's channel state (null when it keeps none); between utterances only. */
+  | { id: number; type: 'getChannel' }
+  | { id: number; type: 'setChannel'; state: number[] }
   | { id: number; type: 'destroy' };
 
 export interface OpenReply {
@@ -132,6 +135,16 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
         })),
       };
       return result;
+    }
+    case 'getChannel': {
+      const b = need();
+      if (uttOpen) throw new Error('channel state read inside an utterance');
+      return b.getChannelState?.() ?? null;
+    }
+    case 'setChannel': {
+      const b = need();
+      if (uttOpen) throw new Error('channel state set inside an utterance');
+      return b.setChannelState?.(msg.state) ?? false;
     }
     case 'destroy': {
       backend?.destroy();

@@ -8,7 +8,11 @@
 // File: `<dataDir>/spool/<sessionId>.spool`, a sequence of records
 //   magic "SPL1" | startSample u64 LE (session-wide) | samples u32 LE | crc32 u32 LE | PCM s16le
 // The payload is the 16-bit PCM the recognizer was given (gap silence included), so replay
-// needs no decoding. A record torn by a crash mid-write fails its length or CRC check; it
+// needs no decoding. A second kind of record, written first after the spool is emptied at a
+// final, holds the recognizer's channel state at that point (RecognitionStream.channelState):
+//   magic "SPC1" | values u32 LE | crc32 u32 LE | float64 LE values
+// so the decoder that replays the open segment after a restart starts from the channel
+// adaptation the lost one had, and decodes the segment to the same words. A record torn by a crash mid-write fails its length or CRC check; it
 // and anything after it are ignored and cut off. That record was never acknowledged: its
 // ack waits for the write (and the sync) to finish.
 //
@@ -26,6 +30,10 @@ import { decodeToPcm16, encodePcm16le } from '../core/audio/encodings.js';
 
 const MAGIC = 0x314c5053; // "SPL1" read as u32 LE
 export const SPOOL_RECORD_HEADER_BYTES = 20;
+const CHANNEL_MAGIC = 0x31435053; // "SPC1" read as u32 LE
+const CHANNEL_HEADER_BYTES = 12;
+/** Far above pocketsphinx's 2 * 13 + 1 values: anything larger is corruption. */
+const MAX_CHANNEL_VALUES = 4096;
 /** Largest record payload accepted when reading (a frame is at most 1 MiB on the socket). */
 const MAX_RECORD_SAMPLES = 4 * 1024 * 1024;
 
@@ -63,13 +71,38 @@ export function encodeSpoolRecord(startSample: bigint, samples: Int16Array): Buf
   return out;
 }
 
+export function encodeChannelRecord(state: readonly number[]): Buffer {
+  const payload = Buffer.allocUnsafe(state.length * 8);
+  state.forEach((v, i) => payload.writeDoubleLE(v, i * 8));
+  const out = Buffer.allocUnsafe(CHANNEL_HEADER_BYTES + payload.byteLength);
+  out.writeUInt32LE(CHANNEL_MAGIC, 0);
+  out.writeUInt32LE(state.length, 4);
+  out.writeUInt32LE(crc32(payload), 8);
+  out.set(payload, CHANNEL_HEADER_BYTES);
+  return out;
+}
+
 /** Records from the start of `buf` up to the first torn or corrupt one. `validBytes` is
- * where the good prefix ends. */
-export function decodeSpoolRecords(buf: Uint8Array): { records: SpoolRecord[]; validBytes: number } {
+ * where the good prefix ends; `channelState` is the last channel-state record's (null when
+ * there is none). */
+export function decodeSpoolRecords(buf: Uint8Array): { records: SpoolRecord[]; validBytes: number; channelState: number[] | null } {
   const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   const records: SpoolRecord[] = [];
+  let channelState: number[] | null = null;
   let off = 0;
-  while (off + SPOOL_RECORD_HEADER_BYTES <= b.length) {
+  while (off + CHANNEL_HEADER_BYTES <= b.length) {
+    if (b.readUInt32LE(off) === CHANNEL_MAGIC) {
+      const count = b.readUInt32LE(off + 4);
+      if (count === 0 || count > MAX_CHANNEL_VALUES) break;
+      const end = off + CHANNEL_HEADER_BYTES + count * 8;
+      if (end > b.length) break;
+      const payload = b.subarray(off + CHANNEL_HEADER_BYTES, end);
+      if (crc32(payload) !== b.readUInt32LE(off + 8)) break;
+      channelState = Array.from({ length: count }, (_, i) => payload.readDoubleLE(i * 8));
+      off = end;
+      continue;
+    }
+    if (off + SPOOL_RECORD_HEADER_BYTES > b.length) break;
     if (b.readUInt32LE(off) !== MAGIC) break;
     const samples = b.readUInt32LE(off + 12);
     if (samples === 0 || samples > MAX_RECORD_SAMPLES) break;
@@ -80,7 +113,7 @@ export function decodeSpoolRecords(buf: Uint8Array): { records: SpoolRecord[]; v
     records.push({ startSample: b.readBigUInt64LE(off + 4), samples: decodeToPcm16('pcm_s16le_16000', payload) });
     off = end;
   }
-  return { records, validBytes: off };
+  return { records, validBytes: off, channelState };
 }
 
 /** The contiguous audio the spool holds from `fromSample` on (the open segment, when
@@ -185,10 +218,16 @@ export class AudioSpool {
     });
   }
 
-  /** Forget all spooled audio: everything in it is in persisted segments (or was dropped). */
-  clear(): void {
+  /** Forget all spooled audio: everything in it is in persisted segments (or was dropped).
+   * `channelState`, when given, is written as the first record of the emptied spool: the
+   * recognizer's state after the last persisted segment, for a restart to continue from. */
+  clear(channelState: readonly number[] | null = null): void {
     if (this.fd !== null) fs.ftruncateSync(this.fd, 0);
     else if (fs.existsSync(this.file)) fs.truncateSync(this.file, 0);
+    if (channelState !== null && channelState.length > 0 && !this.closed) {
+      if (this.fd === null) this.fd = fs.openSync(this.file, 'a', 0o600);
+      fs.writeSync(this.fd, encodeChannelRecord(channelState));
+    }
   }
 
   /** The session is closed: delete the file. Pending acks still resolve. */
@@ -239,12 +278,12 @@ export class AudioSpoolDir {
   }
 
   /** Read a session's spool, cutting off a torn tail so later appends follow good records. */
-  read(sessionId: string): { records: SpoolRecord[]; tornBytes: number } {
+  read(sessionId: string): { records: SpoolRecord[]; tornBytes: number; channelState: number[] | null } {
     const file = this.fileOf(sessionId);
     const buf = fs.readFileSync(file);
-    const { records, validBytes } = decodeSpoolRecords(buf);
+    const { records, validBytes, channelState } = decodeSpoolRecords(buf);
     if (validBytes < buf.length) fs.truncateSync(file, validBytes);
-    return { records, tornBytes: buf.length - validBytes };
+    return { records, tornBytes: buf.length - validBytes, channelState };
   }
 
   remove(sessionId: string): void {

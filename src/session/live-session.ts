@@ -94,6 +94,10 @@ export class LiveSession {
   private readonly spool: AudioSpool | null;
   /** Open-segment audio recovered from the spool after a restart, fed to the next decoder. */
   private replay: Int16Array[] | null = null;
+  /** The recognizer's channel adaptation after the last final (RecognitionStream.channelState),
+   * spooled with it and given to any later decoder of this session, so a segment decoded on a
+   * new decoder (after a restart, or a released hold) hears the channel as the old one would. */
+  private channelState: number[] | null = null;
 
   constructor(
     record: SessionRecord,
@@ -234,6 +238,11 @@ export class LiveSession {
       if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !this.deps.reclaimDecoder) throw err;
       if (!(await this.deps.reclaimDecoder())) throw err;
       stream = await this.deps.engine.open(request);
+    }
+    // Best effort: a decoder that refuses it starts from the initial state, as before (a dead
+    // one fails the next call).
+    if (this.channelState !== null) {
+      await stream.setChannelState(this.channelState).catch((err: unknown) => this.log.warn({ err }, 'could not set the channel state on the new decoder'));
     }
     this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
     // A worker that crashes or stops answering its heartbeat fails the session at once, even
@@ -524,7 +533,7 @@ export class LiveSession {
     void dead?.release().catch(() => undefined);
     this.segment = null;
     this.replay = null;
-    this.spool?.clear();
+    this.spool?.clear(this.channelState);
     this.log.error(
       { err, lostSegment: seg ? { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } : null },
       'recognizer lost: open segment dropped',
@@ -616,6 +625,9 @@ export class LiveSession {
       return null;
     }
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
+    // Read between utterances, before anything else is queued on the decoder. Best effort: a
+    // decoder that cannot say leaves the previous state in place.
+    this.channelState = (await stream.channelState().catch(() => null)) ?? this.channelState;
     let suppressedWords = 0;
     if (seg.meter) {
       const kept = primaryWords(result.words, seg.meter, this.primaryDb);
@@ -645,8 +657,8 @@ export class LiveSession {
       createdAt: new Date().toISOString(),
     });
     await this.saveProgress(true);
-    // Everything spooled is now in persisted segments.
-    this.spool?.clear();
+    // Everything spooled is now in persisted segments; the channel state stays for a restart.
+    this.spool?.clear(this.channelState);
     const id = segmentId(seg.index);
     this.emit({
       type: 'final',
@@ -768,6 +780,12 @@ export class LiveSession {
         if (!this.socket) this.startHold();
       }
     });
+  }
+
+  /** After a restart: the channel state spooled with the last final (see `channelState`);
+   * the next decoder this session opens starts from it. */
+  restoreChannelState(state: number[]): void {
+    if (this.stream === null && this.channelState === null) this.channelState = state;
   }
 
   /** Feed recovered audio to the decoder. False when the recognizer failed on it. */

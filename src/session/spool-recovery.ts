@@ -27,7 +27,7 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
       spool.remove(sessionId);
       continue;
     }
-    const { records, tornBytes } = spool.read(sessionId);
+    const { records, tornBytes, channelState } = spool.read(sessionId);
     if (tornBytes > 0) log.warn({ sessionId, tornBytes }, 'spool had a torn last record (never acknowledged); cut off');
     const segments = await store.listSegments(record.transcriptionId);
     const last = segments[segments.length - 1];
@@ -43,6 +43,9 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
       nextSegmentIndex: last ? Math.max(record.nextSegmentIndex, last.index + 1) : record.nextSegmentIndex,
     });
     const session = await sessions.get(sessionId, record.accountId);
+    // The recognizer's channel state after the last final: the decoder that replays the open
+    // segment (or decodes the next one) continues from it, as the lost one would have.
+    if (session && channelState) session.restoreChannelState(channelState);
     // Not awaited: decoding the restored audio takes as long as it took the first time, and
     // the server should listen meanwhile. The restore is first in the session's queue, so a
     // resume or a socket for this session waits for it.

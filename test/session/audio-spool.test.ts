@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { AudioSpoolDir, crc32, decodeSpoolRecords, encodeSpoolRecord, openSegmentAudio, SPOOL_RECORD_HEADER_BYTES } from '../../src/session/audio-spool.js';
+import { AudioSpoolDir, crc32, decodeSpoolRecords, encodeChannelRecord, encodeSpoolRecord, openSegmentAudio, SPOOL_RECORD_HEADER_BYTES } from '../../src/session/audio-spool.js';
 import { tempDir } from '../helpers/service.js';
 
 const ramp = (n: number, from = 0) => Int16Array.from({ length: n }, (_, i) => ((from + i) * 37) % 30000 - 15000);
@@ -44,6 +44,43 @@ describe('spool record codec', () => {
         expect(validBytes).toBe(ends);
       }),
     );
+  });
+});
+
+describe('channel-state records', () => {
+  // float32 values (as pocketsphinx's mfcc_t) and a frame count: stored as float64, exact
+  const state = [...Float32Array.from([47.34, -28.44, 1.5, 0.1]), 512];
+
+  it('decode beside audio records, the last one wins, and a torn or corrupt one ends the good prefix', () => {
+    const older = encodeChannelRecord(state.map((v) => v + 1));
+    const newer = encodeChannelRecord(state);
+    const audio = encodeSpoolRecord(0n, ramp(40));
+    const all = Buffer.concat([older, newer, audio]);
+    const whole = decodeSpoolRecords(all);
+    expect(whole.channelState).toEqual(state);
+    expect(whole.records).toHaveLength(1);
+    expect(whole.validBytes).toBe(all.length);
+    expect(decodeSpoolRecords(audio).channelState).toBeNull();
+    const torn = decodeSpoolRecords(Buffer.concat([older, newer.subarray(0, newer.length - 1)]));
+    expect(torn).toMatchObject({ validBytes: older.length, records: [] });
+    expect(torn.channelState).not.toEqual(state);
+    const bad = Buffer.from(all);
+    bad[older.length + 12 + 3]! ^= 0xff;
+    expect(decodeSpoolRecords(bad)).toMatchObject({ validBytes: older.length, records: [] });
+  });
+
+  it('clear(state) leaves the state as the first record, ahead of later audio', () => {
+    const dir = new AudioSpoolDir(tempDir(), -1);
+    const spool = dir.open('rts_chan1');
+    spool.append(0n, ramp(160));
+    spool.clear(state);
+    spool.append(160n, ramp(80, 160));
+    const read = dir.read('rts_chan1');
+    expect(read.channelState).toEqual(state);
+    expect(read.records.map((r) => r.startSample)).toEqual([160n]);
+    spool.clear();
+    expect(dir.read('rts_chan1')).toMatchObject({ records: [], channelState: null });
+    spool.remove();
   });
 });
 

@@ -24,6 +24,8 @@ interface NativeDecoder {
   process(samples: Int16Array): string;
   endUtterance(): { text: string; words: NativeWord[] };
   resetCmn(): boolean;
+  getCmn(): number[] | null;
+  setCmn(state: readonly number[]): boolean;
   lookupWord(word: string): string | null;
   addVocabulary(words: Array<{ word: string; phones: string }>, hintLmPath: string, weight: number): number;
   destroy(): void;
@@ -149,6 +151,12 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
     },
     resetStream() {
       live().resetCmn();
+    },
+    getChannelState() {
+      return live().getCmn();
+    },
+    setChannelState(state: readonly number[]) {
+      return live().setCmn(state);
     },
     setVocabulary(hints: string[]): VocabularyResult {
       const d = live();

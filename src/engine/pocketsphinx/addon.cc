@@ -57,6 +57,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
                            InstanceMethod("process", &Decoder::Process),
                            InstanceMethod("endUtterance", &Decoder::EndUtterance),
                            InstanceMethod("resetCmn", &Decoder::ResetCmn),
+                           InstanceMethod("getCmn", &Decoder::GetCmn),
+                           InstanceMethod("setCmn", &Decoder::SetCmn),
                            InstanceMethod("lookupWord", &Decoder::LookupWord),
                            InstanceMethod("addVocabulary", &Decoder::AddVocabulary),
                            InstanceMethod("destroy", &Decoder::Destroy),
@@ -120,6 +122,12 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       config_ = nullptr;
     }
     in_utt_ = false;
+  }
+
+  cmn_t *LiveCmn() {
+    feat_t *feat = ps_get_feat(ps_);
+    if (feat == nullptr || feat->cmn_struct == nullptr || feat->cmn_struct->sum == nullptr) return nullptr;
+    return feat->cmn_struct;
   }
 
   void CheckAlive(Napi::Env env) {
@@ -209,6 +217,61 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       while (*p == ',' || *p == ' ') p++;
     }
     cmn_live_set(cmn, vec.data());
+    return Napi::Boolean::New(env, true);
+  }
+
+  // The live CMN state, all of it: the running mean (veclen values), the accumulated sum
+  // the next update divides (veclen values) and its frame count, as one flat array
+  // [mean..., sum..., nframe]. setCmn() of what getCmn() returned makes this decoder
+  // normalise the next utterance exactly as the one that was read would have (a session
+  // restored after a restart continues its channel adaptation). mfcc_t is float here (no
+  // FIXED_POINT), so the values round-trip through doubles exactly. null: no live CMN.
+  Napi::Value GetCmn(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (in_utt_) throw Napi::Error::New(env, "pocketsphinx: getCmn() inside an utterance");
+    cmn_t *cmn = LiveCmn();
+    if (cmn == nullptr) return env.Null();
+    uint32_t n = static_cast<uint32_t>(cmn->veclen);
+    Napi::Array out = Napi::Array::New(env, 2 * n + 1);
+    for (uint32_t i = 0; i < n; i++) {
+      out.Set(i, Napi::Number::New(env, static_cast<double>(cmn->cmn_mean[i])));
+      out.Set(n + i, Napi::Number::New(env, static_cast<double>(cmn->sum[i])));
+    }
+    out.Set(2 * n, Napi::Number::New(env, cmn->nframe));
+    return out;
+  }
+
+  // setCmn(state): state as getCmn() returns it. Returns false when this decoder has no
+  // live CMN; throws on a state of another vector length.
+  Napi::Value SetCmn(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    CheckAlive(env);
+    if (in_utt_) throw Napi::Error::New(env, "pocketsphinx: setCmn() inside an utterance");
+    if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(env, "setCmn(state): array required");
+    cmn_t *cmn = LiveCmn();
+    if (cmn == nullptr) return Napi::Boolean::New(env, false);
+    Napi::Array in = info[0].As<Napi::Array>();
+    uint32_t n = static_cast<uint32_t>(cmn->veclen);
+    if (in.Length() != 2 * n + 1) {
+      throw Napi::RangeError::New(env, "setCmn: state of " + std::to_string(in.Length()) + " values, this decoder needs " + std::to_string(2 * n + 1));
+    }
+    std::vector<mfcc_t> mean(n), sum(n);
+    for (uint32_t i = 0; i < 2 * n + 1; i++) {
+      Napi::Value v = in.Get(i);
+      if (!v.IsNumber()) throw Napi::TypeError::New(env, "setCmn: state values must be numbers");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      mean[i] = static_cast<mfcc_t>(in.Get(i).As<Napi::Number>().DoubleValue());
+      sum[i] = static_cast<mfcc_t>(in.Get(n + i).As<Napi::Number>().DoubleValue());
+    }
+    int32 nframe = in.Get(2 * n).As<Napi::Number>().Int32Value();
+    if (nframe < 0) throw Napi::RangeError::New(env, "setCmn: negative frame count");
+    // cmn_live_set sets the mean (and a sum/count consistent with it); the exact sum and
+    // count then replace those, so the next window update matches the original decoder.
+    cmn_live_set(cmn, mean.data());
+    for (uint32_t i = 0; i < n; i++) cmn->sum[i] = sum[i];
+    cmn->nframe = nframe;
     return Napi::Boolean::New(env, true);
   }
 
