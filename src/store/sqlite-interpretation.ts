@@ -10,6 +10,8 @@ import type {
   InterpretationRetryOutcome,
   InterpretationTargetRecord,
   InterpretationTargetState,
+  RetryPlan,
+  RetryPlanOutcome,
   NewInterpretationProject,
 } from './store.js';
 
@@ -119,9 +121,9 @@ export function issueRetryPlan(
   targetId: string,
   accountId: string,
   now: Date,
-  plan: (target: InterpretationTargetRecord) => NonNullable<InterpretationTargetRecord['plan']>,
-  reusable: (plan: NonNullable<InterpretationTargetRecord['plan']>) => boolean,
-): { kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState } {
+  plan: (target: InterpretationTargetRecord) => RetryPlan,
+  reusable: (plan: RetryPlan) => boolean,
+): RetryPlanOutcome {
   return sql.write(() => {
     const target = readOwnedTarget(sql, projectId, targetId, accountId);
     if (!target) return { kind: 'not_found' } as const;

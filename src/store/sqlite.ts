@@ -53,6 +53,8 @@ import type {
   InterpretationTargetRecord,
   InterpretationTargetState,
   NewInterpretationProject,
+  RetryPlan,
+  RetryPlanOutcome,
   MusicOutcome,
   MusicProjectRecord,
   MusicProjectStatus,
@@ -691,9 +693,9 @@ export class SqliteStore implements Store {
     targetId: string,
     accountId: string,
     now: Date,
-    plan: (target: InterpretationTargetRecord) => NonNullable<InterpretationTargetRecord['plan']>,
-    reusable: (plan: NonNullable<InterpretationTargetRecord['plan']>) => boolean,
-  ): Promise<{ kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState }> {
+    plan: (target: InterpretationTargetRecord) => RetryPlan,
+    reusable: (plan: RetryPlan) => boolean,
+  ): Promise<RetryPlanOutcome> {
     return interp.issueRetryPlan(this.sql, projectId, targetId, accountId, now, plan, reusable);
   }
 

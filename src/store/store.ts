@@ -217,6 +217,16 @@ export interface Store extends InterpretationStore, MusicStore, VoiceStore, User
 
 export type InterpretationTargetState = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED';
 
+/** A failed target's offer for its next reservation cycle (GET .../retry-plan). */
+export interface RetryPlan {
+  nextReservationCycle: number;
+  characters: bigint;
+  rateVersion: string;
+  expiresAt: string;
+}
+
+export type RetryPlanOutcome = { kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState };
+
 export interface InterpretationTargetRecord {
   id: string; // it_...
   projectId: string; // ip_...
@@ -228,7 +238,7 @@ export interface InterpretationTargetRecord {
   reservedCharacters: bigint;
   /** Code points of the source the price is computed from. */
   sourceUnits: bigint;
-  plan: { nextReservationCycle: number; characters: bigint; rateVersion: string; expiresAt: string } | null;
+  plan: RetryPlan | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -288,9 +298,9 @@ export interface InterpretationStore {
     targetId: string,
     accountId: string,
     now: Date,
-    plan: (target: InterpretationTargetRecord) => NonNullable<InterpretationTargetRecord['plan']>,
-    reusable: (plan: NonNullable<InterpretationTargetRecord['plan']>) => boolean,
-  ): Promise<{ kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState }>;
+    plan: (target: InterpretationTargetRecord) => RetryPlan,
+    reusable: (plan: RetryPlan) => boolean,
+  ): Promise<RetryPlanOutcome>;
   /** The whole retry in one transaction: key lookup, ownership, plan check, debit, state. */
   retryInterpretationTarget(input: InterpretationRetryInput): Promise<InterpretationRetryOutcome>;
   /** Operator/worker transitions. fail: QUEUED|PROCESSING -> FAILED_RELEASED, reservation
@@ -367,17 +377,8 @@ export interface NewRecording {
   sizeBytes: number;
 }
 
-export interface NewVoice {
-  id: string;
-  accountId: string;
-  name: string;
-  type: string;
-  feature: string;
-  channel: string;
-  designId: string | null;
-  createdAt: string;
-  recordings: NewRecording[];
-}
+/** A voice as created: its counts follow from `recordings`. */
+export type NewVoice = Omit<VoiceRecord, 'fileCount' | 'totalFileSize'> & { recordings: NewRecording[] };
 
 export interface VoiceStore {
   /** Insert a voice with its recordings. A design saved before returns its voice instead. */
