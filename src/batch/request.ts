@@ -9,8 +9,9 @@
 //   named in a BATCH_OPTIONS_NOT_APPLIED notice and in effectiveOptions.notApplied, never
 //   silently ignored.
 // - Unknown form fields are refused like unknown JSON keys.
+import { createHash } from 'node:crypto';
 import { ScribedError } from '../core/errors.js';
-import { validateCreateSession, type EffectiveOptions } from '../core/session-options.js';
+import { canonicalJson, validateCreateSession, type EffectiveOptions } from '../core/session-options.js';
 import { textOptionNotices, textOptionsNotApplied, type Notice } from '../text/final-text.js';
 
 export const BATCH_FIELDS = ['title', 'languageHint', 'options'] as const;
@@ -87,4 +88,12 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
   }
   const notApplied = [...textOptionsNotApplied(eff as unknown as Record<string, unknown>), ...skipped];
   return { title: valid.title, languageHint: valid.languageHint, effectiveOptions: { ...eff, notApplied }, notices };
+}
+
+/** What an upload's Idempotency-Key is bound to: the audio bytes (their sha256) and the
+ * validated fields, so a retry of the same file with an explicit default equals one that
+ * omits it, and a different file or option under the same key is a conflict. */
+export function batchRequestHash(audioSha256: string, r: BatchRequest): string {
+  const canonical = canonicalJson({ audio: audioSha256, title: r.title, languageHint: r.languageHint, options: r.effectiveOptions });
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

@@ -20,8 +20,6 @@ export const MAX_TITLE_CODE_POINTS = 200;
 export const MAX_SOURCE_TEXT_CODE_POINTS = 100_000;
 /** `en`, `pt-BR`, `zh-Hans`: a language subtag with an optional region or script. */
 const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,4})?$/;
-/** 16 to 64 printable ASCII characters (space included, as "printable" says). */
-export const RETRY_IDEMPOTENCY_KEY = /^[\x20-\x7e]{16,64}$/;
 
 export type TargetState = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED';
 

@@ -254,6 +254,18 @@ CREATE TABLE batch_jobs (
 CREATE INDEX batch_jobs_state ON batch_jobs(state, created_at);
 `,
   },
+  {
+    // Batch uploads take an optional Idempotency-Key (a retried upload replays the first
+    // job instead of charging again), and keep what ffprobe found so a replay answers
+    // with the same body.
+    version: 4,
+    sql: `
+ALTER TABLE batch_jobs ADD COLUMN idempotency_key TEXT;
+ALTER TABLE batch_jobs ADD COLUMN request_hash TEXT;
+ALTER TABLE batch_jobs ADD COLUMN source_json TEXT;
+CREATE UNIQUE INDEX batch_jobs_idempotency ON batch_jobs(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -31,6 +31,7 @@ import type {
   BatchJobRecord,
   BatchJobState,
   CreateBatchJobInput,
+  CreateBatchJobOutcome,
   CreateSessionInput,
   HistoryPosition,
   CreateSessionOutcome,
@@ -145,6 +146,9 @@ interface BatchJobRow {
   state: BatchJobState;
   characters_charged: bigint;
   error: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  source_json: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -229,6 +233,7 @@ function toBatchJob(r: BatchJobRow): BatchJobRecord {
     state: r.state,
     charactersCharged: r.characters_charged,
     error: r.error,
+    source: r.source_json === null ? null : (JSON.parse(r.source_json) as Record<string, unknown>),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -826,13 +831,18 @@ export class SqliteStore implements Store {
 
   // ---------------------------------------------------------------- batch jobs
 
-  async createBatchJob(input: CreateBatchJobInput): Promise<BatchJobRecord | null> {
+  async createBatchJob(input: CreateBatchJobInput): Promise<CreateBatchJobOutcome> {
     const j = input.job;
     const charge = int64(j.charactersCharged, 'charactersCharged');
     const samples = int64(input.audioSamples, 'audioSamples');
-    return this.write(() => {
+    const idem = input.idempotency;
+    return this.write((): CreateBatchJobOutcome => {
+      if (idem) {
+        const earlier = this.batchJobByKey(j.accountId, idem.key);
+        if (earlier) return earlier.request_hash === idem.requestHash ? { kind: 'replayed', job: toBatchJob(earlier) } : { kind: 'conflict' };
+      }
       const balance = this.readBalance(j.accountId);
-      if (balance < charge) return null;
+      if (balance < charge) return { kind: 'insufficient' };
       this.stmt(
         `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
                                      audio_samples, created_at, updated_at, completed_at)
@@ -840,16 +850,37 @@ export class SqliteStore implements Store {
       ).run(j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt);
       this.stmt(
         `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
-                                 error, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?)`,
-      ).run(j.transcriptionId, j.accountId, JSON.stringify(j.options), JSON.stringify(j.notices), j.audioFile, charge, j.createdAt, j.createdAt);
+                                 error, idempotency_key, request_hash, source_json, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?, ?, ?, ?)`,
+      ).run(
+        j.transcriptionId,
+        j.accountId,
+        JSON.stringify(j.options),
+        JSON.stringify(j.notices),
+        j.audioFile,
+        charge,
+        idem?.key ?? null,
+        idem?.requestHash ?? null,
+        j.source === null ? null : JSON.stringify(j.source),
+        j.createdAt,
+        j.createdAt,
+      );
       if (charge > 0n) {
         const next = balance - charge;
         this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, j.accountId);
         this.insertLedger(j.accountId, -charge, next, 'batch_audio', j.transcriptionId, null);
       }
-      return toBatchJob(this.stmt('SELECT * FROM batch_jobs WHERE transcription_id = ?').get(j.transcriptionId) as BatchJobRow);
+      return { kind: 'created', job: toBatchJob(this.stmt('SELECT * FROM batch_jobs WHERE transcription_id = ?').get(j.transcriptionId) as BatchJobRow) };
     });
+  }
+
+  async findBatchJobByIdempotencyKey(accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null> {
+    const row = this.batchJobByKey(accountId, key);
+    return row ? { job: toBatchJob(row), requestHash: row.request_hash! } : null;
+  }
+
+  private batchJobByKey(accountId: string, key: string): BatchJobRow | undefined {
+    return this.stmt('SELECT * FROM batch_jobs WHERE account_id = ? AND idempotency_key = ?').get(accountId, key) as BatchJobRow | undefined;
   }
 
   async getBatchJob(transcriptionId: string): Promise<BatchJobRecord | null> {

@@ -104,6 +104,9 @@ export interface BatchJobRecord {
   state: BatchJobState;
   charactersCharged: bigint;
   error: string | null;
+  /** What ffprobe found in the upload (format, codec, rate, ...); null for jobs stored
+   * before it was kept. */
+  source: Record<string, unknown> | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -114,7 +117,17 @@ export interface CreateBatchJobInput {
   languageHint: string | null;
   sampleRateHz: number;
   audioSamples: bigint;
+  /** The upload's Idempotency-Key (per account) and the hash of what it stands for. */
+  idempotency: { key: string; requestHash: string } | null;
 }
+
+/** `replayed`: the key was used before with the same request (that job, nothing charged);
+ * `conflict`: with another request; `insufficient`: the balance is short (nothing written). */
+export type CreateBatchJobOutcome =
+  | { kind: 'created'; job: BatchJobRecord }
+  | { kind: 'replayed'; job: BatchJobRecord }
+  | { kind: 'conflict' }
+  | { kind: 'insufficient' };
 
 /** Keyset position in the History list: the last row of the previous page. */
 export interface HistoryPosition {
@@ -203,9 +216,12 @@ export interface Store extends InterpretationStore, MusicStore, VoiceStore, User
   listTranscriptions(accountId: string, limit: number, after?: HistoryPosition): Promise<TranscriptionRecord[]>;
 
   // batch jobs
-  /** In one transaction: debit job.charactersCharged, insert the History row (kind batch,
-   * PROCESSING) and the QUEUED job. Returns null, changing nothing, when the balance is short. */
-  createBatchJob(input: CreateBatchJobInput): Promise<BatchJobRecord | null>;
+  /** In one transaction: check the Idempotency-Key, debit job.charactersCharged, insert the
+   * History row (kind batch, PROCESSING) and the QUEUED job. Anything but `created` changes
+   * nothing. */
+  createBatchJob(input: CreateBatchJobInput): Promise<CreateBatchJobOutcome>;
+  /** The job an account's batch Idempotency-Key stands for, with its request hash. */
+  findBatchJobByIdempotencyKey(accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null>;
   getBatchJob(transcriptionId: string): Promise<BatchJobRecord | null>;
   /** Jobs in any of the states, oldest first (start-up recovery and the queue). */
   listBatchJobs(states: BatchJobState[]): Promise<BatchJobRecord[]>;

@@ -40,12 +40,13 @@ async function upload(
   file: string | Buffer | null,
   fields: Record<string, string> = {},
   fileField = 'file',
-): Promise<{ status: number; json: Json }> {
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Json; replayed: boolean }> {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (file !== null) form.append(fileField, new Blob([typeof file === 'string' ? fs.readFileSync(file) : file]), 'upload.bin');
-  const res = await fetch(`${s.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: key }, body: form });
-  return { status: res.status, json: await res.json() };
+  const res = await fetch(`${s.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: key, ...headers }, body: form });
+  return { status: res.status, json: await res.json(), replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
 
 async function getJson(s: TestService, path: string, key: string): Promise<{ status: number; json: Json }> {
@@ -255,6 +256,66 @@ describe('batch transcription', () => {
     const ok = await upload(svc, poor.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile); // 2.99 s: 3
     expect(ok.status).toBe(200);
     expect(await balance(svc, poor.accessKey)).toBe(4n);
+    await svc.service.batch.idle();
+  }, 60_000);
+});
+
+describe('Idempotency-Key on uploads', () => {
+  const short = () => clips.find((c) => c.id === 'librivox-0880')!.wavFile; // 2.99 s: 3 Characters
+  const other = () => clips.find((c) => c.id === 'librivox-0890')!.wavFile;
+
+  it('a retried upload with the same key, file and fields answers with the first job and charges once', async () => {
+    const acct = await svc.account(100n);
+    const key = { 'Idempotency-Key': `upload-${randomUUID()}` };
+    // in parallel, as a client that timed out and retried would: the duplicates are decided
+    // inside the create transaction
+    const sent = await Promise.all([0, 1, 2].map(() => upload(svc, acct.accessKey, short(), { title: 'call 7' }, 'file', key)));
+    // and once more after it is stored: answered before decoding again
+    const later = await upload(svc, acct.accessKey, short(), { title: 'call 7' }, 'file', key);
+    const all = [...sent, later];
+    for (const r of all) expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(all.filter((r) => !r.replayed)).toHaveLength(1);
+    const first = all.find((r) => !r.replayed)!;
+    for (const r of all) {
+      expect(r.json.data.transcriptionId).toBe(first.json.data.transcriptionId);
+      expect(r.json.data.charactersCharged).toBe('3');
+      expect(r.json.data.source).toEqual(first.json.data.source);
+    }
+    expect(await balance(svc, acct.accessKey)).toBe(97n);
+    expect((await listAll(svc, acct.accessKey)).map((t: Json) => t.transcriptionId)).toEqual([first.json.data.transcriptionId]);
+    await svc.service.batch.idle();
+  }, 60_000);
+
+  it('the same key with another file or another title is 409 IDEMPOTENCY_CONFLICT, changing nothing', async () => {
+    const acct = await svc.account(100n);
+    const key = { 'Idempotency-Key': `upload-${randomUUID()}` };
+    expect((await upload(svc, acct.accessKey, short(), { title: 'call 8' }, 'file', key)).status).toBe(200);
+    const otherFile = await upload(svc, acct.accessKey, other(), { title: 'call 8' }, 'file', key);
+    expect(otherFile.status).toBe(409);
+    expect(otherFile.json.message).toMatch(/^IDEMPOTENCY_CONFLICT: /);
+    const otherTitle = await upload(svc, acct.accessKey, short(), { title: 'call 9' }, 'file', key);
+    expect(otherTitle.status).toBe(409);
+    expect(await balance(svc, acct.accessKey)).toBe(97n);
+    expect(await listAll(svc, acct.accessKey)).toHaveLength(1);
+    // without a key, every upload is a new job
+    expect((await upload(svc, acct.accessKey, short(), { title: 'call 8' })).status).toBe(200);
+    expect(await balance(svc, acct.accessKey)).toBe(94n);
+    await svc.service.batch.idle();
+  }, 60_000);
+
+  it('keys are per account, and a malformed key is 400 before anything is stored', async () => {
+    const a = await svc.account(100n);
+    const b = await svc.account(100n);
+    const key = { 'Idempotency-Key': `upload-${randomUUID()}` };
+    const ra = await upload(svc, a.accessKey, short(), {}, 'file', key);
+    const rb = await upload(svc, b.accessKey, short(), {}, 'file', key);
+    expect(rb.status).toBe(200);
+    expect(rb.replayed).toBe(false);
+    expect(rb.json.data.transcriptionId).not.toBe(ra.json.data.transcriptionId);
+    const bad = await upload(svc, a.accessKey, short(), {}, 'file', { 'Idempotency-Key': 'too-short' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toMatch(/^IDEMPOTENCY_KEY_REQUIRED: /);
+    expect(await listAll(svc, a.accessKey)).toHaveLength(1);
     await svc.service.batch.idle();
   }, 60_000);
 });

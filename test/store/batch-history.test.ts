@@ -23,13 +23,23 @@ async function addAccount(id: string, characters: bigint): Promise<void> {
   });
 }
 
-function job(accountId: string, id: string, createdAt: string, charge = 3n): CreateBatchJobInput {
+function job(accountId: string, id: string, createdAt: string, charge = 3n, idempotency: CreateBatchJobInput['idempotency'] = null): CreateBatchJobInput {
   return {
-    job: { transcriptionId: id, accountId, options: { removeDisfluencies: true }, notices: [{ code: 'X', message: 'y' }], audioFile: `${id}.s16le`, charactersCharged: charge, createdAt },
+    job: {
+      transcriptionId: id,
+      accountId,
+      options: { removeDisfluencies: true },
+      notices: [{ code: 'X', message: 'y' }],
+      audioFile: `${id}.s16le`,
+      charactersCharged: charge,
+      source: { format: 'wav', codec: 'pcm_s16le' },
+      createdAt,
+    },
     title: `t ${id}`,
     languageHint: null,
     sampleRateHz: 16000,
     audioSamples: 40_000n,
+    idempotency,
   };
 }
 
@@ -48,7 +58,10 @@ afterEach(async () => {
 describe('SqliteStore: batch jobs', () => {
   it('creates the History row and the job and debits in one step, with a ledger entry', async () => {
     const created = await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
-    expect(created).toMatchObject({ transcriptionId: 'stt_1', state: 'QUEUED', charactersCharged: 3n, options: { removeDisfluencies: true } });
+    expect(created).toMatchObject({
+      kind: 'created',
+      job: { transcriptionId: 'stt_1', state: 'QUEUED', charactersCharged: 3n, options: { removeDisfluencies: true }, source: { format: 'wav', codec: 'pcm_s16le' } },
+    });
     expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
     expect(await store.getTranscription('stt_1', 'acc_a')).toMatchObject({ kind: 'batch', status: 'PROCESSING', audioSamples: 40_000n, sessionId: null });
     const db = new Database(path.join(dir, 'scribed.db'), { readonly: true });
@@ -58,10 +71,33 @@ describe('SqliteStore: batch jobs', () => {
   });
 
   it('changes nothing when the balance is short', async () => {
-    expect(await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n))).toBeNull();
+    expect(await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n))).toEqual({ kind: 'insufficient' });
     expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
     expect(await store.getTranscription('stt_1', 'acc_a')).toBeNull();
     expect(await store.getBatchJob('stt_1')).toBeNull();
+  });
+
+  it('an Idempotency-Key used again replays its job with the same request, conflicts with another, and charges once', async () => {
+    const T = '2025-01-02T00:00:00.000Z';
+    const key = { key: 'upload-key-000001', requestHash: 'h1' };
+    expect((await store.createBatchJob(job('acc_a', 'stt_1', T, 3n, key))).kind).toBe('created');
+    const again = await store.createBatchJob(job('acc_a', 'stt_2', T, 3n, key));
+    expect(again).toMatchObject({ kind: 'replayed', job: { transcriptionId: 'stt_1' } });
+    expect(await store.createBatchJob(job('acc_a', 'stt_3', T, 3n, { ...key, requestHash: 'h2' }))).toEqual({ kind: 'conflict' });
+    expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+    expect(await store.getTranscription('stt_2', 'acc_a')).toBeNull();
+    expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toMatchObject({ requestHash: 'h1', job: { transcriptionId: 'stt_1' } });
+    // keys are per account
+    expect(await store.findBatchJobByIdempotencyKey('acc_b', key.key)).toBeNull();
+    expect((await store.createBatchJob(job('acc_b', 'stt_4', T, 3n, key))).kind).toBe('created');
+  });
+
+  it('a short balance stores nothing under the key, so the same key works after a top-up', async () => {
+    const key = { key: 'upload-key-000002', requestHash: 'h1' };
+    expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('insufficient');
+    expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toBeNull();
+    await store.creditCharacters('acc_a', 5n, 'top_up', 'test');
+    expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('created');
   });
 
   it('moves job and History row together and lists unfinished jobs oldest first', async () => {

@@ -5,11 +5,13 @@
 // checked before any of the body is read; the file streams to disk under a size limit that
 // stops the upload as soon as it is passed, is identified by its content (ffprobe), decoded
 // to the engine's rate (ffmpeg), charged, and queued. GET /stt/transcriptions lists History
-// newest first with an opaque keyset cursor.
-import { randomBytes } from 'node:crypto';
+// newest first with an opaque keyset cursor. An optional Idempotency-Key makes a retried
+// upload answer with the first job instead of charging again (docs/api.md).
+import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync } from 'fastify';
@@ -17,10 +19,11 @@ import { charactersDue } from '../../core/billing.js';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
+import { optionalIdempotencyKey } from '../../core/idempotency.js';
 import { decodeToRaw, probeAudio } from '../../batch/audio.js';
-import { validateBatchRequest } from '../../batch/request.js';
+import { batchRequestHash, validateBatchRequest } from '../../batch/request.js';
 import type { BatchRunner } from '../../batch/runner.js';
-import type { HistoryPosition, TranscriptionRecord } from '../../store/store.js';
+import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { transcriptionView } from './transcriptions.js';
@@ -78,13 +81,28 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
   return async (app) => {
     await app.register(multipart, { throwFileSizeLimit: true });
 
-    app.post(base, async (req) => {
+    /** The answer for a job: created, or replayed under its Idempotency-Key (same body). */
+    async function jobView(job: BatchJobRecord) {
+      const row = (await ctx.store.getTranscription(job.transcriptionId, job.accountId))!;
+      return ok({ ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: job.source });
+    }
+
+    app.post(base, async (req, reply) => {
       const accountId = await authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+      const idempotencyKey = optionalIdempotencyKey(headerValue(req.headers['idempotency-key']));
       if (!req.isMultipart()) throw new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`');
       await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
       const token = randomBytes(8).toString('hex');
       const upload = path.join(opts.dir, `upload-${token}`);
+      /** The job stored under this request's Idempotency-Key, or null when the key was used
+       * with another file or other fields. */
+      const replay = async (job: BatchJobRecord | null) => {
+        if (job === null) throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different file, title or options');
+        void reply.header('idempotent-replayed', 'true');
+        return jobView(job);
+      };
       const decoded = path.join(opts.dir, `decode-${token}.s16le`);
+      const audioHash = createHash('sha256');
       try {
         const fields: Record<string, string> = {};
         let haveFile = false;
@@ -96,7 +114,13 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
                 part.file.resume();
                 throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, { details: { field: part.fieldname } });
               }
-              await pipeline(part.file, createWriteStream(upload, { mode: 0o600 }));
+              const hashing = new Transform({
+                transform(chunk: Buffer, _enc, done) {
+                  audioHash.update(chunk);
+                  done(null, chunk);
+                },
+              });
+              await pipeline(part.file, hashing, createWriteStream(upload, { mode: 0o600 }));
               if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
               haveFile = true;
             } else {
@@ -119,6 +143,11 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         // recognizes it far worse (docs/engines.md).
         const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
         const valid = validateBatchRequest(fields, rate);
+        const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: batchRequestHash(audioHash.digest('hex'), valid) };
+        // A retry of a stored upload answers before decoding it again (the create below checks
+        // once more, in its transaction, for a duplicate sent in parallel).
+        const earlier = idempotency && (await ctx.store.findBatchJobByIdempotencyKey(accountId, idempotency.key));
+        if (earlier) return await replay(earlier.requestHash === idempotency.requestHash ? earlier.job : null);
         await decodeToRaw(upload, decoded, rate);
         const samples = BigInt(Math.floor((await fs.stat(decoded)).size / 2));
         if (samples === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
@@ -127,7 +156,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         const id = newId('stt', now);
         const audioFile = `${id}.s16le`;
         await fs.rename(decoded, path.join(opts.dir, audioFile));
-        const job = await ctx.store.createBatchJob({
+        const outcome = await ctx.store.createBatchJob({
           job: {
             transcriptionId: id,
             accountId,
@@ -135,22 +164,25 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
             notices: valid.notices,
             audioFile,
             charactersCharged: charactersDue(samples, rate),
+            source: { ...probed },
             createdAt: now.toISOString(),
           },
           title: valid.title,
           languageHint: valid.languageHint,
           sampleRateHz: rate,
           audioSamples: samples,
+          idempotency,
         });
-        if (!job) {
-          await fs.rm(path.join(opts.dir, audioFile), { force: true });
+        if (outcome.kind !== 'created') await fs.rm(path.join(opts.dir, audioFile), { force: true });
+        if (outcome.kind === 'insufficient') {
           throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
         }
+        if (outcome.kind === 'conflict') return await replay(null);
+        if (outcome.kind === 'replayed') return await replay(outcome.job);
         opts.runner.enqueue(id);
         ctx.metrics.batchJobs.inc({ outcome: 'queued' });
         req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
-        const row = (await ctx.store.getTranscription(id, accountId))!;
-        return ok({ ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: probed });
+        return await jobView(outcome.job);
       } finally {
         await fs.rm(upload, { force: true });
         await fs.rm(decoded, { force: true });

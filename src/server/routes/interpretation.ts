@@ -7,9 +7,9 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
+import { requireIdempotencyKey } from '../../core/idempotency.js';
 import {
   RATE_VERSION,
-  RETRY_IDEMPOTENCY_KEY,
   RETRY_PLAN_TTL_MS,
   codePoints,
   cycleCharacters,
@@ -113,10 +113,7 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry`, async (req, reply) => {
       const accountId = await accountOf(req);
-      const key = headerValue(req.headers['idempotency-key']);
-      if (key === undefined || !RETRY_IDEMPOTENCY_KEY.test(key)) {
-        throw new ScribedError('IDEMPOTENCY_KEY_REQUIRED', 'Idempotency-Key must be 16 to 64 printable ASCII characters');
-      }
+      const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const request = validateRetryRequest(req.body);
       const { projectId, targetId } = req.params;
       const now = ctx.now();

@@ -7,14 +7,12 @@ import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.
 import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
 import { newId } from '../../core/ids.js';
+import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
 import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 
-/** Idempotency keys for session creation: 16 to 64 printable ASCII characters, the same
- * format the spec fixes for interpretation retries (docs/api.md). */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{16,64}$/;
 
 export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
   return {
@@ -51,10 +49,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.post(base, async (req, reply) => {
       const accountId = await accountOf(req);
-      const key = headerValue(req.headers['idempotency-key']);
-      if (!key || !IDEMPOTENCY_KEY.test(key)) {
-        throw new ScribedError('IDEMPOTENCY_KEY_REQUIRED', 'Idempotency-Key must be 16 to 64 printable ASCII characters');
-      }
+      const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const body = req.body ?? {};
       const valid = applyRecognizerCapabilities(validateCreateSession(body), {
         languages: ctx.engine.info.languages,
