@@ -162,6 +162,10 @@ export class AudioSpool {
   /** Waiters covered by the next sync that starts. */
   private waiting: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
   private closed = false;
+  /** End (session-wide sample) of the last record appended by this process; null before. */
+  private end: bigint | null = null;
+  /** Descriptors replaced by keepFrom() while a sync ran on them, closed when it ends. */
+  private retired: number[] = [];
 
   constructor(
     readonly file: string,
@@ -178,7 +182,8 @@ export class AudioSpool {
       this.fd = fs.openSync(this.file, 'a', 0o600);
       if (created) fsyncDir(path.dirname(this.file));
     }
-    fs.writeSync(this.fd, encodeSpoolRecord(startSample, samples));
+    writeWhole(this.fd, encodeSpoolRecord(startSample, samples));
+    this.end = startSample + BigInt(samples.length);
   }
 
   /** Resolves once everything appended so far is synced to disk (immediately when syncing
@@ -210,6 +215,7 @@ export class AudioSpool {
     this.syncing = true;
     fs.fdatasync(fd, (err) => {
       this.syncing = false;
+      for (const old of this.retired.splice(0)) fs.closeSync(old);
       if (err) {
         this.log?.error({ err, file: this.file }, 'spool sync failed');
         for (const w of batch) w.reject(err);
@@ -226,8 +232,55 @@ export class AudioSpool {
     else if (fs.existsSync(this.file)) fs.truncateSync(this.file, 0);
     if (channelState !== null && channelState.length > 0 && !this.closed) {
       if (this.fd === null) this.fd = fs.openSync(this.file, 'a', 0o600);
-      fs.writeSync(this.fd, encodeChannelRecord(channelState));
+      writeWhole(this.fd, encodeChannelRecord(channelState));
     }
+  }
+
+  /**
+   * Forget the audio before `fromSample` and keep the rest (vad mode: a commit inside a frame
+   * leaves acknowledged audio after it that belongs to what comes next; silence between
+   * segments is dropped so the spool stays small). When nothing lies past `fromSample` this
+   * is clear(). Otherwise the kept audio
+   * is written to a new file, synced, and renamed over the old one, so a crash leaves either
+   * the old spool or the new one, never a part.
+   */
+  keepFrom(fromSample: bigint, channelState: readonly number[] | null = null): void {
+    if (this.closed) return;
+    if (this.end !== null && fromSample >= this.end) return this.clear(channelState);
+    const { records } = fs.existsSync(this.file) ? decodeSpoolRecords(fs.readFileSync(this.file)) : { records: [] };
+    if (!records.some((r) => r.startSample + BigInt(r.samples.length) > fromSample)) return this.clear(channelState);
+    const parts: Buffer[] = [];
+    if (channelState !== null && channelState.length > 0) parts.push(encodeChannelRecord(channelState));
+    for (const r of records) {
+      const end = r.startSample + BigInt(r.samples.length);
+      if (end <= fromSample) continue;
+      const skip = r.startSample < fromSample ? Number(fromSample - r.startSample) : 0;
+      parts.push(encodeSpoolRecord(r.startSample + BigInt(skip), r.samples.subarray(skip)));
+    }
+    const tmp = `${this.file}.tmp`;
+    const fd = fs.openSync(tmp, 'w', 0o600);
+    try {
+      writeWhole(fd, Buffer.concat(parts));
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, this.file);
+    fsyncDir(path.dirname(this.file));
+    // A sync running on the old descriptor finishes on it (it covers what the new file
+    // already holds, synced above); the descriptor is closed when that sync ends.
+    if (this.fd !== null) {
+      if (this.syncing) this.retired.push(this.fd);
+      else fs.closeSync(this.fd);
+    }
+    this.fd = fs.openSync(this.file, 'a', 0o600);
+  }
+
+  /** Close the file descriptor while the session is idle; the next append reopens it. */
+  release(): void {
+    if (this.closed || this.fd === null || this.syncing || this.waiting.length > 0) return;
+    fs.closeSync(this.fd);
+    this.fd = null;
   }
 
   /** The session is closed: delete the file. Pending acks still resolve. */
@@ -244,8 +297,11 @@ export class AudioSpool {
     for (const w of this.waiting.splice(0)) w.resolve();
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
+    if (!this.syncing) for (const old of this.retired.splice(0)) fs.closeSync(old);
   }
 }
+
+const SAFE_ID = /^[A-Za-z0-9_-]+$/;
 
 /** The spool directory of a data dir. */
 export class AudioSpoolDir {
@@ -261,7 +317,7 @@ export class AudioSpoolDir {
   }
 
   fileOf(sessionId: string): string {
-    if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new RangeError(`unsafe session id ${sessionId}`);
+    if (!SAFE_ID.test(sessionId)) throw new RangeError(`unsafe session id ${sessionId}`);
     return path.join(this.dir, `${sessionId}.spool`);
   }
 
@@ -269,12 +325,19 @@ export class AudioSpoolDir {
     return new AudioSpool(this.fileOf(sessionId), this.fsyncMs, this.log);
   }
 
-  /** Session ids that have a spool file. */
+  /** Session ids that have a spool file (files of other names are not ours: left alone). */
   list(): string[] {
     return fs
       .readdirSync(this.dir)
       .filter((f) => f.endsWith('.spool'))
-      .map((f) => f.slice(0, -'.spool'.length));
+      .map((f) => f.slice(0, -'.spool'.length))
+      .filter((id) => SAFE_ID.test(id));
+  }
+
+  /** Delete the temporary files of keepFrom() rewrites a crash interrupted (the spool they
+   * were to replace is still whole). */
+  removeLeftovers(): void {
+    for (const f of fs.readdirSync(this.dir)) if (f.endsWith('.spool.tmp')) fs.rmSync(path.join(this.dir, f), { force: true });
   }
 
   /** Read a session's spool, cutting off a torn tail so later appends follow good records. */
@@ -288,6 +351,24 @@ export class AudioSpoolDir {
 
   remove(sessionId: string): void {
     fs.rmSync(this.fileOf(sessionId), { force: true });
+  }
+}
+
+/** writeSync may write less than asked (a full disk): a record written in part would be
+ * acknowledged yet cut off at recovery with everything after it, so the part is taken back
+ * and the write fails. */
+function writeWhole(fd: number, buf: Buffer): void {
+  const size = fs.fstatSync(fd).size;
+  let written = 0;
+  try {
+    while (written < buf.length) {
+      const n = fs.writeSync(fd, buf, written, buf.length - written);
+      if (n <= 0) throw new Error(`short write: ${written} of ${buf.length} bytes`);
+      written += n;
+    }
+  } catch (err) {
+    if (written > 0) fs.ftruncateSync(fd, size);
+    throw err;
   }
 }
 

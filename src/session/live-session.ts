@@ -56,9 +56,12 @@ interface OpenSegment {
   meter: LevelMeter | null;
 }
 
-type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad' | 'recovered';
+type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
 
 /** WebSocket close codes used by the stream (docs/protocol.md). */
+/** vad mode: silence dropped from the spool once this much of it has gathered. */
+const SPOOL_COMPACT_SECONDS = 5;
+
 export const CLOSE_CODES = {
   normal: 1000,
   internal: 1011,
@@ -92,8 +95,13 @@ export class LiveSession {
   private primaryDb = -100;
   private readonly log: Logger;
   private readonly spool: AudioSpool | null;
-  /** Open-segment audio recovered from the spool after a restart, fed to the next decoder. */
-  private replay: Int16Array[] | null = null;
+  /** Audio recovered from the spool after a restart (from `startSample`, frame by frame as it
+   * first arrived), fed to the next decoder: the open segment in manual mode; in vad mode
+   * everything after the last final, judged by the detector again. */
+  private replay: { startSample: bigint; frames: Int16Array[] } | null = null;
+  /** vad mode: where the spool's audio starts (silence before it was dropped, see
+   * compactVadSpool). */
+  private spoolKeptFrom = 0n;
   /** The recognizer's channel adaptation after the last final (RecognitionStream.channelState),
    * spooled with it and given to any later decoder of this session, so a segment decoded on a
    * new decoder (after a restart, or a released hold) hears the channel as the old one would. */
@@ -214,6 +222,11 @@ export class LiveSession {
         if (this.socket || this.state === 'CLOSED') return;
         await this.finalize('pause');
         await this.releaseStream();
+        // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
+        // a client may never come back: keep only the channel state, and no open descriptor.
+        this.spool?.keepFrom(this.cursor.capturedSamples, this.channelState);
+        this.spoolKeptFrom = this.cursor.capturedSamples;
+        this.spool?.release();
       }).catch((err) => this.log.error({ err }, 'releasing paused decoder failed'));
     }, this.deps.pausedDecoderHoldMs);
     this.holdTimer.unref();
@@ -389,12 +402,21 @@ export class LiveSession {
 
     const stream = this.stream;
     if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
-    // Spooled before the recognizer sees it: a spool that cannot be written refuses the
-    // frame cleanly; a recognizer failure after this empties the spool (recognizerLost).
-    this.spool?.append(this.cursor.capturedSamples, samples);
+    // Spooled before the recognizer sees it; a recognizer failure after this empties the
+    // spool (recognizerLost). A spool that cannot be written (a full disk) refuses the frame
+    // and closes the socket: frames the client already sent behind it would otherwise land
+    // after a hole the server fills with silence.
+    try {
+      this.spool?.append(this.cursor.capturedSamples, samples);
+    } catch (err) {
+      this.emitError(new ScribedError('INTERNAL', 'the audio could not be stored; resume and send it again', { cause: err }));
+      await this.loseSocket('INTERNAL');
+      return;
+    }
     if (this.vad) {
       if (!(await this.recognizeWithVad(stream, this.vad, samples))) return;
       this.advance(placed, added);
+      this.compactVadSpool();
       await this.saveProgress(false);
       return;
     }
@@ -543,12 +565,12 @@ export class LiveSession {
   }
 
   /** After a lost recognizer on the socket path: close with 1011 so the client resumes. */
-  private async loseSocket(): Promise<void> {
+  private async loseSocket(reason: 'ENGINE_FAILED' | 'INTERNAL' = 'ENGINE_FAILED'): Promise<void> {
     if (!this.socket) return;
     // Frames still queued from this socket are dropped: they were not acknowledged.
     const socket = this.socket;
     this.socket = null;
-    socket.close(CLOSE_CODES.internal, 'ENGINE_FAILED');
+    socket.close(CLOSE_CODES.internal, reason);
     await this.pauseWithoutSocket();
   }
 
@@ -570,7 +592,9 @@ export class LiveSession {
     };
     if (!this.spool) return send();
     this.spool.whenDurable().then(send, (err: unknown) => {
-      // Not durable, so not acknowledged: the client keeps the audio and re-sends it.
+      // Not acknowledged, and the socket closes so the client notices. The audio was written
+      // (the kernel has it) and the recognizer has it, so resume counts it as held: it is lost
+      // only if the machine itself goes down before the kernel writes it back.
       this.log.error({ err }, 'spool sync failed; closing the socket without acknowledging');
       if (this.socket === socket) socket?.close(CLOSE_CODES.internal, 'INTERNAL');
     });
@@ -639,12 +663,12 @@ export class LiveSession {
     const endSample = seg.startSample + BigInt(seg.samples);
     // includeAlignment false: no word (or character) times are sent or kept.
     const aligned = this.options.includeAlignment !== false;
-    const words: SegmentWord[] = (aligned ? result.words : []).map((w) => ({
-      word: w.word,
-      startSample: (seg.startSample + BigInt(w.startSample)).toString(),
-      endSample: (seg.startSample + BigInt(Math.min(w.endSample, seg.samples))).toString(),
-      confidence: w.confidence,
-    }));
+    const words: SegmentWord[] = (aligned ? result.words : []).map((w) => {
+      // Inside the segment, start before end: an engine may time a last word in its padding.
+      const start = Math.min(Math.max(w.startSample, 0), Math.max(seg.samples - 1, 0));
+      const end = Math.min(Math.max(w.endSample, start + 1), seg.samples);
+      return { word: w.word, startSample: (seg.startSample + BigInt(start)).toString(), endSample: (seg.startSample + BigInt(end)).toString(), confidence: w.confidence };
+    });
     const shaped = shapeFinal(result.text, words, this.options); // text options: src/text/final-text.ts
     await this.deps.store.appendSegment({
       transcriptionId: this.transcriptionId,
@@ -657,8 +681,10 @@ export class LiveSession {
       createdAt: new Date().toISOString(),
     });
     await this.saveProgress(true);
-    // Everything spooled is now in persisted segments; the channel state stays for a restart.
-    this.spool?.clear(this.channelState);
+    // Everything spooled up to the segment's end is in persisted segments; audio after it (vad
+    // mode: the rest of the frame the commit fell in) stays, and so does the channel state.
+    this.spool?.keepFrom(endSample, this.channelState);
+    this.spoolKeptFrom = endSample;
     const id = segmentId(seg.index);
     this.emit({
       type: 'final',
@@ -762,12 +788,19 @@ export class LiveSession {
     return this.run(async () => {
       if (this.state === 'CLOSED' || this.segment) return;
       const samples = frames.reduce((n, f) => n + f.length, 0);
-      // The stored next index may already count this segment (progress saves include it).
-      this.nextSegmentIndex = Math.max(this.nextSegmentIndex, index + 1);
-      const meter = this.options.suppressBackgroundSpeech === true ? new LevelMeter(this.rate) : null;
-      for (const f of frames) meter?.push(f);
-      this.segment = { index, startSample, samples, lastPartial: '', meter };
-      this.replay = frames;
+      if (this.options.segmentCommitMode === 'vad') {
+        // The detector decides again where segments lie in the recovered audio; the first
+        // one it opens takes the index of the segment that was open at the crash.
+        this.nextSegmentIndex = index;
+        this.spoolKeptFrom = startSample;
+      } else {
+        // The stored next index may already count this segment (progress saves include it).
+        this.nextSegmentIndex = Math.max(this.nextSegmentIndex, index + 1);
+        const meter = this.options.suppressBackgroundSpeech === true ? new LevelMeter(this.rate) : null;
+        for (const f of frames) meter?.push(f);
+        this.segment = { index, startSample, samples, lastPartial: '', meter };
+      }
+      this.replay = { startSample, frames };
       try {
         this.stream ??= await this.openStream();
       } catch (err) {
@@ -794,17 +827,41 @@ export class LiveSession {
     const stream = this.stream;
     if (!replay || !stream) return true;
     this.replay = null;
+    const vad = this.vad;
+    if (vad) {
+      // A fresh detector judges the recovered audio as it judged it live: it starts where the
+      // spool starts (the detector's state before that died with the old process) and runs
+      // to the capture cursor, where live frames continue.
+      vad.origin = replay.startSample;
+      for (const frame of replay.frames) {
+        if (!(await this.recognizeWithVad(stream, vad, frame))) return false;
+      }
+      return true;
+    }
     try {
       // Frame by frame, as the audio first arrived.
-      for (const frame of replay) await stream.accept(frame);
+      for (const frame of replay.frames) await stream.accept(frame);
     } catch (err) {
       await this.recognizerLost(err, false);
       return false;
     }
-    // In vad mode the detector's state died with the old process: the recovered audio ends
-    // its segment here, and the detector starts afresh on the audio that follows.
-    if (this.vad && this.segment) await this.finalize('recovered', true);
     return true;
+  }
+
+  /** vad mode, between segments: the spool keeps only the audio the detector still holds, so
+   * a long silence does not grow it (rewritten every few seconds of dropped audio). */
+  private compactVadSpool(): void {
+    const vad = this.vad;
+    if (!vad || !this.spool || this.segment || vad.tracker.inSegment) return;
+    const from = vad.origin + BigInt(vad.tracker.heldStart);
+    if (from - this.spoolKeptFrom < BigInt(SPOOL_COMPACT_SECONDS * this.rate)) return;
+    try {
+      this.spool.keepFrom(from, this.channelState);
+      this.spoolKeptFrom = from;
+    } catch (err) {
+      // The spool only stays larger than it needs to be; the next frame tries again.
+      this.log.warn({ err }, 'could not compact the spool');
+    }
   }
 
   /** Drop the decoder without finalizing (engine failure paths). */

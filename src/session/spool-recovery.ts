@@ -1,7 +1,7 @@
 // Start-up recovery from the audio spool: for every session that was live when the server
 // stopped (it is PAUSED by now), the audio after its last persisted segment is read back
 // from the spool and becomes its open segment again (decoded in the background, and held
-// for a resume). The
+// for a resume; in vad mode the detector judges it again and decides where segments lie). The
 // session's capturedSamples is raised to what the spool holds: acks sent just before a
 // crash may be newer than the last progress save.
 import type { Logger } from 'pino';
@@ -20,12 +20,24 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
   const { store, sessions, spool, log } = deps;
   const paused = new Map((await store.listSessionsByState('PAUSED')).map((s) => [s.id, s]));
   const out: SpoolRecoveryResult[] = [];
+  spool.removeLeftovers();
   for (const sessionId of spool.list()) {
+    // One unreadable spool must not keep the service (and every other session) down.
+    try {
+      const result = await recoverOne(sessionId);
+      if (result) out.push(result);
+    } catch (err) {
+      log.error({ err, sessionId }, 'could not recover this session from its spool; file left in place');
+    }
+  }
+  return out;
+
+  async function recoverOne(sessionId: string): Promise<SpoolRecoveryResult | null> {
     const record = paused.get(sessionId);
     if (!record) {
       // Closed (its transcript was persisted before the close) or unknown: nothing to keep.
       spool.remove(sessionId);
-      continue;
+      return null;
     }
     const { records, tornBytes, channelState } = spool.read(sessionId);
     if (tornBytes > 0) log.warn({ sessionId, tornBytes }, 'spool had a torn last record (never acknowledged); cut off');
@@ -55,7 +67,6 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
     }
     const result = { sessionId, restoredSamples: open?.samples.length ?? 0, capturedSamples: session?.cursor.capturedSamples ?? spoolEnd, tornBytes };
     log.info({ ...result, capturedSamples: result.capturedSamples.toString() }, 'session recovered from the audio spool');
-    out.push(result);
+    return result;
   }
-  return out;
 }

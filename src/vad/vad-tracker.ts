@@ -40,6 +40,12 @@ export class VadTracker {
     return this.segmenter.inSegment;
   }
 
+  /** Stream sample where the audio still held starts: everything before it has been fed to
+   * the recognizer or dropped as silence (the session's spool need not keep it). */
+  get heldStart(): number {
+    return this.heldFrom;
+  }
+
   /** Stream sample where window `w` starts. */
   private boundary(w: number): number {
     return Math.min(this.received, Math.floor(w * this.windowInputSamples));

@@ -1,6 +1,7 @@
 // The stream socket end to end against a real server and the real recognizer: real speech
 // in both encodings, tickets, resume across epochs, duplicates and gaps, malformed frames,
 // Characters running out, persistence across a restart.
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startService, type TestService } from '../helpers/service.js';
@@ -298,6 +299,34 @@ describe('socket lifecycle', () => {
     expect(t.segments).toHaveLength(1);
     expect(t.segments[0]).toMatchObject({ id: 'seg_1', startSample: '8000', endSample: String(pcm.length / 2) });
     expect(t.segments[0].text.split(' ').length).toBeGreaterThan(2);
+  }, 60_000);
+
+  it('a frame the spool cannot store is refused with INTERNAL and 1011, so frames behind it are not placed after a hole', async () => {
+    const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
+    const pcm = clip.pcm16k;
+    // A directory where the spool file goes: opening it for appending fails, as a full or
+    // broken disk would.
+    const blocker = `${svc.dataDir}/spool/${s.sessionId}.spool`;
+    fs.mkdirSync(blocker);
+    const one = await connect(s.streamUrl);
+    await one.next('ready');
+    one.audio(1, 0, pcm.subarray(0, 640));
+    one.audio(1, 320, pcm.subarray(640, 1280)); // already on its way behind the refused one
+    expect(await one.next('error')).toMatchObject({ code: 'INTERNAL' });
+    expect((await one.closed).code).toBe(1011);
+    expect(one.ofType('ack')).toEqual([]);
+    expect(one.ofType('gap')).toEqual([]);
+    await waitForStatus(s.sessionId, 'PAUSED');
+
+    fs.rmdirSync(blocker);
+    const r = await post(`${SESSIONS}/${s.sessionId}/resume`, { capturedSamples: '640' });
+    expect(r.json.data).toMatchObject({ capturedSamples: '0', missingSamples: '640' });
+    const two = await connect(s.streamUrl);
+    const ready = await two.next('ready');
+    two.audio(ready.epoch, 0, pcm.subarray(0, 1280));
+    expect(await two.next('ack')).toMatchObject({ capturedSamples: '640' });
+    two.control({ type: 'close' });
+    expect(await two.next('closed')).toMatchObject({ capturedSamples: '640' });
   }, 60_000);
 
   it('drops and counts duplicate audio, fills gaps with silence', async () => {

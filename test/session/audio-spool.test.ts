@@ -138,7 +138,60 @@ describe('AudioSpool files', () => {
     spool.close();
   });
 
-  it('refuses unsafe session ids', () => {
-    expect(() => new AudioSpoolDir(tempDir()).open('../x')).toThrow(RangeError);
+  it('refuses unsafe session ids, and lists only files with safe ones', () => {
+    const dir = new AudioSpoolDir(tempDir());
+    expect(() => dir.open('../x')).toThrow(RangeError);
+    fs.writeFileSync(`${dir.dir}/a b.spool`, 'not ours');
+    dir.open('rts_ok').append(0n, ramp(4));
+    expect(dir.list()).toEqual(['rts_ok']);
+  });
+
+  it('keepFrom keeps the audio from a sample on (cutting inside a record) after the channel state', async () => {
+    const dir = new AudioSpoolDir(tempDir(), 5);
+    const spool = dir.open('rts_keep');
+    spool.append(0n, ramp(100));
+    spool.append(100n, ramp(100, 100));
+    spool.append(200n, ramp(100, 200));
+    const sync = spool.whenDurable(); // a sync in flight on the descriptor keepFrom replaces
+    spool.keepFrom(150n, [1, 2, 3]);
+    await sync;
+    let read = dir.read('rts_keep');
+    expect(read.channelState).toEqual([1, 2, 3]);
+    expect(read.records.map((r) => [r.startSample, r.samples.length])).toEqual([[150n, 50], [200n, 100]]);
+    expect([...read.records[0]!.samples]).toEqual([...ramp(50, 150)]);
+    // appends go to the new file
+    spool.append(300n, ramp(10, 300));
+    await spool.whenDurable();
+    expect(dir.read('rts_keep').records.map((r) => r.startSample)).toEqual([150n, 200n, 300n]);
+    // nothing past the point: the spool is emptied to its channel state
+    spool.keepFrom(310n, [4]);
+    read = dir.read('rts_keep');
+    expect(read.records).toEqual([]);
+    expect(read.channelState).toEqual([4]);
+    expect(fs.readdirSync(dir.dir).sort()).toEqual(['rts_keep.spool']);
+    fs.writeFileSync(`${dir.dir}/rts_keep.spool.tmp`, 'a rewrite a crash cut short');
+    dir.removeLeftovers();
+    expect(fs.readdirSync(dir.dir).sort()).toEqual(['rts_keep.spool']);
+    spool.close();
+  });
+
+  it('release() closes an idle spool\'s descriptor; the next append reopens it', () => {
+    const dir = new AudioSpoolDir(tempDir(), -1);
+    const spool = dir.open('rts_idle');
+    spool.append(0n, ramp(10));
+    const open = () => fs.readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`) === dir.fileOf('rts_idle');
+      } catch {
+        return false;
+      }
+    }).length;
+    expect(open()).toBe(1);
+    spool.release();
+    expect(open()).toBe(0);
+    spool.append(10n, ramp(10, 10));
+    expect(open()).toBe(1);
+    expect(dir.read('rts_idle').records.map((r) => r.startSample)).toEqual([0n, 10n]);
+    spool.close();
   });
 });
