@@ -42,6 +42,8 @@ export interface LiveSessionDeps {
   /** Called when every decoder is in use: frees one held by a paused session, if any.
    * Resolves true when a decoder went back to the pool. */
   reclaimDecoder?: () => Promise<boolean>;
+  /** Called once the session is closed and persisted (the registry stops keeping it). */
+  onClosed?: (session: LiveSession) => void;
   /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
    * (audio-spool.ts). Without it, acks are sent once the recognizer has the audio. */
   spool?: AudioSpoolDir;
@@ -730,6 +732,7 @@ export class LiveSession {
     this.socket = null;
     socket?.close(CLOSE_CODES.normal, 'session closed');
     this.log.info({ capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex }, 'session closed');
+    this.deps.onClosed?.(this);
   }
 
   // ---------------------------------------------------------------- HTTP-driven actions

@@ -1,6 +1,8 @@
 // The in-memory set of live sessions. A session is loaded from the store on first use and
-// stays in memory while it is open; closed sessions are dropped. Loading is deduplicated so
-// two concurrent requests for one session share one LiveSession.
+// stays in memory while it is open; a session that closes is dropped, and a closed one read
+// from the store is answered without being kept (a host that runs thousands of calls a day
+// must not keep them all). Loading is deduplicated so two concurrent requests for one session
+// share one LiveSession.
 import type { Store } from '../store/store.js';
 import { LiveSession, type LiveSessionDeps } from './live-session.js';
 
@@ -14,7 +16,7 @@ export class SessionRegistry {
     private readonly store: Store,
     deps: LiveSessionDeps,
   ) {
-    this.deps = { ...deps, reclaimDecoder: () => this.reclaimDecoder() };
+    this.deps = { ...deps, reclaimDecoder: () => this.reclaimDecoder(), onClosed: (session) => this.forget(session) };
   }
 
   /** Free one decoder held by a paused session, oldest-loaded first. */
@@ -36,7 +38,7 @@ export class SessionRegistry {
         const existing = this.live.get(sessionId);
         if (existing) return existing;
         const session = new LiveSession(record, this.deps);
-        this.live.set(sessionId, session);
+        if (record.state !== 'CLOSED') this.live.set(sessionId, session);
         return session;
       });
       this.loading.set(sessionId, pending);

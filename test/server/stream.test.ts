@@ -301,6 +301,23 @@ describe('socket lifecycle', () => {
     expect(t.segments[0].text.split(' ').length).toBeGreaterThan(2);
   }, 60_000);
 
+  it('a closed session is no longer kept in memory, and reading it does not bring it back', async () => {
+    const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
+    const c = await connect(s.streamUrl);
+    await c.next('ready');
+    c.audio(1, 0, clip.pcm16k.subarray(0, 640));
+    await c.next('ack');
+    const held = () => svc.service.sessions.all().some((l) => l.id === s.sessionId);
+    expect(held()).toBe(true);
+    c.control({ type: 'close' });
+    await c.next('closed');
+    expect(held()).toBe(false);
+    expect((await get(`${SESSIONS}/${s.sessionId}`)).status).toBe(200);
+    const again = await post(`${SESSIONS}/${s.sessionId}/resume`, {});
+    expect(again.json.message).toMatch(/^SESSION_CLOSED: /);
+    expect(held()).toBe(false);
+  }, 60_000);
+
   it('a frame the spool cannot store is refused with INTERNAL and 1011, so frames behind it are not placed after a hole', async () => {
     const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
     const pcm = clip.pcm16k;
