@@ -1,13 +1,13 @@
 // `scribed rtp`: receive RTP on a UDP port and stream every call to a scribed service, one
 // session per stream (SSRC and source), until SIGTERM/SIGINT; then end every stream, close
 // each session and write its final transcript. docs/rtp.md describes the behaviour.
-import fs from 'node:fs';
 import net from 'node:net';
 import type { CommandModule } from 'yargs';
 import { pino } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { createLogger } from '../obs/log.js';
 import { ClientMetrics } from '../client/metrics.js';
+import { readAccessKey } from '../client/access-key.js';
 import { createRtpMetrics } from '../rtp/metrics.js';
 import { buildPayloadTypeMap } from '../rtp/payload-types.js';
 import { RtpIngest } from '../rtp/ingest.js';
@@ -43,14 +43,6 @@ export function parseListen(value: string): { host: string; port: number } {
   if (!net.isIP(host)) invalid('listen', `${host} is not an IP address`);
   if (port > 65535) invalid('listen', 'port must be 0-65535');
   return { host, port };
-}
-
-/** The API key from a file (trimmed; a systemd credential, say) or SCRIBED_ACCESS_KEY. Never
- * a flag: command lines are visible to every user in `ps`. */
-export function readAccessKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const key = file !== undefined ? fs.readFileSync(file, 'utf8').trim() : (env.SCRIBED_ACCESS_KEY ?? '').trim();
-  if (!key) invalid('access-key-file', 'no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY');
-  return key;
 }
 
 export const rtpCommand: CommandModule<object, RtpArgs> = {

@@ -118,6 +118,31 @@ export function idempotencyKeyFor(streamId: string): string {
   return `stream-${createHash('sha256').update(streamId, 'utf8').digest('hex').slice(0, 40)}`;
 }
 
+/** What a fetch() rejection means, described without its message: a TypeError with a
+ * `cause` is a network failure (refused, reset, DNS, TLS) and worth retrying, as is a timeout;
+ * any other error means the request itself could not be built (an access key that is not a
+ * valid header value, say), which no retry can mend. */
+export function describeFetchError(err: unknown): { network: boolean; reason: string } {
+  const e = (err ?? {}) as { name?: unknown; cause?: unknown };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return { network: true, reason: 'no answer in time' };
+  if (err instanceof TypeError && e.cause !== undefined && e.cause !== null) {
+    const cause = e.cause as { code?: unknown; message?: unknown; errors?: unknown };
+    const inner = Array.isArray(cause.errors) ? (cause.errors[0] as { code?: unknown } | undefined) : undefined;
+    const code = typeof cause.code === 'string' ? cause.code : typeof inner?.code === 'string' ? inner.code : typeof cause.message === 'string' ? cause.message.slice(0, 120) : 'unknown';
+    return { network: true, reason: `network error (${code})` };
+  }
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  return { network: false, reason: `the request could not be built (${name}); check that the access key is printable ASCII without spaces` };
+}
+
+/** An error's message if this module wrote it, else only its name: foreign messages (fetch,
+ * ws, http) can quote header values. */
+function safeMessage(err: unknown): string {
+  if (err instanceof RetryableError || err instanceof StreamFatalError) return err.message;
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return `${typeof e?.name === 'string' ? e.name : 'Error'}${typeof e?.code === 'string' ? ` ${e.code}` : ''}`;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (err: Error) => void;
@@ -192,7 +217,7 @@ export class SessionStreamer extends EventEmitter {
       } catch (err) {
         if (!(err instanceof RetryableError)) throw err;
         const delay = backoffDelay(attempt, this.opts.backoff);
-        this.log.warn({ err: err.message, delayMs: delay }, 'creating the session failed; retrying');
+        this.log.warn({ err: safeMessage(err), delayMs: delay }, 'creating the session failed; retrying');
         await sleep(delay);
       }
     }
@@ -331,7 +356,11 @@ export class SessionStreamer extends EventEmitter {
         signal: AbortSignal.timeout(60_000),
       });
     } catch (err) {
-      throw new RetryableError(`${method} ${path}: ${(err as Error).cause ? String((err as Error).cause) : (err as Error).message}`);
+      const failure = describeFetchError(err);
+      // Only the description goes into messages and logs: the error's own message can quote
+      // a header value (the access key).
+      if (failure.network) throw new RetryableError(`${method} ${path}: ${failure.reason}`);
+      throw new StreamFatalError('VALIDATION_FAILED', `${method} ${path}: ${failure.reason}`);
     }
     const text = await res.text();
     let json: any = null;
@@ -418,7 +447,7 @@ export class SessionStreamer extends EventEmitter {
           return;
         }
         failed = true;
-        this.log.warn({ err: (err as Error).message }, 'connection attempt failed');
+        this.log.warn({ err: safeMessage(err) }, 'connection attempt failed');
       }
       if (this.stopped || this.closeConfirmed) break;
       this.needResume = true;
@@ -442,7 +471,14 @@ export class SessionStreamer extends EventEmitter {
   private runSocket(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const wsUrl = `${this.opts.url.replace(/^http/, 'ws')}${API}/stt/realtime/sessions/${this.sessionId}/stream`;
-      const ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
+      let ws: WebSocket;
+      try {
+        ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
+      } catch (err) {
+        // The upgrade request could not be built (an invalid header value): no retry helps.
+        reject(new StreamFatalError('VALIDATION_FAILED', `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`));
+        return;
+      }
       this.ws = ws;
       let settled = false;
       const done = (err?: Error) => {

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { randomUUID } from 'node:crypto';
-import { SessionStreamer, idempotencyKeyFor } from '../../src/client/session-streamer.js';
+import { SessionStreamer, StreamFatalError, describeFetchError, idempotencyKeyFor } from '../../src/client/session-streamer.js';
+import { freePort } from '../helpers/serve-process.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
@@ -53,6 +54,31 @@ describe('SessionStreamer', () => {
     expect(k).toBe(idempotencyKeyFor('call-7f3a'));
     expect(k).not.toBe(idempotencyKeyFor('call-7f3b'));
     expect(k).toMatch(/^[\x21-\x7e]{16,64}$/);
+  });
+
+  it('tells network failures (retried) from requests that cannot be built (fatal), from real fetch errors', async () => {
+    const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((e: unknown) => e);
+    expect(describeFetchError(refused)).toEqual({ network: true, reason: 'network error (ECONNREFUSED)' });
+    const badHeader = await fetch(svc.baseUrl, { headers: { accessKey: 'sk_secret\n# note' } }).catch((e: unknown) => e);
+    expect(badHeader).toBeInstanceOf(TypeError);
+    const d = describeFetchError(badHeader);
+    expect(d.network).toBe(false);
+    expect(d.reason).not.toContain('sk_secret');
+    const timedOut = await fetch('http://10.255.255.1/', { signal: AbortSignal.timeout(1) }).catch((e: unknown) => e);
+    expect(describeFetchError(timedOut).network).toBe(true);
+  });
+
+  it('an access key that is not a valid header value fails start() at once, and the key is never logged', async () => {
+    const key = 'sk_secret_0123456789\n# rotated by ops';
+    const lines: string[] = [];
+    const captured = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
+    const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey: key, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger: captured, backoff: { baseMs: 20, maxMs: 50 } });
+    // Before: a "Headers.append: <key> is an invalid header value" warning and a retry, for ever.
+    const outcome = await Promise.race([streamer.start().then(() => 'started', (e: unknown) => e), new Promise((r) => setTimeout(() => r('still retrying'), 3000))]);
+    expect(outcome).toBeInstanceOf(StreamFatalError);
+    expect((outcome as Error).message).not.toContain('sk_secret');
+    expect(lines.join('')).not.toContain('sk_secret');
+    await streamer.abort();
   });
 
   it('streams a clip, and with socket cuts mid-stream the server holds every sample once and the words match', async () => {
