@@ -168,6 +168,9 @@ export class SessionStreamer extends EventEmitter {
   private attempt = 0;
   private loop: Promise<void> | null = null;
   private stopped = false;
+  private starting = false;
+  /** Aborts HTTP requests in flight when the stream is aborted. */
+  private readonly requests = new AbortController();
   private ending = false;
   private closeConfirmed = false;
   private serverClosed: { capturedSamples: number; segments: number } | null = null;
@@ -209,18 +212,24 @@ export class SessionStreamer extends EventEmitter {
   /** Create (or re-attach to) the session and start the connection loop. Retries while the
    * server is unreachable; rejects on a refusal (bad key, conflict, closed session). */
   async start(): Promise<{ sessionId: string }> {
-    if (this.loop) throw new Error('start() was already called');
+    if (this.loop || this.starting) throw new Error('start() was already called');
+    this.starting = true;
     for (let attempt = 0; ; attempt++) {
+      if (this.stopped) throw abortedError();
       try {
         await this.create();
         break;
       } catch (err) {
+        if (this.stopped) throw abortedError();
         if (!(err instanceof RetryableError)) throw err;
         const delay = backoffDelay(attempt, this.opts.backoff);
         this.log.warn({ err: safeMessage(err), delayMs: delay }, 'creating the session failed; retrying');
-        await sleep(delay);
+        await this.pause(delay);
       }
     }
+    // Aborted while the create was answered: the session exists but is left as it is (a
+    // restarted client with the same stream id re-attaches to it).
+    if (this.stopped) throw abortedError();
     this.opts.metrics?.streams.inc();
     this.loop = this.connectionLoop();
     return { sessionId: this.sessionId };
@@ -309,6 +318,7 @@ export class SessionStreamer extends EventEmitter {
   async abort(): Promise<void> {
     this.stopped = true;
     this.ending = true;
+    this.requests.abort();
     this.clearAcceptingTimer();
     this.ws?.terminate();
     this.wake?.();
@@ -353,7 +363,7 @@ export class SessionStreamer extends EventEmitter {
         headers: this.headers(extra),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         // A resume waits for the server to restore the session's open segment after a restart.
-        signal: AbortSignal.timeout(60_000),
+        signal: AbortSignal.any([AbortSignal.timeout(60_000), this.requests.signal]),
       });
     } catch (err) {
       const failure = describeFetchError(err);
@@ -439,7 +449,9 @@ export class SessionStreamer extends EventEmitter {
       let failed = false;
       try {
         if (this.needResume) await this.resume();
-        if (this.closeConfirmed) break;
+        // abort() during the resume: no new socket (it would flush and close the session,
+        // since abort() also stops writes by marking the stream as ending).
+        if (this.stopped || this.closeConfirmed) break;
         await this.runSocket();
       } catch (err) {
         if (err instanceof StreamFatalError) {
@@ -456,15 +468,20 @@ export class SessionStreamer extends EventEmitter {
       const delay = backoffDelay(this.attempt, this.opts.backoff);
       this.attempt += 1;
       this.log.info({ delayMs: delay, attempt: this.attempt, failed }, 'reconnecting');
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = null;
+      await this.pause(delay);
     }
+  }
+
+  /** Wait `ms`, or less if abort() or end() wakes the stream. */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+    this.wake = null;
   }
 
   /** One socket's life: resolves when it closes. */
@@ -624,7 +641,8 @@ export class SessionStreamer extends EventEmitter {
   /** Send what the window allows; once everything is acknowledged during end(), close. */
   private pump(): void {
     const ws = this.ws;
-    if (!ws || !this.ready || ws.readyState !== WebSocket.OPEN) return;
+    // Once stopped (aborted, or ended) nothing more is sent, above all no `close`.
+    if (this.stopped || !ws || !this.ready || ws.readyState !== WebSocket.OPEN) return;
     if (this.accepting) {
       const maxFrame = Math.min(this.frameSamples, Math.floor(this.maxPayloadBytes / this.bps));
       for (;;) {
@@ -720,6 +738,6 @@ function segIndex(id: string): number {
   return m ? Number(m[1]) : Number.MAX_SAFE_INTEGER;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+function abortedError(): StreamFatalError {
+  return new StreamFatalError('ABORTED', 'the stream was aborted before it started');
 }

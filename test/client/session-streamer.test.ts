@@ -109,6 +109,49 @@ describe('SessionStreamer', () => {
     expect(text).toMatch(/scribed_client_resumes_total [3-9]/);
   }, 180_000);
 
+  it('abort() while a resume is in flight leaves the session open (no socket, no close)', async () => {
+    // The resume is held on its way to the real server, so abort() lands inside it.
+    const realFetch = globalThis.fetch;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let resumeSeen!: () => void;
+    const resumeStarted = new Promise<void>((r) => (resumeSeen = r));
+    globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      if (String(input).endsWith('/resume')) {
+        resumeSeen();
+        await held;
+      }
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger, backoff: { baseMs: 10, maxMs: 20 } });
+      const { sessionId } = await streamer.start();
+      await streamer.write(audio.subarray(0, 8000));
+      for (let i = 0; i < 300 && streamer.stats().acknowledged < 8000; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(streamer.stats().acknowledged).toBe(8000);
+      streamer.cutSocket();
+      await resumeStarted;
+      const aborting = streamer.abort();
+      release();
+      await aborting;
+      await new Promise((r) => setTimeout(r, 300));
+      const session = (await (await realFetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      expect(['RECORDING', 'PAUSED']).toContain(session.data.status);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  }, 30_000);
+
+  it('abort() ends a start() that is still retrying to create the session', async () => {
+    const streamer = new SessionStreamer({ url: `http://127.0.0.1:${await freePort()}`, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger, backoff: { baseMs: 50, maxMs: 100 } });
+    const starting = streamer.start().then(() => 'started', (e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    await streamer.abort();
+    const outcome = await Promise.race([starting, new Promise((r) => setTimeout(() => r('still retrying'), 2000))]);
+    expect(outcome).toBeInstanceOf(StreamFatalError);
+    expect((outcome as StreamFatalError).code).toBe('ABORTED');
+  });
+
   it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
     const streamId = randomUUID();
     const first = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId, bufferSamples: 16000, logger });
