@@ -4,7 +4,9 @@
 //
 // The session's stream id is `rtp:<listen port>:<SSRC>:<source address>:<source port>`, so a
 // restarted `scribed rtp` receiving the same call re-attaches to the same session (the
-// Idempotency-Key is derived from it) instead of opening a second one.
+// Idempotency-Key is derived from it) instead of opening a second one. A stream that starts
+// again after its key's earlier stream ended gets `#<generation>` appended, so it opens a new
+// session rather than landing on the earlier, closed one.
 //
 // RTP cannot be paused: audio is pushed as the network delivers it. Each streamer therefore
 // runs with `onFull: 'drop-oldest'` (a full buffer drops its oldest unacknowledged audio,
@@ -46,9 +48,11 @@ interface RtpIngestEvents {
   done: [report: RtpSessionReport];
 }
 
-export function rtpStreamId(listenPort: number, stream: RtpStream): string {
-  const { ssrc, address, port } = stream.info;
-  return `rtp:${listenPort}:${ssrc.toString(16).padStart(8, '0')}:${address}:${port}`;
+/** `rtp:<listen port>:<ssrc hex>:<address>:<port>`, and `#<generation>` from the second
+ * stream of the same key on (a call that resumed after an idle end gets its own session). */
+export function rtpStreamId(listenPort: number, stream: Pick<RtpStream, 'info'>): string {
+  const { ssrc, address, port, generation } = stream.info;
+  return `rtp:${listenPort}:${ssrc.toString(16).padStart(8, '0')}:${address}:${port}${generation > 1 ? `#${generation}` : ''}`;
 }
 
 export class RtpIngest extends EventEmitter<RtpIngestEvents> {

@@ -112,6 +112,39 @@ describe('RTP ingest into a real service', () => {
     expect(normaliseWords(textOf(report))).toEqual(normaliseWords(await direct(format.sessionEncoding, format.toSession(sentAlaw))));
   });
 
+  it('a call that goes quiet past the idle timeout: the rest of the call gets a second session, nothing lost', async () => {
+    const t = await ingest();
+    const reports: RtpSessionReport[] = [];
+    t.ing.on('done', (r) => reports.push(r));
+    const sender = await RtpTestSender.open(0xbeef01);
+    const half = Math.floor(clip.mulaw8k.length / 320) * 160;
+    const packets = packetize(clip.mulaw8k, { payloadType: 0, seq0: 100, ts0: 1000 });
+    const cut = half / 160;
+    for (const p of packets.slice(0, cut)) {
+      await sender.send(p, t.address.port);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    // Quiet for longer than the idle timeout (500 ms), then the call goes on.
+    await expect.poll(() => reports.length, { timeout: 20_000 }).toBe(1);
+    for (const p of packets.slice(cut)) {
+      await sender.send(p, t.address.port);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await sender.bye(t.address.rtcpPort!);
+    await expect.poll(() => reports.length, { timeout: 30_000 }).toBe(2);
+    sender.close();
+    await t.ing.stop();
+    const [first, second] = reports as [RtpSessionReport, RtpSessionReport];
+    expect(first.error).toBeNull();
+    expect(second.error).toBeNull();
+    expect(first.end.reason).toBe('idle');
+    expect(second.end.reason).toBe('bye');
+    expect(second.streamId).toBe(`${first.streamId}#2`);
+    expect(second.sessionId).not.toBe(first.sessionId);
+    expect(first.summary!.serverCapturedSamples).toBe(half);
+    expect(second.summary!.serverCapturedSamples).toBe(clip.mulaw8k.length - half);
+  });
+
   it('a call with 10% of packets lost, some reordered and duplicated: the timeline holds every sample, lost ones as silence', async () => {
     const t = await ingest();
     const sender = await RtpTestSender.open(0xc0ffee);
