@@ -18,6 +18,8 @@ import type { InputEncodingName } from '../../src/core/audio/encodings.js';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
 import { packetize, RtpTestSender } from '../helpers/rtp.js';
+import { freePort } from '../helpers/serve-process.js';
+import { ClientMetrics } from '../../src/client/metrics.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
@@ -182,5 +184,56 @@ describe('RTP ingest into a real service', () => {
     const vsRef = wordErrorRate(clip.reference, lossy);
     expect(normaliseWords(lossy).length).toBeGreaterThan(0);
     if (process.env.SCRIBED_TEST_FIGURES) console.log(JSON.stringify({ lost: lost.size, packets: packets.length, vsClean, vsRef, clean, lossy }));
+  });
+});
+
+describe('RTP ingest while the server is unreachable', () => {
+  it('holds at most --pending-audio-seconds per call (the rest counted as overflow), keeps at most maxStreams ended calls, and stop() gives up the rest', async () => {
+    const metrics = new ClientMetrics({ defaults: false });
+    const ing = new RtpIngest({
+      host: '127.0.0.1',
+      port: 0,
+      rtcpPort: null,
+      payloadTypes: buildPayloadTypeMap([]),
+      idleTimeoutMs: 200,
+      maxStreams: 2,
+      url: `http://127.0.0.1:${await freePort()}`, // nothing listens there
+      accessKey,
+      pendingAudioSeconds: 0.5,
+      logger,
+      clientMetrics: metrics,
+    });
+    const address = await ing.start();
+    const reports: RtpSessionReport[] = [];
+    ing.on('done', (r) => reports.push(r));
+    const overflowSeconds = async () => Number(/^scribed_client_audio_overflow_seconds_total (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
+
+    // A 2 s call: only the last 0.5 s can be held while its session cannot be created.
+    const first = await RtpTestSender.open(0xdead01);
+    for (const p of packetize(clip.mulaw8k.subarray(0, 16000), { payloadType: 0 })) await first.send(p, address.port);
+    first.close();
+    await expect.poll(overflowSeconds, { timeout: 5000 }).toBeCloseTo(1.5, 6);
+    // Three more short calls end while the server is still away: of the four ended calls
+    // waiting for a session, only maxStreams (2) are kept; the oldest two are given up.
+    let started = 0;
+    ing.receiver.on('stream', () => started++);
+    for (const [k, ssrc] of [0xdead02, 0xdead03, 0xdead04].entries()) {
+      await expect.poll(() => ing.receiver.streams.size, { timeout: 5000 }).toBe(0); // the previous call has ended
+      const s = await RtpTestSender.open(ssrc);
+      for (const p of packetize(clip.mulaw8k.subarray(0, 800), { payloadType: 0 })) await s.send(p, address.port);
+      s.close();
+      await expect.poll(() => started, { timeout: 5000 }).toBe(k + 1);
+    }
+    await expect.poll(() => reports.length, { timeout: 5000 }).toBe(2);
+    expect(reports.map((r) => r.ssrc)).toEqual([0xdead01, 0xdead02]);
+    expect(ing.activeSessions).toBe(2);
+    // stop() returns instead of waiting for the server for ever.
+    const stopped = await Promise.race([ing.stop(), new Promise((r) => setTimeout(() => r('stop hangs'), 5000))]);
+    expect(stopped).not.toBe('stop hangs');
+    expect(reports).toHaveLength(4);
+    for (const r of reports) {
+      expect(r.sessionId).toBeNull();
+      expect(r.error).toMatch(/aborted/);
+    }
   });
 });
