@@ -188,6 +188,10 @@ export class SessionStreamer extends EventEmitter {
   private wake: (() => void) | null = null;
   private acceptingTimer: NodeJS.Timeout | null = null;
   private bufferedGauge = 0;
+  /** This stream is counted in the shared `streams` gauge: end() and abort() can both run
+   * (a caller aborts after a failed end), and abort() can come before start(), so the gauge
+   * is released once, and only if it was taken. */
+  private countedInGauge = false;
 
   constructor(opts: SessionStreamerOptions) {
     super();
@@ -231,6 +235,7 @@ export class SessionStreamer extends EventEmitter {
     // restarted client with the same stream id re-attaches to it).
     if (this.stopped) throw abortedError();
     this.opts.metrics?.streams.inc();
+    this.countedInGauge = true;
     this.loop = this.connectionLoop();
     return { sessionId: this.sessionId };
   }
@@ -291,8 +296,7 @@ export class SessionStreamer extends EventEmitter {
       this.wake?.();
       this.clearAcceptingTimer();
       await this.loop.catch(() => undefined);
-      this.opts.metrics?.streams.dec();
-      this.setBufferedGauge(0);
+      this.releaseGauges();
     }
     const finals = await this.fetchTranscript().catch((err: Error) => {
       this.log.warn({ err: err.message }, 'could not fetch the server transcript; summary has the finals received');
@@ -325,8 +329,7 @@ export class SessionStreamer extends EventEmitter {
     const err = new Error('stream aborted');
     for (const list of [this.spaceWaiters, this.drainWaiters, this.closedWaiters]) for (const w of list.splice(0)) w.reject(err);
     await this.loop?.catch(() => undefined);
-    this.opts.metrics?.streams.dec();
-    this.setBufferedGauge(0);
+    this.releaseGauges();
   }
 
   /** Counters so far (for progress logs and tests). */
@@ -715,6 +718,12 @@ export class SessionStreamer extends EventEmitter {
         'ring buffer full: oldest unacknowledged audio dropped (it is sent as silence to keep the timeline)',
       );
     }
+  }
+
+  private releaseGauges(): void {
+    if (this.countedInGauge) this.opts.metrics?.streams.dec();
+    this.countedInGauge = false;
+    this.setBufferedGauge(0);
   }
 
   private updateBuffered(): void {

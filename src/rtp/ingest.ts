@@ -230,7 +230,6 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
         await writes;
         if (failed) throw failed;
         summary = await streamer.end();
-        files?.close(summary.finals);
         log.info(
           {
             reason: end.reason,
@@ -248,6 +247,13 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       }
     }
     if (failed && sessionId) await streamer.abort().catch(() => undefined);
+    // Closed whatever happened: with the complete transcript after a clean close, else with
+    // the finals received (the session stays resumable; its transcript is on the server).
+    try {
+      files?.close(summary?.finals ?? []);
+    } catch (err) {
+      log.error({ err }, 'could not write the transcript files');
+    }
     this.#streamers.delete(streamer);
     const report: RtpSessionReport = { streamId, ssrc: stream.info.ssrc, source, sessionId, end, summary, error: failed ? failed.message : null };
     this.emit('done', report);

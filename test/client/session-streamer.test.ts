@@ -152,6 +152,25 @@ describe('SessionStreamer', () => {
     expect((outcome as StreamFatalError).code).toBe('ABORTED');
   });
 
+  it('the streams gauge counts a stream once: abort() before start(), and abort() after end() failed', async () => {
+    const metrics = new ClientMetrics({ defaults: false });
+    const gauge = async () => Number(/^scribed_client_streams (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
+    const opts = { url: svc.baseUrl, accessKey, encoding: 'mulaw_8000' as const, bufferSamples: 16000, logger, metrics };
+    await new SessionStreamer({ ...opts, streamId: randomUUID() }).abort();
+    expect(await gauge()).toBe(0);
+    const streamer = new SessionStreamer({ ...opts, streamId: randomUUID() });
+    await streamer.start();
+    expect(await gauge()).toBe(1);
+    await streamer.write(audio.subarray(0, 1600));
+    // An abort while end() waits for `closed` makes end() fail; the caller then aborts again,
+    // as RtpIngest and `scribed stream` do after a failed end.
+    const ending = streamer.end().then(() => 'ended', (e: unknown) => e);
+    await streamer.abort();
+    expect(await ending).toBeInstanceOf(Error);
+    await streamer.abort();
+    expect(await gauge()).toBe(0);
+  });
+
   it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
     const streamId = randomUUID();
     const first = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId, bufferSamples: 16000, logger });

@@ -3,6 +3,7 @@
 // transcript of an RTP call must match the same audio streamed directly, and the server's
 // timeline must hold every sample of the call, lost packets included (as silence).
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -188,6 +189,71 @@ describe('RTP ingest into a real service', () => {
 });
 
 describe('RTP ingest while the server is unreachable', () => {
+  it('when closing the session fails, its transcript files are still closed and the streams gauge is back to 0', async () => {
+    const own = await startService();
+    const key = (await own.account(1_000_000n)).accessKey;
+    // The ingest reaches the service through a TCP relay this test can cut.
+    const conns = new Set<net.Socket>();
+    const relay = net.createServer((c) => {
+      const u = net.connect(Number(new URL(own.baseUrl).port), '127.0.0.1');
+      for (const s of [c, u]) {
+        conns.add(s);
+        s.on('error', () => undefined).on('close', () => conns.delete(s));
+      }
+      c.pipe(u).pipe(c);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+    const cutRelay = () => {
+      relay.close();
+      for (const s of conns) s.destroy();
+    };
+    const metrics = new ClientMetrics({ defaults: false });
+    const outDir = tempDir('scribed-rtp-out-');
+    const url = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+    const ing = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 60_000, url, accessKey: key, outDir, logger, clientMetrics: metrics });
+    const address = await ing.start();
+    const reports: RtpSessionReport[] = [];
+    ing.on('done', (r) => reports.push(r));
+    let sessionId = '';
+    ing.on('session', (info) => (sessionId = info.sessionId));
+    const sender = await RtpTestSender.open(0xfa11ed);
+    for (const p of packetize(clip.mulaw8k.subarray(0, 16000), { payloadType: 0 })) await sender.send(p, address.port);
+    await expect.poll(() => sessionId, { timeout: 10_000 }).not.toBe('');
+    const gauge = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    await expect.poll(() => gauge('scribed_client_audio_buffered_seconds'), { timeout: 10_000 }).toBe(0);
+    // The service stops: its shutdown final is appended to the files (they are open now), and
+    // the network path goes away with it, so the close that the BYE starts cannot finish; the
+    // operator's stop bound then gives up on it (abortAll), so end() fails.
+    const finalSeen = new Promise<void>((resolve) =>
+      ing.once('final', () => {
+        cutRelay();
+        resolve();
+      }),
+    );
+    await own.stop();
+    await finalSeen;
+    cutRelay();
+    await sender.bye(address.rtcpPort!);
+    sender.close();
+    await new Promise((r) => setTimeout(r, 300));
+    await ing.abortAll();
+    await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(1);
+    expect(reports[0]!.error).not.toBeNull();
+    await ing.stop();
+    // The files exist (rewritten from what was received) and no descriptor is left open on them.
+    const files = [`${sessionId}.jsonl`, `${sessionId}.txt`].map((f) => path.join(outDir, f));
+    for (const f of files) expect(fs.existsSync(f), f).toBe(true);
+    const open = fs.readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    });
+    for (const f of files) expect(open).not.toContain(f);
+    expect(await gauge('scribed_client_streams')).toBe(0);
+  });
+
   it('holds at most --pending-audio-seconds per call (the rest counted as overflow), keeps at most maxStreams ended calls, and stop() gives up the rest', async () => {
     const metrics = new ClientMetrics({ defaults: false });
     const ing = new RtpIngest({
