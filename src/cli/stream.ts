@@ -181,6 +181,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
           acknowledgedSamples: summary.acknowledgedSamples,
           serverCapturedSamples: summary.serverCapturedSamples,
           overflowSamples: summary.overflowSamples,
+          gapSamples: summary.gapSamples,
           reconnects: summary.reconnects,
           resumes: summary.resumes,
           segments: summary.segments,

@@ -90,6 +90,8 @@ export interface StreamSummary {
    * a later SESSION_CLOSED instead). */
   serverCapturedSamples: number | null;
   overflowSamples: number;
+  /** Samples this client sent that the server reported filling with silence (`gap`). */
+  gapSamples: number;
   reconnects: number;
   resumes: number;
   segments: number;
@@ -178,6 +180,9 @@ export class SessionStreamer extends EventEmitter {
   private carry: Buffer | null = null;
   private capturedThisRun = 0;
   private overflowSamples = 0;
+  /** Positions below this were dropped by overflow and sent as silence. */
+  private silentBelow = 0;
+  private gapSamples = 0;
   private lastOverflowLog = 0;
   private reconnects = 0;
   private resumes = 0;
@@ -310,6 +315,7 @@ export class SessionStreamer extends EventEmitter {
       acknowledgedSamples: this.acct.acknowledged,
       serverCapturedSamples: this.serverClosed?.capturedSamples ?? null,
       overflowSamples: this.overflowSamples,
+      gapSamples: this.gapSamples,
       reconnects: this.reconnects,
       resumes: this.resumes,
       segments: this.serverClosed?.segments ?? finals.length,
@@ -341,6 +347,7 @@ export class SessionStreamer extends EventEmitter {
       sent: this.acct.sendPos,
       buffered: this.ring.length,
       overflowSamples: this.overflowSamples,
+      gapSamples: this.gapSamples,
       reconnects: this.reconnects,
       resumes: this.resumes,
       connected: this.ready,
@@ -623,13 +630,36 @@ export class SessionStreamer extends EventEmitter {
         this.log.info({ code: e.code, message: e.message }, 'server notice');
         this.emit('notice', { code: e.code, message: e.message });
         return;
-      case 'gap':
-        // This client never leaves holes; a gap means frames were refused or reordered.
-        this.log.warn({ samples: e.samples, sampleOffset: e.sampleOffset }, 'server filled a gap with silence');
+      case 'gap': {
+        // This client never leaves holes: a gap means the server lost frames it was sent
+        // (refused or dropped after a failure) and went on with a later one.
+        const lost = this.acct.realAudioInGap({ epoch: e.epoch, sampleOffset: e.sampleOffset, samples: e.samples }, this.silentBelow);
+        if (!lost) {
+          this.log.warn({ samples: e.samples, sampleOffset: e.sampleOffset, epoch: e.epoch }, 'server filled a gap with silence (no audio of this client in it)');
+          return;
+        }
+        const samples = lost.to - lost.from;
+        this.gapSamples += samples;
+        this.opts.metrics?.gapSamples.inc(samples);
+        this.log.error(
+          { fromSample: lost.from, toSample: lost.to, samples, epoch: e.epoch, sampleOffset: e.sampleOffset, gapSamplesTotal: this.gapSamples },
+          'the server filled audio this client sent with silence; reconnecting to resume',
+        );
+        // Frames after the lost ones may be refused or taken; a resume says exactly what the
+        // server holds and the re-send goes on from there (nothing is sent twice).
+        this.dropSocket(ws);
         return;
+      }
       case 'error':
         this.log.warn({ code: e.code, message: e.message, fatal: e.fatal }, 'server error event');
         if (['NOT_ACCEPTING', 'INSUFFICIENT_CHARACTERS', 'STALE_EPOCH', 'GAP_TOO_LARGE'].includes(e.code)) this.acct.rewind();
+        else if (e.fatal !== true) {
+          // A frame the server failed to take for another reason (storage, recognizer, a
+          // malformed frame): frames already in flight after it would land past a hole and be
+          // filled with silence. Resume instead: its count says where to re-send from.
+          this.log.error({ code: e.code }, 'the server did not take a frame; reconnecting to resume');
+          this.dropSocket(ws);
+        }
         if (this.listenerCount('error') > 0) this.emit('error', new StreamFatalError(e.code, e.message));
         return;
       case 'closed':
@@ -667,6 +697,13 @@ export class SessionStreamer extends EventEmitter {
   }
 
   private readonly closeSent = new WeakSet<WebSocket>();
+
+  /** Give up this socket: nothing more is sent on it, and the connection loop resumes (once,
+   * whether the server also closes it, with 1011 say, or not). */
+  private dropSocket(ws: WebSocket): void {
+    if (this.ws === ws) this.ready = false;
+    ws.terminate();
+  }
 
   private confirmClosed(closed: { capturedSamples: number; segments: number } | null): void {
     if (closed) this.serverClosed = closed;
@@ -708,6 +745,7 @@ export class SessionStreamer extends EventEmitter {
 
   private noteOverflow(dropped: number): void {
     this.overflowSamples += dropped;
+    this.silentBelow = Math.max(this.silentBelow, this.ring.start);
     this.opts.metrics?.overflows.inc();
     this.opts.metrics?.overflowSeconds.inc(dropped / this.rate);
     const now = Date.now();

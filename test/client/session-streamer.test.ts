@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { SessionStreamer, StreamFatalError, describeFetchError, idempotencyKeyFor } from '../../src/client/session-streamer.js';
 import { freePort } from '../helpers/serve-process.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
@@ -170,6 +171,37 @@ describe('SessionStreamer', () => {
     await streamer.abort();
     expect(await gauge()).toBe(0);
   });
+
+  it('a frame lost on the server side: the gap over sent audio is logged at error and counted, and a resume goes on without sending anything twice', async () => {
+    // Drop the 5th audio frame on its way out, as a server that failed to take it would
+    // (the next frame then lands past a hole, which the server fills with silence).
+    const realSend = WebSocket.prototype.send;
+    let binaryFrames = 0;
+    WebSocket.prototype.send = function (this: WebSocket, data: any, ...rest: any[]) {
+      if (typeof data !== 'string' && ++binaryFrames === 5) return;
+      return (realSend as (...a: unknown[]) => void).call(this, data, ...rest);
+    } as typeof realSend;
+    const records: Array<Record<string, any>> = [];
+    const captured = pino({ level: 'info' }, { write: (l: string) => records.push(JSON.parse(l)) });
+    const metrics = new ClientMetrics({ defaults: false });
+    try {
+      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger: captured, metrics, backoff: { baseMs: 20, maxMs: 100 } });
+      const { sessionId } = await streamer.start();
+      const part = audio.subarray(0, 24_000);
+      for (const c of chunks(part, 1, 800)) await streamer.write(c);
+      const summary = await streamer.end();
+      expect(summary.gapSamples).toBe(800);
+      expect(summary.reconnects).toBeGreaterThanOrEqual(1);
+      expect(summary.serverCapturedSamples).toBe(part.length);
+      const session = (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      expect(session.data.capturedSamples).toBe(String(part.length));
+      const gapLog = records.find((r) => r.msg === 'the server filled audio this client sent with silence; reconnecting to resume');
+      expect(gapLog).toMatchObject({ level: 50, fromSample: 3200, toSample: 4000, samples: 800 });
+      expect(await metrics.registry.metrics()).toMatch(/^scribed_client_gap_samples_total 800$/m);
+    } finally {
+      WebSocket.prototype.send = realSend;
+    }
+  }, 60_000);
 
   it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
     const streamId = randomUUID();
