@@ -1,16 +1,16 @@
 // `scribed rtp`: receive RTP on a UDP port and stream every call to a scribed service, one
 // session per stream (SSRC and source), until SIGTERM/SIGINT; then end every stream, close
 // each session and write its final transcript. docs/rtp.md describes the behaviour.
-import fs from 'node:fs';
 import net from 'node:net';
 import type { CommandModule } from 'yargs';
 import { pino } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { createLogger } from '../obs/log.js';
 import { ClientMetrics } from '../client/metrics.js';
+import { readAccessKey } from '../client/access-key.js';
 import { createRtpMetrics } from '../rtp/metrics.js';
 import { buildPayloadTypeMap } from '../rtp/payload-types.js';
-import { RtpIngest } from '../rtp/ingest.js';
+import { DEFAULT_PENDING_AUDIO_SECONDS, RtpIngest } from '../rtp/ingest.js';
 import { JITTER_DEFAULTS } from '../rtp/jitter-buffer.js';
 
 interface RtpArgs {
@@ -24,6 +24,7 @@ interface RtpArgs {
   'rtcp-port'?: string;
   'max-streams': number;
   'buffer-seconds': number;
+  'pending-audio-seconds': number;
   'metrics-port'?: number;
   'metrics-host': string;
   'access-key-file'?: string;
@@ -45,14 +46,6 @@ export function parseListen(value: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** The API key from a file (trimmed; a systemd credential, say) or SCRIBED_ACCESS_KEY. Never
- * a flag: command lines are visible to every user in `ps`. */
-export function readAccessKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const key = file !== undefined ? fs.readFileSync(file, 'utf8').trim() : (env.SCRIBED_ACCESS_KEY ?? '').trim();
-  if (!key) invalid('access-key-file', 'no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY');
-  return key;
-}
-
 export const rtpCommand: CommandModule<object, RtpArgs> = {
   command: 'rtp',
   describe: 'receive RTP (PCMU, PCMA, L16) on a UDP port and transcribe each stream as a session',
@@ -68,6 +61,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       .option('rtcp-port', { type: 'string', describe: 'RTCP port, or "none" (default: listen port + 1; RTCP muxed on the RTP port is always read)' })
       .option('max-streams', { type: 'number', default: 64, describe: 'most concurrent streams; packets of further streams are dropped and counted' })
       .option('buffer-seconds', { type: 'number', default: 60, describe: 'unacknowledged audio kept per stream for re-sending after a fault' })
+      .option('pending-audio-seconds', { type: 'number', default: DEFAULT_PENDING_AUDIO_SECONDS, describe: 'audio held per stream while its session cannot be created yet (server down); the oldest beyond it is dropped and counted' })
       .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on this port (GET /metrics)' })
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
       .option('access-key-file', { type: 'string', describe: 'file holding the API key [else env SCRIBED_ACCESS_KEY]' })
@@ -76,7 +70,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     const log = createLogger({ destination: pino.destination(2) }).child({ component: 'rtp' });
     const { host, port } = parseListen(args.listen);
     if (!/^https?:\/\//.test(args.url)) invalid('url', 'must be http(s)://host:port');
-    for (const [flag, v] of [['idle-timeout-ms', args['idle-timeout-ms']], ['jitter-delay-ms', args['jitter-delay-ms']], ['max-streams', args['max-streams']], ['buffer-seconds', args['buffer-seconds']]] as const) {
+    for (const [flag, v] of [['idle-timeout-ms', args['idle-timeout-ms']], ['jitter-delay-ms', args['jitter-delay-ms']], ['max-streams', args['max-streams']], ['buffer-seconds', args['buffer-seconds']], ['pending-audio-seconds', args['pending-audio-seconds']]] as const) {
       if (!Number.isFinite(v) || v <= 0) invalid(flag, 'must be a positive number');
     }
     if (!Number.isFinite(args['conceal-ms']) || args['conceal-ms'] < 0 || args['conceal-ms'] > 1000) invalid('conceal-ms', 'must be 0 to 1000');
@@ -106,6 +100,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       accessKey,
       outDir: args.out,
       bufferSeconds: args['buffer-seconds'],
+      pendingAudioSeconds: args['pending-audio-seconds'],
       logger: log,
       clientMetrics,
       rtpMetrics,

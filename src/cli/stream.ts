@@ -13,6 +13,7 @@ import { SessionStreamer, type FinalSegment, type PartialSegment } from '../clie
 import { ClientMetrics, serveMetrics } from '../client/metrics.js';
 import { TranscriptFiles } from '../client/transcript-files.js';
 import { openInput } from '../client/inputs.js';
+import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
 
 interface StreamArgs {
@@ -36,14 +37,6 @@ interface StreamArgs {
   'remove-disfluencies'?: boolean;
   'session-option'?: string[];
   'log-level'?: string;
-}
-
-/** The access key: from a file (first line) or SCRIBED_ACCESS_KEY; never a flag, which
- * would show in `ps`. */
-export function readAccessKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const key = file ? fs.readFileSync(file, 'utf8').split('\n')[0]!.trim() : (env.SCRIBED_ACCESS_KEY ?? '').trim();
-  if (!key) throw new Error('no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY');
-  return key;
 }
 
 /** Session options from the flags (inputEncoding is added by the streamer). */
@@ -188,6 +181,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
           acknowledgedSamples: summary.acknowledgedSamples,
           serverCapturedSamples: summary.serverCapturedSamples,
           overflowSamples: summary.overflowSamples,
+          gapSamples: summary.gapSamples,
           reconnects: summary.reconnects,
           resumes: summary.resumes,
           segments: summary.segments,

@@ -25,11 +25,14 @@ export class CaptureAccount {
   epoch = 0;
   /** Session-wide position of the current epoch's sampleOffset 0. */
   epochBase = 0;
+  /** One past the furthest sample sent in the current epoch. */
+  sentEnd: number;
 
   constructor(origin = 0) {
     this.captured = origin;
     this.acknowledged = origin;
     this.sendPos = origin;
+    this.sentEnd = origin;
   }
 
   /** Continue after what a re-attached session already holds: audio captured by an
@@ -38,6 +41,7 @@ export class CaptureAccount {
     this.captured = serverCaptured;
     this.acknowledged = serverCaptured;
     this.sendPos = serverCaptured;
+    this.sentEnd = serverCaptured;
   }
 
   capture(samples: number): void {
@@ -55,6 +59,7 @@ export class CaptureAccount {
     const before = this.acknowledged;
     this.acknowledged = Math.max(this.acknowledged, serverCaptured);
     this.sendPos = this.acknowledged;
+    this.sentEnd = this.acknowledged;
     // Held by the server though its ack was lost with the old socket.
     return this.acknowledged - before;
   }
@@ -91,6 +96,18 @@ export class CaptureAccount {
 
   markSent(plan: FramePlan): void {
     this.sendPos = plan.from + plan.samples;
+    if (this.sendPos > this.sentEnd) this.sentEnd = this.sendPos;
+  }
+
+  /** The part of a `gap` event's range (silence the server inserted) where this client had
+   * sent real audio in the current epoch, session-wide, or null. Below `silentBelow` the
+   * client itself sent silence (audio dropped by buffer overflow), which is no loss. */
+  realAudioInGap(gap: { epoch: number; sampleOffset: number; samples: number }, silentBelow = 0): { from: number; to: number } | null {
+    if (gap.epoch !== this.epoch || this.epoch === 0) return null;
+    const start = this.epochBase + gap.sampleOffset;
+    const from = Math.max(start, silentBelow, this.epochBase);
+    const to = Math.min(start + gap.samples, this.sentEnd);
+    return to > from ? { from, to } : null;
   }
 }
 

@@ -17,7 +17,8 @@ export interface AudioInput {
   /** A live source cannot wait: when the ring is full it must drop, not block. */
   live: boolean;
   kind: 'stdin' | 'raw-file' | 'ffmpeg' | 'mic';
-  /** Stop capturing (microphone) or reading; the stream then ends. */
+  /** Stop capturing (microphone) or reading: the stream then ends normally (what was read
+   * so far is delivered), as at the end of the input; `done` resolves. */
   stop(): void;
   /** Settles once the source finished: rejects when it failed (ffmpeg could not decode,
    * the recorder exited with an error), so a broken input is never a short transcript. */
@@ -49,13 +50,45 @@ export function openInput(spec: string, encoding: InputEncodingName, opts: { rec
   return input;
 }
 
+/** A source read through a PassThrough that stop() can end: the source is unpiped and
+ * released, and the reader sees a normal end of input after what it already holds, where
+ * destroying the source itself would make `for await` throw ERR_STREAM_PREMATURE_CLOSE
+ * (a Ctrl-C would then abort the stream instead of closing the session). */
+export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file'): AudioInput {
+  const stream = new PassThrough();
+  let stopped = false;
+  let stop: () => void = () => undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    source.once('error', (err) => {
+      if (stopped) return resolve();
+      stream.destroy(err);
+      reject(err);
+    });
+    source.once('end', resolve);
+    source.once('close', () => {
+      // Closed without an end (destroyed elsewhere): still an end for the reader.
+      if (!stream.writableEnded) stream.end();
+      resolve();
+    });
+    stop = () => {
+      if (stopped) return;
+      stopped = true;
+      source.unpipe(stream);
+      source.destroy();
+      stream.end();
+      resolve();
+    };
+  });
+  source.pipe(stream);
+  return { stream, live: false, kind, stop, done };
+}
+
 function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
-  if (spec === '-') return { stream: process.stdin, live: false, kind: 'stdin', stop: () => process.stdin.destroy(), done: endOf(process.stdin) };
+  if (spec === '-') return stoppableInput(process.stdin, 'stdin');
   if (spec === 'mic') return openMic(encoding, opts);
   if (!fs.existsSync(spec)) throw new Error(`input file not found: ${spec}`);
   if (RAW_EXTENSIONS.includes(path.extname(spec).toLowerCase())) {
-    const stream = fs.createReadStream(spec, { highWaterMark: 16 * 1024 });
-    return { stream, live: false, kind: 'raw-file', stop: () => stream.destroy(), done: endOf(stream) };
+    return stoppableInput(fs.createReadStream(spec, { highWaterMark: 16 * 1024 }), 'raw-file');
   }
   const prism = require('prism-media') as { FFmpeg: { create(o: { args: string[] }): ChildProcess } };
   // prism-media finds the ffmpeg binary and spawns the transcoder. Its Duplex wrapper is not

@@ -17,6 +17,7 @@ export class ClientMetrics {
   readonly reconnects = new Counter({ name: 'scribed_client_reconnects_total', help: 'Socket reconnect attempts after a loss', registers: this.r });
   readonly resumes = new Counter({ name: 'scribed_client_resumes_total', help: 'Successful session resumes', registers: this.r });
   readonly finals = new Counter({ name: 'scribed_client_final_segments_total', help: 'Final segments received', registers: this.r });
+  readonly gapSamples = new Counter({ name: 'scribed_client_gap_samples_total', help: 'Samples this client sent as real audio that the server reported filling with silence (gap events)', registers: this.r });
   readonly streams = new Gauge({ name: 'scribed_client_streams', help: 'Streams currently open in this process', registers: this.r });
 
   constructor(opts: { defaults?: boolean } = {}) {

@@ -90,6 +90,8 @@ export interface StreamSummary {
    * a later SESSION_CLOSED instead). */
   serverCapturedSamples: number | null;
   overflowSamples: number;
+  /** Samples this client sent that the server reported filling with silence (`gap`). */
+  gapSamples: number;
   reconnects: number;
   resumes: number;
   segments: number;
@@ -118,6 +120,31 @@ export function idempotencyKeyFor(streamId: string): string {
   return `stream-${createHash('sha256').update(streamId, 'utf8').digest('hex').slice(0, 40)}`;
 }
 
+/** What a fetch() rejection means, described without its message: a TypeError with a
+ * `cause` is a network failure (refused, reset, DNS, TLS) and worth retrying, as is a timeout;
+ * any other error means the request itself could not be built (an access key that is not a
+ * valid header value, say), which no retry can mend. */
+export function describeFetchError(err: unknown): { network: boolean; reason: string } {
+  const e = (err ?? {}) as { name?: unknown; cause?: unknown };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return { network: true, reason: 'no answer in time' };
+  if (err instanceof TypeError && e.cause !== undefined && e.cause !== null) {
+    const cause = e.cause as { code?: unknown; message?: unknown; errors?: unknown };
+    const inner = Array.isArray(cause.errors) ? (cause.errors[0] as { code?: unknown } | undefined) : undefined;
+    const code = typeof cause.code === 'string' ? cause.code : typeof inner?.code === 'string' ? inner.code : typeof cause.message === 'string' ? cause.message.slice(0, 120) : 'unknown';
+    return { network: true, reason: `network error (${code})` };
+  }
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+  return { network: false, reason: `the request could not be built (${name}); check that the access key is printable ASCII without spaces` };
+}
+
+/** An error's message if this module wrote it, else only its name: foreign messages (fetch,
+ * ws, http) can quote header values. */
+function safeMessage(err: unknown): string {
+  if (err instanceof RetryableError || err instanceof StreamFatalError) return err.message;
+  const e = err as { name?: unknown; code?: unknown } | null;
+  return `${typeof e?.name === 'string' ? e.name : 'Error'}${typeof e?.code === 'string' ? ` ${e.code}` : ''}`;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (err: Error) => void;
@@ -143,6 +170,9 @@ export class SessionStreamer extends EventEmitter {
   private attempt = 0;
   private loop: Promise<void> | null = null;
   private stopped = false;
+  private starting = false;
+  /** Aborts HTTP requests in flight when the stream is aborted. */
+  private readonly requests = new AbortController();
   private ending = false;
   private closeConfirmed = false;
   private serverClosed: { capturedSamples: number; segments: number } | null = null;
@@ -150,6 +180,9 @@ export class SessionStreamer extends EventEmitter {
   private carry: Buffer | null = null;
   private capturedThisRun = 0;
   private overflowSamples = 0;
+  /** Positions below this were dropped by overflow and sent as silence. */
+  private silentBelow = 0;
+  private gapSamples = 0;
   private lastOverflowLog = 0;
   private reconnects = 0;
   private resumes = 0;
@@ -160,6 +193,10 @@ export class SessionStreamer extends EventEmitter {
   private wake: (() => void) | null = null;
   private acceptingTimer: NodeJS.Timeout | null = null;
   private bufferedGauge = 0;
+  /** This stream is counted in the shared `streams` gauge: end() and abort() can both run
+   * (a caller aborts after a failed end), and abort() can come before start(), so the gauge
+   * is released once, and only if it was taken. */
+  private countedInGauge = false;
 
   constructor(opts: SessionStreamerOptions) {
     super();
@@ -184,19 +221,26 @@ export class SessionStreamer extends EventEmitter {
   /** Create (or re-attach to) the session and start the connection loop. Retries while the
    * server is unreachable; rejects on a refusal (bad key, conflict, closed session). */
   async start(): Promise<{ sessionId: string }> {
-    if (this.loop) throw new Error('start() was already called');
+    if (this.loop || this.starting) throw new Error('start() was already called');
+    this.starting = true;
     for (let attempt = 0; ; attempt++) {
+      if (this.stopped) throw abortedError();
       try {
         await this.create();
         break;
       } catch (err) {
+        if (this.stopped) throw abortedError();
         if (!(err instanceof RetryableError)) throw err;
         const delay = backoffDelay(attempt, this.opts.backoff);
-        this.log.warn({ err: err.message, delayMs: delay }, 'creating the session failed; retrying');
-        await sleep(delay);
+        this.log.warn({ err: safeMessage(err), delayMs: delay }, 'creating the session failed; retrying');
+        await this.pause(delay);
       }
     }
+    // Aborted while the create was answered: the session exists but is left as it is (a
+    // restarted client with the same stream id re-attaches to it).
+    if (this.stopped) throw abortedError();
     this.opts.metrics?.streams.inc();
+    this.countedInGauge = true;
     this.loop = this.connectionLoop();
     return { sessionId: this.sessionId };
   }
@@ -257,8 +301,7 @@ export class SessionStreamer extends EventEmitter {
       this.wake?.();
       this.clearAcceptingTimer();
       await this.loop.catch(() => undefined);
-      this.opts.metrics?.streams.dec();
-      this.setBufferedGauge(0);
+      this.releaseGauges();
     }
     const finals = await this.fetchTranscript().catch((err: Error) => {
       this.log.warn({ err: err.message }, 'could not fetch the server transcript; summary has the finals received');
@@ -272,6 +315,7 @@ export class SessionStreamer extends EventEmitter {
       acknowledgedSamples: this.acct.acknowledged,
       serverCapturedSamples: this.serverClosed?.capturedSamples ?? null,
       overflowSamples: this.overflowSamples,
+      gapSamples: this.gapSamples,
       reconnects: this.reconnects,
       resumes: this.resumes,
       segments: this.serverClosed?.segments ?? finals.length,
@@ -284,14 +328,14 @@ export class SessionStreamer extends EventEmitter {
   async abort(): Promise<void> {
     this.stopped = true;
     this.ending = true;
+    this.requests.abort();
     this.clearAcceptingTimer();
     this.ws?.terminate();
     this.wake?.();
     const err = new Error('stream aborted');
     for (const list of [this.spaceWaiters, this.drainWaiters, this.closedWaiters]) for (const w of list.splice(0)) w.reject(err);
     await this.loop?.catch(() => undefined);
-    this.opts.metrics?.streams.dec();
-    this.setBufferedGauge(0);
+    this.releaseGauges();
   }
 
   /** Counters so far (for progress logs and tests). */
@@ -303,6 +347,7 @@ export class SessionStreamer extends EventEmitter {
       sent: this.acct.sendPos,
       buffered: this.ring.length,
       overflowSamples: this.overflowSamples,
+      gapSamples: this.gapSamples,
       reconnects: this.reconnects,
       resumes: this.resumes,
       connected: this.ready,
@@ -328,10 +373,14 @@ export class SessionStreamer extends EventEmitter {
         headers: this.headers(extra),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         // A resume waits for the server to restore the session's open segment after a restart.
-        signal: AbortSignal.timeout(60_000),
+        signal: AbortSignal.any([AbortSignal.timeout(60_000), this.requests.signal]),
       });
     } catch (err) {
-      throw new RetryableError(`${method} ${path}: ${(err as Error).cause ? String((err as Error).cause) : (err as Error).message}`);
+      const failure = describeFetchError(err);
+      // Only the description goes into messages and logs: the error's own message can quote
+      // a header value (the access key).
+      if (failure.network) throw new RetryableError(`${method} ${path}: ${failure.reason}`);
+      throw new StreamFatalError('VALIDATION_FAILED', `${method} ${path}: ${failure.reason}`);
     }
     const text = await res.text();
     let json: any = null;
@@ -410,7 +459,9 @@ export class SessionStreamer extends EventEmitter {
       let failed = false;
       try {
         if (this.needResume) await this.resume();
-        if (this.closeConfirmed) break;
+        // abort() during the resume: no new socket (it would flush and close the session,
+        // since abort() also stops writes by marking the stream as ending).
+        if (this.stopped || this.closeConfirmed) break;
         await this.runSocket();
       } catch (err) {
         if (err instanceof StreamFatalError) {
@@ -418,7 +469,7 @@ export class SessionStreamer extends EventEmitter {
           return;
         }
         failed = true;
-        this.log.warn({ err: (err as Error).message }, 'connection attempt failed');
+        this.log.warn({ err: safeMessage(err) }, 'connection attempt failed');
       }
       if (this.stopped || this.closeConfirmed) break;
       this.needResume = true;
@@ -427,22 +478,34 @@ export class SessionStreamer extends EventEmitter {
       const delay = backoffDelay(this.attempt, this.opts.backoff);
       this.attempt += 1;
       this.log.info({ delayMs: delay, attempt: this.attempt, failed }, 'reconnecting');
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, delay);
-        this.wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.wake = null;
+      await this.pause(delay);
     }
+  }
+
+  /** Wait `ms`, or less if abort() or end() wakes the stream. */
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+    this.wake = null;
   }
 
   /** One socket's life: resolves when it closes. */
   private runSocket(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const wsUrl = `${this.opts.url.replace(/^http/, 'ws')}${API}/stt/realtime/sessions/${this.sessionId}/stream`;
-      const ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
+      let ws: WebSocket;
+      try {
+        ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
+      } catch (err) {
+        // The upgrade request could not be built (an invalid header value): no retry helps.
+        reject(new StreamFatalError('VALIDATION_FAILED', `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`));
+        return;
+      }
       this.ws = ws;
       let settled = false;
       const done = (err?: Error) => {
@@ -567,13 +630,36 @@ export class SessionStreamer extends EventEmitter {
         this.log.info({ code: e.code, message: e.message }, 'server notice');
         this.emit('notice', { code: e.code, message: e.message });
         return;
-      case 'gap':
-        // This client never leaves holes; a gap means frames were refused or reordered.
-        this.log.warn({ samples: e.samples, sampleOffset: e.sampleOffset }, 'server filled a gap with silence');
+      case 'gap': {
+        // This client never leaves holes: a gap means the server lost frames it was sent
+        // (refused or dropped after a failure) and went on with a later one.
+        const lost = this.acct.realAudioInGap({ epoch: e.epoch, sampleOffset: e.sampleOffset, samples: e.samples }, this.silentBelow);
+        if (!lost) {
+          this.log.warn({ samples: e.samples, sampleOffset: e.sampleOffset, epoch: e.epoch }, 'server filled a gap with silence (no audio of this client in it)');
+          return;
+        }
+        const samples = lost.to - lost.from;
+        this.gapSamples += samples;
+        this.opts.metrics?.gapSamples.inc(samples);
+        this.log.error(
+          { fromSample: lost.from, toSample: lost.to, samples, epoch: e.epoch, sampleOffset: e.sampleOffset, gapSamplesTotal: this.gapSamples },
+          'the server filled audio this client sent with silence; reconnecting to resume',
+        );
+        // Frames after the lost ones may be refused or taken; a resume says exactly what the
+        // server holds and the re-send goes on from there (nothing is sent twice).
+        this.dropSocket(ws);
         return;
+      }
       case 'error':
         this.log.warn({ code: e.code, message: e.message, fatal: e.fatal }, 'server error event');
         if (['NOT_ACCEPTING', 'INSUFFICIENT_CHARACTERS', 'STALE_EPOCH', 'GAP_TOO_LARGE'].includes(e.code)) this.acct.rewind();
+        else if (e.fatal !== true) {
+          // A frame the server failed to take for another reason (storage, recognizer, a
+          // malformed frame): frames already in flight after it would land past a hole and be
+          // filled with silence. Resume instead: its count says where to re-send from.
+          this.log.error({ code: e.code }, 'the server did not take a frame; reconnecting to resume');
+          this.dropSocket(ws);
+        }
         if (this.listenerCount('error') > 0) this.emit('error', new StreamFatalError(e.code, e.message));
         return;
       case 'closed':
@@ -588,7 +674,8 @@ export class SessionStreamer extends EventEmitter {
   /** Send what the window allows; once everything is acknowledged during end(), close. */
   private pump(): void {
     const ws = this.ws;
-    if (!ws || !this.ready || ws.readyState !== WebSocket.OPEN) return;
+    // Once stopped (aborted, or ended) nothing more is sent, above all no `close`.
+    if (this.stopped || !ws || !this.ready || ws.readyState !== WebSocket.OPEN) return;
     if (this.accepting) {
       const maxFrame = Math.min(this.frameSamples, Math.floor(this.maxPayloadBytes / this.bps));
       for (;;) {
@@ -610,6 +697,13 @@ export class SessionStreamer extends EventEmitter {
   }
 
   private readonly closeSent = new WeakSet<WebSocket>();
+
+  /** Give up this socket: nothing more is sent on it, and the connection loop resumes (once,
+   * whether the server also closes it, with 1011 say, or not). */
+  private dropSocket(ws: WebSocket): void {
+    if (this.ws === ws) this.ready = false;
+    ws.terminate();
+  }
 
   private confirmClosed(closed: { capturedSamples: number; segments: number } | null): void {
     if (closed) this.serverClosed = closed;
@@ -651,6 +745,7 @@ export class SessionStreamer extends EventEmitter {
 
   private noteOverflow(dropped: number): void {
     this.overflowSamples += dropped;
+    this.silentBelow = Math.max(this.silentBelow, this.ring.start);
     this.opts.metrics?.overflows.inc();
     this.opts.metrics?.overflowSeconds.inc(dropped / this.rate);
     const now = Date.now();
@@ -661,6 +756,12 @@ export class SessionStreamer extends EventEmitter {
         'ring buffer full: oldest unacknowledged audio dropped (it is sent as silence to keep the timeline)',
       );
     }
+  }
+
+  private releaseGauges(): void {
+    if (this.countedInGauge) this.opts.metrics?.streams.dec();
+    this.countedInGauge = false;
+    this.setBufferedGauge(0);
   }
 
   private updateBuffered(): void {
@@ -684,6 +785,6 @@ function segIndex(id: string): number {
   return m ? Number(m[1]) : Number.MAX_SAFE_INTEGER;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+function abortedError(): StreamFatalError {
+  return new StreamFatalError('ABORTED', 'the stream was aborted before it started');
 }

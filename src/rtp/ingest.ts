@@ -4,12 +4,18 @@
 //
 // The session's stream id is `rtp:<listen port>:<SSRC>:<source address>:<source port>`, so a
 // restarted `scribed rtp` receiving the same call re-attaches to the same session (the
-// Idempotency-Key is derived from it) instead of opening a second one.
+// Idempotency-Key is derived from it) instead of opening a second one. A stream that starts
+// again after its key's earlier stream ended gets `#<generation>` appended, so it opens a new
+// session rather than landing on the earlier, closed one.
 //
 // RTP cannot be paused: audio is pushed as the network delivers it. Each streamer therefore
 // runs with `onFull: 'drop-oldest'` (a full buffer drops its oldest unacknowledged audio,
-// counted as overflow), and audio that arrives while the session is still being created is
-// held in a queue with the same bound.
+// counted as overflow). Audio that arrives while the session is still being created (the
+// server may be down) is held in a queue of at most `pendingAudioSeconds`, oldest dropped and
+// counted as overflow. A call that ends before its session exists keeps trying (its audio
+// reaches the server once it is back), but at most `maxStreams` such calls are kept: the
+// oldest beyond that is given up. stop() gives up every call whose session never started, so
+// memory and retry loops stay bounded however long the server is away.
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { SessionStreamer, type FinalSegment, type StreamSummary } from '../client/session-streamer.js';
@@ -24,6 +30,9 @@ export interface RtpIngestOptions extends Omit<RtpReceiverOptions, 'logger' | 'm
   outDir?: string;
   /** Bound of each stream's unacknowledged audio, in seconds. */
   bufferSeconds?: number;
+  /** Bound of the audio held for a stream whose session is not created yet, in seconds
+   * (default 30, at most bufferSeconds). */
+  pendingAudioSeconds?: number;
   sessionOptions?: Record<string, unknown>;
   logger: Logger;
   clientMetrics?: ClientMetrics;
@@ -46,16 +55,24 @@ interface RtpIngestEvents {
   done: [report: RtpSessionReport];
 }
 
-export function rtpStreamId(listenPort: number, stream: RtpStream): string {
-  const { ssrc, address, port } = stream.info;
-  return `rtp:${listenPort}:${ssrc.toString(16).padStart(8, '0')}:${address}:${port}`;
+/** `rtp:<listen port>:<ssrc hex>:<address>:<port>`, and `#<generation>` from the second
+ * stream of the same key on (a call that resumed after an idle end gets its own session). */
+export function rtpStreamId(listenPort: number, stream: Pick<RtpStream, 'info'>): string {
+  const { ssrc, address, port, generation } = stream.info;
+  return `rtp:${listenPort}:${ssrc.toString(16).padStart(8, '0')}:${address}:${port}${generation > 1 ? `#${generation}` : ''}`;
 }
+
+export const DEFAULT_PENDING_AUDIO_SECONDS = 30;
 
 export class RtpIngest extends EventEmitter<RtpIngestEvents> {
   readonly receiver: RtpReceiver;
   readonly #o: RtpIngestOptions;
   readonly #pending = new Set<Promise<RtpSessionReport>>();
   readonly #streamers = new Set<SessionStreamer>();
+  /** Streamers whose session is not created yet. */
+  readonly #unstarted = new Set<SessionStreamer>();
+  /** Of those, the ones whose stream already ended, oldest first. */
+  readonly #endedUnstarted = new Set<SessionStreamer>();
   #listenPort = 0;
 
   constructor(options: RtpIngestOptions) {
@@ -85,9 +102,12 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     return Promise.all([...this.#pending]);
   }
 
-  /** Stop receiving, end every stream and close its session; resolves with their reports. */
+  /** Stop receiving, end every stream and close its session; resolves with their reports.
+   * Streams whose session was never created (the server unreachable) are given up: their
+   * held audio is dropped (logged) rather than waiting for the server for ever. */
   async stop(): Promise<RtpSessionReport[]> {
     await this.receiver.stop();
+    for (const streamer of this.#unstarted) void streamer.abort().catch(() => undefined);
     return this.settled();
   }
 
@@ -103,6 +123,7 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     const encoding = stream.info.format.sessionEncoding;
     const enc = INPUT_ENCODINGS[encoding];
     const bufferSamples = Math.round((this.#o.bufferSeconds ?? 60) * enc.sampleRateHz);
+    const pendingBytes = Math.min(bufferSamples, Math.round((this.#o.pendingAudioSeconds ?? DEFAULT_PENDING_AUDIO_SECONDS) * enc.sampleRateHz)) * enc.bytesPerSample;
     let log = stream.log.child({ streamId });
     const streamer = new SessionStreamer({
       url: this.#o.url,
@@ -117,8 +138,9 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       onFull: 'drop-oldest',
     });
     this.#streamers.add(streamer);
+    this.#unstarted.add(streamer);
 
-    // Audio until the session exists, bounded like the streamer's own buffer.
+    // Audio until the session exists, bounded by pendingBytes.
     const early: Buffer[] = [];
     let earlyBytes = 0;
     let droppedEarlyBytes = 0;
@@ -126,16 +148,37 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     let failed: Error | null = null;
     let writes: Promise<void> = Promise.resolve();
     const ended = new Promise<RtpStreamEnd>((resolve) => stream.once('end', resolve));
+    void ended.then(() => {
+      if (!this.#unstarted.has(streamer)) return;
+      // The call is over but its session does not exist yet: keep trying, within a bound.
+      this.#endedUnstarted.add(streamer);
+      if (this.#endedUnstarted.size > (this.#o.maxStreams ?? 64)) {
+        const oldest = this.#endedUnstarted.values().next().value!;
+        this.#endedUnstarted.delete(oldest);
+        void oldest.abort().catch(() => undefined);
+      }
+    });
 
     stream.on('audio', (chunk) => {
       if (failed) return;
       if (!started) {
         early.push(chunk);
         earlyBytes += chunk.length;
-        while (earlyBytes > bufferSamples * enc.bytesPerSample && early.length > 1) {
-          const dropped = early.shift()!;
-          earlyBytes -= dropped.length;
-          droppedEarlyBytes += dropped.length;
+        let dropped = 0;
+        while (earlyBytes > pendingBytes && early.length > 0) {
+          // The oldest chunk goes whole, or its oldest part when it alone is over the bound.
+          const head = early[0]!;
+          const cut = Math.min(head.length, earlyBytes - pendingBytes); // whole samples: both are
+          if (cut >= head.length) early.shift();
+          else early[0] = head.subarray(cut);
+          earlyBytes -= cut;
+          dropped += cut;
+        }
+        if (dropped > 0) {
+          if (droppedEarlyBytes === 0) log.warn({ pendingAudioSeconds: pendingBytes / enc.bytesPerSample / enc.sampleRateHz }, 'session not created yet and its held audio is full: the oldest is dropped');
+          droppedEarlyBytes += dropped;
+          this.#o.clientMetrics?.overflows.inc();
+          this.#o.clientMetrics?.overflowSeconds.inc(dropped / enc.bytesPerSample / enc.sampleRateHz);
         }
         return;
       }
@@ -158,7 +201,12 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     streamer.on('error', (err: Error) => log.error({ err }, 'stream error'));
 
     try {
-      sessionId = (await streamer.start()).sessionId;
+      try {
+        sessionId = (await streamer.start()).sessionId;
+      } finally {
+        this.#unstarted.delete(streamer);
+        this.#endedUnstarted.delete(streamer);
+      }
       log = log.child({ sessionId });
       if (this.#o.outDir) files = new TranscriptFiles(this.#o.outDir, sessionId);
       log.info({ encoding }, 'rtp stream streaming to session');
@@ -171,7 +219,8 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       });
     } catch (err) {
       failed = err as Error;
-      log.error({ err }, 'could not start a session for the rtp stream; its audio is dropped');
+      log.error({ err, droppedSamples: (earlyBytes + droppedEarlyBytes) / enc.bytesPerSample }, 'could not start a session for the rtp stream; its audio is dropped');
+      early.splice(0);
     }
 
     const end = await ended;
@@ -181,7 +230,6 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
         await writes;
         if (failed) throw failed;
         summary = await streamer.end();
-        files?.close(summary.finals);
         log.info(
           {
             reason: end.reason,
@@ -199,6 +247,13 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       }
     }
     if (failed && sessionId) await streamer.abort().catch(() => undefined);
+    // Closed whatever happened: with the complete transcript after a clean close, else with
+    // the finals received (the session stays resumable; its transcript is on the server).
+    try {
+      files?.close(summary?.finals ?? []);
+    } catch (err) {
+      log.error({ err }, 'could not write the transcript files');
+    }
     this.#streamers.delete(streamer);
     const report: RtpSessionReport = { streamId, ssrc: stream.info.ssrc, source, sessionId, end, summary, error: failed ? failed.message : null };
     this.emit('done', report);

@@ -39,6 +39,10 @@ export interface RtpReceiverOptions {
 export interface RtpStreamInfo {
   /** `<ssrc hex>@<address>:<port>`: unique among live streams. */
   readonly key: string;
+  /** 1 for the first stream of this key; one more for each stream of the same key after an
+   * earlier one ended (a call that went quiet past the idle timeout and then went on): each
+   * generation is its own session. */
+  readonly generation: number;
   readonly ssrc: number;
   readonly address: string;
   readonly port: number;
@@ -87,6 +91,10 @@ export interface RtpReceiverAddress {
   rtcpPort: number | null;
 }
 
+/** How long the generation of an ended stream's key is remembered. SSRCs are random 32-bit
+ * numbers, so a key that comes back after this long is another call in practice. */
+export const GENERATION_MEMORY_MS = 6 * 3600_000;
+
 function ssrcHex(ssrc: number): string {
   return ssrc.toString(16).padStart(8, '0');
 }
@@ -94,9 +102,16 @@ function ssrcHex(ssrc: number): string {
 export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
   readonly #o: RtpReceiverOptions & { idleTimeoutMs: number; maxStreams: number; pollIntervalMs: number; now: () => number };
   readonly #streams = new Map<string, RtpStream>();
-  /** Keys of streams that ended, until they have been quiet for the idle timeout: straggling
-   * packets after a BYE must not open a second session for the same call. */
-  readonly #ended = new Map<string, number>();
+  /** Keys of streams that ended by an RTCP BYE, with the time of the BYE: for one idle
+   * timeout after it, straggling packets are dropped rather than opening a second session
+   * for a call that said it was over. Later packets do not extend that time (a sender that
+   * goes on after its BYE gets a new stream once it has passed). */
+  readonly #byeEnded = new Map<string, number>();
+  /** The last generation of each key whose stream ended, with the time it ended, kept for
+   * GENERATION_MEMORY_MS: a stream that starts again after ending (by idle timeout, or after
+   * a BYE's hold) is the next generation, so it gets a new stream id and a new session
+   * instead of the earlier, closed one. */
+  readonly #generations = new Map<string, { generation: number; endedAt: number }>();
   #rtp: dgram.Socket | null = null;
   #rtcp: dgram.Socket | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -200,9 +215,8 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
     const key = `${ssrcHex(packet.ssrc)}@${rinfo.address}:${rinfo.port}`;
     let stream = this.#streams.get(key);
     if (!stream) {
-      const endedAt = this.#ended.get(key);
-      if (endedAt !== undefined) {
-        this.#ended.set(key, now);
+      const byeAt = this.#byeEnded.get(key);
+      if (byeAt !== undefined && now - byeAt < this.#o.idleTimeoutMs) {
         this.#dropped('ended_stream');
         return;
       }
@@ -221,14 +235,17 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
   }
 
   #startStream(key: string, packet: RtpPacket, rinfo: dgram.RemoteInfo, format: PayloadFormat, now: number): RtpStream {
-    const info: RtpStreamInfo = { key, ssrc: packet.ssrc, address: rinfo.address, port: rinfo.port, format };
+    this.#byeEnded.delete(key);
+    const generation = (this.#generations.get(key)?.generation ?? 0) + 1;
+    this.#generations.delete(key);
+    const info: RtpStreamInfo = { key, generation, ssrc: packet.ssrc, address: rinfo.address, port: rinfo.port, format };
     const jitter = new JitterBuffer({
       ...this.#o.jitter,
       bytesPerSample: format.bytesPerSample,
       silenceByte: format.silenceByte,
       clockRateHz: format.clockRateHz,
     });
-    const log = this.#o.logger.child({ ssrc: ssrcHex(packet.ssrc), source: `${rinfo.address}:${rinfo.port}` });
+    const log = this.#o.logger.child({ ssrc: ssrcHex(packet.ssrc), source: `${rinfo.address}:${rinfo.port}`, ...(generation > 1 ? { generation } : {}) });
     const stream = new RtpStream(info, jitter, log, now);
     this.#streams.set(key, stream);
     this.#o.metrics?.activeStreams.set(this.#streams.size);
@@ -297,7 +314,8 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
         stream.log.error({ err }, 'rtp stream poll failed');
       }
     }
-    for (const [key, at] of this.#ended) if (now - at >= this.#o.idleTimeoutMs) this.#ended.delete(key);
+    for (const [key, at] of this.#byeEnded) if (now - at >= this.#o.idleTimeoutMs) this.#byeEnded.delete(key);
+    for (const [key, g] of this.#generations) if (now - g.endedAt >= GENERATION_MEMORY_MS) this.#generations.delete(key);
   }
 
   #endStream(stream: RtpStream, reason: StreamEndReason): void {
@@ -308,7 +326,8 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
     const released = stream.jitter.flush(now);
     this.#countDelta(before, stream.jitter.stats, stream.info.format);
     this.#streams.delete(stream.info.key);
-    if (reason !== 'shutdown') this.#ended.set(stream.info.key, now);
+    if (reason === 'bye') this.#byeEnded.set(stream.info.key, now);
+    this.#generations.set(stream.info.key, { generation: stream.info.generation, endedAt: now });
     this.#o.metrics?.activeStreams.set(this.#streams.size);
     this.#o.metrics?.streamsEnded.inc({ reason });
     this.#o.metrics?.jitter.observe(stream.jitter.stats.jitterSeconds);

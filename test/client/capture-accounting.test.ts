@@ -43,6 +43,26 @@ describe('CaptureAccount', () => {
     expect(() => a.onReady(1, 0, 11)).toThrow(RangeError);
   });
 
+  it('finds the audio this client sent inside a gap the server filled', () => {
+    const a = new CaptureAccount();
+    a.capture(10_000);
+    a.onReady(2, 0, 4000); // epoch 2 starts at session position 4000
+    a.markSent(a.nextFrame(800, 10_000)!); // 4000..4800
+    a.markSent(a.nextFrame(800, 10_000)!); // 4800..5600
+    // The server lost the first frame and took the second: silence at sampleOffset 0, 800 long.
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 0, samples: 800 })).toEqual({ from: 4000, to: 4800 });
+    // Only what was sent counts; a stale epoch is not this socket's.
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 1200, samples: 2000 })).toEqual({ from: 5200, to: 5600 });
+    expect(a.realAudioInGap({ epoch: 1, sampleOffset: 0, samples: 800 })).toBeNull();
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 1600, samples: 800 })).toBeNull();
+    // Below `silentBelow` the client itself sent silence (overflow): no loss there.
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 0, samples: 800 }, 4500)).toEqual({ from: 4500, to: 4800 });
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 0, samples: 800 }, 4800)).toBeNull();
+    // A rewind does not unsend: the range stays sent in this epoch.
+    a.rewind();
+    expect(a.realAudioInGap({ epoch: 2, sampleOffset: 800, samples: 800 })).toEqual({ from: 4800, to: 5600 });
+  });
+
   it('parses wire counts strictly', () => {
     expect(wireSamples('48000')).toBe(48000);
     expect(wireSamples(12)).toBe(12);

@@ -39,6 +39,29 @@ describe('inputs', () => {
     await expect(input.done).rejects.toThrow(/ffmpeg could not decode/);
   });
 
+  it('stop() on a raw input that stays open ends it like an end of input: no error, what was read is kept', async () => {
+    // A FIFO with a writer that never closes stands in for a pipe from a live call.
+    const fifo = path.join(tempDir(), 'call.raw');
+    execFileSync('mkfifo', [fifo]);
+    const writer = fs.createWriteStream(fifo);
+    const input = openInput(fifo, 'mulaw_8000');
+    expect(input.kind).toBe('raw-file');
+    const bytes = clip.mulaw8k.subarray(0, 4000);
+    const written = new Promise((resolve) => writer.write(bytes, resolve));
+    const parts: Buffer[] = [];
+    const reading = (async () => {
+      for await (const c of input.stream as AsyncIterable<Buffer>) {
+        parts.push(c);
+        if (Buffer.concat(parts).length === bytes.length) input.stop();
+      }
+    })();
+    await reading; // rejected with ERR_STREAM_PREMATURE_CLOSE when stop() destroys the stream
+    await input.done;
+    expect(Buffer.concat(parts).equals(bytes)).toBe(true);
+    await written;
+    writer.on('error', () => undefined).end(); // no reader left: EPIPE is expected
+  });
+
   it('asks ffmpeg for the session format', () => {
     expect(ffmpegOutputArgs('mulaw_8000')).toEqual(['-f', 'mulaw', '-ar', '8000', '-ac', '1']);
     expect(ffmpegOutputArgs('pcm_s16le_48000')).toEqual(['-f', 's16le', '-ar', '48000', '-ac', '1']);

@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { randomUUID } from 'node:crypto';
-import { SessionStreamer, idempotencyKeyFor } from '../../src/client/session-streamer.js';
+import WebSocket from 'ws';
+import { SessionStreamer, StreamFatalError, describeFetchError, idempotencyKeyFor } from '../../src/client/session-streamer.js';
+import { freePort } from '../helpers/serve-process.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
@@ -55,6 +57,31 @@ describe('SessionStreamer', () => {
     expect(k).toMatch(/^[\x21-\x7e]{16,64}$/);
   });
 
+  it('tells network failures (retried) from requests that cannot be built (fatal), from real fetch errors', async () => {
+    const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((e: unknown) => e);
+    expect(describeFetchError(refused)).toEqual({ network: true, reason: 'network error (ECONNREFUSED)' });
+    const badHeader = await fetch(svc.baseUrl, { headers: { accessKey: 'sk_secret\n# note' } }).catch((e: unknown) => e);
+    expect(badHeader).toBeInstanceOf(TypeError);
+    const d = describeFetchError(badHeader);
+    expect(d.network).toBe(false);
+    expect(d.reason).not.toContain('sk_secret');
+    const timedOut = await fetch('http://10.255.255.1/', { signal: AbortSignal.timeout(1) }).catch((e: unknown) => e);
+    expect(describeFetchError(timedOut).network).toBe(true);
+  });
+
+  it('an access key that is not a valid header value fails start() at once, and the key is never logged', async () => {
+    const key = 'sk_secret_0123456789\n# rotated by ops';
+    const lines: string[] = [];
+    const captured = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
+    const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey: key, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger: captured, backoff: { baseMs: 20, maxMs: 50 } });
+    // Before: a "Headers.append: <key> is an invalid header value" warning and a retry, for ever.
+    const outcome = await Promise.race([streamer.start().then(() => 'started', (e: unknown) => e), new Promise((r) => setTimeout(() => r('still retrying'), 3000))]);
+    expect(outcome).toBeInstanceOf(StreamFatalError);
+    expect((outcome as Error).message).not.toContain('sk_secret');
+    expect(lines.join('')).not.toContain('sk_secret');
+    await streamer.abort();
+  });
+
   it('streams a clip, and with socket cuts mid-stream the server holds every sample once and the words match', async () => {
     const clean = await stream();
     expect(clean.summary.serverCapturedSamples).toBe(audio.length);
@@ -82,6 +109,99 @@ describe('SessionStreamer', () => {
     expect(value('scribed_client_audio_buffered_seconds')).toBeCloseTo(0, 6);
     expect(text).toMatch(/scribed_client_resumes_total [3-9]/);
   }, 180_000);
+
+  it('abort() while a resume is in flight leaves the session open (no socket, no close)', async () => {
+    // The resume is held on its way to the real server, so abort() lands inside it.
+    const realFetch = globalThis.fetch;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let resumeSeen!: () => void;
+    const resumeStarted = new Promise<void>((r) => (resumeSeen = r));
+    globalThis.fetch = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      if (String(input).endsWith('/resume')) {
+        resumeSeen();
+        await held;
+      }
+      return realFetch(input, init);
+    }) as typeof fetch;
+    try {
+      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger, backoff: { baseMs: 10, maxMs: 20 } });
+      const { sessionId } = await streamer.start();
+      await streamer.write(audio.subarray(0, 8000));
+      for (let i = 0; i < 300 && streamer.stats().acknowledged < 8000; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(streamer.stats().acknowledged).toBe(8000);
+      streamer.cutSocket();
+      await resumeStarted;
+      const aborting = streamer.abort();
+      release();
+      await aborting;
+      await new Promise((r) => setTimeout(r, 300));
+      const session = (await (await realFetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      expect(['RECORDING', 'PAUSED']).toContain(session.data.status);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  }, 30_000);
+
+  it('abort() ends a start() that is still retrying to create the session', async () => {
+    const streamer = new SessionStreamer({ url: `http://127.0.0.1:${await freePort()}`, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger, backoff: { baseMs: 50, maxMs: 100 } });
+    const starting = streamer.start().then(() => 'started', (e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    await streamer.abort();
+    const outcome = await Promise.race([starting, new Promise((r) => setTimeout(() => r('still retrying'), 2000))]);
+    expect(outcome).toBeInstanceOf(StreamFatalError);
+    expect((outcome as StreamFatalError).code).toBe('ABORTED');
+  });
+
+  it('the streams gauge counts a stream once: abort() before start(), and abort() after end() failed', async () => {
+    const metrics = new ClientMetrics({ defaults: false });
+    const gauge = async () => Number(/^scribed_client_streams (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
+    const opts = { url: svc.baseUrl, accessKey, encoding: 'mulaw_8000' as const, bufferSamples: 16000, logger, metrics };
+    await new SessionStreamer({ ...opts, streamId: randomUUID() }).abort();
+    expect(await gauge()).toBe(0);
+    const streamer = new SessionStreamer({ ...opts, streamId: randomUUID() });
+    await streamer.start();
+    expect(await gauge()).toBe(1);
+    await streamer.write(audio.subarray(0, 1600));
+    // An abort while end() waits for `closed` makes end() fail; the caller then aborts again,
+    // as RtpIngest and `scribed stream` do after a failed end.
+    const ending = streamer.end().then(() => 'ended', (e: unknown) => e);
+    await streamer.abort();
+    expect(await ending).toBeInstanceOf(Error);
+    await streamer.abort();
+    expect(await gauge()).toBe(0);
+  });
+
+  it('a frame lost on the server side: the gap over sent audio is logged at error and counted, and a resume goes on without sending anything twice', async () => {
+    // Drop the 5th audio frame on its way out, as a server that failed to take it would
+    // (the next frame then lands past a hole, which the server fills with silence).
+    const realSend = WebSocket.prototype.send;
+    let binaryFrames = 0;
+    WebSocket.prototype.send = function (this: WebSocket, data: any, ...rest: any[]) {
+      if (typeof data !== 'string' && ++binaryFrames === 5) return;
+      return (realSend as (...a: unknown[]) => void).call(this, data, ...rest);
+    } as typeof realSend;
+    const records: Array<Record<string, any>> = [];
+    const captured = pino({ level: 'info' }, { write: (l: string) => records.push(JSON.parse(l)) });
+    const metrics = new ClientMetrics({ defaults: false });
+    try {
+      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger: captured, metrics, backoff: { baseMs: 20, maxMs: 100 } });
+      const { sessionId } = await streamer.start();
+      const part = audio.subarray(0, 24_000);
+      for (const c of chunks(part, 1, 800)) await streamer.write(c);
+      const summary = await streamer.end();
+      expect(summary.gapSamples).toBe(800);
+      expect(summary.reconnects).toBeGreaterThanOrEqual(1);
+      expect(summary.serverCapturedSamples).toBe(part.length);
+      const session = (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      expect(session.data.capturedSamples).toBe(String(part.length));
+      const gapLog = records.find((r) => r.msg === 'the server filled audio this client sent with silence; reconnecting to resume');
+      expect(gapLog).toMatchObject({ level: 50, fromSample: 3200, toSample: 4000, samples: 800 });
+      expect(await metrics.registry.metrics()).toMatch(/^scribed_client_gap_samples_total 800$/m);
+    } finally {
+      WebSocket.prototype.send = realSend;
+    }
+  }, 60_000);
 
   it('a restarted client with the same stream id re-attaches and continues the timeline', async () => {
     const streamId = randomUUID();

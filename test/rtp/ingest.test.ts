@@ -3,6 +3,7 @@
 // transcript of an RTP call must match the same audio streamed directly, and the server's
 // timeline must hold every sample of the call, lost packets included (as silence).
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,8 @@ import type { InputEncodingName } from '../../src/core/audio/encodings.js';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
 import { packetize, RtpTestSender } from '../helpers/rtp.js';
+import { freePort } from '../helpers/serve-process.js';
+import { ClientMetrics } from '../../src/client/metrics.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
@@ -112,6 +115,39 @@ describe('RTP ingest into a real service', () => {
     expect(normaliseWords(textOf(report))).toEqual(normaliseWords(await direct(format.sessionEncoding, format.toSession(sentAlaw))));
   });
 
+  it('a call that goes quiet past the idle timeout: the rest of the call gets a second session, nothing lost', async () => {
+    const t = await ingest();
+    const reports: RtpSessionReport[] = [];
+    t.ing.on('done', (r) => reports.push(r));
+    const sender = await RtpTestSender.open(0xbeef01);
+    const half = Math.floor(clip.mulaw8k.length / 320) * 160;
+    const packets = packetize(clip.mulaw8k, { payloadType: 0, seq0: 100, ts0: 1000 });
+    const cut = half / 160;
+    for (const p of packets.slice(0, cut)) {
+      await sender.send(p, t.address.port);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    // Quiet for longer than the idle timeout (500 ms), then the call goes on.
+    await expect.poll(() => reports.length, { timeout: 20_000 }).toBe(1);
+    for (const p of packets.slice(cut)) {
+      await sender.send(p, t.address.port);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await sender.bye(t.address.rtcpPort!);
+    await expect.poll(() => reports.length, { timeout: 30_000 }).toBe(2);
+    sender.close();
+    await t.ing.stop();
+    const [first, second] = reports as [RtpSessionReport, RtpSessionReport];
+    expect(first.error).toBeNull();
+    expect(second.error).toBeNull();
+    expect(first.end.reason).toBe('idle');
+    expect(second.end.reason).toBe('bye');
+    expect(second.streamId).toBe(`${first.streamId}#2`);
+    expect(second.sessionId).not.toBe(first.sessionId);
+    expect(first.summary!.serverCapturedSamples).toBe(half);
+    expect(second.summary!.serverCapturedSamples).toBe(clip.mulaw8k.length - half);
+  });
+
   it('a call with 10% of packets lost, some reordered and duplicated: the timeline holds every sample, lost ones as silence', async () => {
     const t = await ingest();
     const sender = await RtpTestSender.open(0xc0ffee);
@@ -149,5 +185,121 @@ describe('RTP ingest into a real service', () => {
     const vsRef = wordErrorRate(clip.reference, lossy);
     expect(normaliseWords(lossy).length).toBeGreaterThan(0);
     if (process.env.SCRIBED_TEST_FIGURES) console.log(JSON.stringify({ lost: lost.size, packets: packets.length, vsClean, vsRef, clean, lossy }));
+  });
+});
+
+describe('RTP ingest while the server is unreachable', () => {
+  it('when closing the session fails, its transcript files are still closed and the streams gauge is back to 0', async () => {
+    const own = await startService();
+    const key = (await own.account(1_000_000n)).accessKey;
+    // The ingest reaches the service through a TCP relay this test can cut.
+    const conns = new Set<net.Socket>();
+    const relay = net.createServer((c) => {
+      const u = net.connect(Number(new URL(own.baseUrl).port), '127.0.0.1');
+      for (const s of [c, u]) {
+        conns.add(s);
+        s.on('error', () => undefined).on('close', () => conns.delete(s));
+      }
+      c.pipe(u).pipe(c);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', () => r()));
+    const cutRelay = () => {
+      relay.close();
+      for (const s of conns) s.destroy();
+    };
+    const metrics = new ClientMetrics({ defaults: false });
+    const outDir = tempDir('scribed-rtp-out-');
+    const url = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+    const ing = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 60_000, url, accessKey: key, outDir, logger, clientMetrics: metrics });
+    const address = await ing.start();
+    const reports: RtpSessionReport[] = [];
+    ing.on('done', (r) => reports.push(r));
+    let sessionId = '';
+    ing.on('session', (info) => (sessionId = info.sessionId));
+    const sender = await RtpTestSender.open(0xfa11ed);
+    for (const p of packetize(clip.mulaw8k.subarray(0, 16000), { payloadType: 0 })) await sender.send(p, address.port);
+    await expect.poll(() => sessionId, { timeout: 10_000 }).not.toBe('');
+    const gauge = async (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    await expect.poll(() => gauge('scribed_client_audio_buffered_seconds'), { timeout: 10_000 }).toBe(0);
+    // The service stops: its shutdown final is appended to the files (they are open now), and
+    // the network path goes away with it, so the close that the BYE starts cannot finish; the
+    // operator's stop bound then gives up on it (abortAll), so end() fails.
+    const finalSeen = new Promise<void>((resolve) =>
+      ing.once('final', () => {
+        cutRelay();
+        resolve();
+      }),
+    );
+    await own.stop();
+    await finalSeen;
+    cutRelay();
+    await sender.bye(address.rtcpPort!);
+    sender.close();
+    await new Promise((r) => setTimeout(r, 300));
+    await ing.abortAll();
+    await expect.poll(() => reports.length, { timeout: 10_000 }).toBe(1);
+    expect(reports[0]!.error).not.toBeNull();
+    await ing.stop();
+    // The files exist (rewritten from what was received) and no descriptor is left open on them.
+    const files = [`${sessionId}.jsonl`, `${sessionId}.txt`].map((f) => path.join(outDir, f));
+    for (const f of files) expect(fs.existsSync(f), f).toBe(true);
+    const open = fs.readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    });
+    for (const f of files) expect(open).not.toContain(f);
+    expect(await gauge('scribed_client_streams')).toBe(0);
+  });
+
+  it('holds at most --pending-audio-seconds per call (the rest counted as overflow), keeps at most maxStreams ended calls, and stop() gives up the rest', async () => {
+    const metrics = new ClientMetrics({ defaults: false });
+    const ing = new RtpIngest({
+      host: '127.0.0.1',
+      port: 0,
+      rtcpPort: null,
+      payloadTypes: buildPayloadTypeMap([]),
+      idleTimeoutMs: 200,
+      maxStreams: 2,
+      url: `http://127.0.0.1:${await freePort()}`, // nothing listens there
+      accessKey,
+      pendingAudioSeconds: 0.5,
+      logger,
+      clientMetrics: metrics,
+    });
+    const address = await ing.start();
+    const reports: RtpSessionReport[] = [];
+    ing.on('done', (r) => reports.push(r));
+    const overflowSeconds = async () => Number(/^scribed_client_audio_overflow_seconds_total (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
+
+    // A 2 s call: only the last 0.5 s can be held while its session cannot be created.
+    const first = await RtpTestSender.open(0xdead01);
+    for (const p of packetize(clip.mulaw8k.subarray(0, 16000), { payloadType: 0 })) await first.send(p, address.port);
+    first.close();
+    await expect.poll(overflowSeconds, { timeout: 5000 }).toBeCloseTo(1.5, 6);
+    // Three more short calls end while the server is still away: of the four ended calls
+    // waiting for a session, only maxStreams (2) are kept; the oldest two are given up.
+    let started = 0;
+    ing.receiver.on('stream', () => started++);
+    for (const [k, ssrc] of [0xdead02, 0xdead03, 0xdead04].entries()) {
+      await expect.poll(() => ing.receiver.streams.size, { timeout: 5000 }).toBe(0); // the previous call has ended
+      const s = await RtpTestSender.open(ssrc);
+      for (const p of packetize(clip.mulaw8k.subarray(0, 800), { payloadType: 0 })) await s.send(p, address.port);
+      s.close();
+      await expect.poll(() => started, { timeout: 5000 }).toBe(k + 1);
+    }
+    await expect.poll(() => reports.length, { timeout: 5000 }).toBe(2);
+    expect(reports.map((r) => r.ssrc)).toEqual([0xdead01, 0xdead02]);
+    expect(ing.activeSessions).toBe(2);
+    // stop() returns instead of waiting for the server for ever.
+    const stopped = await Promise.race([ing.stop(), new Promise((r) => setTimeout(() => r('stop hangs'), 5000))]);
+    expect(stopped).not.toBe('stop hangs');
+    expect(reports).toHaveLength(4);
+    for (const r of reports) {
+      expect(r.sessionId).toBeNull();
+      expect(r.error).toMatch(/aborted/);
+    }
   });
 });

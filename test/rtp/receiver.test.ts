@@ -188,17 +188,44 @@ describe('RtpReceiver', () => {
     expect(await t.value('scribed_rtp_packets_dropped_total', { reason: 'other_payload_type' })).toBe(1);
   });
 
-  it('ends a stream after the idle timeout and ignores its stragglers for a while', async () => {
+  it('a call that goes quiet past the idle timeout and goes on becomes a new stream, the next generation', async () => {
     const t = await setup({ idleTimeoutMs: 300 });
-    const packets = packetize(tone(3), { payloadType: 0 });
-    for (const p of packets.slice(0, 2)) await t.sender.send(p, t.address.port);
-    const s = await t.nextStream();
-    const end = await s.ended;
-    expect(end.reason).toBe('idle');
-    await t.sender.send(packets[2]!, t.address.port);
-    await expect.poll(() => t.value('scribed_rtp_packets_dropped_total', { reason: 'ended_stream' })).toBe(1);
-    expect(t.streams).toHaveLength(1);
+    const packets = packetize(tone(6), { payloadType: 0 });
+    for (const p of packets.slice(0, 3)) await t.sender.send(p, t.address.port);
+    const first = await t.nextStream();
+    expect(first.stream.info.generation).toBe(1);
+    expect((await first.ended).reason).toBe('idle');
+    // The rest of the call, same SSRC and source, continuing its sequence and timestamps.
+    for (const p of packets.slice(3)) await t.sender.send(p, t.address.port);
+    const second = await t.nextStream(2);
+    expect(second.stream.info.key).toBe(first.stream.info.key);
+    expect(second.stream.info.generation).toBe(2);
+    await t.sender.bye(t.address.rtcpPort!);
+    await second.ended;
+    expect(second.audio().equals(tone(6).subarray(3 * 160))).toBe(true);
+    expect(await t.value('scribed_rtp_packets_dropped_total', { reason: 'ended_stream' })).toBe(0);
     expect(await t.value('scribed_rtp_streams_ended_total', { reason: 'idle' })).toBe(1);
+  });
+
+  it('after a BYE, stragglers are dropped for one idle timeout, which they do not extend', async () => {
+    const t = await setup({ idleTimeoutMs: 400 });
+    const packets = packetize(tone(40), { payloadType: 0 });
+    for (const p of packets.slice(0, 2)) await t.sender.send(p, t.address.port);
+    const first = await t.nextStream();
+    await t.sender.bye(t.address.rtcpPort!);
+    expect((await first.ended).reason).toBe('bye');
+    const byeAt = Date.now();
+    // A sender that goes on sending every 50 ms: dropped until 400 ms after the BYE, then a
+    // new stream (before, every straggler pushed the end further and the rest was lost).
+    for (let k = 2; k < packets.length && t.streams.length < 2; k++) {
+      await t.sender.send(packets[k]!, t.address.port);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(t.streams).toHaveLength(2);
+    expect(Date.now() - byeAt).toBeGreaterThanOrEqual(400);
+    expect(Date.now() - byeAt).toBeLessThan(1500);
+    expect(t.streams[1]!.stream.info.generation).toBe(2);
+    expect(await t.value('scribed_rtp_packets_dropped_total', { reason: 'ended_stream' })).toBeGreaterThan(3);
   });
 
   it('understands RTCP multiplexed on the RTP port (RFC 5761)', async () => {
