@@ -147,6 +147,31 @@ describe('recordings: content checks', () => {
   });
 });
 
+describe('malformed multipart', () => {
+  const send = (method: string, path: string, contentType: string, body: string) =>
+    call(svc.baseUrl, method, path, { key: alice.accessKey, rawBody: body, headers: { 'content-type': contentType } });
+  const truncated = '--XYZ\r\nContent-Disposition: form-data; name="files"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF';
+
+  it('answers 400 BAD_REQUEST, not 500, for a body that is not multipart data, a missing boundary or a cut-off body', async () => {
+    const id = await newVoice();
+    const before = storedFiles().length;
+    for (const [method, path] of [['POST', `${VOICES}/tts`], ['PUT', `${VOICES}/tts/${id}`]] as const) {
+      for (const [contentType, body] of [
+        ['multipart/form-data; boundary=XYZ', 'garbage'],
+        ['multipart/form-data', 'garbage'],
+        ['multipart/form-data; boundary=XYZ', truncated],
+      ] as const) {
+        const r = await send(method, path, contentType, body);
+        expect(r.status, `${method} ${contentType} ${body.slice(0, 10)}: ${r.text}`).toBe(400);
+        expect(r.json.message).toMatch(/^BAD_REQUEST: /);
+      }
+    }
+    expect(storedFiles().length).toBe(before);
+    expect(staging()).toEqual([]);
+    expect((await voiceOf(id)).fileCount).toBe(1);
+  });
+});
+
 describe('recordings: limits', () => {
   it('takes a file of exactly 10 MiB', async () => {
     const id = await newVoice();
