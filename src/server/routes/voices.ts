@@ -32,6 +32,10 @@ export function voiceItem(v: VoiceRecord): VoiceItem {
   return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
 }
 
+/** The text fields a request may carry, each with its check (called with undefined when the
+ * field is absent; it throws if the field is required). */
+type FieldRules = Record<string, (value: string | undefined) => string>;
+
 interface Upload {
   fields: Record<string, string>;
   files: StagedFile[];
@@ -64,10 +68,12 @@ function uploadError(err: unknown, maxFiles: number): unknown {
 
 /** Stream every part: `files` parts to staging, short text fields kept; then check every
  * file's content. On any failure the staged files are removed before the error propagates. */
-async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, allowedFields: string[]): Promise<Upload> {
+async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, fields: FieldRules): Promise<Upload> {
   const upload: Upload = { fields: {}, files: [] };
   try {
-    await readParts(req, recordings, maxFiles, allowedFields, upload);
+    await readParts(req, recordings, maxFiles, fields, upload);
+    // A required field that never came is refused before any file is probed.
+    for (const [name, rule] of Object.entries(fields)) if (!(name in upload.fields)) rule(undefined);
   } catch (err) {
     recordings.discard(upload.files);
     throw uploadError(err, maxFiles);
@@ -92,9 +98,10 @@ async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFi
   }
 }
 
-async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, allowedFields: string[], upload: Upload): Promise<void> {
+async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, fields: FieldRules, upload: Upload): Promise<void> {
+  const allowed = Object.keys(fields);
   const parts = req.parts({
-    limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowedFields.length + 2, fieldSize: 1024, parts: maxFiles + allowedFields.length + 2, headerPairs: 200 },
+    limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowed.length + 2, fieldSize: 1024, parts: maxFiles + allowed.length + 2, headerPairs: 200 },
   });
   for await (const part of parts) {
     if (part.type === 'file') {
@@ -106,9 +113,10 @@ async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFil
       upload.files.push(staged);
       if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
     } else {
-      if (!allowedFields.includes(part.fieldname)) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown field`);
+      if (!Object.hasOwn(fields, part.fieldname)) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown field`);
       if (part.valueTruncated) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: too long`);
-      upload.fields[part.fieldname] = String(part.value);
+      // Checked as soon as it is parsed: a bad field stops the upload before more is read.
+      upload.fields[part.fieldname] = fields[part.fieldname]!(String(part.value));
     }
   }
 }
@@ -141,14 +149,8 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(`${base}/tts`, async (req) => {
       const accountId = await accountOf(req);
-      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, ['name']);
-      let name: string;
-      try {
-        name = validateVoiceName(upload.fields.name);
-      } catch (err) {
-        recordings.discard(upload.files);
-        throw err;
-      }
+      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, { name: (v) => validateVoiceName(v) });
+      const name = upload.fields.name!;
       const now = ctx.now();
       const id = newId('vc', now);
       const created = await recordings.publish(
@@ -182,7 +184,7 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
       if (!voice) throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
       const room = MAX_FILES_PER_VOICE - voice.fileCount;
       if (room <= 0) throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} already holds ${voice.fileCount} recordings`);
-      const upload = await readUpload(req, recordings, room, []);
+      const upload = await readUpload(req, recordings, room, {});
       let firstIndex = -1;
       const out = await recordings.publish(
         upload.files,
