@@ -20,6 +20,7 @@ export const ERRORS = {
   NOT_FOUND: { wire: -1, http: 404, summary: 'the object does not exist or is not owned by the caller' },
   PAYLOAD_TOO_LARGE: { wire: -1, http: 413, summary: 'the request body is over its size limit' },
   INTERNAL: { wire: -1, http: 500, summary: 'an unexpected server fault; logged with its cause' },
+  METHOD_NOT_ALLOWED: { wire: -1, http: 405, summary: 'the route does not take this method (see the Allow header)' },
 
   // real-time sessions
   IDEMPOTENCY_KEY_REQUIRED: { wire: -1, http: 400, summary: 'the Idempotency-Key header is missing or malformed' },

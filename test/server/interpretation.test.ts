@@ -153,6 +153,17 @@ describe('retry plan', () => {
     expect(again.json.data).toEqual(r.json.data);
   });
 
+  it('answers HEAD with 405 and issues no plan', async () => {
+    const { projectId, targetId } = await failedTarget();
+    const h = await fetch(`${svc.baseUrl}${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, { method: 'HEAD', headers: { accessKey: alice.accessKey } });
+    expect(h.status).toBe(405);
+    expect(h.headers.get('allow')).toBe('GET');
+    // A plan stored by the HEAD would be handed out again with its earlier expiry.
+    clockMs += 60_000;
+    const r = await plan(projectId, targetId);
+    expect(r.json.data.expiresAt).toBe(new Date(clockMs + 15 * 60_000).toISOString());
+  });
+
   it('refuses a target that is not FAILED_RELEASED with 47118', async () => {
     const p = await createProject();
     const r = await plan(p.projectId, p.targets[0].targetId);

@@ -89,7 +89,14 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(projectView(project));
     });
 
-    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, async (req) => {
+    // Reading the plan issues and stores one, so HEAD (which Fastify adds for every GET)
+    // must not run this handler; it answers 405.
+    app.head(`${base}/:projectId/targets/:targetId/retry-plan`, async (_req, reply) => {
+      void reply.header('allow', 'GET');
+      throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD is not supported: reading a retry plan issues one');
+    });
+
+    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, { exposeHeadRoute: false }, async (req) => {
       const accountId = await accountOf(req);
       const now = ctx.now();
       const out = await ctx.store.issueRetryPlan(
