@@ -108,6 +108,18 @@ export function recordCallbackAttempt(sql: SqlAccess, id: string, c: VoiceDesign
   });
 }
 
+export function failVoiceDesignPreview(sql: SqlAccess, id: string, previewSha256: string, error: string, now: Date): VoiceDesignRecord | null {
+  return sql.write(() => {
+    const changed = sql
+      .stmt(
+        `UPDATE voice_designs SET status = 'FAILED', preview_sha256 = NULL, preview_bytes = NULL, error = ?, updated_at = ?
+          WHERE id = ? AND status = 'COMPLETED' AND preview_sha256 = ?`,
+      )
+      .run(error, now.toISOString(), id, previewSha256).changes;
+    return changed === 1 ? toDesign(byId(sql, id)!) : null;
+  });
+}
+
 export function listUnfinishedVoiceDesigns(sql: SqlAccess): VoiceDesignRecord[] {
   return (sql.stmt("SELECT * FROM voice_designs WHERE status = 'PENDING' OR callback_state = 'PENDING' ORDER BY created_at, id").all() as Row[]).map(toDesign);
 }

@@ -809,6 +809,10 @@ export class SqliteStore implements Store {
     designs.recordCallbackAttempt(this.sql, designId, callback, now);
   }
 
+  async failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null> {
+    return designs.failVoiceDesignPreview(this.sql, designId, previewSha256, error, now);
+  }
+
   async listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]> {
     return designs.listUnfinishedVoiceDesigns(this.sql);
   }

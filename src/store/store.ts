@@ -486,6 +486,10 @@ export interface VoiceDesignStore {
    * URL was given. No effect on a design that already left PENDING. */
   finishVoiceDesign(designId: string, outcome: { previewSha256: string; previewBytes: number } | { error: string }, now: Date): Promise<VoiceDesignRecord | null>;
   recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void>;
+  /** Undo of a preview whose file could not be published after finishVoiceDesign committed
+   * it: COMPLETED with that preview -> FAILED with `error`, preview cleared (the callback
+   * state is kept, so the failure is what gets delivered). No effect otherwise. */
+  failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null>;
   /** Designs whose synthesis or callback delivery is still to do (start-up resume). */
   listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]>;
 }

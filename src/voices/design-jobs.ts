@@ -83,14 +83,20 @@ export class DesignJobs {
       const wav = await synthesize(d.previewText, d.params as unknown as EspeakParams);
       if (wav.length <= 44) throw new Error('espeak-ng produced no audio');
       const staged = await this.o.recordings.stageBuffer(wav);
+      // publish commits the row (COMPLETED) before it renames the file into place; if the
+      // rename fails, the undo turns the design FAILED again, so no COMPLETED design ever
+      // points at a missing file.
       finished = await this.o.recordings.publish(
         [staged],
         () => this.o.store.finishVoiceDesign(designId, { previewSha256: staged.sha256, previewBytes: staged.sizeBytes }, this.o.now()),
-        async () => undefined,
+        async () => {
+          await this.o.store.failVoiceDesignPreview(designId, staged.sha256, 'storing the preview failed', this.o.now());
+        },
       );
     } catch (err) {
       this.o.log.error({ err, designId }, 'voice design synthesis failed');
-      finished = await this.o.store.finishVoiceDesign(designId, { error: 'synthesis failed' }, this.o.now());
+      // Null when the undo above already failed the design.
+      finished = (await this.o.store.finishVoiceDesign(designId, { error: 'synthesis failed' }, this.o.now())) ?? (await this.o.store.getVoiceDesign(designId, null));
     }
     this.o.log.info({ designId, status: finished?.status }, 'voice design finished');
     if (finished?.callback.state === 'PENDING') await this.#deliver(designId);
