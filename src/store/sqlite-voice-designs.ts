@@ -64,6 +64,19 @@ export function createVoiceDesign(
   });
 }
 
+export function createVoiceDesignIfRoom(
+  sql: SqlAccess,
+  d: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+  maxPending: number,
+): VoiceDesignRecord | null {
+  // The write lock is taken before the count, so parallel creates cannot both see room.
+  return sql.write(() => {
+    const { n } = sql.stmt("SELECT COUNT(*) AS n FROM voice_designs WHERE status = 'PENDING' AND account_id = ?").get(d.accountId) as { n: bigint };
+    if (Number(n) >= maxPending) return null;
+    return createVoiceDesign(sql, d);
+  });
+}
+
 export function getVoiceDesign(sql: SqlAccess, id: string, accountId: string | null): VoiceDesignRecord | null {
   const r = byId(sql, id);
   if (!r || (accountId !== null && r.account_id !== accountId)) return null;

@@ -793,6 +793,13 @@ export class SqliteStore implements Store {
     return designs.createVoiceDesign(this.sql, input);
   }
 
+  async createVoiceDesignIfRoom(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+    maxPending: number,
+  ): Promise<VoiceDesignRecord | null> {
+    return designs.createVoiceDesignIfRoom(this.sql, input, maxPending);
+  }
+
   async getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null> {
     return designs.getVoiceDesign(this.sql, designId, accountId);
   }

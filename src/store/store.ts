@@ -482,6 +482,12 @@ export interface VoiceDesignRecord {
 export interface VoiceDesignStore {
   createVoiceDesign(input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>): Promise<VoiceDesignRecord>;
   getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null>;
+  /** createVoiceDesign unless the account already holds `maxPending` PENDING designs (then
+   * null); the count and the insert are one transaction. */
+  createVoiceDesignIfRoom(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+    maxPending: number,
+  ): Promise<VoiceDesignRecord | null>;
   /** PENDING -> COMPLETED (with the preview) or FAILED; the callback becomes PENDING when a
    * URL was given. No effect on a design that already left PENDING. */
   finishVoiceDesign(designId: string, outcome: { previewSha256: string; previewBytes: number } | { error: string }, now: Date): Promise<VoiceDesignRecord | null>;

@@ -1,5 +1,6 @@
 // Voice design jobs, in process, with the store as the queue (a restart resumes them):
-//  1. synthesis: espeak-ng speaks the preview text with parameters derived from the
+//  1. synthesis, at most `maxConcurrentSyntheses` at once (the others wait in a FIFO, and
+//     stay PENDING in the store, so a restart queues them again): espeak-ng speaks the preview text with parameters derived from the
 //     description (src/core/voice-description.ts); the WAV is stored content-addressed and
 //     the design becomes COMPLETED (or FAILED);
 //  2. callback delivery when a callbackUrl was given: POST of the design as JSON, signed
@@ -39,16 +40,52 @@ export interface DesignJobOptions {
   /** Body of the callback and of GET /voices/design/{id}: one shape. */
   view: (d: VoiceDesignRecord) => Record<string, unknown>;
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+  /** espeak-ng processes at once (src/voices/design-limits.ts). */
+  maxConcurrentSyntheses: number;
 }
 
 export class DesignJobs {
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Designs waiting for a synthesis slot, oldest first, and those queued or running (so a
+   * design is never synthesized twice at once). */
+  readonly #waiting: string[] = [];
+  readonly #queued = new Set<string>();
+  #running = 0;
   #closed = false;
 
   constructor(private readonly o: DesignJobOptions) {}
 
+  /** Queue a PENDING design for synthesis; it runs when a slot is free. */
   start(designId: string): void {
-    this.#later(0, () => this.#synthesize(designId));
+    if (this.#closed || this.#queued.has(designId)) return;
+    this.#queued.add(designId);
+    this.#waiting.push(designId);
+    this.#pump();
+  }
+
+  /** Syntheses running now (for tests and logs). */
+  get running(): number {
+    return this.#running;
+  }
+
+  #pump(): void {
+    while (!this.#closed && this.#running < this.o.maxConcurrentSyntheses && this.#waiting.length > 0) {
+      const designId = this.#waiting.shift()!;
+      this.#running++;
+      this.#later(0, async () => {
+        try {
+          await this.#synthesize(designId);
+        } finally {
+          this.#running--;
+          this.#queued.delete(designId);
+          this.#pump();
+        }
+      }, () => {
+        // Cancelled (closing or the store is gone): the slot is free again.
+        this.#running--;
+        this.#queued.delete(designId);
+      });
+    }
   }
 
   async resume(): Promise<void> {
@@ -63,13 +100,14 @@ export class DesignJobs {
     this.#closed = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
+    this.#waiting.length = 0;
   }
 
-  #later(ms: number, fn: () => Promise<void>): void {
-    if (this.#closed) return;
+  #later(ms: number, fn: () => Promise<void>, cancelled?: () => void): void {
+    if (this.#closed) return cancelled?.();
     const t = setTimeout(() => {
       this.#timers.delete(t);
-      if (this.#closed || !this.o.store.isOpen()) return;
+      if (this.#closed || !this.o.store.isOpen()) return cancelled?.();
       fn().catch((err) => this.o.log.error({ err }, 'voice design job failed'));
     }, ms);
     this.#timers.add(t);
