@@ -741,6 +741,10 @@ export class SqliteStore implements Store {
     return music.completeArrangement(this.sql, projectId, arrangementVersion, plan, now);
   }
 
+  async failArrangement(projectId: string, arrangementVersion: number, now: Date): Promise<boolean> {
+    return music.failArrangement(this.sql, projectId, arrangementVersion, now);
+  }
+
   async listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]> {
     return music.listMusicProjectsByStatus(this.sql, status);
   }

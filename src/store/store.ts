@@ -328,7 +328,7 @@ export interface InterpretationStore {
 // ---------------------------------------------------------------- issue 4: music projects
 
 /** ARRANGEMENT_GENERATING -> ARRANGEMENT_READY (job done) -> GENERATION_QUEUED (generate). */
-export type MusicProjectStatus = 'ARRANGEMENT_GENERATING' | 'ARRANGEMENT_READY' | 'GENERATION_QUEUED';
+export type MusicProjectStatus = 'ARRANGEMENT_GENERATING' | 'ARRANGEMENT_READY' | 'GENERATION_QUEUED' | 'ARRANGEMENT_FAILED';
 
 export interface MusicQuote {
   quoteId: string; // mq_...
@@ -361,7 +361,7 @@ export type MusicOutcome =
 export interface MusicStore {
   createMusicProject(input: { id: string; accountId: string; brief: Record<string, unknown>; createdAt: string }): Promise<MusicProjectRecord>;
   getMusicProject(projectId: string, accountId: string): Promise<MusicProjectRecord | null>;
-  /** Whole-brief replace: not while an operation runs; version + 1, quote dropped. */
+  /** Whole-brief replace (from ARRANGEMENT_READY or ARRANGEMENT_FAILED): version + 1, quote dropped. */
   replaceMusicBrief(projectId: string, accountId: string, brief: Record<string, unknown>, now: Date): Promise<MusicOutcome>;
   /** A new quote becomes the active one (ARRANGEMENT_READY only). */
   createMusicQuote(projectId: string, accountId: string, quote: (p: MusicProjectRecord) => MusicQuote, now: Date): Promise<MusicOutcome>;
@@ -370,6 +370,9 @@ export interface MusicStore {
   /** Job end: store the plan if the project still waits for this arrangement version. */
   completeArrangement(projectId: string, arrangementVersion: number, plan: Record<string, unknown>, now: Date): Promise<boolean>;
   listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]>;
+  /** The job gave up: ARRANGEMENT_GENERATING -> ARRANGEMENT_FAILED if the project still waits
+   * for this arrangement version. */
+  failArrangement(projectId: string, arrangementVersion: number, now: Date): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------- issue 4: voice library
