@@ -20,6 +20,7 @@ export const ERRORS = {
   NOT_FOUND: { wire: -1, http: 404, summary: 'the object does not exist or is not owned by the caller' },
   PAYLOAD_TOO_LARGE: { wire: -1, http: 413, summary: 'the request body is over its size limit' },
   INTERNAL: { wire: -1, http: 500, summary: 'an unexpected server fault; logged with its cause' },
+  METHOD_NOT_ALLOWED: { wire: -1, http: 405, summary: 'the route does not take this method (see the Allow header)' },
 
   // real-time sessions
   IDEMPOTENCY_KEY_REQUIRED: { wire: -1, http: 400, summary: 'the Idempotency-Key header is missing or malformed' },
@@ -59,6 +60,7 @@ export const ERRORS = {
   VOICE_FILE_LIMIT: { wire: -1, http: 422, summary: 'a voice holds at most 25 recordings, counting those given at creation' },
   UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'an uploaded file is not audio in a format the endpoint accepts (checked by content, not by name)' },
   VOICE_DESIGN_NOT_READY: { wire: -1, http: 409, summary: 'the voice design has not completed' },
+  VOICE_DESIGN_QUEUE_FULL: { wire: -1, http: 429, summary: 'the account already has the most voice designs waiting for synthesis; wait for one to finish' },
 
   // dashboard user groups
   USER_GROUP_TOKEN_MISMATCH: { wire: -1, http: 403, summary: 'current_token is not the group\'s current token' },

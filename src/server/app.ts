@@ -18,8 +18,11 @@ import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
 
-/** JSON bodies on this API are small; the largest legal create-session body is ~110 KB
- * (50 vocabulary hints of 100 chars, a 2000-char instruction). */
+/** Default JSON body limit. It covers every legal body except interpretation create, whose
+ * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
+ * bodyLimit (INTERPRETATION_CREATE_BODY_LIMIT_BYTES, routes/interpretation.ts). The largest
+ * legal create-session body is ~110 KB (50 vocabulary hints of 100 chars, a 2000-char
+ * instruction). */
 export const JSON_BODY_LIMIT_BYTES = 256 * 1024;
 /** Largest socket message accepted at all; larger ones close the socket with 1009.
  * Audio frames over maxFramePayloadBytes but under this get a FRAME_TOO_LARGE event. */

@@ -46,9 +46,14 @@ export class RecordingStore {
         done(null, chunk);
       },
     });
+    const out = fs.createWriteStream(stagingPath, { mode: 0o600, flags: 'wx' });
     try {
-      await pipeline(source, tap, fs.createWriteStream(stagingPath, { mode: 0o600, flags: 'wx' }));
+      await pipeline(source, tap, out);
     } catch (err) {
+      // A source that fails at once (a cut-off upload) can reject the pipeline while the
+      // file is still being opened; remove it only after the stream closed, or the open
+      // would create it after the removal and leave it in staging.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       fs.rmSync(stagingPath, { force: true });
       throw err;
     }

@@ -1,7 +1,13 @@
 // SQLite tables of interpretation projects (issue 4). Each exported function is one
-// method of SqliteStore and runs inside exactly one `BEGIN IMMEDIATE` transaction (through
-// SqlAccess.write), so a retry's key check, ownership check, plan check, debit and state
-// change commit together or not at all, and concurrent duplicates serialise on the lock.
+// method of SqliteStore. Every function that writes runs inside exactly one `BEGIN
+// IMMEDIATE` transaction (through SqlAccess.write), so a retry's key check, ownership check,
+// plan check, debit and state change commit together or not at all, and concurrent
+// duplicates serialise on the lock. getInterpretationProject is the exception: it runs two
+// SELECTs (project, then its targets) outside a transaction. It cannot see a torn project,
+// because a project row and all its targets are inserted in one transaction and neither is
+// ever deleted nor the project row updated; each target row is read whole by the one
+// SELECT, so only target states changed between the two reads may be newer than the project
+// row, which holds nothing about them.
 import { ScribedError } from '../core/errors.js';
 import type { SqlAccess } from './sqlite-access.js';
 import type {

@@ -57,7 +57,8 @@ export function replaceMusicBrief(sql: SqlAccess, id: string, accountId: string,
   return sql.write((): MusicOutcome => {
     const p = read(sql, id, accountId);
     if (!p) return { kind: 'not_found' };
-    if (p.status !== 'ARRANGEMENT_READY') return { kind: 'busy', status: p.status };
+    // A failed arrangement is left by sending a brief again (the same one retries it).
+    if (p.status !== 'ARRANGEMENT_READY' && p.status !== 'ARRANGEMENT_FAILED') return { kind: 'busy', status: p.status };
     sql
       .stmt(
         `UPDATE music_projects
@@ -118,6 +119,18 @@ export function completeArrangement(sql: SqlAccess, id: string, version: number,
           WHERE id = ? AND status = 'ARRANGEMENT_GENERATING' AND arrangement_version = ?`,
       )
       .run(JSON.stringify(plan), now.toISOString(), id, version);
+    return info.changes === 1;
+  });
+}
+
+export function failArrangement(sql: SqlAccess, id: string, version: number, now: Date): boolean {
+  return sql.write(() => {
+    const info = sql
+      .stmt(
+        `UPDATE music_projects SET status = 'ARRANGEMENT_FAILED', updated_at = ?
+          WHERE id = ? AND status = 'ARRANGEMENT_GENERATING' AND arrangement_version = ?`,
+      )
+      .run(now.toISOString(), id, version);
     return info.changes === 1;
   });
 }

@@ -64,6 +64,19 @@ export function createVoiceDesign(
   });
 }
 
+export function createVoiceDesignIfRoom(
+  sql: SqlAccess,
+  d: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+  maxPending: number,
+): VoiceDesignRecord | null {
+  // The write lock is taken before the count, so parallel creates cannot both see room.
+  return sql.write(() => {
+    const { n } = sql.stmt("SELECT COUNT(*) AS n FROM voice_designs WHERE status = 'PENDING' AND account_id = ?").get(d.accountId) as { n: bigint };
+    if (Number(n) >= maxPending) return null;
+    return createVoiceDesign(sql, d);
+  });
+}
+
 export function getVoiceDesign(sql: SqlAccess, id: string, accountId: string | null): VoiceDesignRecord | null {
   const r = byId(sql, id);
   if (!r || (accountId !== null && r.account_id !== accountId)) return null;
@@ -105,6 +118,18 @@ export function recordCallbackAttempt(sql: SqlAccess, id: string, c: VoiceDesign
                 callback_next_at = ?, updated_at = ? WHERE id = ?`,
       )
       .run(c.state, c.attempts, c.lastStatus, c.lastError, c.nextAt, now.toISOString(), id);
+  });
+}
+
+export function failVoiceDesignPreview(sql: SqlAccess, id: string, previewSha256: string, error: string, now: Date): VoiceDesignRecord | null {
+  return sql.write(() => {
+    const changed = sql
+      .stmt(
+        `UPDATE voice_designs SET status = 'FAILED', preview_sha256 = NULL, preview_bytes = NULL, error = ?, updated_at = ?
+          WHERE id = ? AND status = 'COMPLETED' AND preview_sha256 = ?`,
+      )
+      .run(error, now.toISOString(), id, previewSha256).changes;
+    return changed === 1 ? toDesign(byId(sql, id)!) : null;
   });
 }
 

@@ -741,6 +741,10 @@ export class SqliteStore implements Store {
     return music.completeArrangement(this.sql, projectId, arrangementVersion, plan, now);
   }
 
+  async failArrangement(projectId: string, arrangementVersion: number, now: Date): Promise<boolean> {
+    return music.failArrangement(this.sql, projectId, arrangementVersion, now);
+  }
+
   async listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]> {
     return music.listMusicProjectsByStatus(this.sql, status);
   }
@@ -793,6 +797,13 @@ export class SqliteStore implements Store {
     return designs.createVoiceDesign(this.sql, input);
   }
 
+  async createVoiceDesignIfRoom(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+    maxPending: number,
+  ): Promise<VoiceDesignRecord | null> {
+    return designs.createVoiceDesignIfRoom(this.sql, input, maxPending);
+  }
+
   async getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null> {
     return designs.getVoiceDesign(this.sql, designId, accountId);
   }
@@ -807,6 +818,10 @@ export class SqliteStore implements Store {
 
   async recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void> {
     designs.recordCallbackAttempt(this.sql, designId, callback, now);
+  }
+
+  async failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null> {
+    return designs.failVoiceDesignPreview(this.sql, designId, previewSha256, error, now);
   }
 
   async listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]> {

@@ -328,7 +328,7 @@ export interface InterpretationStore {
 // ---------------------------------------------------------------- issue 4: music projects
 
 /** ARRANGEMENT_GENERATING -> ARRANGEMENT_READY (job done) -> GENERATION_QUEUED (generate). */
-export type MusicProjectStatus = 'ARRANGEMENT_GENERATING' | 'ARRANGEMENT_READY' | 'GENERATION_QUEUED';
+export type MusicProjectStatus = 'ARRANGEMENT_GENERATING' | 'ARRANGEMENT_READY' | 'GENERATION_QUEUED' | 'ARRANGEMENT_FAILED';
 
 export interface MusicQuote {
   quoteId: string; // mq_...
@@ -361,7 +361,7 @@ export type MusicOutcome =
 export interface MusicStore {
   createMusicProject(input: { id: string; accountId: string; brief: Record<string, unknown>; createdAt: string }): Promise<MusicProjectRecord>;
   getMusicProject(projectId: string, accountId: string): Promise<MusicProjectRecord | null>;
-  /** Whole-brief replace: not while an operation runs; version + 1, quote dropped. */
+  /** Whole-brief replace (from ARRANGEMENT_READY or ARRANGEMENT_FAILED): version + 1, quote dropped. */
   replaceMusicBrief(projectId: string, accountId: string, brief: Record<string, unknown>, now: Date): Promise<MusicOutcome>;
   /** A new quote becomes the active one (ARRANGEMENT_READY only). */
   createMusicQuote(projectId: string, accountId: string, quote: (p: MusicProjectRecord) => MusicQuote, now: Date): Promise<MusicOutcome>;
@@ -370,6 +370,9 @@ export interface MusicStore {
   /** Job end: store the plan if the project still waits for this arrangement version. */
   completeArrangement(projectId: string, arrangementVersion: number, plan: Record<string, unknown>, now: Date): Promise<boolean>;
   listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]>;
+  /** The job gave up: ARRANGEMENT_GENERATING -> ARRANGEMENT_FAILED if the project still waits
+   * for this arrangement version. */
+  failArrangement(projectId: string, arrangementVersion: number, now: Date): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------- issue 4: voice library
@@ -482,10 +485,20 @@ export interface VoiceDesignRecord {
 export interface VoiceDesignStore {
   createVoiceDesign(input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>): Promise<VoiceDesignRecord>;
   getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null>;
+  /** createVoiceDesign unless the account already holds `maxPending` PENDING designs (then
+   * null); the count and the insert are one transaction. */
+  createVoiceDesignIfRoom(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+    maxPending: number,
+  ): Promise<VoiceDesignRecord | null>;
   /** PENDING -> COMPLETED (with the preview) or FAILED; the callback becomes PENDING when a
    * URL was given. No effect on a design that already left PENDING. */
   finishVoiceDesign(designId: string, outcome: { previewSha256: string; previewBytes: number } | { error: string }, now: Date): Promise<VoiceDesignRecord | null>;
   recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void>;
+  /** Undo of a preview whose file could not be published after finishVoiceDesign committed
+   * it: COMPLETED with that preview -> FAILED with `error`, preview cleared (the callback
+   * state is kept, so the failure is what gets delivered). No effect otherwise. */
+  failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null>;
   /** Designs whose synthesis or callback delivery is still to do (start-up resume). */
   listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]>;
 }

@@ -1,5 +1,6 @@
 // Voice design jobs, in process, with the store as the queue (a restart resumes them):
-//  1. synthesis: espeak-ng speaks the preview text with parameters derived from the
+//  1. synthesis, at most `maxConcurrentSyntheses` at once (the others wait in a FIFO, and
+//     stay PENDING in the store, so a restart queues them again): espeak-ng speaks the preview text with parameters derived from the
 //     description (src/core/voice-description.ts); the WAV is stored content-addressed and
 //     the design becomes COMPLETED (or FAILED);
 //  2. callback delivery when a callbackUrl was given: POST of the design as JSON, signed
@@ -39,16 +40,52 @@ export interface DesignJobOptions {
   /** Body of the callback and of GET /voices/design/{id}: one shape. */
   view: (d: VoiceDesignRecord) => Record<string, unknown>;
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+  /** espeak-ng processes at once (src/voices/design-limits.ts). */
+  maxConcurrentSyntheses: number;
 }
 
 export class DesignJobs {
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Designs waiting for a synthesis slot, oldest first, and those queued or running (so a
+   * design is never synthesized twice at once). */
+  readonly #waiting: string[] = [];
+  readonly #queued = new Set<string>();
+  #running = 0;
   #closed = false;
 
   constructor(private readonly o: DesignJobOptions) {}
 
+  /** Queue a PENDING design for synthesis; it runs when a slot is free. */
   start(designId: string): void {
-    this.#later(0, () => this.#synthesize(designId));
+    if (this.#closed || this.#queued.has(designId)) return;
+    this.#queued.add(designId);
+    this.#waiting.push(designId);
+    this.#pump();
+  }
+
+  /** Syntheses running now (for tests and logs). */
+  get running(): number {
+    return this.#running;
+  }
+
+  #pump(): void {
+    while (!this.#closed && this.#running < this.o.maxConcurrentSyntheses && this.#waiting.length > 0) {
+      const designId = this.#waiting.shift()!;
+      this.#running++;
+      this.#later(0, async () => {
+        try {
+          await this.#synthesize(designId);
+        } finally {
+          this.#running--;
+          this.#queued.delete(designId);
+          this.#pump();
+        }
+      }, () => {
+        // Cancelled (closing or the store is gone): the slot is free again.
+        this.#running--;
+        this.#queued.delete(designId);
+      });
+    }
   }
 
   async resume(): Promise<void> {
@@ -63,13 +100,14 @@ export class DesignJobs {
     this.#closed = true;
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
+    this.#waiting.length = 0;
   }
 
-  #later(ms: number, fn: () => Promise<void>): void {
-    if (this.#closed) return;
+  #later(ms: number, fn: () => Promise<void>, cancelled?: () => void): void {
+    if (this.#closed) return cancelled?.();
     const t = setTimeout(() => {
       this.#timers.delete(t);
-      if (this.#closed || !this.o.store.isOpen()) return;
+      if (this.#closed || !this.o.store.isOpen()) return cancelled?.();
       fn().catch((err) => this.o.log.error({ err }, 'voice design job failed'));
     }, ms);
     this.#timers.add(t);
@@ -83,14 +121,20 @@ export class DesignJobs {
       const wav = await synthesize(d.previewText, d.params as unknown as EspeakParams);
       if (wav.length <= 44) throw new Error('espeak-ng produced no audio');
       const staged = await this.o.recordings.stageBuffer(wav);
+      // publish commits the row (COMPLETED) before it renames the file into place; if the
+      // rename fails, the undo turns the design FAILED again, so no COMPLETED design ever
+      // points at a missing file.
       finished = await this.o.recordings.publish(
         [staged],
         () => this.o.store.finishVoiceDesign(designId, { previewSha256: staged.sha256, previewBytes: staged.sizeBytes }, this.o.now()),
-        async () => undefined,
+        async () => {
+          await this.o.store.failVoiceDesignPreview(designId, staged.sha256, 'storing the preview failed', this.o.now());
+        },
       );
     } catch (err) {
       this.o.log.error({ err, designId }, 'voice design synthesis failed');
-      finished = await this.o.store.finishVoiceDesign(designId, { error: 'synthesis failed' }, this.o.now());
+      // Null when the undo above already failed the design.
+      finished = (await this.o.store.finishVoiceDesign(designId, { error: 'synthesis failed' }, this.o.now())) ?? (await this.o.store.getVoiceDesign(designId, null));
     }
     this.o.log.info({ designId, status: finished?.status }, 'voice design finished');
     if (finished?.callback.state === 'PENDING') await this.#deliver(designId);

@@ -96,6 +96,52 @@ describe('interpretation projects', () => {
   });
 });
 
+describe('create body size', () => {
+  const LIMIT = 1.25 * 1024 * 1024; // INTERPRETATION_CREATE_BODY_LIMIT_BYTES, docs/api.md
+  const post = (who: ProvisionedAccount, raw: string) => api('POST', PROJECTS, { key: who.accessKey, rawBody: raw, headers: { 'content-type': 'application/json' } });
+  const escapeAll = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+  it('takes source.text of 100,000 CJK code points (300,000 bytes of UTF-8, over the app-wide 256 KiB)', async () => {
+    const rich = await svc.account(1_000_000n);
+    const raw = JSON.stringify({ title: 'CJK', sourceLanguage: 'ja', targetLanguages: ['en'], source: { text: '語'.repeat(100_000) } });
+    expect(Buffer.byteLength(raw)).toBeGreaterThan(256 * 1024);
+    const r = await post(rich, raw);
+    expect(r.status, r.text.slice(0, 200)).toBe(200);
+    expect(r.json.data.targets[0].reservedCharacters).toBe('100000');
+  });
+
+  it('takes the largest legal body: every code point a \\u-escaped surrogate pair, 10 targets', async () => {
+    const rich = await svc.account(2_000_000n);
+    const targets = ['en', 'fr', 'de', 'es', 'pt-BR', 'it', 'nl', 'sv', 'pl', 'zh-Hans'];
+    const raw = escapeAll(JSON.stringify({ title: '😀'.repeat(200), sourceLanguage: 'yue-Hant', targetLanguages: targets, source: { text: '😀'.repeat(100_000) } }));
+    expect(Buffer.byteLength(raw)).toBeGreaterThan(1_200_000);
+    expect(Buffer.byteLength(raw)).toBeLessThanOrEqual(LIMIT);
+    const r = await post(rich, raw);
+    expect(r.status, r.text.slice(0, 200)).toBe(200);
+    expect(r.json.data.targets).toHaveLength(10);
+  });
+
+  it('reads a body of exactly the route limit (then 422: too many code points) and refuses one byte more with 413, reserving nothing', async () => {
+    const rich = await svc.account(1_000_000n);
+    const head = '{"title":"Big","sourceLanguage":"en","targetLanguages":["fr"],"source":{"text":"';
+    const body = (bytes: number) => head + 'a'.repeat(bytes - head.length - 3) + '"}}';
+    expect(Buffer.byteLength(body(LIMIT))).toBe(LIMIT);
+    const atLimit = await post(rich, body(LIMIT));
+    expect(atLimit.status).toBe(422);
+    expect(atLimit.json.message).toMatch(/^VALIDATION_FAILED: source.text/);
+    const r = await post(rich, body(LIMIT + 1));
+    expect(r.status).toBe(413);
+    expect(r.json.message).toMatch(/^PAYLOAD_TOO_LARGE: /);
+    expect(await balance(rich)).toBe(1_000_000n);
+  });
+
+  it('keeps the app-wide 256 KiB limit on other interpretation routes', async () => {
+    const { projectId, targetId } = await failedTarget();
+    const r = await retry(projectId, targetId, { pad: 'a'.repeat(256 * 1024) });
+    expect(r.status).toBe(413);
+  });
+});
+
 describe('retry plan', () => {
   it('quotes the next cycle at the current rate for a failed target, and repeats it until it expires', async () => {
     const { projectId, targetId } = await failedTarget();
@@ -105,6 +151,17 @@ describe('retry plan', () => {
     expect(Date.parse(r.json.data.expiresAt)).toBe(clockMs + 15 * 60 * 1000);
     const again = await plan(projectId, targetId);
     expect(again.json.data).toEqual(r.json.data);
+  });
+
+  it('answers HEAD with 405 and issues no plan', async () => {
+    const { projectId, targetId } = await failedTarget();
+    const h = await fetch(`${svc.baseUrl}${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, { method: 'HEAD', headers: { accessKey: alice.accessKey } });
+    expect(h.status).toBe(405);
+    expect(h.headers.get('allow')).toBe('GET');
+    // A plan stored by the HEAD would be handed out again with its earlier expiry.
+    clockMs += 60_000;
+    const r = await plan(projectId, targetId);
+    expect(r.json.data.expiresAt).toBe(new Date(clockMs + 15 * 60_000).toISOString());
   });
 
   it('refuses a target that is not FAILED_RELEASED with 47118', async () => {

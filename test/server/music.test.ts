@@ -119,11 +119,25 @@ describe('PUT brief', () => {
     expect(ready.arrangement.sections.map((s: any) => s.name)).toContain('head'); // jazz form
   });
 
-  it('answers 47010 while the arrangement job runs', async () => {
+  it('answers 47010 while the arrangement job runs, saying to retry when ARRANGEMENT_READY', async () => {
     const p = await create();
     const r = await putBrief(p.projectId, brief());
     expect(r.status).toBe(409);
     expect(r.json.code).toBe(47010);
+    expect(r.json.message).toMatch(/ARRANGEMENT_GENERATING.*retry when projectStatus is ARRANGEMENT_READY/);
+  });
+
+  it('answers 47010 after generate without promising ARRANGEMENT_READY (it never comes)', async () => {
+    const p = await create(brief({ durationSec: 60 }));
+    await untilReady(p.projectId);
+    const q = (await api('POST', `${API}/projects/${p.projectId}/quotes`)).json.data;
+    expect((await api('POST', `${API}/projects/${p.projectId}/generate`, { body: { quoteId: q.quoteId } })).json.code).toBe(1);
+    for (const r of [await putBrief(p.projectId, brief()), await api('POST', `${API}/projects/${p.projectId}/quotes`)]) {
+      expect(r.status).toBe(409);
+      expect(r.json.code).toBe(47010);
+      expect(r.json.message).toMatch(/GENERATION_QUEUED.*can no longer change/);
+      expect(r.json.message).not.toMatch(/ARRANGEMENT_READY/);
+    }
   });
 
   it("answers 47009 for another account's project, even with a valid brief", async () => {

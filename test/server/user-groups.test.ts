@@ -37,10 +37,34 @@ function request(method: string, body: unknown, auth: string | null = `Token ${a
   });
 }
 
+/** HEAD with a JSON body: status and headers only (a HEAD answer has no body). */
+function head(body: unknown): Promise<{ status: number; allow: string | undefined }> {
+  const data = JSON.stringify(body);
+  const url = new URL(`${svc.baseUrl}/api/user`);
+  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), authorization: `Token ${alice.apiToken}` };
+  return new Promise((resolve, reject) => {
+    const req = http.request({ method: 'HEAD', hostname: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, allow: res.headers.allow }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
 let n = 0;
 const gid = () => `group-${++n}-${Date.now()}`;
 
 describe('get user (get or create)', () => {
+  it('answers HEAD with 405 and creates nothing', async () => {
+    const body = { name: 'Head', user_group_id: gid() };
+    const r = await head(body);
+    expect(r.status).toBe(405);
+    expect(r.allow).toBe('GET, PUT, DELETE');
+    const after = await request('GET', body);
+    expect(after.json.new_user_group).toBe(true);
+  });
+
   it('creates a group on first call and returns the same group and token after', async () => {
     const id = gid();
     const body = { name: 'Acme', user_group_id: id, mapping: { sales: 'ds_1' }, properties: { region: 'EU' } };

@@ -1,7 +1,9 @@
 // Voice design through HTTP against a real server: espeak-ng preview synthesis, signed
 // callbacks delivered to a real local HTTP receiver (retries with backoff, visible
 // delivery state, exhaustion), save as a custom voice, ownership.
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
@@ -212,6 +214,31 @@ describe('save', () => {
     await until(() => read(d.designId), (x) => x.status === 'COMPLETED');
     expect((await api('POST', `${DESIGN}/save`, { key: bob.accessKey, body: { name: 'mine', designId: d.designId } })).status).toBe(404);
     expect((await api('POST', `${DESIGN}/save`, { body: { name: 'mine', designId: 'vd_00000000000000000000' } })).status).toBe(404);
+  });
+});
+
+describe('preview publish failure', () => {
+  it('leaves the design FAILED with no preview when its file cannot be stored, and delivers that', async () => {
+    // Every `recordings/<aa>` directory is taken by a plain file, so the rename into the
+    // content-addressed store fails after the design row was committed.
+    const dataDir = tempDir();
+    fs.mkdirSync(path.join(dataDir, 'recordings'), { recursive: true });
+    for (let i = 0; i < 256; i++) fs.writeFileSync(path.join(dataDir, 'recordings', i.toString(16).padStart(2, '0')), '');
+    const broken = await startService({ dataDir, callbackBaseDelayMs: 150, callbackMaxAttempts: 3 });
+    try {
+      const acct = await broken.account();
+      const get = async (id: string) => (await call(broken.baseUrl, 'GET', `${DESIGN}/${id}`, { key: acct.accessKey })).json.data;
+      const url = receiver.url('/unstored');
+      const d = (await call(broken.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'a woman', previewText: 'Hello.', callbackUrl: url } })).json.data;
+      const done = await until(() => get(d.designId), (x) => x.callback?.state === 'DELIVERED', 15_000);
+      expect(done).toMatchObject({ status: 'FAILED', preview: null, error: 'storing the preview failed' });
+      expect(JSON.parse(receiver.for('/unstored')[0]!.body)).toMatchObject({ designId: d.designId, status: 'FAILED', preview: null });
+      const save = await call(broken.baseUrl, 'POST', `${DESIGN}/save`, { key: acct.accessKey, body: { name: 'ghost', designId: d.designId } });
+      expect(save.status).toBe(409);
+      expect(fs.readdirSync(path.join(dataDir, 'recordings', '.staging'))).toEqual([]);
+    } finally {
+      await broken.stop();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // Voice library through HTTP against a real server: list and the accent-model filter,
 // create and add recordings (content checks, 10 MiB and 25-file limits at and past the
 // bound, all-or-nothing), delete with ownership, and the files on disk.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,6 +145,79 @@ describe('recordings: content checks', () => {
     const id = await newVoice();
     const r = await call(svc.baseUrl, 'PUT', `${VOICES}/tts/${id}`, { key: alice.accessKey, body: { files: [] } });
     expect(r.status).toBe(400);
+  });
+});
+
+describe('name checked before the recordings are probed', () => {
+  // ffprobe on PATH is wrapped by a script that counts its runs, then runs the real one.
+  let probes: string;
+  let savedPath: string | undefined;
+  beforeAll(() => {
+    const dir = fs.mkdtempSync(path.join(svc.dataDir, 'bin-'));
+    probes = path.join(dir, 'runs');
+    fs.writeFileSync(probes, '');
+    const real = execFileSync('sh', ['-c', 'command -v ffprobe'], { encoding: 'utf8' }).trim();
+    fs.writeFileSync(path.join(dir, 'ffprobe'), `#!/bin/sh\necho run >> '${probes}'\nexec '${real}' "$@"\n`, { mode: 0o755 });
+    savedPath = process.env.PATH;
+    process.env.PATH = `${dir}:${savedPath}`;
+  });
+  afterAll(() => {
+    process.env.PATH = savedPath;
+  });
+  const probeRuns = () => fs.readFileSync(probes, 'utf8').split('\n').filter(Boolean).length;
+
+  it('counts probes through the wrapper (a valid create probes its file)', async () => {
+    const before = probeRuns();
+    await newVoice();
+    expect(probeRuns()).toBe(before + 1);
+  });
+
+  it('refuses a missing name with 422 without probing or storing the files', async () => {
+    const [runs, stored, voices] = [probeRuns(), storedFiles().length, (await list()).length];
+    const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: alice.accessKey, rawBody: form([{ data: makeWav() }, { data: makeMp3() }]) });
+    expect(r.status, r.text).toBe(422);
+    expect(r.json.message).toMatch(/^VALIDATION_FAILED: name/);
+    expect(probeRuns()).toBe(runs);
+    expect(storedFiles().length).toBe(stored);
+    expect(staging()).toEqual([]);
+    expect((await list()).length).toBe(voices);
+  });
+
+  it('refuses a 33-character name sent after the files with 422 without probing or storing them', async () => {
+    const [runs, stored] = [probeRuns(), storedFiles().length];
+    const f = form([{ data: makeWav() }, { data: makeMp3() }]);
+    f.append('name', 'a'.repeat(33));
+    const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: alice.accessKey, rawBody: f });
+    expect(r.status, r.text).toBe(422);
+    expect(r.json.message).toMatch(/^VALIDATION_FAILED: name/);
+    expect(probeRuns()).toBe(runs);
+    expect(storedFiles().length).toBe(stored);
+    expect(staging()).toEqual([]);
+  });
+});
+
+describe('malformed multipart', () => {
+  const send = (method: string, path: string, contentType: string, body: string) =>
+    call(svc.baseUrl, method, path, { key: alice.accessKey, rawBody: body, headers: { 'content-type': contentType } });
+  const truncated = '--XYZ\r\nContent-Disposition: form-data; name="files"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF';
+
+  it('answers 400 BAD_REQUEST, not 500, for a body that is not multipart data, a missing boundary or a cut-off body', async () => {
+    const id = await newVoice();
+    const before = storedFiles().length;
+    for (const [method, path] of [['POST', `${VOICES}/tts`], ['PUT', `${VOICES}/tts/${id}`]] as const) {
+      for (const [contentType, body] of [
+        ['multipart/form-data; boundary=XYZ', 'garbage'],
+        ['multipart/form-data', 'garbage'],
+        ['multipart/form-data; boundary=XYZ', truncated],
+      ] as const) {
+        const r = await send(method, path, contentType, body);
+        expect(r.status, `${method} ${contentType} ${body.slice(0, 10)}: ${r.text}`).toBe(400);
+        expect(r.json.message).toMatch(/^BAD_REQUEST: /);
+      }
+    }
+    expect(storedFiles().length).toBe(before);
+    expect(staging()).toEqual([]);
+    expect((await voiceOf(id)).fileCount).toBe(1);
   });
 });
 

@@ -43,13 +43,22 @@ function projectView(p: InterpretationProjectRecord) {
   };
 }
 
+/** Body limit of POST /interpretation/projects. The largest legal body carries
+ * source.text of 100,000 code points and a 200-code-point title; as JSON a code point takes
+ * at most 12 bytes (a supplementary character written as an escaped surrogate pair,
+ * `\ud83d\ude00`; a serializer that escapes all non-ASCII, such as Python's json.dumps by
+ * default, sends CJK as 6 bytes each). 12 x 100,200 = 1,202,400 bytes, plus keys and at most
+ * 11 language codes: under 1.25 MiB. The app-wide 256 KiB limit would refuse 100,000 CJK
+ * characters (3 bytes each in UTF-8). */
+export const INTERPRETATION_CREATE_BODY_LIMIT_BYTES = 1.25 * 1024 * 1024;
+
 export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/interpretation/projects`;
   const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
   const notFound = (targetId: string) => new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
 
   return async (app) => {
-    app.post(base, async (req) => {
+    app.post(base, { bodyLimit: INTERPRETATION_CREATE_BODY_LIMIT_BYTES }, async (req) => {
       const accountId = await accountOf(req);
       const valid = validateProjectRequest(req.body ?? {});
       const now = ctx.now();
@@ -80,7 +89,14 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(projectView(project));
     });
 
-    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, async (req) => {
+    // Reading the plan issues and stores one, so HEAD (which Fastify adds for every GET)
+    // must not run this handler; it answers 405.
+    app.head(`${base}/:projectId/targets/:targetId/retry-plan`, async (_req, reply) => {
+      void reply.header('allow', 'GET');
+      throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD is not supported: reading a retry plan issues one');
+    });
+
+    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, { exposeHeadRoute: false }, async (req) => {
       const accountId = await accountOf(req);
       const now = ctx.now();
       const out = await ctx.store.issueRetryPlan(

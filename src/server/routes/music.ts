@@ -7,11 +7,26 @@ import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../core/music-brief.js';
 import { ArrangementJobs } from '../../music/arrangement-jobs.js';
-import type { MusicOutcome, MusicProjectRecord } from '../../store/store.js';
+import { ARRANGEMENT_MAX_ATTEMPTS, arrangementRetryBaseMs } from '../../music/arrangement-retry.js';
+import type { MusicOutcome, MusicProjectRecord, MusicProjectStatus } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 
 export const QUOTE_TTL_MS = 30 * 60 * 1000;
+
+/** 47010's detail, by the state that refused the operation: says whether waiting helps. */
+export function busyDetail(status: MusicProjectStatus): string {
+  switch (status) {
+    case 'ARRANGEMENT_GENERATING':
+      return 'the project is ARRANGEMENT_GENERATING: its arrangement is being generated; retry when projectStatus is ARRANGEMENT_READY';
+    case 'GENERATION_QUEUED':
+      return 'the project is GENERATION_QUEUED: generation has started, so its brief, quotes and generation can no longer change; create a new project for another version';
+    case 'ARRANGEMENT_FAILED':
+      return 'the project is ARRANGEMENT_FAILED: its arrangement could not be generated; send the brief again (PUT .../brief) to retry';
+    case 'ARRANGEMENT_READY': // not refused in this state; kept for an exhaustive switch
+      return 'the project changed meanwhile; read it and try again';
+  }
+}
 
 function projectView(p: MusicProjectRecord, requestId: string) {
   return {
@@ -40,7 +55,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       case 'not_found':
         throw notFound(projectId);
       case 'busy':
-        throw new ScribedError('MUSIC_PROJECT_BUSY', `the project is ${out.status}; wait until it is ARRANGEMENT_READY`);
+        throw new ScribedError('MUSIC_PROJECT_BUSY', busyDetail(out.status));
       case 'stale_quote':
         throw new ScribedError('MUSIC_QUOTE_STALE', 'quoteId is not the active quote of the project (replaced, expired or never issued); request a new quote');
       case 'insufficient':
@@ -49,7 +64,12 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
   }
 
   return async (app) => {
-    const jobs = new ArrangementJobs(ctx.store, ctx.log, ctx.config.arrangementJobDelayMs, ctx.now);
+    const jobs = new ArrangementJobs(
+      ctx.store,
+      ctx.log,
+      { delayMs: ctx.config.arrangementJobDelayMs, retryBaseMs: arrangementRetryBaseMs(), maxAttempts: ARRANGEMENT_MAX_ATTEMPTS },
+      ctx.now,
+    );
     app.addHook('onReady', async () => {
       await jobs.resume();
     });

@@ -66,7 +66,14 @@ export function userGroupRoutes(ctx: AppContext): FastifyPluginAsync {
       void reply.code(e.spec.http).send({ success: 0, message: e.message });
     });
 
-    app.get('/api/user', async (req) => {
+    // Get-or-create: a HEAD would run it and create a group, so HEAD is not routed here
+    // (Fastify adds one for every GET); it answers 405.
+    app.head('/api/user', async (_req, reply) => {
+      void reply.header('allow', 'GET, PUT, DELETE');
+      throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD /api/user is not supported: GET creates a missing group');
+    });
+
+    app.get('/api/user', { exposeHeadRoute: false }, async (req) => {
       const accountId = await accountOf(req);
       const { providedId, fields } = validateUserGroupRequest(await readGetBody(req, app.initialConfig.bodyLimit ?? 256 * 1024));
       const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());

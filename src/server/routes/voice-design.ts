@@ -11,6 +11,7 @@ import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
 import { DesignJobs } from '../../voices/design-jobs.js';
+import { MAX_PENDING_DESIGNS_PER_ACCOUNT, designConcurrency } from '../../voices/design-limits.js';
 import type { RecordingStore } from '../../store/recordings.js';
 import { loadServerKey } from '../../store/server-key.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
@@ -77,6 +78,7 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       callbackMaxAttempts: ctx.config.callbackMaxAttempts,
       view: designView,
       onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
+      maxConcurrentSyntheses: designConcurrency(),
     });
     app.addHook('onReady', async () => jobs.resume());
     app.addHook('onClose', async () => jobs.close());
@@ -96,15 +98,21 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       const previewText = text(b.previewText, 'previewText', MAX_PREVIEW_TEXT_CODE_POINTS);
       const url = callbackUrl(b.callbackUrl);
       const now = ctx.now();
-      const design = await ctx.store.createVoiceDesign({
-        id: newId('vd', now),
-        accountId,
-        description,
-        previewText,
-        callbackUrl: url,
-        params: describeToEspeak(description) as unknown as Record<string, unknown>,
-        createdAt: now.toISOString(),
-      });
+      const design = await ctx.store.createVoiceDesignIfRoom(
+        {
+          id: newId('vd', now),
+          accountId,
+          description,
+          previewText,
+          callbackUrl: url,
+          params: describeToEspeak(description) as unknown as Record<string, unknown>,
+          createdAt: now.toISOString(),
+        },
+        MAX_PENDING_DESIGNS_PER_ACCOUNT,
+      );
+      if (!design) {
+        throw new ScribedError('VOICE_DESIGN_QUEUE_FULL', `${MAX_PENDING_DESIGNS_PER_ACCOUNT} voice designs of this account are still PENDING; wait until one is COMPLETED or FAILED`);
+      }
       jobs.start(design.id);
       return ok({ designId: design.id, status: design.status, callbackSecret: url ? callbackSecret(serverKey, design.id) : null });
     });

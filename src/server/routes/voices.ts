@@ -32,13 +32,21 @@ export function voiceItem(v: VoiceRecord): VoiceItem {
   return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
 }
 
+/** The text fields a request may carry, each with its check (called with undefined when the
+ * field is absent; it throws if the field is required). */
+type FieldRules = Record<string, (value: string | undefined) => string>;
+
 interface Upload {
   fields: Record<string, string>;
   files: StagedFile[];
 }
 
-/** Map the multipart plugin's limit errors onto the table. */
+/** Map an error raised while the multipart body is parsed onto the table: the plugin's limit
+ * errors by code; any other parser error (no boundary, a body that is not multipart data, a
+ * body cut off mid-part) is the client's malformed request, 400. File-system errors while
+ * staging (they carry a `syscall`) stay server faults. */
 function uploadError(err: unknown, maxFiles: number): unknown {
+  if (err instanceof ScribedError) return err;
   switch ((err as { code?: string }).code) {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
@@ -50,35 +58,30 @@ function uploadError(err: unknown, maxFiles: number): unknown {
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new ScribedError('BAD_REQUEST', 'send multipart/form-data with the recordings in `files`');
     default:
-      return err;
+      break;
   }
+  if (err instanceof Error && typeof (err as { syscall?: unknown }).syscall !== 'string') {
+    return new ScribedError('BAD_REQUEST', `malformed multipart/form-data body: ${err.message}`, { cause: err });
+  }
+  return err;
 }
 
-/** Stream every part: `files` parts to staging, short text fields kept. On any failure the
- * staged files are removed before the error propagates. */
-async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, allowedFields: string[]): Promise<Upload> {
+/** Stream every part: `files` parts to staging, short text fields kept; then check every
+ * file's content. On any failure the staged files are removed before the error propagates. */
+async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, fields: FieldRules): Promise<Upload> {
   const upload: Upload = { fields: {}, files: [] };
   try {
-    const parts = req.parts({
-      limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowedFields.length + 2, fieldSize: 1024, parts: maxFiles + allowedFields.length + 2, headerPairs: 200 },
-    });
-    for await (const part of parts) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'files') {
-          part.file.resume();
-          throw new ScribedError('VALIDATION_FAILED', `recordings go in the form field "files", not "${part.fieldname}"`);
-        }
-        const staged = await recordings.stage(part.file);
-        upload.files.push(staged);
-        if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
-      } else {
-        if (!allowedFields.includes(part.fieldname)) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown field`);
-        if (part.valueTruncated) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: too long`);
-        upload.fields[part.fieldname] = String(part.value);
-      }
-    }
+    await readParts(req, recordings, maxFiles, fields, upload);
+    // A required field that never came is refused before any file is probed.
+    for (const [name, rule] of Object.entries(fields)) if (!(name in upload.fields)) rule(undefined);
+  } catch (err) {
+    recordings.discard(upload.files);
+    throw uploadError(err, maxFiles);
+  }
+  // The content check is outside the parser-error mapping: a failing ffprobe is a server
+  // fault, not a malformed request.
+  try {
     if (upload.files.length === 0) throw new ScribedError('VALIDATION_FAILED', 'files: at least one recording (mp3, wav or m4a) is required');
-    // Content check of every file before any is kept.
     const formats: string[] = [];
     const byContent = new Map<string, string | null>(); // identical files are probed once
     for (const [i, f] of upload.files.entries()) {
@@ -91,7 +94,30 @@ async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFi
     return upload;
   } catch (err) {
     recordings.discard(upload.files);
-    throw uploadError(err, maxFiles);
+    throw err;
+  }
+}
+
+async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, fields: FieldRules, upload: Upload): Promise<void> {
+  const allowed = Object.keys(fields);
+  const parts = req.parts({
+    limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowed.length + 2, fieldSize: 1024, parts: maxFiles + allowed.length + 2, headerPairs: 200 },
+  });
+  for await (const part of parts) {
+    if (part.type === 'file') {
+      if (part.fieldname !== 'files') {
+        part.file.resume();
+        throw new ScribedError('VALIDATION_FAILED', `recordings go in the form field "files", not "${part.fieldname}"`);
+      }
+      const staged = await recordings.stage(part.file);
+      upload.files.push(staged);
+      if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
+    } else {
+      if (!Object.hasOwn(fields, part.fieldname)) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown field`);
+      if (part.valueTruncated) throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: too long`);
+      // Checked as soon as it is parsed: a bad field stops the upload before more is read.
+      upload.fields[part.fieldname] = fields[part.fieldname]!(String(part.value));
+    }
   }
 }
 
@@ -123,14 +149,8 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(`${base}/tts`, async (req) => {
       const accountId = await accountOf(req);
-      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, ['name']);
-      let name: string;
-      try {
-        name = validateVoiceName(upload.fields.name);
-      } catch (err) {
-        recordings.discard(upload.files);
-        throw err;
-      }
+      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, { name: (v) => validateVoiceName(v) });
+      const name = upload.fields.name!;
       const now = ctx.now();
       const id = newId('vc', now);
       const created = await recordings.publish(
@@ -164,7 +184,7 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
       if (!voice) throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
       const room = MAX_FILES_PER_VOICE - voice.fileCount;
       if (room <= 0) throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} already holds ${voice.fileCount} recordings`);
-      const upload = await readUpload(req, recordings, room, []);
+      const upload = await readUpload(req, recordings, room, {});
       let firstIndex = -1;
       const out = await recordings.publish(
         upload.files,
