@@ -16,9 +16,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
+import { wordsOnTimeline } from '../core/word-span.js';
 import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
-import type { BatchJobRecord, SegmentWord, Store } from '../store/store.js';
+import type { BatchJobRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
 import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
@@ -121,12 +122,7 @@ export class BatchRunner {
         const { result, cpu } = await this.recognize(audio, row.sampleRateHz);
         cpuMs += cpu;
         const base = BigInt(seg.startSample);
-        const words: SegmentWord[] = result.words.map((w) => ({
-          word: w.word,
-          startSample: (base + BigInt(w.startSample)).toString(),
-          endSample: (base + BigInt(Math.min(w.endSample, audio.length))).toString(),
-          confidence: w.confidence,
-        }));
+        const words = wordsOnTimeline(result.words, base, audio.length);
         const shaped = shapeFinal(result.text, words, job.options);
         await store.appendSegment({
           transcriptionId: id,
