@@ -200,6 +200,7 @@ describe('batch transcription', () => {
       [422, 'VALIDATION_FAILED: options.rewriteInstruction', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"entityCategories":["email"],"rewriteInstruction":"x"}' })],
       [422, 'VALIDATION_FAILED: options', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{not json' })],
       [422, 'VALIDATION_FAILED: title', upload(svc, carol.accessKey, clips[1]!.wavFile, { title: 'x'.repeat(201) })],
+      [422, 'VALIDATION_FAILED: languageHint', upload(svc, carol.accessKey, clips[1]!.wavFile, { languageHint: 'fr' })],
       [422, 'VALIDATION_FAILED: speaker', upload(svc, carol.accessKey, clips[1]!.wavFile, { speaker: 'x' })],
       [422, 'VALIDATION_FAILED: audio', upload(svc, carol.accessKey, clips[1]!.wavFile, {}, 'audio')],
       [422, 'VALIDATION_FAILED: file', upload(svc, carol.accessKey, null, { title: 'no file' })],

@@ -142,7 +142,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         // engine's rate. Upsampling narrowband audio to 16 kHz for the wideband model
         // recognizes it far worse (docs/engines.md).
         const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
-        const valid = validateBatchRequest(fields, rate);
+        const valid = validateBatchRequest(fields, rate, { languages: ctx.engine.info.languages, detectsLanguage: ctx.engine.info.detectsLanguage ?? false });
         const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: batchRequestHash(audioHash.digest('hex'), valid) };
         // A retry of a stored upload answers before decoding it again (the create below checks
         // once more, in its transaction, for a duplicate sent in parallel).
