@@ -12,6 +12,9 @@
 //   named in a BATCH_OPTIONS_NOT_APPLIED notice and in effectiveOptions.notApplied, never
 //   silently ignored.
 // - Unknown form fields are refused like unknown JSON keys.
+// - includeAlignment defaults to on. Real time turns the default off with
+//   suppressBackgroundSpeech (alignment needs every word timed), but a batch job does not
+//   apply suppressBackgroundSpeech, so that reason does not hold and words stay timed.
 import { createHash } from 'node:crypto';
 import { ScribedError } from '../core/errors.js';
 import { applyRecognizerCapabilities, type RecognizerCapabilities } from '../core/recognizer-capabilities.js';
@@ -81,7 +84,8 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
   const skipped = NOT_APPLIED_IN_BATCH.filter((k) => isSet(requested.effectiveOptions[k]));
   const valid = applyRecognizerCapabilities(requested, recognizer);
   const inputEncoding = decodeRate === 8000 ? ('pcm_s16le_8000' as const) : ('pcm_s16le_16000' as const);
-  const eff = { ...valid.effectiveOptions, inputEncoding, segmentCommitMode: 'vad' as const, sampleRateHz: decodeRate };
+  const includeAlignment = o.includeAlignment === undefined || o.includeAlignment === null ? true : valid.effectiveOptions.includeAlignment;
+  const eff = { ...valid.effectiveOptions, inputEncoding, segmentCommitMode: 'vad' as const, sampleRateHz: decodeRate, includeAlignment };
   const notices: Notice[] = [];
   if (eff.processingContentStorage) {
     notices.push({

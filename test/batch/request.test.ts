@@ -36,3 +36,20 @@ describe('validateBatchRequest: languages', () => {
     expect(r.effectiveOptions.notApplied).toContain('includeDetectedLanguage');
   });
 });
+
+describe('validateBatchRequest: includeAlignment', () => {
+  it('defaults on even with suppressBackgroundSpeech, which batch does not apply', () => {
+    const r = validateBatchRequest({ options: '{"suppressBackgroundSpeech":true}' }, 16_000, ENGLISH);
+    expect(r.effectiveOptions.includeAlignment).toBe(true);
+    expect(r.effectiveOptions.notApplied).toContain('suppressBackgroundSpeech');
+    expect(validateBatchRequest({}, 16_000, ENGLISH).effectiveOptions.includeAlignment).toBe(true);
+  });
+
+  it('keeps an explicit choice, and the same exclusion rule as a session', () => {
+    expect(validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":false}' }, 16_000, ENGLISH).effectiveOptions.includeAlignment).toBe(false);
+    expect(validateBatchRequest({ options: '{"includeAlignment":false}' }, 16_000, ENGLISH).effectiveOptions.includeAlignment).toBe(false);
+    expect(refusal(() => validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":true}' }, 16_000, ENGLISH))).toMatch(
+      /^VALIDATION_FAILED: .*options.suppressBackgroundSpeech/,
+    );
+  });
+});

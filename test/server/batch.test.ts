@@ -372,6 +372,17 @@ describe('text options on finals', () => {
     expect(t.segments.every((s: Json) => s.words.length === 0)).toBe(true);
   }, 60_000);
 
+  it('suppressBackgroundSpeech (not applied in batch) leaves words timed: includeAlignment defaults on', async () => {
+    const r = await upload(svc, alice.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile, { options: JSON.stringify({ suppressBackgroundSpeech: true }) });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data.effectiveOptions).toMatchObject({ includeAlignment: true, suppressBackgroundSpeech: true });
+    expect(r.json.data.effectiveOptions.notApplied).toContain('suppressBackgroundSpeech');
+    await svc.service.batch.idle();
+    const t = await transcript(svc, r.json.data.transcriptionId, alice.accessKey);
+    expect(t.text).not.toBe('');
+    expect(t.segments.flatMap((s: Json) => s.words).length).toBe(t.text.split(' ').length);
+  }, 60_000);
+
   it('real-time finals get the same options through the socket, and the session says what it could not apply', async () => {
     const withOpt = await streamSession(svc, alice.accessKey, { removeDisfluencies: true }, rawPcm(fillers, 16_000), 16_000);
     const without = await streamSession(svc, alice.accessKey, {}, rawPcm(fillers, 16_000), 16_000);
