@@ -34,7 +34,18 @@ export interface BatchRunnerDeps {
   maxDecoders: number;
   maxSegmentSeconds: number;
   busyRetryMs?: number;
+  /** Keepalive with the decoder's worker (StreamRequest.heartbeatIntervalMs); default
+   * BATCH_HEARTBEAT_MS. */
+  heartbeatIntervalMs?: number;
 }
+
+/** A batch decoder whose worker has not answered a ping for this long is stuck (a hung
+ * native call) and is terminated: its segment fails with ENGINE_FAILED, is retried once on a
+ * new decoder, and a job that fails again is marked FAILED and refunded, instead of hanging
+ * (and hanging service.stop(), which waits for the running segment). Pings are answered
+ * between 50 ms pieces of decoding, but finish() is one synchronous end-of-utterance pass
+ * (about 1 s for a 30 s segment, more on a loaded machine): 10 s leaves room for that. */
+export const BATCH_HEARTBEAT_MS = 10_000;
 
 /** Samples fed to the decoder per call: 1 s at 16 kHz, 2 s at 8 kHz. */
 const CHUNK_SAMPLES = 16_000;
@@ -176,7 +187,11 @@ export class BatchRunner {
     for (;;) {
       if (this.stopping) throw new Stopping();
       try {
-        return await this.deps.engine.open({ inputRate: rate, profile: rate <= 8000 ? 'telephony' : 'wideband' });
+        return await this.deps.engine.open({
+          inputRate: rate,
+          profile: rate <= 8000 ? 'telephony' : 'wideband',
+          heartbeatIntervalMs: this.deps.heartbeatIntervalMs ?? BATCH_HEARTBEAT_MS,
+        });
       } catch (err) {
         if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) throw err;
         await new Promise((r) => setTimeout(r, this.deps.busyRetryMs ?? 250));

@@ -1,0 +1,123 @@
+// The batch runner against a real store and a real engine (no HTTP): failure handling,
+// refunds, files left behind, and what a job carries from one segment to the next.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionAccount } from '../../src/accounts/provision.js';
+import { validateBatchRequest } from '../../src/batch/request.js';
+import { BatchRunner, type BatchRunnerDeps } from '../../src/batch/runner.js';
+import { charactersDue } from '../../src/core/billing.js';
+import { newId } from '../../src/core/ids.js';
+import { createEngine, kStall } from '../../src/engine/pool.js';
+import type { Engine, RecognitionStream, StreamRequest } from '../../src/engine/types.js';
+import { createMetrics } from '../../src/obs/metrics.js';
+import { openStore } from '../../src/store/index.js';
+import type { Store } from '../../src/store/store.js';
+import { loadClips } from '../helpers/audio.js';
+import { tempDir } from '../helpers/service.js';
+
+const clips = loadClips();
+const ENGLISH = { languages: ['en'], detectsLanguage: false };
+const log = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 2 });
+  await engine.start();
+}, 60_000);
+afterAll(async () => {
+  await engine?.close();
+});
+
+interface Bench {
+  store: Store;
+  dir: string;
+  accountId: string;
+  runner(overrides?: Partial<BatchRunnerDeps>): BatchRunner;
+  /** A QUEUED job over `pcm` (s16le bytes at `rate`), charged as the route would. */
+  queue(pcm: Buffer, rate?: number, options?: Record<string, unknown>): Promise<string>;
+  balance(): Promise<bigint>;
+}
+
+async function bench(characters = 10_000n): Promise<Bench> {
+  const dataDir = tempDir();
+  const dir = path.join(dataDir, 'batch');
+  fs.mkdirSync(dir, { recursive: true });
+  const store = await openStore(dataDir);
+  const { accountId } = await provisionAccount(store, 'runner', characters);
+  return {
+    store,
+    dir,
+    accountId,
+    runner: (overrides = {}) => new BatchRunner({ store, engine, metrics: createMetrics({ defaults: false }), log, dir, maxDecoders: 1, maxSegmentSeconds: 30, ...overrides }),
+    async queue(pcm, rate = 16_000, options = {}) {
+      const now = new Date();
+      const id = newId('stt', now);
+      const audioFile = `${id}.s16le`;
+      fs.writeFileSync(path.join(dir, audioFile), pcm);
+      const samples = BigInt(pcm.length / 2);
+      const valid = validateBatchRequest({ options: JSON.stringify(options) }, rate, ENGLISH);
+      const outcome = await store.createBatchJob({
+        job: {
+          transcriptionId: id,
+          accountId,
+          options: valid.effectiveOptions as unknown as Record<string, unknown>,
+          notices: valid.notices,
+          audioFile,
+          charactersCharged: charactersDue(samples, rate),
+          source: null,
+          createdAt: now.toISOString(),
+        },
+        title: 'runner test',
+        languageHint: null,
+        sampleRateHz: rate,
+        audioSamples: samples,
+        idempotency: null,
+      });
+      expect(outcome.kind).toBe('created');
+      return id;
+    },
+    balance: async () => (await store.getAccount(accountId))!.characters,
+  };
+}
+
+/** The real engine, but every decoder it hands out hangs (a stuck native call). */
+function hangingEngine(real: Engine): Engine {
+  return {
+    info: real.info,
+    start: () => real.start(),
+    ready: () => real.ready(),
+    close: () => real.close(),
+    async open(req: StreamRequest): Promise<RecognitionStream> {
+      const stream = (await real.open(req)) as RecognitionStream & { [kStall](ms: number): Promise<void> };
+      void stream[kStall](30_000).catch(() => undefined);
+      return stream;
+    },
+  };
+}
+
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+}
+
+describe('batch runner: a hung decoder', () => {
+  it('is detected by the heartbeat: the job fails, is refunded, and stop() returns', async () => {
+    const b = await bench();
+    const before = await b.balance();
+    const id = await b.queue(clips.find((c) => c.id === 'librivox-0880')!.pcm16k);
+    const charged = before - (await b.balance());
+    expect(charged).toBe(3n);
+    const runner = b.runner({ engine: hangingEngine(engine), heartbeatIntervalMs: 1000 });
+    await runner.start();
+    await within(runner.idle(), 15_000, 'the job with a hung decoder ending');
+    await within(runner.stop(), 5_000, 'stop()');
+    const job = (await b.store.getBatchJob(id))!;
+    expect(job.state).toBe('FAILED');
+    expect(job.error).toMatch(/heartbeat|stopped answering/);
+    expect(await b.balance()).toBe(before);
+    expect((await b.store.getTranscription(id, b.accountId))!.status).toBe('FAILED');
+    expect(fs.readdirSync(b.dir)).toEqual([]);
+    await b.store.close();
+  }, 60_000);
+});
