@@ -116,6 +116,7 @@ export class BatchRunner {
     const jlog = log.child({ transcriptionId: id });
     const t0 = performance.now();
     const file = path.join(this.deps.dir, job.audioFile);
+    let done: { audioSec: number; cpuMs: number; segments: number };
     try {
       await store.setBatchJobState(id, 'RUNNING');
       const row = await store.getTranscription(id, job.accountId);
@@ -148,19 +149,21 @@ export class BatchRunner {
         metrics.segments.inc({ trigger: 'batch' });
       }
       await store.setBatchJobState(id, 'DONE');
-      await fs.rm(file, { force: true });
-      const audioSec = totalSamples / row.sampleRateHz;
-      const wallSec = (performance.now() - t0) / 1000;
-      metrics.batchAudioSeconds.inc(audioSec);
-      metrics.batchJobs.inc({ outcome: 'completed' });
-      jlog.info({ audioSec, wallSec, engineCpuSec: cpuMs / 1000, segments: plan.length }, 'batch job done');
+      done = { audioSec: totalSamples / row.sampleRateHz, cpuMs, segments: plan.length };
     } catch (err) {
       if (err instanceof Stopping) {
         jlog.info('batch job interrupted by shutdown; resumes at next start');
         return;
       }
-      await this.fail(job, file, err, jlog);
+      await this.fail(job, err, jlog);
+      await removeAudio(file, jlog);
+      return;
     }
+    // Outside the try: once DONE is stored, nothing here can turn the job into a failure.
+    metrics.batchAudioSeconds.inc(done.audioSec);
+    metrics.batchJobs.inc({ outcome: 'completed' });
+    jlog.info({ audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments }, 'batch job done');
+    await removeAudio(file, jlog);
   }
 
   /** One segment through one decoder, retried on a fresh decoder if the worker dies. */
@@ -199,16 +202,24 @@ export class BatchRunner {
     }
   }
 
-  /** A job that cannot finish: marked FAILED, its Characters given back, its audio removed. */
-  private async fail(job: BatchJobRecord, file: string, err: unknown, jlog: Logger): Promise<void> {
+  /** A job that cannot finish: marked FAILED and its Characters given back, in one store
+   * transaction that does nothing to a job already DONE or FAILED (no double refund, and a
+   * delivered job is never refunded). */
+  private async fail(job: BatchJobRecord, err: unknown, jlog: Logger): Promise<void> {
     const reason = err instanceof ScribedError ? err.message : 'INTERNAL: transcription failed';
     jlog.error({ err }, 'batch job failed');
-    this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
-    await this.deps.store.setBatchJobState(job.transcriptionId, 'FAILED', reason);
-    if (job.charactersCharged > 0n) {
-      await this.deps.store.creditCharacters(job.accountId, job.charactersCharged, 'batch_refund', job.transcriptionId);
-    }
+    if (await this.deps.store.failBatchJob(job.transcriptionId, reason)) this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
+    else jlog.warn('batch job had already ended; its state and Characters are left as they were');
+  }
+}
+
+/** Delete a finished job's audio. A failure is logged, never raised: the job's outcome is
+ * already stored, and BatchRunner.start() removes whatever is left at the next start. */
+async function removeAudio(file: string, jlog: Logger): Promise<void> {
+  try {
     await fs.rm(file, { force: true });
+  } catch (err) {
+    jlog.warn({ err, file: path.basename(file) }, 'could not delete a finished batch job\'s audio; removed at next start');
   }
 }
 

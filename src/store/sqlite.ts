@@ -910,6 +910,28 @@ export class SqliteStore implements Store {
       if (state === 'FAILED') this.updateTranscriptionStatus(transcriptionId, 'FAILED', undefined, now);
     });
   }
+
+  async failBatchJob(transcriptionId: string, reason: string): Promise<boolean> {
+    return this.write(() => {
+      const now = nowIso();
+      const info = this.stmt(
+        "UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ? AND state IN ('QUEUED', 'RUNNING')",
+      ).run(reason, now, transcriptionId);
+      if (info.changes === 0) return false;
+      this.updateTranscriptionStatus(transcriptionId, 'FAILED', undefined, now);
+      const job = this.stmt('SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?').get(transcriptionId) as {
+        account_id: string;
+        characters_charged: bigint;
+      };
+      if (job.characters_charged > 0n) {
+        const next = this.readBalance(job.account_id) + job.characters_charged;
+        if (next > INT64_MAX) throw new RangeError(`refunding ${job.characters_charged} would overflow account ${job.account_id}'s balance`);
+        this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, job.account_id);
+        this.insertLedger(job.account_id, job.characters_charged, next, 'batch_refund', transcriptionId, null);
+      }
+      return true;
+    });
+  }
 }
 
 

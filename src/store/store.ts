@@ -227,6 +227,11 @@ export interface Store extends InterpretationStore, MusicStore, VoiceStore, User
   listBatchJobs(states: BatchJobState[]): Promise<BatchJobRecord[]>;
   /** Move a job to a state; DONE and FAILED also set the History row's status. */
   setBatchJobState(transcriptionId: string, state: BatchJobState, error?: string): Promise<void>;
+  /** In one transaction: a QUEUED or RUNNING job becomes FAILED with `reason` (its History row
+   * too) and its charactersCharged are credited back (ledger reason `batch_refund`). True when
+   * it did; false, changing nothing, for a job already DONE or FAILED (never refunded twice,
+   * never a delivered job). */
+  failBatchJob(transcriptionId: string, reason: string): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------- issue 4: interpretation

@@ -121,3 +121,39 @@ describe('batch runner: a hung decoder', () => {
     await b.store.close();
   }, 60_000);
 });
+
+describe('batch runner: refunds', () => {
+  it('a job stored DONE stays DONE and charged when deleting its audio fails afterwards', async () => {
+    const b = await bench();
+    const before = await b.balance();
+    const id = await b.queue(clips.find((c) => c.id === 'librivox-0880')!.pcm16k);
+    const audio = path.join(b.dir, `${id}.s16le`);
+    // The real store, except that storing DONE also turns the audio file into a non-empty
+    // directory, so the runner's delete that follows fails.
+    const store = new Proxy(b.store, {
+      get(target, key, receiver) {
+        if (key === 'setBatchJobState') {
+          return async (tid: string, state: string, error?: string) => {
+            await target.setBatchJobState(tid, state as 'DONE', error);
+            if (state === 'DONE') {
+              fs.rmSync(audio);
+              fs.mkdirSync(audio);
+              fs.writeFileSync(path.join(audio, 'x'), 'x');
+            }
+          };
+        }
+        const v = Reflect.get(target, key, receiver) as unknown;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const runner = b.runner({ store });
+    await runner.start();
+    await within(runner.idle(), 60_000, 'the job');
+    await runner.stop();
+    expect(await b.store.getBatchJob(id)).toMatchObject({ state: 'DONE', error: null });
+    expect((await b.store.getTranscription(id, b.accountId))!.status).toBe('COMPLETED');
+    expect((await b.store.listSegments(id)).map((s) => s.text).join(' ')).not.toBe('');
+    expect(await b.balance()).toBe(before - 3n);
+    await b.store.close();
+  }, 90_000);
+});
