@@ -62,10 +62,20 @@ export class BatchRunner {
 
   constructor(private readonly deps: BatchRunnerDeps) {}
 
-  /** Take up jobs left QUEUED or RUNNING by a previous run. */
+  /** Take up jobs left QUEUED or RUNNING by a previous run, and delete every other file in
+   * the batch directory: uploads and decodes a kill -9 interrupted, and the audio of jobs
+   * that ended (or were never stored) without it being deleted. Called before the upload
+   * route serves, so no request of this run has a file there yet. */
   async start(): Promise<void> {
     await fs.mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
-    for (const job of await this.deps.store.listBatchJobs(['RUNNING', 'QUEUED'])) {
+    const pending = await this.deps.store.listBatchJobs(['RUNNING', 'QUEUED']);
+    const keep = new Set(pending.map((j) => j.audioFile));
+    for (const name of await fs.readdir(this.deps.dir)) {
+      if (keep.has(name)) continue;
+      await fs.rm(path.join(this.deps.dir, name), { recursive: true, force: true });
+      this.deps.log.info({ file: name }, 'batch file left by an earlier run deleted');
+    }
+    for (const job of pending) {
       this.deps.log.info({ transcriptionId: job.transcriptionId, state: job.state }, 'batch job resumed after restart');
       this.enqueue(job.transcriptionId);
     }

@@ -157,3 +157,30 @@ describe('batch runner: refunds', () => {
     await b.store.close();
   }, 90_000);
 });
+
+describe('batch runner: files left by an earlier run', () => {
+  it('start() deletes every file no QUEUED or RUNNING job names, and keeps (then transcribes) the pending job\'s audio', async () => {
+    const b = await bench();
+    const pending = await b.queue(clips.find((c) => c.id === 'librivox-0880')!.pcm16k);
+    const delivered = await b.queue(Buffer.alloc(32_000));
+    await b.store.setBatchJobState(delivered, 'DONE'); // crashed between DONE and deleting its audio
+    const failed = await b.queue(Buffer.alloc(32_000));
+    await b.store.failBatchJob(failed, 'x');
+    // kill -9 during an upload, during a decode, and between the rename and the create
+    for (const name of ['upload-0123456789abcdef', 'decode-0123456789abcdef.s16le', 'stt_01aaaaaaaaaaaaaaaaaaaaaa.s16le']) fs.writeFileSync(path.join(b.dir, name), 'x');
+    fs.mkdirSync(path.join(b.dir, 'stray-dir'));
+    fs.writeFileSync(path.join(b.dir, 'stray-dir', 'f'), 'x');
+    expect(fs.readdirSync(b.dir).length).toBe(7);
+
+    const runner = b.runner();
+    await runner.start();
+    const left = fs.readdirSync(b.dir);
+    expect(left.filter((f) => f !== `${pending}.s16le`)).toEqual([]);
+    await within(runner.idle(), 60_000, 'the pending job');
+    await runner.stop();
+    expect((await b.store.getBatchJob(pending))!.state).toBe('DONE');
+    expect((await b.store.listSegments(pending)).length).toBeGreaterThan(0);
+    expect(fs.readdirSync(b.dir)).toEqual([]);
+    await b.store.close();
+  }, 90_000);
+});

@@ -14,6 +14,7 @@ import { isFiller, removeDisfluencies } from '../../src/text/disfluency.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { planSegments } from '../../src/batch/segmenter.js';
 import { openStore } from '../../src/store/index.js';
+import Database from 'better-sqlite3';
 
 const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -91,6 +92,16 @@ async function streamSession(s: TestService, key: string, options: Record<string
   c.control({ type: 'close' });
   await c.next('closed', () => true, 60_000);
   return { session, events: c.events };
+}
+
+/** Audio files of jobs still QUEUED or RUNNING in the shared service (other tests' jobs). */
+function pendingAudio(): Set<string> {
+  const db = new Database(`${svc.dataDir}/scribed.db`, { readonly: true });
+  try {
+    return new Set((db.prepare("SELECT audio_file FROM batch_jobs WHERE state IN ('QUEUED', 'RUNNING')").all() as Array<{ audio_file: string }>).map((r) => r.audio_file));
+  } finally {
+    db.close();
+  }
 }
 
 const costOf = (audioSamples: string, rate: number) => (BigInt(audioSamples) + BigInt(rate) - 1n) / BigInt(rate);
@@ -244,6 +255,25 @@ describe('batch transcription', () => {
       server.close();
     }
     await svc.service.batch.idle();
+  }, 60_000);
+
+  it('a create that fails after the audio was decoded leaves no file behind and charges nothing', async () => {
+    const frank = await svc.account(1_000n);
+    // A real storage fault: a trigger (another connection to the same database) makes the
+    // job insert fail inside the create transaction.
+    const db = new Database(`${svc.dataDir}/scribed.db`);
+    db.exec("CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END");
+    try {
+      const r = await upload(svc, frank.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile);
+      expect(r.status, JSON.stringify(r.json)).toBe(500);
+    } finally {
+      db.exec('DROP TRIGGER fail_batch_insert');
+      db.close();
+    }
+    const pending = pendingAudio();
+    expect(fs.readdirSync(`${svc.dataDir}/batch`).filter((f) => !pending.has(f))).toEqual([]);
+    expect(await balance(svc, frank.accessKey)).toBe(1_000n);
+    expect(await listAll(svc, frank.accessKey)).toEqual([]);
   }, 60_000);
 
   it('answers 402 INSUFFICIENT_CHARACTERS when the balance cannot cover the whole file, creating no row', async () => {

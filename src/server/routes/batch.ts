@@ -103,6 +103,8 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       };
       const decoded = path.join(opts.dir, `decode-${token}.s16le`);
       const audioHash = createHash('sha256');
+      /** The decoded audio under its job's name, until a stored job owns it. */
+      let unowned: string | null = null;
       try {
         const fields: Record<string, string> = {};
         let haveFile = false;
@@ -155,7 +157,8 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         const now = ctx.now();
         const id = newId('stt', now);
         const audioFile = `${id}.s16le`;
-        await fs.rename(decoded, path.join(opts.dir, audioFile));
+        unowned = path.join(opts.dir, audioFile);
+        await fs.rename(decoded, unowned);
         const outcome = await ctx.store.createBatchJob({
           job: {
             transcriptionId: id,
@@ -173,19 +176,22 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           audioSamples: samples,
           idempotency,
         });
-        if (outcome.kind !== 'created') await fs.rm(path.join(opts.dir, audioFile), { force: true });
         if (outcome.kind === 'insufficient') {
           throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
         }
         if (outcome.kind === 'conflict') return await replay(null);
         if (outcome.kind === 'replayed') return await replay(outcome.job);
+        unowned = null; // the job's now: the runner deletes it when the job ends
         opts.runner.enqueue(id);
         ctx.metrics.batchJobs.inc({ outcome: 'queued' });
         req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
         return await jobView(outcome.job);
       } finally {
+        // Whatever ended the request (a refusal, a replay, or the create itself throwing),
+        // no file of it stays unless a stored job names it.
         await fs.rm(upload, { force: true });
         await fs.rm(decoded, { force: true });
+        if (unowned !== null) await fs.rm(unowned, { force: true });
       }
     });
 
