@@ -12,9 +12,14 @@ import { ScribedError } from '../core/errors.js';
 /** Container formats accepted, as ffprobe names them (format_name). */
 export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
 
-/** The demuxers behind ACCEPTED_FORMATS, for -format_whitelist. */
-const DEMUXERS = ACCEPTED_FORMATS.join(',');
-const SANDBOX = ['-format_whitelist', DEMUXERS, '-protocol_whitelist', 'file'];
+/** ffprobe/ffmpeg input options that let only the demuxers of `formats` (format_name
+ * values as ffprobe prints them) and only the `file` protocol run. Shared with other
+ * uploads (voice recordings, src/media/probe.ts). */
+export function demuxerSandbox(formats: readonly string[]): string[] {
+  return ['-format_whitelist', formats.join(','), '-protocol_whitelist', 'file'];
+}
+
+const SANDBOX = demuxerSandbox(ACCEPTED_FORMATS);
 
 export interface ProbedAudio {
   format: string;
