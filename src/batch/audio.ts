@@ -74,12 +74,18 @@ export async function probeAudio(file: string, timeoutMs = 30_000): Promise<Prob
   };
 }
 
-/** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`. */
-export async function decodeToRaw(input: string, output: string, rate: number, timeoutMs = 600_000): Promise<void> {
+/** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`, at
+ * most `cap.seconds` of audio and (whatever the timestamps say) about `cap.bytes` of output
+ * (ffmpeg stops after the packet that reaches it): see src/batch/limits.ts. */
+export async function decodeToRaw(input: string, output: string, rate: number, cap: { seconds: number; bytes: number }, timeoutMs = 600_000): Promise<void> {
   try {
     await run(
       'ffmpeg',
-      ['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le', '-f', 's16le', output],
+      [
+        ...['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input],
+        ...['-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le'],
+        ...['-t', String(cap.seconds), '-fs', String(cap.bytes), '-f', 's16le', output],
+      ],
       timeoutMs,
     );
   } catch (err) {
