@@ -137,25 +137,32 @@ export class BatchRunner {
       const stored = await store.listSegments(id);
       const after = stored.reduce((m, s) => Math.max(m, s.index), -1);
       let cpuMs = 0;
+      // The recognizer's channel adaptation, carried from segment to segment as one decoder
+      // would across utterances (and across a restart, from the last stored segment).
+      let channel = job.channelState;
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
         const audio = await readRange(file, seg.startSample, seg.endSample);
-        const { result, cpu } = await this.recognize(audio, row.sampleRateHz);
+        const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, jlog);
         cpuMs += cpu;
+        channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
         const words = wordsOnTimeline(result.words, base, audio.length);
         const shaped = shapeFinal(result.text, words, job.options);
-        await store.appendSegment({
-          transcriptionId: id,
-          index: seg.index,
-          startSample: base,
-          endSample: BigInt(seg.endSample),
-          text: shaped.text,
-          words: job.options.includeAlignment === false ? [] : shaped.words,
-          ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
-          createdAt: new Date().toISOString(),
-        });
+        await store.appendBatchSegment(
+          {
+            transcriptionId: id,
+            index: seg.index,
+            startSample: base,
+            endSample: BigInt(seg.endSample),
+            text: shaped.text,
+            words: job.options.includeAlignment === false ? [] : shaped.words,
+            ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
+            createdAt: new Date().toISOString(),
+          },
+          channelState,
+        );
         metrics.segments.inc({ trigger: 'batch' });
       }
       await store.setBatchJobState(id, 'DONE');
@@ -176,16 +183,29 @@ export class BatchRunner {
     await removeAudio(file, jlog);
   }
 
-  /** One segment through one decoder, retried on a fresh decoder if the worker dies. */
-  private async recognize(audio: Int16Array, rate: number): Promise<{ result: FinalResult; cpu: number }> {
+  /** One segment through one decoder, retried on a fresh decoder if the worker dies. The
+   * decoder starts from `channel` (the state the previous segment left) and the state it
+   * ends in is returned (null when the engine keeps none or cannot say). */
+  private async recognize(
+    audio: Int16Array,
+    rate: number,
+    channel: number[] | null,
+    jlog: Logger,
+  ): Promise<{ result: FinalResult; cpu: number; channelState: number[] | null }> {
     for (let attempt = 1; ; attempt++) {
       const stream = await this.openDecoder(rate);
       let cpu = 0;
       try {
+        // Every open() starts from the initial state (-cmninit): without this, each segment
+        // would adapt to the channel all over again, as real time does not.
+        if (channel !== null && !(await stream.setChannelState(channel))) jlog.warn('the decoder keeps no channel state; segment starts from the initial state');
         for (let i = 0; i < audio.length; i += CHUNK_SAMPLES) {
           cpu += (await stream.accept(audio.subarray(i, i + CHUNK_SAMPLES))).cpuMs;
         }
-        return { result: await stream.finish(), cpu };
+        const result = await stream.finish();
+        // Read between utterances, before the decoder goes back to the pool.
+        const channelState = await stream.channelState().catch(() => null);
+        return { result, cpu, channelState };
       } catch (err) {
         if (!(err instanceof ScribedError && err.code === 'ENGINE_FAILED') || attempt >= SEGMENT_ATTEMPTS) throw err;
         this.deps.log.warn({ err }, 'batch decoder failed; retrying the segment on a new decoder');

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionAccount } from '../../src/accounts/provision.js';
 import { validateBatchRequest } from '../../src/batch/request.js';
 import { BatchRunner, type BatchRunnerDeps } from '../../src/batch/runner.js';
+import { planSegments } from '../../src/batch/segmenter.js';
 import { charactersDue } from '../../src/core/billing.js';
 import { newId } from '../../src/core/ids.js';
 import { createEngine, kStall } from '../../src/engine/pool.js';
@@ -183,4 +184,56 @@ describe('batch runner: files left by an earlier run', () => {
     expect(fs.readdirSync(b.dir)).toEqual([]);
     await b.store.close();
   }, 90_000);
+});
+
+describe('batch runner: channel adaptation across segments', () => {
+  // Three clips with 1 s pauses: several segments.
+  const pcm = Buffer.concat(['librivox-0870', 'librivox-0890', 'librivox-0920'].flatMap((id) => [clips.find((c) => c.id === id)!.pcm16k, Buffer.alloc(32_000)]));
+  const samples = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length / 2);
+  const plan = planSegments(samples, { rate: 16_000, maxSegmentSeconds: 30 }).filter((s) => !s.silent);
+
+  /** What one decoder fed the segments in order (finish() after each) says, and its channel
+   * state after each segment: a real-time session's behaviour. */
+  async function oneDecoder(): Promise<Array<{ text: string; state: number[] | null }>> {
+    const stream = await engine.open({ inputRate: 16_000, profile: 'wideband' });
+    try {
+      const out: Array<{ text: string; state: number[] | null }> = [];
+      for (const seg of plan) {
+        const audio = samples.subarray(seg.startSample, seg.endSample);
+        for (let i = 0; i < audio.length; i += 16_000) await stream.accept(audio.subarray(i, i + 16_000));
+        const text = (await stream.finish()).text;
+        out.push({ text, state: await stream.channelState() });
+      }
+      return out;
+    } finally {
+      await stream.release();
+    }
+  }
+
+  it('each segment starts from the state the previous one left, as one decoder would; a resumed job from the stored state', async () => {
+    expect(plan.length).toBeGreaterThanOrEqual(2);
+    const expected = await oneDecoder();
+    expect(expected[0]!.state).not.toBeNull();
+    const b = await bench();
+    const id = await b.queue(pcm);
+    let runner = b.runner();
+    await runner.start();
+    await within(runner.idle(), 90_000, 'the job');
+    await runner.stop();
+    expect((await b.store.listSegments(id)).map((s) => s.text)).toEqual(expected.map((e) => e.text));
+    expect((await b.store.getBatchJob(id))!.channelState).toEqual(expected[expected.length - 1]!.state);
+
+    // Resumed after a restart that had stored the first segment: the rest continues from the
+    // state stored with it, so the words and the final state are the same.
+    const resumed = await b.queue(pcm);
+    const first = (await b.store.listSegments(id))[0]!;
+    await b.store.appendBatchSegment({ ...first, transcriptionId: resumed }, expected[0]!.state);
+    runner = b.runner();
+    await runner.start();
+    await within(runner.idle(), 90_000, 'the resumed job');
+    await runner.stop();
+    expect((await b.store.listSegments(resumed)).map((s) => s.text)).toEqual(expected.map((e) => e.text));
+    expect((await b.store.getBatchJob(resumed))!.channelState).toEqual(expected[expected.length - 1]!.state);
+    await b.store.close();
+  }, 240_000);
 });

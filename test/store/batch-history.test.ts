@@ -160,6 +160,22 @@ describe('SqliteStore: failBatchJob', () => {
   });
 });
 
+describe('SqliteStore: appendBatchSegment', () => {
+  it('stores the segment and the job\'s channel state together; null keeps the state; a missing job writes nothing', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+    expect((await store.getBatchJob('stt_1'))!.channelState).toBeNull();
+    const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
+    await store.appendBatchSegment({ ...base, index: 0, text: 'one' }, [47.34, -0.125, 31.05]);
+    expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+    await store.appendBatchSegment({ ...base, index: 1, text: 'two' }, null);
+    expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+    expect((await store.listSegments('stt_1')).map((x) => x.text)).toEqual(['one', 'two']);
+    await expect(store.appendBatchSegment({ ...base, transcriptionId: 'stt_nope', index: 0, text: 'x' }, [1])).rejects.toThrow();
+    expect(await store.listSegments('stt_nope')).toEqual([]);
+    await expect(store.appendBatchSegment({ ...base, index: 2, text: 'x' }, [Number.NaN])).rejects.toThrow(RangeError);
+  });
+});
+
 describe('SqliteStore: History list', () => {
   it('pages newest first on (createdAt, id), ties broken by id, per account', async () => {
     const same = '2025-01-05T00:00:00.000Z';
