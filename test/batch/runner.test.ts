@@ -92,7 +92,7 @@ function hangingEngine(real: Engine): Engine {
     close: () => real.close(),
     async open(req: StreamRequest): Promise<RecognitionStream> {
       const stream = (await real.open(req)) as RecognitionStream & { [kStall](ms: number): Promise<void> };
-      void stream[kStall](30_000).catch(() => undefined);
+      void stream[kStall](120_000).catch(() => undefined);
       return stream;
     },
   };
@@ -111,7 +111,7 @@ describe('batch runner: a hung decoder', () => {
     expect(charged).toBe(3n);
     const runner = b.runner({ engine: hangingEngine(engine), heartbeatIntervalMs: 1000 });
     await runner.start();
-    await within(runner.idle(), 15_000, 'the job with a hung decoder ending');
+    await within(runner.idle(), 45_000, 'the job with a hung decoder ending');
     await within(runner.stop(), 5_000, 'stop()');
     const job = (await b.store.getBatchJob(id))!;
     expect(job.state).toBe('FAILED');
@@ -120,7 +120,7 @@ describe('batch runner: a hung decoder', () => {
     expect((await b.store.getTranscription(id, b.accountId))!.status).toBe('FAILED');
     expect(fs.readdirSync(b.dir)).toEqual([]);
     await b.store.close();
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('batch runner: refunds', () => {
