@@ -24,6 +24,10 @@ export interface ServiceConfig {
   batchMaxDecoders: number;
   /** Largest batch upload, checked while the file streams in. */
   batchMaxUploadBytes: number;
+  /** Longest audio one batch upload may decode to (seconds); see src/batch/limits.ts. */
+  batchMaxAudioSeconds: number;
+  /** Batch uploads probed and decoded (ffmpeg) at once; more wait their turn. */
+  batchMaxConcurrentDecodes: number;
   shutdownTimeoutMs: number;
   /** Batch window of the audio spool's fdatasync before acks; negative: no sync (docs/protocol.md). */
   spoolFsyncMs: number;
@@ -68,6 +72,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,
     batchMaxDecoders: input.batchMaxDecoders ?? envInt('SCRIBED_BATCH_MAX_DECODERS') ?? 1,
     batchMaxUploadBytes: input.batchMaxUploadBytes ?? envInt('SCRIBED_BATCH_MAX_UPLOAD_BYTES') ?? 100 * 1024 * 1024,
+    batchMaxAudioSeconds: input.batchMaxAudioSeconds ?? envInt('SCRIBED_BATCH_MAX_AUDIO_SECONDS') ?? 4 * 3600,
+    batchMaxConcurrentDecodes: input.batchMaxConcurrentDecodes ?? envInt('SCRIBED_BATCH_MAX_CONCURRENT_DECODES') ?? 2,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
     spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
@@ -81,6 +87,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
   if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= cfg.maxDecoders)) throw new Error('batchMaxDecoders must be 1..maxDecoders');
   if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
+  if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
+  if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   return Object.freeze(cfg);
 }

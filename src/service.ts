@@ -76,7 +76,13 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
     metrics,
     log,
     sessions,
-    batch: { runner: batch, dir: batchDir, maxUploadBytes: config.batchMaxUploadBytes },
+    batch: {
+      runner: batch,
+      dir: batchDir,
+      maxUploadBytes: config.batchMaxUploadBytes,
+      maxAudioSeconds: config.batchMaxAudioSeconds,
+      maxConcurrentDecodes: config.batchMaxConcurrentDecodes,
+    },
     now: input.now ?? (() => new Date()),
   });
 

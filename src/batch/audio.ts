@@ -12,9 +12,14 @@ import { ScribedError } from '../core/errors.js';
 /** Container formats accepted, as ffprobe names them (format_name). */
 export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
 
-/** The demuxers behind ACCEPTED_FORMATS, for -format_whitelist. */
-const DEMUXERS = ACCEPTED_FORMATS.join(',');
-const SANDBOX = ['-format_whitelist', DEMUXERS, '-protocol_whitelist', 'file'];
+/** ffprobe/ffmpeg input options that let only the demuxers of `formats` (format_name
+ * values as ffprobe prints them) and only the `file` protocol run. Shared with other
+ * uploads (voice recordings, src/media/probe.ts). */
+export function demuxerSandbox(formats: readonly string[]): string[] {
+  return ['-format_whitelist', formats.join(','), '-protocol_whitelist', 'file'];
+}
+
+const SANDBOX = demuxerSandbox(ACCEPTED_FORMATS);
 
 export interface ProbedAudio {
   format: string;
@@ -69,12 +74,18 @@ export async function probeAudio(file: string, timeoutMs = 30_000): Promise<Prob
   };
 }
 
-/** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`. */
-export async function decodeToRaw(input: string, output: string, rate: number, timeoutMs = 600_000): Promise<void> {
+/** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`, at
+ * most `cap.seconds` of audio and (whatever the timestamps say) about `cap.bytes` of output
+ * (ffmpeg stops after the packet that reaches it): see src/batch/limits.ts. */
+export async function decodeToRaw(input: string, output: string, rate: number, cap: { seconds: number; bytes: number }, timeoutMs = 600_000): Promise<void> {
   try {
     await run(
       'ffmpeg',
-      ['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le', '-f', 's16le', output],
+      [
+        ...['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input],
+        ...['-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le'],
+        ...['-t', String(cap.seconds), '-fs', String(cap.bytes), '-f', 's16le', output],
+      ],
       timeoutMs,
     );
   } catch (err) {

@@ -1,7 +1,10 @@
 // Validation of a batch transcription request (the form fields beside the audio file).
 // Pure. The fields are the create-session body's (`title`, `languageHint`, `options` as a
-// JSON object in a form field) and are validated by the same code, so every rule and
-// message matches real time. Decisions (docs/api.md, "Batch transcription"):
+// JSON object in a form field) and are validated by the same code, then checked against
+// what the recognizer can do (applyRecognizerCapabilities, the engine's info passed in), so
+// every rule and message matches real time: a languageHint no loaded model recognizes is
+// refused (422), never charged and recognized as another language. Decisions (docs/api.md,
+// "Batch transcription"):
 // - `options.inputEncoding` is refused: a batch file's format is read from its content.
 // - `options.segmentCommitMode` is refused: there is no client to commit; batch jobs cut
 //   segments at pauses themselves (effectiveOptions shows `vad`).
@@ -9,8 +12,12 @@
 //   named in a BATCH_OPTIONS_NOT_APPLIED notice and in effectiveOptions.notApplied, never
 //   silently ignored.
 // - Unknown form fields are refused like unknown JSON keys.
+// - includeAlignment defaults to on. Real time turns the default off with
+//   suppressBackgroundSpeech (alignment needs every word timed), but a batch job does not
+//   apply suppressBackgroundSpeech, so that reason does not hold and words stay timed.
 import { createHash } from 'node:crypto';
 import { ScribedError } from '../core/errors.js';
+import { applyRecognizerCapabilities, type RecognizerCapabilities } from '../core/recognizer-capabilities.js';
 import { canonicalJson, validateCreateSession, type EffectiveOptions } from '../core/session-options.js';
 import { textOptionNotices, textOptionsNotApplied, type Notice } from '../text/final-text.js';
 
@@ -46,8 +53,9 @@ function isSet(v: unknown): boolean {
 }
 
 /** `fields`: the multipart text fields, by name. `decodeRate`: the rate the audio is decoded to
- * (8000 for narrowband sources, else the engine's rate; see src/server/routes/batch.ts). */
-export function validateBatchRequest(fields: Readonly<Record<string, string>>, decodeRate: number): BatchRequest {
+ * (8000 for narrowband sources, else the engine's rate; see src/server/routes/batch.ts).
+ * `recognizer`: the engine's languages and detection ability (engine.info). */
+export function validateBatchRequest(fields: Readonly<Record<string, string>>, decodeRate: number, recognizer: RecognizerCapabilities): BatchRequest {
   for (const name of Object.keys(fields)) {
     if (!(BATCH_FIELDS as readonly string[]).includes(name)) invalid(name, 'unknown field');
   }
@@ -67,14 +75,17 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
   if (o.segmentCommitMode !== undefined && o.segmentCommitMode !== null) {
     invalid('options.segmentCommitMode', 'does not apply to batch transcription: segments are cut at pauses');
   }
-  const valid = validateCreateSession({
+  const requested = validateCreateSession({
     title: fields.title,
     languageHint: fields.languageHint === '' ? undefined : fields.languageHint,
     options: o,
   });
+  // Named as requested: capabilities may turn includeDetectedLanguage off in effect.
+  const skipped = NOT_APPLIED_IN_BATCH.filter((k) => isSet(requested.effectiveOptions[k]));
+  const valid = applyRecognizerCapabilities(requested, recognizer);
   const inputEncoding = decodeRate === 8000 ? ('pcm_s16le_8000' as const) : ('pcm_s16le_16000' as const);
-  const eff = { ...valid.effectiveOptions, inputEncoding, segmentCommitMode: 'vad' as const, sampleRateHz: decodeRate };
-  const skipped = NOT_APPLIED_IN_BATCH.filter((k) => isSet(eff[k]));
+  const includeAlignment = o.includeAlignment === undefined || o.includeAlignment === null ? true : valid.effectiveOptions.includeAlignment;
+  const eff = { ...valid.effectiveOptions, inputEncoding, segmentCommitMode: 'vad' as const, sampleRateHz: decodeRate, includeAlignment };
   const notices: Notice[] = [];
   if (eff.processingContentStorage) {
     notices.push({

@@ -16,9 +16,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
+import { wordsOnTimeline } from '../core/word-span.js';
 import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
-import type { BatchJobRecord, SegmentWord, Store } from '../store/store.js';
+import type { BatchJobRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
 import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
@@ -33,7 +34,18 @@ export interface BatchRunnerDeps {
   maxDecoders: number;
   maxSegmentSeconds: number;
   busyRetryMs?: number;
+  /** Keepalive with the decoder's worker (StreamRequest.heartbeatIntervalMs); default
+   * BATCH_HEARTBEAT_MS. */
+  heartbeatIntervalMs?: number;
 }
+
+/** A batch decoder whose worker has not answered a ping for this long is stuck (a hung
+ * native call) and is terminated: its segment fails with ENGINE_FAILED, is retried once on a
+ * new decoder, and a job that fails again is marked FAILED and refunded, instead of hanging
+ * (and hanging service.stop(), which waits for the running segment). Pings are answered
+ * between 50 ms pieces of decoding, but finish() is one synchronous end-of-utterance pass
+ * (about 1 s for a 30 s segment, more on a loaded machine): 10 s leaves room for that. */
+export const BATCH_HEARTBEAT_MS = 10_000;
 
 /** Samples fed to the decoder per call: 1 s at 16 kHz, 2 s at 8 kHz. */
 const CHUNK_SAMPLES = 16_000;
@@ -50,10 +62,20 @@ export class BatchRunner {
 
   constructor(private readonly deps: BatchRunnerDeps) {}
 
-  /** Take up jobs left QUEUED or RUNNING by a previous run. */
+  /** Take up jobs left QUEUED or RUNNING by a previous run, and delete every other file in
+   * the batch directory: uploads and decodes a kill -9 interrupted, and the audio of jobs
+   * that ended (or were never stored) without it being deleted. Called before the upload
+   * route serves, so no request of this run has a file there yet. */
   async start(): Promise<void> {
     await fs.mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
-    for (const job of await this.deps.store.listBatchJobs(['RUNNING', 'QUEUED'])) {
+    const pending = await this.deps.store.listBatchJobs(['RUNNING', 'QUEUED']);
+    const keep = new Set(pending.map((j) => j.audioFile));
+    for (const name of await fs.readdir(this.deps.dir)) {
+      if (keep.has(name)) continue;
+      await fs.rm(path.join(this.deps.dir, name), { recursive: true, force: true });
+      this.deps.log.info({ file: name }, 'batch file left by an earlier run deleted');
+    }
+    for (const job of pending) {
       this.deps.log.info({ transcriptionId: job.transcriptionId, state: job.state }, 'batch job resumed after restart');
       this.enqueue(job.transcriptionId);
     }
@@ -104,6 +126,7 @@ export class BatchRunner {
     const jlog = log.child({ transcriptionId: id });
     const t0 = performance.now();
     const file = path.join(this.deps.dir, job.audioFile);
+    let done: { audioSec: number; cpuMs: number; segments: number };
     try {
       await store.setBatchJobState(id, 'RUNNING');
       const row = await store.getTranscription(id, job.accountId);
@@ -114,58 +137,75 @@ export class BatchRunner {
       const stored = await store.listSegments(id);
       const after = stored.reduce((m, s) => Math.max(m, s.index), -1);
       let cpuMs = 0;
+      // The recognizer's channel adaptation, carried from segment to segment as one decoder
+      // would across utterances (and across a restart, from the last stored segment).
+      let channel = job.channelState;
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
         const audio = await readRange(file, seg.startSample, seg.endSample);
-        const { result, cpu } = await this.recognize(audio, row.sampleRateHz);
+        const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, jlog);
         cpuMs += cpu;
+        channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
-        const words: SegmentWord[] = result.words.map((w) => ({
-          word: w.word,
-          startSample: (base + BigInt(w.startSample)).toString(),
-          endSample: (base + BigInt(Math.min(w.endSample, audio.length))).toString(),
-          confidence: w.confidence,
-        }));
+        const words = wordsOnTimeline(result.words, base, audio.length);
         const shaped = shapeFinal(result.text, words, job.options);
-        await store.appendSegment({
-          transcriptionId: id,
-          index: seg.index,
-          startSample: base,
-          endSample: BigInt(seg.endSample),
-          text: shaped.text,
-          words: job.options.includeAlignment === false ? [] : shaped.words,
-          ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
-          createdAt: new Date().toISOString(),
-        });
+        await store.appendBatchSegment(
+          {
+            transcriptionId: id,
+            index: seg.index,
+            startSample: base,
+            endSample: BigInt(seg.endSample),
+            text: shaped.text,
+            words: job.options.includeAlignment === false ? [] : shaped.words,
+            ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
+            createdAt: new Date().toISOString(),
+          },
+          channelState,
+        );
         metrics.segments.inc({ trigger: 'batch' });
       }
       await store.setBatchJobState(id, 'DONE');
-      await fs.rm(file, { force: true });
-      const audioSec = totalSamples / row.sampleRateHz;
-      const wallSec = (performance.now() - t0) / 1000;
-      metrics.batchAudioSeconds.inc(audioSec);
-      metrics.batchJobs.inc({ outcome: 'completed' });
-      jlog.info({ audioSec, wallSec, engineCpuSec: cpuMs / 1000, segments: plan.length }, 'batch job done');
+      done = { audioSec: totalSamples / row.sampleRateHz, cpuMs, segments: plan.length };
     } catch (err) {
       if (err instanceof Stopping) {
         jlog.info('batch job interrupted by shutdown; resumes at next start');
         return;
       }
-      await this.fail(job, file, err, jlog);
+      await this.fail(job, err, jlog);
+      await removeAudio(file, jlog);
+      return;
     }
+    // Outside the try: once DONE is stored, nothing here can turn the job into a failure.
+    metrics.batchAudioSeconds.inc(done.audioSec);
+    metrics.batchJobs.inc({ outcome: 'completed' });
+    jlog.info({ audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments }, 'batch job done');
+    await removeAudio(file, jlog);
   }
 
-  /** One segment through one decoder, retried on a fresh decoder if the worker dies. */
-  private async recognize(audio: Int16Array, rate: number): Promise<{ result: FinalResult; cpu: number }> {
+  /** One segment through one decoder, retried on a fresh decoder if the worker dies. The
+   * decoder starts from `channel` (the state the previous segment left) and the state it
+   * ends in is returned (null when the engine keeps none or cannot say). */
+  private async recognize(
+    audio: Int16Array,
+    rate: number,
+    channel: number[] | null,
+    jlog: Logger,
+  ): Promise<{ result: FinalResult; cpu: number; channelState: number[] | null }> {
     for (let attempt = 1; ; attempt++) {
       const stream = await this.openDecoder(rate);
       let cpu = 0;
       try {
+        // Every open() starts from the initial state (-cmninit): without this, each segment
+        // would adapt to the channel all over again, as real time does not.
+        if (channel !== null && !(await stream.setChannelState(channel))) jlog.warn('the decoder keeps no channel state; segment starts from the initial state');
         for (let i = 0; i < audio.length; i += CHUNK_SAMPLES) {
           cpu += (await stream.accept(audio.subarray(i, i + CHUNK_SAMPLES))).cpuMs;
         }
-        return { result: await stream.finish(), cpu };
+        const result = await stream.finish();
+        // Read between utterances, before the decoder goes back to the pool.
+        const channelState = await stream.channelState().catch(() => null);
+        return { result, cpu, channelState };
       } catch (err) {
         if (!(err instanceof ScribedError && err.code === 'ENGINE_FAILED') || attempt >= SEGMENT_ATTEMPTS) throw err;
         this.deps.log.warn({ err }, 'batch decoder failed; retrying the segment on a new decoder');
@@ -180,7 +220,11 @@ export class BatchRunner {
     for (;;) {
       if (this.stopping) throw new Stopping();
       try {
-        return await this.deps.engine.open({ inputRate: rate, profile: rate <= 8000 ? 'telephony' : 'wideband' });
+        return await this.deps.engine.open({
+          inputRate: rate,
+          profile: rate <= 8000 ? 'telephony' : 'wideband',
+          heartbeatIntervalMs: this.deps.heartbeatIntervalMs ?? BATCH_HEARTBEAT_MS,
+        });
       } catch (err) {
         if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) throw err;
         await new Promise((r) => setTimeout(r, this.deps.busyRetryMs ?? 250));
@@ -188,16 +232,24 @@ export class BatchRunner {
     }
   }
 
-  /** A job that cannot finish: marked FAILED, its Characters given back, its audio removed. */
-  private async fail(job: BatchJobRecord, file: string, err: unknown, jlog: Logger): Promise<void> {
+  /** A job that cannot finish: marked FAILED and its Characters given back, in one store
+   * transaction that does nothing to a job already DONE or FAILED (no double refund, and a
+   * delivered job is never refunded). */
+  private async fail(job: BatchJobRecord, err: unknown, jlog: Logger): Promise<void> {
     const reason = err instanceof ScribedError ? err.message : 'INTERNAL: transcription failed';
     jlog.error({ err }, 'batch job failed');
-    this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
-    await this.deps.store.setBatchJobState(job.transcriptionId, 'FAILED', reason);
-    if (job.charactersCharged > 0n) {
-      await this.deps.store.creditCharacters(job.accountId, job.charactersCharged, 'batch_refund', job.transcriptionId);
-    }
+    if (await this.deps.store.failBatchJob(job.transcriptionId, reason)) this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
+    else jlog.warn('batch job had already ended; its state and Characters are left as they were');
+  }
+}
+
+/** Delete a finished job's audio. A failure is logged, never raised: the job's outcome is
+ * already stored, and BatchRunner.start() removes whatever is left at the next start. */
+async function removeAudio(file: string, jlog: Logger): Promise<void> {
+  try {
     await fs.rm(file, { force: true });
+  } catch (err) {
+    jlog.warn({ err, file: path.basename(file) }, 'could not delete a finished batch job\'s audio; removed at next start');
   }
 }
 

@@ -72,8 +72,11 @@ export interface StreamRequest {
   profile: AudioProfile;
   /** Run a voice activity detector beside the decoder (segmentCommitMode "vad"). */
   vad?: { threshold: number } | null;
-  /** Keepalive between the session and its recognition worker: a worker that answers
-   * nothing for this long (plus the audio time of the work queued on it) is declared lost. */
+  /** Keepalive between the session and its recognition worker: the pool keeps one ping in
+   * flight and declares the worker lost when that ping has had no reply for this long. Only
+   * the ping's round trip is measured: the worker answers pings ahead of queued work, between
+   * pieces of decoding, so the bound is on one synchronous decoder call, not on the work
+   * queued (src/engine/pool.ts, startHeartbeat). */
   heartbeatIntervalMs?: number | null;
   /** vocabularyHints to bias recognition toward (engine permitting). */
   vocabularyHints?: string[];

@@ -266,6 +266,15 @@ ALTER TABLE batch_jobs ADD COLUMN source_json TEXT;
 CREATE UNIQUE INDEX batch_jobs_idempotency ON batch_jobs(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 `,
   },
+  {
+    // A batch job carries the recognizer's channel adaptation (RecognitionStream.channelState,
+    // a JSON array of numbers) from one segment to the next, saved with each segment, so a
+    // job resumed after a restart continues with it instead of the initial state.
+    version: 5,
+    sql: `
+ALTER TABLE batch_jobs ADD COLUMN channel_state_json TEXT;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

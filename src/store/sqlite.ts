@@ -149,6 +149,7 @@ interface BatchJobRow {
   idempotency_key: string | null;
   request_hash: string | null;
   source_json: string | null;
+  channel_state_json: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -234,6 +235,7 @@ function toBatchJob(r: BatchJobRow): BatchJobRecord {
     charactersCharged: r.characters_charged,
     error: r.error,
     source: r.source_json === null ? null : (JSON.parse(r.source_json) as Record<string, unknown>),
+    channelState: r.channel_state_json === null ? null : (JSON.parse(r.channel_state_json) as number[]),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -645,10 +647,31 @@ export class SqliteStore implements Store {
   }
 
   async appendSegment(segment: SegmentRecord): Promise<void> {
+    const insert = this.segmentInsert(segment);
+    this.write(insert);
+  }
+
+  async appendBatchSegment(segment: SegmentRecord, channelState: number[] | null): Promise<void> {
+    const insert = this.segmentInsert(segment);
+    if (channelState !== null && !channelState.every(Number.isFinite)) throw new RangeError('channel state must be finite numbers');
+    this.write(() => {
+      insert();
+      if (channelState === null) return;
+      const info = this.stmt('UPDATE batch_jobs SET channel_state_json = ?, updated_at = ? WHERE transcription_id = ?').run(
+        JSON.stringify(channelState),
+        nowIso(),
+        segment.transcriptionId,
+      );
+      if (info.changes === 0) throw new ScribedError('NOT_FOUND', `batch job ${segment.transcriptionId} does not exist`);
+    });
+  }
+
+  /** The checked insert of appendSegment, to run inside a write transaction. */
+  private segmentInsert(segment: SegmentRecord): () => void {
     if (!Number.isSafeInteger(segment.index) || segment.index < 0) throw new RangeError(`segment index must be a non-negative integer`);
     const start = int64(segment.startSample, 'startSample');
     const end = int64(segment.endSample, 'endSample');
-    this.write(() => {
+    return () => {
       // First write wins: the stored final is the one already sent to the client, so a
       // re-sent final with the same index is dropped rather than allowed to rewrite it.
       // ON CONFLICT DO NOTHING (unlike INSERT OR IGNORE) only swallows the key clash, not
@@ -667,7 +690,7 @@ export class SqliteStore implements Store {
         segment.annotations === undefined ? null : JSON.stringify(segment.annotations),
         segment.createdAt,
       );
-    });
+    };
   }
 
   async listSegments(transcriptionId: string): Promise<SegmentRecord[]> {
@@ -923,6 +946,28 @@ export class SqliteStore implements Store {
       if (info.changes === 0) throw new ScribedError('NOT_FOUND', `batch job ${transcriptionId} does not exist`);
       if (state === 'DONE') this.updateTranscriptionStatus(transcriptionId, 'COMPLETED', undefined, now);
       if (state === 'FAILED') this.updateTranscriptionStatus(transcriptionId, 'FAILED', undefined, now);
+    });
+  }
+
+  async failBatchJob(transcriptionId: string, reason: string): Promise<boolean> {
+    return this.write(() => {
+      const now = nowIso();
+      const info = this.stmt(
+        "UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ? AND state IN ('QUEUED', 'RUNNING')",
+      ).run(reason, now, transcriptionId);
+      if (info.changes === 0) return false;
+      this.updateTranscriptionStatus(transcriptionId, 'FAILED', undefined, now);
+      const job = this.stmt('SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?').get(transcriptionId) as {
+        account_id: string;
+        characters_charged: bigint;
+      };
+      if (job.characters_charged > 0n) {
+        const next = this.readBalance(job.account_id) + job.characters_charged;
+        if (next > INT64_MAX) throw new RangeError(`refunding ${job.characters_charged} would overflow account ${job.account_id}'s balance`);
+        this.stmt('UPDATE accounts SET characters = ? WHERE id = ?').run(next, job.account_id);
+        this.insertLedger(job.account_id, job.characters_charged, next, 'batch_refund', transcriptionId, null);
+      }
+      return true;
     });
   }
 }

@@ -107,12 +107,15 @@ export interface BatchJobRecord {
   /** What ffprobe found in the upload (format, codec, rate, ...); null for jobs stored
    * before it was kept. */
   source: Record<string, unknown> | null;
+  /** The recognizer's channel adaptation after the job's last stored segment
+   * (RecognitionStream.channelState); null before the first, or when the engine has none. */
+  channelState: number[] | null;
   createdAt: string;
   updatedAt: string;
 }
 
 export interface CreateBatchJobInput {
-  job: Omit<BatchJobRecord, 'state' | 'error' | 'updatedAt'>;
+  job: Omit<BatchJobRecord, 'state' | 'error' | 'updatedAt' | 'channelState'>;
   title: string;
   languageHint: string | null;
   sampleRateHz: number;
@@ -227,6 +230,15 @@ export interface Store extends InterpretationStore, MusicStore, VoiceStore, User
   listBatchJobs(states: BatchJobState[]): Promise<BatchJobRecord[]>;
   /** Move a job to a state; DONE and FAILED also set the History row's status. */
   setBatchJobState(transcriptionId: string, state: BatchJobState, error?: string): Promise<void>;
+  /** In one transaction: a QUEUED or RUNNING job becomes FAILED with `reason` (its History row
+   * too) and its charactersCharged are credited back (ledger reason `batch_refund`). True when
+   * it did; false, changing nothing, for a job already DONE or FAILED (never refunded twice,
+   * never a delivered job). */
+  failBatchJob(transcriptionId: string, reason: string): Promise<boolean>;
+  /** appendSegment for a batch job's segment, and in the same transaction the job's
+   * channelState after it (unchanged when null), so a resumed job continues from the state
+   * its last stored segment left. */
+  appendBatchSegment(segment: SegmentRecord, channelState: number[] | null): Promise<void>;
 }
 
 // ---------------------------------------------------------------- issue 4: interpretation

@@ -21,8 +21,10 @@
 // Offsets: `start`/`end` are JavaScript string indices (UTF-16 code units) into the final
 // text as sent, `end` exclusive. When spans overlap, the longer wins; at equal length the
 // earlier category in PRIORITY wins.
+// Lookups are Maps and Sets only (src/text/numbers.ts): words are arbitrary, and a plain
+// object would also match "constructor", "toString" and other Object.prototype names.
 import type { EntityCategory } from '../core/session-options.js';
-import { DIGIT_WORDS, literalNumber, luhnValid, parseCardinal, parseDay, parseYear, readDigits } from './numbers.js';
+import { DIGIT_WORDS, literalNumber, wordTable, luhnValid, parseCardinal, parseDay, parseYear, readDigits } from './numbers.js';
 
 export interface Entity {
   category: EntityCategory;
@@ -63,18 +65,20 @@ function tokenize(text: string): Token[] {
   return out;
 }
 
-const MONTHS: Readonly<Record<string, number>> = {
+const MONTHS = wordTable({
   january: 1, jan: 1, february: 2, feb: 2, march: 3, mar: 3, april: 4, apr: 4, may: 5, june: 6, jun: 6,
   july: 7, jul: 7, august: 8, aug: 8, september: 9, sep: 9, sept: 9, october: 10, oct: 10, november: 11, nov: 11,
   december: 12, dec: 12,
-};
+});
 
 const TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'io', 'co', 'uk', 'us', 'de', 'fr', 'ca', 'au', 'info', 'biz', 'me', 'ai', 'dev', 'app']);
 
-const CURRENCY_WORDS: Readonly<Record<string, string>> = {
+const CURRENCY_WORDS = wordTable({
   dollar: 'USD', dollars: 'USD', bucks: 'USD', euro: 'EUR', euros: 'EUR', pound: 'GBP', pounds: 'GBP', quid: 'GBP',
-};
-const CURRENCY_SYMBOLS: Readonly<Record<string, string>> = { $: 'USD', '€': 'EUR', '£': 'GBP' };
+});
+const CURRENCY_SYMBOLS = wordTable({ $: 'USD', '€': 'EUR', '£': 'GBP' });
+/** Spoken separators inside an email address. */
+const EMAIL_JOINERS = wordTable({ dot: '.', underscore: '_', dash: '-', hyphen: '-' });
 
 type Candidate = Omit<Entity, 'text'>;
 
@@ -98,8 +102,7 @@ function emails(tokens: Token[], words: string[]): Candidate[] {
   tokens.forEach((t, i) => {
     if (/^[\w.+-]+@[\w-]+(\.[\w-]+)+$/.test(t.norm)) out.push({ category: 'email', value: t.norm, start: t.start, end: t.end });
   });
-  const joiners: Record<string, string> = { dot: '.', underscore: '_', dash: '-', hyphen: '-' };
-  const label = (w: string | undefined) => w !== undefined && /^[a-z0-9]+$/.test(w) && !(w in joiners) && w !== 'at';
+  const label = (w: string | undefined) => w !== undefined && /^[a-z0-9]+$/.test(w) && !EMAIL_JOINERS.has(w) && w !== 'at';
   for (let k = 1; k < words.length - 1; k++) {
     if (words[k] !== 'at' || !label(words[k - 1])) continue;
     // Domain: label (dot label)+ ending in a known top-level domain.
@@ -118,8 +121,8 @@ function emails(tokens: Token[], words: string[]): Candidate[] {
     // Local part: one label, extended backwards over "<label> dot|underscore|dash".
     let s = k - 1;
     let local = words[s]!;
-    while (s >= 2 && words[s - 1]! in joiners && label(words[s - 2])) {
-      local = `${words[s - 2]}${joiners[words[s - 1]!]}${local}`;
+    while (s >= 2 && EMAIL_JOINERS.has(words[s - 1]!) && label(words[s - 2])) {
+      local = `${words[s - 2]}${EMAIL_JOINERS.get(words[s - 1]!)}${local}`;
       s -= 2;
     }
     out.push({ category: 'email', value: `${local}@${domain}`, ...span(tokens, s, lastTld - s + 1) });
@@ -131,7 +134,7 @@ function money(tokens: Token[], words: string[]): Candidate[] {
   const out: Candidate[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    const sym = CURRENCY_SYMBOLS[w[0]!];
+    const sym = CURRENCY_SYMBOLS.get(w[0]!);
     if (sym !== undefined) {
       const n = literalNumber(w.slice(1));
       if (n !== null) out.push({ category: 'money', value: `${sym} ${n.toFixed(2)}`, ...span(tokens, i, 1) });
@@ -144,7 +147,7 @@ function money(tokens: Token[], words: string[]): Candidate[] {
       if (num.value < 100) out.push({ category: 'money', value: `USD ${(num.value / 100).toFixed(2)}`, ...span(tokens, i, num.length + 1) });
       continue;
     }
-    const currency = unit === undefined ? undefined : CURRENCY_WORDS[unit];
+    const currency = unit === undefined ? undefined : CURRENCY_WORDS.get(unit);
     if (currency === undefined) continue;
     let amount = num.value;
     let length = num.length + 1;
@@ -187,7 +190,7 @@ function dates(tokens: Token[], words: string[]): Candidate[] {
       continue;
     }
     // <month> [the] <day> [[of] <year>]
-    const month = MONTHS[w];
+    const month = MONTHS.get(w);
     if (month !== undefined) {
       let j = i + 1;
       if (words[j] === 'the') j++;
@@ -208,7 +211,7 @@ function dates(tokens: Token[], words: string[]): Candidate[] {
     if (day) {
       let j = s + day.length;
       if (words[j] === 'of') j++;
-      const mo = words[j] === undefined ? undefined : MONTHS[words[j]!];
+      const mo = words[j] === undefined ? undefined : MONTHS.get(words[j]!);
       if (mo !== undefined && words[j] !== 'may' && words[j] !== 'mar' && words[j] !== 'jan') {
         const y = yearAfter(j + 1);
         const v = isoDate(y.year, mo, day.value);
@@ -282,4 +285,4 @@ export function detectEntities(text: string, categories: readonly string[]): Ent
 }
 
 /** Digit words known to the reader, exported for documentation tests. */
-export const SPOKEN_DIGITS = Object.keys(DIGIT_WORDS);
+export const SPOKEN_DIGITS = [...DIGIT_WORDS.keys()];

@@ -2,37 +2,45 @@
 // ("four one five", "oh" for zero, "double five"), cardinals ("two hundred and fifty"),
 // ordinals ("twenty first") and years ("twenty twenty four"). Pure; works on lower-case
 // tokens without punctuation.
+//
+// Every table is a Map: tokens are arbitrary recognizer words, and a plain object would also
+// answer for "constructor", "toString", "__proto__" and the other Object.prototype names.
 
-export const DIGIT_WORDS: Readonly<Record<string, string>> = {
-  zero: '0',
-  oh: '0',
-  o: '0',
-  nought: '0',
-  one: '1',
-  two: '2',
-  three: '3',
-  four: '4',
-  five: '5',
-  six: '6',
-  seven: '7',
-  eight: '8',
-  nine: '9',
-};
+export const DIGIT_WORDS: ReadonlyMap<string, string> = new Map([
+  ['zero', '0'],
+  ['oh', '0'],
+  ['o', '0'],
+  ['nought', '0'],
+  ['one', '1'],
+  ['two', '2'],
+  ['three', '3'],
+  ['four', '4'],
+  ['five', '5'],
+  ['six', '6'],
+  ['seven', '7'],
+  ['eight', '8'],
+  ['nine', '9'],
+]);
 
-const UNITS: Readonly<Record<string, number>> = {
+/** A word table as a Map (see the header: never a plain object). */
+export function wordTable<V>(entries: Readonly<Record<string, V>>): ReadonlyMap<string, V> {
+  return new Map(Object.entries(entries));
+}
+
+const UNITS = wordTable({
   zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
-};
-const TEENS: Readonly<Record<string, number>> = {
+});
+const TEENS = wordTable({
   ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19,
-};
-const TENS: Readonly<Record<string, number>> = {
+});
+const TENS = wordTable({
   twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90,
-};
-const ORDINAL_UNITS: Readonly<Record<string, number>> = {
+});
+const ORDINAL_UNITS = wordTable({
   first: 1, second: 2, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9,
   tenth: 10, eleventh: 11, twelfth: 12, thirteenth: 13, fourteenth: 14, fifteenth: 15, sixteenth: 16,
   seventeenth: 17, eighteenth: 18, nineteenth: 19, twentieth: 20, thirtieth: 30,
-};
+});
 
 export interface NumberMatch {
   value: number;
@@ -72,17 +80,20 @@ export function parseCardinal(tokens: readonly string[], i: number): NumberMatch
       j++;
       continue;
     }
-    if (t in UNITS && t !== 'zero') {
+    const unit = t === 'zero' ? undefined : UNITS.get(t);
+    const teen = TEENS.get(t);
+    const tens = TENS.get(t);
+    if (unit !== undefined) {
       if (last === 'unit' || last === 'teen') break;
-      current += UNITS[t]!;
+      current += unit;
       last = 'unit';
-    } else if (t in TEENS) {
+    } else if (teen !== undefined) {
       if (last === 'unit' || last === 'teen' || last === 'tens') break;
-      current += TEENS[t]!;
+      current += teen;
       last = 'teen';
-    } else if (t in TENS) {
+    } else if (tens !== undefined) {
       if (last === 'unit' || last === 'teen' || last === 'tens') break;
-      current += TENS[t]!;
+      current += tens;
       last = 'tens';
     } else if (t === 'hundred') {
       if (last === 'hundred' || last === 'none') break;
@@ -104,7 +115,7 @@ export function parseCardinal(tokens: readonly string[], i: number): NumberMatch
 }
 
 function isNumberWord(t: string | undefined): boolean {
-  return t !== undefined && (t in UNITS || t in TEENS || t in TENS);
+  return t !== undefined && (UNITS.has(t) || TEENS.has(t) || TENS.has(t));
 }
 
 /** A day of the month: "5", "5th", "fifth", "twenty first", "thirty first". */
@@ -116,11 +127,12 @@ export function parseDay(tokens: readonly string[], i: number): NumberMatch | nu
     const v = Number(lit[1]);
     return v >= 1 && v <= 31 ? { value: v, length: 1 } : null;
   }
-  if (t in ORDINAL_UNITS) return { value: ORDINAL_UNITS[t]!, length: 1 };
+  const ordinal = ORDINAL_UNITS.get(t);
+  if (ordinal !== undefined) return { value: ordinal, length: 1 };
   if (t === 'twenty' || t === 'thirty') {
-    const next = tokens[i + 1];
-    if (next !== undefined && next in ORDINAL_UNITS && ORDINAL_UNITS[next]! < 10) {
-      const v = TENS[t]! + ORDINAL_UNITS[next]!;
+    const next = tokens[i + 1] === undefined ? undefined : ORDINAL_UNITS.get(tokens[i + 1]!);
+    if (next !== undefined && next < 10) {
+      const v = TENS.get(t)! + next;
       return v <= 31 ? { value: v, length: 2 } : null;
     }
   }
@@ -145,20 +157,21 @@ export function parseYear(tokens: readonly string[], i: number): NumberMatch | n
   }
   // Two-part reading: a century (eleven..twenty nine) then the rest of the year.
   let century: number | null = null;
-  if (t in TEENS && TEENS[t]! >= 11) century = TEENS[t]!;
+  const teenCentury = TEENS.get(t);
+  if (teenCentury !== undefined && teenCentury >= 11) century = teenCentury;
   else if (t === 'twenty') century = 20;
   if (century === null) return null;
   const a = tokens[i + 1];
   if (a === undefined) return null;
   if (a === 'hundred') return { value: century * 100, length: 2 };
-  if ((a === 'oh' || a === 'o') && tokens[i + 2] !== undefined && tokens[i + 2]! in UNITS) {
-    return { value: century * 100 + UNITS[tokens[i + 2]!]!, length: 3 };
-  }
-  if (a in TEENS) return { value: century * 100 + TEENS[a]!, length: 2 };
-  if (a in TENS) {
-    const b = tokens[i + 2];
-    if (b !== undefined && b in UNITS && b !== 'zero') return { value: century * 100 + TENS[a]! + UNITS[b]!, length: 3 };
-    return { value: century * 100 + TENS[a]!, length: 2 };
+  const after = tokens[i + 2] === undefined ? undefined : UNITS.get(tokens[i + 2]!);
+  if ((a === 'oh' || a === 'o') && after !== undefined) return { value: century * 100 + after, length: 3 };
+  const teen = TEENS.get(a);
+  if (teen !== undefined) return { value: century * 100 + teen, length: 2 };
+  const tens = TENS.get(a);
+  if (tens !== undefined) {
+    if (after !== undefined && tokens[i + 2] !== 'zero') return { value: century * 100 + tens + after, length: 3 };
+    return { value: century * 100 + tens, length: 2 };
   }
   return null;
 }
@@ -176,14 +189,14 @@ export function readDigits(tokens: readonly string[], i: number): { digits: stri
     const repeat = t === 'double' ? 2 : t === 'triple' ? 3 : 0;
     if (repeat > 0) {
       const next = tokens[j + 1];
-      const d = next === undefined ? undefined : (DIGIT_WORDS[next] ?? (/^\d$/.test(next) ? next : undefined));
+      const d = next === undefined ? undefined : (DIGIT_WORDS.get(next) ?? (/^\d$/.test(next) ? next : undefined));
       if (d === undefined) break;
       digits += d.repeat(repeat);
       spoken = true;
       j += 2;
       continue;
     }
-    const word = DIGIT_WORDS[t];
+    const word = DIGIT_WORDS.get(t);
     if (word !== undefined) {
       // A lone "o" or "oh" only counts once a run has started: "oh" alone is a word.
       if ((t === 'o' || t === 'oh') && digits === '' && !startsRun(tokens, j + 1)) break;
@@ -205,7 +218,7 @@ export function readDigits(tokens: readonly string[], i: number): { digits: stri
 
 function startsRun(tokens: readonly string[], i: number): boolean {
   const t = tokens[i];
-  return t !== undefined && (t in DIGIT_WORDS || t === 'double' || t === 'triple' || /^\d/.test(t)) && t !== 'o' && t !== 'oh';
+  return t !== undefined && (DIGIT_WORDS.has(t) || t === 'double' || t === 'triple' || /^\d/.test(t)) && t !== 'o' && t !== 'oh';
 }
 
 /** Luhn (mod 10) check over a digit string. */

@@ -1,5 +1,6 @@
 // ffprobe classification: real files through probeAudio, and the pure rules.
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { classifyProbe, probeAudio } from '../../src/media/probe.js';
@@ -24,6 +25,19 @@ describe('probeAudio', () => {
     expect(await probeAudio(put(makeMp4Video()))).toBeNull();
     expect(await probeAudio(put(makeWav().subarray(0, 20)))).toBeNull();
   });
+});
+
+describe('probeAudio sandbox', () => {
+  it('never opens a file an upload names: a playlist pointing at a local path is refused at once', async () => {
+    // The named path is a FIFO: any open() of it blocks until the probe's time limit, so a
+    // probe that follows the playlist is seen by how long it takes.
+    const fifo = path.join(dir, 'secret.wav');
+    execFileSync('mkfifo', [fifo]);
+    const playlist = `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`;
+    const t0 = performance.now();
+    expect(await probeAudio(put(Buffer.from(playlist)), 8000)).toBeNull();
+    expect(performance.now() - t0).toBeLessThan(4000);
+  }, 20_000);
 });
 
 describe('classifyProbe', () => {

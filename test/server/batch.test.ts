@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
@@ -14,6 +15,7 @@ import { isFiller, removeDisfluencies } from '../../src/text/disfluency.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { planSegments } from '../../src/batch/segmenter.js';
 import { openStore } from '../../src/store/index.js';
+import Database from 'better-sqlite3';
 
 const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -91,6 +93,16 @@ async function streamSession(s: TestService, key: string, options: Record<string
   c.control({ type: 'close' });
   await c.next('closed', () => true, 60_000);
   return { session, events: c.events };
+}
+
+/** Audio files of jobs still QUEUED or RUNNING in the shared service (other tests' jobs). */
+function pendingAudio(): Set<string> {
+  const db = new Database(`${svc.dataDir}/scribed.db`, { readonly: true });
+  try {
+    return new Set((db.prepare("SELECT audio_file FROM batch_jobs WHERE state IN ('QUEUED', 'RUNNING')").all() as Array<{ audio_file: string }>).map((r) => r.audio_file));
+  } finally {
+    db.close();
+  }
 }
 
 const costOf = (audioSamples: string, rate: number) => (BigInt(audioSamples) + BigInt(rate) - 1n) / BigInt(rate);
@@ -200,6 +212,7 @@ describe('batch transcription', () => {
       [422, 'VALIDATION_FAILED: options.rewriteInstruction', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"entityCategories":["email"],"rewriteInstruction":"x"}' })],
       [422, 'VALIDATION_FAILED: options', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{not json' })],
       [422, 'VALIDATION_FAILED: title', upload(svc, carol.accessKey, clips[1]!.wavFile, { title: 'x'.repeat(201) })],
+      [422, 'VALIDATION_FAILED: languageHint', upload(svc, carol.accessKey, clips[1]!.wavFile, { languageHint: 'fr' })],
       [422, 'VALIDATION_FAILED: speaker', upload(svc, carol.accessKey, clips[1]!.wavFile, { speaker: 'x' })],
       [422, 'VALIDATION_FAILED: audio', upload(svc, carol.accessKey, clips[1]!.wavFile, {}, 'audio')],
       [422, 'VALIDATION_FAILED: file', upload(svc, carol.accessKey, null, { title: 'no file' })],
@@ -245,6 +258,25 @@ describe('batch transcription', () => {
     await svc.service.batch.idle();
   }, 60_000);
 
+  it('a create that fails after the audio was decoded leaves no file behind and charges nothing', async () => {
+    const frank = await svc.account(1_000n);
+    // A real storage fault: a trigger (another connection to the same database) makes the
+    // job insert fail inside the create transaction.
+    const db = new Database(`${svc.dataDir}/scribed.db`);
+    db.exec("CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END");
+    try {
+      const r = await upload(svc, frank.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile);
+      expect(r.status, JSON.stringify(r.json)).toBe(500);
+    } finally {
+      db.exec('DROP TRIGGER fail_batch_insert');
+      db.close();
+    }
+    const pending = pendingAudio();
+    expect(fs.readdirSync(`${svc.dataDir}/batch`).filter((f) => !pending.has(f))).toEqual([]);
+    expect(await balance(svc, frank.accessKey)).toBe(1_000n);
+    expect(await listAll(svc, frank.accessKey)).toEqual([]);
+  }, 60_000);
+
   it('answers 402 INSUFFICIENT_CHARACTERS when the balance cannot cover the whole file, creating no row', async () => {
     const poor = await svc.account(7n);
     const clip = clips.find((c) => c.id === 'librivox-0870')!; // 7.1 s: 8 Characters
@@ -258,6 +290,100 @@ describe('batch transcription', () => {
     expect(await balance(svc, poor.accessKey)).toBe(4n);
     await svc.service.batch.idle();
   }, 60_000);
+});
+
+/** Long audio in few bytes, made with ffmpeg: an hour of 8 kHz FLAC silence (states its
+ * duration), and an mp3 that understates it (no Xing header; 5 s at 160 kb/s, then 20 min
+ * at 8 kb/s: ffprobe estimates about 155 s from the first frames' bitrate). */
+const longAudio = (() => {
+  const dir = tempDir('scribed-long-');
+  const hourFlac = `${dir}/hour.flac`;
+  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '3600', '-c:a', 'flac', hourFlac]);
+  const parts = [
+    ['sine=frequency=440:sample_rate=8000:duration=5', '160k'],
+    ['anullsrc=r=8000:cl=mono', '8k'],
+  ].map(([src, bitrate], i) => {
+    const out = `${dir}/part${i}.mp3`;
+    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', src!, '-t', '1200', '-ac', '1', '-ar', '8000', '-b:a', bitrate!, '-write_xing', '0', '-id3v2_version', '0', out]);
+    return fs.readFileSync(out);
+  });
+  return { hourFlac, understatedMp3: Buffer.concat(parts) };
+})();
+
+/** Watches the batch directory while `run` goes: the largest decode output seen, and the
+ * most decodes (ffmpeg outputs) seen at once. */
+async function watchDecodes<T>(dir: string, run: () => Promise<T>): Promise<{ result: T; maxBytes: number; maxAtOnce: number }> {
+  let maxBytes = 0;
+  let maxAtOnce = 0;
+  let done = false;
+  const poll = (async () => {
+    while (!done) {
+      const names = fs.readdirSync(dir).filter((f) => f.startsWith('decode-'));
+      maxAtOnce = Math.max(maxAtOnce, names.length);
+      for (const n of names) {
+        try {
+          maxBytes = Math.max(maxBytes, fs.statSync(`${dir}/${n}`).size);
+        } catch {
+          // deleted meanwhile
+        }
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  try {
+    return { result: await run(), maxBytes, maxAtOnce };
+  } finally {
+    done = true;
+    await poll;
+  }
+}
+
+describe('audio length limits, checked before decoding', () => {
+  it('an hour of audio in 656 KB against a 100-Character balance: 402 from its stated duration, nothing decoded', async () => {
+    expect(fs.statSync(longAudio.hourFlac).size).toBeLessThan(1024 * 1024);
+    const gina = await svc.account(100n);
+    const w = await watchDecodes(`${svc.dataDir}/batch`, () => upload(svc, gina.accessKey, longAudio.hourFlac));
+    expect(w.result.status, JSON.stringify(w.result.json)).toBe(402);
+    expect(w.result.json.message).toBe('INSUFFICIENT_CHARACTERS: transcribing this file costs 3600 Characters, more than the balance');
+    expect(w.maxAtOnce).toBe(0);
+    expect(await balance(svc, gina.accessKey)).toBe(100n);
+    expect(await listAll(svc, gina.accessKey)).toEqual([]);
+  }, 60_000);
+
+  it('over the server maximum: 413 before decoding; a container that understates its length is cut at the cap; decodes run one at a time', async () => {
+    const limited = await startService({ maxDecoders: 1, batchMaxAudioSeconds: 600, batchMaxConcurrentDecodes: 1 });
+    try {
+      const dir = `${limited.dataDir}/batch`;
+      const rich = await limited.account(100_000n);
+      const stated = await watchDecodes(dir, () => upload(limited, rich.accessKey, longAudio.hourFlac));
+      expect(stated.result.status).toBe(413);
+      expect(stated.result.json.message).toBe("PAYLOAD_TOO_LARGE: the audio is 3600.0 s long, over this server's limit of 600 s per file");
+      expect(stated.maxAtOnce).toBe(0);
+
+      // Three at once: each decode stops at 601 s of 8 kHz audio (9.6 MB), not 1205 s, and
+      // only one runs at a time.
+      const capped = await watchDecodes(dir, () => Promise.all([0, 1, 2].map(() => upload(limited, rich.accessKey, longAudio.understatedMp3))));
+      for (const r of capped.result) {
+        expect(r.status, JSON.stringify(r.json)).toBe(413);
+        expect(r.json.message).toBe("PAYLOAD_TOO_LARGE: the audio is longer than this server's limit of 600 s per file");
+      }
+      expect(capped.maxBytes).toBeGreaterThan(0);
+      expect(capped.maxBytes).toBeLessThanOrEqual(601 * 8000 * 2 + 64 * 1024);
+      expect(capped.maxAtOnce).toBe(1);
+
+      // The same file against a 300-Character balance: cut at 301 s, 402.
+      const poor = await limited.account(300n);
+      const cut = await watchDecodes(dir, () => upload(limited, poor.accessKey, longAudio.understatedMp3));
+      expect(cut.result.status).toBe(402);
+      expect(cut.result.json.message).toBe('INSUFFICIENT_CHARACTERS: transcribing this file costs more than the balance of 300 Characters');
+      expect(cut.maxBytes).toBeLessThanOrEqual(301 * 8000 * 2 + 64 * 1024);
+      expect(await balance(limited, poor.accessKey)).toBe(300n);
+      expect(await balance(limited, rich.accessKey)).toBe(100_000n);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      await limited.stop();
+    }
+  }, 120_000);
 });
 
 describe('Idempotency-Key on uploads', () => {
@@ -369,6 +495,17 @@ describe('text options on finals', () => {
     const t = await transcript(svc, r.json.data.transcriptionId, alice.accessKey);
     expect(t.text).not.toBe('');
     expect(t.segments.every((s: Json) => s.words.length === 0)).toBe(true);
+  }, 60_000);
+
+  it('suppressBackgroundSpeech (not applied in batch) leaves words timed: includeAlignment defaults on', async () => {
+    const r = await upload(svc, alice.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile, { options: JSON.stringify({ suppressBackgroundSpeech: true }) });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data.effectiveOptions).toMatchObject({ includeAlignment: true, suppressBackgroundSpeech: true });
+    expect(r.json.data.effectiveOptions.notApplied).toContain('suppressBackgroundSpeech');
+    await svc.service.batch.idle();
+    const t = await transcript(svc, r.json.data.transcriptionId, alice.accessKey);
+    expect(t.text).not.toBe('');
+    expect(t.segments.flatMap((s: Json) => s.words).length).toBe(t.text.split(' ').length);
   }, 60_000);
 
   it('real-time finals get the same options through the socket, and the session says what it could not apply', async () => {

@@ -115,6 +115,67 @@ describe('SqliteStore: batch jobs', () => {
   });
 });
 
+describe('SqliteStore: failBatchJob', () => {
+  const refunds = (): Array<{ delta: number; ref: string }> => {
+    const db = new Database(path.join(dir, 'scribed.db'), { readonly: true });
+    const rows = db.prepare("SELECT delta, ref FROM characters_ledger WHERE reason = 'batch_refund'").all() as Array<{ delta: number; ref: string }>;
+    db.close();
+    return rows;
+  };
+
+  it('fails a QUEUED or RUNNING job and refunds it in the same step, once', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
+    await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-02T00:00:01.000Z', 2n));
+    await store.setBatchJobState('stt_2', 'RUNNING');
+    expect((await store.getAccount('acc_a'))!.characters).toBe(5n);
+    expect(await store.failBatchJob('stt_1', 'ENGINE_FAILED: x')).toBe(true);
+    expect(await store.failBatchJob('stt_2', 'ENGINE_FAILED: y')).toBe(true);
+    expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+    expect(await store.getBatchJob('stt_2')).toMatchObject({ state: 'FAILED', error: 'ENGINE_FAILED: y' });
+    expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('FAILED');
+    // again: nothing changes, nothing is credited twice
+    expect(await store.failBatchJob('stt_2', 'again')).toBe(false);
+    expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+    expect((await store.getBatchJob('stt_2'))!.error).toBe('ENGINE_FAILED: y');
+    expect(refunds()).toEqual([
+      { delta: 3, ref: 'stt_1' },
+      { delta: 2, ref: 'stt_2' },
+    ]);
+  });
+
+  it('never touches a delivered (DONE) job', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
+    await store.setBatchJobState('stt_1', 'DONE');
+    expect(await store.failBatchJob('stt_1', 'late failure')).toBe(false);
+    expect(await store.getBatchJob('stt_1')).toMatchObject({ state: 'DONE', error: null });
+    expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('COMPLETED');
+    expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+    expect(refunds()).toEqual([]);
+  });
+
+  it('a free job (0 Characters) fails without a ledger entry', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 0n));
+    expect(await store.failBatchJob('stt_1', 'x')).toBe(true);
+    expect(refunds()).toEqual([]);
+  });
+});
+
+describe('SqliteStore: appendBatchSegment', () => {
+  it('stores the segment and the job\'s channel state together; null keeps the state; a missing job writes nothing', async () => {
+    await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+    expect((await store.getBatchJob('stt_1'))!.channelState).toBeNull();
+    const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
+    await store.appendBatchSegment({ ...base, index: 0, text: 'one' }, [47.34, -0.125, 31.05]);
+    expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+    await store.appendBatchSegment({ ...base, index: 1, text: 'two' }, null);
+    expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+    expect((await store.listSegments('stt_1')).map((x) => x.text)).toEqual(['one', 'two']);
+    await expect(store.appendBatchSegment({ ...base, transcriptionId: 'stt_nope', index: 0, text: 'x' }, [1])).rejects.toThrow();
+    expect(await store.listSegments('stt_nope')).toEqual([]);
+    await expect(store.appendBatchSegment({ ...base, index: 2, text: 'x' }, [Number.NaN])).rejects.toThrow(RangeError);
+  });
+});
+
 describe('SqliteStore: History list', () => {
   it('pages newest first on (createdAt, id), ties broken by id, per account', async () => {
     const same = '2025-01-05T00:00:00.000Z';

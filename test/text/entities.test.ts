@@ -119,3 +119,47 @@ describe('detectEntities', () => {
     expect(notDetectedCategories(['person', 'email', 'location'])).toEqual(['person', 'location']);
   });
 });
+
+describe('words that are Object.prototype names', () => {
+  // Recognizers emit ordinary words; "constructor", "toString" and the like once matched the
+  // lookup tables through the prototype chain (a money value "function Object() ... 5.00",
+  // or a TypeError that lost the final).
+  const NAMES = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'];
+
+  it('are never numbers, months, currencies or digit words', () => {
+    for (const name of NAMES) {
+      const w = name.toLowerCase();
+      for (const text of [
+        `five ${w}`,
+        `${w} dollars`,
+        `${w} five`,
+        `the fifth of ${w}`,
+        `${w} the fifth`,
+        `twenty ${w}`,
+        `nineteen ${w} four`,
+        `four one five ${w} five five five one two one two`,
+        `john ${w} smith at example dot com`,
+        `twenty ${w} dollars and ${w} cents`,
+      ]) {
+        expect(() => detectEntities(text, ALL), text).not.toThrow();
+        for (const e of detectEntities(text, ALL)) {
+          expect(e.value, `${text} -> ${e.category}`).toMatch(/^(USD|EUR|GBP) \d+\.\d\d$|^[\d+]+$|^(\d{4}|-)-\d\d-\d\d$|^[a-z0-9._-]+@[a-z0-9.-]+$/);
+          expect(e.text.toLowerCase().includes(w), `${text} -> ${JSON.stringify(e)}`).toBe(false);
+        }
+      }
+      const tokens = [w, 'five'];
+      expect(parseCardinal(tokens, 0), w).toBeNull();
+      expect(parseYear(['twenty', w], 0), w).toBeNull();
+      expect(parseYear([w, 'five'], 0), w).toBeNull();
+      expect(readDigits([w, 'five'], 0), w).toBeNull();
+      expect(readDigits(['double', w], 0), w).toBeNull();
+    }
+  });
+
+  it('leave the real entities around them intact', () => {
+    expect(only('constructor five dollars', ['money'])).toEqual([{ category: 'money', value: 'USD 5.00', text: 'five dollars' }]);
+    expect(only('valueof four one five five five five one two one two', ['phone_number'])).toEqual([
+      { category: 'phone_number', value: '4155551212', text: 'four one five five five five one two one two' },
+    ]);
+  });
+});

@@ -21,6 +21,8 @@ import { ScribedError } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import { optionalIdempotencyKey } from '../../core/idempotency.js';
 import { decodeToRaw, probeAudio } from '../../batch/audio.js';
+import { audioAllowance, decodeCap, refuseDecoded, refuseStatedDuration } from '../../batch/limits.js';
+import { Semaphore } from '../../batch/semaphore.js';
 import { batchRequestHash, validateBatchRequest } from '../../batch/request.js';
 import type { BatchRunner } from '../../batch/runner.js';
 import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../../store/store.js';
@@ -37,6 +39,10 @@ export interface BatchRouteOptions {
   /** Directory for uploads in flight and decoded audio of pending jobs. */
   dir: string;
   maxUploadBytes: number;
+  /** Longest audio one upload may decode to, in seconds (src/batch/limits.ts). */
+  maxAudioSeconds: number;
+  /** Uploads probed and decoded at once. */
+  maxConcurrentDecodes: number;
 }
 
 /** Opaque cursor: base64url of the last row's (createdAt, id). */
@@ -80,6 +86,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
   const base = `${API}/stt/transcriptions`;
   return async (app) => {
     await app.register(multipart, { throwFileSizeLimit: true });
+    const decodeSlots = new Semaphore(opts.maxConcurrentDecodes);
 
     /** The answer for a job: created, or replayed under its Idempotency-Key (same body). */
     async function jobView(job: BatchJobRecord) {
@@ -103,6 +110,8 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       };
       const decoded = path.join(opts.dir, `decode-${token}.s16le`);
       const audioHash = createHash('sha256');
+      /** The decoded audio under its job's name, until a stored job owns it. */
+      let unowned: string | null = null;
       try {
         const fields: Record<string, string> = {};
         let haveFile = false;
@@ -136,26 +145,43 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         }
         if (!haveFile) throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
 
-        const probed = await probeAudio(upload);
-        // Telephone-band sources (8 kHz and below) stay at 8 kHz and go to the telephony
-        // front end, as a mulaw_8000 session would; everything else is decoded to the
-        // engine's rate. Upsampling narrowband audio to 16 kHz for the wideband model
-        // recognizes it far worse (docs/engines.md).
-        const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
-        const valid = validateBatchRequest(fields, rate);
-        const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: batchRequestHash(audioHash.digest('hex'), valid) };
-        // A retry of a stored upload answers before decoding it again (the create below checks
-        // once more, in its transaction, for a duplicate sent in parallel).
-        const earlier = idempotency && (await ctx.store.findBatchJobByIdempotencyKey(accountId, idempotency.key));
-        if (earlier) return await replay(earlier.requestHash === idempotency.requestHash ? earlier.job : null);
-        await decodeToRaw(upload, decoded, rate);
-        const samples = BigInt(Math.floor((await fs.stat(decoded)).size / 2));
-        if (samples === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
+        // Probing and decoding run at most maxConcurrentDecodes at a time (each is an ffmpeg
+        // process); the rest wait their turn.
+        const prepared = await decodeSlots.run(async () => {
+          const probed = await probeAudio(upload);
+          // Telephone-band sources (8 kHz and below) stay at 8 kHz and go to the telephony
+          // front end, as a mulaw_8000 session would; everything else is decoded to the
+          // engine's rate. Upsampling narrowband audio to 16 kHz for the wideband model
+          // recognizes it far worse (docs/engines.md).
+          const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
+          const valid = validateBatchRequest(fields, rate, { languages: ctx.engine.info.languages, detectsLanguage: ctx.engine.info.detectsLanguage ?? false });
+          const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: batchRequestHash(audioHash.digest('hex'), valid) };
+          // A retry of a stored upload answers before decoding it again, whatever the balance
+          // is now (the create below checks once more, in its transaction, for a duplicate
+          // sent in parallel).
+          const earlier = idempotency && (await ctx.store.findBatchJobByIdempotencyKey(accountId, idempotency.key));
+          if (earlier) return { kind: 'replay' as const, job: earlier.requestHash === idempotency.requestHash ? earlier.job : null };
+          // What the account can pay for and the server allows, before anything is decoded
+          // (src/batch/limits.ts): a stated duration over it is refused now, and the decode
+          // cannot write more than it plus one second whatever the container claims.
+          const allowance = audioAllowance((await ctx.store.getAccount(accountId))?.characters ?? 0n, opts.maxAudioSeconds);
+          const stated = refuseStatedDuration(probed.durationSec, allowance);
+          if (stated) throw stated;
+          await decodeToRaw(upload, decoded, rate, decodeCap(allowance, rate));
+          const samples = BigInt(Math.floor((await fs.stat(decoded)).size / 2));
+          if (samples === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
+          const over = refuseDecoded(samples, rate, allowance);
+          if (over) throw over;
+          return { kind: 'decoded' as const, probed, rate, valid, idempotency, samples };
+        });
+        if (prepared.kind === 'replay') return await replay(prepared.job);
+        const { probed, rate, valid, idempotency, samples } = prepared;
 
         const now = ctx.now();
         const id = newId('stt', now);
         const audioFile = `${id}.s16le`;
-        await fs.rename(decoded, path.join(opts.dir, audioFile));
+        unowned = path.join(opts.dir, audioFile);
+        await fs.rename(decoded, unowned);
         const outcome = await ctx.store.createBatchJob({
           job: {
             transcriptionId: id,
@@ -173,19 +199,22 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           audioSamples: samples,
           idempotency,
         });
-        if (outcome.kind !== 'created') await fs.rm(path.join(opts.dir, audioFile), { force: true });
         if (outcome.kind === 'insufficient') {
           throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
         }
         if (outcome.kind === 'conflict') return await replay(null);
         if (outcome.kind === 'replayed') return await replay(outcome.job);
+        unowned = null; // the job's now: the runner deletes it when the job ends
         opts.runner.enqueue(id);
         ctx.metrics.batchJobs.inc({ outcome: 'queued' });
         req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
         return await jobView(outcome.job);
       } finally {
+        // Whatever ended the request (a refusal, a replay, or the create itself throwing),
+        // no file of it stays unless a stored job names it.
         await fs.rm(upload, { force: true });
         await fs.rm(decoded, { force: true });
+        if (unowned !== null) await fs.rm(unowned, { force: true });
       }
     });
 
