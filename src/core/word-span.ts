@@ -6,7 +6,7 @@
 // the file's (or session's) timeline that would put a word in the next segment or give it a
 // zero or negative length, so times are clamped: start into [0, length-1], end into
 // [start+1, length]. Every word then lies inside its segment and lasts at least one sample.
-// Used by batch jobs (src/batch/runner.ts); real-time finals can use the same rule.
+// Used by batch jobs (src/batch/runner.ts) and real-time finals (src/session/live-session.ts).
 import type { SegmentWord } from '../store/store.js';
 
 export interface WordSpan {

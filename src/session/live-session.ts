@@ -23,6 +23,7 @@ import { LevelMeter, primaryWords } from '../core/background-speech.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 import type { AudioSpool, AudioSpoolDir } from './audio-spool.js';
+import { wordsOnTimeline } from '../core/word-span.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -665,12 +666,8 @@ export class LiveSession {
     const endSample = seg.startSample + BigInt(seg.samples);
     // includeAlignment false: no word (or character) times are sent or kept.
     const aligned = this.options.includeAlignment !== false;
-    const words: SegmentWord[] = (aligned ? result.words : []).map((w) => {
-      // Inside the segment, start before end: an engine may time a last word in its padding.
-      const start = Math.min(Math.max(w.startSample, 0), Math.max(seg.samples - 1, 0));
-      const end = Math.min(Math.max(w.endSample, start + 1), seg.samples);
-      return { word: w.word, startSample: (seg.startSample + BigInt(start)).toString(), endSample: (seg.startSample + BigInt(end)).toString(), confidence: w.confidence };
-    });
+    // Clamped into the segment: an engine may time a last word in its padding.
+    const words: SegmentWord[] = aligned && seg.samples > 0 ? wordsOnTimeline(result.words, seg.startSample, seg.samples) : [];
     const shaped = shapeFinal(result.text, words, this.options); // text options: src/text/final-text.ts
     await this.deps.store.appendSegment({
       transcriptionId: this.transcriptionId,
