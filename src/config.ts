@@ -1,6 +1,8 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
 import path from 'node:path';
 import type { EngineKind } from './engine/types.js';
+import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
+import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 
 export interface ServiceConfig {
   host: string;
@@ -35,6 +37,10 @@ export interface ServiceConfig {
   /** Queue delay before an arrangement job runs (tests lengthen it to observe the
    * ARRANGEMENT_GENERATING state). */
   arrangementJobDelayMs: number;
+  /** espeak-ng syntheses of voice designs run at once (src/voices/design-limits.ts). */
+  voiceDesignConcurrency: number;
+  /** First retry delay of a failed arrangement job, doubled per retry (src/music/arrangement-retry.ts). */
+  arrangementRetryBaseMs: number;
   /** Voice design callbacks: first retry delay (doubles per attempt) and attempts in all. */
   callbackBaseDelayMs: number;
   callbackMaxAttempts: number;
@@ -78,6 +84,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
+    voiceDesignConcurrency: input.voiceDesignConcurrency ?? envInt(DESIGN_CONCURRENCY_ENV) ?? DEFAULT_DESIGN_CONCURRENCY,
+    arrangementRetryBaseMs: input.arrangementRetryBaseMs ?? envInt(ARRANGEMENT_RETRY_ENV) ?? DEFAULT_ARRANGEMENT_RETRY_BASE_MS,
     callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,
     callbackMaxAttempts: input.callbackMaxAttempts ?? 6,
   };
@@ -90,5 +98,11 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
+  if (!(cfg.voiceDesignConcurrency >= 1 && cfg.voiceDesignConcurrency <= MAX_DESIGN_CONCURRENCY)) {
+    throw new Error(`${DESIGN_CONCURRENCY_ENV} must be an integer 1..${MAX_DESIGN_CONCURRENCY}, got ${cfg.voiceDesignConcurrency}`);
+  }
+  if (!(cfg.arrangementRetryBaseMs >= 1 && cfg.arrangementRetryBaseMs <= MAX_ARRANGEMENT_RETRY_BASE_MS)) {
+    throw new Error(`${ARRANGEMENT_RETRY_ENV} must be an integer 1..${MAX_ARRANGEMENT_RETRY_BASE_MS}, got ${cfg.arrangementRetryBaseMs}`);
+  }
   return Object.freeze(cfg);
 }

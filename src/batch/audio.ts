@@ -3,21 +3,15 @@
 // engine's rate. Both are Debian's ffmpeg package (scripts/setup.sh); they run as child
 // processes with argument arrays (no shell) and a time limit.
 //
-// Both run with a demuxer whitelist and only the `file` protocol: a crafted upload (an HLS
-// playlist, a concat script) could otherwise make ffmpeg open other local files or URLs
-// while probing, before any format check of ours could refuse it.
+// Both run with a demuxer whitelist and only the `file` protocol (src/media/probe.ts): a
+// crafted upload (an HLS playlist, a concat script) could otherwise make ffmpeg open other
+// local files or URLs while probing, before any format check of ours could refuse it.
 import { execFile } from 'node:child_process';
 import { ScribedError } from '../core/errors.js';
+import { demuxerSandbox, runFfprobe, type ProbeJson } from '../media/probe.js';
 
 /** Container formats accepted, as ffprobe names them (format_name). */
 export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
-
-/** ffprobe/ffmpeg input options that let only the demuxers of `formats` (format_name
- * values as ffprobe prints them) and only the `file` protocol run. Shared with other
- * uploads (voice recordings, src/media/probe.ts). */
-export function demuxerSandbox(formats: readonly string[]): string[] {
-  return ['-format_whitelist', formats.join(','), '-protocol_whitelist', 'file'];
-}
 
 const SANDBOX = demuxerSandbox(ACCEPTED_FORMATS);
 
@@ -44,20 +38,12 @@ function unsupported(detail: string, cause?: unknown): ScribedError {
 
 /** What the file holds; UNSUPPORTED_AUDIO unless it is one audio stream in an accepted container. */
 export async function probeAudio(file: string, timeoutMs = 30_000): Promise<ProbedAudio> {
-  let out: string;
+  let info: ProbeJson;
   try {
-    ({ stdout: out } = await run(
-      'ffprobe',
-      ['-v', 'error', ...SANDBOX, '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels', '-of', 'json', file],
-      timeoutMs,
-    ));
+    info = await runFfprobe(file, ACCEPTED_FORMATS, timeoutMs);
   } catch (err) {
     throw unsupported('the file could not be read as audio (wav, mp3, m4a, flac, ogg, webm, aac, aiff)', err);
   }
-  const info = JSON.parse(out) as {
-    format?: { format_name?: string; duration?: string };
-    streams?: Array<{ codec_type?: string; codec_name?: string; sample_rate?: string; channels?: number }>;
-  };
   const format = info.format?.format_name ?? '';
   if (!(ACCEPTED_FORMATS as readonly string[]).includes(format)) {
     throw unsupported(`the file's content is ${format === '' ? 'not a known format' : `"${format}"`}, not one of the accepted audio formats`);

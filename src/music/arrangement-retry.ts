@@ -5,17 +5,11 @@
 
 /** Runs of one arrangement job in all (the first and its retries). */
 export const ARRANGEMENT_MAX_ATTEMPTS = 5;
-/** Environment variable: delay before the first retry in ms (1-600000), doubled per retry. */
+/** Environment variable: delay before the first retry in ms (1-600000), doubled per retry
+ * (read in src/config.ts). */
 export const ARRANGEMENT_RETRY_ENV = 'SCRIBED_ARRANGEMENT_RETRY_BASE_MS';
 export const DEFAULT_ARRANGEMENT_RETRY_BASE_MS = 1000;
-
-export function arrangementRetryBaseMs(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env[ARRANGEMENT_RETRY_ENV];
-  if (raw === undefined || raw === '') return DEFAULT_ARRANGEMENT_RETRY_BASE_MS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 600_000) throw new Error(`${ARRANGEMENT_RETRY_ENV} must be an integer 1..600000, got ${JSON.stringify(raw)}`);
-  return n;
-}
+export const MAX_ARRANGEMENT_RETRY_BASE_MS = 600_000;
 
 /** Delay before run `attempt` + 1 after run `attempt` failed (attempt counts from 1). */
 export function arrangementRetryDelayMs(baseMs: number, attempt: number): number {

@@ -25,6 +25,7 @@
 // active session. `fsyncMs < 0` turns syncing off (acks after the write only).
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import type { Logger } from 'pino';
 import { decodeToPcm16, encodePcm16le } from '../core/audio/encodings.js';
 
@@ -44,20 +45,9 @@ export interface SpoolRecord {
 
 // ------------------------------------------------------------------ pure record codec
 
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
+/** CRC-32 (IEEE, as zip and PNG use), from Node's zlib. */
 export function crc32(bytes: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return zlib.crc32(bytes);
 }
 
 export function encodeSpoolRecord(startSample: bigint, samples: Int16Array): Buffer {
@@ -240,9 +230,8 @@ export class AudioSpool {
    * Forget the audio before `fromSample` and keep the rest (vad mode: a commit inside a frame
    * leaves acknowledged audio after it that belongs to what comes next; silence between
    * segments is dropped so the spool stays small). When nothing lies past `fromSample` this
-   * is clear(). Otherwise the kept audio
-   * is written to a new file, synced, and renamed over the old one, so a crash leaves either
-   * the old spool or the new one, never a part.
+   * is clear(). Otherwise the kept audio is written to a new file, synced, and renamed over
+   * the old one, so a crash leaves either the old spool or the new one, never a part.
    */
   keepFrom(fromSample: bigint, channelState: readonly number[] | null = null): void {
     if (this.closed) return;
@@ -358,7 +347,6 @@ export class AudioSpoolDir {
  * acknowledged yet cut off at recovery with everything after it, so the part is taken back
  * and the write fails. */
 function writeWhole(fd: number, buf: Buffer): void {
-  const size = fs.fstatSync(fd).size;
   let written = 0;
   try {
     while (written < buf.length) {
@@ -367,7 +355,9 @@ function writeWhole(fd: number, buf: Buffer): void {
       written += n;
     }
   } catch (err) {
-    if (written > 0) fs.ftruncateSync(fd, size);
+    // Only on failure: what was there before is the size now less what this call wrote (no
+    // stat per frame on the hot path).
+    if (written > 0) fs.ftruncateSync(fd, fs.fstatSync(fd).size - written);
     throw err;
   }
 }

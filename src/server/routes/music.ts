@@ -7,7 +7,7 @@ import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../core/music-brief.js';
 import { ArrangementJobs } from '../../music/arrangement-jobs.js';
-import { ARRANGEMENT_MAX_ATTEMPTS, arrangementRetryBaseMs } from '../../music/arrangement-retry.js';
+import { ARRANGEMENT_MAX_ATTEMPTS } from '../../music/arrangement-retry.js';
 import type { MusicOutcome, MusicProjectRecord, MusicProjectStatus } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
@@ -67,7 +67,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     const jobs = new ArrangementJobs(
       ctx.store,
       ctx.log,
-      { delayMs: ctx.config.arrangementJobDelayMs, retryBaseMs: arrangementRetryBaseMs(), maxAttempts: ARRANGEMENT_MAX_ATTEMPTS },
+      { delayMs: ctx.config.arrangementJobDelayMs, retryBaseMs: ctx.config.arrangementRetryBaseMs, maxAttempts: ARRANGEMENT_MAX_ATTEMPTS },
       ctx.now,
     );
     app.addHook('onReady', async () => {

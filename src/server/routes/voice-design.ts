@@ -11,7 +11,7 @@ import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
 import { DesignJobs } from '../../voices/design-jobs.js';
-import { MAX_PENDING_DESIGNS_PER_ACCOUNT, designConcurrency } from '../../voices/design-limits.js';
+import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { RecordingStore } from '../../store/recordings.js';
 import { loadServerKey } from '../../store/server-key.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
@@ -78,7 +78,7 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       callbackMaxAttempts: ctx.config.callbackMaxAttempts,
       view: designView,
       onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
-      maxConcurrentSyntheses: designConcurrency(),
+      maxConcurrentSyntheses: ctx.config.voiceDesignConcurrency,
     });
     app.addHook('onReady', async () => jobs.resume());
     app.addHook('onClose', async () => jobs.close());
