@@ -3,8 +3,14 @@
 // real service in this process. The child's CPU time (utime + stime from /proc) over the
 // run, divided by the audio seconds it received, is its cost per real-time stream.
 //
+// Baseline, measured in the same run: one bench/bare-sender.mjs process (plain `ws` + fetch:
+// create, socket, the same audio in the same 20 ms frames at real time, last ack, close)
+// streaming the same audio for the same number of streams to the same service; its own CPU
+// (process.cpuUsage) from the first request to the last `closed`, start-up excluded as the
+// rtp child's is. Printed: both per audio second and the ratio rtp/baseline.
+//
 // Run: npx vite-node bench/rtp-cpu.ts   (after npm run build: it spawns dist/cli.js)
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -75,9 +81,24 @@ const wall = (performance.now() - t0) / 1000;
 const cpu = cpuSeconds(child.pid!) - idleCpu;
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
+
+// The baseline: the same audio, the same streams, from a bare sender.
+const audioFile = path.join(tempDir('scribed-rtp-cpu-'), 'audio.ulaw');
+fs.writeFileSync(audioFile, audio);
+const bareT0 = performance.now();
+const bareOut = await new Promise<string>((resolve, reject) =>
+  execFile(process.execPath, [path.resolve(import.meta.dirname, 'bare-sender.mjs'), '--url', svc.baseUrl, '--file', audioFile, '--streams', String(STREAMS)], { env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey } }, (err, stdout) =>
+    err ? reject(err) : resolve(stdout),
+  ),
+);
+const bareWall = (performance.now() - bareT0) / 1000;
+const bare = JSON.parse(bareOut.trim().split('\n').pop()!) as { captured: number[]; cpuSeconds: number };
+if (bare.captured.some((n) => n !== audio.length)) throw new Error(`bare sender: server held ${bare.captured.join(', ')} samples, expected ${audio.length}`);
 await svc.stop();
 
 const audioSec = STREAMS * SECONDS;
-console.log(`rtp-cpu: node ${process.version}, ${os.cpus()[0]?.model}; ${STREAMS} real-time PCMU streams x ${SECONDS} s (wall ${wall.toFixed(1)} s)`);
+console.log(`rtp-cpu: node ${process.version}, ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${STREAMS} real-time PCMU streams x ${SECONDS} s (wall ${wall.toFixed(1)} s)`);
 console.log(`scribed rtp process CPU ${cpu.toFixed(2)} s for ${audioSec} s of audio: ${((100 * cpu) / audioSec).toFixed(2)}% of a core per real-time stream`);
 for (const c of closed) console.log(`  session ${String(c.sessionId)}: captured ${String(c.capturedSamples)} acknowledged ${String(c.acknowledgedSamples)} lost ${String(c.lost)}`);
+console.log(`bare sender (ws) process CPU ${bare.cpuSeconds.toFixed(2)} s for ${audioSec} s of audio (wall ${bareWall.toFixed(1)} s): ${((100 * bare.cpuSeconds) / audioSec).toFixed(2)}% of a core per real-time stream; every session held ${audio.length} samples`);
+console.log(`ratio rtp/baseline: ${(cpu / bare.cpuSeconds).toFixed(2)}x`);

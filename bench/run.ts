@@ -7,3 +7,5 @@ console.log('\n== engine (accuracy and real-time factor) ==');
 await import('./engine-rtf.js');
 console.log('\n== RTP loss handling ==');
 await import('./rtp-loss.js');
+console.log('\n== scribed stream client CPU (needs npm run build) ==');
+await import('./client-cpu.js');
