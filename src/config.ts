@@ -1,13 +1,22 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
 import path from 'node:path';
 import type { EngineKind } from './engine/types.js';
+import { POSTGRES_DEFAULTS } from './store/sql/postgres-db.js';
+import type { StoreSettings } from './store/index.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 
 export interface ServiceConfig {
   host: string;
   port: number;
+  /** Node-local state: the SQLite store (without a database URL), spools, batch audio, keys. */
   dataDir: string;
+  /** postgres://... : the store shared by every node (docs/scaling.md); absent: SQLite. */
+  databaseUrl: string | undefined;
+  /** PostgreSQL pool per process: connections, wait for one, statement bound. */
+  databasePoolSize: number;
+  databaseConnectTimeoutMs: number;
+  databaseStatementTimeoutMs: number;
   engine: EngineKind;
   modelDir: string | undefined;
   /** Generated engine assets (telephony feat.params); see scripts/build-telephony-model.sh. */
@@ -67,6 +76,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     host: input.host ?? env.SCRIBED_HOST ?? '127.0.0.1',
     port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
     dataDir: path.resolve(input.dataDir ?? env.SCRIBED_DATA_DIR ?? './data'),
+    databaseUrl: input.databaseUrl ?? (env.SCRIBED_DATABASE_URL || undefined),
+    databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
+    databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
+    databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
     engine: (input.engine ?? env.SCRIBED_ENGINE ?? 'pocketsphinx') as EngineKind,
     modelDir: input.modelDir ?? env.SCRIBED_MODEL_DIR ?? undefined,
     assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
@@ -92,6 +105,12 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
+  if (cfg.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
+    throw new Error('--database-url must be a postgres:// or postgresql:// URL');
+  }
+  if (!(cfg.databasePoolSize >= 1 && cfg.databasePoolSize <= 1000)) throw new Error('database pool size must be 1..1000');
+  if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000)) throw new Error('database connect timeout must be 100..600000 ms');
+  if (!(cfg.databaseStatementTimeoutMs >= 100 && cfg.databaseStatementTimeoutMs <= 3_600_000)) throw new Error('database statement timeout must be 100..3600000 ms');
   if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
   if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= cfg.maxDecoders)) throw new Error('batchMaxDecoders must be 1..maxDecoders');
   if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
@@ -105,4 +124,26 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     throw new Error(`${ARRANGEMENT_RETRY_ENV} must be an integer 1..${MAX_ARRANGEMENT_RETRY_BASE_MS}, got ${cfg.arrangementRetryBaseMs}`);
   }
   return Object.freeze(cfg);
+}
+
+/** The store a configuration names (the server and the operator commands open the same). */
+export function storeSettings(cfg: Readonly<ServiceConfig>): StoreSettings {
+  return {
+    dataDir: cfg.dataDir,
+    databaseUrl: cfg.databaseUrl,
+    databasePoolSize: cfg.databasePoolSize,
+    databaseConnectTimeoutMs: cfg.databaseConnectTimeoutMs,
+    databaseStatementTimeoutMs: cfg.databaseStatementTimeoutMs,
+  };
+}
+
+/** Where the store is, for logs: never the URL's password. */
+export function describeStore(cfg: Readonly<ServiceConfig>): string {
+  if (!cfg.databaseUrl) return `sqlite:${path.join(cfg.dataDir, 'scribed.db')}`;
+  try {
+    const u = new URL(cfg.databaseUrl);
+    return `postgres://${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+  } catch {
+    return 'postgres (unparsable URL)';
+  }
 }

@@ -2,7 +2,7 @@
 // Used by `scribed serve` and by integration tests that want a real listening server.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { loadConfig, type ConfigInput, type ServiceConfig } from './config.js';
+import { loadConfig, storeSettings, type ConfigInput, type ServiceConfig } from './config.js';
 import { createEngine } from './engine/pool.js';
 import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
@@ -12,6 +12,7 @@ import { AudioSpoolDir } from './session/audio-spool.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
+import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
@@ -34,11 +35,28 @@ export interface Service {
 export async function createService(input: ConfigInput & { logger?: Logger; now?: () => Date } = {}): Promise<Service> {
   const config = loadConfig(input);
   const log = input.logger ?? createLogger({ level: config.logLevel });
-  const metrics = createMetrics();
-  const store = await openStore(config.dataDir);
+  // Before anything in the data dir is read or written: a second server on the same dir
+  // would otherwise pause and replay the first one's live sessions.
+  const dirLock = acquireDataDirLock(config.dataDir);
+  try {
+    return await assemble(config, log, input.now, () => dirLock.release());
+  } catch (err) {
+    dirLock.release();
+    throw err;
+  }
+}
 
+async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() => Date) | undefined, releaseDataDir: () => void): Promise<Service> {
+  const metrics = createMetrics();
+  const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
+
+  const spool = new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   // No socket survives a restart: sessions that were recording are paused, so clients resume.
+  // On a shared PostgreSQL store other nodes' sessions are recording too: only the ones this
+  // node was serving (it holds their spool) are its to pause.
+  const servedHere = config.databaseUrl ? new Set(spool.list()) : null;
   for (const s of await store.listSessionsByState('RECORDING')) {
+    if (servedHere && !servedHere.has(s.id)) continue;
     await store.setSessionState(s.id, 'PAUSED', 'PAUSED');
     log.info({ sessionId: s.id }, 'session paused at start-up (no socket survives a restart)');
   }
@@ -53,7 +71,6 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
   await engine.start();
   log.info({ engine: engine.info }, 'engine ready');
 
-  const spool = new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const sessions = new SessionRegistry(store, {
     spool,
     store,
@@ -83,7 +100,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
       maxAudioSeconds: config.batchMaxAudioSeconds,
       maxConcurrentDecodes: config.batchMaxConcurrentDecodes,
     },
-    now: input.now ?? (() => new Date()),
+    now: now ?? (() => new Date()),
   });
 
   let stopping: Promise<void> | null = null;
@@ -108,6 +125,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
         await batchStopped;
         await engine.close();
         await store.close();
+        releaseDataDir();
       })();
       return stopping;
     },

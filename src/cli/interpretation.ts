@@ -1,27 +1,23 @@
 // `scribed interpretation fail-target|start-target|complete-target --target it_...`: the
 // operator (and worker) interface to interpretation targets. Target processing runs outside
 // this service; these commands move a target on the same data dir a running server uses
-// (each is one SQLite transaction). fail-target releases the cycle's reserved Characters.
+// (each is one transaction, on SQLite or on the PostgreSQL of --database-url). fail-target releases the cycle's reserved Characters.
 import type { CommandModule } from 'yargs';
-import { loadConfig } from '../config.js';
+import { storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
 import { openStore } from '../store/index.js';
 import { targetView } from '../server/routes/interpretation.js';
 
-interface TargetArgs {
+interface TargetArgs extends StoreArgs {
   target: string;
-  'data-dir'?: string;
 }
 
 function transition(command: string, to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED', describe: string): CommandModule<object, TargetArgs> {
   return {
     command,
     describe,
-    builder: (y) =>
-      y
-        .option('target', { type: 'string', demandOption: true, describe: 'target id (it_...)' })
-        .option('data-dir', { type: 'string', describe: '[env SCRIBED_DATA_DIR, default ./data]' }),
+    builder: (y) => withStoreOptions(y.option('target', { type: 'string', demandOption: true, describe: 'target id (it_...)' })),
     handler: async (args) => {
-      const store = await openStore(loadConfig({ dataDir: args['data-dir'] }).dataDir);
+      const store = await openStore(storeSettingsFrom(args));
       try {
         const target = await store.transitionInterpretationTarget(args.target, to, new Date());
         process.stdout.write(`${JSON.stringify({ projectId: target.projectId, ...targetView(target) })}\n`);

@@ -3,11 +3,12 @@
 import type { CommandModule } from 'yargs';
 import { createService } from '../service.js';
 import type { EngineKind } from '../engine/types.js';
+import { describeStore } from '../config.js';
+import { storeConfigInput, withStoreOptions, type StoreArgs } from './store-options.js';
 
-interface ServeArgs {
+interface ServeArgs extends StoreArgs {
   host?: string;
   port?: number;
-  'data-dir'?: string;
   engine?: string;
   'model-dir'?: string;
   'max-decoders'?: number;
@@ -17,24 +18,23 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
   command: 'serve',
   describe: 'run the speech-to-text service (env: SCRIBED_HOST, SCRIBED_PORT, SCRIBED_DATA_DIR, ...)',
   builder: (y) =>
-    y
+    withStoreOptions(y)
       .option('host', { type: 'string', describe: 'listen address [env SCRIBED_HOST, default 127.0.0.1]' })
       .option('port', { type: 'number', describe: 'listen port [env SCRIBED_PORT, default 8080]' })
-      .option('data-dir', { type: 'string', describe: 'SQLite store and state [env SCRIBED_DATA_DIR, default ./data]' })
       .option('engine', { type: 'string', choices: ['pocketsphinx', 'sherpa-onnx'], describe: 'recognizer [env SCRIBED_ENGINE]' })
       .option('model-dir', { type: 'string', describe: 'model directory (required for sherpa-onnx) [env SCRIBED_MODEL_DIR]' })
       .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS, default 4]' }),
   handler: async (args) => {
     const service = await createService({
+      ...storeConfigInput(args),
       host: args.host,
       port: args.port,
-      dataDir: args['data-dir'],
       engine: args.engine as EngineKind | undefined,
       modelDir: args['model-dir'],
       maxDecoders: args['max-decoders'],
     });
     const address = await service.listen();
-    service.log.info({ address, dataDir: service.config.dataDir }, 'scribed listening');
+    service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');
 
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {

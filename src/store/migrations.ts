@@ -1,6 +1,7 @@
 // Schema migrations for the embedded SQLite store, applied in ascending `version` order,
 // each inside its own IMMEDIATE transaction together with its row in `schema_migrations`
-// (see SqliteStore.migrate). Migrations are append-only: never edit one that has shipped,
+// (see sql/sqlite-db.ts). The PostgreSQL schema is migrations-postgres.ts: a change to the
+// schema is a new version in both lists. Migrations are append-only: never edit one that has shipped,
 // add a new version instead.
 //
 // Conventions:
@@ -11,12 +12,9 @@
 // - transcriptions.session_id carries no foreign key: rt_sessions.transcription_id already
 //   references transcriptions, and a cycle would force deferred constraints on every insert.
 
-export interface Migration {
-  version: number;
-  sql: string;
-}
+import type { SqliteMigration } from './sql/sqlite-db.js';
 
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly SqliteMigration[] = [
   {
     version: 1,
     sql: `
@@ -273,6 +271,15 @@ CREATE UNIQUE INDEX batch_jobs_idempotency ON batch_jobs(account_id, idempotency
     version: 5,
     sql: `
 ALTER TABLE batch_jobs ADD COLUMN channel_state_json TEXT;
+`,
+  },
+  {
+    // Targets were listed in rowid order, which PostgreSQL has no equivalent of: their place
+    // in the request becomes a column (rowid order within a project is that place).
+    version: 6,
+    sql: `
+ALTER TABLE interp_targets ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+UPDATE interp_targets SET seq = rowid;
 `,
   },
 ];

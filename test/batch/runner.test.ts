@@ -16,7 +16,7 @@ import { createMetrics } from '../../src/obs/metrics.js';
 import { openStore } from '../../src/store/index.js';
 import type { Store } from '../../src/store/store.js';
 import { loadClips } from '../helpers/audio.js';
-import { tempDir } from '../helpers/service.js';
+import { storeSettingsFor, tempDir } from '../helpers/service.js';
 
 const clips = loadClips();
 const ENGLISH = { languages: ['en'], detectsLanguage: false };
@@ -45,7 +45,7 @@ async function bench(characters = 10_000n): Promise<Bench> {
   const dataDir = tempDir();
   const dir = path.join(dataDir, 'batch');
   fs.mkdirSync(dir, { recursive: true });
-  const store = await openStore(dataDir);
+  const store = await openStore(await storeSettingsFor(dataDir));
   const { accountId } = await provisionAccount(store, 'runner', characters);
   return {
     store,

@@ -19,9 +19,9 @@ export async function freePort(): Promise<number> {
 }
 
 /** Start `scribed serve`; resolves once it listens. `children` collects it for cleanup. */
-export function serve(dataDir: string, port: number, children: Set<ChildProcess>): Promise<ChildProcess> {
+export function serve(dataDir: string, port: number, children: Set<ChildProcess>, extraArgs: string[] = []): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2'], {
+    const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2', ...extraArgs], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
     });

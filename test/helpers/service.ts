@@ -1,9 +1,15 @@
-// A real scribed service for integration tests: real store in a temp dir, real engine,
-// listening on an ephemeral loopback port.
+// A real scribed service for integration tests: real store, real engine, listening on an
+// ephemeral loopback port. The store is SQLite in the temp data dir, or, when the run sets
+// SCRIBED_TEST_STORE=postgres (the vitest project "postgres"), a database of its own on the
+// run's PostgreSQL cluster, the same one for every service started on that data dir.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import { inject } from 'vitest';
+import { openStore, type StoreSettings } from '../../src/store/index.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
+import { freshDatabase } from './postgres-cluster.js';
 import { createService, type Service } from '../../src/service.js';
 import { provisionAccount, type ProvisionedAccount } from '../../src/accounts/provision.js';
 import type { ConfigInput } from '../../src/config.js';
@@ -13,6 +19,8 @@ export interface TestService {
   baseUrl: string;
   wsBase: string;
   dataDir: string;
+  /** The store the service runs on, for tests and operator commands that open it too. */
+  storeSettings: StoreSettings;
   account(characters?: bigint): Promise<ProvisionedAccount>;
   stop(): Promise<void>;
 }
@@ -21,10 +29,34 @@ export function tempDir(prefix = 'scribed-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+const databases = new Map<string, string>();
+
+export const testStore = (): 'sqlite' | 'postgres' => (process.env.SCRIBED_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
+
+/** The store of a test data dir: SQLite in it, or its PostgreSQL database (made on first use). */
+export async function storeSettingsFor(dataDir: string): Promise<StoreSettings> {
+  if (testStore() !== 'postgres') return { dataDir };
+  let url = databases.get(dataDir);
+  if (!url) {
+    url = (await freshDatabase(inject('postgresUrl'))).url;
+    databases.set(dataDir, url);
+  }
+  return { dataDir, databaseUrl: url, databasePoolSize: 4 };
+}
+
+/** The operator CLI's flags for the store of a test data dir. */
+export async function storeArgsFor(dataDir: string): Promise<string[]> {
+  const s = await storeSettingsFor(dataDir);
+  return ['--data-dir', dataDir, ...(s.databaseUrl ? ['--database-url', s.databaseUrl] : [])];
+}
+
 export async function startService(opts: ConfigInput & { now?: () => Date } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
+  const storeSettings = await storeSettingsFor(dataDir);
   const service = await createService({
     maxDecoders: 2,
+    databaseUrl: storeSettings.databaseUrl,
+    databasePoolSize: storeSettings.databasePoolSize,
     ...opts,
     host: '127.0.0.1',
     port: opts.port ?? 0,
@@ -38,7 +70,35 @@ export async function startService(opts: ConfigInput & { now?: () => Date } = {}
     baseUrl: `http://127.0.0.1:${url.port}`,
     wsBase: `ws://127.0.0.1:${url.port}`,
     dataDir,
+    storeSettings,
     account: (characters = 100_000n) => provisionAccount(service.store, 'test', characters),
     stop: () => service.stop(),
   };
+}
+
+/** Another connection to a test service's store (as an operator's or another node's), for
+ * tests that look at or tamper with what is stored. Close it when done. */
+export async function secondConnection(svc: TestService): Promise<SqlStore> {
+  return openStore(svc.storeSettings);
+}
+
+/** Every row of every table of the service's store, as text (Buffers as UTF-8), for tests
+ * that a secret is stored nowhere. */
+export async function storeDump(svc: TestService): Promise<string> {
+  const store = await secondConnection(svc);
+  try {
+    const tables =
+      store.engine === 'sqlite'
+        ? await store.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+        : await store.db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'");
+    const parts: string[] = [];
+    for (const { name } of tables) {
+      for (const row of await store.db.all<Record<string, unknown>>(`SELECT * FROM "${name}"`)) {
+        parts.push(Object.values(row).map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v))).join('\t'));
+      }
+    }
+    return parts.join('\n');
+  } finally {
+    await store.close();
+  }
 }

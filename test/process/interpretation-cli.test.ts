@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { startService, storeArgsFor, type TestService } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
@@ -32,7 +32,7 @@ describe('scribed interpretation fail-target', () => {
     const balanceOf = async () => (await call(svc.baseUrl, 'GET', '/sound_clone/api/v1/account', { key: acct.accessKey })).json.data.characters;
     expect(await balanceOf()).toBe('750');
 
-    const { stdout } = await run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', target.targetId, '--data-dir', svc.dataDir]);
+    const { stdout } = await run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', target.targetId, ...(await storeArgsFor(svc.dataDir))]);
     expect(JSON.parse(stdout)).toMatchObject({ targetId: target.targetId, state: 'FAILED_RELEASED', reservedCharacters: '0', projectId: project.projectId });
     expect(await balanceOf()).toBe('1000');
 
@@ -55,10 +55,10 @@ describe('scribed interpretation fail-target', () => {
         body: { title: 'Ops', sourceLanguage: 'en', targetLanguages: ['de'] },
       })
     ).json.data;
-    const args = ['interpretation', 'fail-target', '--target', project.targets[0].targetId, '--data-dir', svc.dataDir];
+    const args = ['interpretation', 'fail-target', '--target', project.targets[0].targetId, ...(await storeArgsFor(svc.dataDir))];
     await run(process.execPath, [CLI, ...args]);
     await expect(run(process.execPath, [CLI, ...args])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('FAILED_RELEASED') });
-    await expect(run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', 'it_missing', '--data-dir', svc.dataDir])).rejects.toMatchObject({
+    await expect(run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', 'it_missing', ...(await storeArgsFor(svc.dataDir))])).rejects.toMatchObject({
       stderr: expect.stringContaining('NOT_FOUND'),
     });
   });

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { secondConnection, startService, storeSettingsFor, tempDir, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
 import { convert, fillerClip, joined, moneyClip, rawPcm } from '../helpers/speech-fixtures.js';
 import { StreamClient } from '../helpers/stream-client.js';
@@ -15,7 +15,6 @@ import { isFiller, removeDisfluencies } from '../../src/text/disfluency.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { planSegments } from '../../src/batch/segmenter.js';
 import { openStore } from '../../src/store/index.js';
-import Database from 'better-sqlite3';
 
 const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -96,13 +95,9 @@ async function streamSession(s: TestService, key: string, options: Record<string
 }
 
 /** Audio files of jobs still QUEUED or RUNNING in the shared service (other tests' jobs). */
-function pendingAudio(): Set<string> {
-  const db = new Database(`${svc.dataDir}/scribed.db`, { readonly: true });
-  try {
-    return new Set((db.prepare("SELECT audio_file FROM batch_jobs WHERE state IN ('QUEUED', 'RUNNING')").all() as Array<{ audio_file: string }>).map((r) => r.audio_file));
-  } finally {
-    db.close();
-  }
+async function pendingAudio(): Promise<Set<string>> {
+  const jobs = await svc.service.store.listBatchJobs(['QUEUED', 'RUNNING']);
+  return new Set(jobs.map((j) => j.audioFile));
 }
 
 const costOf = (audioSamples: string, rate: number) => (BigInt(audioSamples) + BigInt(rate) - 1n) / BigInt(rate);
@@ -262,16 +257,23 @@ describe('batch transcription', () => {
     const frank = await svc.account(1_000n);
     // A real storage fault: a trigger (another connection to the same database) makes the
     // job insert fail inside the create transaction.
-    const db = new Database(`${svc.dataDir}/scribed.db`);
-    db.exec("CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END");
+    const other = await secondConnection(svc);
+    const sqlite = other.engine === 'sqlite';
+    if (sqlite) {
+      await other.db.run("CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END");
+    } else {
+      await other.db.run("CREATE FUNCTION fail_batch_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$");
+      await other.db.run('CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs FOR EACH ROW EXECUTE FUNCTION fail_batch_insert()');
+    }
     try {
       const r = await upload(svc, frank.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile);
       expect(r.status, JSON.stringify(r.json)).toBe(500);
     } finally {
-      db.exec('DROP TRIGGER fail_batch_insert');
-      db.close();
+      await other.db.run(sqlite ? 'DROP TRIGGER fail_batch_insert' : 'DROP TRIGGER fail_batch_insert ON batch_jobs');
+      if (!sqlite) await other.db.run('DROP FUNCTION fail_batch_insert()');
+      await other.close();
     }
-    const pending = pendingAudio();
+    const pending = await pendingAudio();
     expect(fs.readdirSync(`${svc.dataDir}/batch`).filter((f) => !pending.has(f))).toEqual([]);
     expect(await balance(svc, frank.accessKey)).toBe(1_000n);
     expect(await listAll(svc, frank.accessKey)).toEqual([]);
@@ -575,7 +577,7 @@ describe('sharing decoders and surviving restarts', () => {
     const raw = fs.readFileSync(`${dataDir}/batch/${job.transcriptionId}.s16le`);
     const plan = planSegments(new Int16Array(raw.buffer, raw.byteOffset, raw.length / 2), { rate: 16_000, maxSegmentSeconds: 30 });
     expect(plan.length).toBeGreaterThan(2);
-    const offline = await openStore(dataDir);
+    const offline = await openStore(await storeSettingsFor(dataDir));
     await offline.appendSegment({ transcriptionId: job.transcriptionId, index: 0, startSample: BigInt(plan[0]!.startSample), endSample: BigInt(plan[0]!.endSample), text: 'PRESERVED', words: [], createdAt: new Date().toISOString() });
     await offline.close();
 

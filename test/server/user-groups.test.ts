@@ -4,7 +4,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { startService, storeDump, type TestService } from '../helpers/service.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
 let svc: TestService;
@@ -91,10 +91,16 @@ describe('get user (get or create)', () => {
   });
 
   it('does not store the token in the database', async () => {
-    const r = await request('GET', { user_group_id: gid() });
+    const id = gid();
+    const r = await request('GET', { user_group_id: id });
+    const token = r.json.user_group.token as string;
+    const dump = await storeDump(svc);
+    expect(dump).toContain(id); // the dump does reach the group's row
+    expect(dump).not.toContain(token);
+    if (svc.storeSettings.databaseUrl) return;
+    // SQLite: not in the file's bytes either (free pages and the WAL included).
     const db = fs.readFileSync(path.join(svc.dataDir, 'scribed.db'));
     const wal = fs.existsSync(path.join(svc.dataDir, 'scribed.db-wal')) ? fs.readFileSync(path.join(svc.dataDir, 'scribed.db-wal')) : Buffer.alloc(0);
-    const token = r.json.user_group.token as string;
     expect(db.includes(token)).toBe(false);
     expect(wal.includes(token)).toBe(false);
   });

@@ -1,0 +1,157 @@
+// Batch jobs: the queue row beside each batch History row. The job is created with its
+// debit and its History row in one transaction, and fails with its refund in one.
+import { ScribedError } from '../../core/errors.js';
+import type { BatchJobRecord, BatchJobState, CreateBatchJobInput, CreateBatchJobOutcome, SegmentRecord } from '../store.js';
+import { int64, nowIso, type Db, type Tx } from '../sql/db.js';
+import { lockAccount, moveCharacters } from './ledger.js';
+import { segmentInsert, updateTranscriptionStatus } from './history.js';
+
+interface BatchJobRow {
+  transcription_id: string;
+  account_id: string;
+  options_json: string;
+  notices_json: string;
+  audio_file: string;
+  state: BatchJobState;
+  characters_charged: bigint;
+  error: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  source_json: string | null;
+  channel_state_json: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function toBatchJob(r: BatchJobRow): BatchJobRecord {
+  return {
+    transcriptionId: r.transcription_id,
+    accountId: r.account_id,
+    options: JSON.parse(r.options_json) as Record<string, unknown>,
+    notices: JSON.parse(r.notices_json) as Array<{ code: string; message: string }>,
+    audioFile: r.audio_file,
+    state: r.state,
+    charactersCharged: r.characters_charged,
+    error: r.error,
+    source: r.source_json === null ? null : (JSON.parse(r.source_json) as Record<string, unknown>),
+    channelState: r.channel_state_json === null ? null : (JSON.parse(r.channel_state_json) as number[]),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function jobByKey(db: Tx, accountId: string, key: string): Promise<BatchJobRow | undefined> {
+  return db.one<BatchJobRow>('SELECT * FROM batch_jobs WHERE account_id = ? AND idempotency_key = ?', [accountId, key]);
+}
+
+/** Key check, debit, History row and QUEUED job in one transaction; the account row is
+ * locked first, so parallel uploads with one Idempotency-Key (on any nodes) charge once. */
+export async function createBatchJob(db: Db, input: CreateBatchJobInput): Promise<CreateBatchJobOutcome> {
+  const j = input.job;
+  const charge = int64(j.charactersCharged, 'charactersCharged');
+  const samples = int64(input.audioSamples, 'audioSamples');
+  const idem = input.idempotency;
+  return db.tx(async (tx): Promise<CreateBatchJobOutcome> => {
+    const balance = await lockAccount(tx, j.accountId);
+    if (idem) {
+      const earlier = await jobByKey(tx, j.accountId, idem.key);
+      if (earlier) return earlier.request_hash === idem.requestHash ? { kind: 'replayed', job: toBatchJob(earlier) } : { kind: 'conflict' };
+    }
+    if (balance < charge) return { kind: 'insufficient' };
+    await tx.run(
+      `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
+                                   audio_samples, created_at, updated_at, completed_at)
+       VALUES (?, ?, 'batch', NULL, ?, 'PROCESSING', ?, ?, ?, ?, ?, NULL)`,
+      [j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt],
+    );
+    await tx.run(
+      `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
+                               error, idempotency_key, request_hash, source_json, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?, ?, ?, ?)`,
+      [
+        j.transcriptionId,
+        j.accountId,
+        JSON.stringify(j.options),
+        JSON.stringify(j.notices),
+        j.audioFile,
+        charge,
+        idem?.key ?? null,
+        idem?.requestHash ?? null,
+        j.source === null ? null : JSON.stringify(j.source),
+        j.createdAt,
+        j.createdAt,
+      ],
+    );
+    await moveCharacters(tx, { accountId: j.accountId, delta: -charge, reason: 'batch_audio', ref: j.transcriptionId });
+    const row = await tx.one<BatchJobRow>('SELECT * FROM batch_jobs WHERE transcription_id = ?', [j.transcriptionId]);
+    return { kind: 'created', job: toBatchJob(row!) };
+  });
+}
+
+export async function findBatchJobByIdempotencyKey(db: Tx, accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null> {
+  const row = await jobByKey(db, accountId, key);
+  return row ? { job: toBatchJob(row), requestHash: row.request_hash! } : null;
+}
+
+export async function getBatchJob(db: Tx, transcriptionId: string): Promise<BatchJobRecord | null> {
+  const row = await db.one<BatchJobRow>('SELECT * FROM batch_jobs WHERE transcription_id = ?', [transcriptionId]);
+  return row ? toBatchJob(row) : null;
+}
+
+export async function listBatchJobs(db: Tx, states: BatchJobState[]): Promise<BatchJobRecord[]> {
+  if (states.length === 0) return [];
+  const rows = await db.all<BatchJobRow>(
+    `SELECT * FROM batch_jobs WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, transcription_id`,
+    states,
+  );
+  return rows.map(toBatchJob);
+}
+
+export async function setBatchJobState(db: Db, transcriptionId: string, state: BatchJobState, error?: string): Promise<void> {
+  await db.tx(async (tx) => {
+    const now = nowIso();
+    const changed = await tx.run('UPDATE batch_jobs SET state = ?, error = ?, updated_at = ? WHERE transcription_id = ?', [state, error ?? null, now, transcriptionId]);
+    if (changed === 0) throw new ScribedError('NOT_FOUND', `batch job ${transcriptionId} does not exist`);
+    if (state === 'DONE') await updateTranscriptionStatus(tx, transcriptionId, 'COMPLETED', undefined, now);
+    if (state === 'FAILED') await updateTranscriptionStatus(tx, transcriptionId, 'FAILED', undefined, now);
+  });
+}
+
+/** QUEUED/RUNNING -> FAILED with the refund, in one transaction. The conditional update is
+ * the guard: of two nodes failing one job, one changes the row and refunds; the other
+ * changes nothing. */
+export async function failBatchJob(db: Db, transcriptionId: string, reason: string): Promise<boolean> {
+  return db.tx(async (tx) => {
+    const now = nowIso();
+    const changed = await tx.run(
+      "UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ? AND state IN ('QUEUED', 'RUNNING')",
+      [reason, now, transcriptionId],
+    );
+    if (changed === 0) return false;
+    await updateTranscriptionStatus(tx, transcriptionId, 'FAILED', undefined, now);
+    const job = (await tx.one<{ account_id: string; characters_charged: bigint }>(
+      'SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?',
+      [transcriptionId],
+    ))!;
+    await moveCharacters(tx, { accountId: job.account_id, delta: job.characters_charged, reason: 'batch_refund', ref: transcriptionId });
+    return true;
+  });
+}
+
+/** A batch segment and, in the same transaction, the job's channel state after it
+ * (unchanged when null), so a resumed job continues from the state its last stored segment
+ * left. */
+export async function appendBatchSegment(db: Db, segment: SegmentRecord, channelState: number[] | null): Promise<void> {
+  const insert = segmentInsert(segment);
+  if (channelState !== null && !channelState.every(Number.isFinite)) throw new RangeError('channel state must be finite numbers');
+  await db.tx(async (tx) => {
+    await insert(tx);
+    if (channelState === null) return;
+    const changed = await tx.run('UPDATE batch_jobs SET channel_state_json = ?, updated_at = ? WHERE transcription_id = ?', [
+      JSON.stringify(channelState),
+      nowIso(),
+      segment.transcriptionId,
+    ]);
+    if (changed === 0) throw new ScribedError('NOT_FOUND', `batch job ${segment.transcriptionId} does not exist`);
+  });
+}

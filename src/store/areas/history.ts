@@ -1,0 +1,143 @@
+// History rows (real-time and batch transcriptions) and their final segments.
+import { ScribedError } from '../../core/errors.js';
+import type { HistoryPosition, SegmentRecord, SegmentWord, TranscriptionRecord, TranscriptionStatus } from '../store.js';
+import { greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
+
+export interface TranscriptionRow {
+  id: string;
+  account_id: string;
+  kind: 'realtime' | 'batch';
+  session_id: string | null;
+  title: string;
+  status: TranscriptionStatus;
+  language_hint: string | null;
+  sample_rate_hz: bigint;
+  audio_samples: bigint;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+interface SegmentRow {
+  transcription_id: string;
+  idx: bigint;
+  start_sample: bigint;
+  end_sample: bigint;
+  text: string;
+  words_json: string;
+  annotations_json: string | null;
+  created_at: string;
+}
+
+function toTranscription(r: TranscriptionRow): TranscriptionRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    kind: r.kind,
+    sessionId: r.session_id,
+    title: r.title,
+    status: r.status,
+    languageHint: r.language_hint,
+    sampleRateHz: Number(r.sample_rate_hz),
+    audioSamples: r.audio_samples,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    completedAt: r.completed_at,
+  };
+}
+
+function toSegment(r: SegmentRow): SegmentRecord {
+  return {
+    transcriptionId: r.transcription_id,
+    index: Number(r.idx),
+    startSample: r.start_sample,
+    endSample: r.end_sample,
+    text: r.text,
+    words: JSON.parse(r.words_json) as SegmentWord[],
+    ...(r.annotations_json === null ? {} : { annotations: JSON.parse(r.annotations_json) as Record<string, unknown> }),
+    createdAt: r.created_at,
+  };
+}
+
+export async function getTranscription(db: Tx, transcriptionId: string, accountId: string): Promise<TranscriptionRecord | null> {
+  const row = await db.one<TranscriptionRow>('SELECT * FROM transcriptions WHERE id = ? AND account_id = ?', [transcriptionId, accountId]);
+  return row ? toTranscription(row) : null;
+}
+
+/** completed_at is stamped the first time status becomes COMPLETED; audio_samples never
+ * goes down. One statement: callers inside a transaction pass their tx. */
+export async function updateTranscriptionStatus(
+  tx: Tx,
+  transcriptionId: string,
+  status: TranscriptionStatus,
+  audioSamples: bigint | undefined,
+  now: string,
+): Promise<void> {
+  const samples = audioSamples === undefined ? null : int64(audioSamples, 'audioSamples');
+  const changed = await tx.run(
+    `UPDATE transcriptions
+        SET status        = ?,
+            audio_samples = ${greatest(tx, 'audio_samples', 'COALESCE(?, audio_samples)')},
+            completed_at  = CASE WHEN CAST(? AS TEXT) = 'COMPLETED' THEN COALESCE(completed_at, ?) ELSE completed_at END,
+            updated_at    = ?
+      WHERE id = ?`,
+    [status, samples, status, now, now, transcriptionId],
+  );
+  if (changed === 0) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+}
+
+export async function setTranscriptionStatus(db: Db, transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void> {
+  await updateTranscriptionStatus(db, transcriptionId, status, audioSamples, nowIso());
+}
+
+/** The checked insert of a final segment, inside the caller's transaction (or alone).
+ * First write wins: the stored final is the one already sent to the client, so a re-sent
+ * final with the same index is dropped rather than allowed to rewrite it. ON CONFLICT DO
+ * NOTHING only swallows the key clash, not CHECK or NOT NULL violations. */
+export function segmentInsert(segment: SegmentRecord): (tx: Tx) => Promise<void> {
+  if (!Number.isSafeInteger(segment.index) || segment.index < 0) throw new RangeError(`segment index must be a non-negative integer`);
+  const start = int64(segment.startSample, 'startSample');
+  const end = int64(segment.endSample, 'endSample');
+  return async (tx) => {
+    await tx.run(
+      `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (transcription_id, idx) DO NOTHING`,
+      [
+        segment.transcriptionId,
+        BigInt(segment.index),
+        start,
+        end,
+        segment.text,
+        JSON.stringify(segment.words),
+        segment.annotations === undefined ? null : JSON.stringify(segment.annotations),
+        segment.createdAt,
+      ],
+    );
+  };
+}
+
+export async function appendSegment(db: Db, segment: SegmentRecord): Promise<void> {
+  await segmentInsert(segment)(db);
+}
+
+export async function listSegments(db: Tx, transcriptionId: string): Promise<SegmentRecord[]> {
+  return (await db.all<SegmentRow>('SELECT * FROM segments WHERE transcription_id = ? ORDER BY idx', [transcriptionId])).map(toSegment);
+}
+
+/** An account's History rows, newest first. Keyset pagination on (created_at, id), served by
+ * transcriptions_account_newest: rows inserted while a client pages never shift or repeat
+ * the pages after its cursor. */
+export async function listTranscriptions(db: Tx, accountId: string, limit: number, after?: HistoryPosition): Promise<TranscriptionRecord[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer`);
+  const rows =
+    after === undefined
+      ? await db.all<TranscriptionRow>('SELECT * FROM transcriptions WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [accountId, limit])
+      : await db.all<TranscriptionRow>(
+          `SELECT * FROM transcriptions
+            WHERE account_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
+            ORDER BY created_at DESC, id DESC LIMIT ?`,
+          [accountId, after.createdAt, after.createdAt, after.id, limit],
+        );
+  return rows.map(toTranscription);
+}

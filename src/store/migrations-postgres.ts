@@ -1,0 +1,241 @@
+// Schema of the PostgreSQL store, applied under an advisory lock (sql/postgres-db.ts).
+// Version 1 is the SQLite schema as of its version 6 (migrations.ts), in PostgreSQL's
+// words; later versions are added to both lists. Append-only, as there.
+//
+// Same conventions as SQLite, so the area modules run unchanged on both: every integer is
+// BIGINT (read as bigint), timestamps are ISO-8601 TEXT (they sort as text), JSON is TEXT,
+// hashes are BYTEA.
+import type { PostgresMigration } from './sql/postgres-db.js';
+
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    sql: `
+CREATE TABLE accounts (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  characters  BIGINT NOT NULL CHECK (characters >= 0),
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE credentials (
+  id          TEXT PRIMARY KEY,
+  account_id  TEXT NOT NULL REFERENCES accounts(id),
+  kind        TEXT NOT NULL CHECK (kind IN ('access_key', 'api_token')),
+  secret_hash BYTEA NOT NULL,
+  created_at  TEXT NOT NULL
+);
+CREATE INDEX credentials_account ON credentials(account_id);
+
+CREATE TABLE characters_ledger (
+  id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  account_id    TEXT NOT NULL REFERENCES accounts(id),
+  delta         BIGINT NOT NULL CHECK (delta <> 0),
+  balance_after BIGINT NOT NULL CHECK (balance_after >= 0),
+  reason        TEXT NOT NULL,
+  ref           TEXT,
+  session_id    TEXT,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX characters_ledger_account ON characters_ledger(account_id, id);
+
+CREATE TABLE transcriptions (
+  id             TEXT PRIMARY KEY,
+  account_id     TEXT NOT NULL REFERENCES accounts(id),
+  kind           TEXT NOT NULL CHECK (kind IN ('realtime', 'batch')),
+  session_id     TEXT,
+  title          TEXT NOT NULL,
+  status         TEXT NOT NULL CHECK (status IN ('RECORDING', 'PAUSED', 'PROCESSING', 'COMPLETED', 'FAILED')),
+  language_hint  TEXT,
+  sample_rate_hz BIGINT NOT NULL CHECK (sample_rate_hz > 0),
+  audio_samples  BIGINT NOT NULL DEFAULT 0 CHECK (audio_samples >= 0),
+  created_at     TEXT NOT NULL,
+  updated_at     TEXT NOT NULL,
+  completed_at   TEXT
+);
+CREATE INDEX transcriptions_account_newest ON transcriptions(account_id, created_at DESC, id DESC);
+
+CREATE TABLE rt_sessions (
+  id                 TEXT PRIMARY KEY,
+  account_id         TEXT NOT NULL REFERENCES accounts(id),
+  transcription_id   TEXT NOT NULL UNIQUE REFERENCES transcriptions(id),
+  title              TEXT NOT NULL,
+  language_hint      TEXT,
+  options_json       TEXT NOT NULL,
+  state              TEXT NOT NULL CHECK (state IN ('RECORDING', 'PAUSED', 'CLOSED')),
+  epoch              BIGINT NOT NULL CHECK (epoch >= 1),
+  epoch_bases        TEXT NOT NULL,
+  captured_samples   BIGINT NOT NULL CHECK (captured_samples >= 0),
+  characters_charged BIGINT NOT NULL CHECK (characters_charged >= 0),
+  next_segment_index BIGINT NOT NULL CHECK (next_segment_index >= 0),
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX rt_sessions_state ON rt_sessions(state);
+CREATE INDEX rt_sessions_account ON rt_sessions(account_id);
+
+CREATE TABLE idempotency_keys (
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  key          TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  session_id   TEXT NOT NULL REFERENCES rt_sessions(id),
+  created_at   TEXT NOT NULL,
+  PRIMARY KEY (account_id, key)
+);
+
+CREATE TABLE segments (
+  transcription_id TEXT NOT NULL REFERENCES transcriptions(id),
+  idx              BIGINT NOT NULL CHECK (idx >= 0),
+  start_sample     BIGINT NOT NULL CHECK (start_sample >= 0),
+  end_sample       BIGINT NOT NULL CHECK (end_sample >= start_sample),
+  text             TEXT NOT NULL,
+  words_json       TEXT NOT NULL,
+  annotations_json TEXT,
+  created_at       TEXT NOT NULL,
+  PRIMARY KEY (transcription_id, idx)
+);
+
+CREATE TABLE tickets (
+  id          TEXT PRIMARY KEY,
+  secret_hash BYTEA NOT NULL,
+  account_id  TEXT NOT NULL REFERENCES accounts(id),
+  session_id  TEXT NOT NULL REFERENCES rt_sessions(id),
+  expires_at  TEXT NOT NULL,
+  used_at     TEXT
+);
+CREATE INDEX tickets_expires ON tickets(expires_at);
+
+CREATE TABLE interp_projects (
+  id              TEXT PRIMARY KEY,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  title           TEXT NOT NULL,
+  source_language TEXT NOT NULL,
+  source_json     TEXT,
+  created_at      TEXT NOT NULL
+);
+CREATE INDEX interp_projects_account ON interp_projects(account_id);
+
+CREATE TABLE interp_targets (
+  id                  TEXT PRIMARY KEY,
+  project_id          TEXT NOT NULL REFERENCES interp_projects(id),
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  language            TEXT NOT NULL,
+  generation_id       TEXT NOT NULL,
+  state               TEXT NOT NULL CHECK (state IN ('QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED_RELEASED')),
+  reservation_cycle   BIGINT NOT NULL CHECK (reservation_cycle >= 1),
+  reserved_characters BIGINT NOT NULL CHECK (reserved_characters >= 0),
+  source_units        BIGINT NOT NULL CHECK (source_units >= 0),
+  plan_cycle          BIGINT,
+  plan_characters     BIGINT,
+  plan_rate_version   TEXT,
+  plan_expires_at     TEXT,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL,
+  seq                 BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX interp_targets_project ON interp_targets(project_id);
+
+CREATE TABLE interp_retry_keys (
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  key          TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  result_json  TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  PRIMARY KEY (account_id, key)
+);
+
+CREATE TABLE music_projects (
+  id                  TEXT PRIMARY KEY,
+  account_id          TEXT NOT NULL REFERENCES accounts(id),
+  status              TEXT NOT NULL,
+  brief_json          TEXT NOT NULL,
+  arrangement_version BIGINT NOT NULL CHECK (arrangement_version >= 1),
+  arrangement_json    TEXT,
+  active_quote_json   TEXT,
+  generation_json     TEXT,
+  created_at          TEXT NOT NULL,
+  updated_at          TEXT NOT NULL
+);
+CREATE INDEX music_projects_account ON music_projects(account_id);
+CREATE INDEX music_projects_status ON music_projects(status);
+
+CREATE TABLE voices (
+  id         TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts(id),
+  name       TEXT NOT NULL,
+  type       TEXT NOT NULL,
+  feature    TEXT NOT NULL,
+  channel    TEXT NOT NULL,
+  design_id  TEXT UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX voices_account ON voices(account_id);
+
+CREATE TABLE voice_recordings (
+  voice_id   TEXT NOT NULL REFERENCES voices(id) ON DELETE CASCADE,
+  idx        BIGINT NOT NULL,
+  sha256     TEXT NOT NULL,
+  format     TEXT NOT NULL,
+  size_bytes BIGINT NOT NULL CHECK (size_bytes > 0),
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (voice_id, idx)
+);
+CREATE INDEX voice_recordings_sha ON voice_recordings(sha256);
+
+CREATE TABLE voice_designs (
+  id               TEXT PRIMARY KEY,
+  account_id       TEXT NOT NULL REFERENCES accounts(id),
+  description      TEXT NOT NULL,
+  preview_text     TEXT NOT NULL,
+  callback_url     TEXT,
+  status           TEXT NOT NULL CHECK (status IN ('PENDING', 'COMPLETED', 'FAILED')),
+  params_json      TEXT NOT NULL,
+  preview_sha256   TEXT,
+  preview_bytes    BIGINT,
+  error            TEXT,
+  callback_state   TEXT NOT NULL CHECK (callback_state IN ('NONE', 'PENDING', 'DELIVERED', 'FAILED')),
+  callback_attempts BIGINT NOT NULL DEFAULT 0,
+  callback_last_status BIGINT,
+  callback_last_error TEXT,
+  callback_next_at TEXT,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL
+);
+CREATE INDEX voice_designs_status ON voice_designs(status);
+
+CREATE TABLE user_groups (
+  team_id         BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  provided_id     TEXT NOT NULL,
+  name            TEXT,
+  mapping_json    TEXT,
+  properties_json TEXT,
+  environment     TEXT CHECK (environment IS NULL OR environment IN ('Customer', 'Testing')),
+  token_nonce     TEXT NOT NULL,
+  token_hash      BYTEA NOT NULL,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  UNIQUE (account_id, provided_id)
+);
+
+CREATE TABLE batch_jobs (
+  transcription_id   TEXT PRIMARY KEY REFERENCES transcriptions(id),
+  account_id         TEXT NOT NULL REFERENCES accounts(id),
+  options_json       TEXT NOT NULL,
+  notices_json       TEXT NOT NULL,
+  audio_file         TEXT NOT NULL,
+  state              TEXT NOT NULL CHECK (state IN ('QUEUED', 'RUNNING', 'DONE', 'FAILED')),
+  characters_charged BIGINT NOT NULL CHECK (characters_charged >= 0),
+  error              TEXT,
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL,
+  idempotency_key    TEXT,
+  request_hash       TEXT,
+  source_json        TEXT,
+  channel_state_json TEXT
+);
+CREATE INDEX batch_jobs_state ON batch_jobs(state, created_at);
+CREATE UNIQUE INDEX batch_jobs_idempotency ON batch_jobs(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+`,
+  },
+];

@@ -1,0 +1,129 @@
+// The Store (store.ts) over a SQL database: SQLite in the data directory (the embedded
+// default) or PostgreSQL shared by many nodes. Each method is one call into an area module
+// (areas/*), written once for both engines against sql/db.ts.
+import type { Db } from './sql/db.js';
+import { SqliteDb } from './sql/sqlite-db.js';
+import { PostgresDb, type PostgresOptions } from './sql/postgres-db.js';
+import { MIGRATIONS } from './migrations.js';
+import { POSTGRES_MIGRATIONS } from './migrations-postgres.js';
+import * as accounts from './areas/accounts.js';
+import * as sessions from './areas/sessions.js';
+import * as history from './areas/history.js';
+import * as batch from './areas/batch.js';
+import * as interp from './areas/interpretation.js';
+import * as music from './areas/music.js';
+import * as voices from './areas/voices.js';
+import * as userGroups from './areas/user-groups.js';
+import * as designs from './areas/voice-designs.js';
+import type { Store } from './store.js';
+
+export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
+
+export class SqlStore implements Store {
+  private connection: Db | null = null;
+
+  constructor(readonly location: StoreLocation) {}
+
+  get engine(): 'sqlite' | 'postgres' {
+    return this.location.kind;
+  }
+
+  /** The database, for the parts of the service that share it beyond the Store contract
+   * (session ownership, the spool, the job queue). */
+  get db(): Db {
+    if (!this.connection) throw new Error('store is not open');
+    return this.connection;
+  }
+
+  /** An area function bound to this store; a call on a closed store rejects. */
+  private call<A extends unknown[], R>(fn: (db: Db, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return (...args) => (this.connection ? fn(this.connection, ...args) : Promise.reject(new Error('store is not open')));
+  }
+
+  async open(): Promise<void> {
+    if (this.connection) return;
+    const l = this.location;
+    this.connection = l.kind === 'sqlite' ? SqliteDb.open(l.path, MIGRATIONS, l.busyTimeoutMs) : await PostgresDb.open(l, POSTGRES_MIGRATIONS);
+  }
+
+  async close(): Promise<void> {
+    const db = this.connection;
+    this.connection = null;
+    await db?.close();
+  }
+
+  isOpen(): boolean {
+    return this.connection !== null;
+  }
+
+  // accounts and credentials
+  createAccount = this.call(accounts.createAccount);
+  getAccount = this.call(accounts.getAccount);
+  findCredential = this.call(accounts.findCredential);
+  creditCharacters = this.call(accounts.creditCharacters);
+  debitCharacters = this.call(accounts.debitCharacters);
+
+  // real-time sessions and tickets
+  createSession = this.call(sessions.createSession);
+  getSession = this.call(sessions.getSession);
+  listSessionsByState = this.call(sessions.listSessionsByState);
+  setSessionState = this.call(sessions.setSessionState);
+  beginEpoch = this.call(sessions.beginEpoch);
+  saveProgress = this.call(sessions.saveProgress);
+  insertTicket = this.call(sessions.insertTicket);
+  consumeTicket = this.call(sessions.consumeTicket);
+
+  // History and transcripts
+  getTranscription = this.call(history.getTranscription);
+  setTranscriptionStatus = this.call(history.setTranscriptionStatus);
+  appendSegment = this.call(history.appendSegment);
+  listSegments = this.call(history.listSegments);
+  listTranscriptions = this.call(history.listTranscriptions);
+
+  // batch jobs
+  createBatchJob = this.call(batch.createBatchJob);
+  findBatchJobByIdempotencyKey = this.call(batch.findBatchJobByIdempotencyKey);
+  getBatchJob = this.call(batch.getBatchJob);
+  listBatchJobs = this.call(batch.listBatchJobs);
+  setBatchJobState = this.call(batch.setBatchJobState);
+  failBatchJob = this.call(batch.failBatchJob);
+  appendBatchSegment = this.call(batch.appendBatchSegment);
+
+  // interpretation
+  createInterpretationProject = this.call(interp.createInterpretationProject);
+  getInterpretationProject = this.call(interp.getInterpretationProject);
+  issueRetryPlan = this.call(interp.issueRetryPlan);
+  retryInterpretationTarget = this.call(interp.retryInterpretationTarget);
+  transitionInterpretationTarget = this.call(interp.transitionInterpretationTarget);
+
+  // music
+  createMusicProject = this.call(music.createMusicProject);
+  getMusicProject = this.call(music.getMusicProject);
+  replaceMusicBrief = this.call(music.replaceMusicBrief);
+  createMusicQuote = this.call(music.createMusicQuote);
+  startMusicGeneration = this.call(music.startMusicGeneration);
+  completeArrangement = this.call(music.completeArrangement);
+  failArrangement = this.call(music.failArrangement);
+  listMusicProjectsByStatus = this.call(music.listMusicProjectsByStatus);
+
+  // voice library
+  createVoice = this.call(voices.createVoice);
+  getVoice = this.call(voices.getVoice);
+  listVoices = this.call(voices.listVoices);
+  addVoiceRecordings = this.call(voices.addVoiceRecordings);
+  dropVoiceRecordingsFrom = this.call(voices.dropVoiceRecordingsFrom);
+  deleteVoice = this.call(voices.deleteVoice);
+
+  // dashboard user groups
+  upsertUserGroup = this.call(userGroups.upsertUserGroup);
+  deleteUserGroup = this.call(userGroups.deleteUserGroup);
+
+  // voice design
+  createVoiceDesign = this.call(designs.createVoiceDesign);
+  createVoiceDesignIfRoom = this.call(designs.createVoiceDesignIfRoom);
+  getVoiceDesign = this.call(designs.getVoiceDesign);
+  finishVoiceDesign = this.call(designs.finishVoiceDesign);
+  recordCallbackAttempt = this.call(designs.recordCallbackAttempt);
+  failVoiceDesignPreview = this.call(designs.failVoiceDesignPreview);
+  listUnfinishedVoiceDesigns = this.call(designs.listUnfinishedVoiceDesigns);
+}
