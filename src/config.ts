@@ -1,4 +1,6 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
+import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { EngineKind } from './engine/types.js';
 import { POSTGRES_DEFAULTS } from './store/sql/postgres-db.js';
@@ -17,6 +19,11 @@ export interface ServiceConfig {
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
   databaseStatementTimeoutMs: number;
+  /** This process's name in session ownership (docs/scaling.md); unique per process start. */
+  nodeId: string;
+  /** A node serving a session renews its lease every third of this; a node that stops
+   * renewing loses its sessions to others after at most this long. */
+  sessionLeaseMs: number;
   engine: EngineKind;
   modelDir: string | undefined;
   /** Generated engine assets (telephony feat.params); see scripts/build-telephony-model.sh. */
@@ -80,6 +87,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
     databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    // Host, pid and a random part: a restarted process is a new node, so nothing it did
+    // before can be mistaken for what it does now.
+    nodeId: input.nodeId ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`,
+    sessionLeaseMs: input.sessionLeaseMs ?? envInt('SCRIBED_SESSION_LEASE_MS') ?? 10_000,
     engine: (input.engine ?? env.SCRIBED_ENGINE ?? 'pocketsphinx') as EngineKind,
     modelDir: input.modelDir ?? env.SCRIBED_MODEL_DIR ?? undefined,
     assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
@@ -108,6 +119,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
     throw new Error('--database-url must be a postgres:// or postgresql:// URL');
   }
+  if (!(cfg.sessionLeaseMs >= 300 && cfg.sessionLeaseMs <= 600_000)) throw new Error('SCRIBED_SESSION_LEASE_MS must be 300..600000');
   if (!(cfg.databasePoolSize >= 1 && cfg.databasePoolSize <= 1000)) throw new Error('database pool size must be 1..1000');
   if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000)) throw new Error('database connect timeout must be 100..600000 ms');
   if (!(cfg.databaseStatementTimeoutMs >= 100 && cfg.databaseStatementTimeoutMs <= 3_600_000)) throw new Error('database statement timeout must be 100..3600000 ms');

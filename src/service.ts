@@ -9,6 +9,7 @@ import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
 import { AudioSpoolDir } from './session/audio-spool.js';
+import { DatabaseSpools } from './session/database-spool.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
@@ -50,15 +51,17 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const metrics = createMetrics();
   const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
 
-  const spool = new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
-  // No socket survives a restart: sessions that were recording are paused, so clients resume.
-  // On a shared PostgreSQL store other nodes' sessions are recording too: only the ones this
-  // node was serving (it holds their spool) are its to pause.
-  const servedHere = config.databaseUrl ? new Set(spool.list()) : null;
-  for (const s of await store.listSessionsByState('RECORDING')) {
-    if (servedHere && !servedHere.has(s.id)) continue;
-    await store.setSessionState(s.id, 'PAUSED', 'PAUSED');
-    log.info({ sessionId: s.id }, 'session paused at start-up (no socket survives a restart)');
+  const shared = config.databaseUrl !== undefined;
+  if (!shared) {
+    // One node: the data-dir lock proves the process that owned sessions before is gone.
+    await store.clearOtherOwners(config.nodeId);
+    // No socket survives a restart: sessions that were recording are paused, so clients resume.
+    // (On a shared store other nodes' sessions are recording: a node that died leaves its
+    // sessions to the lease loops and to clients' resumes, docs/scaling.md.)
+    for (const s of await store.listSessionsByState('RECORDING')) {
+      await store.setSessionState(s.id, 'PAUSED', 'PAUSED');
+      log.info({ sessionId: s.id }, 'session paused at start-up (no socket survives a restart)');
+    }
   }
 
   const engine = createEngine({
@@ -71,7 +74,11 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   await engine.start();
   log.info({ engine: engine.info }, 'engine ready');
 
-  const sessions = new SessionRegistry(store, {
+  // The spool of acknowledged audio: files in the data dir on one node, the shared store's
+  // spool when nodes share PostgreSQL (another node must be able to replay it).
+  const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
+  const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
+  const sessionDeps = {
     spool,
     store,
     engine,
@@ -81,8 +88,11 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     maxGapSeconds: config.maxGapSeconds,
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
-  });
-  await recoverSpooledSessions({ store, sessions, spool, log });
+  };
+  const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
+  if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
+  sessions.start();
+  log.info({ node: config.nodeId, store: shared ? 'shared' : 'embedded' }, 'sessions ready');
   const batchDir = path.join(config.dataDir, 'batch');
   const batch = new BatchRunner({ store, engine, metrics, log, dir: batchDir, maxDecoders: config.batchMaxDecoders, maxSegmentSeconds: config.maxSegmentSeconds });
   await batch.start();

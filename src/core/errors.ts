@@ -33,6 +33,7 @@ export const ERRORS = {
   TICKET_INVALID: { wire: -1, http: 401, summary: 'the ticket is unknown, already used, expired, or for another session' },
   ACCESS_KEY_IN_URL: { wire: -1, http: 401, summary: 'an access key was placed in the socket URL; use the header or a ticket' },
   SESSION_BUSY: { wire: -1, http: 409, summary: 'another socket is already attached to this session epoch' },
+  SESSION_MOVED: { wire: -1, http: 409, summary: 'this node no longer serves the session: a resume moved it on, or another node adopted it; resume to continue' },
   RESUME_REQUIRED: { wire: -1, http: 409, summary: 'the session is paused; call resume before opening a socket' },
   MALFORMED_FRAME: { wire: -1, http: 400, summary: 'a socket frame does not follow docs/protocol.md' },
   INVALID_SAMPLE_SIZE: { wire: -1, http: 400, summary: 'an audio payload is not a whole number of samples' },

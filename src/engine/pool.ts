@@ -11,6 +11,7 @@ import type {
   AudioProfile,
   BackendConfig,
   Engine,
+  EngineCapacity,
   EngineInfo,
   EngineKind,
   FinalResult,
@@ -285,6 +286,13 @@ export function createEngine(opts: EngineOptions): Engine {
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
       return makeStream(slot, req, opened);
+    },
+    capacity(): EngineCapacity {
+      // A slot is 'busy' from spawn until release, so starting decoders count; dead slots have
+      // left the set; an idle slot of the other profile is recycled by open(), so it is free.
+      let busy = 0;
+      for (const s of slots) if (s.state === 'busy') busy++;
+      return { decoders: opts.maxDecoders, busy };
     },
     async close(): Promise<void> {
       if (closed) return;

@@ -102,6 +102,19 @@ export interface Engine {
   open(req: StreamRequest): Promise<RecognitionStream>;
   /** Stop all decoders and workers. Safe to call twice. */
   close(): Promise<void>;
+  /** Read-only: how many decoders the engine may run and how many are checked out now
+   * (readiness, src/server/routes/health.ts). Optional so wrappers and fakes need not
+   * implement it; without it a caller must assume a decoder is free. */
+  capacity?(): EngineCapacity;
+}
+
+/** A snapshot of the decoder pool. */
+export interface EngineCapacity {
+  /** maxDecoders: the most decoders that may exist at once. */
+  decoders: number;
+  /** Decoders checked out (streaming, starting, or held by a paused session or a batch
+   * segment); decoders - busy can be had by the next open() (idle ones, or room to start one). */
+  busy: number;
 }
 
 // ---------------------------------------------------------------------------------------

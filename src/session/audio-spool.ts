@@ -38,6 +38,22 @@ const MAX_CHANNEL_VALUES = 4096;
 /** Largest record payload accepted when reading (a frame is at most 1 MiB on the socket). */
 const MAX_RECORD_SAMPLES = 4 * 1024 * 1024;
 
+/** What a live session needs of its spool: the file spool here (one node), or the shared
+ * one in the database (database-spool.ts, PostgreSQL mode). */
+export interface SessionSpool {
+  /** True when the spool is in the shared database (appends are durable only at commit). */
+  readonly shared: boolean;
+  /** How far committed audio reaches when appends are not durable at once; null when they are. */
+  readonly durableEnd: bigint | null;
+  append(startSample: bigint, samples: Int16Array): void;
+  whenDurable(): Promise<void>;
+  clear(channelState?: readonly number[] | null): void;
+  keepFrom(fromSample: bigint, channelState?: readonly number[] | null): void;
+  release(): void;
+  remove(): void;
+  close(): void;
+}
+
 export interface SpoolRecord {
   startSample: bigint;
   samples: Int16Array;
@@ -145,7 +161,10 @@ export function openSegmentAudio(
 // ------------------------------------------------------------------ files
 
 /** One session's spool file. Opened lazily on the first append. */
-export class AudioSpool {
+export class AudioSpool implements SessionSpool {
+  readonly shared = false;
+  /** A record is in the kernel when append() returns: durable against a process crash at once. */
+  readonly durableEnd = null;
   private fd: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private syncing = false;

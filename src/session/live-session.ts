@@ -14,7 +14,7 @@ import { beginEpoch, placeFrame, timePoint, type CaptureCursor } from '../core/c
 import { transition, type SessionEvent } from '../core/session-state.js';
 import { chargeNeeded } from '../core/billing.js';
 import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
-import type { SegmentWord, SessionRecord, SessionState, Store } from '../store/store.js';
+import type { SegmentRecord, SegmentWord, SessionFence, SessionRecord, SessionState, Store, TranscriptionStatus } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 import { shapeFinal, textOptionNotices } from '../text/final-text.js';
 import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
@@ -22,7 +22,7 @@ import { characterTimes } from '../core/alignment.js';
 import { LevelMeter, primaryWords } from '../core/background-speech.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
-import type { AudioSpool, AudioSpoolDir } from './audio-spool.js';
+import type { SessionSpool } from './audio-spool.js';
 import { wordsOnTimeline } from '../core/word-span.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
@@ -46,8 +46,16 @@ export interface LiveSessionDeps {
   /** Called once the session is closed and persisted (the registry stops keeping it). */
   onClosed?: (session: LiveSession) => void;
   /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
-   * (audio-spool.ts). Without it, acks are sent once the recognizer has the audio. */
-  spool?: AudioSpoolDir;
+   * (audio-spool.ts in files, database-spool.ts in the shared store). Without it, acks are
+   * sent once the recognizer has the audio. */
+  spool?: { open(sessionId: string, fence: () => SessionFence | null, capturedSamples: bigint): SessionSpool };
+  /** This node's id: the owner a session's writes are fenced by (docs/scaling.md). */
+  node?: string;
+  /** How long an ownership lease lasts without renewal. */
+  leaseMs?: number;
+  /** The store is shared with other nodes: a session whose held decoder is released is given
+   * up (its state lives in the store), and another node may adopt it. */
+  shared?: boolean;
 }
 
 interface OpenSegment {
@@ -97,7 +105,12 @@ export class LiveSession {
   /** suppressBackgroundSpeech: the primary speaker's level so far (dBFS). */
   private primaryDb = -100;
   private readonly log: Logger;
-  private readonly spool: AudioSpool | null;
+  private readonly spool: SessionSpool | null;
+  /** What this node holds while it serves the session (set by the registry's claim); every
+   * write for the session names it and fails once the session moved on. */
+  private fence: SessionFence | null = null;
+  /** The session moved to another node (or a newer epoch): nothing more is written. */
+  private moved = false;
   /** Audio recovered from the spool after a restart (from `startSample`, frame by frame as it
    * first arrived), fed to the next decoder: the open segment in manual mode; in vad mode
    * everything after the last final, judged by the detector again. */
@@ -131,7 +144,7 @@ export class LiveSession {
     this.charged = record.charactersCharged;
     this.nextSegmentIndex = record.nextSegmentIndex;
     this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
-    this.spool = deps.spool?.open(record.id) ?? null;
+    this.spool = deps.spool?.open(record.id, () => this.fence, record.capturedSamples) ?? null;
   }
 
   get rate(): number {
@@ -140,6 +153,78 @@ export class LiveSession {
 
   get hasSocket(): boolean {
     return this.socket !== null;
+  }
+
+  /** The registry claimed the session for this node at `epoch`. */
+  ownedAt(epoch: number): void {
+    if (this.deps.node) this.fence = { sessionId: this.id, epoch, node: this.deps.node };
+  }
+
+  get ownership(): SessionFence | null {
+    return this.moved ? null : this.fence;
+  }
+
+  get hasMoved(): boolean {
+    return this.moved;
+  }
+
+  /** The session is no longer this node's (a resume elsewhere, another node adopted it, or a
+   * write found the fence gone): stop at once without finalizing (the new owner replays the
+   * open segment from the spool), close the socket with 4000 so the client resumes. */
+  movedOn(reason: string): Promise<void> {
+    return this.run(() => this.dropMoved(reason));
+  }
+
+  /** The shared spool could not store acknowledged audio: the session is given up without
+   * acknowledging it (INTERNAL, close 1011); its state in the store is what the next resume,
+   * on any node, goes on from. */
+  private spoolFailed(err: unknown): Promise<void> {
+    return this.run(async () => {
+      if (this.moved) return;
+      this.log.error({ err }, 'spool commit failed; giving the session up without acknowledging');
+      const fence = this.fence;
+      const wasRecording = this.state === 'RECORDING';
+      await this.dropMoved('spool commit failed', 'INTERNAL');
+      // Best effort, the store may be what failed: paused and free for any node to claim.
+      if (fence && wasRecording) await this.deps.store.setFencedSessionState(fence, 'PAUSED', 'PAUSED').catch(() => false);
+      if (fence) await this.deps.store.releaseSession(fence).catch(() => undefined);
+    });
+  }
+
+  private async dropMoved(reason: string, code: 'SESSION_MOVED' | 'INTERNAL' = 'SESSION_MOVED'): Promise<void> {
+    if (this.moved) return;
+    this.moved = true;
+    this.cancelHold();
+    this.accepting = false;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) {
+      socket.send(wsError(new ScribedError(code)));
+      socket.close(code === 'INTERNAL' ? CLOSE_CODES.internal : CLOSE_CODES.superseded, code);
+    }
+    this.spool?.close();
+    await this.releaseStream().catch(() => undefined);
+    this.log.info({ reason, epoch: this.fence?.epoch }, 'session left this node: dropped without finalizing');
+    this.deps.onClosed?.(this);
+  }
+
+  /** A write for this session through its fence; a fenced-off write drops the session and
+   * fails with SESSION_MOVED. */
+  private async fenced(write: (fence: SessionFence) => Promise<boolean>): Promise<void> {
+    if (this.moved) throw new ScribedError('SESSION_MOVED');
+    const fence = this.fence;
+    if (!fence) throw new ScribedError('INTERNAL', `session ${this.id} is written before this node claimed it`);
+    if (await write(fence)) return;
+    await this.dropMoved('fenced write');
+    throw new ScribedError('SESSION_MOVED');
+  }
+
+  private setState(state: SessionState, status: TranscriptionStatus): Promise<void> {
+    return this.fenced((f) => this.deps.store.setFencedSessionState(f, state, status));
+  }
+
+  private appendFinal(segment: SegmentRecord): Promise<void> {
+    return this.fenced((f) => this.deps.store.appendFencedSegment(f, segment));
   }
 
   /** Run one unit of work after everything queued before it. */
@@ -208,7 +293,7 @@ export class LiveSession {
   private async pauseWithoutSocket(): Promise<void> {
     if (this.state !== 'RECORDING') return;
     this.apply({ type: 'socketLost' });
-    await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
+    await this.setState('PAUSED', 'PAUSED');
     await this.saveProgress(true);
     this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
     if (this.stream) this.startHold();
@@ -230,9 +315,22 @@ export class LiveSession {
         this.spool?.keepFrom(this.cursor.capturedSamples, this.channelState);
         this.spoolKeptFrom = this.cursor.capturedSamples;
         this.spool?.release();
+        if (this.deps.shared) await this.giveUp();
       }).catch((err) => this.log.error({ err }, 'releasing paused decoder failed'));
     }, this.deps.pausedDecoderHoldMs);
     this.holdTimer.unref();
+  }
+
+  /** Shared store, nothing held in memory any more: the session's state is all in the store,
+   * so the node lets it go (any node claims it at the next socket). */
+  private async giveUp(): Promise<void> {
+    if (this.moved || !this.fence) return;
+    await this.spool?.whenDurable();
+    await this.deps.store.releaseSession(this.fence);
+    this.moved = true;
+    this.spool?.close();
+    this.log.info('idle session released to any node');
+    this.deps.onClosed?.(this);
   }
 
   /** A decoder for this session. When all are taken, a paused session's held decoder is
@@ -595,6 +693,16 @@ export class LiveSession {
     };
     if (!this.spool) return send();
     this.spool.whenDurable().then(send, (err: unknown) => {
+      if (err instanceof ScribedError && err.code === 'SESSION_MOVED') {
+        void this.movedOn('spool write fenced');
+        return;
+      }
+      if (this.spool?.shared) {
+        // Nothing of that commit is stored: the next resume (on any node) counts only what
+        // the store holds, and the client sends the rest again.
+        void this.spoolFailed(err);
+        return;
+      }
       // Not acknowledged, and the socket closes so the client notices. The audio was written
       // (the kernel has it) and the recognizer has it, so resume counts it as held: it is lost
       // only if the machine itself goes down before the kernel writes it back.
@@ -614,11 +722,12 @@ export class LiveSession {
     const now = Date.now();
     if (!force && now - this.lastSavedAt < 1000) return;
     this.lastSavedAt = now;
-    await this.deps.store.saveProgress(this.id, {
-      capturedSamples: this.cursor.capturedSamples,
-      charactersCharged: this.charged,
-      nextSegmentIndex: this.nextSegmentIndex,
-    });
+    // A shared spool's appends are durable at commit: progress never runs ahead of it, so a
+    // node that takes over after a crash asks the client for exactly what was not stored.
+    const durable = this.spool?.durableEnd ?? null;
+    const captured = durable !== null && durable < this.cursor.capturedSamples ? durable : this.cursor.capturedSamples;
+    const progress = { capturedSamples: captured, charactersCharged: this.charged, nextSegmentIndex: this.nextSegmentIndex };
+    await this.fenced((f) => this.deps.store.saveFencedProgress(f, progress));
   }
 
   // ---------------------------------------------------------------- segments
@@ -669,7 +778,10 @@ export class LiveSession {
     // Clamped into the segment: an engine may time a last word in its padding.
     const words: SegmentWord[] = aligned && seg.samples > 0 ? wordsOnTimeline(result.words, seg.startSample, seg.samples) : [];
     const shaped = shapeFinal(result.text, words, this.options); // text options: src/text/final-text.ts
-    await this.deps.store.appendSegment({
+    // A final is persisted only over stored audio: a node that takes over after a crash
+    // replays from the spool exactly what no segment covers.
+    if (this.spool?.shared) await this.spool.whenDurable();
+    await this.appendFinal({
       transcriptionId: this.transcriptionId,
       index: seg.index,
       startSample: seg.startSample,
@@ -720,7 +832,7 @@ export class LiveSession {
     this.cancelHold();
     await this.finalize('close');
     await this.releaseStream();
-    await this.deps.store.setSessionState(this.id, 'CLOSED', 'PROCESSING');
+    await this.setState('CLOSED', 'PROCESSING');
     await this.saveProgress(true);
     await this.deps.store.setTranscriptionStatus(this.transcriptionId, 'COMPLETED', this.cursor.capturedSamples);
     this.spool?.remove();
@@ -745,14 +857,24 @@ export class LiveSession {
           { details: { serverCapturedSamples: this.cursor.capturedSamples.toString() } },
         );
       }
+      if (this.moved) throw new ScribedError('SESSION_MOVED');
       this.apply({ type: 'resume' });
       const old = this.socket;
       this.socket = null;
       old?.close(CLOSE_CODES.superseded, 'superseded by resume');
-      const record = await this.deps.store.beginEpoch(this.id);
+      // Everything acknowledged is stored before the new epoch starts at it.
+      await this.spool?.whenDurable();
+      const record = await this.deps.store.resumeSession(this.id, this.accountId, {
+        clientCaptured,
+        heldSamples: this.cursor.capturedSamples,
+        keepFor: this.fence ?? undefined,
+        leaseMs: this.deps.leaseMs ?? 0,
+        now: new Date(),
+      });
+      if (!record) throw new ScribedError('NOT_FOUND', `session ${this.id} does not exist`);
       this.cursor = beginEpoch(this.cursor);
       if (record.epoch !== this.cursor.epoch) throw new ScribedError('INTERNAL', 'store and cursor disagree on the epoch');
-      await this.deps.store.setSessionState(this.id, 'RECORDING', 'RECORDING');
+      if (this.fence) this.fence = { ...this.fence, epoch: record.epoch };
       this.accepting = await this.canAccept();
       this.deps.metrics.resumes.inc();
       this.log.info({ epoch: this.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
@@ -768,11 +890,15 @@ export class LiveSession {
       if (this.state === 'CLOSED') return;
       await this.finalize('shutdown');
       await this.releaseStream();
+      if (this.moved) return;
       if (this.state === 'RECORDING') {
         this.apply({ type: 'shutdown' });
-        await this.deps.store.setSessionState(this.id, 'PAUSED', 'PAUSED');
+        await this.setState('PAUSED', 'PAUSED');
       }
       await this.saveProgress(true);
+      await this.spool?.whenDurable();
+      // Another node may take the session at once (the client resumes through the balancer).
+      if (this.fence) await this.deps.store.releaseSession(this.fence);
       this.emit({ type: 'accepting', accepting: false, reason: 'SERVER_SHUTDOWN' });
       const socket = this.socket;
       this.socket = null;

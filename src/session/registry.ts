@@ -1,22 +1,72 @@
-// The in-memory set of live sessions. A session is loaded from the store on first use and
-// stays in memory while it is open; a session that closes is dropped, and a closed one read
-// from the store is answered without being kept (a host that runs thousands of calls a day
-// must not keep them all). Loading is deduplicated so two concurrent requests for one session
-// share one LiveSession.
-import type { Store } from '../store/store.js';
+// The live sessions this node serves. A session is claimed for this node (a lease in the
+// store, fenced by its epoch: docs/scaling.md) when a socket attaches, and kept in memory
+// while the node serves it; a session that closes, moves to another node, or is given up idle
+// is dropped. On the embedded store there is one node and every claim succeeds; on a shared
+// store any node may take a session over, and then restores its open segment from the
+// shared spool, as a restarted node does from its file spool.
+//
+// Loops on the shared store: leases are renewed every third of their length (a session whose
+// lease could not be renewed moved on and is dropped), and sessions whose owner stopped
+// renewing (it died) with spooled audio are adopted, so their held segment is finalized here.
+import type { Logger } from 'pino';
+import { ScribedError } from '../core/errors.js';
+import { INPUT_ENCODINGS } from '../core/audio/encodings.js';
+import type { SessionRecord, Store } from '../store/store.js';
 import { LiveSession, type LiveSessionDeps } from './live-session.js';
+import type { SpoolRecord } from './audio-spool.js';
+import { restoreSpooledAudio } from './spool-recovery.js';
+
+export interface RegistryOptions {
+  node: string;
+  leaseMs: number;
+  /** The store is shared by several nodes (PostgreSQL). */
+  shared: boolean;
+  log: Logger;
+}
+
+export interface ResumeResult {
+  sessionId: string;
+  transcriptionId: string;
+  epoch: number;
+  capturedSamples: bigint;
+  accepting: boolean;
+}
 
 export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>();
-  private readonly loading = new Map<string, Promise<LiveSession | null>>();
-
+  private readonly taking = new Map<string, Promise<LiveSession | null>>();
   private readonly deps: LiveSessionDeps;
+  private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(
     private readonly store: Store,
     deps: LiveSessionDeps,
+    private readonly opts: RegistryOptions,
   ) {
-    this.deps = { ...deps, reclaimDecoder: () => this.reclaimDecoder(), onClosed: (session) => this.forget(session) };
+    this.deps = {
+      ...deps,
+      node: opts.node,
+      leaseMs: opts.leaseMs,
+      shared: opts.shared,
+      reclaimDecoder: () => this.reclaimDecoder(),
+      onClosed: (session) => this.forget(session),
+    };
+  }
+
+  /** Start the lease loops (the shared store; on the embedded one there is nobody to lose to). */
+  start(): void {
+    if (!this.opts.shared) return;
+    const every = (ms: number, fn: () => Promise<void>) => {
+      const t = setInterval(() => void fn().catch((err: unknown) => this.opts.log.warn({ err }, 'session lease loop failed')), ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(Math.max(100, Math.floor(this.opts.leaseMs / 3)), () => this.renew());
+    every(Math.max(200, Math.floor(this.opts.leaseMs / 2)), () => this.adoptOrphans());
+  }
+
+  stop(): void {
+    for (const t of this.timers.splice(0)) clearInterval(t);
   }
 
   /** Free one decoder held by a paused session, oldest-loaded first. */
@@ -27,28 +77,115 @@ export class SessionRegistry {
     return false;
   }
 
-  /** The live session, loaded if needed; null when missing or not owned by accountId. */
-  async get(sessionId: string, accountId: string): Promise<LiveSession | null> {
-    const known = this.live.get(sessionId);
-    if (known) return known.accountId === accountId ? known : null;
-    let pending = this.loading.get(sessionId);
+  /**
+   * Claim a session for this node and answer its live session: the one in memory when it
+   * still serves the claimed epoch, otherwise a new one restored from the store. Null when
+   * missing or (with an accountId) not that account's; SESSION_BUSY while another node's
+   * lease on the current epoch runs.
+   */
+  take(sessionId: string, accountId: string | null): Promise<LiveSession | null> {
+    let pending = this.taking.get(sessionId);
     if (!pending) {
-      pending = this.store.getSession(sessionId, accountId).then((record) => {
-        if (!record) return null;
-        const existing = this.live.get(sessionId);
-        if (existing) return existing;
-        const session = new LiveSession(record, this.deps);
-        if (record.state !== 'CLOSED') this.live.set(sessionId, session);
-        return session;
-      });
-      this.loading.set(sessionId, pending);
-      pending.finally(() => this.loading.delete(sessionId)).catch(() => undefined);
+      pending = this.claim(sessionId, accountId);
+      this.taking.set(sessionId, pending);
+      pending.finally(() => this.taking.delete(sessionId)).catch(() => undefined);
     }
-    const session = await pending;
-    return session && session.accountId === accountId ? session : null;
+    return pending.then((s) => (s && (accountId === null || s.accountId === accountId) ? s : null));
   }
 
-  /** Forget a session that closed; its state lives on in the store. */
+  private async claim(sessionId: string, accountId: string | null): Promise<LiveSession | null> {
+    const claim = await this.store.claimSession(sessionId, accountId, this.opts.node, this.opts.leaseMs, new Date());
+    if (claim.kind === 'not_found') return null;
+    if (claim.kind === 'busy') throw new ScribedError('SESSION_BUSY', 'another node serves a socket of this session epoch; resume to move it here');
+    const record = claim.session;
+    const known = this.live.get(sessionId);
+    if (known && !known.hasMoved && known.cursor.epoch === record.epoch && claim.previousOwner === this.opts.node) {
+      known.ownedAt(record.epoch);
+      return known;
+    }
+    if (known) await known.movedOn('reloaded from the store');
+    const session = new LiveSession(record, this.deps);
+    session.ownedAt(record.epoch);
+    if (record.state === 'CLOSED') return session;
+    this.live.set(sessionId, session);
+    if (this.opts.shared) await this.restoreShared(session, record, claim.channelState);
+    return session;
+  }
+
+  /** A session taken over on the shared store: the open segment from the shared spool. */
+  private async restoreShared(session: LiveSession, record: SessionRecord, channelState: number[] | null): Promise<void> {
+    const chunks = await this.store.readSpool(record.id);
+    const records: SpoolRecord[] = [];
+    for (const c of chunks) {
+      let at = 0;
+      let start = c.startSample;
+      for (const n of c.frames) {
+        const samples = new Int16Array(n);
+        for (let i = 0; i < n; i++) samples[i] = c.pcm.readInt16LE((at + i) * 2);
+        records.push({ startSample: start, samples });
+        at += n;
+        start += BigInt(n);
+      }
+    }
+    await restoreSpooledAudio({ store: this.store, log: this.opts.log }, session, record, records, channelState);
+  }
+
+  /**
+   * Resume from this node. The session in memory resumes itself when this node still serves
+   * it (its decoder and open utterance go on); otherwise the store opens the new epoch, which
+   * fences whichever node served the old one, and the next socket's node claims it.
+   */
+  async resume(sessionId: string, accountId: string, clientCaptured: bigint | undefined): Promise<ResumeResult> {
+    const known = this.live.get(sessionId);
+    if (known && known.accountId === accountId && known.ownership) {
+      try {
+        const r = await known.resume(clientCaptured);
+        return { sessionId, transcriptionId: known.transcriptionId, ...r };
+      } catch (err) {
+        if (!(err instanceof ScribedError && err.code === 'SESSION_MOVED')) throw err;
+      }
+    }
+    const record = await this.store.resumeSession(sessionId, accountId, { clientCaptured, leaseMs: this.opts.leaseMs, now: new Date() });
+    if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+    if (known) await known.movedOn('resumed through another path');
+    return {
+      sessionId,
+      transcriptionId: record.transcriptionId,
+      epoch: record.epoch,
+      capturedSamples: record.capturedSamples,
+      accepting: await this.canAccept(record),
+    };
+  }
+
+  private async canAccept(record: SessionRecord): Promise<boolean> {
+    const rate = INPUT_ENCODINGS[record.options.inputEncoding as keyof typeof INPUT_ENCODINGS]?.sampleRateHz ?? 16_000;
+    if (record.charactersCharged * BigInt(rate) > record.capturedSamples) return true;
+    return ((await this.store.getAccount(record.accountId))?.characters ?? 0n) > 0n;
+  }
+
+  private async renew(): Promise<void> {
+    const owned = [...this.live.values()].filter((s) => s.ownership !== null);
+    if (owned.length === 0) return;
+    const kept = new Set(await this.store.renewLeases(this.opts.node, owned.map((s) => s.id), this.opts.leaseMs, new Date()));
+    for (const s of owned) if (!kept.has(s.id) && s.state !== 'CLOSED') await s.movedOn('lease not renewed: the session moved on');
+  }
+
+  private async adoptOrphans(): Promise<void> {
+    for (const o of await this.store.listOrphanedSessions(new Date(), 4)) {
+      const session = await this.take(o.id, null).catch((err: unknown) => {
+        this.opts.log.debug({ err, sessionId: o.id }, 'orphaned session taken by another node first');
+        return null;
+      });
+      if (session) this.opts.log.info({ sessionId: o.id }, 'adopted a session whose node stopped renewing its lease');
+    }
+  }
+
+  /** The session this node serves now, if any (no claim, no load). */
+  served(sessionId: string): LiveSession | undefined {
+    return this.live.get(sessionId);
+  }
+
+  /** Forget a session that closed or left this node; its state lives on in the store. */
   forget(session: LiveSession): void {
     if (this.live.get(session.id) === session) this.live.delete(session.id);
   }
@@ -64,6 +201,8 @@ export class SessionRegistry {
   }
 
   async shutdown(): Promise<void> {
+    this.stop();
     await Promise.allSettled(this.all().map((s) => s.shutdown()));
   }
 }
+

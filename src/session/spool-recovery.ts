@@ -1,12 +1,13 @@
-// Start-up recovery from the audio spool: for every session that was live when the server
-// stopped (it is PAUSED by now), the audio after its last persisted segment is read back
-// from the spool and becomes its open segment again (decoded in the background, and held
-// for a resume; in vad mode the detector judges it again and decides where segments lie). The
-// session's capturedSamples is raised to what the spool holds: acks sent just before a
-// crash may be newer than the last progress save.
+// Recovery of acknowledged audio that no final covers yet, from a spool: the file spool of
+// this node after a restart (recoverSpooledSessions), or the shared spool when a node takes a
+// session over (registry.ts). Either way the audio after the session's last persisted segment
+// becomes its open segment again (decoded in the background, and held for a resume; in vad
+// mode the detector judges it again and decides where segments lie), on a recognizer given
+// the channel state spooled with the last final.
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
-import { openSegmentAudio, type AudioSpoolDir } from './audio-spool.js';
+import type { SessionRecord, Store } from '../store/store.js';
+import { openSegmentAudio, type AudioSpoolDir, type SpoolRecord } from './audio-spool.js';
+import type { LiveSession } from './live-session.js';
 import type { SessionRegistry } from './registry.js';
 
 export interface SpoolRecoveryResult {
@@ -14,6 +15,31 @@ export interface SpoolRecoveryResult {
   restoredSamples: number;
   capturedSamples: bigint;
   tornBytes: number;
+}
+
+/** Make the spooled audio after the last persisted segment the session's open segment. */
+export async function restoreSpooledAudio(
+  deps: { store: Store; log: Logger },
+  session: LiveSession,
+  record: SessionRecord,
+  records: readonly SpoolRecord[],
+  channelState: number[] | null,
+): Promise<number> {
+  const segments = await deps.store.listSegments(record.transcriptionId);
+  const last = segments[segments.length - 1];
+  const open = openSegmentAudio(records, last ? last.endSample : 0n);
+  // The recognizer's channel state after the last final: the decoder that replays the open
+  // segment (or decodes the next one) continues from it, as the lost one would have.
+  if (channelState) session.restoreChannelState(channelState);
+  // Not awaited: decoding the restored audio takes as long as it took the first time. The
+  // restore is first in the session's queue, so a resume or a socket for it waits for it.
+  if (open) {
+    // It keeps the index it had: the one after the last persisted segment.
+    void session
+      .restoreOpenSegment(open.startSample, open.frames, last ? last.index + 1 : 0)
+      .catch((err: unknown) => deps.log.error({ err, sessionId: record.id }, 'restoring the open segment failed'));
+  }
+  return open?.samples.length ?? 0;
 }
 
 export async function recoverSpooledSessions(deps: { store: Store; sessions: SessionRegistry; spool: AudioSpoolDir; log: Logger }): Promise<SpoolRecoveryResult[]> {
@@ -43,29 +69,21 @@ export async function recoverSpooledSessions(deps: { store: Store; sessions: Ses
     if (tornBytes > 0) log.warn({ sessionId, tornBytes }, 'spool had a torn last record (never acknowledged); cut off');
     const segments = await store.listSegments(record.transcriptionId);
     const last = segments[segments.length - 1];
-    const persistedEnd = last ? last.endSample : 0n;
-    const open = openSegmentAudio(records, persistedEnd);
     const spoolEnd = records.reduce((m, r) => {
       const end = r.startSample + BigInt(r.samples.length);
       return end > m ? end : m;
     }, 0n);
+    // Acks sent just before a crash may be newer than the last progress save; a crash between
+    // persisting a segment and saving progress leaves the index behind. Before the claim: no
+    // node serves the session (the data-dir lock says the last process is gone).
     await store.saveProgress(sessionId, {
       capturedSamples: spoolEnd > record.capturedSamples ? spoolEnd : record.capturedSamples,
-      // A crash between persisting a segment and saving progress leaves the index behind.
       nextSegmentIndex: last ? Math.max(record.nextSegmentIndex, last.index + 1) : record.nextSegmentIndex,
     });
-    const session = await sessions.get(sessionId, record.accountId);
-    // The recognizer's channel state after the last final: the decoder that replays the open
-    // segment (or decodes the next one) continues from it, as the lost one would have.
-    if (session && channelState) session.restoreChannelState(channelState);
-    // Not awaited: decoding the restored audio takes as long as it took the first time, and
-    // the server should listen meanwhile. The restore is first in the session's queue, so a
-    // resume or a socket for this session waits for it.
-    if (session && open) {
-      // It keeps the index it had: the one after the last persisted segment.
-      void session.restoreOpenSegment(open.startSample, open.frames, last ? last.index + 1 : 0).catch((err: unknown) => log.error({ err, sessionId }, 'restoring the open segment failed'));
-    }
-    const result = { sessionId, restoredSamples: open?.samples.length ?? 0, capturedSamples: session?.cursor.capturedSamples ?? spoolEnd, tornBytes };
+    const session = await sessions.take(sessionId, record.accountId);
+    if (!session) return null;
+    const restoredSamples = await restoreSpooledAudio({ store, log }, session, record, records, channelState);
+    const result = { sessionId, restoredSamples, capturedSamples: session.cursor.capturedSamples, tornBytes };
     log.info({ ...result, capturedSamples: result.capturedSamples.toString() }, 'session recovered from the audio spool');
     return result;
   }

@@ -238,4 +238,24 @@ CREATE INDEX batch_jobs_state ON batch_jobs(state, created_at);
 CREATE UNIQUE INDEX batch_jobs_idempotency ON batch_jobs(account_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 `,
   },
+  {
+    // SQLite version 7: session ownership, channel state and the shared spool.
+    version: 2,
+    sql: `
+ALTER TABLE rt_sessions ADD COLUMN owner_node TEXT;
+ALTER TABLE rt_sessions ADD COLUMN owner_epoch BIGINT;
+ALTER TABLE rt_sessions ADD COLUMN lease_until TEXT;
+ALTER TABLE rt_sessions ADD COLUMN channel_state_json TEXT;
+CREATE INDEX rt_sessions_owner ON rt_sessions(owner_node) WHERE owner_node IS NOT NULL;
+
+CREATE TABLE spool_chunks (
+  session_id   TEXT NOT NULL REFERENCES rt_sessions(id),
+  start_sample BIGINT NOT NULL CHECK (start_sample >= 0),
+  end_sample   BIGINT NOT NULL CHECK (end_sample > start_sample),
+  frames_json  TEXT NOT NULL,
+  pcm          BYTEA NOT NULL,
+  PRIMARY KEY (session_id, start_sample)
+);
+`,
+  },
 ];

@@ -282,6 +282,28 @@ ALTER TABLE interp_targets ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
 UPDATE interp_targets SET seq = rowid;
 `,
   },
+  {
+    // Live sessions across nodes (docs/scaling.md): the node serving a session, the epoch it
+    // serves and its lease; the recognizer's channel state after the last final; and the
+    // shared spool of acknowledged audio (used on PostgreSQL; the embedded store keeps its
+    // spool in files, but the schema is the same on both engines).
+    version: 7,
+    sql: `
+ALTER TABLE rt_sessions ADD COLUMN owner_node TEXT;
+ALTER TABLE rt_sessions ADD COLUMN owner_epoch INTEGER;
+ALTER TABLE rt_sessions ADD COLUMN lease_until TEXT;
+ALTER TABLE rt_sessions ADD COLUMN channel_state_json TEXT;
+
+CREATE TABLE spool_chunks (
+  session_id   TEXT NOT NULL REFERENCES rt_sessions(id),
+  start_sample INTEGER NOT NULL CHECK (start_sample >= 0),
+  end_sample   INTEGER NOT NULL CHECK (end_sample > start_sample),
+  frames_json  TEXT NOT NULL,
+  pcm          BLOB NOT NULL,
+  PRIMARY KEY (session_id, start_sample)
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

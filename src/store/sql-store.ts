@@ -15,6 +15,7 @@ import * as music from './areas/music.js';
 import * as voices from './areas/voices.js';
 import * as userGroups from './areas/user-groups.js';
 import * as designs from './areas/voice-designs.js';
+import * as ownership from './areas/ownership.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -72,6 +73,21 @@ export class SqlStore implements Store {
   saveProgress = this.call(sessions.saveProgress);
   insertTicket = this.call(sessions.insertTicket);
   consumeTicket = this.call(sessions.consumeTicket);
+
+  // live sessions across nodes
+  claimSession = this.call(ownership.claimSession);
+  renewLeases = this.call(ownership.renewLeases);
+  releaseSession = this.call(ownership.releaseSession);
+  resumeSession = this.call(ownership.resumeSession);
+  sessionOwner = this.call(ownership.sessionOwner);
+  listOrphanedSessions = this.call(ownership.listOrphanedSessions);
+  writeSpool = this.call(ownership.writeSpool);
+  readSpool = this.call(ownership.readSpool);
+  deleteSpool = this.call(ownership.deleteSpool);
+  saveFencedProgress = this.call(ownership.saveFencedProgress);
+  appendFencedSegment = this.call(ownership.appendFencedSegment);
+  setFencedSessionState = this.call(ownership.setFencedSessionState);
+  clearOtherOwners = this.call(ownership.clearOtherOwners);
 
   // History and transcripts
   getTranscription = this.call(history.getTranscription);

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { startService, type TestService } from '../helpers/service.js';
+import { secondConnection, startService, type TestService } from '../helpers/service.js';
 import { chunks, loadClips, type Clip } from '../helpers/audio.js';
 import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { wordErrorRate } from '../../src/core/wer.js';
@@ -277,7 +277,7 @@ describe('socket lifecycle', () => {
     await one.next('ready');
     await streamClip(one, 1, pcm.subarray(0, 16000), 2, 16000); // 8000 samples acknowledged
 
-    const live = (await svc.service.sessions.get(s.sessionId, alice.accountId))!;
+    const live = svc.service.sessions.served(s.sessionId)!;
     const worker = (live as unknown as { stream: { [kWorker]: Worker } }).stream[kWorker];
     await worker.terminate();
     one.audio(1, 8000, pcm.subarray(16000, 16640));
@@ -321,10 +321,14 @@ describe('socket lifecycle', () => {
   it('a frame the spool cannot store is refused with INTERNAL and 1011, so frames behind it are not placed after a hole', async () => {
     const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
     const pcm = clip.pcm16k;
-    // A directory where the spool file goes: opening it for appending fails, as a full or
-    // broken disk would.
+    // File spool: a directory where the spool file goes, so opening it for appending fails,
+    // as a full or broken disk would. Shared spool: a trigger makes its insert fail.
     const blocker = `${svc.dataDir}/spool/${s.sessionId}.spool`;
-    fs.mkdirSync(blocker);
+    const other = svc.storeSettings.databaseUrl ? await secondConnection(svc) : null;
+    if (other) {
+      await other.db.run("CREATE OR REPLACE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$");
+      await other.db.run('CREATE OR REPLACE TRIGGER spool_fault BEFORE INSERT ON spool_chunks FOR EACH ROW EXECUTE FUNCTION spool_fault()');
+    } else fs.mkdirSync(blocker);
     const one = await connect(s.streamUrl);
     await one.next('ready');
     one.audio(1, 0, pcm.subarray(0, 640));
@@ -335,7 +339,10 @@ describe('socket lifecycle', () => {
     expect(one.ofType('gap')).toEqual([]);
     await waitForStatus(s.sessionId, 'PAUSED');
 
-    fs.rmdirSync(blocker);
+    if (other) {
+      await other.db.run('DROP TRIGGER spool_fault ON spool_chunks');
+      await other.close();
+    } else fs.rmdirSync(blocker);
     const r = await post(`${SESSIONS}/${s.sessionId}/resume`, { capturedSamples: '640' });
     expect(r.json.data).toMatchObject({ capturedSamples: '0', missingSamples: '640' });
     const two = await connect(s.streamUrl);

@@ -100,7 +100,7 @@ describe('heartbeatIntervalMs', () => {
     const s = await createSession(svc, acct.accessKey, { heartbeatIntervalMs: 500 });
     const client = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: acct.accessKey });
     await client.next('ready');
-    const live = (await svc.service.sessions.get(s.sessionId, acct.accountId))!;
+    const live = svc.service.sessions.served(s.sessionId)!;
     const stream = (live as unknown as { stream: { [kStall](ms: number): Promise<void> } }).stream;
     const t0 = Date.now();
     void stream[kStall](20_000).catch(() => undefined);
@@ -115,7 +115,7 @@ describe('heartbeatIntervalMs', () => {
     const s = await createSession(svc, acct.accessKey, {});
     const client = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: acct.accessKey });
     await client.next('ready');
-    const live = (await svc.service.sessions.get(s.sessionId, acct.accountId))!;
+    const live = svc.service.sessions.served(s.sessionId)!;
     const { kWorker } = await import('../../src/engine/pool.js');
     await (live as unknown as { stream: { [k: symbol]: Worker } }).stream[kWorker]!.terminate();
     expect(await client.next('error', () => true, 5000)).toMatchObject({ code: 'ENGINE_FAILED' });

@@ -1,14 +1,50 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
 
+/** Decoders of this node and how many a new live socket could get now. */
+export interface NodeCapacity {
+  /** maxDecoders. */
+  decoders: number;
+  /** Checked out: streaming, starting, held by a paused session, or decoding a batch segment. */
+  busy: number;
+  /** Of the busy ones, those held by paused sessions: a socket that attaches takes one of these
+   * back before it is refused (src/session/registry.ts, reclaimDecoder). */
+  reclaimable: number;
+}
+
+/** What the pool and the session registry say now; null when the engine cannot tell. */
+function nodeCapacity(ctx: AppContext): NodeCapacity | null {
+  const pool = ctx.engine.capacity?.();
+  if (!pool) return null;
+  let reclaimable = 0;
+  for (const session of ctx.sessions.all()) if (session.holdsIdleDecoder) reclaimable++;
+  return { decoders: pool.decoders, busy: pool.busy, reclaimable: Math.min(reclaimable, pool.busy) };
+}
+
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
+    // Liveness only: the process answers. Never depends on the store, the engine or load.
     app.get('/healthz', async () => ({ status: 'ok' }));
 
+    // Readiness for a load balancer (deploy/haproxy.cfg): 200 only when this node can take a new
+    // live socket now: store open, engine started, and a decoder free (idle, room to start one,
+    // or one a paused session holds, which an attaching socket reclaims). A node that is healthy
+    // but has every decoder taken answers 503 with checks.capacity = false ("full, not broken":
+    // the balancer stops sending it new calls, sockets already attached are unaffected).
+    // checks.capacity is present only then, so a ready node's checks stay {store, engine} as
+    // before, and a node whose store or engine is down never reports itself as merely full.
     app.get('/readyz', async (_req, reply) => {
-      const checks = { store: ctx.store.isOpen(), engine: ctx.engine.ready() };
-      const ready = checks.store && checks.engine;
-      return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks, engine: ctx.engine.info });
+      const capacity = nodeCapacity(ctx);
+      const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
+      const checks: { store: boolean; engine: boolean; capacity?: false } = { store: ctx.store.isOpen(), engine: ctx.engine.ready() };
+      if (checks.store && checks.engine && !free) checks.capacity = false;
+      const ready = checks.store && checks.engine && free;
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 'ready' : 'not_ready',
+        checks,
+        engine: ctx.engine.info,
+        ...(capacity !== null ? { capacity } : {}),
+      });
     });
 
     app.get('/metrics', async (_req, reply) => {

@@ -93,12 +93,12 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
       const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
-      const session = await ctx.sessions.get(req.params.sessionId, accountId);
-      if (!session) throw new ScribedError('NOT_FOUND', `session ${req.params.sessionId} does not exist`);
-      const r = await session.resume(clientCaptured);
+      // Any node takes a resume: it opens the new epoch, which fences the node that served the
+      // old one (docs/scaling.md); the next socket's node serves the session.
+      const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
       return ok({
-        sessionId: session.id,
-        transcriptionId: session.transcriptionId,
+        sessionId: r.sessionId,
+        transcriptionId: r.transcriptionId,
         status: 'RECORDING',
         epoch: r.epoch,
         sampleOffset: 0,
@@ -108,7 +108,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
         // them in the new epoch from sampleOffset 0.
         missingSamples: clientCaptured === undefined ? null : (clientCaptured - r.capturedSamples).toString(),
         accepting: r.accepting,
-        streamUrl: streamPath(session.id),
+        streamUrl: streamPath(r.sessionId),
       });
     });
 

@@ -65,7 +65,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         preValidation: async (req, reply) => {
           try {
             const { accountId } = await identify(req);
-            const session = await ctx.sessions.get(req.params.sessionId, accountId);
+            // The socket's node serves the session: it claims it (SESSION_BUSY while another
+            // node's socket holds this epoch) and, if it came from elsewhere, restores it.
+            const session = await ctx.sessions.take(req.params.sessionId, accountId);
             if (!session) throw new ScribedError('NOT_FOUND', `session ${req.params.sessionId} does not exist`);
             if (session.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
             if (session.state === 'PAUSED') throw new ScribedError('RESUME_REQUIRED');
