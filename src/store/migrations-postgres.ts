@@ -258,4 +258,37 @@ CREATE TABLE spool_chunks (
 );
 `,
   },
+  {
+    // SQLite version 8: job claims with leases; batch audio, blobs and server keys shared.
+    version: 3,
+    sql: `
+ALTER TABLE batch_jobs ADD COLUMN claimed_by TEXT;
+ALTER TABLE batch_jobs ADD COLUMN lease_until TEXT;
+ALTER TABLE music_projects ADD COLUMN claimed_by TEXT;
+ALTER TABLE music_projects ADD COLUMN lease_until TEXT;
+ALTER TABLE voice_designs ADD COLUMN claimed_by TEXT;
+ALTER TABLE voice_designs ADD COLUMN lease_until TEXT;
+
+CREATE TABLE batch_audio (
+  audio_file TEXT NOT NULL,
+  seq        BIGINT NOT NULL CHECK (seq >= 0),
+  pcm        BYTEA NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (audio_file, seq)
+);
+
+CREATE TABLE blobs (
+  sha256     TEXT PRIMARY KEY,
+  bytes      BYTEA NOT NULL,
+  size_bytes BIGINT NOT NULL CHECK (size_bytes >= 0),
+  created_at TEXT NOT NULL
+);
+
+CREATE TABLE server_keys (
+  name       TEXT PRIMARY KEY,
+  key        BYTEA NOT NULL,
+  created_at TEXT NOT NULL
+);
+`,
+  },
 ];

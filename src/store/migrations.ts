@@ -304,6 +304,43 @@ CREATE TABLE spool_chunks (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Background work on any node (docs/scaling.md): a job row names the node working on it
+    // and a lease it renews, so a job whose node died is taken up by another. What other nodes
+    // must read moves into the store on PostgreSQL: decoded batch audio (in chunks), content-
+    // addressed blobs (voice recordings, design previews) and the server keys. The embedded
+    // store keeps these as files in the data dir; the tables exist on both engines alike.
+    version: 8,
+    sql: `
+ALTER TABLE batch_jobs ADD COLUMN claimed_by TEXT;
+ALTER TABLE batch_jobs ADD COLUMN lease_until TEXT;
+ALTER TABLE music_projects ADD COLUMN claimed_by TEXT;
+ALTER TABLE music_projects ADD COLUMN lease_until TEXT;
+ALTER TABLE voice_designs ADD COLUMN claimed_by TEXT;
+ALTER TABLE voice_designs ADD COLUMN lease_until TEXT;
+
+CREATE TABLE batch_audio (
+  audio_file TEXT NOT NULL,
+  seq        INTEGER NOT NULL CHECK (seq >= 0),
+  pcm        BLOB NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (audio_file, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE blobs (
+  sha256     TEXT PRIMARY KEY,
+  bytes      BLOB NOT NULL,
+  size_bytes INTEGER NOT NULL CHECK (size_bytes >= 0),
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE server_keys (
+  name       TEXT PRIMARY KEY,
+  key        BLOB NOT NULL,
+  created_at TEXT NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -16,6 +16,7 @@ import * as voices from './areas/voices.js';
 import * as userGroups from './areas/user-groups.js';
 import * as designs from './areas/voice-designs.js';
 import * as ownership from './areas/ownership.js';
+import * as jobs from './areas/job-claims.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -88,6 +89,12 @@ export class SqlStore implements Store {
   appendFencedSegment = this.call(ownership.appendFencedSegment);
   setFencedSessionState = this.call(ownership.setFencedSessionState);
   clearOtherOwners = this.call(ownership.clearOtherOwners);
+
+  // background work on any node
+  claimNextJob = this.call(jobs.claimNextJob);
+  claimJob = this.call(jobs.claimJob);
+  renewJobs = this.call(jobs.renewJobs);
+  releaseJob = this.call(jobs.releaseJob);
 
   // History and transcripts
   getTranscription = this.call(history.getTranscription);

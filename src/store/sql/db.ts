@@ -29,6 +29,9 @@ export interface Tx {
   /** A SELECT of one row that also locks the rows it reads until the transaction ends
    * (PostgreSQL `FOR UPDATE`; SQLite's BEGIN IMMEDIATE already holds the whole database). */
   lockOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
+  /** lockOne that passes over rows another transaction holds (PostgreSQL `FOR UPDATE SKIP
+   * LOCKED`), so workers looking for a job at once take different ones. */
+  claimOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
 }
 
 export interface Db extends Tx {

@@ -103,6 +103,10 @@ class PostgresTx implements Tx {
   lockOne<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
     return this.one<T>(`${sql} FOR UPDATE`, params);
   }
+
+  claimOne<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    return this.one<T>(`${sql} FOR UPDATE SKIP LOCKED`, params);
+  }
 }
 
 export class PostgresDb implements Db {
@@ -154,6 +158,10 @@ export class PostgresDb implements Db {
 
   /** Outside a transaction a lock ends with the statement: this is a plain read. */
   lockOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> {
+    return this.view.one<T>(sql, params);
+  }
+
+  claimOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> {
     return this.view.one<T>(sql, params);
   }
 

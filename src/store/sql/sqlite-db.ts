@@ -44,6 +44,10 @@ class SqliteTx implements Tx {
   lockOne<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
     return this.one<T>(sql, params);
   }
+
+  claimOne<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    return this.one<T>(sql, params);
+  }
 }
 
 export class SqliteDb implements Db {
@@ -117,6 +121,10 @@ export class SqliteDb implements Db {
   }
 
   lockOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> {
+    return this.one<T>(sql, params);
+  }
+
+  claimOne<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> {
     return this.one<T>(sql, params);
   }
 
