@@ -15,6 +15,7 @@ import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
+import { batchAudioStore } from './batch/audio-store.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
 
@@ -94,7 +95,21 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   sessions.start();
   log.info({ node: config.nodeId, store: shared ? 'shared' : 'embedded' }, 'sessions ready');
   const batchDir = path.join(config.dataDir, 'batch');
-  const batch = new BatchRunner({ store, engine, metrics, log, dir: batchDir, maxDecoders: config.batchMaxDecoders, maxSegmentSeconds: config.maxSegmentSeconds });
+  // Batch jobs run on any node of a shared store (claims with the session lease, audio in the
+  // store); on one node, from files in the batch directory (docs/scaling.md).
+  const batch = new BatchRunner({
+    store,
+    engine,
+    metrics,
+    log,
+    dir: batchDir,
+    audio: batchAudioStore({ shared, store, dir: batchDir }),
+    node: config.nodeId,
+    shared,
+    leaseMs: config.sessionLeaseMs,
+    maxDecoders: config.batchMaxDecoders,
+    maxSegmentSeconds: config.maxSegmentSeconds,
+  });
   await batch.start();
   const app = await buildApp({
     config,

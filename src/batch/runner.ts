@@ -7,12 +7,25 @@
 // a job does not fail: it waits and retries (busyRetryMs). Live sockets are never queued
 // behind batch work; they are answered at once as before.
 //
-// Durability: a job's decoded audio sits in the batch directory until the job ends. Each
-// segment is persisted as it is recognized; after a restart, jobs QUEUED or RUNNING are
-// taken up again and continue after their last stored segment (the cut plan is a pure
-// function of the audio, so it is the same plan).
+// Durability: a job's decoded audio is kept (BatchAudioStore) until the job ends. Each
+// segment is persisted as it is recognized; a job taken up again (after a restart, or by
+// another node) continues after its last stored segment with the channel state stored with
+// it (the cut plan is a pure function of the audio, so it is the same plan).
+//
+// Which node runs a job (docs/scaling.md, "Background work"): the runner claims a QUEUED or
+// RUNNING job with a lease (store.claimNextJob, areas/job-claims.ts), renews the leases of
+// its running jobs every third of the lease, and lets a job go when it ends or the node
+// stops. On a shared store (PostgreSQL, many nodes) every node looks for claimable jobs
+// every `pollMs` and at once when its own upload route queues one, so a job whose node died
+// is taken up by another within about one lease and one poll. Everything that must not be
+// repeated is fenced by the claim: a segment (first write wins on its index, and is stored
+// only while this node holds the job), DONE, and FAILED with its refund; a node that lost
+// the claim (it stalled past its lease) learns so at its next write and leaves the job. On
+// the embedded store (one node) the same path runs; start() drops the claims the previous
+// process held, so its jobs resume at once.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
@@ -21,6 +34,7 @@ import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js'
 import type { Metrics } from '../obs/metrics.js';
 import type { BatchJobRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
+import { FileBatchAudioStore, type BatchAudioStore } from './audio-store.js';
 import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
 export interface BatchRunnerDeps {
@@ -28,8 +42,21 @@ export interface BatchRunnerDeps {
   engine: Engine;
   metrics: Metrics;
   log: Logger;
-  /** Directory holding the decoded audio of pending jobs. */
+  /** The node's batch directory: uploads and decodes in flight (the upload route), and the
+   * audio of pending jobs when `audio` is the file store (its default). */
   dir: string;
+  /** Where the decoded audio of pending jobs is kept (default: files in `dir`). */
+  audio?: BatchAudioStore;
+  /** This node's id, as job claims name it (config nodeId; default a random one). */
+  node?: string;
+  /** True when nodes share the store: poll for claimable jobs. False (one node): no poll,
+   * and start() drops the claims of the process that ran before. */
+  shared?: boolean;
+  /** A claim's lease (config sessionLeaseMs; default 10 s): a job whose node stops renewing
+   * is claimable again after it. Renewed every third of it. */
+  leaseMs?: number;
+  /** How often a node on a shared store looks for claimable jobs (default 1 s). */
+  pollMs?: number;
   /** Jobs (and so decoders) used by batch work at once. */
   maxDecoders: number;
   maxSegmentSeconds: number;
@@ -37,6 +64,7 @@ export interface BatchRunnerDeps {
   /** Keepalive with the decoder's worker (StreamRequest.heartbeatIntervalMs); default
    * BATCH_HEARTBEAT_MS. */
   heartbeatIntervalMs?: number;
+  now?: () => Date;
 }
 
 /** A batch decoder whose worker has not answered a ping for this long is stuck (a hung
@@ -47,110 +75,283 @@ export interface BatchRunnerDeps {
  * (about 1 s for a 30 s segment, more on a loaded machine): 10 s leaves room for that. */
 export const BATCH_HEARTBEAT_MS = 10_000;
 
+export const DEFAULT_BATCH_LEASE_MS = 10_000;
+export const DEFAULT_BATCH_POLL_MS = 1_000;
+
+/** On a shared audio store, audio no job names yet may be another node's upload between its
+ * write and its job's create: it is left alone until its last write is this old. */
+export const LEFTOVER_GRACE_MS = 10 * 60_000;
+/** How often a node on a shared store sweeps leftover audio (besides at start). */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
 /** Samples fed to the decoder per call: 1 s at 16 kHz, 2 s at 8 kHz. */
 const CHUNK_SAMPLES = 16_000;
 /** Attempts per segment when the decoder's worker dies under it. */
 const SEGMENT_ATTEMPTS = 2;
 
+/** The jobs a runner claims: not ended (a RUNNING job nobody holds was left by a node that
+ * stopped or died). */
+const PENDING = "state IN ('QUEUED', 'RUNNING')";
+
 class Stopping extends Error {}
+/** This node no longer holds the job: another node claimed it after this node's lease ran out. */
+class LostClaim extends Error {}
+
+interface ActiveJob {
+  /** Set when a renewal found the claim gone; the job stops before its next segment. */
+  lost: boolean;
+}
 
 export class BatchRunner {
-  private readonly queue: string[] = [];
-  private readonly active = new Map<string, Promise<void>>();
+  /** Where pending jobs' audio is kept: the upload route writes there. */
+  readonly audio: BatchAudioStore;
+  readonly node: string;
+  private readonly shared: boolean;
+  private readonly leaseMs: number;
+  private readonly now: () => Date;
+  private readonly active = new Map<string, { job: ActiveJob; done: Promise<void> }>();
+  private started = false;
   private stopping = false;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private loops: NodeJS.Timeout[] = [];
+  private lastSweep = 0;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(private readonly deps: BatchRunnerDeps) {}
-
-  /** Take up jobs left QUEUED or RUNNING by a previous run, and delete every other file in
-   * the batch directory: uploads and decodes a kill -9 interrupted, and the audio of jobs
-   * that ended (or were never stored) without it being deleted. Called before the upload
-   * route serves, so no request of this run has a file there yet. */
-  async start(): Promise<void> {
-    await fs.mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
-    const pending = await this.deps.store.listBatchJobs(['RUNNING', 'QUEUED']);
-    const keep = new Set(pending.map((j) => j.audioFile));
-    for (const name of await fs.readdir(this.deps.dir)) {
-      if (keep.has(name)) continue;
-      await fs.rm(path.join(this.deps.dir, name), { recursive: true, force: true });
-      this.deps.log.info({ file: name }, 'batch file left by an earlier run deleted');
-    }
-    for (const job of pending) {
-      this.deps.log.info({ transcriptionId: job.transcriptionId, state: job.state }, 'batch job resumed after restart');
-      this.enqueue(job.transcriptionId);
-    }
+  constructor(private readonly deps: BatchRunnerDeps) {
+    this.audio = deps.audio ?? new FileBatchAudioStore(deps.dir);
+    this.node = deps.node ?? `batch-${randomBytes(6).toString('hex')}`;
+    this.shared = deps.shared ?? false;
+    this.leaseMs = deps.leaseMs ?? DEFAULT_BATCH_LEASE_MS;
+    this.now = deps.now ?? (() => new Date());
   }
 
-  enqueue(transcriptionId: string): void {
-    if (this.stopping || this.queue.includes(transcriptionId) || this.active.has(transcriptionId)) return;
-    this.queue.push(transcriptionId);
+  /** Delete what earlier runs left (see sweep), then take up the jobs nobody holds: on one
+   * node, every QUEUED or RUNNING job at once (the claims of the process before are dropped);
+   * on a shared store, those whose node released them or whose lease ran out, and then
+   * whatever the poll finds. Called before the upload route serves, so no request of this run
+   * has a file in the batch directory yet. */
+  async start(): Promise<void> {
+    const { store, log } = this.deps;
+    await fs.mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
+    if (!this.shared) {
+      const cleared = await store.clearOtherBatchClaims(this.node);
+      if (cleared > 0) log.info({ jobs: cleared }, 'batch jobs of the previous run released');
+    }
+    if (this.audio.kind !== 'file') {
+      // The batch directory holds only this node's uploads and decodes in flight (job audio is
+      // in the store): whatever is there was left by a run that stopped.
+      for (const name of await fs.readdir(this.deps.dir)) {
+        await fs.rm(path.join(this.deps.dir, name), { recursive: true, force: true });
+        log.info({ file: name }, 'batch file left by an earlier run deleted');
+      }
+    }
+    await this.sweep();
+    this.started = true;
+    const every = (ms: number, fn: () => Promise<void>) => {
+      const t = setInterval(() => void fn().catch((err: unknown) => log.warn({ err }, 'batch runner loop failed')), ms);
+      t.unref();
+      this.loops.push(t);
+    };
+    every(Math.max(100, Math.floor(this.leaseMs / 3)), () => this.renew());
+    if (this.shared) {
+      every(this.deps.pollMs ?? DEFAULT_BATCH_POLL_MS, async () => {
+        this.pump();
+        if (Date.now() - this.lastSweep >= SWEEP_EVERY_MS) await this.sweep();
+      });
+    }
     this.pump();
   }
 
-  /** Resolves when no job is queued or running (tests and benchmarks). */
+  /** A job was queued on this node: look for work now rather than at the next poll. */
+  enqueue(_transcriptionId?: string): void {
+    this.pump();
+  }
+
+  /** Resolves when this runner runs no job and its last look found none to claim (tests and
+   * benchmarks; on one node: every stored job has ended). */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && this.active.size === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Stop taking segments; running jobs stop after their current segment and resume at the
-   * next start. */
+  /** Stop taking segments; running jobs stop after their current segment and their claims are
+   * released, so another node (or the next start) takes them up at once. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.queue.length = 0;
-    await Promise.allSettled([...this.active.values()]);
+    for (const t of this.loops.splice(0)) clearInterval(t);
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    await this.pumping;
+    await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    this.wakeIdle();
   }
 
+  private isIdle(): boolean {
+    return this.pumping === null && this.active.size === 0;
+  }
+
+  private wakeIdle(): void {
+    if (!this.isIdle() && !this.stopping) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Claim jobs while decoders for batch work are free. One look at a time; a request made
+   * during a look makes it look again. */
   private pump(): void {
-    while (!this.stopping && this.active.size < this.deps.maxDecoders && this.queue.length > 0) {
-      const id = this.queue.shift()!;
-      const p = this.runJob(id)
-        .catch((err) => this.deps.log.error({ err, transcriptionId: id }, 'batch job crashed'))
-        .finally(() => {
-          this.active.delete(id);
-          this.pump();
-          if (this.queue.length === 0 && this.active.size === 0) {
-            const waiters = this.idleWaiters;
-            this.idleWaiters = [];
-            for (const w of waiters) w();
+    if (this.stopping || !this.started) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = (async () => {
+      do {
+        this.pumpAgain = false;
+        while (!this.stopping && this.active.size < this.deps.maxDecoders) {
+          const id = await this.deps.store.claimNextJob('batch_jobs', PENDING, this.node, this.leaseMs, this.now());
+          if (id === null) break;
+          if (this.stopping) {
+            await this.release(id);
+            break;
           }
-        });
-      this.active.set(id, p);
+          // Its lease ran out unrenewed and this node claimed it again: it runs here already.
+          if (this.active.has(id)) continue;
+          this.launch(id);
+        }
+      } while (this.pumpAgain && !this.stopping);
+    })()
+      .catch((err: unknown) => {
+        this.deps.log.warn({ err }, 'could not look for batch jobs; trying again shortly');
+        this.pumpLater(this.deps.pollMs ?? DEFAULT_BATCH_POLL_MS);
+      })
+      .finally(() => {
+        this.pumping = null;
+        this.wakeIdle();
+      });
+  }
+
+  /** Look for jobs again after `ms` (also without the poll, on one node). */
+  private pumpLater(ms: number): void {
+    if (this.stopping) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      this.pump();
+    }, ms);
+    t.unref();
+    this.retryTimers.add(t);
+  }
+
+  private launch(id: string): void {
+    const job: ActiveJob = { lost: false };
+    const done = this.runJob(id, job)
+      .then(
+        async (ended) => {
+          // An ended job, or one left for the next start or another node: let it go now. A
+          // job that crashed keeps its claim until the lease runs out, so a failure that
+          // repeats is retried once a lease, not in a loop.
+          if (ended || this.stopping) await this.release(id);
+        },
+        (err: unknown) => {
+          this.deps.log.error({ err, transcriptionId: id }, 'batch job crashed; taken up again when its claim runs out');
+          this.pumpLater(this.leaseMs + 100);
+        },
+      )
+      .finally(() => {
+        this.active.delete(id);
+        this.pump();
+        this.wakeIdle();
+      });
+    this.active.set(id, { job, done });
+  }
+
+  private async release(id: string): Promise<void> {
+    await this.deps.store.releaseJob({ table: 'batch_jobs', key: id, node: this.node }).catch((err: unknown) => {
+      this.deps.log.warn({ err, transcriptionId: id }, 'could not release a batch job claim; it runs out with its lease');
+    });
+  }
+
+  /** Extend the leases of the running jobs; a job whose claim is gone stops at its next
+   * segment. */
+  private async renew(): Promise<void> {
+    const ids = [...this.active.keys()];
+    if (ids.length === 0) return;
+    const held = new Set(await this.deps.store.renewJobs('batch_jobs', this.node, ids, this.leaseMs, this.now()));
+    for (const id of ids) {
+      const a = this.active.get(id);
+      if (a && !held.has(id) && !a.job.lost) {
+        a.job.lost = true;
+        this.deps.log.warn({ transcriptionId: id }, 'batch job claim lost (lease ran out); another node has it');
+      }
     }
   }
 
-  private async runJob(id: string): Promise<void> {
+  /**
+   * Delete audio no pending job needs: on one node every name in the batch directory that no
+   * QUEUED or RUNNING job names (uploads and decodes a kill -9 interrupted, the audio of jobs
+   * that ended without it being deleted); on a shared store the audio of jobs that ended, and
+   * audio no job names once it is LEFTOVER_GRACE_MS old (younger, it may be another node's
+   * upload about to create its job).
+   */
+  private async sweep(): Promise<void> {
+    const { store, log } = this.deps;
+    this.lastSweep = Date.now();
+    const listed = await this.audio.list();
+    if (listed.length === 0) return;
+    const pending = new Set((await store.listBatchJobs(['RUNNING', 'QUEUED'])).map((j) => j.audioFile));
+    const grace = this.audio.shared ? LEFTOVER_GRACE_MS : 0;
+    const now = this.now().getTime();
+    for (const { name, writtenAt } of listed) {
+      if (pending.has(name)) continue;
+      const id = name.endsWith('.s16le') ? name.slice(0, -'.s16le'.length) : null;
+      const job = id === null ? null : await store.getBatchJob(id);
+      if (job && job.audioFile === name && (job.state === 'QUEUED' || job.state === 'RUNNING')) continue; // created since
+      if (!job && now - writtenAt.getTime() < grace) continue;
+      await this.audio.remove(name);
+      log.info({ file: name }, 'batch audio left by an earlier run deleted');
+    }
+  }
+
+  /** Run a claimed job. True when the job has ended (or was found ended); false when it was
+   * left to another node or to the next start. */
+  private async runJob(id: string, claim: ActiveJob): Promise<boolean> {
     const { store, log, metrics } = this.deps;
     const job = await store.getBatchJob(id);
-    if (!job || job.state === 'DONE' || job.state === 'FAILED') return;
+    if (!job || job.state === 'DONE' || job.state === 'FAILED') return true;
     const jlog = log.child({ transcriptionId: id });
+    jlog.info({ state: job.state, node: this.node }, job.state === 'QUEUED' ? 'batch job claimed' : 'batch job taken up again after its last stored segment');
     const t0 = performance.now();
-    const file = path.join(this.deps.dir, job.audioFile);
+    const name = job.audioFile;
     let done: { audioSec: number; cpuMs: number; segments: number };
     try {
-      await store.setBatchJobState(id, 'RUNNING');
+      if (!(await store.setClaimedBatchJobState(id, this.node, 'RUNNING'))) throw new LostClaim();
       const row = await store.getTranscription(id, job.accountId);
       if (!row) throw new ScribedError('INTERNAL', `History row ${id} is missing`);
-      const audioFile = await openAudio(file, row.sampleRateHz);
-      const totalSamples = audioFile.totalSamples;
-      const plan = planFromEnergies(audioFile.energies, totalSamples, { rate: row.sampleRateHz, maxSegmentSeconds: this.deps.maxSegmentSeconds });
+      const totalSamples = await this.audio.totalSamples(name);
+      const energies = await scanEnergies(this.audio, name, totalSamples, row.sampleRateHz);
+      const plan = planFromEnergies(energies, totalSamples, { rate: row.sampleRateHz, maxSegmentSeconds: this.deps.maxSegmentSeconds });
       const stored = await store.listSegments(id);
       const after = stored.reduce((m, s) => Math.max(m, s.index), -1);
       let cpuMs = 0;
       // The recognizer's channel adaptation, carried from segment to segment as one decoder
-      // would across utterances (and across a restart, from the last stored segment).
+      // would across utterances (and across a restart or a takeover, from the last stored
+      // segment).
       let channel = job.channelState;
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
-        const audio = await readRange(file, seg.startSample, seg.endSample);
+        if (claim.lost) throw new LostClaim();
+        const audio = await this.audio.read(name, seg.startSample, seg.endSample);
         const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, jlog);
         cpuMs += cpu;
         channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
         const words = wordsOnTimeline(result.words, base, audio.length);
         const shaped = shapeFinal(result.text, words, job.options);
-        await store.appendBatchSegment(
+        const kept = await store.appendClaimedBatchSegment(
+          this.node,
           {
             transcriptionId: id,
             index: seg.index,
@@ -163,24 +364,31 @@ export class BatchRunner {
           },
           channelState,
         );
+        if (!kept) throw new LostClaim();
         metrics.segments.inc({ trigger: 'batch' });
       }
-      await store.setBatchJobState(id, 'DONE');
+      if (!(await store.setClaimedBatchJobState(id, this.node, 'DONE'))) throw new LostClaim();
       done = { audioSec: totalSamples / row.sampleRateHz, cpuMs, segments: plan.length };
     } catch (err) {
       if (err instanceof Stopping) {
-        jlog.info('batch job interrupted by shutdown; resumes at next start');
-        return;
+        jlog.info('batch job interrupted by shutdown; resumes at next start or on another node');
+        return false;
       }
-      await this.fail(job, err, jlog);
-      await removeAudio(file, jlog);
-      return;
+      if (err instanceof LostClaim) {
+        jlog.warn('batch job is held by another node now (this node\'s lease ran out); left to it');
+        return false;
+      }
+      // Only the node that failed the job (and refunded it) deletes its audio: a node that
+      // lost the claim leaves it to the one that holds it.
+      if (await this.fail(job, err, jlog)) await removeAudio(this.audio, name, jlog);
+      return true;
     }
     // Outside the try: once DONE is stored, nothing here can turn the job into a failure.
     metrics.batchAudioSeconds.inc(done.audioSec);
     metrics.batchJobs.inc({ outcome: 'completed' });
     jlog.info({ audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments }, 'batch job done');
-    await removeAudio(file, jlog);
+    await removeAudio(this.audio, name, jlog);
+    return true;
   }
 
   /** One segment through one decoder, retried on a fresh decoder if the worker dies. The
@@ -233,66 +441,43 @@ export class BatchRunner {
   }
 
   /** A job that cannot finish: marked FAILED and its Characters given back, in one store
-   * transaction that does nothing to a job already DONE or FAILED (no double refund, and a
-   * delivered job is never refunded). */
-  private async fail(job: BatchJobRecord, err: unknown, jlog: Logger): Promise<void> {
+   * transaction that does nothing unless this node holds the job and it is QUEUED or RUNNING
+   * (no double refund, a delivered job is never refunded, and a node that lost the job to
+   * another cannot fail it). True when it did. */
+  private async fail(job: BatchJobRecord, err: unknown, jlog: Logger): Promise<boolean> {
     const reason = err instanceof ScribedError ? err.message : 'INTERNAL: transcription failed';
     jlog.error({ err }, 'batch job failed');
-    if (await this.deps.store.failBatchJob(job.transcriptionId, reason)) this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
-    else jlog.warn('batch job had already ended; its state and Characters are left as they were');
+    if (await this.deps.store.failClaimedBatchJob(job.transcriptionId, this.node, reason)) {
+      this.deps.metrics.batchJobs.inc({ outcome: 'failed' });
+      return true;
+    }
+    jlog.warn('batch job had already ended or is held by another node; its state and Characters are left as they were');
+    return false;
   }
 }
 
 /** Delete a finished job's audio. A failure is logged, never raised: the job's outcome is
- * already stored, and BatchRunner.start() removes whatever is left at the next start. */
-async function removeAudio(file: string, jlog: Logger): Promise<void> {
+ * already stored, and the next sweep (BatchRunner.start) removes whatever is left. */
+async function removeAudio(audio: BatchAudioStore, name: string, jlog: Logger): Promise<void> {
   try {
-    await fs.rm(file, { force: true });
+    await audio.remove(name);
   } catch (err) {
-    jlog.warn({ err, file: path.basename(file) }, 'could not delete a finished batch job\'s audio; removed at next start');
+    jlog.warn({ err, file: name }, "could not delete a finished batch job's audio; removed at the next sweep");
   }
 }
 
 /** Frames per read while measuring energies: 10 s at 16 kHz, so memory stays flat
- * whatever the file's length. */
+ * whatever the audio's length. */
 const SCAN_FRAMES = 500;
 
-/** Length and frame energies of a raw s16le file, read piece by piece. */
-async function openAudio(file: string, rate: number): Promise<{ totalSamples: number; energies: Float64Array }> {
+/** Frame energies of stored audio, read piece by piece. */
+async function scanEnergies(audio: BatchAudioStore, name: string, totalSamples: number, rate: number): Promise<Float64Array> {
   const frame = frameSamples(rate);
-  const fh = await fs.open(file, 'r');
-  try {
-    const totalSamples = Math.floor((await fh.stat()).size / 2);
-    const energies = new Float64Array(Math.ceil(totalSamples / frame));
-    const chunk = frame * SCAN_FRAMES;
-    for (let s = 0, f = 0; s < totalSamples; s += chunk, f += SCAN_FRAMES) {
-      const piece = await readAt(fh, s, Math.min(totalSamples, s + chunk));
-      energies.set(frameEnergies(piece, frame), f);
-    }
-    return { totalSamples, energies };
-  } finally {
-    await fh.close();
+  const energies = new Float64Array(Math.ceil(totalSamples / frame));
+  const chunk = frame * SCAN_FRAMES;
+  for (let s = 0, f = 0; s < totalSamples; s += chunk, f += SCAN_FRAMES) {
+    const piece = await audio.read(name, s, Math.min(totalSamples, s + chunk));
+    energies.set(frameEnergies(piece, frame), f);
   }
-}
-
-/** Samples [start, end) of a raw s16le file. */
-async function readRange(file: string, start: number, end: number): Promise<Int16Array> {
-  const fh = await fs.open(file, 'r');
-  try {
-    return await readAt(fh, start, end);
-  } finally {
-    await fh.close();
-  }
-}
-
-async function readAt(fh: fs.FileHandle, start: number, end: number): Promise<Int16Array> {
-  const out = new Int16Array(Math.max(0, end - start));
-  const bytes = new Uint8Array(out.buffer);
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesRead } = await fh.read(bytes, done, bytes.length - done, start * 2 + done);
-    if (bytesRead === 0) throw new ScribedError('INTERNAL', 'decoded audio file is shorter than expected');
-    done += bytesRead;
-  }
-  return out;
+  return energies;
 }

@@ -17,6 +17,8 @@ import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
+import { recordingStoreFor } from '../store/recordings.js';
+import { serverKeysFor } from '../store/server-key.js';
 
 /** Default JSON body limit. It covers every legal body except interpretation create, whose
  * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
@@ -71,8 +73,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(streamRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
-  await app.register(voiceRoutes(ctx));
-  await app.register(userGroupRoutes(ctx));
+  // Recordings, design previews and server keys: in the store when nodes share PostgreSQL
+  // (any node reads what another wrote), files in the data dir otherwise (docs/scaling.md).
+  const shared = ctx.config.databaseUrl !== undefined;
+  const files = {
+    recordings: recordingStoreFor(shared, ctx.store, ctx.config.dataDir, ctx.log, ctx.now),
+    keys: serverKeysFor(shared, ctx.store, ctx.config.dataDir, ctx.now),
+  };
+  await app.register(voiceRoutes(ctx, files));
+  await app.register(userGroupRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
 
   return app;

@@ -369,6 +369,11 @@ export class LiveSession {
     return stream;
   }
 
+  /** True while a recognizer is open for this session (a socket attaching needs no new one). */
+  get holdsDecoder(): boolean {
+    return this.stream !== null;
+  }
+
   /** True while this session is paused and still holds a decoder (see startHold). */
   get holdsIdleDecoder(): boolean {
     return this.socket === null && this.stream !== null;

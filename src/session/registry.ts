@@ -180,6 +180,16 @@ export class SessionRegistry {
     }
   }
 
+  /** A claimed session that got no socket (its attach was refused): on a shared store the
+   * claim is let go at once, so another node can take the session without waiting a lease. */
+  async releaseIfIdle(session: LiveSession): Promise<void> {
+    if (!this.opts.shared || session.hasSocket || session.holdsDecoder || session.state === 'CLOSED') return;
+    const fence = session.ownership;
+    if (!fence) return;
+    await this.store.releaseSession(fence);
+    await session.movedOn('claim released: no socket attached');
+  }
+
   /** The session this node serves now, if any (no claim, no load). */
   served(sessionId: string): LiveSession | undefined {
     return this.live.get(sessionId);

@@ -17,6 +17,8 @@ import * as userGroups from './areas/user-groups.js';
 import * as designs from './areas/voice-designs.js';
 import * as ownership from './areas/ownership.js';
 import * as jobs from './areas/job-claims.js';
+import * as sharedFiles from './areas/shared-files.js';
+import * as batchAudio from './areas/batch-audio.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -112,6 +114,17 @@ export class SqlStore implements Store {
   failBatchJob = this.call(batch.failBatchJob);
   appendBatchSegment = this.call(batch.appendBatchSegment);
 
+  // batch jobs on any node: fenced by the claim, audio in the store
+  setClaimedBatchJobState = this.call(batch.setClaimedBatchJobState);
+  failClaimedBatchJob = this.call(batch.failClaimedBatchJob);
+  appendClaimedBatchSegment = this.call(batch.appendClaimedBatchSegment);
+  clearOtherBatchClaims = this.call(batch.clearOtherBatchClaims);
+  putBatchAudioChunk = this.call(batchAudio.putBatchAudioChunk);
+  readBatchAudioChunks = this.call(batchAudio.readBatchAudioChunks);
+  batchAudioSize = this.call(batchAudio.batchAudioSize);
+  deleteBatchAudio = this.call(batchAudio.deleteBatchAudio);
+  listBatchAudio = this.call(batchAudio.listBatchAudio);
+
   // interpretation
   createInterpretationProject = this.call(interp.createInterpretationProject);
   getInterpretationProject = this.call(interp.getInterpretationProject);
@@ -149,4 +162,11 @@ export class SqlStore implements Store {
   recordCallbackAttempt = this.call(designs.recordCallbackAttempt);
   failVoiceDesignPreview = this.call(designs.failVoiceDesignPreview);
   listUnfinishedVoiceDesigns = this.call(designs.listUnfinishedVoiceDesigns);
+
+  // files every node reads: blobs and server keys
+  putBlob = this.call(sharedFiles.putBlob);
+  getBlob = this.call(sharedFiles.getBlob);
+  deleteUnreferencedBlobs = this.call(sharedFiles.deleteUnreferencedBlobs);
+  loadServerKey = this.call(sharedFiles.loadServerKey);
+  clearOtherVoiceDesignClaims = this.call(designs.clearOtherVoiceDesignClaims);
 }

@@ -504,13 +504,20 @@ export interface VoiceDesignStore {
     maxPending: number,
   ): Promise<VoiceDesignRecord | null>;
   /** PENDING -> COMPLETED (with the preview) or FAILED; the callback becomes PENDING when a
-   * URL was given. No effect on a design that already left PENDING. */
-  finishVoiceDesign(designId: string, outcome: { previewSha256: string; previewBytes: number } | { error: string }, now: Date): Promise<VoiceDesignRecord | null>;
-  recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date): Promise<void>;
+   * URL was given. No effect on a design that already left PENDING. With `node`, no effect
+   * either unless that node holds the design's job claim (here and in the two below). */
+  finishVoiceDesign(
+    designId: string,
+    outcome: { previewSha256: string; previewBytes: number } | { error: string },
+    now: Date,
+    node?: string,
+  ): Promise<VoiceDesignRecord | null>;
+  /** True when stored (false: the node does not hold the claim). */
+  recordCallbackAttempt(designId: string, callback: VoiceDesignRecord['callback'], now: Date, node?: string): Promise<boolean>;
   /** Undo of a preview whose file could not be published after finishVoiceDesign committed
    * it: COMPLETED with that preview -> FAILED with `error`, preview cleared (the callback
    * state is kept, so the failure is what gets delivered). No effect otherwise. */
-  failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null>;
+  failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date, node?: string): Promise<VoiceDesignRecord | null>;
   /** Designs whose synthesis or callback delivery is still to do (start-up resume). */
   listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]>;
 }
@@ -593,3 +600,53 @@ export interface JobClaimStore {
   renewJobs(table: JobTable, node: string, keys: readonly string[], leaseMs: number, now: Date): Promise<string[]>;
   releaseJob(claim: JobClaim): Promise<void>;
 }
+
+// ---------------------------------------------------------------- batch jobs on any node (areas/batch.ts, areas/batch-audio.ts)
+
+/** Batch work on many nodes (docs/scaling.md, "Background work"): job writes fenced by the
+ * job's claim (areas/job-claims.ts), and the decoded audio of pending jobs kept in the store
+ * so any node can read it (PostgreSQL mode; src/batch/audio-store.ts). */
+export interface BatchWorkStore {
+  /** QUEUED/RUNNING -> RUNNING or DONE (History COMPLETED) while `node` holds the job's claim;
+   * false, changing nothing, otherwise. */
+  setClaimedBatchJobState(transcriptionId: string, node: string, state: 'RUNNING' | 'DONE'): Promise<boolean>;
+  /** failBatchJob (FAILED and the refund) while `node` holds the job's claim; false, changing
+   * nothing, otherwise. */
+  failClaimedBatchJob(transcriptionId: string, node: string, reason: string): Promise<boolean>;
+  /** appendBatchSegment while `node` holds the job's claim; false, storing nothing, otherwise. */
+  appendClaimedBatchSegment(node: string, segment: SegmentRecord, channelState: number[] | null): Promise<boolean>;
+  /** Drop the batch claims of every other node (the embedded store's start-up). */
+  clearOtherBatchClaims(node: string): Promise<number>;
+  /** One chunk of a job's decoded audio (areas/batch-audio.ts: fixed-size chunks, seq 0..n). */
+  putBatchAudioChunk(audioFile: string, seq: number, pcm: Buffer, now: Date): Promise<void>;
+  /** The chunks fromSeq..toSeq that exist, in order. */
+  readBatchAudioChunks(audioFile: string, fromSeq: number, toSeq: number): Promise<Array<{ seq: number; pcm: Buffer }>>;
+  batchAudioSize(audioFile: string): Promise<{ chunks: number; bytes: number }>;
+  deleteBatchAudio(audioFile: string): Promise<void>;
+  /** Every audio file held, with when its last chunk was written. */
+  listBatchAudio(): Promise<Array<{ audioFile: string; writtenAt: string }>>;
+}
+
+// Declaration merging adds BatchWorkStore to Store, so this section stays apart from the rest
+// of the contract.
+export interface Store extends BatchWorkStore {}
+
+// ---------------------------------------------------------------- files every node reads (areas/shared-files.ts)
+
+/** Blobs (recordings, design previews) and server keys in the store, for nodes sharing
+ * PostgreSQL; the embedded store keeps them as files (src/store/recordings.ts, server-key.ts). */
+export interface SharedFileStore {
+  /** Insert the blob unless stored; `bytes` is called only when it is missing. True when inserted. */
+  putBlob(sha256: string, sizeBytes: number, bytes: () => Promise<Buffer>, now: Date): Promise<boolean>;
+  getBlob(sha256: string): Promise<Buffer | null>;
+  /** Delete those of `shas` no voice recording or design preview references (checked under
+   * the blob's row lock, in the delete's transaction); returns the hashes deleted. */
+  deleteUnreferencedBlobs(shas: readonly string[]): Promise<string[]>;
+  /** The key named `name`; `candidate` becomes it when none is stored (first writer wins). */
+  loadServerKey(name: string, candidate: Buffer, now: Date): Promise<Buffer>;
+  /** Void the voice design claims of every other node (embedded store: one node). */
+  clearOtherVoiceDesignClaims(node: string): Promise<void>;
+}
+
+// Merged into Store (declaration merging keeps this addition at the end of the file).
+export interface Store extends SharedFileStore {}

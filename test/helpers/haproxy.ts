@@ -7,11 +7,11 @@
 // outside its own temp dir is touched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { promisify } from 'node:util';
+import { freePort } from './serve-process.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -145,16 +145,8 @@ export interface Haproxy {
   stop(): Promise<void>;
 }
 
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback TCP port (test/helpers/serve-process.ts). */
+export const freeLoopbackPort = freePort;
 
 function parseCsv(text: string): StatsRow[] {
   const lines = text.split('\n').filter((l) => l.length > 0);

@@ -9,11 +9,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './serve-process.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -42,16 +42,8 @@ export function findPostgresBinDir(): string | undefined {
   return found.length > 0 ? path.join(root, found[0]!, 'bin') : undefined;
 }
 
-export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback TCP port (test/helpers/serve-process.ts). */
+export const freeLoopbackPort = freePort;
 
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 

@@ -5,14 +5,18 @@
 // over from the shared spool. Every captured sample must be held once and the words must
 // equal an uninterrupted run's. And a resume sent straight to another node while the first
 // is alive moves the session: the first stops writing, exactly one node serves it.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import pg from 'pg';
 import { pino } from 'pino';
 import { SessionStreamer, type FinalSegment } from '../../src/client/session-streamer.js';
 import { chunks, loadClips } from '../helpers/audio.js';
-import { startCluster, type Cluster, type ClusterNode } from '../helpers/cluster.js';
+import { CLI, startCluster, type Cluster, type ClusterNode } from '../helpers/cluster.js';
 import { StreamClient } from '../helpers/stream-client.js';
 
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
@@ -111,6 +115,72 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
       `failover: captured ${s.capturedSamples}, acknowledged ${s.acknowledgedSamples}, server-held ${s.serverCapturedSamples}, transcribed to ${transcribedEnd}; ` +
         `${s.reconnects} reconnects, ${s.resumes} resumes; kills: ${JSON.stringify(faulted.log)}\n`,
     );
+  }, 400_000);
+
+  it('`scribed stream` through HAProxy: the serving node killed twice, the CLI finishes with every sample held and the same words', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-failover-cli-'));
+    const file = path.join(dir, 'call.ulaw');
+    fs.writeFileSync(file, audio);
+    const keyFile = path.join(dir, 'key');
+    fs.writeFileSync(keyFile, `${accessKey}\n`, { mode: 0o600 });
+
+    /** Run the CLI; at each captured-sample mark, kill -9 the node serving its session. */
+    async function streamCli(killAt: number[]) {
+      const out = fs.mkdtempSync(path.join(dir, 'out-'));
+      const since = new Date().toISOString();
+      const proc = spawn(
+        process.execPath,
+        [CLI, 'stream', '--url', cluster.url, '--input', file, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--stream-id', randomUUID()],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      proc.stdout.resume();
+      const exited = new Promise<number | null>((resolve) => proc.once('exit', resolve));
+      const killed: string[] = [];
+      for (const mark of killAt) {
+        for (;;) {
+          const r = await db.query<{ id: string; captured_samples: string; n: string }>(
+            `SELECT s.id, s.captured_samples, (SELECT COUNT(*) FROM segments g WHERE g.transcription_id = s.transcription_id) AS n
+               FROM rt_sessions s WHERE s.created_at >= $1 ORDER BY s.created_at DESC LIMIT 1`,
+            [since],
+          );
+          const row = r.rows[0];
+          if (row && Number(row.captured_samples) >= mark) {
+            const owner = await ownerOf(row.id);
+            if (owner) {
+              await owner.kill('SIGKILL');
+              killed.push(owner.name);
+              void owner.restart();
+              break;
+            }
+          }
+          if (proc.exitCode !== null) break;
+          await sleep(20);
+        }
+      }
+      expect(await exited, stderr.slice(-2000)).toBe(0);
+      const finished = stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, any>)
+        .find((l) => l.msg === 'stream finished')!;
+      const jsonl = fs.readFileSync(path.join(out, `${finished.sessionId}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as FinalSegment);
+      return { finished, finals: jsonl, killed };
+    }
+
+    const clean = await streamCli([]);
+    // Progress is saved about once a second: marks well inside each 30 s segment.
+    const faulted = await streamCli([80_000, 300_000]);
+    expect(faulted.killed).toHaveLength(2);
+    const f = faulted.finished;
+    expect(f.capturedSamples).toBe(audio.length);
+    expect(f.acknowledgedSamples).toBe(audio.length);
+    expect(f.serverCapturedSamples).toBe(audio.length);
+    expect(f.gapSamples).toBe(0);
+    expect(f.resumes).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...faulted.finals.map((x) => Number(x.endSample)))).toBe(audio.length);
+    expect(words(faulted.finals)).toEqual(words(clean.finals));
   }, 400_000);
 
   it('a resume sent straight to another node while the first is alive moves the session; the first writes nothing more', async () => {

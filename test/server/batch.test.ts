@@ -275,6 +275,8 @@ describe('batch transcription', () => {
     }
     const pending = await pendingAudio();
     expect(fs.readdirSync(`${svc.dataDir}/batch`).filter((f) => !pending.has(f))).toEqual([]);
+    // the audio store too (the store's batch_audio on PostgreSQL)
+    expect((await svc.service.batch.audio.list()).filter((a) => !pending.has(a.name))).toEqual([]);
     expect(await balance(svc, frank.accessKey)).toBe(1_000n);
     expect(await listAll(svc, frank.accessKey)).toEqual([]);
   }, 60_000);
@@ -570,12 +572,16 @@ describe('sharing decoders and surviving restarts', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect((await getJson(one, `${TRANSCRIPTIONS}/${job.transcriptionId}`, erin.accessKey)).json.data.status).toBe('PROCESSING');
     expect((await transcript(one, job.transcriptionId, erin.accessKey)).segments).toEqual([]);
+    // The job's decoded audio, where the node keeps it (a file on SQLite, the store on PostgreSQL).
+    const audio = one.service.batch.audio;
+    const name = `${job.transcriptionId}.s16le`;
+    expect(audio.kind).toBe(one.service.config.databaseUrl === undefined ? 'file' : 'database');
+    const raw = await audio.read(name, 0, await audio.totalSamples(name));
     c.close();
     await one.stop();
 
     // As if the stopped run had recognized the first segment: it must be kept, not redone.
-    const raw = fs.readFileSync(`${dataDir}/batch/${job.transcriptionId}.s16le`);
-    const plan = planSegments(new Int16Array(raw.buffer, raw.byteOffset, raw.length / 2), { rate: 16_000, maxSegmentSeconds: 30 });
+    const plan = planSegments(raw, { rate: 16_000, maxSegmentSeconds: 30 });
     expect(plan.length).toBeGreaterThan(2);
     const offline = await openStore(await storeSettingsFor(dataDir));
     await offline.appendSegment({ transcriptionId: job.transcriptionId, index: 0, startSample: BigInt(plan[0]!.startSample), endSample: BigInt(plan[0]!.endSample), text: 'PRESERVED', words: [], createdAt: new Date().toISOString() });
@@ -594,6 +600,7 @@ describe('sharing decoders and surviving restarts', () => {
       expect(wordErrorRate(three.map((x) => x.reference).join(' '), t.text).wer).toBeLessThan(0.7);
       expect(await balance(one, erin.accessKey)).toBe(1_000n - costOf(job.audioSamples, 16_000));
       expect(fs.readdirSync(`${dataDir}/batch`)).toEqual([]);
+      expect(await one.service.batch.audio.list()).toEqual([]);
     } finally {
       await one.stop();
     }

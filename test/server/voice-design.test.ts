@@ -6,7 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { secondConnection, startService, tempDir, type TestService } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
 import { verifyCallback } from '../../src/core/callback-signature.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
@@ -20,6 +20,8 @@ interface Delivery {
   path: string;
   body: string;
   signature: string;
+  deliveryId: string;
+  attempt: string;
   at: number;
 }
 
@@ -35,7 +37,14 @@ class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        this.deliveries.push({ path: req.url!, body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['x-scribed-signature']), at: Date.now() });
+        this.deliveries.push({
+          path: req.url!,
+          body: Buffer.concat(chunks).toString('utf8'),
+          signature: String(req.headers['x-scribed-signature']),
+          deliveryId: String(req.headers['x-scribed-delivery-id']),
+          attempt: String(req.headers['x-scribed-delivery-attempt']),
+          at: Date.now(),
+        });
         const script = this.scripts.get(req.url!) ?? [];
         res.statusCode = script.shift() ?? 200;
         res.end('ok');
@@ -143,6 +152,12 @@ describe('callbacks', () => {
     expect(done.callback).toMatchObject({ attempts: 3, lastStatus: 200 });
     const times = receiver.for('/flaky').map((x) => x.at);
     expect(times).toHaveLength(3);
+    // One delivery id for every attempt of the design's callback, numbered attempts.
+    expect(receiver.for('/flaky').map((x) => [x.deliveryId, x.attempt])).toEqual([
+      [d.designId, '1'],
+      [d.designId, '2'],
+      [d.designId, '3'],
+    ]);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(140); // 150 ms
     expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(290); // then 300 ms
   });
@@ -219,12 +234,22 @@ describe('save', () => {
 
 describe('preview publish failure', () => {
   it('leaves the design FAILED with no preview when its file cannot be stored, and delivers that', async () => {
-    // Every `recordings/<aa>` directory is taken by a plain file, so the rename into the
-    // content-addressed store fails after the design row was committed.
+    // SQLite: every `recordings/<aa>` directory is taken by a plain file, so the rename into
+    // the content-addressed store fails after the design row was committed.
     const dataDir = tempDir();
     fs.mkdirSync(path.join(dataDir, 'recordings'), { recursive: true });
     for (let i = 0; i < 256; i++) fs.writeFileSync(path.join(dataDir, 'recordings', i.toString(16).padStart(2, '0')), '');
     const broken = await startService({ dataDir, callbackBaseDelayMs: 150, callbackMaxAttempts: 3 });
+    if (broken.storeSettings.databaseUrl) {
+      // PostgreSQL keeps previews in the store, not the data dir: its blobs table refuses rows.
+      const db = await secondConnection(broken);
+      try {
+        await db.db.run("CREATE FUNCTION refuse_blob() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no room for blobs'; END $$");
+        await db.db.run('CREATE TRIGGER refuse_blob BEFORE INSERT ON blobs FOR EACH ROW EXECUTE FUNCTION refuse_blob()');
+      } finally {
+        await db.close();
+      }
+    }
     try {
       const acct = await broken.account();
       const get = async (id: string) => (await call(broken.baseUrl, 'GET', `${DESIGN}/${id}`, { key: acct.accessKey })).json.data;

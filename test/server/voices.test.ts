@@ -1,11 +1,13 @@
 // Voice library through HTTP against a real server: list and the accent-model filter,
 // create and add recordings (content checks, 10 MiB and 25-file limits at and past the
-// bound, all-or-nothing), delete with ownership, and the files on disk.
+// bound, all-or-nothing), delete with ownership, and the stored copies (files in the data
+// dir on SQLite, blobs in the store on PostgreSQL, where a second node serves them too).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { secondConnection, startService, type TestService } from '../helpers/service.js';
+import type { SqlStore } from '../../src/store/sql-store.js';
 import { call } from '../helpers/api.js';
 import { makeM4a, makeMp3, makeMp4Video, makeWav, wavOfSize } from '../helpers/audio-files.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
@@ -15,14 +17,18 @@ const MiB = 1024 * 1024;
 let svc: TestService;
 let alice: ProvisionedAccount;
 let bob: ProvisionedAccount;
+/** PostgreSQL: a connection to the service's store, to count the blobs. */
+let db: SqlStore | null = null;
 
 beforeAll(async () => {
   svc = await startService();
   alice = await svc.account();
   bob = await svc.account();
+  if (svc.storeSettings.databaseUrl) db = await secondConnection(svc);
 });
 afterAll(async () => {
   await svc?.stop();
+  await db?.close();
 });
 
 type FileSpec = { data: Buffer; name?: string; type?: string };
@@ -45,6 +51,15 @@ function storedFiles(): string[] {
     .readdirSync(root, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => path.join(e.parentPath, e.name));
+}
+/** Stored copies: files in the data dir, staging included (SQLite), or blobs in the store plus
+ * staged files (PostgreSQL, where nothing is published to the data dir). */
+async function stored(): Promise<number> {
+  const files = storedFiles();
+  if (!db) return files.length;
+  expect(files.filter((f) => !f.includes(`${path.sep}.staging${path.sep}`))).toEqual([]);
+  const { n } = (await db.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM blobs'))!;
+  return Number(n) + files.length;
 }
 const staging = () => fs.readdirSync(path.join(svc.dataDir, 'recordings', '.staging'));
 
@@ -95,10 +110,10 @@ describe('create and list', () => {
 
   it('takes a name of 32 characters and refuses 33, storing nothing', async () => {
     expect((await createVoice([{ data: makeWav() }], '😀'.repeat(32))).json.code).toBe(1);
-    const before = storedFiles().length;
+    const before = await stored();
     const r = await createVoice([{ data: makeWav() }], 'a'.repeat(33));
     expect(r.status).toBe(422);
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
   });
 
   it('refuses a create without files, and without an access key', async () => {
@@ -133,11 +148,11 @@ describe('recordings: content checks', () => {
 
   it('stores nothing when one file of several is bad (all or nothing)', async () => {
     const id = await newVoice();
-    const before = storedFiles().length;
+    const before = await stored();
     const r = await addFiles(id, [{ data: makeWav() }, { data: makeMp3() }, { data: Buffer.from('garbage'.repeat(100)) }]);
     expect(r.status).toBe(415);
     expect((await voiceOf(id)).fileCount).toBe(1);
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
     expect(staging()).toEqual([]);
   });
 
@@ -173,25 +188,25 @@ describe('name checked before the recordings are probed', () => {
   });
 
   it('refuses a missing name with 422 without probing or storing the files', async () => {
-    const [runs, stored, voices] = [probeRuns(), storedFiles().length, (await list()).length];
+    const [runs, stored0, voices] = [probeRuns(), await stored(), (await list()).length];
     const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: alice.accessKey, rawBody: form([{ data: makeWav() }, { data: makeMp3() }]) });
     expect(r.status, r.text).toBe(422);
     expect(r.json.message).toMatch(/^VALIDATION_FAILED: name/);
     expect(probeRuns()).toBe(runs);
-    expect(storedFiles().length).toBe(stored);
+    expect(await stored()).toBe(stored0);
     expect(staging()).toEqual([]);
     expect((await list()).length).toBe(voices);
   });
 
   it('refuses a 33-character name sent after the files with 422 without probing or storing them', async () => {
-    const [runs, stored] = [probeRuns(), storedFiles().length];
+    const [runs, stored0] = [probeRuns(), await stored()];
     const f = form([{ data: makeWav() }, { data: makeMp3() }]);
     f.append('name', 'a'.repeat(33));
     const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: alice.accessKey, rawBody: f });
     expect(r.status, r.text).toBe(422);
     expect(r.json.message).toMatch(/^VALIDATION_FAILED: name/);
     expect(probeRuns()).toBe(runs);
-    expect(storedFiles().length).toBe(stored);
+    expect(await stored()).toBe(stored0);
     expect(staging()).toEqual([]);
   });
 });
@@ -203,7 +218,7 @@ describe('malformed multipart', () => {
 
   it('answers 400 BAD_REQUEST, not 500, for a body that is not multipart data, a missing boundary or a cut-off body', async () => {
     const id = await newVoice();
-    const before = storedFiles().length;
+    const before = await stored();
     for (const [method, path] of [['POST', `${VOICES}/tts`], ['PUT', `${VOICES}/tts/${id}`]] as const) {
       for (const [contentType, body] of [
         ['multipart/form-data; boundary=XYZ', 'garbage'],
@@ -215,7 +230,7 @@ describe('malformed multipart', () => {
         expect(r.json.message).toMatch(/^BAD_REQUEST: /);
       }
     }
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
     expect(staging()).toEqual([]);
     expect((await voiceOf(id)).fileCount).toBe(1);
   });
@@ -231,11 +246,11 @@ describe('recordings: limits', () => {
 
   it('refuses a file of 10 MiB + 2 bytes, and stores none of the request', async () => {
     const id = await newVoice();
-    const before = storedFiles().length;
+    const before = await stored();
     const r = await addFiles(id, [{ data: makeWav() }, { data: wavOfSize(10 * MiB + 2) }]);
     expect(r.status).toBe(413);
     expect((await voiceOf(id)).fileCount).toBe(1);
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
     expect(staging()).toEqual([]);
   });
 
@@ -285,22 +300,22 @@ describe('recordings: limits', () => {
 
 describe('delete', () => {
   it('deletes an own voice and its stored recordings', async () => {
-    const before = storedFiles().length;
+    const before = await stored();
     const id = await newVoice([{ data: makeWav() }, { data: makeMp3() }]);
-    expect(storedFiles().length).toBe(before + 2);
+    expect(await stored()).toBe(before + 2);
     const r = await call(svc.baseUrl, 'DELETE', `${VOICES}/${id}`, { key: alice.accessKey });
     expect(r.json.code).toBe(1);
     expect(await voiceOf(id)).toBeUndefined();
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
   });
 
   it('keeps a file another voice still references', async () => {
     const wav = makeWav();
     const a = await newVoice([{ data: wav }]);
     const b = await newVoice([{ data: wav }]);
-    const before = storedFiles().length;
+    const before = await stored();
     await call(svc.baseUrl, 'DELETE', `${VOICES}/${a}`, { key: alice.accessKey });
-    expect(storedFiles().length).toBe(before);
+    expect(await stored()).toBe(before);
     expect((await voiceOf(b)).fileCount).toBe(1);
   });
 

@@ -4,7 +4,8 @@
 // the text fields `title`, `languageHint`, `options` (a JSON object). The access key is
 // checked before any of the body is read; the file streams to disk under a size limit that
 // stops the upload as soon as it is passed, is identified by its content (ffprobe), decoded
-// to the engine's rate (ffmpeg), charged, and queued. GET /stt/transcriptions lists History
+// to the engine's rate (ffmpeg), kept in the runner's audio store (src/batch/audio-store.ts:
+// the batch directory on one node, the shared store on many), charged, and queued. GET /stt/transcriptions lists History
 // newest first with an opaque keyset cursor. An optional Idempotency-Key makes a retried
 // upload answer with the first job instead of charging again (docs/api.md).
 import { createHash, randomBytes } from 'node:crypto';
@@ -36,7 +37,8 @@ const MAX_FIELD_BYTES = 64 * 1024;
 
 export interface BatchRouteOptions {
   runner: BatchRunner;
-  /** Directory for uploads in flight and decoded audio of pending jobs. */
+  /** Directory for uploads and decodes in flight (and, on one node, the decoded audio of
+   * pending jobs: the runner's audio store). */
   dir: string;
   maxUploadBytes: number;
   /** Longest audio one upload may decode to, in seconds (src/batch/limits.ts). */
@@ -110,7 +112,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       };
       const decoded = path.join(opts.dir, `decode-${token}.s16le`);
       const audioHash = createHash('sha256');
-      /** The decoded audio under its job's name, until a stored job owns it. */
+      /** The decoded audio's name in the audio store, until a stored job owns it. */
       let unowned: string | null = null;
       try {
         const fields: Record<string, string> = {};
@@ -180,8 +182,8 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         const now = ctx.now();
         const id = newId('stt', now);
         const audioFile = `${id}.s16le`;
-        unowned = path.join(opts.dir, audioFile);
-        await fs.rename(decoded, unowned);
+        unowned = audioFile;
+        await opts.runner.audio.write(audioFile, decoded);
         const outcome = await ctx.store.createBatchJob({
           job: {
             transcriptionId: id,
@@ -204,17 +206,20 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         }
         if (outcome.kind === 'conflict') return await replay(null);
         if (outcome.kind === 'replayed') return await replay(outcome.job);
-        unowned = null; // the job's now: the runner deletes it when the job ends
+        unowned = null; // the job's now: the node that ends the job deletes it
         opts.runner.enqueue(id);
         ctx.metrics.batchJobs.inc({ outcome: 'queued' });
         req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
         return await jobView(outcome.job);
       } finally {
         // Whatever ended the request (a refusal, a replay, or the create itself throwing),
-        // no file of it stays unless a stored job names it.
+        // no audio of it stays unless a stored job names it.
         await fs.rm(upload, { force: true });
         await fs.rm(decoded, { force: true });
-        if (unowned !== null) await fs.rm(unowned, { force: true });
+        if (unowned !== null) {
+          const name = unowned;
+          await opts.runner.audio.remove(name).catch((err: unknown) => req.log.warn({ err, file: name }, 'could not delete the audio of an upload that created no job; the sweep removes it'));
+        }
       }
     });
 

@@ -1,25 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
-
-/** Decoders of this node and how many a new live socket could get now. */
-export interface NodeCapacity {
-  /** maxDecoders. */
-  decoders: number;
-  /** Checked out: streaming, starting, held by a paused session, or decoding a batch segment. */
-  busy: number;
-  /** Of the busy ones, those held by paused sessions: a socket that attaches takes one of these
-   * back before it is refused (src/session/registry.ts, reclaimDecoder). */
-  reclaimable: number;
-}
-
-/** What the pool and the session registry say now; null when the engine cannot tell. */
-function nodeCapacity(ctx: AppContext): NodeCapacity | null {
-  const pool = ctx.engine.capacity?.();
-  if (!pool) return null;
-  let reclaimable = 0;
-  for (const session of ctx.sessions.all()) if (session.holdsIdleDecoder) reclaimable++;
-  return { decoders: pool.decoders, busy: pool.busy, reclaimable: Math.min(reclaimable, pool.busy) };
-}
+import { nodeCapacity } from '../capacity.js';
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {

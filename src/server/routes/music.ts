@@ -67,7 +67,13 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     const jobs = new ArrangementJobs(
       ctx.store,
       ctx.log,
-      { delayMs: ctx.config.arrangementJobDelayMs, retryBaseMs: ctx.config.arrangementRetryBaseMs, maxAttempts: ARRANGEMENT_MAX_ATTEMPTS },
+      {
+        delayMs: ctx.config.arrangementJobDelayMs,
+        retryBaseMs: ctx.config.arrangementRetryBaseMs,
+        maxAttempts: ARRANGEMENT_MAX_ATTEMPTS,
+        // Nodes sharing PostgreSQL take up each other's jobs (docs/scaling.md).
+        ...(ctx.config.databaseUrl ? { shared: { node: ctx.config.nodeId, leaseMs: ctx.config.sessionLeaseMs, pollMs: 1000 } } : {}),
+      },
       ctx.now,
     );
     app.addHook('onReady', async () => {

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ScribedError } from '../../core/errors.js';
 import { secretMatches } from '../../core/credentials.js';
 import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
-import { loadServerKey } from '../../store/server-key.js';
+import type { ServerKeys } from '../../store/server-key.js';
 import type { UserGroupRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import type { AppContext } from '../context.js';
@@ -43,9 +43,9 @@ function dashboardToken(header: string | undefined): string | undefined {
   return m ? m[1] : '';
 }
 
-export function userGroupRoutes(ctx: AppContext): FastifyPluginAsync {
+export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
   return async (app) => {
-    const key = loadServerKey(ctx.config.dataDir, 'user-group-token');
+    const key = await keys.load('user-group-token');
     const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'api_token', dashboardToken(headerValue(req.headers.authorization)));
     const newToken = (accountId: string) => () => {
       const nonce = randomBytes(16).toString('base64url');

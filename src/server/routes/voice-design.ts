@@ -1,7 +1,6 @@
 // Voice design: start a design, read it (with its callback delivery state), fetch its
-// preview audio, and save it as a custom voice. The work runs in src/voices/design-jobs.ts.
-// docs/api.md, Voice design.
-import fs from 'node:fs';
+// preview audio, and save it as a custom voice. The work runs in src/voices/design-jobs.ts, on
+// whichever node holds the design's claim (docs/scaling.md). docs/api.md, Voice design.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
@@ -12,11 +11,13 @@ import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
 import { DesignJobs } from '../../voices/design-jobs.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
-import type { RecordingStore } from '../../store/recordings.js';
-import { loadServerKey } from '../../store/server-key.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
+import type { VoiceFiles } from './voices.js';
+
+/** How often each node looks for design work nobody holds, when nodes share the store. */
+export const DESIGN_POLL_MS = 1000;
 
 export const MAX_DESCRIPTION_CODE_POINTS = 1000;
 export const MAX_PREVIEW_TEXT_CODE_POINTS = 500;
@@ -62,12 +63,13 @@ function callbackUrl(v: unknown): string | null {
   return url.toString();
 }
 
-export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): FastifyPluginAsync {
+export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
   const base = `${API}/voices/design`;
   const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
 
   return async (app) => {
-    const serverKey = loadServerKey(ctx.config.dataDir, 'callback-signing');
+    const { recordings } = files;
+    const serverKey = await files.keys.load('callback-signing');
     const jobs = new DesignJobs({
       store: ctx.store,
       recordings,
@@ -79,6 +81,10 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       view: designView,
       onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
       maxConcurrentSyntheses: ctx.config.voiceDesignConcurrency,
+      node: ctx.config.nodeId,
+      leaseMs: ctx.config.sessionLeaseMs,
+      // Nodes sharing PostgreSQL take up each other's designs; one node works its own.
+      pollMs: ctx.config.databaseUrl !== undefined ? DESIGN_POLL_MS : null,
     });
     app.addHook('onReady', async () => jobs.resume());
     app.addHook('onClose', async () => jobs.close());
@@ -148,7 +154,9 @@ export function voiceDesignRoutes(ctx: AppContext, recordings: RecordingStore): 
       const accountId = await accountOf(req);
       const d = await owned(req.params.designId, accountId);
       if (d.status !== 'COMPLETED' || !d.previewSha256) throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
-      return reply.type('audio/wav').send(fs.createReadStream(recordings.pathOf(d.previewSha256)));
+      const wav = await recordings.read(d.previewSha256);
+      if (!wav) throw new Error(`the preview of voice design ${d.id} is not stored`);
+      return reply.type('audio/wav').send(wav);
     });
   };
 }

@@ -3,6 +3,8 @@
 // anything is buffered: each file streams to a staging file and is cut off past 10 MiB, the
 // part count is capped at the voice's remaining room, and every file is checked by content
 // (ffprobe) before any of them is published. A request stores all its files or none.
+// Published files go to the data dir or, when nodes share PostgreSQL, to the store
+// (src/store/recordings.ts).
 // docs/api.md, Voice library. Voice design lives in voice-design.ts (same recording store).
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -22,7 +24,8 @@ import {
   type VoiceItem,
 } from '../../core/voices.js';
 import { probeAudio } from '../../media/probe.js';
-import { RecordingStore, type StagedFile } from '../../store/recordings.js';
+import type { RecordingStore, StagedFile } from '../../store/recordings.js';
+import type { ServerKeys } from '../../store/server-key.js';
 import type { NewRecording, VoiceRecord } from '../../store/store.js';
 import { authenticate, headerValue } from '../auth.js';
 import { API, type AppContext } from '../context.js';
@@ -126,12 +129,19 @@ function toNewRecordings(upload: Upload): NewRecording[] {
   return upload.files.map((f, i) => ({ sha256: f.sha256, format: formats[i]!, sizeBytes: f.sizeBytes }));
 }
 
-export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
+/** Where published recordings and the server keys live (built by buildApp for the store). */
+export interface VoiceFiles {
+  recordings: RecordingStore;
+  keys: ServerKeys;
+}
+
+export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
   const base = `${API}/voices`;
   const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
 
   return async (app: FastifyInstance) => {
-    const recordings = new RecordingStore(ctx.config.dataDir);
+    const { recordings } = files;
+    await recordings.start();
     await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES_PER_VOICE } });
 
     app.get<{ Querystring: { modelId?: string } }>(base, async (req) => {
@@ -217,6 +227,6 @@ export function voiceRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(null);
     });
 
-    await app.register(voiceDesignRoutes(ctx, recordings));
+    await app.register(voiceDesignRoutes(ctx, files));
   };
 }

@@ -7,6 +7,7 @@ import { fail, wsError } from '../../core/envelope.js';
 import { parseCredential } from '../../core/credentials.js';
 import { CLOSE_CODES, type LiveSession, type SessionSocket } from '../../session/live-session.js';
 import { authenticate, headerValue } from '../auth.js';
+import { hasFreeDecoder } from '../capacity.js';
 import { API, type AppContext } from '../context.js';
 
 /** Query parameters that look like a long-lived credential: refused outright so a key
@@ -65,6 +66,11 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         preValidation: async (req, reply) => {
           try {
             const { accountId } = await identify(req);
+            // No recognizer here for a session that needs one: refused before the upgrade and
+            // before the claim, so the balancer retries another node (docs/scaling.md).
+            if (!ctx.sessions.served(req.params.sessionId)?.holdsDecoder && !hasFreeDecoder(ctx)) {
+              throw new ScribedError('ENGINE_BUSY', 'every recognizer of this node is in use; another node, or this one later, takes the socket');
+            }
             // The socket's node serves the session: it claims it (SESSION_BUSY while another
             // node's socket holds this epoch) and, if it came from elsewhere, restores it.
             const session = await ctx.sessions.take(req.params.sessionId, accountId);
@@ -110,6 +116,8 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         session.attach(sink).catch((err) => {
           const e = toScribedError(err);
           log.warn({ code: e.code }, 'socket attach refused');
+          // Nothing attached: let the claim go, so another node can take the socket at once.
+          void ctx.sessions.releaseIfIdle(session).catch((releaseErr: unknown) => log.warn({ err: releaseErr }, 'could not release the claim'));
           if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(wsError(e, true)));
           socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
         });

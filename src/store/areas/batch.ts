@@ -155,3 +155,67 @@ export async function appendBatchSegment(db: Db, segment: SegmentRecord, channel
     if (changed === 0) throw new ScribedError('NOT_FOUND', `batch job ${segment.transcriptionId} does not exist`);
   });
 }
+
+// ---------------------------------------------------------------- fenced by the job's claim
+//
+// On many nodes (areas/job-claims.ts) the node working on a job holds its claim
+// (batch_jobs.claimed_by). The writes below change nothing unless the row still names `node`,
+// and lock the job row first, so they are ordered with a claim by another node: once another
+// node has claimed the job (this node's lease ran out: it stalled, or lost the database for a
+// while), this node can neither store a segment or a channel state, nor complete the job, nor
+// fail and refund it. The new owner continues after the last segment stored before its claim.
+
+/** The job row, locked, when `node` holds its claim. */
+async function heldJob(tx: Tx, transcriptionId: string, node: string): Promise<{ state: BatchJobState } | null> {
+  const row = await tx.lockOne<{ state: BatchJobState; claimed_by: string | null }>('SELECT state, claimed_by FROM batch_jobs WHERE transcription_id = ?', [transcriptionId]);
+  return row && row.claimed_by === node ? row : null;
+}
+
+/** QUEUED/RUNNING -> RUNNING or DONE (its History row COMPLETED) while `node` holds the job;
+ * false, changing nothing, otherwise. */
+export async function setClaimedBatchJobState(db: Db, transcriptionId: string, node: string, state: 'RUNNING' | 'DONE'): Promise<boolean> {
+  return db.tx(async (tx) => {
+    const job = await heldJob(tx, transcriptionId, node);
+    if (!job || (job.state !== 'QUEUED' && job.state !== 'RUNNING')) return false;
+    const now = nowIso();
+    await tx.run('UPDATE batch_jobs SET state = ?, error = NULL, updated_at = ? WHERE transcription_id = ?', [state, now, transcriptionId]);
+    if (state === 'DONE') await updateTranscriptionStatus(tx, transcriptionId, 'COMPLETED', undefined, now);
+    return true;
+  });
+}
+
+/** failBatchJob while `node` holds the job; false, changing nothing (no refund), otherwise. */
+export async function failClaimedBatchJob(db: Db, transcriptionId: string, node: string, reason: string): Promise<boolean> {
+  return db.tx(async (tx) => {
+    const job = await heldJob(tx, transcriptionId, node);
+    if (!job || (job.state !== 'QUEUED' && job.state !== 'RUNNING')) return false;
+    const now = nowIso();
+    await tx.run("UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ?", [reason, now, transcriptionId]);
+    await updateTranscriptionStatus(tx, transcriptionId, 'FAILED', undefined, now);
+    const charge = (await tx.one<{ account_id: string; characters_charged: bigint }>('SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?', [transcriptionId]))!;
+    await moveCharacters(tx, { accountId: charge.account_id, delta: charge.characters_charged, reason: 'batch_refund', ref: transcriptionId });
+    return true;
+  });
+}
+
+/** appendBatchSegment while `node` holds the job (segments stay first-write-wins on their
+ * index); false, storing nothing, otherwise. */
+export async function appendClaimedBatchSegment(db: Db, node: string, segment: SegmentRecord, channelState: number[] | null): Promise<boolean> {
+  const insert = segmentInsert(segment);
+  if (channelState !== null && !channelState.every(Number.isFinite)) throw new RangeError('channel state must be finite numbers');
+  return db.tx(async (tx) => {
+    const job = await heldJob(tx, segment.transcriptionId, node);
+    if (!job || (job.state !== 'QUEUED' && job.state !== 'RUNNING')) return false;
+    await insert(tx);
+    if (channelState !== null) {
+      await tx.run('UPDATE batch_jobs SET channel_state_json = ?, updated_at = ? WHERE transcription_id = ?', [JSON.stringify(channelState), nowIso(), segment.transcriptionId]);
+    }
+    return true;
+  });
+}
+
+/** Drop every batch claim not held by `node`: on the embedded store (one node, proved by the
+ * data-dir lock) the claims of the process that ran before, so its jobs resume at once. */
+export async function clearOtherBatchClaims(db: Db, node: string): Promise<number> {
+  return db.run('UPDATE batch_jobs SET claimed_by = NULL, lease_until = NULL WHERE claimed_by IS NOT NULL AND claimed_by <> ?', [node]);
+}

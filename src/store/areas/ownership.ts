@@ -16,6 +16,7 @@ import type {
   ClaimOutcome,
   SegmentRecord,
   SessionFence,
+  SessionProgress,
   SessionRecord,
   SessionState,
   SpoolChunk,
@@ -24,7 +25,7 @@ import type {
 } from '../store.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
 import { INT64_MAX, greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
-import { toSession, type SessionRow } from './sessions.js';
+import { raiseProgress, toSession, type SessionRow } from './sessions.js';
 
 export interface OwnedSessionRow extends SessionRow {
   owner_node: string | null;
@@ -249,23 +250,7 @@ export async function clearOtherOwners(db: Db, node: string): Promise<void> {
   await db.run('UPDATE rt_sessions SET owner_node = NULL, owner_epoch = NULL, lease_until = NULL WHERE owner_node IS NOT NULL AND owner_node <> ?', [node]);
 }
 
-/** progress.capturedSamples etc. with the fence: the larger value wins, and only while the
- * fence holds. False when fenced. */
-export async function saveFencedProgress(
-  db: Db,
-  fence: SessionFence,
-  progress: { capturedSamples: bigint; charactersCharged?: bigint; nextSegmentIndex?: number },
-): Promise<boolean> {
-  const charged = progress.charactersCharged === undefined ? null : int64(progress.charactersCharged, 'charactersCharged');
-  const next = progress.nextSegmentIndex === undefined ? null : BigInt(progress.nextSegmentIndex);
-  const changed = await db.run(
-    `UPDATE rt_sessions
-        SET captured_samples   = ${greatest(db, 'captured_samples', '?')},
-            characters_charged = ${greatest(db, 'characters_charged', 'COALESCE(?, characters_charged)')},
-            next_segment_index = ${greatest(db, 'next_segment_index', 'COALESCE(?, next_segment_index)')},
-            updated_at         = ?
-      WHERE ${FENCED}`,
-    [int64(progress.capturedSamples, 'capturedSamples'), charged, next, nowIso(), ...fenceParams(fence)],
-  );
-  return changed === 1;
+/** saveProgress while the fence holds. False when fenced. */
+export async function saveFencedProgress(db: Db, fence: SessionFence, progress: SessionProgress): Promise<boolean> {
+  return raiseProgress(db, FENCED, fenceParams(fence), progress);
 }

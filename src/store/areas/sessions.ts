@@ -11,7 +11,7 @@ import type {
   TicketRecord,
   TranscriptionStatus,
 } from '../store.js';
-import { greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
+import { greatest, int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
 import { lockAccount } from './ledger.js';
 import { updateTranscriptionStatus } from './history.js';
 
@@ -137,24 +137,29 @@ export async function beginEpoch(db: Db, sessionId: string): Promise<SessionReco
 }
 
 export async function saveProgress(db: Db, sessionId: string, progress: SessionProgress): Promise<void> {
+  if (!(await raiseProgress(db, 'id = ?', [sessionId], progress))) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+}
+
+/** Raise a session's cursors where `where` holds; true when a row changed. One statement, so
+ * no transaction is needed; the larger value wins everywhere, so a late or reordered write can
+ * never move a cursor backwards. */
+export async function raiseProgress(db: Db, where: string, whereParams: readonly SqlValue[], progress: SessionProgress): Promise<boolean> {
   const captured = int64(progress.capturedSamples, 'capturedSamples');
   const charged = progress.charactersCharged === undefined ? null : int64(progress.charactersCharged, 'charactersCharged');
   const nextIndex = progress.nextSegmentIndex ?? null;
   if (nextIndex !== null && (!Number.isSafeInteger(nextIndex) || nextIndex < 0)) {
     throw new RangeError(`nextSegmentIndex must be a non-negative integer, got ${nextIndex}`);
   }
-  // One statement, so no transaction is needed; the larger value wins everywhere, so a late
-  // or reordered write can never move a cursor backwards.
   const changed = await db.run(
     `UPDATE rt_sessions
         SET captured_samples   = ${greatest(db, 'captured_samples', '?')},
             characters_charged = ${greatest(db, 'characters_charged', 'COALESCE(?, characters_charged)')},
             next_segment_index = ${greatest(db, 'next_segment_index', 'COALESCE(?, next_segment_index)')},
             updated_at         = ?
-      WHERE id = ?`,
-    [captured, charged, nextIndex === null ? null : BigInt(nextIndex), nowIso(), sessionId],
+      WHERE ${where}`,
+    [captured, charged, nextIndex === null ? null : BigInt(nextIndex), nowIso(), ...whereParams],
   );
-  if (changed === 0) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+  return changed === 1;
 }
 
 export async function insertTicket(db: Db, ticket: TicketRecord): Promise<void> {

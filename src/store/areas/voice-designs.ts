@@ -6,6 +6,12 @@
 // lock, so parallel creates cannot both see room. The worker's transitions have no account:
 // finishing locks the design row before its PENDING check, and the preview undo is one
 // UPDATE whose WHERE re-checks the state, so a transition applies at most once.
+//
+// The worker's transitions (finish, preview undo, callback attempt) take the node that works
+// the design (src/voices/design-jobs.ts): given one, they change nothing unless the design's
+// job claim (claimed_by, areas/job-claims.ts) names that node, checked in the same statement
+// or under the row lock. A node that lost the design to another (its lease ran out while it
+// stalled) cannot finish it a second time or record a callback attempt over the new owner's.
 import type { CallbackState, VoiceDesignRecord, VoiceDesignStatus } from '../store.js';
 import type { Db, Tx } from '../sql/db.js';
 import { lockAccount } from './ledger.js';
@@ -28,6 +34,12 @@ interface Row {
   callback_next_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** SQL condition (and its parameters) that the row is claimed by `node`; always true when no
+ * node is given (callers outside the job worker). */
+function heldBy(node: string | undefined): { sql: string; params: string[] } {
+  return node === undefined ? { sql: '', params: [] } : { sql: ' AND claimed_by = ?', params: [node] };
 }
 
 type NewDesign = Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>;
@@ -95,11 +107,13 @@ export async function finishVoiceDesign(
   id: string,
   outcome: { previewSha256: string; previewBytes: number } | { error: string },
   now: Date,
+  node?: string,
 ): Promise<VoiceDesignRecord | null> {
   return db.tx(async (tx) => {
     // Locked before the PENDING check: a second finish waits, then reads the first's result.
-    const r = await tx.lockOne<Row>(BY_ID, [id]);
+    const r = await tx.lockOne<Row & { claimed_by: string | null }>(BY_ID, [id]);
     if (!r || r.status !== 'PENDING') return null;
+    if (node !== undefined && r.claimed_by !== node) return null;
     const at = now.toISOString();
     const cb: CallbackState = r.callback_url ? 'PENDING' : 'NONE';
     if ('error' in outcome) {
@@ -121,24 +135,34 @@ export async function finishVoiceDesign(
   });
 }
 
-export async function recordCallbackAttempt(db: Db, id: string, c: VoiceDesignRecord['callback'], now: Date): Promise<void> {
-  // One unconditional UPDATE (the delivery worker's latest word wins), as before.
-  await db.tx((tx) =>
+export async function recordCallbackAttempt(db: Db, id: string, c: VoiceDesignRecord['callback'], now: Date, node?: string): Promise<boolean> {
+  // One UPDATE: the worker holding the design's claim has the latest word.
+  const held = heldBy(node);
+  const changed = await db.tx((tx) =>
     tx.run(
       `UPDATE voice_designs SET callback_state = ?, callback_attempts = ?, callback_last_status = ?, callback_last_error = ?,
-              callback_next_at = ?, updated_at = ? WHERE id = ?`,
-      [c.state, c.attempts, c.lastStatus, c.lastError, c.nextAt, now.toISOString(), id],
+              callback_next_at = ?, updated_at = ? WHERE id = ?${held.sql}`,
+      [c.state, c.attempts, c.lastStatus, c.lastError, c.nextAt, now.toISOString(), id, ...held.params],
     ),
   );
+  return changed === 1;
 }
 
-export async function failVoiceDesignPreview(db: Db, id: string, previewSha256: string, error: string, now: Date): Promise<VoiceDesignRecord | null> {
+export async function failVoiceDesignPreview(
+  db: Db,
+  id: string,
+  previewSha256: string,
+  error: string,
+  now: Date,
+  node?: string,
+): Promise<VoiceDesignRecord | null> {
+  const held = heldBy(node);
   return db.tx(async (tx) => {
     // The WHERE re-checks the state on the row's latest version, so no lock is needed.
     const changed = await tx.run(
       `UPDATE voice_designs SET status = 'FAILED', preview_sha256 = NULL, preview_bytes = NULL, error = ?, updated_at = ?
-        WHERE id = ? AND status = 'COMPLETED' AND preview_sha256 = ?`,
-      [error, now.toISOString(), id, previewSha256],
+        WHERE id = ? AND status = 'COMPLETED' AND preview_sha256 = ?${held.sql}`,
+      [error, now.toISOString(), id, previewSha256, ...held.params],
     );
     return changed === 1 ? toDesign((await byId(tx, id))!) : null;
   });
@@ -146,4 +170,10 @@ export async function failVoiceDesignPreview(db: Db, id: string, previewSha256: 
 
 export async function listUnfinishedVoiceDesigns(db: Db): Promise<VoiceDesignRecord[]> {
   return (await db.all<Row>("SELECT * FROM voice_designs WHERE status = 'PENDING' OR callback_state = 'PENDING' ORDER BY created_at, id")).map(toDesign);
+}
+
+/** One node on the store (the embedded SQLite store, behind the data-dir lock): claims left by
+ * an earlier process are void, so its designs can be taken up at once. */
+export async function clearOtherVoiceDesignClaims(db: Db, node: string): Promise<void> {
+  await db.run('UPDATE voice_designs SET claimed_by = NULL, lease_until = NULL WHERE claimed_by IS NOT NULL AND claimed_by <> ?', [node]);
 }
