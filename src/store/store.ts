@@ -173,7 +173,16 @@ export interface SessionProgress {
   nextSegmentIndex?: number;
 }
 
-export interface Store extends InterpretationStore, MusicStore, VoiceStore, UserGroupStore, VoiceDesignStore, SessionOwnershipStore, JobClaimStore {
+export interface Store
+  extends InterpretationStore,
+    MusicStore,
+    VoiceStore,
+    UserGroupStore,
+    VoiceDesignStore,
+    SessionOwnershipStore,
+    JobClaimStore,
+    BatchWorkStore,
+    SharedFileStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -627,10 +636,6 @@ export interface BatchWorkStore {
   listBatchAudio(): Promise<Array<{ audioFile: string; writtenAt: string }>>;
 }
 
-// Declaration merging adds BatchWorkStore to Store, so this section stays apart from the rest
-// of the contract.
-export interface Store extends BatchWorkStore {}
-
 // ---------------------------------------------------------------- files every node reads (areas/shared-files.ts)
 
 /** Blobs (recordings, design previews) and server keys in the store, for nodes sharing
@@ -648,5 +653,3 @@ export interface SharedFileStore {
   clearOtherVoiceDesignClaims(node: string): Promise<void>;
 }
 
-// Merged into Store (declaration merging keeps this addition at the end of the file).
-export interface Store extends SharedFileStore {}
