@@ -9,3 +9,5 @@ console.log('\n== RTP loss handling ==');
 await import('./rtp-loss.js');
 console.log('\n== scribed stream client CPU (needs npm run build) ==');
 await import('./client-cpu.js');
+console.log('\n== many hosts: failover time and PostgreSQL cost (needs npm run build, PostgreSQL and HAProxy) ==');
+await import('./scaling.js');
