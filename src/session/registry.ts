@@ -10,7 +10,7 @@
 // renewing (it died) with spooled audio are adopted, so their held segment is finalized here.
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
-import { INPUT_ENCODINGS } from '../core/audio/encodings.js';
+import { decodeToPcm16, INPUT_ENCODINGS } from '../core/audio/encodings.js';
 import type { SessionRecord, Store } from '../store/store.js';
 import { LiveSession, type LiveSessionDeps } from './live-session.js';
 import type { SpoolRecord } from './audio-spool.js';
@@ -117,14 +117,11 @@ export class SessionRegistry {
     const chunks = await this.store.readSpool(record.id);
     const records: SpoolRecord[] = [];
     for (const c of chunks) {
+      const pcm = decodeToPcm16('pcm_s16le_16000', c.pcm); // as the file spool reads its records
       let at = 0;
-      let start = c.startSample;
       for (const n of c.frames) {
-        const samples = new Int16Array(n);
-        for (let i = 0; i < n; i++) samples[i] = c.pcm.readInt16LE((at + i) * 2);
-        records.push({ startSample: start, samples });
+        records.push({ startSample: c.startSample + BigInt(at), samples: pcm.subarray(at, at + n) });
         at += n;
-        start += BigInt(n);
       }
     }
     await restoreSpooledAudio({ store: this.store, log: this.opts.log }, session, record, records, channelState);

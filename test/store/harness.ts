@@ -1,11 +1,13 @@
 // Opens a fresh store of either engine for the store contract tests: SQLite in a temp dir,
 // or a new database on the test run's PostgreSQL cluster (test/helpers/postgres-global-setup.ts).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { openStore, type StoreSettings } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
+import type { Store } from '../../src/store/store.js';
 import { freshDatabase } from '../helpers/postgres-cluster.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -40,4 +42,19 @@ export async function createHarness(engine: Engine): Promise<StoreHarness> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export const T0 = '2025-01-01T00:00:00.000Z';
+export const sha = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
+
+/** An account with its two credentials (sk_<id>, tok_<id>) and an opening balance. */
+export async function addAccount(store: Store, id: string, characters = 0n): Promise<void> {
+  await store.createAccount({
+    id,
+    name: `name of ${id}`,
+    characters,
+    accessKey: { id: `sk_${id}`, secretHash: sha(`sk-secret-${id}`) },
+    apiToken: { id: `tok_${id}`, secretHash: sha(`tok-secret-${id}`) },
+    createdAt: T0,
+  });
 }

@@ -1,12 +1,10 @@
 // Job claims (areas/job-claims.ts) on both engines: a job row is held by one node at a time,
 // nodes asking at once take different rows, a lease that runs out frees the row, renewal
 // says which claims a node still holds.
-import crypto from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import { ENGINES, createHarness, type StoreHarness } from './harness.js';
+import { ENGINES, addAccount, createHarness, type StoreHarness } from './harness.js';
 
-const sha = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
 const at = (ms: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + ms);
 const LEASE = 10_000;
 const GENERATING = "status = 'ARRANGEMENT_GENERATING'";
@@ -18,14 +16,7 @@ describe.each(ENGINES)('job claims on %s', (engine) => {
   beforeEach(async () => {
     harness = await createHarness(engine);
     store = await harness.open();
-    await store.createAccount({
-      id: 'acc_1',
-      name: 'a',
-      characters: 100n,
-      accessKey: { id: 'sk_1', secretHash: sha('a') },
-      apiToken: { id: 'tok_1', secretHash: sha('t') },
-      createdAt: '2025-01-01T00:00:00.000Z',
-    });
+    await addAccount(store, 'acc_1', 100n);
     for (let i = 0; i < 6; i++) {
       await store.createMusicProject({ id: `mup_${i}`, accountId: 'acc_1', brief: { i }, createdAt: `2025-01-01T00:00:0${i}.000Z` });
     }

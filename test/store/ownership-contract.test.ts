@@ -2,26 +2,16 @@
 // lease fenced by the epoch; a resume moves the epoch on and fences the old owner; every
 // fenced write changes nothing once the fence is gone; the spool is written and read back in
 // order; an owner that stops renewing leaves its session to be adopted.
-import crypto from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { SessionFence } from '../../src/store/store.js';
-import { ENGINES, createHarness, type StoreHarness } from './harness.js';
+import { ENGINES, T0, addAccount, createHarness, type StoreHarness } from './harness.js';
 
-const T0 = '2025-01-01T00:00:00.000Z';
-const sha = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
 const at = (ms: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + ms);
 const LEASE = 10_000;
 
 async function setup(store: SqlStore): Promise<string> {
-  await store.createAccount({
-    id: 'acc_1',
-    name: 'a',
-    characters: 100n,
-    accessKey: { id: 'sk_1', secretHash: sha('a') },
-    apiToken: { id: 'tok_1', secretHash: sha('t') },
-    createdAt: T0,
-  });
+  await addAccount(store, 'acc_1', 100n);
   const out = await store.createSession({
     accountId: 'acc_1',
     idempotencyKey: 'k1',

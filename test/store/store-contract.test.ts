@@ -3,7 +3,6 @@
 // on from its store is here; what only one engine has (the file, its permissions and its
 // migrations) is in sqlite.test.ts and postgres.test.ts.
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,25 +10,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { CreateBatchJobInput, CreateSessionInput, SessionRecord, Store } from '../../src/store/store.js';
-import { ENGINES, createHarness, type StoreHarness } from './harness.js';
+import { ENGINES, T0, addAccount, createHarness, sha, type StoreHarness } from './harness.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const STORE_MODULE = pathToFileURL(path.join(REPO_ROOT, 'src/store/index.ts')).href;
-const T0 = '2025-01-01T00:00:00.000Z';
-
-const sha = (s: string): Buffer => crypto.createHash('sha256').update(s).digest();
-
-async function addAccount(store: Store, id: string, characters = 0n): Promise<void> {
-  await store.createAccount({
-    id,
-    name: `name of ${id}`,
-    characters,
-    accessKey: { id: `sk_${id}`, secretHash: sha(`sk-secret-${id}`) },
-    apiToken: { id: `tok_${id}`, secretHash: sha(`tok-secret-${id}`) },
-    createdAt: T0,
-  });
-}
-
 function sessionInput(accountId: string, key: string, n: string, requestHash = 'h1'): CreateSessionInput {
   return {
     accountId,
