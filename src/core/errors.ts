@@ -62,6 +62,7 @@ export const ERRORS = {
   UNSUPPORTED_AUDIO: { wire: -1, http: 415, summary: 'an uploaded file is not audio in a format the endpoint accepts (checked by content, not by name)' },
   VOICE_DESIGN_NOT_READY: { wire: -1, http: 409, summary: 'the voice design has not completed' },
   VOICE_DESIGN_QUEUE_FULL: { wire: -1, http: 429, summary: 'the account already has the most voice designs waiting for synthesis; wait for one to finish' },
+  CALLBACK_URL_FORBIDDEN: { wire: -1, http: 422, summary: 'callbackUrl names a destination callbacks may not reach (loopback, private, link-local, metadata, multicast; docs/security.md)' },
 
   // dashboard user groups
   USER_GROUP_TOKEN_MISMATCH: { wire: -1, http: 403, summary: 'current_token is not the group\'s current token' },
