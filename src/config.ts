@@ -7,6 +7,8 @@ import { POSTGRES_DEFAULTS } from './store/sql/postgres-db.js';
 import type { StoreSettings } from './store/index.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
+import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
+import type { Resolver } from './voices/callback-transport.js';
 
 export interface ServiceConfig {
   host: string;
@@ -60,9 +62,26 @@ export interface ServiceConfig {
   /** Voice design callbacks: first retry delay (doubles per attempt) and attempts in all. */
   callbackBaseDelayMs: number;
   callbackMaxAttempts: number;
+  /** Callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 ...),
+   * not loopback (docs/security.md). Default false. */
+  callbackAllowPrivate: boolean;
+  /** Loopback or private ranges callbacks may reach, as CIDRs (`127.0.0.1/32`, `10.20.0.0/16`).
+   * Link-local, metadata, multicast and the like stay closed whatever is listed. Default none. */
+  callbackAllowCidrs: readonly string[];
+  /** How callback host names are resolved (default: the system resolver). A seam for tests
+   * that script DNS answers; the answers are checked like any others. */
+  callbackResolver: Resolver | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
+
+function envBool(name: string): boolean | undefined {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  if (/^(1|true|yes|on)$/i.test(v)) return true;
+  if (/^(0|false|no|off)$/i.test(v)) return false;
+  throw new Error(`${name} must be true or false, got ${JSON.stringify(v)}`);
+}
 
 function envInt(name: string): number | undefined {
   const v = process.env[name];
@@ -112,6 +131,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     arrangementRetryBaseMs: input.arrangementRetryBaseMs ?? envInt(ARRANGEMENT_RETRY_ENV) ?? DEFAULT_ARRANGEMENT_RETRY_BASE_MS,
     callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,
     callbackMaxAttempts: input.callbackMaxAttempts ?? 6,
+    callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
+    callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
+    callbackResolver: input.callbackResolver,
   };
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
@@ -134,6 +156,11 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   }
   if (!(cfg.arrangementRetryBaseMs >= 1 && cfg.arrangementRetryBaseMs <= MAX_ARRANGEMENT_RETRY_BASE_MS)) {
     throw new Error(`${ARRANGEMENT_RETRY_ENV} must be an integer 1..${MAX_ARRANGEMENT_RETRY_BASE_MS}, got ${cfg.arrangementRetryBaseMs}`);
+  }
+  try {
+    new OutboundPolicy({ allowPrivate: cfg.callbackAllowPrivate, allowCidrs: cfg.callbackAllowCidrs });
+  } catch (err) {
+    throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS: ${(err as Error).message}`);
   }
   return Object.freeze(cfg);
 }

@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { createService } from '../service.js';
 import type { EngineKind } from '../engine/types.js';
 import { describeStore } from '../config.js';
+import { splitCidrList } from '../core/outbound-policy.js';
 import { storeConfigInput, withStoreOptions, type StoreArgs } from './store-options.js';
 
 interface ServeArgs extends StoreArgs {
@@ -12,6 +13,8 @@ interface ServeArgs extends StoreArgs {
   engine?: string;
   'model-dir'?: string;
   'max-decoders'?: number;
+  'callback-allow-private'?: boolean;
+  'callback-allow-cidr'?: string[];
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -23,7 +26,16 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', describe: 'listen port [env SCRIBED_PORT, default 8080]' })
       .option('engine', { type: 'string', choices: ['pocketsphinx', 'sherpa-onnx'], describe: 'recognizer [env SCRIBED_ENGINE]' })
       .option('model-dir', { type: 'string', describe: 'model directory (required for sherpa-onnx) [env SCRIBED_MODEL_DIR]' })
-      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS, default 4]' }),
+      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS, default 4]' })
+      .option('callback-allow-private', {
+        type: 'boolean',
+        describe: 'voice design callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7; not loopback) [env SCRIBED_CALLBACK_ALLOW_PRIVATE, default false]',
+      })
+      .option('callback-allow-cidr', {
+        type: 'string',
+        array: true,
+        describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
+      }),
   handler: async (args) => {
     const service = await createService({
       ...storeConfigInput(args),
@@ -32,6 +44,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       engine: args.engine as EngineKind | undefined,
       modelDir: args['model-dir'],
       maxDecoders: args['max-decoders'],
+      callbackAllowPrivate: args['callback-allow-private'],
+      callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
     });
     const address = await service.listen();
     service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');

@@ -4,8 +4,12 @@
 //     (src/core/voice-description.ts); the WAV is stored content-addressed
 //     (src/store/recordings.ts) and the design becomes COMPLETED (or FAILED);
 //  2. callback delivery when a callbackUrl was given: POST of the design as JSON, signed
-//     (src/core/callback-signature.ts), retried with doubling delays until a 2xx or the
-//     attempt limit; every attempt's outcome is stored and shown by GET /voices/design/{id}.
+//     (src/core/callback-signature.ts), sent through the guarded transport (only to
+//     destinations the operator allows, checked at connect time: src/voices/callback-transport.ts),
+//     retried with doubling delays until a 2xx or the attempt limit. GET /voices/design/{id}
+//     shows only the state (PENDING, DELIVERED, FAILED) and the attempt count: what the target
+//     answered (status, network error) goes to the server log, never to the client, so a
+//     callback cannot be used to probe what listens where.
 //
 // Claims (areas/job-claims.ts, docs/scaling.md "Background work"). A node works a design only
 // while it holds the design row's claim: taken when it starts the synthesis or takes up a
@@ -31,6 +35,7 @@ import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, callbackSecret, retryDelayMs, signCallback } from '../core/callback-signature.js';
 import type { EspeakParams } from '../core/voice-description.js';
 import type { RecordingStore } from '../store/recordings.js';
+import { DestinationRefused, type GuardedTransport } from './callback-transport.js';
 import type { JobClaim, Store, VoiceDesignRecord } from '../store/store.js';
 
 export const CALLBACK_TIMEOUT_MS = 5_000;
@@ -57,6 +62,16 @@ export function synthesize(text: string, p: EspeakParams): Promise<Buffer> {
   });
 }
 
+/** A callback URL for the log: origin and path, without query or fragment. */
+function callbackDestination(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
 /** The delivery id of a design's callback: the same for all its attempts, on any node. */
 export function deliveryId(designId: string): string {
   return designId;
@@ -73,6 +88,8 @@ export interface DesignJobOptions {
   /** Body of the callback and of GET /voices/design/{id}: one shape. */
   view: (d: VoiceDesignRecord) => Record<string, unknown>;
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+  /** Sends the callbacks, to allowed destinations only (src/voices/callback-transport.ts). */
+  transport: GuardedTransport;
   /** espeak-ng processes at once (src/voices/design-limits.ts). */
   maxConcurrentSyntheses: number;
   /** This node's id: the claims it takes name it. */
@@ -367,9 +384,9 @@ export class DesignJobs {
     const now = this.o.now();
     let status: number | null = null;
     let error: string | null = null;
+    let address: string | null = null;
     try {
-      const res = await fetch(d.callbackUrl, {
-        method: 'POST',
+      const res = await this.o.transport.post(d.callbackUrl, {
         headers: {
           'content-type': 'application/json',
           [SIGNATURE_HEADER]: signCallback(callbackSecret(this.o.serverKey, d.id), Math.floor(now.getTime() / 1000), body),
@@ -377,14 +394,19 @@ export class DesignJobs {
           [DELIVERY_ATTEMPT_HEADER]: String(attempt),
         },
         body,
-        redirect: 'manual',
         signal: AbortSignal.any([AbortSignal.timeout(CALLBACK_TIMEOUT_MS), this.#stopping.signal]),
       });
       status = res.status;
-      await res.body?.cancel();
+      address = res.address;
       if (status < 200 || status > 299) error = `HTTP ${status}`;
     } catch (err) {
-      error = (err as Error).name === 'TimeoutError' ? `no answer within ${CALLBACK_TIMEOUT_MS} ms` : `connection failed: ${(err as Error).message}`;
+      const e = err as Error & { cause?: Error };
+      error =
+        err instanceof DestinationRefused
+          ? err.message
+          : e.name === 'TimeoutError' || e.cause?.name === 'TimeoutError'
+            ? `no answer within ${CALLBACK_TIMEOUT_MS} ms`
+            : `connection failed: ${e.message}`;
     }
     // Stopping: the attempt's outcome is unknown; the next holder sends it again (same id).
     if (this.#closed) return;
@@ -409,7 +431,12 @@ export class DesignJobs {
       return;
     }
     this.o.onAttempt?.(delivered ? 'delivered' : more ? 'retry' : 'failed');
-    this.o.log.info({ designId, attempt, status, delivered }, 'voice design callback attempt');
+    // The target's answer is for the operator only (the read shows the state and count). The
+    // destination is logged as scheme, host and path: a query string may carry the client's own
+    // secrets.
+    const destination = callbackDestination(d.callbackUrl);
+    if (delivered) this.o.log.info({ designId, attempt, destination, address, status }, 'voice design callback delivered');
+    else this.o.log.warn({ designId, attempt, destination, address, status, error, willRetry: more }, 'voice design callback attempt failed');
     if (more) this.#later(delay, () => this.#guard(designId, () => this.#deliver(designId)));
     else await this.#release(designId);
   }

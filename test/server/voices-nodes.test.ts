@@ -26,7 +26,7 @@ const LEASE = 1000;
 
 const services: TestService[] = [];
 const started = async (opts: Parameters<typeof startService>[0] = {}) => {
-  const s = await startService({ sessionLeaseMs: LEASE, callbackBaseDelayMs: 200, callbackMaxAttempts: 3, ...opts });
+  const s = await startService({ sessionLeaseMs: LEASE, callbackBaseDelayMs: 200, callbackMaxAttempts: 3, callbackAllowCidrs: ['127.0.0.1/32'], ...opts });
   services.push(s);
   return s;
 };
@@ -325,7 +325,7 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
       await until(async () => espeakRuns(), (n) => n === runs + 2, 5000); // B took it up
       fs.rmSync(holdFile, { force: true });
       const done = await until(async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data, (x) => x.callback?.state === 'DELIVERED');
-      expect(done).toMatchObject({ status: 'COMPLETED', callback: { attempts: 1, lastStatus: 200 } });
+      expect(done).toMatchObject({ status: 'COMPLETED', callback: { state: 'DELIVERED', attempts: 1 } });
       expect((await fetch(`${b.baseUrl}${done.preview.url}`, { headers: { accessKey: acct.accessKey } })).status).toBe(200);
       await new Promise((r) => setTimeout(r, 500)); // A's espeak-ng also ended: it stores nothing
       const deliveries = receiver.for('/stopped');
@@ -356,7 +356,7 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
     const took = Date.now() - t0;
     if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[voices-nodes] callback re-sent ${took} ms after the node died\n`);
     expect(took, 'taken up within a lease and a poll').toBeLessThan(LEASE + 1000 + 4000);
-    expect(done.callback).toMatchObject({ attempts: 1, lastStatus: 200 });
+    expect(done.callback).toMatchObject({ state: 'DELIVERED', attempts: 1 });
     const deliveries = receiver.for('/died');
     expect(deliveries).toHaveLength(2);
     expect(deliveries.map((x) => [x.id, x.attempt])).toEqual([

@@ -9,6 +9,8 @@ import { codePoints } from '../../core/interpretation.js';
 import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
+import { OutboundPolicy } from '../../core/outbound-policy.js';
+import { GuardedTransport, systemResolver } from '../../voices/callback-transport.js';
 import { DesignJobs } from '../../voices/design-jobs.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
@@ -35,9 +37,9 @@ function designView(d: VoiceDesignRecord) {
         ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav', fileSize: d.previewBytes }
         : null,
     error: d.error,
-    callback: d.callbackUrl
-      ? { url: d.callbackUrl, state: d.callback.state, attempts: d.callback.attempts, lastStatus: d.callback.lastStatus, lastError: d.callback.lastError, nextAttemptAt: d.callback.nextAt }
-      : null,
+    // Delivered or failed, and how often it was tried: never what the target answered (status,
+    // network error), which would let a caller probe what listens where (server log only).
+    callback: d.callbackUrl ? { url: d.callbackUrl, state: d.callback.state, attempts: d.callback.attempts, nextAttemptAt: d.callback.nextAt } : null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -49,7 +51,12 @@ function text(v: unknown, field: string, max: number): string {
   return v;
 }
 
-function callbackUrl(v: unknown): string | null {
+/** The callbackUrl of a new design, normalised (`new URL`: `http://2130706433/` is
+ * `http://127.0.0.1/`). A host that is by itself a destination the policy refuses (an IP
+ * literal in a closed range, `localhost`, a metadata name) is 422 CALLBACK_URL_FORBIDDEN here;
+ * names are resolved and checked only when a callback connects (src/voices/callback-transport.ts),
+ * so a name that resolves somewhere closed ends FAILED like any unreachable receiver. */
+function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string' || v.length > MAX_CALLBACK_URL_CHARS) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   let url: URL;
@@ -60,6 +67,8 @@ function callbackUrl(v: unknown): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   if (url.username || url.password) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: credentials in the URL are not allowed');
+  const verdict = policy.checkHost(url.hostname);
+  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server`);
   return url.toString();
 }
 
@@ -70,6 +79,9 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
   return async (app) => {
     const { recordings } = files;
     const serverKey = await files.keys.load('callback-signing');
+    // The operator's callback destinations (docs/security.md); the same policy decides at
+    // create time (literal hosts) and at connect time (every resolved address).
+    const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
     const jobs = new DesignJobs({
       store: ctx.store,
       recordings,
@@ -80,6 +92,7 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
       callbackMaxAttempts: ctx.config.callbackMaxAttempts,
       view: designView,
       onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
+      transport: new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver),
       maxConcurrentSyntheses: ctx.config.voiceDesignConcurrency,
       node: ctx.config.nodeId,
       leaseMs: ctx.config.sessionLeaseMs,
@@ -102,7 +115,7 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
       for (const k of Object.keys(b)) if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
       const description = text(b.description, 'description', MAX_DESCRIPTION_CODE_POINTS);
       const previewText = text(b.previewText, 'previewText', MAX_PREVIEW_TEXT_CODE_POINTS);
-      const url = callbackUrl(b.callbackUrl);
+      const url = callbackUrl(b.callbackUrl, policy);
       const now = ctx.now();
       const design = await ctx.store.createVoiceDesignIfRoom(
         {

@@ -1,0 +1,127 @@
+// The one way the service sends a request on a user's behalf (voice design callbacks are the
+// only such requests today): an HTTP(S) POST whose destination is checked against the
+// operator's policy (src/core/outbound-policy.ts) at connect time.
+//
+//  - An IP literal in the URL is checked before anything is sent (node:net never resolves a
+//    literal, so the check below would not see it).
+//  - A name is resolved by the `lookup` node:net calls while it connects, and only addresses
+//    the policy allows are handed back: the addresses checked are the addresses connected to,
+//    with no second resolution in between, so a DNS answer that changes (rebinding) cannot
+//    pass a check and then connect elsewhere. Host header and TLS SNI keep the name.
+//  - The connected socket's peer address is checked once more before the request is
+//    treated as answered (a guard against any path that bypassed the lookup).
+//  - Redirects are never followed (node:http does not follow them): a 3xx is an answer.
+//  - No proxy and no connection reuse (agent: false).
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction, Socket } from 'node:net';
+import { OutboundPolicy } from '../core/outbound-policy.js';
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Resolves a host name to all its addresses (the seam tests use to script DNS answers). */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+/** The destination is not one the operator allows; `detail` is for the server log only. */
+export class DestinationRefused extends Error {
+  constructor(readonly detail: string) {
+    super(`destination not allowed: ${detail}`);
+    this.name = 'DestinationRefused';
+  }
+}
+
+export interface PostResult {
+  status: number;
+  /** The peer address the request was sent to (for the server log). */
+  address: string | null;
+}
+
+export interface OutboundRequest {
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+}
+
+export class GuardedTransport {
+  constructor(
+    private readonly policy: OutboundPolicy,
+    private readonly resolve: Resolver = systemResolver,
+  ) {}
+
+  /** The lookup handed to node:net: resolve, keep only allowed addresses, refuse if none. */
+  lookupFor(url: string): LookupFunction {
+    return (hostname, options, callback) => {
+      const cb = callback as (err: NodeJS.ErrnoException | null, address: string | ResolvedAddress[], family?: number) => void;
+      this.resolve(hostname).then(
+        (addresses) => {
+          const allowed = addresses.filter((a) => this.policy.checkAddress(a.address).allowed);
+          if (allowed.length === 0) {
+            const what = addresses.map((a) => `${a.address} (${this.policy.checkAddress(a.address).class})`).join(', ') || 'no address';
+            cb(new DestinationRefused(`${new URL(url).host} resolved to ${what}`), []);
+            return;
+          }
+          const wanted = options.family === 4 || options.family === 6 ? allowed.filter((a) => a.family === options.family) : allowed;
+          if (wanted.length === 0) {
+            cb(Object.assign(new Error(`no IPv${options.family} address allowed for ${hostname}`), { code: 'ENOTFOUND' }), []);
+            return;
+          }
+          if (options.all) cb(null, wanted);
+          else cb(null, wanted[0]!.address, wanted[0]!.family);
+        },
+        (err: NodeJS.ErrnoException) => cb(err, []),
+      );
+    };
+  }
+
+  /** POST `body` to `url`; resolves with the answer's status, rejects with DestinationRefused
+   * or the network error. The answer's body is not read. */
+  post(url: string, req: OutboundRequest): Promise<PostResult> {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return Promise.reject(new DestinationRefused('not a URL'));
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new DestinationRefused(`scheme ${u.protocol}`));
+    const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+    const early = this.policy.checkHost(host);
+    if (early && !early.allowed) return Promise.reject(new DestinationRefused(`${u.host}: ${early.reason}`));
+
+    return new Promise<PostResult>((resolve, reject) => {
+      const options: https.RequestOptions = {
+        protocol: u.protocol,
+        hostname: host,
+        port: u.port || undefined,
+        path: `${u.pathname}${u.search}`,
+        method: 'POST',
+        headers: { ...req.headers, host: u.host, 'content-length': String(Buffer.byteLength(req.body)) },
+        agent: false,
+        lookup: this.lookupFor(url),
+        signal: req.signal,
+      };
+      if (u.protocol === 'https:' && early === null) options.servername = host;
+      const r = (u.protocol === 'https:' ? https : http).request(options, (res) => {
+        const address = res.socket?.remoteAddress ?? null;
+        res.destroy();
+        resolve({ status: res.statusCode ?? 0, address });
+      });
+      r.on('socket', (socket: Socket) => {
+        const check = () => {
+          const peer = socket.remoteAddress;
+          const verdict = peer ? this.policy.checkAddress(peer) : null;
+          if (!verdict || !verdict.allowed) r.destroy(new DestinationRefused(`${u.host} connected to ${peer ?? 'an unknown address'}`));
+        };
+        if (socket.remoteAddress) check();
+        else socket.once('connect', check);
+      });
+      r.on('error', reject);
+      r.end(req.body);
+    });
+  }
+}
