@@ -1,6 +1,9 @@
 // The one envelope helper. Routes return ok(data); every failure goes through fail() via
-// the server's error handler, so no route builds an error body by hand.
+// the server's error handler, so no route builds an error body by hand. Messages are
+// scrubbed of credential shapes here (src/core/redact.ts): a message may echo a path or a
+// parameter a client put a key in, and clients, proxies and logs keep what they are sent.
 import { ScribedError, toScribedError } from './errors.js';
+import { scrubCredentials } from './redact.js';
 
 export interface SuccessEnvelope<T> {
   code: 1;
@@ -19,11 +22,18 @@ export function ok<T>(data: T, message = 'success'): SuccessEnvelope<T> {
 
 export function fail(err: unknown): { status: number; body: FailureEnvelope } {
   const e = toScribedError(err);
-  return { status: e.spec.http, body: { code: e.spec.wire, message: e.message } };
+  return { status: e.spec.http, body: { code: e.spec.wire, message: scrubCredentials(e.message) } };
+}
+
+/** The failure shape of the dashboard's `/api/user` routes (docs/api.md, Dashboard user
+ * groups): `{success: 0, message}` with the table's status. */
+export function failDashboard(err: unknown): { status: number; body: { success: 0; message: string } } {
+  const { status, body } = fail(err);
+  return { status, body: { success: 0, message: body.message } };
 }
 
 /** The socket form of an error: a typed `error` event (docs/protocol.md). */
 export function wsError(err: unknown, fatal = false): { type: 'error'; code: string; message: string; fatal: boolean } {
   const e = err instanceof ScribedError ? err : toScribedError(err);
-  return { type: 'error', code: e.code, message: e.message, fatal };
+  return { type: 'error', code: e.code, message: scrubCredentials(e.message), fatal };
 }

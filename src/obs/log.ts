@@ -1,7 +1,12 @@
-// Structured logs. Credentials never reach a log line: header values, ticket query
-// parameters and any field named like a secret are redacted by path, and request URLs are
-// logged with their query values for `ticket` replaced.
+// Structured logs. Credentials never reach a log line:
+// - header values and fields named like a secret are redacted by path (REDACT_PATHS);
+// - request URLs are logged through redactUrl (src/core/redact.ts): secret-named query
+//   values replaced, credential shapes scrubbed wherever they sit;
+// - and, whatever else a line carries (an error message echoing a URL or a body, a field a
+//   future change adds), every line is scrubbed of credential shapes, percent-encoded or not,
+//   just before it is written (pino's streamWrite hook).
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { redactUrl, scrubCredentials } from '../core/redact.js';
 
 export const REDACT_PATHS = [
   'req.headers.accesskey',
@@ -18,10 +23,7 @@ export const REDACT_PATHS = [
   '*.secret',
 ];
 
-/** Replace the value of any `ticket` (or key-like) query parameter in a URL. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:ticket|accessKey|access_key|apikey|api_key|token)=)[^&#]*/gi, '$1[Redacted]');
-}
+export { redactUrl };
 
 export function createLogger(opts: { level?: string; destination?: pino.DestinationStream } = {}): Logger {
   const options: LoggerOptions = {
@@ -33,6 +35,7 @@ export function createLogger(opts: { level?: string; destination?: pino.Destinat
         return { id: req.id, method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip };
       },
     },
+    hooks: { streamWrite: scrubCredentials },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { inject } from 'vitest';
 import { openStore, type StoreSettings } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
@@ -50,7 +50,9 @@ export async function storeArgsFor(dataDir: string): Promise<string[]> {
   return ['--data-dir', dataDir, ...(s.databaseUrl ? ['--database-url', s.databaseUrl] : [])];
 }
 
-export async function startService(opts: ConfigInput & { now?: () => Date } = {}): Promise<TestService> {
+/** `logger`: the service's logger (default: silent, or SCRIBED_TEST_LOG's level); tests that
+ * look at log lines pass one built by createLogger (src/obs/log.ts) on a capturing stream. */
+export async function startService(opts: ConfigInput & { now?: () => Date; logger?: Logger } = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
   const storeSettings = await storeSettingsFor(dataDir);
   const service = await createService({
@@ -61,7 +63,7 @@ export async function startService(opts: ConfigInput & { now?: () => Date } = {}
     host: '127.0.0.1',
     port: opts.port ?? 0,
     dataDir,
-    logger: pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' }),
+    logger: opts.logger ?? pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' }),
   });
   const address = await service.listen();
   const url = new URL(address);

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ScribedError } from '../../core/errors.js';
+import { failDashboard } from '../../core/envelope.js';
 import { secretMatches } from '../../core/credentials.js';
 import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
 import type { ServerKeys } from '../../store/server-key.js';
@@ -63,7 +64,8 @@ export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPlugi
     app.setErrorHandler((err: FastifyError, req, reply) => {
       const e = toTableError(err);
       if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
-      void reply.code(e.spec.http).send({ success: 0, message: e.message });
+      const { status, body } = failDashboard(e);
+      void reply.code(status).send(body);
     });
 
     // Get-or-create: a HEAD would run it and create a group, so HEAD is not routed here
