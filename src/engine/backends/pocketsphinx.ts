@@ -30,8 +30,24 @@ interface NativeDecoder {
   addVocabulary(words: Array<{ word: string; phones: string }>, hintLmPath: string, weight: number): number;
   destroy(): void;
 }
+/** Process-wide counters of the addon's shared language model (docs/engines.md, "Memory per
+ * decoder"): every worker thread loads the same library, so these count across threads. */
+export interface PocketsphinxSharing {
+  /** Language models read from a file to be shared. */
+  lmLoads: number;
+  /** Shared models held now (one per model file and weights). */
+  lmSharedModels: number;
+  /** Decoders given a view of a shared model (ever), and those alive now. */
+  lmViews: number;
+  lmViewsLive: number;
+  /** Decoders that read their own model (sharing off, or a vocabulary stream). */
+  lmPrivate: number;
+  /** Shared models refused by the addon's layout check (then decoders read their own). */
+  lmShareRefused: number;
+}
 interface NativeAddon {
   Decoder: new (options: Record<string, string>) => NativeDecoder;
+  stats?: () => PocketsphinxSharing;
 }
 
 let addon: NativeAddon | null = null;
@@ -71,6 +87,18 @@ export const FAST_ARGS: Readonly<Record<string, string>> = {
   '-pl_window': '5',
   '-remove_silence': 'no',
 };
+
+/** The addon's sharing counters, or null for an addon build without them. */
+export function pocketsphinxSharing(): PocketsphinxSharing | null {
+  const a = loadAddon();
+  return typeof a.stats === 'function' ? a.stats() : null;
+}
+
+/** Decoders share one language model per process unless SCRIBED_POCKETSPHINX_SHARE_LM=0
+ * (for measuring; results are the same either way). */
+function shareLanguageModel(): boolean {
+  return process.env.SCRIBED_POCKETSPHINX_SHARE_LM !== '0';
+}
 
 export interface PocketsphinxArgs {
   args: Record<string, string>;
@@ -125,7 +153,9 @@ export interface PocketsphinxBackend extends DecoderBackend {
 export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
   const { args, notices } = pocketsphinxArgs(config, extra);
   const { Decoder } = loadAddon();
-  let decoder: NativeDecoder | null = new Decoder(args);
+  // '-scribed_share_lm' is the addon's own option, not a pocketsphinx flag (so not in `args`,
+  // which the bench also hands to the CLI).
+  let decoder: NativeDecoder | null = new Decoder(shareLanguageModel() ? args : { ...args, '-scribed_share_lm': 'no' });
   // With -bestpath no there is no lattice, so ps_seg_prob carries no posterior.
   const hasPosterior = args['-bestpath'] !== 'no';
   const samplesPerFrame = ENGINE_RATE / FRAMES_PER_SECOND;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,6 +26,269 @@ namespace {
 
 std::once_flag g_log_once;
 std::mutex g_init_mutex;  // sphinxbase option parsing / model loading touches global logging state
+
+// ---------------------------------------------------------------------------------------------
+// One language model for every decoder of the process (docs/engines.md, "Memory per decoder").
+//
+// The trie language model (en-us.lm.bin, 27 MB) is read into the heap by every ps_init(): about
+// 33 MiB per decoder. Its n-gram arrays are read-only once loaded, but the model object is not:
+// lm_trie_score() (sphinxbase src/libsphinxbase/lm/lm_trie.c) keeps the last history and its
+// backoffs in the lm_trie_t itself (update_backoff() writes trie->hist_cache and
+// trie->backoff_cache on every history change), and ngram_model_apply_weights() writes lw and
+// log_wip into the model. Two threads scoring one ngram_model_t would race on those.
+//
+// So the process reads the model once (SharedLm, keyed by path and weights) and gives each
+// decoder its own small model object: a copy of the ngram_model_t header with its own weights
+// and counts, and a copy of the lm_trie_t header with its own caches, both pointing at the one
+// set of n-gram arrays, unigrams, quantisation tables, word strings and word hash, which no
+// scoring call writes (unigram_find, middle_find, longest_find, lm_trie_quant_*read,
+// hash_table lookup only read). The copy scores through the trie's own functions; only its
+// free() differs (it frees the headers and releases the shared model, never the arrays).
+//
+// Words are never added to a shared model: ngram_model_add_word() would reallocate the shared
+// word arrays and unigrams. addVocabulary() first gives its decoder a private model read from
+// the file (the decoder is retired after that stream anyway).
+//
+// These structures are internal to sphinxbase (not installed headers); they are mirrored from
+// the sphinxbase sources of Debian's 5prealpha (ngram_model_internal.h, ngram_model_trie.h,
+// lm_trie.h; unchanged from 2016-02 to 2017). VerifyShare() checks the mirror against the
+// loaded library through the public API (same counts, word strings, scores for a sample of
+// n-grams) before any sharing; on a mismatch every decoder reads its own model, as before.
+namespace sb {
+struct Funcs {
+  void (*free)(ngram_model_t *model);
+  int (*apply_weights)(ngram_model_t *model, float32 lw, float32 wip);
+  int32 (*score)(ngram_model_t *model, int32 wid, int32 *history, int32 n_hist, int32 *n_used);
+  int32 (*raw_score)(ngram_model_t *model, int32 wid, int32 *history, int32 n_hist, int32 *n_used);
+  int32 (*add_ug)(ngram_model_t *model, int32 wid, int32 lweight);
+  void (*flush)(ngram_model_t *model);
+};
+struct Model {  // struct ngram_model_s
+  int refcount;
+  uint32 *n_counts;
+  int32 n_1g_alloc;
+  int32 n_words;
+  uint8 n;
+  uint8 n_classes;
+  uint8 writable;
+  uint8 flags;
+  logmath_t *lmath;
+  float32 lw;
+  int32 log_wip;
+  int32 log_zero;
+  char **word_str;
+  void *wid;  // hash_table_t *
+  int32 *tmp_wids;
+  void **classes;
+  Funcs *funcs;
+};
+constexpr int kMaxOrder = 5;  // NGRAM_MAX_ORDER
+struct Trie {  // struct lm_trie_s
+  uint8 *ngram_mem;
+  size_t ngram_mem_size;
+  void *unigrams;
+  void *middle_begin;
+  void *middle_end;
+  void *longest;
+  void *quant;
+  float backoff_cache[kMaxOrder];
+  uint32 hist_cache[kMaxOrder - 1];
+};
+struct TrieModel {  // struct ngram_model_trie_s
+  Model base;
+  Trie *trie;
+};
+}  // namespace sb
+
+struct SharedLm;
+// A decoder's model: the trie model's layout first (the trie's functions cast to it), then
+// the shared model it borrows from.
+struct LmView {
+  sb::TrieModel tm;
+  SharedLm *owner;
+};
+
+struct SharedLm {
+  std::string key;
+  ngram_model_t *model = nullptr;  // read once; never scored directly by a decoder
+  logmath_t *lmath = nullptr;      // owned: outlives every decoder that uses the model
+  sb::Funcs funcs{};               // the trie's functions, with free() replaced
+  int users = 0;
+};
+
+std::mutex g_lm_mutex;  // g_lms, SharedLm::users, g_stats
+std::map<std::string, SharedLm *> g_lms;
+struct Stats {
+  double lmLoads = 0;        // language models read from a file for sharing
+  double lmViews = 0;        // decoder views made over a shared model (ever)
+  double lmViewsLive = 0;    // views alive now
+  double lmPrivate = 0;      // decoders that read their own model (sharing off or refused)
+  double lmShareRefused = 0; // shared models refused by VerifyShare()
+} g_stats;
+
+// Drops one use of a shared model; the last one frees it. Never called with g_lm_mutex held.
+void ReleaseSharedLm(SharedLm *s) {
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    if (--s->users == 0) {
+      auto it = g_lms.find(s->key);
+      if (it != g_lms.end() && it->second == s) g_lms.erase(it);
+      last = true;
+    }
+  }
+  if (last) {
+    ngram_model_free(s->model);
+    logmath_free(s->lmath);
+    delete s;
+  }
+}
+
+void FreeView(ngram_model_t *m) {
+  // Called by ngram_model_free() when a view's refcount reaches zero, before it frees the
+  // header fields: leave it nothing shared to free (hash_table_free(NULL) and ckd_free(NULL)
+  // are no-ops; writable = FALSE and no classes means no word string is freed).
+  LmView *v = reinterpret_cast<LmView *>(m);
+  ckd_free(v->tm.trie);
+  v->tm.trie = nullptr;
+  v->tm.base.word_str = nullptr;
+  v->tm.base.wid = nullptr;
+  v->tm.base.tmp_wids = nullptr;
+  SharedLm *owner = v->owner;
+  v->owner = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    g_stats.lmViewsLive--;
+  }
+  ReleaseSharedLm(owner);
+}
+
+// A decoder's own model object over a shared model (refcount 1: the caller hands it to
+// ps_set_lm() and frees its reference). Never called with g_lm_mutex held.
+ngram_model_t *MakeView(SharedLm *s) {
+  const sb::TrieModel *src = reinterpret_cast<const sb::TrieModel *>(s->model);
+  LmView *v = static_cast<LmView *>(ckd_calloc(1, sizeof(LmView)));
+  v->tm.base = src->base;
+  v->tm.base.refcount = 1;
+  v->tm.base.writable = FALSE;
+  v->tm.base.tmp_wids = nullptr;
+  v->tm.base.funcs = &s->funcs;
+  v->tm.base.n_counts = static_cast<uint32 *>(ckd_calloc(src->base.n, sizeof(uint32)));
+  std::memcpy(v->tm.base.n_counts, src->base.n_counts, src->base.n * sizeof(uint32));
+  v->tm.trie = static_cast<sb::Trie *>(ckd_calloc(1, sizeof(sb::Trie)));
+  *v->tm.trie = *src->trie;
+  // As lm_trie_flush(): no history cached yet.
+  std::memset(v->tm.trie->hist_cache, -1, sizeof(v->tm.trie->hist_cache));
+  std::memset(v->tm.trie->backoff_cache, 0, sizeof(v->tm.trie->backoff_cache));
+  v->owner = s;
+  std::lock_guard<std::mutex> lock(g_lm_mutex);
+  s->users++;
+  g_stats.lmViews++;
+  g_stats.lmViewsLive++;
+  return reinterpret_cast<ngram_model_t *>(v);
+}
+
+// The mirrored layout matches the loaded sphinxbase: what the public API reports must be
+// what the mirror reads, and a view must score exactly as the model it copies.
+bool VerifyShare(SharedLm *s, std::string *why) {
+  ngram_model_t *m = s->model;
+  const sb::Model *b = reinterpret_cast<const sb::Model *>(m);
+  const sb::TrieModel *tm = reinterpret_cast<const sb::TrieModel *>(m);
+  // ngram_model_get_size() is the order; ngram_model_get_counts() the n-gram counts array.
+  int32 nw = b->n_words;
+  if (b->refcount != 1 || b->n_counts != ngram_model_get_counts(m) || b->n != ngram_model_get_size(m) ||
+      nw != static_cast<int32>(ngram_model_get_counts(m)[0]) || nw < 3 || b->n < 1 || b->n > sb::kMaxOrder || b->n_classes != 0 || b->lmath != s->lmath || b->funcs == nullptr ||
+      b->funcs->score == nullptr || b->funcs->free == nullptr || tm->trie == nullptr) {
+    *why = "model header does not match the expected sphinxbase layout";
+    return false;
+  }
+  for (int32 i = 0; i < nw; i += 997) {
+    if (b->word_str[i] != ngram_word(m, i)) {
+      *why = "word strings do not match the expected layout";
+      return false;
+    }
+  }
+  ngram_model_t *view = MakeView(s);
+  // Scores of a sample of unigrams, bigrams and trigrams, over histories that change often
+  // (every cache path) and repeat (cached path), must be identical.
+  uint32 x = 12345;
+  auto next = [&]() {
+    x = x * 1103515245u + 12345u;
+    return static_cast<int32>((x >> 8) % static_cast<uint32>(nw));
+  };
+  bool same = true;
+  int32 h1 = next(), h2 = next();
+  for (int i = 0; i < 3000 && same; i++) {
+    if (i % 7 == 0) {
+      h1 = next();
+      h2 = next();
+    }
+    int32 w = next();
+    int32 u1 = 0, u2 = 0;
+    same = ngram_tg_score(m, w, h1, h2, &u1) == ngram_tg_score(view, w, h1, h2, &u2) && u1 == u2;
+    same = same && ngram_bg_score(m, w, h1, &u1) == ngram_bg_score(view, w, h1, &u2) && u1 == u2;
+    same = same && ngram_score(m, ngram_word(m, w), NULL) == ngram_score(view, ngram_word(m, w), NULL);
+  }
+  if (!same) *why = "a decoder's view of the shared model scores differently";
+  ngram_model_free(view);  // FreeView: drops the view's use of s (s is not in g_lms yet)
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    g_stats.lmViews--;  // count decoders' views only
+  }
+  return same;
+}
+
+// The shared model for this decoder's -lm, weights and log base, read on first use; null
+// when sharing is refused (then the decoder reads its own). Called with g_init_mutex held.
+SharedLm *AcquireSharedLm(cmd_ln_t *config, const std::string &path, std::string *why) {
+  float32 lw = cmd_ln_exists_r(config, "-lw") ? cmd_ln_float32_r(config, "-lw") : 1.0f;
+  float32 wip = cmd_ln_exists_r(config, "-wip") ? cmd_ln_float32_r(config, "-wip") : 1.0f;
+  float32 logbase = cmd_ln_float32_r(config, "-logbase");
+  bool table = cmd_ln_boolean_r(config, "-bestpath");  // as ps_reinit() makes its logmath
+  char key[64];
+  std::snprintf(key, sizeof key, "|%a|%a|%a|%d", lw, wip, logbase, table ? 1 : 0);
+  std::string k = path + key;
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    auto it = g_lms.find(k);
+    if (it != g_lms.end()) {
+      it->second->users++;  // held until the view is made
+      return it->second;
+    }
+  }
+  SharedLm *s = new SharedLm();
+  s->key = k;
+  s->lmath = logmath_init(static_cast<float64>(logbase), 0, table ? TRUE : FALSE);
+  // ngram_model_read() applies -lw and -wip from the config, as ps_set_lm_file() does.
+  s->model = s->lmath != nullptr ? ngram_model_read(config, path.c_str(), NGRAM_AUTO, s->lmath) : nullptr;
+  if (s->model == nullptr) {
+    *why = "could not read " + path;
+    if (s->lmath != nullptr) logmath_free(s->lmath);
+    delete s;
+    return nullptr;
+  }
+  // Only the trie format (what ngram_model_read() makes of .lm.bin, ARPA and DMP here) has the
+  // layout mirrored above.
+  const sb::Model *b = reinterpret_cast<const sb::Model *>(s->model);
+  s->funcs = *b->funcs;
+  s->funcs.free = FreeView;
+  s->users = 1;  // held by this call until the caller's view is made
+  bool ok = VerifyShare(s, why);
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    g_stats.lmLoads++;
+    if (ok) {
+      g_lms[k] = s;
+    } else {
+      g_stats.lmShareRefused++;
+    }
+  }
+  if (!ok) {
+    ReleaseSharedLm(s);
+    return nullptr;
+  }
+  return s;
+}
 
 // Fillers and sentence markers never reach the transcript.
 bool IsFiller(const char *w) {
@@ -74,12 +338,18 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     Napi::Array keys = opts.GetPropertyNames();
     args_.push_back("scribed");
     bool quiet = false;
+    bool shareLm = true;
     for (uint32_t i = 0; i < keys.Length(); i++) {
       std::string key = keys.Get(i).ToString().Utf8Value();
       Napi::Value v = opts.Get(key);
       if (v.IsUndefined() || v.IsNull()) continue;
       std::string val = v.IsBoolean() ? (v.As<Napi::Boolean>().Value() ? "yes" : "no") : v.ToString().Utf8Value();
       if (key.empty() || key[0] != '-') key = "-" + key;
+      if (key == "-scribed_share_lm") {
+        // Ours, not a pocketsphinx flag: "no" makes this decoder read its own language model.
+        shareLm = val != "no";
+        continue;
+      }
       if (key == "-logfn") {
         // The log file is process-global in sphinxbase; reopening it from several worker
         // threads races. /dev/null means "silence", done once per process instead.
@@ -100,11 +370,46 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     if (config_ == nullptr) {
       throw Napi::Error::New(env, "pocketsphinx: invalid options (cmd_ln_parse_r failed)");
     }
+    // The language model: shared with the process's other decoders when the search is the
+    // plain -lm one (the same ps_set_lm() + ps_set_search() as ps_reinit() does for -lm, with
+    // this decoder's view of the shared model instead of a model of its own).
+    const char *lm = cmd_ln_str_r(config_, "-lm");
+    SharedLm *shared = nullptr;
+    if (shareLm && lm != nullptr && cmd_ln_str_r(config_, "-lmctl") == nullptr && cmd_ln_str_r(config_, "-fsg") == nullptr &&
+        cmd_ln_str_r(config_, "-jsgf") == nullptr && cmd_ln_str_r(config_, "-kws") == nullptr &&
+        cmd_ln_str_r(config_, "-keyphrase") == nullptr && cmd_ln_str_r(config_, "-allphone") == nullptr) {
+      lm_path_ = lm;
+      std::string why;
+      shared = AcquireSharedLm(config_, lm_path_, &why);
+      if (shared != nullptr) {
+        cmd_ln_set_str_r(config_, "-lm", nullptr);  // ps_init() then makes no search of its own
+      } else {
+        std::fprintf(stderr, "scribed pocketsphinx: language model not shared (%s); this decoder reads its own\n", why.c_str());
+      }
+    }
     ps_ = ps_init(config_);
+    if (ps_ != nullptr && shared != nullptr) {
+      ngram_model_t *view = MakeView(shared);
+      ReleaseSharedLm(shared);  // the view holds it now
+      int rv = ps_set_lm(ps_, kDefaultSearch, view);
+      ngram_model_free(view);  // the search holds it now (or it is freed: set failed)
+      if (rv < 0 || ps_set_search(ps_, kDefaultSearch) < 0) {
+        ps_free(ps_);
+        ps_ = nullptr;
+      } else {
+        lm_shared_ = true;
+      }
+    } else if (shared != nullptr) {
+      ReleaseSharedLm(shared);
+    }
     if (ps_ == nullptr) {
       cmd_ln_free_r(config_);
       config_ = nullptr;
       throw Napi::Error::New(env, "pocketsphinx: ps_init failed (check -hmm, -lm, -dict, -featparams)");
+    }
+    if (!lm_shared_) {
+      std::lock_guard<std::mutex> statsLock(g_lm_mutex);
+      g_stats.lmPrivate++;
     }
   }
 
@@ -311,6 +616,18 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       const char *current = ps_get_search(ps_);
       base_search_ = current != nullptr ? current : "";
     }
+    if (lm_shared_) {
+      // ps_add_word() adds each word to the search's language model: never to the shared
+      // one. This decoder reads its own, as it would have without sharing (ps_set_lm_file is
+      // what ps_init() does for -lm), then continues as before.
+      std::lock_guard<std::mutex> lock(g_init_mutex);
+      if (ps_set_lm_file(ps_, base_search_.c_str(), lm_path_.c_str()) < 0 || ps_set_search(ps_, base_search_.c_str()) < 0) {
+        throw Napi::Error::New(env, "pocketsphinx: could not read the language model " + lm_path_);
+      }
+      lm_shared_ = false;
+      std::lock_guard<std::mutex> statsLock(g_lm_mutex);
+      g_stats.lmPrivate++;
+    }
     int added = 0;
     for (uint32_t i = 0; i < words.Length(); i++) {
       Napi::Value v = words.Get(i);
@@ -362,15 +679,40 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     return info.Env().Undefined();
   }
 
+  static constexpr const char *kDefaultSearch = "_default";  // PS_DEFAULT_SEARCH
+
   std::vector<std::string> args_;
   std::string base_search_;
+  std::string lm_path_;
+  bool lm_shared_ = false;  // the search scores through a view of a process-wide model
   cmd_ln_t *config_ = nullptr;
   ps_decoder_t *ps_ = nullptr;
   bool in_utt_ = false;
 };
 
+// stats(): the process-wide sharing counters (all worker threads load this one library).
+Napi::Value GetStats(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Stats st;
+  double models = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_lm_mutex);
+    st = g_stats;
+    models = static_cast<double>(g_lms.size());
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("lmLoads", st.lmLoads);
+  o.Set("lmSharedModels", models);
+  o.Set("lmViews", st.lmViews);
+  o.Set("lmViewsLive", st.lmViewsLive);
+  o.Set("lmPrivate", st.lmPrivate);
+  o.Set("lmShareRefused", st.lmShareRefused);
+  return o;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Decoder", Decoder::Define(env));
+  exports.Set("stats", Napi::Function::New(env, GetStats, "stats"));
   return exports;
 }
 
