@@ -62,6 +62,16 @@ export interface ServiceConfig {
   /** Voice design callbacks: first retry delay (doubles per attempt) and attempts in all. */
   callbackBaseDelayMs: number;
   callbackMaxAttempts: number;
+  /** HTTP connection bounds (src/server/connections.ts; docs/api.md, Connections and timeouts):
+   * headers must arrive within headersTimeoutMs and a whole request, body included, within
+   * requestTimeoutMs (a batch upload too: 10 min carries 100 MiB at 1.4 Mbit/s); a connection
+   * silent for idleTimeoutMs while the client owes something is closed, and idle between
+   * requests for keepAliveTimeoutMs; at most maxConnections at once, sockets included. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  idleTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
   /** Callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 ...),
    * not loopback (docs/security.md). Default false. */
   callbackAllowPrivate: boolean;
@@ -131,6 +141,14 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     arrangementRetryBaseMs: input.arrangementRetryBaseMs ?? envInt(ARRANGEMENT_RETRY_ENV) ?? DEFAULT_ARRANGEMENT_RETRY_BASE_MS,
     callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,
     callbackMaxAttempts: input.callbackMaxAttempts ?? 6,
+    headersTimeoutMs: input.headersTimeoutMs ?? envInt('SCRIBED_HEADERS_TIMEOUT_MS') ?? 10_000,
+    requestTimeoutMs: input.requestTimeoutMs ?? envInt('SCRIBED_REQUEST_TIMEOUT_MS') ?? 600_000,
+    idleTimeoutMs: input.idleTimeoutMs ?? envInt('SCRIBED_IDLE_TIMEOUT_MS') ?? 60_000,
+    // Longer than a balancer's idle timeout (HAProxy's `timeout server`, 60 s in
+    // deploy/haproxy.cfg), so the balancer, not this server, ends an idle kept-alive connection
+    // and never sends a request on one this server is closing.
+    keepAliveTimeoutMs: input.keepAliveTimeoutMs ?? envInt('SCRIBED_KEEP_ALIVE_TIMEOUT_MS') ?? 72_000,
+    maxConnections: input.maxConnections ?? envInt('SCRIBED_MAX_CONNECTIONS') ?? 1024,
     callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
     callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
     callbackResolver: input.callbackResolver,
@@ -151,6 +169,13 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
+  if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
+  if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {
+    throw new Error('SCRIBED_REQUEST_TIMEOUT_MS must be at least the headers timeout and at most 86400000');
+  }
+  if (!(cfg.idleTimeoutMs >= 100 && cfg.idleTimeoutMs <= 3_600_000)) throw new Error('SCRIBED_IDLE_TIMEOUT_MS must be 100..3600000');
+  if (!(cfg.keepAliveTimeoutMs >= 100 && cfg.keepAliveTimeoutMs <= 3_600_000)) throw new Error('SCRIBED_KEEP_ALIVE_TIMEOUT_MS must be 100..3600000');
+  if (!(Number.isInteger(cfg.maxConnections) && cfg.maxConnections >= 1 && cfg.maxConnections <= 1_000_000)) throw new Error('SCRIBED_MAX_CONNECTIONS must be 1..1000000');
   if (!(cfg.voiceDesignConcurrency >= 1 && cfg.voiceDesignConcurrency <= MAX_DESIGN_CONCURRENCY)) {
     throw new Error(`${DESIGN_CONCURRENCY_ENV} must be an integer 1..${MAX_DESIGN_CONCURRENCY}, got ${cfg.voiceDesignConcurrency}`);
   }

@@ -15,6 +15,11 @@ interface ServeArgs extends StoreArgs {
   'max-decoders'?: number;
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
+  'max-connections'?: number;
+  'headers-timeout-ms'?: number;
+  'request-timeout-ms'?: number;
+  'idle-timeout-ms'?: number;
+  'keep-alive-timeout-ms'?: number;
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -35,7 +40,13 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         type: 'string',
         array: true,
         describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
-      }),
+      })
+      // Connection bounds: docs/api.md, "Connections and timeouts".
+      .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
+      .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
+      .option('request-timeout-ms', { type: 'number', describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]' })
+      .option('idle-timeout-ms', { type: 'number', describe: 'close a connection silent this long while the client owes a request or reading an answer [env SCRIBED_IDLE_TIMEOUT_MS, default 60000]' })
+      .option('keep-alive-timeout-ms', { type: 'number', describe: 'close a connection idle this long between requests [env SCRIBED_KEEP_ALIVE_TIMEOUT_MS, default 72000]' }),
   handler: async (args) => {
     const service = await createService({
       ...storeConfigInput(args),
@@ -46,6 +57,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDecoders: args['max-decoders'],
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+      maxConnections: args['max-connections'],
+      headersTimeoutMs: args['headers-timeout-ms'],
+      requestTimeoutMs: args['request-timeout-ms'],
+      idleTimeoutMs: args['idle-timeout-ms'],
+      keepAliveTimeoutMs: args['keep-alive-timeout-ms'],
     });
     const address = await service.listen();
     service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');

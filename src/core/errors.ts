@@ -21,6 +21,10 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { wire: -1, http: 413, summary: 'the request body is over its size limit' },
   INTERNAL: { wire: -1, http: 500, summary: 'an unexpected server fault; logged with its cause' },
   METHOD_NOT_ALLOWED: { wire: -1, http: 405, summary: 'the route does not take this method (see the Allow header)' },
+  URI_TOO_LONG: { wire: -1, http: 414, summary: 'a path segment is longer than any id this service issues (over 100 characters)' },
+  HEADERS_TOO_LARGE: { wire: -1, http: 431, summary: 'the request line and headers are over 16 KiB' },
+  REQUEST_TIMEOUT: { wire: -1, http: 408, summary: 'the headers or the whole request did not arrive in time (docs/api.md, Connections and timeouts)' },
+  UPGRADE_INVALID: { wire: -1, http: 400, summary: 'a WebSocket upgrade is malformed (method, Upgrade, Sec-WebSocket-Key, Sec-WebSocket-Version 13 or 8, Sec-WebSocket-Protocol) or names a path with no socket' },
 
   // real-time sessions
   IDEMPOTENCY_KEY_REQUIRED: { wire: -1, http: 400, summary: 'the Idempotency-Key header is missing or malformed' },

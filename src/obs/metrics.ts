@@ -39,6 +39,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
     callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
     recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
+    connectionsDropped: new Counter({ name: 'scribed_http_connections_dropped_total', help: 'Connections closed at once because SCRIBED_MAX_CONNECTIONS were open', registers: r }),
     httpDuration: new Histogram({
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',

@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { connectionOptions, installConnectionGuards, onSocketError } from './connections.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './routes/health.js';
 import { accountRoutes } from './routes/account.js';
@@ -36,8 +37,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     trustProxy: false,
+    // Timeouts, the connection cap and the answers below the routes (connections.ts).
+    ...connectionOptions(ctx.config),
   });
   installErrorHandling(app);
+  // Every authenticated route plugin sets this in its onRequest hook (auth.ts).
+  app.decorateRequest('accountId', null);
 
   // Some endpoints take no body (tickets); clients that still send
   // `Content-Type: application/json` with an empty body get treated as sending none.
@@ -57,6 +62,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   await app.register(websocket, {
     options: { maxPayload: WS_MAX_MESSAGE_BYTES },
+    errorHandler: onSocketError,
     // Replaces the plugin's default, which closes every socket at once with no code: live
     // sessions first finalize, persist and close their sockets with 1012 (service restart),
     // then sockets still in their handshake get the same code.
@@ -66,6 +72,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await new Promise<void>((resolve) => this.websocketServer.close(() => resolve()));
     },
   });
+  // After the websocket plugin (its onRequest hook marks upgrades) and before any route.
+  installConnectionGuards(app, ctx.config, ctx.metrics);
   await app.register(healthRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(sessionRoutes(ctx));

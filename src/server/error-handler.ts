@@ -1,9 +1,15 @@
 // Any throw inside a route becomes the spec's envelope with the status from the error
-// table. Fastify's own errors (bad JSON, body too large, wrong content type) are mapped to
-// table codes here, so clients see one shape whatever failed.
-import type { FastifyError, FastifyInstance } from 'fastify';
+// table. Fastify's own errors (bad JSON, body too large, wrong content type, a path it cannot
+// decode or route) are mapped to table codes here, so clients see one shape whatever failed.
+// Below Fastify, the HTTP parser's and the WebSocket upgrade's refusals are written in the same
+// envelope by src/server/connections.ts.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ScribedError } from '../core/errors.js';
 import { fail } from '../core/envelope.js';
+
+/** Node's errors for a request body the client stopped sending (it hung up, or the
+ * connection broke): the client's fault, not the server's. */
+const BODY_CUT_OFF = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
 export function toTableError(err: FastifyError | Error): ScribedError {
   if (err instanceof ScribedError) return err;
@@ -17,24 +23,41 @@ export function toTableError(err: FastifyError | Error): ScribedError {
       return new ScribedError('BAD_REQUEST', 'Content-Type is application/json but the body is empty', { cause: err });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ScribedError('BAD_REQUEST', `the body is not valid JSON: ${err.message}`, { cause: err });
+    case 'FST_ERR_BAD_URL':
+      return new ScribedError('BAD_REQUEST', 'the path is not valid percent-encoded UTF-8', { cause: err });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ScribedError('URI_TOO_LONG', undefined, { cause: err });
     default:
       break;
   }
-  if (err instanceof SyntaxError || (err as FastifyError).statusCode === 400) {
-    return new ScribedError('BAD_REQUEST', err.message, { cause: err });
+  if (code !== undefined && BODY_CUT_OFF.has(code)) {
+    return new ScribedError('BAD_REQUEST', 'the request body ended before its Content-Length', { cause: err });
+  }
+  if (err instanceof SyntaxError) return new ScribedError('BAD_REQUEST', err.message, { cause: err });
+  // Any other client error Fastify raises carries its 4xx status: the nearest table row.
+  const status = (err as FastifyError).statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const byStatus = { 404: 'NOT_FOUND', 408: 'REQUEST_TIMEOUT', 413: 'PAYLOAD_TOO_LARGE', 414: 'URI_TOO_LONG', 431: 'HEADERS_TOO_LARGE' } as const;
+    return new ScribedError(byStatus[status as keyof typeof byStatus] ?? 'BAD_REQUEST', err.message, { cause: err });
   }
   return new ScribedError('INTERNAL', undefined, { cause: err });
 }
 
+/** Answer any error in the envelope; a server fault is logged at error with its cause. */
+export function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
+  const e = toTableError(err);
+  if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
+  const { status, body } = fail(e);
+  void reply.code(status).send(body);
+}
+
+/** The answer for a request no route takes. */
+export function noRoute(req: FastifyRequest): ScribedError {
+  return new ScribedError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError, req, reply) => {
-    const e = toTableError(err);
-    if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
-    const { status, body } = fail(e);
-    void reply.code(status).send(body);
-  });
-  app.setNotFoundHandler((req, reply) => {
-    const { status, body } = fail(new ScribedError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`));
-    void reply.code(status).send(body);
-  });
+  app.setErrorHandler(sendError);
+  // Reached only if the onRequest hook in connections.ts did not answer first.
+  app.setNotFoundHandler((req, reply) => sendError(noRoute(req), req, reply));
 }

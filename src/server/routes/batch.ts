@@ -27,7 +27,7 @@ import { Semaphore } from '../../batch/semaphore.js';
 import { batchRequestHash, validateBatchRequest } from '../../batch/request.js';
 import type { BatchRunner } from '../../batch/runner.js';
 import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { transcriptionView } from './transcriptions.js';
 
@@ -87,6 +87,7 @@ function multipartError(err: unknown): unknown {
 export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPluginAsync {
   const base = `${API}/stt/transcriptions`;
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     await app.register(multipart, { throwFileSizeLimit: true });
     const decodeSlots = new Semaphore(opts.maxConcurrentDecodes);
 
@@ -97,7 +98,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
     }
 
     app.post(base, async (req, reply) => {
-      const accountId = await authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+      const accountId = accountOf(req);
       const idempotencyKey = optionalIdempotencyKey(headerValue(req.headers['idempotency-key']));
       if (!req.isMultipart()) throw new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`');
       await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
@@ -224,7 +225,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
     });
 
     app.get<{ Querystring: { cursor?: string; limit?: string } }>(base, async (req) => {
-      const accountId = await authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
+      const accountId = accountOf(req);
       const limit = parseLimit(req.query.limit);
       const after = req.query.cursor === undefined || req.query.cursor === '' ? undefined : decodeCursor(req.query.cursor);
       // One row more than the page tells whether another page exists.

@@ -3,7 +3,7 @@
 // confirms the server's current plan (47118 otherwise), 47110 when Characters are short,
 // 47117 for a missing / other project / other account target, 47111 for a key reused with a
 // different body; the same key and body replays the stored result. docs/api.md, Interpretation.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -19,7 +19,7 @@ import {
   validateRetryRequest,
 } from '../../core/interpretation.js';
 import type { InterpretationProjectRecord, InterpretationTargetRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 
 export function targetView(t: InterpretationTargetRecord) {
@@ -54,12 +54,12 @@ export const INTERPRETATION_CREATE_BODY_LIMIT_BYTES = 1.25 * 1024 * 1024;
 
 export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/interpretation/projects`;
-  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
   const notFound = (targetId: string) => new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
 
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     app.post(base, { bodyLimit: INTERPRETATION_CREATE_BODY_LIMIT_BYTES }, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const valid = validateProjectRequest(req.body ?? {});
       const now = ctx.now();
       const units = BigInt(valid.source ? codePoints(valid.source.text) : 0);
@@ -83,7 +83,7 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const project = await ctx.store.getInterpretationProject(req.params.projectId, accountId);
       if (!project) throw new ScribedError('NOT_FOUND', `interpretation project ${req.params.projectId} does not exist`);
       return ok(projectView(project));
@@ -97,7 +97,7 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, { exposeHeadRoute: false }, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const now = ctx.now();
       const out = await ctx.store.issueRetryPlan(
         req.params.projectId,
@@ -128,7 +128,7 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.post<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry`, async (req, reply) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const request = validateRetryRequest(req.body);
       const { projectId, targetId } = req.params;

@@ -1,7 +1,7 @@
 // Music projects: capabilities, create/read, whole-brief replace (spec: 47001 / 47009 /
 // 47010), quotes and generate. Creating a project or replacing its brief schedules the
 // arrangement job (src/music/arrangement-jobs.ts). docs/api.md, Music projects.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -9,7 +9,7 @@ import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../
 import { ArrangementJobs } from '../../music/arrangement-jobs.js';
 import { ARRANGEMENT_MAX_ATTEMPTS } from '../../music/arrangement-retry.js';
 import type { MusicOutcome, MusicProjectRecord, MusicProjectStatus } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 
 export const QUOTE_TTL_MS = 30 * 60 * 1000;
@@ -45,7 +45,6 @@ function projectView(p: MusicProjectRecord, requestId: string) {
 
 export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/music/projects`;
-  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
   const notFound = (id: string) => new ScribedError('MUSIC_PROJECT_NOT_FOUND', `music project ${id} does not exist`);
 
   function settle(out: MusicOutcome, projectId: string): MusicProjectRecord {
@@ -64,6 +63,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
   }
 
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     const jobs = new ArrangementJobs(
       ctx.store,
       ctx.log,
@@ -82,12 +82,11 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     app.addHook('onClose', async () => jobs.close());
 
     app.get(`${API}/music/capabilities`, async (req) => {
-      await accountOf(req);
       return ok(CAPABILITIES);
     });
 
     app.post(base, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const brief = validateBrief(req.body ?? {});
       const now = ctx.now();
       const project = await ctx.store.createMusicProject({ id: newId('mup', now), accountId, brief: brief as unknown as Record<string, unknown>, createdAt: now.toISOString() });
@@ -96,14 +95,14 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const project = await ctx.store.getMusicProject(req.params.projectId, accountId);
       if (!project) throw notFound(req.params.projectId);
       return ok(projectView(project, newId('req', ctx.now())));
     });
 
     app.put<{ Params: { projectId: string } }>(`${base}/:projectId/brief`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { projectId } = req.params;
       // Ownership before validation, so a foreign project reads as missing whatever the body.
       if (!(await ctx.store.getMusicProject(projectId, accountId))) throw notFound(projectId);
@@ -115,7 +114,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.post<{ Params: { projectId: string } }>(`${base}/:projectId/quotes`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const now = ctx.now();
       const project = settle(
         await ctx.store.createMusicQuote(
@@ -136,7 +135,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.post<{ Params: { projectId: string }; Body: { quoteId?: unknown } | undefined }>(`${base}/:projectId/generate`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const quoteId = req.body?.quoteId;
       if (typeof quoteId !== 'string' || quoteId === '') throw new ScribedError('VALIDATION_FAILED', 'quoteId: required string');
       const now = ctx.now();

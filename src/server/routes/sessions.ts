@@ -1,5 +1,5 @@
 // Real-time session endpoints: create (idempotent), read, resume, browser tickets.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { requestHash, validateCreateSession } from '../../core/session-options.js';
@@ -10,7 +10,7 @@ import { newId } from '../../core/ids.js';
 import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
 import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 
 
@@ -33,7 +33,6 @@ export function sessionView(record: SessionRecord, taskStatus: TranscriptionStat
 
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/stt/realtime/sessions`;
-  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
 
   async function ownedSession(sessionId: string, accountId: string): Promise<SessionRecord> {
     const record = await ctx.store.getSession(sessionId, accountId);
@@ -47,8 +46,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
   }
 
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     app.post(base, async (req, reply) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const body = req.body ?? {};
       const valid = applyRecognizerCapabilities(validateCreateSession(body), {
@@ -84,12 +84,12 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get<{ Params: { sessionId: string } }>(`${base}/:sessionId`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       return ok(await view(await ownedSession(req.params.sessionId, accountId)));
     });
 
     app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(`${base}/:sessionId/resume`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
       const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
@@ -113,7 +113,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const record = await ownedSession(req.params.sessionId, accountId);
       if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
       const cred = generateCredential('tkt');

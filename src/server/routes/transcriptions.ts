@@ -5,7 +5,7 @@ import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
 import type { TranscriptionRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { batchDetail } from './batch.js';
 
@@ -37,16 +37,16 @@ export function transcriptionView(t: TranscriptionRecord) {
 export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/stt/transcriptions`;
 
-  async function owned(transcriptionId: string, accessKey: string | undefined): Promise<TranscriptionRecord> {
-    const accountId = await authenticate(ctx.store, 'access_key', accessKey);
+  async function owned(transcriptionId: string, accountId: string): Promise<TranscriptionRecord> {
     const t = await ctx.store.getTranscription(transcriptionId, accountId);
     if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
     return t;
   }
 
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     app.get<{ Params: { transcriptionId: string } }>(`${base}/:transcriptionId`, async (req) => {
-      const t = await owned(req.params.transcriptionId, headerValue(req.headers.accesskey));
+      const t = await owned(req.params.transcriptionId, accountOf(req));
       return ok({ ...transcriptionView(t), ...(await batchDetail(ctx, t)) });
     });
 
@@ -57,7 +57,7 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
         if (!Object.hasOwn(FORMATS, format)) {
           throw new ScribedError('VALIDATION_FAILED', 'format: must be one of json, txt, srt, vtt', { details: { field: 'format' } });
         }
-        const t = await owned(req.params.transcriptionId, headerValue(req.headers.accesskey));
+        const t = await owned(req.params.transcriptionId, accountOf(req));
         const segments = await ctx.store.listSegments(t.id);
         const meta = { transcriptionId: t.id, title: t.title, status: t.status, sampleRateHz: t.sampleRateHz };
         const body =

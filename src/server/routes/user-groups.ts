@@ -11,9 +11,10 @@ import { secretMatches } from '../../core/credentials.js';
 import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { UserGroupRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { toTableError } from '../error-handler.js';
+
 
 /** Fastify does not parse GET bodies; Get User sends one, so read it here with the app's
  * JSON body limit, counted before buffering more. */
@@ -38,16 +39,10 @@ async function readGetBody(req: FastifyRequest, limit: number): Promise<unknown>
   }
 }
 
-function dashboardToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^Token\s+(\S+)$/.exec(header.trim());
-  return m ? m[1] : '';
-}
-
 export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
   return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'api_token'));
     const key = await keys.load('user-group-token');
-    const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'api_token', dashboardToken(headerValue(req.headers.authorization)));
     const newToken = (accountId: string) => () => {
       const nonce = randomBytes(16).toString('base64url');
       return { nonce, hash: tokenHash(groupToken(key, accountId, nonce)) };
@@ -76,21 +71,21 @@ export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPlugi
     });
 
     app.get('/api/user', { exposeHeadRoute: false }, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { providedId, fields } = validateUserGroupRequest(await readGetBody(req, app.initialConfig.bodyLimit ?? 256 * 1024));
       const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());
       return { success: 1, new_user_group: created, user_group: view(group) };
     });
 
     app.put('/api/user', async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { providedId, fields } = validateUserGroupRequest(req.body);
       const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, true, newToken(accountId), ctx.now());
       return { success: 1, user_group: { ...view(group), is_new: created ? 1 : 0, environment: group.environment } };
     });
 
     app.delete('/api/user', async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { providedId, currentToken } = validateDeleteRequest(req.body);
       const presented = tokenHash(currentToken);
       const out = await ctx.store.deleteUserGroup(accountId, providedId, (stored) => secretMatches(stored, presented));

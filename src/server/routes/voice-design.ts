@@ -1,7 +1,7 @@
 // Voice design: start a design, read it (with its callback delivery state), fetch its
 // preview audio, and save it as a custom voice. The work runs in src/voices/design-jobs.ts, on
 // whichever node holds the design's claim (docs/scaling.md). docs/api.md, Voice design.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -14,7 +14,7 @@ import { GuardedTransport, systemResolver } from '../../voices/callback-transpor
 import { DesignJobs } from '../../voices/design-jobs.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import type { VoiceFiles } from './voices.js';
 
@@ -72,9 +72,9 @@ function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   return url.toString();
 }
 
+/** Registered inside voiceRoutes (voices.ts), whose onRequest hook authenticates every route. */
 export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
   const base = `${API}/voices/design`;
-  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
 
   return async (app) => {
     const { recordings } = files;
@@ -109,7 +109,7 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
     };
 
     app.post<{ Body: Record<string, unknown> | undefined }>(base, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const b = req.body ?? {};
       if (typeof b !== 'object' || Array.isArray(b)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
       for (const k of Object.keys(b)) if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
@@ -137,7 +137,7 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
     });
 
     app.post<{ Body: { name?: unknown; designId?: unknown } | undefined }>(`${base}/save`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const name = validateVoiceName(req.body?.name);
       const designId = req.body?.designId;
       if (typeof designId !== 'string' || designId === '') throw new ScribedError('VALIDATION_FAILED', 'designId: required');
@@ -159,12 +159,12 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
     });
 
     app.get<{ Params: { designId: string } }>(`${base}/:designId`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       return ok(designView(await owned(req.params.designId, accountId)));
     });
 
     app.get<{ Params: { designId: string } }>(`${base}/:designId/preview`, async (req, reply) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const d = await owned(req.params.designId, accountId);
       if (d.status !== 'COMPLETED' || !d.previewSha256) throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
       const wav = await recordings.read(d.previewSha256);

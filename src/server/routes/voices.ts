@@ -27,7 +27,7 @@ import { probeAudio } from '../../media/probe.js';
 import type { RecordingStore, StagedFile } from '../../store/recordings.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { NewRecording, VoiceRecord } from '../../store/store.js';
-import { authenticate, headerValue } from '../auth.js';
+import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { voiceDesignRoutes } from './voice-design.js';
 
@@ -137,15 +137,15 @@ export interface VoiceFiles {
 
 export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
   const base = `${API}/voices`;
-  const accountOf = (req: FastifyRequest) => authenticate(ctx.store, 'access_key', headerValue(req.headers.accesskey));
 
   return async (app: FastifyInstance) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     const { recordings } = files;
     await recordings.start();
     await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES_PER_VOICE } });
 
     app.get<{ Querystring: { modelId?: string } }>(base, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const modelId = req.query.modelId;
       if (modelId !== undefined && !(KNOWN_MODEL_IDS as readonly string[]).includes(modelId)) {
         throw new ScribedError('VALIDATION_FAILED', `modelId: unknown model ${modelId}`);
@@ -158,7 +158,7 @@ export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAs
     });
 
     app.post(`${base}/tts`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, { name: (v) => validateVoiceName(v) });
       const name = upload.fields.name!;
       const now = ctx.now();
@@ -187,7 +187,7 @@ export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAs
     });
 
     app.put<{ Params: { voiceId: string } }>(`${base}/tts/:voiceId`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { voiceId } = req.params;
       if (isPrebuiltId(voiceId)) throw new ScribedError('VOICE_PREBUILT', `${voiceId} is a prebuilt voice`);
       const voice = await ctx.store.getVoice(voiceId, accountId);
@@ -214,7 +214,7 @@ export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAs
     });
 
     app.delete<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
-      const accountId = await accountOf(req);
+      const accountId = accountOf(req);
       const { id } = req.params;
       if (isPrebuiltId(id)) throw new ScribedError('VOICE_PREBUILT', `${id} is a prebuilt voice`);
       let found = true;

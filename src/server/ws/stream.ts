@@ -63,6 +63,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
       `${API}/stt/realtime/sessions/:sessionId/stream`,
       {
         websocket: true,
+        config: { websocket: true },
+        // GET without a body: identify() runs here, after the upgrade's form was checked
+        // (connections.ts) and before the upgrade.
         preValidation: async (req, reply) => {
           try {
             const { accountId } = await identify(req);
