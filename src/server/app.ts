@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
 import { connectionOptions, installConnectionGuards, onSocketError } from './connections.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './routes/health.js';
@@ -50,6 +51,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') return done(null, undefined);
+    if (jsonNestsDeeperThan(body as string)) return done(tooDeep(), undefined);
     return defaultJson(req, body as string, done);
   });
 

@@ -30,6 +30,8 @@ import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../..
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { transcriptionView } from './transcriptions.js';
+import { malformedMultipart } from '../multipart-errors.js';
+import { jsonNestsDeeperThan, tooDeep } from '../../core/json-depth.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -81,7 +83,7 @@ function multipartError(err: unknown): unknown {
     return new ScribedError('PAYLOAD_TOO_LARGE', 'too many form parts: send one file part `file` and the fields title, languageHint, options', { cause: err });
   }
   if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`', { cause: err });
-  return err;
+  return malformedMultipart(err);
 }
 
 export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPluginAsync {
@@ -147,6 +149,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           throw multipartError(err);
         }
         if (!haveFile) throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
+        if (fields.options !== undefined && jsonNestsDeeperThan(fields.options)) throw tooDeep('options');
 
         // Probing and decoding run at most maxConcurrentDecodes at a time (each is an ffmpeg
         // process); the rest wait their turn.

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ScribedError } from '../../core/errors.js';
 import { failDashboard } from '../../core/envelope.js';
+import { jsonNestsDeeperThan, tooDeep } from '../../core/json-depth.js';
 import { secretMatches } from '../../core/credentials.js';
 import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
 import type { ServerKeys } from '../../store/server-key.js';
@@ -32,6 +33,7 @@ async function readGetBody(req: FastifyRequest, limit: number): Promise<unknown>
   if (text.trim() === '') return undefined;
   const type = String(req.headers['content-type'] ?? '');
   if (!type.startsWith('application/json')) throw new ScribedError('BAD_REQUEST', 'send the body as application/json');
+  if (jsonNestsDeeperThan(text)) throw tooDeep();
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

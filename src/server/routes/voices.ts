@@ -30,6 +30,7 @@ import type { NewRecording, VoiceRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { voiceDesignRoutes } from './voice-design.js';
+import { malformedMultipart } from '../multipart-errors.js';
 
 export function voiceItem(v: VoiceRecord): VoiceItem {
   return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
@@ -61,12 +62,8 @@ function uploadError(err: unknown, maxFiles: number): unknown {
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new ScribedError('BAD_REQUEST', 'send multipart/form-data with the recordings in `files`');
     default:
-      break;
+      return malformedMultipart(err);
   }
-  if (err instanceof Error && typeof (err as { syscall?: unknown }).syscall !== 'string') {
-    return new ScribedError('BAD_REQUEST', `malformed multipart/form-data body: ${err.message}`, { cause: err });
-  }
-  return err;
 }
 
 /** Stream every part: `files` parts to staging, short text fields kept; then check every
