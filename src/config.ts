@@ -35,6 +35,9 @@ export interface ServiceConfig {
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
   pausedDecoderHoldMs: number;
+  /** Live audio is decoded in batches of this much (StreamRequest.decodeBatchMs); partials
+   * come at this cadence. 0 decodes every frame as it arrives. */
+  decodeBatchMs: number;
   /** Longest segment before a final is forced, in seconds of audio. */
   maxSegmentSeconds: number;
   /** Largest gap filled with silence, in seconds of audio. */
@@ -126,6 +129,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? 4,
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
+    decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
     maxSegmentSeconds: input.maxSegmentSeconds ?? 30,
     maxGapSeconds: input.maxGapSeconds ?? 10,
     maxFramePayloadBytes: input.maxFramePayloadBytes ?? 131_072,

@@ -89,6 +89,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     maxGapSeconds: config.maxGapSeconds,
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
+    decodeBatchMs: config.decodeBatchMs,
   };
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });

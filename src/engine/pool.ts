@@ -110,6 +110,97 @@ class Slot {
   }
 }
 
+/** Batched decoding (StreamRequest.decodeBatchMs): how far decoding may fall behind the
+ * accepted audio before accept() waits for it (the caller's acknowledgements then slow
+ * down and its client buffers). */
+export const MAX_DECODE_BACKLOG_MS = 60_000;
+
+type Enqueue = <T>(r: Request, transfer?: ArrayBuffer[]) => Promise<T>;
+
+/** accept()/finish() of a stream with batched decoding, or null when the request decodes
+ * each accept() at once. Batches go to the worker in order and are not awaited; their
+ * results update the latest partial, and a failed batch fails the next call. */
+function batchingFor(req: StreamRequest, enqueue: Enqueue): Pick<RecognitionStream, 'accept' | 'finish' | 'onPartial'> | null {
+  if (!req.decodeBatchMs || req.decodeBatchMs <= 0) return null;
+  const batchSamples = Math.max(1, Math.round((req.decodeBatchMs * req.inputRate) / 1000));
+  const maxBacklog = Math.round((MAX_DECODE_BACKLOG_MS * req.inputRate) / 1000);
+  let gathered: Int16Array[] = [];
+  let gatheredSamples = 0;
+  /** Batches sent and not answered yet, oldest first, with their sizes. */
+  const inFlight: Array<{ done: Promise<void>; samples: number }> = [];
+  let backlog = 0;
+  let latest = { partial: '', partialSamples: 0 };
+  let cpuMs = 0;
+  let decodedSamples = 0;
+  let failure: unknown = null;
+  let partialListener: ((p: Pick<AcceptResult, 'partial' | 'partialSamples'>) => void) | null = null;
+  /** Counts finish() calls: a batch's partial is reported only in its own utterance. */
+  let utterance = 0;
+
+  const send = (): void => {
+    if (gatheredSamples === 0) return;
+    const batch = new Int16Array(gatheredSamples);
+    let at = 0;
+    for (const part of gathered) {
+      batch.set(part, at);
+      at += part.length;
+    }
+    gathered = [];
+    gatheredSamples = 0;
+    const ofUtterance = utterance;
+    const entry = {
+      samples: batch.length,
+      done: enqueue<AcceptResult>({ type: 'accept', samples: batch }, [batch.buffer]).then(
+        (r) => {
+          cpuMs += r.cpuMs;
+          decodedSamples += r.decodedSamples;
+          if (ofUtterance !== utterance || r.partial === latest.partial) return;
+          latest = { partial: r.partial, partialSamples: r.partialSamples };
+          partialListener?.(latest);
+        },
+        (err: unknown) => {
+          failure ??= err;
+        },
+      ),
+    };
+    backlog += entry.samples;
+    inFlight.push(entry);
+    void entry.done.then(() => {
+      backlog -= entry.samples;
+      inFlight.splice(inFlight.indexOf(entry), 1);
+    });
+  };
+
+  return {
+    async accept(samples: Int16Array): Promise<AcceptResult> {
+      if (failure !== null) throw failure;
+      gathered.push(samples.slice());
+      gatheredSamples += samples.length;
+      if (gatheredSamples >= batchSamples) send();
+      while (backlog > maxBacklog && inFlight.length > 0) await inFlight[0]!.done;
+      if (failure !== null) throw failure;
+      // Partials go to the onPartial listener as batches are decoded.
+      const result: AcceptResult = { partial: '', partialSamples: 0, cpuMs, decodedSamples };
+      cpuMs = 0;
+      decodedSamples = 0;
+      return result;
+    },
+    async finish(): Promise<FinalResult> {
+      if (failure !== null) throw failure;
+      send();
+      utterance += 1;
+      latest = { partial: '', partialSamples: 0 };
+      // The worker answers in order: every batch is decoded before the utterance ends.
+      const final = await enqueue<FinalResult>({ type: 'finish' });
+      if (failure !== null) throw failure;
+      return final;
+    },
+    onPartial(listener) {
+      partialListener = listener;
+    },
+  };
+}
+
 export function createEngine(opts: EngineOptions): Engine {
   if (!Number.isInteger(opts.maxDecoders) || opts.maxDecoders < 1) {
     throw new RangeError(`maxDecoders must be a positive integer (got ${opts.maxDecoders})`);
@@ -194,12 +285,14 @@ export function createEngine(opts: EngineOptions): Engine {
       tail = p.catch(() => undefined);
       return p;
     };
+    const batching = batchingFor(req, enqueue);
     return {
       inputRate,
       vocabulary: opened.vocabulary,
       [kWorker]: slot.worker,
       [kStall]: (ms: number) => slot.call({ type: 'stall', ms }),
       accept(samples: Int16Array): Promise<AcceptResult> {
+        if (batching !== null) return batching.accept(samples);
         // Posting a view clones its whole underlying buffer: send a compact copy, moved
         // rather than copied again, and leave the caller's buffer alone.
         const copy = samples.slice();
@@ -210,6 +303,7 @@ export function createEngine(opts: EngineOptions): Engine {
         return enqueue<Uint8Array>({ type: 'detect', samples: copy }, [copy.buffer]);
       },
       finish(): Promise<FinalResult> {
+        if (batching !== null) return batching.finish();
         return enqueue<FinalResult>({ type: 'finish' });
       },
       channelState(): Promise<number[] | null> {
@@ -217,6 +311,9 @@ export function createEngine(opts: EngineOptions): Engine {
       },
       setChannelState(state: readonly number[]): Promise<boolean> {
         return enqueue<boolean>({ type: 'setChannel', state: [...state] });
+      },
+      onPartial(listener): void {
+        batching?.onPartial(listener);
       },
       onLost(listener: (err: Error) => void): void {
         if (released) return;

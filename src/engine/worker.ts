@@ -5,7 +5,7 @@ import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
 import { StreamResampler } from './resampler.js';
-import type { BackendConfig, BackendFactory, DecoderBackend, FinalResult, VocabularyResult } from './types.js';
+import type { AcceptResult, BackendConfig, BackendFactory, DecoderBackend, FinalResult, VocabularyResult } from './types.js';
 import { SileroDetector, VAD_RATE } from '../vad/silero.js';
 
 export type WorkerRequest =
@@ -46,6 +46,8 @@ let resampler: StreamResampler | null = null;
 let inputRate = 0;
 /** True while an utterance has samples the decoder has not closed yet. */
 let uttOpen = false;
+/** Input samples fed to the open utterance (the extent a partial covers). */
+let uttSamples = 0;
 /** Voice activity detector of the current stream (segmentCommitMode "vad"), with its own
  * resampler: the decoder only hears the audio the segmenter keeps, the detector hears all. */
 let detector: SileroDetector | null = null;
@@ -79,6 +81,7 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
         b.endUtterance();
         uttOpen = false;
       }
+      uttSamples = 0;
       (b as { resetStream?: () => void }).resetStream?.();
       await useRate(msg.inputRate);
       await useVad(msg.vad ?? null, msg.inputRate);
@@ -113,10 +116,12 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
           await new Promise((resolve) => setImmediate(resolve));
           t0 = performance.now();
         }
-        partial = b.process(samples.subarray(at, at + DECODE_PIECE));
+        const last = at + DECODE_PIECE >= samples.length;
+        partial = b.process(samples.subarray(at, at + DECODE_PIECE), last);
       }
       uttOpen = true;
-      return { partial, cpuMs: cpuMs + performance.now() - t0 };
+      uttSamples += msg.samples.length;
+      return { partial, partialSamples: uttSamples, cpuMs: cpuMs + performance.now() - t0, decodedSamples: msg.samples.length } satisfies AcceptResult;
     }
     case 'finish': {
       const b = need();
@@ -124,6 +129,7 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       if (tail.length > 0) b.process(tail);
       const r = b.endUtterance();
       uttOpen = false;
+      uttSamples = 0;
       const scale = inputRate / b.engineRate;
       const result: FinalResult = {
         text: r.text,

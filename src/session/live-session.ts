@@ -40,6 +40,8 @@ export interface LiveSessionDeps {
   maxGapSeconds: number;
   maxFramePayloadBytes: number;
   pausedDecoderHoldMs: number;
+  /** Batched decoding (StreamRequest.decodeBatchMs); absent or 0: every frame at once. */
+  decodeBatchMs?: number;
   /** Called when every decoder is in use: frees one held by a paused session, if any.
    * Resolves true when a decoder went back to the pool. */
   reclaimDecoder?: () => Promise<boolean>;
@@ -344,6 +346,7 @@ export class LiveSession {
       vad: vad ? { threshold: vad.threshold } : null,
       heartbeatIntervalMs: typeof heartbeat === 'number' ? heartbeat : null,
       vocabularyHints: Array.isArray(this.options.vocabularyHints) ? (this.options.vocabularyHints as string[]) : [],
+      decodeBatchMs: this.deps.decodeBatchMs ?? 0,
     };
     let stream: RecognitionStream;
     try {
@@ -359,6 +362,10 @@ export class LiveSession {
       await stream.setChannelState(this.channelState).catch((err: unknown) => this.log.warn({ err }, 'could not set the channel state on the new decoder'));
     }
     this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
+    // Batched decoding reports partials as they are decoded, between frames.
+    stream.onPartial((p) => {
+      if (this.stream === stream && this.segment) this.emitPartial(this.segment, p);
+    });
     // A worker that crashes or stops answering its heartbeat fails the session at once, even
     // while no audio is in flight (otherwise only the next frame would notice).
     stream.onLost((err) => {
@@ -542,21 +549,11 @@ export class LiveSession {
     }
     this.cursor = placed.next;
     m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
-    m.engineRtf.observe(result.cpuMs / ((added / this.rate) * 1000));
+    this.observeEngineRtf(result);
     this.segment.samples += added;
     this.segment.meter?.push(samples);
     this.sendAckWhenDurable(placed.duplicateSamples);
-
-    if (result.partial && result.partial !== this.segment.lastPartial) {
-      this.segment.lastPartial = result.partial;
-      this.emit({
-        type: 'partial',
-        segmentId: segmentId(this.segment.index),
-        text: result.partial,
-        start: timePoint(this.cursor, this.segment.startSample, this.rate),
-        end: timePoint(this.cursor, this.cursor.capturedSamples, this.rate),
-      });
-    }
+    this.emitPartial(this.segment, result);
     if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
     await this.saveProgress(false);
   }
@@ -619,8 +616,8 @@ export class LiveSession {
         }
         seg.samples += a.samples.length;
         seg.meter?.push(a.samples);
-        this.deps.metrics.engineRtf.observe(result.cpuMs / ((a.samples.length / this.rate) * 1000));
-        this.emitPartial(seg, result.partial);
+        this.observeEngineRtf(result);
+        this.emitPartial(seg, result);
       } else if (this.segment) {
         await this.finalize(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true);
       }
@@ -638,7 +635,10 @@ export class LiveSession {
     };
   }
 
-  private emitPartial(seg: OpenSegment, partial: string): void {
+  /** A new partial of the open segment; it ends where the decoding reached, which with
+   * batched decoding may be behind the audio accepted. */
+  private emitPartial(seg: OpenSegment, result: Pick<AcceptResult, 'partial' | 'partialSamples'>): void {
+    const partial = result.partial;
     if (!partial || partial === seg.lastPartial) return;
     seg.lastPartial = partial;
     this.emit({
@@ -646,8 +646,12 @@ export class LiveSession {
       segmentId: segmentId(seg.index),
       text: partial,
       start: timePoint(this.cursor, seg.startSample, this.rate),
-      end: timePoint(this.cursor, seg.startSample + BigInt(seg.samples), this.rate),
+      end: timePoint(this.cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), this.rate),
     });
+  }
+
+  private observeEngineRtf(result: AcceptResult): void {
+    if (result.decodedSamples > 0) this.deps.metrics.engineRtf.observe(result.cpuMs / ((result.decodedSamples / this.rate) * 1000));
   }
 
   /** The decoder behind this session died (worker crash). Its open segment's audio is

@@ -21,7 +21,8 @@ interface NativeWord {
   prob: number;
 }
 interface NativeDecoder {
-  process(samples: Int16Array): string;
+  /** Returns undefined when `withHypothesis` is false (no backtrace is made). */
+  process(samples: Int16Array, withHypothesis?: boolean): string | undefined;
   endUtterance(): { text: string; words: NativeWord[] };
   resetCmn(): boolean;
   getCmn(): number[] | null;
@@ -166,8 +167,8 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
   return {
     engineRate: ENGINE_RATE,
     notices,
-    process(samples: Int16Array): string {
-      return live().process(samples);
+    process(samples: Int16Array, withPartial = true): string {
+      return live().process(samples, withPartial) ?? '';
     },
     endUtterance() {
       const r = live().endUtterance();

@@ -222,13 +222,13 @@ class SherpaOnnxBackend implements DecoderBackend {
     while (recognizer.isReady(stream)) recognizer.decode(stream);
   }
 
-  process(samples: Int16Array): string {
+  process(samples: Int16Array, withPartial = true): string {
     const { recognizer, stream } = this.#live();
     if (samples.length > 0) {
       stream.acceptWaveform({ samples: toFloat(samples), sampleRate: ENGINE_RATE });
       this.#decodeReady(recognizer, stream);
     }
-    return recognizer.getResult(stream).text.trim().toLowerCase();
+    return withPartial ? recognizer.getResult(stream).text.trim().toLowerCase() : '';
   }
 
   endUtterance(): { text: string; words: BackendWord[] } {

@@ -460,6 +460,10 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
         throw Napi::Error::New(env, "pocketsphinx: ps_process_raw failed");
       }
     }
+    // process(samples, false): decode only. The partial hypothesis is a backtrace through
+    // the search, paid on every call that asks for it; a caller feeding a batch in pieces
+    // asks on the last piece only.
+    if (info.Length() >= 2 && info[1].IsBoolean() && !info[1].As<Napi::Boolean>().Value()) return env.Undefined();
     int32 score = 0;
     const char *hyp = ps_get_hyp(ps_, &score);
     return Napi::String::New(env, hyp != nullptr ? hyp : "");
