@@ -107,6 +107,16 @@ describe('credentials in URLs', () => {
     });
   }
 
+  it('refuses a key in the socket URL as ACCESS_KEY_IN_URL, whatever the parameter is called', async () => {
+    const key = generateCredential('sk').value;
+    for (const q of [`key=${key}`, `api-key=x`, `Authorization=x`, `%6Bey=x`, `access_token=x`, `note=${key}`, `note=${alice.apiToken}`]) {
+      const res = await rawRequest(port, upgradeRequest(`${sessionPath}?${q}`));
+      res.conn.destroy();
+      expect(res.status, q).toBe(401);
+      expect(JSON.parse(res.body).message, q).toMatch(/^ACCESS_KEY_IN_URL: /);
+    }
+  });
+
   it('still logs the request itself: method, path and the names of the parameters', async () => {
     const before = lines.length;
     const credential = generateCredential('sk').value;

@@ -5,14 +5,19 @@ import type { WebSocket } from 'ws';
 import { ScribedError, toScribedError } from '../../core/errors.js';
 import { fail, wsError } from '../../core/envelope.js';
 import { parseCredential } from '../../core/credentials.js';
+import { isSecretParamName } from '../../core/redact.js';
 import { CLOSE_CODES, type LiveSession, type SessionSocket } from '../../session/live-session.js';
 import { authenticate, headerValue } from '../auth.js';
 import { hasFreeDecoder } from '../capacity.js';
 import { API, type AppContext } from '../context.js';
 
-/** Query parameters that look like a long-lived credential: refused outright so a key
- * pasted into a URL (and so into proxy logs) is noticed at once. */
-const KEY_LIKE_PARAMS = ['accesskey', 'access_key', 'apikey', 'api_key', 'key', 'token', 'authorization'];
+/** A long-lived credential in the URL, by the parameter's name (any spelling the log
+ * redaction knows, src/core/redact.ts; `ticket` is the one credential a URL may carry) or by
+ * the value's shape: refused outright so a key pasted into a URL (and so into proxy logs) is
+ * noticed at once. */
+function keyInUrl(query: Record<string, unknown>): boolean {
+  return Object.entries(query).some(([name, value]) => (name.toLowerCase() !== 'ticket' && isSecretParamName(name)) || /^(sk|tok)_/i.test(String(value)));
+}
 
 /** Pause reading from a socket whose session has this many frames queued, resume below
  * the low mark: backpressure reaches the client through TCP instead of memory growth. */
@@ -33,7 +38,7 @@ function refuse(reply: FastifyReply, err: ScribedError) {
 export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
   async function identify(req: FastifyRequest<{ Params: { sessionId: string }; Querystring: Record<string, string> }>) {
     const query = req.query ?? {};
-    if (Object.keys(query).some((k) => KEY_LIKE_PARAMS.includes(k.toLowerCase()))) {
+    if (keyInUrl(query)) {
       throw new ScribedError('ACCESS_KEY_IN_URL');
     }
     const header = headerValue(req.headers.accesskey);
