@@ -20,6 +20,10 @@ export interface WordTiming {
 export interface FinalResult {
   text: string;
   words: WordTiming[];
+  /** The channel state right after this utterance (as channelState() would read it then;
+   * later audio may already be queued on the decoder); absent or null when the engine keeps
+   * none. */
+  channelState?: number[] | null;
 }
 
 export interface AcceptResult {

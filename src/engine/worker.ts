@@ -132,6 +132,7 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       uttSamples = 0;
       const scale = inputRate / b.engineRate;
       const result: FinalResult = {
+        channelState: b.getChannelState?.() ?? null,
         text: r.text,
         words: r.words.map((w) => ({
           word: w.word,

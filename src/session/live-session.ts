@@ -124,6 +124,12 @@ export class LiveSession {
    * spooled with it and given to any later decoder of this session, so a segment decoded on a
    * new decoder (after a restart, or a released hold) hears the channel as the old one would. */
   private channelState: number[] | null = null;
+  /** Finals asked of the decoder and not yet persisted and sent, chained in order
+   * (requestFinal), and how many. */
+  private finals: Promise<void> = Promise.resolve();
+  private finalsPending = 0;
+  /** The latest partial of the next segment, held while a final before it is pending. */
+  private heldPartial: { seg: OpenSegment; partial: Pick<AcceptResult, 'partial' | 'partialSamples'> } | null = null;
 
   constructor(
     record: SessionRecord,
@@ -554,7 +560,7 @@ export class LiveSession {
     this.segment.meter?.push(samples);
     this.sendAckWhenDurable(placed.duplicateSamples);
     this.emitPartial(this.segment, result);
-    if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) await this.finalize('bound');
+    if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) this.unawaited(await this.requestFinal('bound'));
     await this.saveProgress(false);
   }
 
@@ -619,7 +625,7 @@ export class LiveSession {
         this.observeEngineRtf(result);
         this.emitPartial(seg, result);
       } else if (this.segment) {
-        await this.finalize(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true);
+        this.unawaited(await this.requestFinal(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true));
       }
     }
     return this.stream === stream;
@@ -640,6 +646,11 @@ export class LiveSession {
   private emitPartial(seg: OpenSegment, result: Pick<AcceptResult, 'partial' | 'partialSamples'>): void {
     const partial = result.partial;
     if (!partial || partial === seg.lastPartial) return;
+    // Events keep segment order: a partial of this segment waits for the finals before it.
+    if (this.finalsPending > 0) {
+      this.heldPartial = { seg, partial: result };
+      return;
+    }
     seg.lastPartial = partial;
     this.emit({
       type: 'partial',
@@ -648,6 +659,11 @@ export class LiveSession {
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), this.rate),
     });
+  }
+
+  /** A final no caller waits for: its failure is reported on the socket. */
+  private unawaited(final: { done: Promise<string | null> }): void {
+    void final.done.catch((err: unknown) => this.emitError(err));
   }
 
   private observeEngineRtf(result: AcceptResult): void {
@@ -741,38 +757,73 @@ export class LiveSession {
 
   // ---------------------------------------------------------------- segments
 
+  /** The final and then `committed` follow when the segment is decoded; frames sent after
+   * the commit are taken meanwhile. */
   private async commit(): Promise<void> {
     if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
-    const id = await this.finalize('commit');
-    this.emit({ type: 'committed', segmentId: id, capturedSamples: this.cursor.capturedSamples.toString() });
+    const capturedSamples = this.cursor.capturedSamples.toString();
+    const { done } = await this.requestFinal('commit');
+    void done.then(
+      (id) => this.emit({ type: 'committed', segmentId: id, capturedSamples }),
+      (err: unknown) => this.emitError(err),
+    );
   }
 
   /** End the open segment: final result, persisted before it is sent. Returns its id. */
   private async finalize(trigger: FinalTrigger, fromVad = false): Promise<string | null> {
+    return (await this.requestFinal(trigger, fromVad)).done;
+  }
+
+  /** Ends the open segment on the decoder and resolves as soon as that is asked of it, with
+   * `done`: the final, decoded, persisted and sent (its segment id; null when there was no
+   * segment). Frames after this one go to the next segment at once, so a commit or a bound
+   * never holds up the acknowledgements behind it (the decoder keeps the order); finals
+   * complete one after another, in order. */
+  private async requestFinal(trigger: FinalTrigger, fromVad = false): Promise<{ done: Promise<string | null> }> {
+    const none = { done: this.finals.then(() => null) };
     // In vad mode, a commit that is not the detector's own first hands over the audio the
     // detector has not judged yet, so nothing received is left out of the segment.
     if (!fromVad && this.vad && this.stream) {
       const stream = this.stream;
       const tail = this.vad.tracker.forceCommit().filter((a) => a.type === 'feed');
-      if (!(await this.applyVadActions(stream, this.vad.origin, tail))) return null;
+      if (!(await this.applyVadActions(stream, this.vad.origin, tail))) return none;
     }
     const seg = this.segment;
-    if (!seg) return null;
+    if (!seg) return none;
     this.segment = null;
     const stream = this.stream;
-    if (!stream) return null;
+    if (!stream) return none;
     const t0 = performance.now();
+    const finishing = stream.finish();
+    this.finalsPending += 1;
+    const done = this.finals.then(() => this.completeFinal(trigger, seg, stream, finishing, t0));
+    this.finals = done.then(
+      () => this.finalSettled(),
+      () => this.finalSettled(),
+    );
+    return { done };
+  }
+
+  private finalSettled(): void {
+    this.finalsPending -= 1;
+    const held = this.heldPartial;
+    this.heldPartial = null;
+    if (held && this.finalsPending === 0 && held.seg === this.segment) this.emitPartial(held.seg, held.partial);
+  }
+
+  private async completeFinal(trigger: FinalTrigger, seg: OpenSegment, stream: RecognitionStream, finishing: Promise<FinalResult>, t0: number): Promise<string | null> {
     let result: FinalResult;
     try {
-      result = await stream.finish();
+      result = await finishing;
     } catch (err) {
-      await this.recognizerLost(err, false, seg);
+      if (this.stream === stream) await this.recognizerLost(err, false, seg);
+      else this.log.warn({ lostSegment: { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } }, 'open segment lost with its recognizer');
       return null;
     }
     this.deps.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
-    // Read between utterances, before anything else is queued on the decoder. Best effort: a
-    // decoder that cannot say leaves the previous state in place.
-    this.channelState = (await stream.channelState().catch(() => null)) ?? this.channelState;
+    // Read with the final, between utterances (later audio may already be queued behind it).
+    // A decoder that cannot say leaves the previous state in place.
+    if (result.channelState !== undefined && result.channelState !== null) this.channelState = result.channelState;
     let suppressedWords = 0;
     if (seg.meter) {
       const kept = primaryWords(result.words, seg.meter, this.primaryDb);

@@ -8,7 +8,7 @@ import { secondConnection, startService, type TestService } from '../helpers/ser
 import { chunks, loadClips, type Clip } from '../helpers/audio.js';
 import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { wordErrorRate } from '../../src/core/wer.js';
-import { kWorker } from '../../src/engine/pool.js';
+import { kStall, kWorker } from '../../src/engine/pool.js';
 import type { Worker } from 'node:worker_threads';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
@@ -210,6 +210,40 @@ describe('tickets at the handshake', () => {
     expect(inUrl.body.message).toMatch(/^ACCESS_KEY_IN_URL: /);
     expect((await refused(`${svc.wsBase}${s.streamUrl}`)).status).toBe(401);
   });
+});
+
+describe('decoding behind the acknowledgements', () => {
+  it('a commit does not hold up the frames behind it: they are acknowledged while the final is decoded, and events keep segment order', async () => {
+    const s = await createSession({ inputEncoding: 'pcm_s16le_16000' });
+    const pcm = clip.pcm16k;
+    const client = await connect(s.streamUrl);
+    await client.next('ready');
+    const first = await streamClip(client, 1, pcm.subarray(0, 32000), 2, 16000); // 1 s
+    // The decoder stops for 1.5 s (as a loaded machine would make it wait) just as the commit comes.
+    const live = svc.service.sessions.served(s.sessionId)!;
+    const stream = (live as unknown as { stream: { [kStall](ms: number): Promise<void> } }).stream;
+    const stalled = stream[kStall](1500);
+    client.control({ type: 'commit' });
+    const t0 = Date.now();
+    const second = await streamClip(client, 1, pcm.subarray(32000, 64000), 2, 16000, first);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(client.ofType('final')).toHaveLength(0);
+    await stalled;
+
+    const final = await client.next('final', (e) => e.segmentId === 'seg_0');
+    const committed = await client.next('committed');
+    expect(committed).toMatchObject({ segmentId: 'seg_0', capturedSamples: String(first) });
+    expect(final.end.sample).toBe(String(first));
+    client.control({ type: 'close' });
+    const last = await client.next('final', (e) => e.segmentId === 'seg_1');
+    expect(last.start.sample).toBe(String(first));
+    expect(last.end.sample).toBe(String(second));
+    await client.next('closed');
+    // Nothing of seg_1 went out before seg_0's final.
+    const order = client.events.filter((e) => e.type === 'partial' || e.type === 'final').map((e) => e.segmentId);
+    expect(order.indexOf('seg_1')).toBeGreaterThan(order.indexOf('seg_0'));
+    expect(order.slice(order.indexOf('seg_1'))).not.toContain('seg_0');
+  }, 60_000);
 });
 
 describe('socket lifecycle', () => {

@@ -69,6 +69,8 @@ describe('spool recovery in a later segment', () => {
     await ws.next('ready');
     send(ws, 0, CUT);
     await ws.next('ack', (e) => e.capturedSamples === String(CUT), 60_000);
+    // Acks do not wait for decoding: the two finals of the bound follow.
+    await ws.next('final', (e) => e.segmentId === 'seg_1', 60_000);
     expect(ws.ofType('final').length).toBe(2);
     // The spool holds the channel state of the last final ahead of the open segment's audio.
     const spooled = decodeSpoolRecords(fs.readFileSync(`${a.dataDir}/spool/${crashed.sessionId}.spool`));

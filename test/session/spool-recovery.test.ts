@@ -32,8 +32,11 @@ describe('spool recovery', () => {
     await ws.next('ready');
     for (let off = 0; off < audio.length; off += 800) ws.audio(1, off, audio.subarray(off, Math.min(audio.length, off + 800)));
     await ws.next('ack', (e) => e.capturedSamples === String(audio.length), 60_000);
+    // Acks do not wait for decoding: the finals of the 4 s bound follow (segments 0 and 1
+    // final, 2 s still open).
+    await ws.next('final', (e) => e.segmentId === 'seg_1', 60_000);
     const finals = ws.ofType('final');
-    expect(finals.length).toBe(2); // 4 s bound: segments 0 and 1 final, 2 s still open
+    expect(finals.length).toBe(2);
     const spoolFile = `${a.dataDir}/spool/${sessionId}.spool`;
     // The spool holds only the open segment: finalized audio was dropped from it.
     expect(fs.statSync(spoolFile).size).toBeGreaterThan(0);
