@@ -1,0 +1,175 @@
+// Admission by capacity (issue 13): how many real-time streams a node carries within the
+// latency goal, from what was measured on it: the recognizer's CPU cost per audio second, the
+// cores it may use, the memory it may still take and the memory a decoder takes. Pure: the
+// adapter (src/engine/calibration.ts) reads /sys/fs/cgroup, /proc/meminfo and os, and
+// measures the cost by decoding real speech; this file only parses and computes.
+//
+//   cpu streams    = floor(cores x CPU_TARGET / cost)
+//   memory streams = floor(memory available x MEMORY_TARGET / memory per decoder)
+//   streams        = clamp(min(cpu streams, memory streams), 1, MAX_STREAMS)
+//
+// CPU_TARGET = 0.8: decoders may keep 80% of the cores busy, not 100%. Live audio is decoded
+// in 200 ms batches that arrive independently; a node whose decoders need all of its cores
+// queues every batch behind the others (waiting time grows as u / (1 - u) with the
+// utilization u: 4 batches at 0.8, 9 at 0.9, unbounded at 1), and a commit's final waits for
+// the batches of its own stream before it. At 0.8 a batch waits on average about four batch
+// decodes (about 4 x 50 ms at 0.25 CPU s per audio second), which keeps commit-to-final within
+// the 500 ms goal of issue 13. The other 20% is the service's own work per stream (the main
+// thread: frames, spool, acks, store; 10-25% on top of the recognizer, issue 13) and the OS.
+//
+// MEMORY_TARGET = 0.9: a decoder's memory is resident for as long as the pool keeps it warm;
+// the last 10% is left to the page cache, the spool, request buffers and the allocator's slack.
+
+/** Share of the cores decoding may use (see above). */
+export const CPU_TARGET = 0.8;
+/** Share of the memory still available that decoders may take (see above). */
+export const MEMORY_TARGET = 0.9;
+/** The most decoders a node runs (the bound loadConfig puts on --max-decoders). */
+export const MAX_STREAMS = 64;
+
+export type CapacityLimit = 'cpu' | 'memory' | 'bound';
+
+export interface CapacityInputs {
+  /** Recognizer CPU seconds per second of real-time audio (one stream), measured. */
+  costPerAudioSecond: number;
+  /** Cores this process may use (effectiveCores). */
+  cores: number;
+  /** Bytes of memory the node can still give decoders (before any is started); null: unknown. */
+  memoryAvailableBytes: number | null;
+  /** Resident bytes one decoder adds (its worker thread included); null: unknown. */
+  memoryPerDecoderBytes: number | null;
+  cpuTarget?: number;
+  memoryTarget?: number;
+  maxStreams?: number;
+}
+
+export interface CapacityPlan {
+  /** Real-time streams this node carries within the latency goal: the default --max-decoders. */
+  streams: number;
+  /** Which limit binds: cpu, memory, or the MAX_STREAMS bound (or the floor of one stream). */
+  limit: CapacityLimit;
+  /** Streams each resource allows (memory: null when not known). */
+  cpuStreams: number;
+  memoryStreams: number | null;
+  costPerAudioSecond: number;
+  cores: number;
+  cpuTarget: number;
+  memoryAvailableBytes: number | null;
+  memoryPerDecoderBytes: number | null;
+  memoryTarget: number;
+}
+
+/** Rounds down, but not a hair below an integer the arithmetic meant (0.8 * 3 / 0.3). */
+function floorish(x: number): number {
+  return Math.floor(x + 1e-9);
+}
+
+export function planCapacity(input: CapacityInputs): CapacityPlan {
+  const cpuTarget = input.cpuTarget ?? CPU_TARGET;
+  const memoryTarget = input.memoryTarget ?? MEMORY_TARGET;
+  const maxStreams = input.maxStreams ?? MAX_STREAMS;
+  if (!(input.costPerAudioSecond > 0 && Number.isFinite(input.costPerAudioSecond))) {
+    throw new RangeError(`recognizer cost must be a positive number (got ${input.costPerAudioSecond})`);
+  }
+  if (!(input.cores > 0 && Number.isFinite(input.cores))) throw new RangeError(`cores must be positive (got ${input.cores})`);
+  if (!(cpuTarget > 0 && cpuTarget <= 1) || !(memoryTarget > 0 && memoryTarget <= 1)) throw new RangeError('targets must be in (0, 1]');
+  const cpuStreams = floorish((input.cores * cpuTarget) / input.costPerAudioSecond);
+  const memoryKnown =
+    input.memoryAvailableBytes !== null && input.memoryPerDecoderBytes !== null && input.memoryPerDecoderBytes > 0 && input.memoryAvailableBytes >= 0;
+  const memoryStreams = memoryKnown ? floorish((input.memoryAvailableBytes! * memoryTarget) / input.memoryPerDecoderBytes!) : null;
+  const binding = memoryStreams !== null && memoryStreams < cpuStreams ? memoryStreams : cpuStreams;
+  let limit: CapacityLimit = memoryStreams !== null && memoryStreams < cpuStreams ? 'memory' : 'cpu';
+  let streams = binding;
+  if (streams > maxStreams) {
+    streams = maxStreams;
+    limit = 'bound';
+  }
+  // A node that cannot carry one stream in real time still serves one (late): refusing every
+  // call would be worse, and the log says so.
+  if (streams < 1) streams = 1;
+  return {
+    streams,
+    limit,
+    cpuStreams,
+    memoryStreams,
+    costPerAudioSecond: input.costPerAudioSecond,
+    cores: input.cores,
+    cpuTarget,
+    memoryAvailableBytes: memoryKnown ? input.memoryAvailableBytes : null,
+    memoryPerDecoderBytes: memoryKnown ? input.memoryPerDecoderBytes : null,
+    memoryTarget,
+  };
+}
+
+/** One line for the start-up log. */
+export function describePlan(plan: CapacityPlan): string {
+  const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
+  const cpu = `cost ${plan.costPerAudioSecond.toFixed(3)} CPU s/audio s on ${+plan.cores.toFixed(2)} core(s) at ${Math.round(plan.cpuTarget * 100)}%: ${plan.cpuStreams}`;
+  const mem =
+    plan.memoryStreams === null
+      ? 'memory unknown'
+      : `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} per decoder: ${plan.memoryStreams}`;
+  const bound = plan.limit === 'bound' ? `, bounded at ${plan.streams}` : '';
+  const late = plan.cpuStreams < 1 ? '; this node cannot carry one stream in real time' : '';
+  return `capacity: ${plan.streams} real-time stream(s) (${plan.limit}-bound${bound}; cpu ${cpu}; memory ${mem}${late})`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsers of what the adapter reads.
+
+/** cgroup v2 `cpu.max` ("<quota> <period>" or "max <period>"): the quota in cores, or null
+ * when unlimited or unreadable. */
+export function parseCgroupCpuMax(text: string): number | null {
+  const [quota, period] = text.trim().split(/\s+/);
+  if (quota === undefined || quota === 'max') return null;
+  return quotaCores(Number(quota), Number(period ?? 100_000));
+}
+
+/** cgroup v1 `cpu.cfs_quota_us` and `cpu.cfs_period_us`: cores, or null (-1: unlimited). */
+export function parseCgroupV1Quota(quotaText: string, periodText: string): number | null {
+  return quotaCores(Number(quotaText.trim()), Number(periodText.trim()));
+}
+
+function quotaCores(quota: number, period: number): number | null {
+  if (!Number.isFinite(quota) || !Number.isFinite(period) || quota <= 0 || period <= 0) return null;
+  return quota / period;
+}
+
+/** cgroup `memory.max` (v2) or `memory.limit_in_bytes` (v1): bytes, or null when unlimited
+ * ("max", or v1's page-rounded 2^63). */
+export function parseCgroupMemoryLimit(text: string): number | null {
+  const t = text.trim();
+  if (t === '' || t === 'max') return null;
+  const n = Number(t);
+  if (!Number.isFinite(n) || n <= 0 || n >= 2 ** 60) return null;
+  return n;
+}
+
+/** MemAvailable from /proc/meminfo, in bytes; null when absent. */
+export function parseMemAvailable(meminfo: string): number | null {
+  const m = /^MemAvailable:\s+(\d+)\s*kB/m.exec(meminfo);
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+/** Cores the process may use: what the scheduler lets it run on (os.availableParallelism),
+ * cut by a CPU quota when the cgroup sets one. */
+export function effectiveCores(parallelism: number, quotaCores: number | null): number {
+  const p = Math.max(1, parallelism);
+  return quotaCores !== null && quotaCores > 0 ? Math.min(p, quotaCores) : p;
+}
+
+/** Memory the node can still give decoders: the host's MemAvailable, cut by what the cgroup
+ * limit leaves (limit - usage); null when neither is known. */
+export function availableMemory(memAvailable: number | null, cgroupLimit: number | null, cgroupUsage: number | null): number | null {
+  const cgroupLeft = cgroupLimit !== null ? Math.max(0, cgroupLimit - (cgroupUsage ?? 0)) : null;
+  if (memAvailable === null) return cgroupLeft;
+  if (cgroupLeft === null) return memAvailable;
+  return Math.min(memAvailable, cgroupLeft);
+}
+
+/** Recognizer cost from a calibration's figures: CPU seconds per audio second. */
+export function costFromMeasurement(cpuMs: number, audioSamples: number, sampleRate: number): number {
+  if (!(audioSamples > 0) || !(sampleRate > 0)) throw new RangeError('no audio measured');
+  if (!(cpuMs > 0)) throw new RangeError('no CPU time measured');
+  return cpuMs / 1000 / (audioSamples / sampleRate);
+}
