@@ -10,6 +10,10 @@ import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRE
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
 import type { Resolver } from './voices/callback-transport.js';
 
+/** The provisional --max-decoders without the operator's: the measured capacity replaces it
+ * at start (src/engine/calibration.ts), and it applies as is when the measurement fails. */
+export const FALLBACK_MAX_DECODERS = 4;
+
 export interface ServiceConfig {
   host: string;
   port: number;
@@ -30,7 +34,12 @@ export interface ServiceConfig {
   modelDir: string | undefined;
   /** Generated engine assets (telephony feat.params); see scripts/build-telephony-model.sh. */
   assetsDir: string;
+  /** Decoders the pool may run: real-time streams plus batch segments at once. Unless the
+   * operator sets it (maxDecodersSet), createService replaces this provisional value with the
+   * node's measured capacity (src/engine/calibration.ts, docs/scaling.md "Sizing a node"). */
   maxDecoders: number;
+  /** True when --max-decoders / SCRIBED_MAX_DECODERS (or the caller) gave maxDecoders. */
+  maxDecodersSet: boolean;
   /** Browser ticket lifetime. */
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
@@ -126,7 +135,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     engine: (input.engine ?? env.SCRIBED_ENGINE ?? 'pocketsphinx') as EngineKind,
     modelDir: input.modelDir ?? env.SCRIBED_MODEL_DIR ?? undefined,
     assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
-    maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? 4,
+    maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? FALLBACK_MAX_DECODERS,
+    maxDecodersSet: (input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS')) !== undefined,
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
@@ -168,7 +178,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000)) throw new Error('database connect timeout must be 100..600000 ms');
   if (!(cfg.databaseStatementTimeoutMs >= 100 && cfg.databaseStatementTimeoutMs <= 3_600_000)) throw new Error('database statement timeout must be 100..3600000 ms');
   if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
-  if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= cfg.maxDecoders)) throw new Error('batchMaxDecoders must be 1..maxDecoders');
+  // Without --max-decoders the bound is checked against the measured capacity at start.
+  if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= (cfg.maxDecodersSet ? cfg.maxDecoders : 64))) throw new Error('batchMaxDecoders must be 1..maxDecoders');
   if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
   if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');

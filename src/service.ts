@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, storeSettings, type ConfigInput, type ServiceConfig } from './config.js';
 import { createEngine } from './engine/pool.js';
+import { recordCapacityMetrics, resolveCapacity } from './engine/calibration.js';
+import { recordCapacityReport } from './server/capacity.js';
 import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
@@ -65,6 +67,17 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
+  // Admission by capacity (issue 13): without --max-decoders the pool is sized by what this
+  // node measures it can carry in real time (src/engine/calibration.ts).
+  const capacity = await resolveCapacity(config, log);
+  let maxDecoders = capacity.maxDecoders;
+  if (maxDecoders < config.batchMaxDecoders) {
+    log.warn(`capacity: SCRIBED_BATCH_MAX_DECODERS ${config.batchMaxDecoders} exceeds the measured capacity ${maxDecoders}; --max-decoders raised to it`);
+    maxDecoders = config.batchMaxDecoders;
+  }
+  if (maxDecoders !== config.maxDecoders) config = Object.freeze({ ...config, maxDecoders });
+  recordCapacityMetrics(metrics, { ...capacity, maxDecoders });
+
   const engine = createEngine({
     engine: config.engine,
     maxDecoders: config.maxDecoders,
@@ -72,6 +85,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     assetsDir: config.assetsDir,
     logger: log,
   });
+  recordCapacityReport(engine, { ...capacity, maxDecoders });
   await engine.start();
   log.info({ engine: engine.info }, 'engine ready');
 

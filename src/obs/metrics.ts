@@ -40,6 +40,29 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
     recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
     connectionsDropped: new Counter({ name: 'scribed_http_connections_dropped_total', help: 'Connections closed at once because SCRIBED_MAX_CONNECTIONS were open', registers: r }),
+    // Admission by capacity (src/engine/calibration.ts, docs/scaling.md "Sizing a node"): set
+    // once at start; the labelled ones only when a calibration exists (no series otherwise).
+    maxDecoders: new Gauge({ name: 'scribed_engine_max_decoders', help: 'Decoders the pool may run (--max-decoders, or the measured capacity when not set)', registers: r }),
+    capacityStreams: new Gauge({
+      name: 'scribed_capacity_streams',
+      help: 'Real-time 8 kHz streams this node carries within the latency goal (measured capacity), labelled by the limit that binds (cpu, memory, bound)',
+      labelNames: ['limit'],
+      registers: r,
+    }),
+    capacityLimitStreams: new Gauge({
+      name: 'scribed_capacity_limit_streams',
+      help: 'Real-time streams each resource allows: cpu (cores x 0.8 / cost), memory (available x 0.9 / per decoder)',
+      labelNames: ['resource'],
+      registers: r,
+    }),
+    capacityCores: new Gauge({ name: 'scribed_capacity_cores', help: 'Cores this node may use (scheduler affinity, cut by a cgroup CPU quota)', registers: r }),
+    recognizerCost: new Gauge({
+      name: 'scribed_recognizer_cost_ratio',
+      help: 'Measured recognizer CPU seconds per second of real-time audio, by audio profile (start-up calibration: telephony)',
+      labelNames: ['profile'],
+      registers: r,
+    }),
+    decoderMemory: new Gauge({ name: 'scribed_decoder_memory_bytes', help: 'Measured resident memory one decoder adds, by audio profile (start-up calibration)', labelNames: ['profile'], registers: r }),
     httpDuration: new Histogram({
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',

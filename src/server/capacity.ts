@@ -2,6 +2,8 @@
 // balancer sends new calls to nodes that have one) and by the stream handshake (a node with
 // none answers 503 ENGINE_BUSY before the upgrade, so the balancer retries another node).
 import type { AppContext } from './context.js';
+import type { CapacityReport } from '../engine/calibration.js';
+import type { Engine } from '../engine/types.js';
 
 /** Decoders of this node and how many a new live socket could get now. */
 export interface NodeCapacity {
@@ -28,4 +30,18 @@ export function nodeCapacity(ctx: AppContext): NodeCapacity | null {
 export function hasFreeDecoder(ctx: AppContext): boolean {
   const c = nodeCapacity(ctx);
   return c === null || c.decoders - c.busy + c.reclaimable > 0;
+}
+
+/** How the engine's maxDecoders was decided and the measured capacity behind it (issue 13,
+ * src/engine/calibration.ts), recorded by createService for the engine it made. Keyed by the
+ * engine so an app built without it (tests, wrappers) simply has none. */
+const reports = new WeakMap<Engine, CapacityReport>();
+
+export function recordCapacityReport(engine: Engine, report: CapacityReport): void {
+  reports.set(engine, report);
+}
+
+/** What /readyz says about the node's real-time capacity; null when nothing was recorded. */
+export function capacityReport(ctx: Pick<AppContext, 'engine'>): CapacityReport | null {
+  return reports.get(ctx.engine) ?? null;
 }

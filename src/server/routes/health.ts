@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
-import { nodeCapacity } from '../capacity.js';
+import { capacityReport, nodeCapacity } from '../capacity.js';
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
@@ -14,8 +14,11 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // the balancer stops sending it new calls, sockets already attached are unaffected).
     // checks.capacity is present only then, so a ready node's checks stay {store, engine} as
     // before, and a node whose store or engine is down never reports itself as merely full.
+    // realtimeCapacity: how maxDecoders was decided (the measured capacity, the operator's
+    // --max-decoders, or the fallback) and the plan behind it (docs/scaling.md, "Sizing a node").
     app.get('/readyz', async (_req, reply) => {
       const capacity = nodeCapacity(ctx);
+      const report = capacityReport(ctx);
       const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
       const checks: { store: boolean; engine: boolean; capacity?: false } = { store: ctx.store.isOpen(), engine: ctx.engine.ready() };
       if (checks.store && checks.engine && !free) checks.capacity = false;
@@ -25,6 +28,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
         checks,
         engine: ctx.engine.info,
         ...(capacity !== null ? { capacity } : {}),
+        ...(report !== null ? { realtimeCapacity: report } : {}),
       });
     });
 

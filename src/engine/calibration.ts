@@ -1,0 +1,364 @@
+// Admission by capacity (issue 13), the adapter: measures what one real-time stream costs on
+// this node by decoding real speech on the real engine, reads the cores and memory the node
+// may use, and lets src/core/capacity-plan.ts say how many streams it carries. The default
+// --max-decoders is that number; an operator's --max-decoders (SCRIBED_MAX_DECODERS) wins and
+// skips the measurement (docs/scaling.md, "Sizing a node").
+//
+// The measurement: a telephony decoder (call centers are the main load) decodes 3 s of the
+// repo's mu-law speech (samples/librivox-0870.ulaw) in batches of the live batch size, after
+// 0.4 s not counted (a fresh decoder's first batches run on cold caches; pooled decoders stay
+// warm). Each accept reports its decoder time (AcceptResult.cpuMs: wall time of the
+// synchronous native calls on the worker thread, its CPU time when the core is not shared);
+// the process's own CPU clock over the same span bounds it when other work shares the cores,
+// and the smaller of the two is the cost. About 1 s of CPU to decode, plus the decoder's start
+// (0.6-0.9 s). The memory a decoder takes is the process's RSS growth from before the
+// calibration engine to the decoder having decoded: it includes the worker thread and the
+// process-wide shared language model, so it errs high for the second and later decoders
+// (docs/engines.md, "Memory per decoder").
+//
+// The result is cached in <data-dir>/capacity-calibration.json under a key of what determines
+// it (engine, decoder options and model paths, CPU model, cores, Node.js version); a cache
+// whose key differs, or older than any file behind the key (model files, the addon, the
+// engine code, the clip), is measured again.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import { FALLBACK_MAX_DECODERS, packageRoot, type ServiceConfig } from '../config.js';
+import { decodeMulaw } from '../core/audio/encodings.js';
+import {
+  availableMemory,
+  costFromMeasurement,
+  describePlan,
+  effectiveCores,
+  MAX_STREAMS,
+  parseCgroupCpuMax,
+  parseCgroupMemoryLimit,
+  parseCgroupV1Quota,
+  parseMemAvailable,
+  planCapacity,
+  type CapacityPlan,
+} from '../core/capacity-plan.js';
+import { createEngine } from './pool.js';
+import type { EngineKind } from './types.js';
+import type { Metrics } from '../obs/metrics.js';
+
+export const CALIBRATION_FILE = 'capacity-calibration.json';
+export { FALLBACK_MAX_DECODERS };
+/** The clip: continuous read speech, 7.1 s; the first CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S are decoded. */
+export const CALIBRATION_CLIP = 'librivox-0870.ulaw';
+export const CALIBRATION_WARMUP_S = 0.4;
+export const CALIBRATION_AUDIO_S = 3;
+const CLIP_RATE = 8000;
+const VERSION = 1;
+
+export interface CalibrationKey {
+  engine: EngineKind;
+  /** pocketsphinx: the telephony decoder's options (model paths and search flags). */
+  decoderArgs: Record<string, string> | null;
+  modelDir: string | null;
+  assetsDir: string;
+  batchMs: number;
+  cpuModel: string;
+  cores: number;
+  arch: string;
+  node: string;
+}
+
+export interface Calibration {
+  version: number;
+  keyHash: string;
+  key: CalibrationKey;
+  measuredAt: string;
+  /** Recognizer CPU seconds per audio second of one 8 kHz mu-law telephony stream. */
+  costPerAudioSecond: number;
+  /** The two clocks behind it: decoder time reported by the worker, and process CPU. */
+  workerCpuMs: number;
+  processCpuMs: number;
+  audioSeconds: number;
+  clip: string;
+  /** RSS growth of the calibration decoder (worker thread and shared model included); null
+   * when the measurement was not plausible. */
+  memoryPerDecoderBytes: number | null;
+}
+
+/** How --max-decoders was decided, and the capacity behind it (GET /readyz, metrics, log). */
+export interface CapacityReport {
+  maxDecoders: number;
+  /** plan: the measured capacity; operator: --max-decoders / SCRIBED_MAX_DECODERS; fallback:
+   * the measurement failed and FALLBACK_MAX_DECODERS applies. */
+  from: 'plan' | 'operator' | 'fallback';
+  /** null: no calibration (the operator set --max-decoders and none is cached, or it failed). */
+  plan: CapacityPlan | null;
+  /** measured at this start, or read from the cache. */
+  calibration: { source: 'measured' | 'cached'; measuredAt: string; file: string } | null;
+}
+
+/** The worker and backend code whose changes make a cached cost stale. */
+function engineCodeFiles(engine: EngineKind): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return [path.join(here, `worker${ext}`), path.join(here, 'backends', `${engine}${ext}`), path.join(here, `pool${ext}`)];
+}
+
+function clipFile(): string {
+  return path.join(packageRoot(), 'samples', CALIBRATION_CLIP);
+}
+
+function cpuModel(): string {
+  return os.cpus()[0]?.model.trim() ?? 'unknown';
+}
+
+/** The key, and the files whose modification makes a calibration stale. */
+export async function calibrationKey(cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>): Promise<{ key: CalibrationKey; hash: string; files: string[] }> {
+  let decoderArgs: Record<string, string> | null = null;
+  const files: string[] = [...engineCodeFiles(cfg.engine), clipFile()];
+  if (cfg.engine === 'pocketsphinx') {
+    const ps = await import('./backends/pocketsphinx.js');
+    decoderArgs = ps.pocketsphinxArgs({ engine: 'pocketsphinx', profile: 'telephony', ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}), assetsDir: cfg.assetsDir }).args;
+    for (const f of ['-hmm', '-lm', '-dict', '-featparams']) {
+      const p = decoderArgs[f];
+      if (p === undefined) continue;
+      files.push(p);
+      if (f === '-hmm') for (const name of safeList(p)) files.push(path.join(p, name));
+    }
+    files.push(process.env.SCRIBED_POCKETSPHINX_ADDON ?? path.join(packageRoot(), 'build', 'Release', 'scribed_pocketsphinx.node'));
+  } else if (cfg.modelDir) {
+    for (const name of safeList(cfg.modelDir)) files.push(path.join(cfg.modelDir, name));
+  }
+  const key: CalibrationKey = {
+    engine: cfg.engine,
+    decoderArgs,
+    modelDir: cfg.modelDir ?? null,
+    assetsDir: cfg.assetsDir,
+    batchMs: cfg.decodeBatchMs,
+    cpuModel: cpuModel(),
+    cores: os.availableParallelism(),
+    arch: process.arch,
+    node: process.version,
+  };
+  const hash = crypto.createHash('sha256').update(JSON.stringify(key)).digest('hex');
+  return { key, hash, files };
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** Newest modification time of the files (ms); missing files count as now (stale). */
+function newestMtime(files: string[]): number {
+  let newest = 0;
+  for (const f of files) {
+    try {
+      newest = Math.max(newest, fs.statSync(f).mtimeMs);
+    } catch {
+      newest = Math.max(newest, Date.now());
+    }
+  }
+  return newest;
+}
+
+/** The cached calibration for this key, or null when absent, for another key, or older than
+ * a file behind the key. */
+export function readCachedCalibration(dataDir: string, hash: string, files: string[]): Calibration | null {
+  let cached: Calibration;
+  try {
+    cached = JSON.parse(fs.readFileSync(path.join(dataDir, CALIBRATION_FILE), 'utf8')) as Calibration;
+  } catch {
+    return null;
+  }
+  if (cached.version !== VERSION || cached.keyHash !== hash || !(cached.costPerAudioSecond > 0)) return null;
+  const at = Date.parse(cached.measuredAt);
+  if (!Number.isFinite(at) || at < newestMtime(files)) return null;
+  return cached;
+}
+
+function writeCalibration(dataDir: string, c: Calibration): void {
+  const file = path.join(dataDir, CALIBRATION_FILE);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(c, null, 2)}\n`);
+  fs.renameSync(tmp, file);
+}
+
+/** Decode the clip on a one-decoder engine of the configured kind and time it. */
+export async function measureCalibration(
+  cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>,
+  keyed: { key: CalibrationKey; hash: string },
+  log?: Pick<Logger, 'warn' | 'info'>,
+): Promise<Calibration> {
+  const all = decodeMulaw(fs.readFileSync(clipFile()));
+  const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
+  const measured = Math.round(CALIBRATION_AUDIO_S * CLIP_RATE);
+  if (all.length < warmup + measured) throw new Error(`calibration clip ${clipFile()} is shorter than ${CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S} s`);
+  const batch = Math.max(160, Math.round(((cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : 20) * CLIP_RATE) / 1000));
+  const rssBefore = process.memoryUsage.rss();
+  const engine = createEngine({
+    engine: cfg.engine,
+    maxDecoders: 1,
+    ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}),
+    assetsDir: cfg.assetsDir,
+    ...(log ? { logger: { warn: (m: string) => log.warn(m), info: () => undefined } } : {}),
+  });
+  try {
+    // No start(): it would warm a wideband decoder that open() then recycles for this one.
+    // Without decodeBatchMs each accept is decoded before it resolves and reports its cost.
+    const stream = await engine.open({ inputRate: CLIP_RATE, profile: 'telephony' });
+    for (let at = 0; at < warmup; at += batch) await stream.accept(all.subarray(at, Math.min(warmup, at + batch)));
+    let workerCpuMs = 0;
+    let decoded = 0;
+    const cpu0 = process.cpuUsage();
+    for (let at = warmup; at < warmup + measured; at += batch) {
+      const r = await stream.accept(all.subarray(at, Math.min(warmup + measured, at + batch)));
+      workerCpuMs += r.cpuMs;
+      decoded += r.decodedSamples;
+    }
+    const cpu = process.cpuUsage(cpu0);
+    const processCpuMs = (cpu.user + cpu.system) / 1000;
+    await stream.finish();
+    const grown = process.memoryUsage.rss() - rssBefore;
+    await stream.release();
+    const cost = costFromMeasurement(Math.min(workerCpuMs, processCpuMs), decoded, CLIP_RATE);
+    return {
+      version: VERSION,
+      keyHash: keyed.hash,
+      key: keyed.key,
+      measuredAt: new Date().toISOString(),
+      costPerAudioSecond: Math.round(cost * 10_000) / 10_000,
+      workerCpuMs: Math.round(workerCpuMs),
+      processCpuMs: Math.round(processCpuMs),
+      audioSeconds: decoded / CLIP_RATE,
+      clip: CALIBRATION_CLIP,
+      // Plausible: more than a worker thread alone, less than 4 GiB.
+      memoryPerDecoderBytes: grown > 16 * 2 ** 20 && grown < 4 * 2 ** 30 ? grown : null,
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** What the node may use: cores (scheduler and cgroup quota) and memory still available
+ * (MemAvailable, cut by the cgroup limit). cgroup v2 first, then v1. */
+export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/meminfo'): { cores: number; memoryAvailableBytes: number | null } {
+  const read = (f: string): string | null => {
+    try {
+      return fs.readFileSync(path.join(root, f), 'utf8');
+    } catch {
+      return null;
+    }
+  };
+  const cpuMax = read('cpu.max');
+  let quota: number | null = cpuMax !== null ? parseCgroupCpuMax(cpuMax) : null;
+  if (cpuMax === null) {
+    const q = read('cpu/cpu.cfs_quota_us');
+    const p = read('cpu/cpu.cfs_period_us');
+    if (q !== null && p !== null) quota = parseCgroupV1Quota(q, p);
+  }
+  const v2Limit = read('memory.max');
+  const limitText = v2Limit ?? read('memory/memory.limit_in_bytes');
+  const usageText = v2Limit !== null ? read('memory.current') : read('memory/memory.usage_in_bytes');
+  const limit = limitText !== null ? parseCgroupMemoryLimit(limitText) : null;
+  const usage = usageText !== null ? Number(usageText.trim()) : null;
+  let memAvailable: number | null = null;
+  try {
+    memAvailable = parseMemAvailable(fs.readFileSync(meminfo, 'utf8'));
+  } catch {
+    memAvailable = null;
+  }
+  return {
+    cores: effectiveCores(os.availableParallelism(), quota),
+    memoryAvailableBytes: availableMemory(memAvailable ?? os.freemem(), limit, usage !== null && Number.isFinite(usage) ? usage : null),
+  };
+}
+
+export function planFor(c: Calibration, resources = readNodeResources()): CapacityPlan {
+  return planCapacity({
+    costPerAudioSecond: c.costPerAudioSecond,
+    cores: resources.cores,
+    memoryAvailableBytes: resources.memoryAvailableBytes,
+    memoryPerDecoderBytes: c.memoryPerDecoderBytes,
+    maxStreams: MAX_STREAMS,
+  });
+}
+
+/** Decide --max-decoders before the engine is created: the operator's value as is (with the
+ * capacity of a cached calibration, if any, reported beside it), else the measured capacity
+ * (from the cache, or measured now and cached), else the fallback. */
+export async function resolveCapacity(
+  cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs' | 'dataDir' | 'maxDecoders' | 'maxDecodersSet'>,
+  log: Pick<Logger, 'warn' | 'info'>,
+): Promise<CapacityReport> {
+  const file = path.join(cfg.dataDir, CALIBRATION_FILE);
+  let keyed: Awaited<ReturnType<typeof calibrationKey>> | null = null;
+  // The operator's value needs no key unless a calibration is cached to report beside it.
+  if (!cfg.maxDecodersSet || fs.existsSync(file)) {
+    try {
+      keyed = await calibrationKey(cfg);
+    } catch (err) {
+      if (!cfg.maxDecodersSet) log.warn({ err }, `capacity: cannot key a calibration (${(err as Error).message})`);
+    }
+  }
+  const cached = keyed ? readCachedCalibration(cfg.dataDir, keyed.hash, keyed.files) : null;
+  if (cfg.maxDecodersSet) {
+    const plan = cached ? planFor(cached) : null;
+    const report: CapacityReport = {
+      maxDecoders: cfg.maxDecoders,
+      from: 'operator',
+      plan,
+      calibration: cached ? { source: 'cached', measuredAt: cached.measuredAt, file } : null,
+    };
+    log.info(
+      { capacity: report },
+      plan
+        ? `${describePlan(plan)}; --max-decoders ${cfg.maxDecoders} set by the operator applies`
+        : `capacity: --max-decoders ${cfg.maxDecoders} set by the operator (no calibration cached: capacity not measured)`,
+    );
+    return report;
+  }
+  let calibration = cached;
+  let source: 'measured' | 'cached' = 'cached';
+  if (calibration === null && keyed !== null) {
+    try {
+      const t0 = performance.now();
+      calibration = await measureCalibration(cfg, keyed, log);
+      source = 'measured';
+      log.info(
+        { calibration },
+        `capacity: calibrated in ${Math.round(performance.now() - t0)} ms: ${calibration.costPerAudioSecond} CPU s per audio second ` +
+          `(${calibration.audioSeconds} s of ${calibration.clip}, telephony profile)`,
+      );
+      try {
+        writeCalibration(cfg.dataDir, calibration);
+      } catch (err) {
+        log.warn({ err }, `capacity: could not cache the calibration in ${file}; the next start measures again`);
+      }
+    } catch (err) {
+      log.warn({ err }, `capacity: calibration failed (${(err as Error).message})`);
+    }
+  }
+  if (calibration === null) {
+    log.warn(`capacity: not measured; --max-decoders defaults to ${FALLBACK_MAX_DECODERS} (the fallback). Set --max-decoders to size this node.`);
+    return { maxDecoders: FALLBACK_MAX_DECODERS, from: 'fallback', plan: null, calibration: null };
+  }
+  const plan = planFor(calibration);
+  log.info({ capacity: plan }, `${describePlan(plan)}; --max-decoders defaults to ${plan.streams}`);
+  return { maxDecoders: plan.streams, from: 'plan', plan, calibration: { source, measuredAt: calibration.measuredAt, file } };
+}
+
+/** The capacity gauges (src/obs/metrics.ts): set once at start. */
+export function recordCapacityMetrics(metrics: Metrics, report: CapacityReport): void {
+  metrics.maxDecoders.set(report.maxDecoders);
+  const plan = report.plan;
+  metrics.capacityCores.set(plan?.cores ?? readNodeResources().cores);
+  if (plan === null) return;
+  metrics.capacityStreams.set({ limit: plan.limit }, plan.streams);
+  metrics.capacityLimitStreams.set({ resource: 'cpu' }, plan.cpuStreams);
+  if (plan.memoryStreams !== null) metrics.capacityLimitStreams.set({ resource: 'memory' }, plan.memoryStreams);
+  metrics.recognizerCost.set({ profile: 'telephony' }, plan.costPerAudioSecond);
+  if (plan.memoryPerDecoderBytes !== null) metrics.decoderMemory.set({ profile: 'telephony' }, plan.memoryPerDecoderBytes);
+}
