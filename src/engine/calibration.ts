@@ -243,8 +243,10 @@ export async function measureCalibration(
 }
 
 /** What the node may use: cores (scheduler and cgroup quota) and memory still available
- * (MemAvailable, cut by the cgroup limit). cgroup v2 first, then v1. */
-export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/meminfo'): { cores: number; memoryAvailableBytes: number | null } {
+ * (MemAvailable, cut by the cgroup limit). cgroup v2: the process's own cgroup (from
+ * /proc/self/cgroup, e.g. a systemd unit's CPUQuota= and MemoryMax=) and each parent up to the
+ * root, the tightest applying; else cgroup v1 at the root of its controllers. */
+export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/meminfo', selfCgroup = '/proc/self/cgroup'): { cores: number; memoryAvailableBytes: number | null } {
   const read = (f: string): string | null => {
     try {
       return fs.readFileSync(path.join(root, f), 'utf8');
@@ -252,18 +254,45 @@ export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/memi
       return null;
     }
   };
-  const cpuMax = read('cpu.max');
-  let quota: number | null = cpuMax !== null ? parseCgroupCpuMax(cpuMax) : null;
-  if (cpuMax === null) {
+  let own = '/';
+  try {
+    own = /^0::(\/.*)$/m.exec(fs.readFileSync(selfCgroup, 'utf8'))?.[1] ?? '/';
+  } catch {
+    own = '/';
+  }
+  // The own cgroup, its parents, the root (a namespaced container sees its own as the root).
+  const dirs: string[] = [];
+  for (let d = path.posix.normalize(own); ; d = path.posix.dirname(d)) {
+    dirs.push(d.replace(/^\/+/, ''));
+    if (d === '/' || d === '.') break;
+  }
+  let quota: number | null = null;
+  let memoryLeft: number | null = null;
+  let v2 = false;
+  for (const d of dirs) {
+    const cpuMax = read(path.join(d, 'cpu.max'));
+    if (cpuMax !== null) {
+      v2 = true;
+      const q = parseCgroupCpuMax(cpuMax);
+      if (q !== null) quota = quota === null ? q : Math.min(quota, q);
+    }
+    const limitText = read(path.join(d, 'memory.max'));
+    if (limitText !== null) {
+      v2 = true;
+      const limit = parseCgroupMemoryLimit(limitText);
+      const usage = Number(read(path.join(d, 'memory.current'))?.trim() ?? 'NaN');
+      const left = availableMemory(null, limit, Number.isFinite(usage) ? usage : null);
+      if (left !== null) memoryLeft = memoryLeft === null ? left : Math.min(memoryLeft, left);
+    }
+  }
+  if (!v2) {
     const q = read('cpu/cpu.cfs_quota_us');
     const p = read('cpu/cpu.cfs_period_us');
     if (q !== null && p !== null) quota = parseCgroupV1Quota(q, p);
+    const limitText = read('memory/memory.limit_in_bytes');
+    const usage = Number(read('memory/memory.usage_in_bytes')?.trim() ?? 'NaN');
+    memoryLeft = availableMemory(null, limitText !== null ? parseCgroupMemoryLimit(limitText) : null, Number.isFinite(usage) ? usage : null);
   }
-  const v2Limit = read('memory.max');
-  const limitText = v2Limit ?? read('memory/memory.limit_in_bytes');
-  const usageText = v2Limit !== null ? read('memory.current') : read('memory/memory.usage_in_bytes');
-  const limit = limitText !== null ? parseCgroupMemoryLimit(limitText) : null;
-  const usage = usageText !== null ? Number(usageText.trim()) : null;
   let memAvailable: number | null = null;
   try {
     memAvailable = parseMemAvailable(fs.readFileSync(meminfo, 'utf8'));
@@ -272,7 +301,7 @@ export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/memi
   }
   return {
     cores: effectiveCores(os.availableParallelism(), quota),
-    memoryAvailableBytes: availableMemory(memAvailable ?? os.freemem(), limit, usage !== null && Number.isFinite(usage) ? usage : null),
+    memoryAvailableBytes: availableMemory(memAvailable ?? os.freemem(), memoryLeft, null),
   };
 }
 
