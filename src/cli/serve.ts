@@ -31,7 +31,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', describe: 'listen port [env SCRIBED_PORT, default 8080]' })
       .option('engine', { type: 'string', choices: ['pocketsphinx', 'sherpa-onnx'], describe: 'recognizer [env SCRIBED_ENGINE]' })
       .option('model-dir', { type: 'string', describe: 'model directory (required for sherpa-onnx) [env SCRIBED_MODEL_DIR]' })
-      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS, default 4]' })
+      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS; default: the capacity this node measures at its first start (cores x 0.8 / CPU s per audio s, cut by memory), cached in the data dir; 4 if that fails]' })
       .option('callback-allow-private', {
         type: 'boolean',
         describe: 'voice design callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7; not loopback) [env SCRIBED_CALLBACK_ALLOW_PRIVATE, default false]',

@@ -10,8 +10,8 @@
 // warm). Each accept reports its decoder time (AcceptResult.cpuMs: wall time of the
 // synchronous native calls on the worker thread, its CPU time when the core is not shared);
 // the process's own CPU clock over the same span bounds it when other work shares the cores,
-// and the smaller of the two is the cost. About 1 s of CPU to decode, plus the decoder's start
-// (0.6-0.9 s). The memory a decoder takes is the process's RSS growth from before the
+// and the smaller of the two is the cost. About 0.6 s of CPU to decode, plus the decoder's
+// start (1.2-1.4 s on the 2-core machine). The memory a decoder takes is the process's RSS growth from before the
 // calibration engine to the decoder having decoded: it includes the worker thread and the
 // process-wide shared language model, so it errs high for the second and later decoders
 // (docs/engines.md, "Memory per decoder").
