@@ -93,7 +93,7 @@ export interface CapacityReport {
   /** null: no calibration (the operator set --max-decoders and none is cached, or it failed). */
   plan: CapacityPlan | null;
   /** measured at this start, or read from the cache. */
-  calibration: { source: 'measured' | 'cached'; measuredAt: string; file: string } | null;
+  calibration: { source: 'measured' | 'cached'; measuredAt: string } | null;
 }
 
 /** The worker and backend code whose changes make a cached cost stale. */
@@ -339,7 +339,7 @@ export async function resolveCapacity(
       maxDecoders: cfg.maxDecoders,
       from: 'operator',
       plan,
-      calibration: cached ? { source: 'cached', measuredAt: cached.measuredAt, file } : null,
+      calibration: cached ? { source: 'cached', measuredAt: cached.measuredAt } : null,
     };
     log.info(
       { capacity: report },
@@ -375,8 +375,8 @@ export async function resolveCapacity(
     return { maxDecoders: FALLBACK_MAX_DECODERS, from: 'fallback', plan: null, calibration: null };
   }
   const plan = planFor(calibration);
-  log.info({ capacity: plan }, `${describePlan(plan)}; --max-decoders defaults to ${plan.streams}`);
-  return { maxDecoders: plan.streams, from: 'plan', plan, calibration: { source, measuredAt: calibration.measuredAt, file } };
+  log.info({ capacity: plan, calibrationFile: file }, `${describePlan(plan)}; --max-decoders defaults to ${plan.streams}`);
+  return { maxDecoders: plan.streams, from: 'plan', plan, calibration: { source, measuredAt: calibration.measuredAt } };
 }
 
 /** The capacity gauges (src/obs/metrics.ts): set once at start. */
