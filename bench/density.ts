@@ -24,6 +24,8 @@
 //   addon  the service's own decoder (src/engine/backends/pocketsphinx.ts) driven in this
 //          process on the same upsampled audio in 20 ms calls, no worker, no service: what
 //          the recognizer itself costs as the service calls it.
+//   K CLIs the CLI as above, K processes at once on the clips back to back: what K bare
+//          decoders cost when they share the machine as the service's K streams do.
 // Ratios: service CPU per audio second over each baseline's.
 //
 // A/B: BENCH_BEFORE_CLI=/path/to/another/checkout/dist/cli.js measures that build as well, at
@@ -124,10 +126,12 @@ function cliCpu(file: string): number {
   return u! + s!;
 }
 
+let cliStartup = 0;
 function cliBaseline(): number {
   const silence = path.join(tmp, 'silence.wav');
   execFileSync('sox', ['-n', '-r', '16000', '-b', '16', '-c', '1', silence, 'trim', '0', '0.2']);
   const startup = [0, 1, 2].map(() => cliCpu(silence)).sort((a, b) => a - b)[1]!;
+  cliStartup = startup;
   let cpu = 0;
   let audio = 0;
   for (let round = 0; round < 2; round++) {
@@ -137,6 +141,24 @@ function cliBaseline(): number {
     });
   }
   return cpu / audio;
+}
+
+/** K CLIs at once, each on every clip back to back (the same 24.7 s of audio): what K bare
+ * decoders cost per audio second when they share the machine as the service's K do (cache and
+ * core contention), against the single CLI's tight loop above. */
+async function parallelCliCost(k: number, startup: number): Promise<number> {
+  const all = path.join(tmp, 'all.16k.wav');
+  if (!fs.existsSync(all)) execFileSync('sox', [...upsampled, all]);
+  const audioSec = clips.reduce((a, c) => a + c.durationSec, 0);
+  const runs = await Promise.all(
+    Array.from({ length: k }, () =>
+      execFileAsync('/usr/bin/time', ['-f', '%U %S', 'pocketsphinx_continuous', '-infile', all, ...cliFlags], { encoding: 'utf8' }).then(({ stderr }) => {
+        const [u, s] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+        return Math.max(0, u! + s! - startup);
+      }),
+    ),
+  );
+  return runs.reduce((a, b) => a + b, 0) / (k * audioSec);
 }
 
 function addonBaseline(): number {
@@ -364,17 +386,18 @@ const cliCost = cliBaseline();
 const addonCost = addonBaseline();
 console.log(`baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`);
 console.log(`service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`);
-const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs addon', 'RSS/stream', 'refused'];
+const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K CLIs', 'vs addon', 'RSS/stream', 'refused'];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const [i, k] of KS.entries()) {
   const builds = BEFORE_CLI ? (i % 2 === 0 ? [BEFORE_CLI, CLI] : [CLI, BEFORE_CLI]) : [CLI];
   const points: Point[] = [];
   for (const cli of builds) points.push(await measure(k, cli));
+  const kClis = await parallelCliCost(k, cliStartup);
   points.sort((a, b) => (a.build === 'before' ? -1 : b.build === 'before' ? 1 : 0));
   for (const p of points) {
     console.log(
       `| ${p.k} | ${p.build} | ${ms(pct(p.c2f, 0.5))} / ${ms(pct(p.c2f, 0.95))} | ${ms(pct(p.ack, 0.5))} / ${ms(pct(p.ack, 0.95))} | ${p.cpuPerAudioSec.toFixed(3)} | ` +
-        `${p.mainPerAudioSec.toFixed(3)} / ${p.otherPerAudioSec.toFixed(3)} | ${(p.cpuPerAudioSec / cliCost).toFixed(2)}x | ${(p.cpuPerAudioSec / addonCost).toFixed(2)}x | ` +
+        `${p.mainPerAudioSec.toFixed(3)} / ${p.otherPerAudioSec.toFixed(3)} | ${(p.cpuPerAudioSec / cliCost).toFixed(2)}x | ${(p.cpuPerAudioSec / kClis).toFixed(2)}x (${kClis.toFixed(3)}) | ${(p.cpuPerAudioSec / addonCost).toFixed(2)}x | ` +
         `${p.rssPerStream.toFixed(0)} MiB | ${p.refused.length === 0 ? 0 : p.refused.join(', ')} |`,
     );
   }

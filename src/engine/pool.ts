@@ -120,7 +120,7 @@ type Enqueue = <T>(r: Request, transfer?: ArrayBuffer[]) => Promise<T>;
 /** accept()/finish() of a stream with batched decoding, or null when the request decodes
  * each accept() at once. Batches go to the worker in order and are not awaited; their
  * results update the latest partial, and a failed batch fails the next call. */
-function batchingFor(req: StreamRequest, enqueue: Enqueue): Pick<RecognitionStream, 'accept' | 'finish' | 'onPartial'> | null {
+function batchingFor(req: StreamRequest, enqueue: Enqueue, backlogTotal: { seconds: number }): Pick<RecognitionStream, 'accept' | 'finish' | 'onPartial'> | null {
   if (!req.decodeBatchMs || req.decodeBatchMs <= 0) return null;
   const batchSamples = Math.max(1, Math.round((req.decodeBatchMs * req.inputRate) / 1000));
   const maxBacklog = Math.round((MAX_DECODE_BACKLOG_MS * req.inputRate) / 1000);
@@ -164,9 +164,11 @@ function batchingFor(req: StreamRequest, enqueue: Enqueue): Pick<RecognitionStre
       ),
     };
     backlog += entry.samples;
+    backlogTotal.seconds += entry.samples / req.inputRate;
     inFlight.push(entry);
     void entry.done.then(() => {
       backlog -= entry.samples;
+      backlogTotal.seconds -= entry.samples / req.inputRate;
       inFlight.splice(inFlight.indexOf(entry), 1);
     });
   };
@@ -210,6 +212,8 @@ export function createEngine(opts: EngineOptions): Engine {
   let started = false;
   let closed = false;
   const noticed = new Set<string>();
+  /** Audio sent to decoders in batches and not decoded yet, over all streams. */
+  const backlogTotal = { seconds: 0 };
 
   const backendConfig = (profile: AudioProfile): BackendConfig => ({
     engine: opts.engine,
@@ -285,7 +289,7 @@ export function createEngine(opts: EngineOptions): Engine {
       tail = p.catch(() => undefined);
       return p;
     };
-    const batching = batchingFor(req, enqueue);
+    const batching = batchingFor(req, enqueue, backlogTotal);
     return {
       inputRate,
       vocabulary: opened.vocabulary,
@@ -383,6 +387,9 @@ export function createEngine(opts: EngineOptions): Engine {
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
       return makeStream(slot, req, opened);
+    },
+    decodeBacklogSeconds(): number {
+      return Math.max(0, backlogTotal.seconds);
     },
     capacity(): EngineCapacity {
       // A slot is 'busy' from spawn until release, so starting decoders count; dead slots have

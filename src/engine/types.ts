@@ -129,6 +129,9 @@ export interface Engine {
    * (readiness, src/server/routes/health.ts). Optional so wrappers and fakes need not
    * implement it; without it a caller must assume a decoder is free. */
   capacity?(): EngineCapacity;
+  /** Audio accepted by streams with batched decoding and not decoded yet, in seconds, summed
+   * over the streams (how far recognition runs behind the acknowledgements). */
+  decodeBacklogSeconds?(): number;
 }
 
 /** A snapshot of the decoder pool. */

@@ -11,6 +11,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   return {
     registry,
     sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state', labelNames: ['state'], registers: r }),
+    decodeBacklog: new Gauge({
+      name: 'scribed_decode_backlog_seconds',
+      help: 'Live audio acknowledged and sent to the decoders but not decoded yet, summed over streams (how far recognition runs behind)',
+      registers: r,
+    }),
     sessionsCreated: new Counter({ name: 'scribed_sessions_created_total', help: 'Real-time sessions created (idempotent replays excluded)', registers: r }),
     resumes: new Counter({ name: 'scribed_session_resumes_total', help: 'Successful session resumes', registers: r }),
     audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),

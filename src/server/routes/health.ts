@@ -35,6 +35,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     app.get('/metrics', async (_req, reply) => {
       const counts = ctx.sessions.countByState();
       for (const [state, n] of Object.entries(counts)) ctx.metrics.sessions.set({ state }, n);
+      ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     });
   };

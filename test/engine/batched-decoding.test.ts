@@ -1,0 +1,79 @@
+// Batched decoding (StreamRequest.decodeBatchMs): accept() does not wait for the decoder,
+// partials are pushed as batches decode, finish() covers everything accepted, a failure
+// reaches the next call, and the engine reports its backlog.
+import type { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, kStall, kWorker } from '../../src/engine/pool.js';
+import type { Engine, RecognitionStream } from '../../src/engine/types.js';
+import { loadClips, mulawSamples } from '../helpers/audio.js';
+
+type Hooked = RecognitionStream & { [kStall](ms: number): Promise<void>; [kWorker]: Worker };
+
+const clip = loadClips()[0]!;
+const audio = mulawSamples(clip); // 8 kHz
+const FRAME = 160; // 20 ms
+
+let engine: Engine;
+beforeAll(async () => {
+  engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 3 });
+  await engine.start();
+}, 60_000);
+afterAll(async () => {
+  await engine?.close();
+});
+
+async function feed(stream: RecognitionStream, samples: Int16Array): Promise<void> {
+  for (let i = 0; i < samples.length; i += FRAME) await stream.accept(samples.subarray(i, i + FRAME));
+}
+
+describe('batched decoding', () => {
+  it('gives the same words as decoding every frame, with partials pushed between accepts', async () => {
+    const direct = await engine.open({ inputRate: 8000, profile: 'telephony' });
+    await feed(direct, audio);
+    const expected = await direct.finish();
+    await direct.release();
+
+    const batched = await engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 });
+    const partials: Array<{ partial: string; partialSamples: number }> = [];
+    batched.onPartial((p) => partials.push(p));
+    await feed(batched, audio); // returns before the decoder has the first batch done
+    expect(partials).toHaveLength(0);
+    for (let i = 0; i < 500 && partials.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const final = await batched.finish();
+    await batched.release();
+    expect(final.text).toBe(expected.text);
+    expect(final.words.map((w) => [w.word, w.startSample, w.endSample])).toEqual(expected.words.map((w) => [w.word, w.startSample, w.endSample]));
+    expect(partials.length).toBeGreaterThan(0);
+    // a partial covers whole batches of the utterance, never more than was accepted
+    for (const p of partials) {
+      expect(p.partialSamples % 1600).toBe(0);
+      expect(p.partialSamples).toBeLessThanOrEqual(audio.length);
+    }
+    expect(final.channelState).toHaveLength(27);
+  }, 60_000);
+
+  it('accept() resolves while the decoder is busy; the backlog is reported and drains; finish() waits for it', async () => {
+    const stream = (await engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })) as Hooked;
+    const stalled = stream[kStall](1500);
+    const t0 = performance.now();
+    await feed(stream, audio.subarray(0, 8000)); // 1 s
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(engine.decodeBacklogSeconds!()).toBeGreaterThanOrEqual(0.8);
+    const final = await stream.finish();
+    await stalled;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(1400);
+    expect(final.words.every((w) => w.endSample <= 8000)).toBe(true);
+    expect(engine.decodeBacklogSeconds!()).toBe(0);
+    await stream.release();
+  }, 60_000);
+
+  it('a decoder lost behind accepted batches fails the next accept() and finish()', async () => {
+    const stream = (await engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })) as Hooked;
+    await feed(stream, audio.subarray(0, 4000));
+    await stream[kWorker].terminate();
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(feed(stream, audio.subarray(4000, 8000))).rejects.toMatchObject({ code: 'ENGINE_FAILED' });
+    await expect(stream.finish()).rejects.toMatchObject({ code: 'ENGINE_FAILED' });
+    await stream.release();
+  }, 60_000);
+});
