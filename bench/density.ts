@@ -43,7 +43,7 @@ import { performance } from 'node:perf_hooks';
 import readline from 'node:readline';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
-import { encodeAudioFrame } from '../src/core/frame.js';
+import { PacedFrames } from './paced-frames.js';
 import { createPocketsphinx, DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/backends/pocketsphinx.js';
 import { CLI } from '../test/helpers/cluster.js';
 import { devSetDir, loadClips, wavData } from '../test/helpers/audio.js';
@@ -259,14 +259,12 @@ async function realtimeSession(server: Server, i: number, seconds: number, start
   const created = (await res.json()) as any;
   if (res.status !== 200) return { ackMs: [], commitToFinalMs: [], refused: `create HTTP ${res.status} ${created.code}`, audioSec: 0 };
   const ws = new WebSocket(`${server.base.replace(/^http/, 'ws')}${created.data.streamUrl}`, { headers: { accessKey: server.accessKey } });
-  const nFrames = Math.ceil(audio.length / FRAME);
-  const sentAt = new Float64Array(nFrames);
-  const ackMs: number[] = [];
+  const paced = new PacedFrames(audio);
+  const ackMs = paced.ackMs;
   const commitSentAt: number[] = [];
   const commitToFinalMs: number[] = [];
   return new Promise((resolve) => {
     let epoch = 0;
-    let acked = 0;
     let commitFinals = 0;
     let closeSent = false;
     let done = false;
@@ -282,27 +280,16 @@ async function realtimeSession(server: Server, i: number, seconds: number, start
       const ev = JSON.parse(data.toString()) as Record<string, any>;
       if (ev.type === 'ready') {
         epoch = ev.epoch;
-        const t0 = performance.now();
-        let k = 0;
         let nextCommit = 0;
-        const tick = () => {
-          while (k < nFrames && t0 + k * 20 <= performance.now()) {
-            sentAt[k] = performance.now();
-            ws.send(encodeAudioFrame({ epoch, sampleOffset: k * FRAME, payload: audio.subarray(k * FRAME, (k + 1) * FRAME) }));
-            k += 1;
-            if (nextCommit < commitsAt.length && k * FRAME >= commitsAt[nextCommit]!) {
-              commitSentAt.push(performance.now());
-              ws.send(JSON.stringify({ type: 'commit' }));
-              nextCommit += 1;
-            }
+        paced.start(ws, epoch, (k) => {
+          if (nextCommit < commitsAt.length && (k + 1) * FRAME >= commitsAt[nextCommit]!) {
+            commitSentAt.push(performance.now());
+            ws.send(JSON.stringify({ type: 'commit' }));
+            nextCommit += 1;
           }
-          if (k < nFrames) setTimeout(tick, Math.max(0, t0 + k * 20 - performance.now()));
-        };
-        tick();
+        });
       } else if (ev.type === 'ack' && ev.epoch === epoch) {
-        const held = Number(ev.capturedSamples);
-        const now = performance.now();
-        while (acked < nFrames && Math.min((acked + 1) * FRAME, audio.length) <= held) ackMs.push(now - sentAt[acked++]!);
+        paced.acknowledged(Number(ev.capturedSamples));
       } else if (ev.type === 'final' && ev.trigger === 'commit') {
         const sent = commitSentAt[commitFinals++];
         if (sent !== undefined) commitToFinalMs.push(performance.now() - sent);
@@ -313,7 +300,7 @@ async function realtimeSession(server: Server, i: number, seconds: number, start
         finish(null);
         return;
       }
-      if (!closeSent && acked === nFrames && commitFinals >= commitsAt.length) {
+      if (!closeSent && paced.allAcknowledged && commitFinals >= commitsAt.length) {
         closeSent = true;
         ws.send(JSON.stringify({ type: 'close' }));
       }

@@ -44,7 +44,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { SessionStreamer, type FinalSegment } from '../src/client/session-streamer.js';
-import { encodeAudioFrame } from '../src/core/frame.js';
+import { PacedFrames } from './paced-frames.js';
 import { chunks, loadClips } from '../test/helpers/audio.js';
 import { CLI, startCluster, type ClusterNode, type LogRecord } from '../test/helpers/cluster.js';
 import { FAST_CHECKS } from '../test/helpers/haproxy.js';
@@ -433,37 +433,24 @@ async function realtimeSession(base: string, accessKey: string, audio: Buffer, s
   const created = (await res.json()) as any;
   if (res.status !== 200) throw new Error(`create: HTTP ${res.status} ${created.message}`);
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}${created.data.streamUrl}`, { headers: { accessKey } });
-  const FRAME = RATE / 50;
-  const nFrames = Math.ceil(audio.length / FRAME);
-  const sentAt = new Float64Array(nFrames);
-  const ackMs: number[] = [];
+  const paced = new PacedFrames(audio);
+  const ackMs = paced.ackMs;
   let finals = 0;
   return new Promise((resolve, reject) => {
     let epoch = 0;
-    let acked = 0;
     let closeSent = false;
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       const ev = JSON.parse(data.toString()) as Record<string, any>;
       if (ev.type === 'ready') {
         epoch = ev.epoch;
-        const t0 = performance.now();
-        let k = 0;
-        const tick = () => {
-          while (k < nFrames && t0 + k * 20 <= performance.now()) {
-            sentAt[k] = performance.now();
-            ws.send(encodeAudioFrame({ epoch, sampleOffset: k * FRAME, payload: audio.subarray(k * FRAME, (k + 1) * FRAME) }));
-            k += 1;
-            if (k % 250 === 0 && k < nFrames) ws.send(JSON.stringify({ type: 'commit' }));
-          }
-          if (k < nFrames) setTimeout(tick, Math.max(0, t0 + k * 20 - performance.now()));
-        };
-        tick();
+        // a commit every 5 s (250 frames), none after the last frame
+        paced.start(ws, epoch, (k) => {
+          if ((k + 1) % 250 === 0 && k + 1 < paced.frames) ws.send(JSON.stringify({ type: 'commit' }));
+        });
       } else if (ev.type === 'ack' && ev.epoch === epoch) {
-        const held = Number(ev.capturedSamples);
-        const now = performance.now();
-        while (acked < nFrames && Math.min((acked + 1) * FRAME, audio.length) <= held) ackMs.push(now - sentAt[acked++]!);
-        if (acked === nFrames && !closeSent) {
+        paced.acknowledged(Number(ev.capturedSamples));
+        if (paced.allAcknowledged && !closeSent) {
           closeSent = true;
           ws.send(JSON.stringify({ type: 'close' }));
         }

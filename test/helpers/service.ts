@@ -5,12 +5,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { inject } from 'vitest';
 import { openStore, type StoreSettings } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { freshDatabase } from './postgres-cluster.js';
 import { createService, type Service } from '../../src/service.js';
+import { createLogger } from '../../src/obs/log.js';
 import { provisionAccount, type ProvisionedAccount } from '../../src/accounts/provision.js';
 import type { ConfigInput } from '../../src/config.js';
 
@@ -104,3 +106,16 @@ export async function storeDump(svc: TestService): Promise<string> {
     await store.close();
   }
 }
+
+/** The service's own logger (src/obs/log.ts, redaction included) writing into `lines`, one
+ * entry per log line: for tests that check what reaches the log. */
+export function capturedLogger(level: string, lines: string[]): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  return createLogger({ level, destination: sink });
+}
+

@@ -3,12 +3,10 @@
 // its secret reaches a log line, a metric or an error message, on the stream socket's
 // handshake or on plain HTTP routes. The check is on the captured log lines of a real server
 // built with the service's own logger (src/obs/log.ts).
-import { Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { capturedLogger, startService, type TestService } from '../helpers/service.js';
 import { rawRequest, upgradeRequest } from '../helpers/raw-http.js';
-import { createLogger } from '../../src/obs/log.js';
 import { generateCredential } from '../../src/core/credentials.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
@@ -20,13 +18,7 @@ let sessionPath: string;
 const lines: string[] = [];
 
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-      done();
-    },
-  });
-  svc = await startService({ logger: createLogger({ level: 'debug', destination: sink }) });
+  svc = await startService({ logger: capturedLogger('debug', lines) });
   port = Number(new URL(svc.baseUrl).port);
   alice = await svc.account();
   const res = await fetch(`${svc.baseUrl}${API}/stt/realtime/sessions`, {

@@ -3,13 +3,11 @@
 // the HTTP parser, the router or the WebSocket upgrade, is `{code, message}` JSON with a table
 // identifier and the documented status; a refused upgrade says `Connection: close` and closes;
 // a client's protocol fault on an open socket is a warning without a stack.
-import { Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startService, type TestService } from '../helpers/service.js';
+import { capturedLogger, startService, type TestService } from '../helpers/service.js';
 import { rawConnect, rawRequest, upgradeRequest, type RawResponse } from '../helpers/raw-http.js';
-import { createLogger } from '../../src/obs/log.js';
 import { ERRORS, type ErrorCode } from '../../src/core/errors.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
@@ -20,13 +18,7 @@ let port: number;
 const lines: string[] = [];
 
 beforeAll(async () => {
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
-      done();
-    },
-  });
-  svc = await startService({ maxDecoders: 1, logger: createLogger({ level: 'info', destination: sink }) });
+  svc = await startService({ maxDecoders: 1, logger: capturedLogger('info', lines) });
   port = Number(new URL(svc.baseUrl).port);
   alice = await svc.account();
 }, 60_000);
