@@ -1026,7 +1026,30 @@ export class LiveSession {
     }
     try {
       // Frame by frame, as the audio first arrived.
-      for (const frame of replay.frames) await stream.accept(frame);
+      const max = Math.round(this.deps.maxSegmentSeconds * this.rate);
+      const restored = this.segment;
+      if (!restored || restored.samples <= max) {
+        for (const frame of replay.frames) await stream.accept(frame);
+        return true;
+      }
+      // Acknowledgements do not wait for decoding, so a crash can leave more than a segment's
+      // bound in the spool (the bound's final was still being decoded): cut it where the live
+      // session did, so the segments are the ones an uninterrupted run makes.
+      restored.samples = 0;
+      let at = replay.startSample;
+      for (const frame of replay.frames) {
+        let rest = frame;
+        while (rest.length > 0) {
+          const open = this.segment ?? (this.segment = this.newSegment(at));
+          const part = rest.subarray(0, max - open.samples);
+          await stream.accept(part);
+          if (open !== restored) open.meter?.push(part);
+          open.samples += part.length;
+          at += BigInt(part.length);
+          rest = rest.subarray(part.length);
+          if (open.samples >= max) this.unawaited(await this.requestFinal('bound'));
+        }
+      }
     } catch (err) {
       await this.recognizerLost(err, false);
       return false;

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { StreamClient } from '../helpers/stream-client.js';
 import { loadClips } from '../helpers/audio.js';
+import { kStall } from '../../src/engine/pool.js';
 
 const audio = Buffer.concat(loadClips().slice(0, 2).map((c) => c.mulaw8k)); // about 10 s
 const services: TestService[] = [];
@@ -75,5 +76,46 @@ describe('spool recovery', () => {
     const segs = transcript.segments as Array<{ startSample: string; endSample: string }>;
     expect(segs.map((s) => s.startSample)).toEqual(['0', segs[0]!.endSample, segs[1]!.endSample]);
     expect(segs.at(-1)!.endSample).toBe(String(audio.length));
+  }, 120_000);
+
+  it('a crash while bound finals are still being decoded: the restored audio is cut at the bound, as live', async () => {
+    const a = await startService({ maxSegmentSeconds: 4 });
+    services.push(a);
+    const { accessKey } = await a.account(1_000_000n);
+    const h = { accessKey, 'content-type': 'application/json' };
+    const created = (await (
+      await fetch(`${a.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
+        method: 'POST',
+        headers: { ...h, 'Idempotency-Key': 'spool-recovery-test-0002' },
+        body: JSON.stringify({ options: { inputEncoding: 'mulaw_8000' } }),
+      })
+    ).json()) as any;
+    const sessionId = created.data.sessionId as string;
+    const ws = await StreamClient.connect(`${a.wsBase}${created.data.streamUrl}`, { accessKey });
+    await ws.next('ready');
+    // The decoder is held up: every frame is acknowledged (stored), no bound's final is done.
+    const live = a.service.sessions.served(sessionId)!;
+    const stalled = (live as unknown as { stream: { [kStall](ms: number): Promise<void> } }).stream[kStall](3000);
+    for (let off = 0; off < audio.length; off += 800) ws.audio(1, off, audio.subarray(off, Math.min(audio.length, off + 800)));
+    await ws.next('ack', (e) => e.capturedSamples === String(audio.length), 60_000);
+    expect(ws.ofType('final')).toHaveLength(0);
+    const crashed = tempDir();
+    fs.cpSync(a.dataDir, crashed, { recursive: true });
+    ws.terminate();
+    await stalled;
+
+    const b = await startService({ dataDir: crashed, maxSegmentSeconds: 4 });
+    services.push(b);
+    await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, { method: 'POST', headers: h, body: JSON.stringify({ capturedSamples: String(audio.length) }) });
+    const ws2 = await StreamClient.connect(`${b.wsBase}${created.data.streamUrl}`, { accessKey });
+    await ws2.next('ready');
+    ws2.control({ type: 'close' });
+    expect((await ws2.next('closed', () => true, 60_000)).capturedSamples).toBe(String(audio.length));
+    const transcript = (await (
+      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, { headers: h })
+    ).json()) as any;
+    const ends = (transcript.segments as Array<{ startSample: string; endSample: string }>).map((seg) => Number(seg.endSample));
+    // 4 s bounds (32000 samples at 8 kHz), then the rest at close: what a live run makes.
+    expect(ends).toEqual([32000, 64000, audio.length]);
   }, 120_000);
 });
