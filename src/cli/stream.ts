@@ -1,7 +1,6 @@
 // `scribed stream`: capture or read audio and stream it to a scribed server with
 // SessionStreamer; finals go to stdout (partials with --partials) and, with --out, to
 // `<sessionId>.jsonl` / `<sessionId>.txt`. Logs (pino JSON) go to stderr. docs/ingest.md.
-import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CommandModule } from 'yargs';

@@ -58,7 +58,7 @@ function tokenize(text: string): Token[] {
   for (const m of text.matchAll(/\S+/g)) {
     let s = m.index;
     let e = s + m[0].length;
-    while (s < e && /["'(\[]/.test(text[s]!) && !/^\(\d/.test(text.slice(s, e))) s++;
+    while (s < e && /["'([]/.test(text[s]!) && !/^\(\d/.test(text.slice(s, e))) s++;
     while (e > s && /[,;:!?."')\]]/.test(text[e - 1]!) && !/\(\d+\)$/.test(text.slice(s, e))) e--;
     if (e > s) out.push({ norm: text.slice(s, e).toLowerCase(), start: s, end: e });
   }
@@ -99,14 +99,14 @@ function span(tokens: Token[], i: number, length: number): { start: number; end:
 
 function emails(tokens: Token[], words: string[]): Candidate[] {
   const out: Candidate[] = [];
-  tokens.forEach((t, i) => {
+  tokens.forEach((t) => {
     if (/^[\w.+-]+@[\w-]+(\.[\w-]+)+$/.test(t.norm)) out.push({ category: 'email', value: t.norm, start: t.start, end: t.end });
   });
   const label = (w: string | undefined) => w !== undefined && /^[a-z0-9]+$/.test(w) && !EMAIL_JOINERS.has(w) && w !== 'at';
   for (let k = 1; k < words.length - 1; k++) {
     if (words[k] !== 'at' || !label(words[k - 1])) continue;
     // Domain: label (dot label)+ ending in a known top-level domain.
-    let j = k + 1;
+    const j = k + 1;
     if (!label(words[j])) continue;
     let domain = words[j]!;
     let end = j;

@@ -81,7 +81,7 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     });
     app.addHook('onClose', async () => jobs.close());
 
-    app.get(`${API}/music/capabilities`, async (req) => {
+    app.get(`${API}/music/capabilities`, async () => {
       return ok(CAPABILITIES);
     });
 

@@ -24,7 +24,7 @@ import type {
   TranscriptionStatus,
 } from '../store.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
-import { INT64_MAX, greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
+import { INT64_MAX, int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { raiseProgress, toSession, type SessionRow } from './sessions.js';
 
 export interface OwnedSessionRow extends SessionRow {

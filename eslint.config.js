@@ -1,0 +1,30 @@
+// ESLint (typescript-eslint's recommended rules), run by `npm run lint` and by `npm test`.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'build/**', 'node_modules/**', 'models/**', 'data/**', 'bench/profiles/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: globals.node },
+    rules: {
+      // `_`-named bindings are deliberate: an argument an interface requires, or a property
+      // left out of a copy with a rest pattern.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+    },
+  },
+  {
+    // The client library parses server events and HTTP answers as `any` today; the typed
+    // protocol module of issue 14 (a ServerEvent union with its parser) replaces them. Until
+    // then this one file is exempt, and no other source file may add an `any`.
+    files: ['src/client/session-streamer.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // Tests and benches read JSON bodies of real HTTP answers whose shape they then assert.
+    files: ['test/**', 'bench/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);
