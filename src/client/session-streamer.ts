@@ -19,8 +19,9 @@ import { AudioRing } from './ring-buffer.js';
 import { CaptureAccount, wireSamples } from './capture-accounting.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { ClientMetrics } from './metrics.js';
+import { API_BASE, segmentIndex } from '../core/protocol.js';
 
-const API = '/sound_clone/api/v1';
+const API = API_BASE;
 
 export interface SessionStreamerOptions {
   /** Server base, http(s)://host:port. */
@@ -780,9 +781,9 @@ function codeOf(json: any): string {
   return m ? m[1]! : 'UNKNOWN';
 }
 
+/** Sort key of a segment id; an id that is not one sorts last. */
 function segIndex(id: string): number {
-  const m = /(\d+)$/.exec(id);
-  return m ? Number(m[1]) : Number.MAX_SAFE_INTEGER;
+  return segmentIndex(id) ?? Number.MAX_SAFE_INTEGER;
 }
 
 function abortedError(): StreamFatalError {

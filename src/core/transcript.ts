@@ -7,6 +7,7 @@
 // complete record, but not in txt, srt or vtt, which are for reading. Line breaks inside a
 // segment's text become spaces, so one segment is always one line / one cue text line.
 import { samplesToMs } from './capture-cursor.js';
+import { segmentId } from './protocol.js';
 
 export interface TranscriptWord {
   word: string;
@@ -83,7 +84,7 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
     durationMs: ms(durationSamples, rate),
     text: segs.map((s) => oneLine(s.text)).filter((t) => t !== '').join(' '),
     segments: segs.map((s) => ({
-      id: `seg_${s.index}`,
+      id: segmentId(s.index),
       startMs: ms(s.startSample, rate),
       endMs: ms(s.endSample, rate),
       startSample: s.startSample.toString(),

@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
 import { connectionOptions, installConnectionGuards, onSocketError } from './connections.js';
 import type { AppContext } from './context.js';
@@ -70,7 +71,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // then sockets still in their handshake get the same code.
     preClose: async function (this: FastifyInstance) {
       await ctx.sessions.shutdown();
-      for (const client of this.websocketServer.clients) client.close(1012, 'server shutting down');
+      for (const client of this.websocketServer.clients) client.close(CLOSE_CODES.serviceRestart, 'server shutting down');
       await new Promise<void>((resolve) => this.websocketServer.close(() => resolve()));
     },
   });

@@ -6,6 +6,7 @@ import type { Metrics } from '../obs/metrics.js';
 import type { SessionRegistry } from '../session/registry.js';
 import type { Store } from '../store/store.js';
 import type { BatchRouteOptions } from './routes/batch.js';
+import { API_BASE } from '../core/protocol.js';
 
 export interface AppContext {
   config: Readonly<ServiceConfig>;
@@ -20,7 +21,7 @@ export interface AppContext {
   now: () => Date;
 }
 
-export const API = '/sound_clone/api/v1';
+export const API = API_BASE;
 export const MODEL_ID = 'svc_stt_realtime_v1';
 
 export function streamPath(sessionId: string): string {

@@ -24,6 +24,7 @@ import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 import type { SessionSpool } from './audio-spool.js';
 import { wordsOnTimeline } from '../core/word-span.js';
+import { CLOSE_CODES, segmentId } from '../core/protocol.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -71,18 +72,8 @@ interface OpenSegment {
 
 type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
 
-/** WebSocket close codes used by the stream (docs/protocol.md). */
 /** vad mode: silence dropped from the spool once this much of it has gathered. */
 const SPOOL_COMPACT_SECONDS = 5;
-
-export const CLOSE_CODES = {
-  normal: 1000,
-  internal: 1011,
-  serviceRestart: 1012,
-  tryAgainLater: 1013,
-  superseded: 4000,
-  sessionClosed: 4001,
-} as const;
 
 export class LiveSession {
   readonly id: string;
@@ -1078,10 +1069,6 @@ export class LiveSession {
     this.cancelHold();
     await this.releaseStream().catch(() => undefined);
   }
-}
-
-export function segmentId(index: number): string {
-  return `seg_${index}`;
 }
 
 /** Options this server validates and records but does not act on (yet); reported to the
