@@ -1,7 +1,11 @@
-// Decoder pool: one worker thread per decoder, so native decoding never blocks the event loop.
-// Released decoders stay warm (model loaded) and are reused by the next stream of the same
-// profile; a worker that dies fails only the stream bound to it and is replaced lazily.
+// Decoder pool: a few recognition worker threads (one per core by default), each hosting
+// several decoders and decoding their work round-robin (src/engine/worker.ts), so native
+// decoding never blocks the event loop and a node pays one thread's memory per core, not per
+// call. Released decoders stay warm (model loaded) and are reused by the next stream of the
+// same profile; a new decoder goes to the least-loaded thread. A thread that dies fails the
+// streams of the decoders on it, and is replaced lazily.
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -18,11 +22,14 @@ import type {
   RecognitionStream,
   StreamRequest,
 } from './types.js';
-import type { InitReply, OpenReply, WorkerReply, WorkerRequest } from './worker.js';
+import type { DecoderRequest, InitReply, OpenReply, WorkerReply, WorkerRequest } from './worker.js';
 
 export interface EngineOptions {
   engine: EngineKind;
   maxDecoders: number;
+  /** Recognition worker threads the decoders share (at most maxDecoders are started). Default:
+   * SCRIBED_DECODER_THREADS, else the cores this process may use (os.availableParallelism()). */
+  threads?: number;
   modelDir?: string;
   assetsDir?: string;
   logger?: { warn(msg: string): void; info(msg: string): void };
@@ -33,8 +40,7 @@ export const kWorker: unique symbol = Symbol('scribed.engine.worker');
 /** Test hook: make the worker behind a stream stop answering for `ms` (a hung native call). */
 export const kStall: unique symbol = Symbol('scribed.engine.stall');
 
-type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
-type Request = Distribute<WorkerRequest>;
+type Request = DecoderRequest;
 
 interface Pending {
   resolve(v: unknown): void;
@@ -56,22 +62,32 @@ function startWorker(): Worker {
   return new Worker(boot, { eval: true, execArgv: ['--import', 'tsx'] });
 }
 
-/** One worker thread holding one decoder. */
-class Slot {
+/** The number of decoder threads: the option, SCRIBED_DECODER_THREADS, or the usable cores. */
+export function decoderThreads(option?: number): number {
+  const env = process.env.SCRIBED_DECODER_THREADS;
+  const n = option ?? (env !== undefined && env !== '' ? Number(env) : os.availableParallelism());
+  if (!Number.isInteger(n) || n < 1) {
+    throw new RangeError(`decoder threads must be a positive integer (got ${option ?? env})`);
+  }
+  return n;
+}
+
+/** One recognition worker thread and the decoders it hosts. */
+class DecoderThread {
   readonly worker: Worker;
-  readonly profile: AudioProfile;
-  state: 'idle' | 'busy' | 'dead' = 'busy';
+  state: 'alive' | 'dead' = 'alive';
+  readonly slots = new Set<Slot>();
+  /** Decoders being loaded or opened on this thread: a load holds the thread for a while
+   * (about 0.35 CPU s for a pocketsphinx decoder), which the heartbeat must not take for a hang. */
+  loading = 0;
+  /** performance.now() when the last load ended. */
+  loadedAt = 0;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private failure: ScribedError | null = null;
-  onDeath: ((slot: Slot) => void) | null = null;
-  /** Listeners of the stream currently bound to this slot (see RecognitionStream.onLost). */
-  lostListeners: Array<(err: Error) => void> = [];
-  /** The decoder was changed for one stream (vocabulary hints): never lend it again. */
-  retire = false;
+  onDeath: ((thread: DecoderThread) => void) | null = null;
 
-  constructor(profile: AudioProfile) {
-    this.profile = profile;
+  constructor() {
     this.worker = startWorker();
     this.worker.on('message', (reply: WorkerReply) => {
       const p = this.pending.get(reply.id);
@@ -84,13 +100,31 @@ class Slot {
     this.worker.on('exit', (code) => this.die(`recognition worker exited (code ${code})`));
   }
 
-  call<T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+  /** Streams (busy decoders) on this thread: what "least loaded" compares. */
+  busy(): number {
+    let n = 0;
+    for (const s of this.slots) if (s.state === 'busy') n++;
+    return n;
+  }
+
+  call<T>(decoder: number, req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.failure !== null) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.postMessage({ ...req, id } as WorkerRequest, transfer);
+      this.worker.postMessage({ ...req, id, decoder } as WorkerRequest, transfer);
     });
+  }
+
+  /** A call that loads or opens a decoder (see `loading`). */
+  async load<T>(decoder: number, req: Request): Promise<T> {
+    this.loading++;
+    try {
+      return await this.call<T>(decoder, req);
+    } finally {
+      this.loading--;
+      this.loadedAt = performance.now();
+    }
   }
 
   die(reason: string, cause?: unknown): void {
@@ -100,13 +134,61 @@ class Slot {
     for (const p of this.pending.values()) p.reject(this.failure);
     this.pending.clear();
     this.onDeath?.(this);
-    const listeners = this.lostListeners.splice(0);
-    for (const l of listeners) l(this.failure);
+    for (const s of [...this.slots]) s.lost(this.failure);
+    this.slots.clear();
   }
 
   async terminate(reason: string): Promise<void> {
     this.die(reason);
     await this.worker.terminate();
+  }
+}
+
+let nextDecoderId = 1;
+
+/** One decoder, hosted by a DecoderThread. */
+class Slot {
+  readonly thread: DecoderThread;
+  readonly id = nextDecoderId++;
+  readonly profile: AudioProfile;
+  state: 'idle' | 'busy' | 'dead' = 'busy';
+  onDeath: ((slot: Slot) => void) | null = null;
+  /** Listeners of the stream currently bound to this slot (see RecognitionStream.onLost). */
+  lostListeners: Array<(err: Error) => void> = [];
+  /** The decoder was changed for one stream (vocabulary hints): never lend it again. */
+  retire = false;
+
+  constructor(thread: DecoderThread, profile: AudioProfile) {
+    this.thread = thread;
+    this.profile = profile;
+    thread.slots.add(this);
+  }
+
+  call<T>(req: Request, transfer: ArrayBuffer[] = []): Promise<T> {
+    return this.thread.call<T>(this.id, req, transfer);
+  }
+
+  load<T>(req: Request): Promise<T> {
+    return this.thread.load<T>(this.id, req);
+  }
+
+  /** The thread died under this decoder. */
+  lost(failure: ScribedError): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    this.onDeath?.(this);
+    const listeners = this.lostListeners.splice(0);
+    for (const l of listeners) l(failure);
+  }
+
+  /** Free this decoder on its thread (the thread and its other decoders carry on). */
+  destroy(): void {
+    if (this.state === 'dead') return;
+    this.state = 'dead';
+    this.lostListeners = [];
+    this.thread.slots.delete(this);
+    this.onDeath?.(this);
+    this.call({ type: 'destroy' }).catch(() => undefined);
   }
 }
 
@@ -207,7 +289,9 @@ export function createEngine(opts: EngineOptions): Engine {
   if (!Number.isInteger(opts.maxDecoders) || opts.maxDecoders < 1) {
     throw new RangeError(`maxDecoders must be a positive integer (got ${opts.maxDecoders})`);
   }
+  const maxThreads = Math.min(decoderThreads(opts.threads), opts.maxDecoders);
   const info: EngineInfo = { name: opts.engine, sampleRate: 16_000, languages: ['en'], detectsLanguage: false };
+  const threads = new Set<DecoderThread>();
   const slots = new Set<Slot>();
   let started = false;
   let closed = false;
@@ -222,13 +306,29 @@ export function createEngine(opts: EngineOptions): Engine {
     ...(opts.assetsDir !== undefined ? { assetsDir: opts.assetsDir } : {}),
   });
 
-  /** Start a worker and load its decoder; the slot counts against maxDecoders at once. */
+  /** The thread for a new decoder: the one with the fewest streams, then the fewest decoders;
+   * a thread not started yet counts as none of either, so the first decoders spread over the
+   * cores (up to maxThreads) before any thread hosts two. */
+  function leastLoadedThread(): DecoderThread {
+    let best: DecoderThread | null = null;
+    for (const t of threads) {
+      if (t.state !== 'alive') continue;
+      if (best === null || t.busy() < best.busy() || (t.busy() === best.busy() && t.slots.size < best.slots.size)) best = t;
+    }
+    if (best !== null && (threads.size >= maxThreads || (best.busy() === 0 && best.slots.size === 0))) return best;
+    const t = new DecoderThread();
+    t.onDeath = (dead) => threads.delete(dead);
+    threads.add(t);
+    return t;
+  }
+
+  /** Load a decoder on the least-loaded thread; the slot counts against maxDecoders at once. */
   async function spawn(profile: AudioProfile, inputRate: number): Promise<Slot> {
-    const slot = new Slot(profile);
+    const slot = new Slot(leastLoadedThread(), profile);
     slot.onDeath = (s) => slots.delete(s);
     slots.add(slot);
     try {
-      const r = await slot.call<InitReply>({ type: 'init', backend: backendConfig(profile), inputRate });
+      const r = await slot.load<InitReply>({ type: 'init', backend: backendConfig(profile), inputRate });
       info.sampleRate = r.engineRate;
       for (const n of r.notices) {
         if (!noticed.has(n)) {
@@ -237,23 +337,26 @@ export function createEngine(opts: EngineOptions): Engine {
         }
       }
     } catch (err) {
-      await slot.terminate('decoder failed to start');
+      slot.destroy();
       throw err instanceof ScribedError ? err : toScribedError(err);
     }
     if (closed) {
-      await slot.terminate('engine closed');
+      slot.destroy();
       throw new ScribedError('ENGINE_FAILED', 'engine closed');
     }
     return slot;
   }
 
-  /** The keepalive: a ping is kept in flight; the worker answers pings between pieces of
-   * work (every 50 ms of audio decoded), so one that has not answered within `intervalMs` is
-   * stuck, and is terminated, which fails the stream like a crash (ENGINE_FAILED). */
+  /** The keepalive: a ping is kept in flight; the thread answers pings between turns of work
+   * (at most TURN_SAMPLES of one decoder's audio), so one that has not answered within
+   * `intervalMs` is stuck, and is terminated, which fails its streams like a crash
+   * (ENGINE_FAILED). Loading a decoder holds a thread longer than a turn: while one loads the
+   * clock is stopped. */
   function startHeartbeat(slot: Slot, intervalMs: number): () => void {
     let pingSentAt: number | null = null;
+    const thread = slot.thread;
     const tick = (): void => {
-      if (slot.state === 'dead' || closed) return;
+      if (thread.state === 'dead' || slot.state === 'dead' || closed) return;
       const now = performance.now();
       if (pingSentAt === null) {
         pingSentAt = now;
@@ -265,9 +368,10 @@ export function createEngine(opts: EngineOptions): Engine {
         );
         return;
       }
-      if (now - pingSentAt > intervalMs) {
+      if (thread.loading > 0) return;
+      if (now - Math.max(pingSentAt, thread.loadedAt) > intervalMs) {
         opts.logger?.warn(`recognition worker missed its heartbeat (${intervalMs} ms): terminating it`);
-        void slot.terminate(`recognition worker stopped answering (no heartbeat reply within ${intervalMs} ms)`);
+        void thread.terminate(`recognition worker stopped answering (no heartbeat reply within ${intervalMs} ms)`);
       }
     };
     const timer = setInterval(tick, Math.max(50, Math.min(250, intervalMs / 4)));
@@ -282,7 +386,7 @@ export function createEngine(opts: EngineOptions): Engine {
     let tail: Promise<unknown> = Promise.resolve();
     const stopHeartbeat = req.heartbeatIntervalMs ? startHeartbeat(slot, req.heartbeatIntervalMs) : () => undefined;
     slot.lostListeners = [];
-    // Calls are queued on the worker in order; `tail` lets release() wait for them.
+    // Calls are queued on the decoder in order; `tail` lets release() wait for them.
     const enqueue = <T>(r: Request, transfer: ArrayBuffer[] = []): Promise<T> => {
       if (released) return Promise.reject(new ScribedError('ENGINE_FAILED', 'stream already released'));
       const p = slot.call<T>(r, transfer);
@@ -293,7 +397,7 @@ export function createEngine(opts: EngineOptions): Engine {
     return {
       inputRate,
       vocabulary: opened.vocabulary,
-      [kWorker]: slot.worker,
+      [kWorker]: slot.thread.worker,
       [kStall]: (ms: number) => slot.call({ type: 'stall', ms }),
       accept(samples: Int16Array): Promise<AcceptResult> {
         if (batching !== null) return batching.accept(samples);
@@ -331,10 +435,8 @@ export function createEngine(opts: EngineOptions): Engine {
         stopHeartbeat();
         slot.lostListeners = [];
         await tail;
-        if (slot.retire) {
-          slots.delete(slot);
-          void slot.terminate('decoder retired after vocabulary hints');
-        } else if (slot.state === 'busy' && !closed) slot.state = 'idle';
+        if (slot.retire) slot.destroy();
+        else if (slot.state === 'busy' && !closed) slot.state = 'idle';
       },
     } as RecognitionStream;
   }
@@ -347,7 +449,7 @@ export function createEngine(opts: EngineOptions): Engine {
       const slot = await spawn('wideband', info.sampleRate);
       slot.state = 'idle';
       started = true;
-      opts.logger?.info(`${opts.engine} engine ready (${opts.maxDecoders} decoder(s) max)`);
+      opts.logger?.info(`${opts.engine} engine ready (${opts.maxDecoders} decoder(s) max on ${maxThreads} thread(s))`);
     },
     ready(): boolean {
       return started && !closed;
@@ -357,20 +459,17 @@ export function createEngine(opts: EngineOptions): Engine {
       if (!Number.isInteger(req.inputRate) || req.inputRate <= 0) {
         throw new ScribedError('VALIDATION_FAILED', `inputRate must be a positive integer (got ${req.inputRate})`);
       }
+      // A warm decoder of this profile, on the thread with the fewest streams.
       let slot: Slot | undefined;
       for (const s of slots) {
-        if (s.state === 'idle' && s.profile === req.profile) {
-          slot = s;
-          break;
-        }
+        if (s.state === 'idle' && s.profile === req.profile && (slot === undefined || s.thread.busy() < slot.thread.busy())) slot = s;
       }
       if (slot === undefined) {
         if (slots.size >= opts.maxDecoders) {
           // Full: recycle an idle decoder of the other profile, if any.
           const other = [...slots].find((s) => s.state === 'idle');
           if (other === undefined) throw new ScribedError('ENGINE_BUSY');
-          slots.delete(other);
-          void other.terminate('recycled for another profile');
+          other.destroy();
         }
         slot = await spawn(req.profile, req.inputRate);
       } else {
@@ -381,9 +480,9 @@ export function createEngine(opts: EngineOptions): Engine {
       // The dictionary and search a hint adds stay on the decoder: it serves this stream only.
       if (hints.length > 0) slot.retire = true;
       try {
-        opened = await slot.call<OpenReply>({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null, vocabularyHints: hints });
+        opened = await slot.load<OpenReply>({ type: 'open', inputRate: req.inputRate, vad: req.vad ?? null, vocabularyHints: hints });
       } catch (err) {
-        await slot.terminate('open failed');
+        slot.destroy();
         throw err instanceof ScribedError ? err : toScribedError(err);
       }
       return makeStream(slot, req, opened);
@@ -401,9 +500,10 @@ export function createEngine(opts: EngineOptions): Engine {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      const all = [...slots];
+      const all = [...threads];
+      threads.clear();
       slots.clear();
-      await Promise.all(all.map((s) => s.terminate('engine closed')));
+      await Promise.all(all.map((t) => t.terminate('engine closed')));
     },
   };
 }

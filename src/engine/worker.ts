@@ -1,6 +1,12 @@
-// Recognition worker thread: owns one native decoder (a DecoderBackend) and one resampler.
-// The pool talks to it by messages; each request carries an id and gets exactly one reply.
-// Requests are handled strictly one after another, in arrival order.
+// Recognition worker thread: hosts several native decoders (DecoderBackends), each with its own
+// resampler and state, and decodes their pending work round-robin (one thread per core instead
+// of one thread per decoder: docs/engines.md, "Pool and threads").
+//
+// The pool talks to it by messages; each request carries an id and a decoder number and gets
+// exactly one reply. A decoder's requests are handled strictly in arrival order; different
+// decoders' requests interleave in turns. A turn is one request, or up to TURN_SAMPLES of an
+// `accept` (a long batch is split, so one decoder's backlog cannot starve the others), and the
+// thread's event loop runs between turns (new batches and heartbeat pings get in).
 import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
@@ -8,21 +14,29 @@ import { StreamResampler } from './resampler.js';
 import type { AcceptResult, BackendConfig, BackendFactory, DecoderBackend, FinalResult, VocabularyResult } from './types.js';
 import { SileroDetector, VAD_RATE } from '../vad/silero.js';
 
-export type WorkerRequest =
-  | { id: number; type: 'init'; backend: BackendConfig; inputRate: number }
-  | { id: number; type: 'open'; inputRate: number; vad?: { threshold: number } | null; vocabularyHints?: string[] }
-  | { id: number; type: 'accept'; samples: Int16Array }
+/** What a request asks of one hosted decoder. */
+export type DecoderRequest =
+  /** Load a decoder under this request's decoder number (the first request of a decoder). */
+  | { type: 'init'; backend: BackendConfig; inputRate: number }
+  | { type: 'open'; inputRate: number; vad?: { threshold: number } | null; vocabularyHints?: string[] }
+  | { type: 'accept'; samples: Int16Array }
   /** Voice activity flags (one per 32 ms window completed) for samples at the input rate. */
-  | { id: number; type: 'detect'; samples: Int16Array }
-  /** Heartbeat: answered at once when the worker is not stuck. */
-  | { id: number; type: 'ping' }
-  /** Test hook: block this thread for `ms`, as a hung native call would. */
-  | { id: number; type: 'stall'; ms: number }
-  | { id: number; type: 'finish' }
+  | { type: 'detect'; samples: Int16Array }
+  /** Heartbeat: answered by the thread at once, ahead of queued work (the decoder number is
+   * not used: it tests the thread). */
+  | { type: 'ping' }
+  /** Test hook: block this thread (every decoder on it) for `ms`, as a hung native call would;
+   * queued behind the decoder's earlier requests. */
+  | { type: 'stall'; ms: number }
+  | { type: 'finish' }
   /** The backend's channel state (null when it keeps none); between utterances only. */
-  | { id: number; type: 'getChannel' }
-  | { id: number; type: 'setChannel'; state: number[] }
-  | { id: number; type: 'destroy' };
+  | { type: 'getChannel' }
+  | { type: 'setChannel'; state: number[] }
+  /** Free the decoder; its number is unknown to the thread afterwards. */
+  | { type: 'destroy' };
+
+type WithIds<T> = T extends unknown ? T & { id: number; decoder: number } : never;
+export type WorkerRequest = WithIds<DecoderRequest>;
 
 export interface OpenReply {
   vocabulary: VocabularyResult | null;
@@ -37,62 +51,83 @@ export type WorkerReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: { code: ErrorCode; message: string } };
 
-/** Engine-rate samples decoded between two turns of the event loop (50 ms at 16 kHz): a
- * heartbeat ping waits for at most one such piece. */
-const DECODE_PIECE = 800;
+/** Engine-rate samples one decoder decodes in one turn (200 ms at 16 kHz: a default live batch,
+ * SCRIBED_DECODE_BATCH_MS, is one turn). Longer input is split across turns, so the others'
+ * batches and heartbeat pings wait for at most one such piece per decoder with work. */
+export const TURN_SAMPLES = 3200;
 
-let backend: DecoderBackend | null = null;
-let resampler: StreamResampler | null = null;
-let inputRate = 0;
-/** True while an utterance has samples the decoder has not closed yet. */
-let uttOpen = false;
-/** Input samples fed to the open utterance (the extent a partial covers). */
-let uttSamples = 0;
-/** Voice activity detector of the current stream (segmentCommitMode "vad"), with its own
- * resampler: the decoder only hears the audio the segmenter keeps, the detector hears all. */
-let detector: SileroDetector | null = null;
-let vadResampler: StreamResampler | null = null;
-
-async function useRate(rate: number): Promise<void> {
-  if (backend === null) throw new Error('worker not initialised');
-  if (resampler !== null && resampler.inRate === rate) {
-    resampler.reset();
-  } else {
-    resampler?.destroy();
-    resampler = await StreamResampler.create(rate, backend.engineRate);
-  }
-  inputRate = rate;
+/** One decoder hosted by this thread, with the state of the stream it serves. */
+interface Hosted {
+  readonly id: number;
+  backend: DecoderBackend | null;
+  resampler: StreamResampler | null;
+  inputRate: number;
+  /** True while an utterance has samples the decoder has not closed yet. */
+  uttOpen: boolean;
+  /** Input samples fed to the open utterance (the extent a partial covers). */
+  uttSamples: number;
+  /** Voice activity detector of the current stream (segmentCommitMode "vad"), with its own
+   * resampler: the decoder only hears the audio the segmenter keeps, the detector hears all. */
+  detector: SileroDetector | null;
+  vadResampler: StreamResampler | null;
+  /** Requests not answered yet, oldest first; the head may be an accept part-decoded. */
+  queue: Job[];
 }
 
-async function handle(msg: WorkerRequest): Promise<unknown> {
+interface Job {
+  msg: WorkerRequest;
+  /** accept: the input resampled to the engine rate (on its first turn), how far it is
+   * decoded, and the decoder time spent on it so far. */
+  samples?: Int16Array;
+  at: number;
+  cpuMs: number;
+}
+
+const hosted = new Map<number, Hosted>();
+/** Decoders with queued requests, in turn order. */
+const ready: Hosted[] = [];
+let pumping = false;
+
+async function useRate(h: Hosted, rate: number): Promise<void> {
+  const b = need(h);
+  if (h.resampler !== null && h.resampler.inRate === rate) {
+    h.resampler.reset();
+  } else {
+    h.resampler?.destroy();
+    h.resampler = await StreamResampler.create(rate, b.engineRate);
+  }
+  h.inputRate = rate;
+}
+
+async function handle(h: Hosted, msg: WorkerRequest): Promise<unknown> {
   switch (msg.type) {
     case 'init': {
-      if (backend !== null) throw new Error('worker already initialised');
+      if (h.backend !== null) throw new Error('decoder already initialised');
       const mod = (await import(`./backends/${msg.backend.engine}.js`)) as { createBackend: BackendFactory };
-      backend = mod.createBackend(msg.backend);
-      await useRate(msg.inputRate);
-      const notices = (backend as { notices?: readonly string[] }).notices;
-      return { engineRate: backend.engineRate, notices: notices ? [...notices] : [] } satisfies InitReply;
+      h.backend = mod.createBackend(msg.backend);
+      await useRate(h, msg.inputRate);
+      const notices = (h.backend as { notices?: readonly string[] }).notices;
+      return { engineRate: h.backend.engineRate, notices: notices ? [...notices] : [] } satisfies InitReply;
     }
     case 'open': {
-      const b = need();
+      const b = need(h);
       // A warm decoder may hold the previous session's half utterance: drop it.
-      if (uttOpen) {
+      if (h.uttOpen) {
         b.endUtterance();
-        uttOpen = false;
+        h.uttOpen = false;
       }
-      uttSamples = 0;
+      h.uttSamples = 0;
       (b as { resetStream?: () => void }).resetStream?.();
-      await useRate(msg.inputRate);
-      await useVad(msg.vad ?? null, msg.inputRate);
+      await useRate(h, msg.inputRate);
+      await useVad(h, msg.vad ?? null, msg.inputRate);
       const hints = msg.vocabularyHints ?? [];
-      const withVocabulary = b as { setVocabulary?: (h: string[]) => VocabularyResult };
+      const withVocabulary = b as { setVocabulary?: (hints: string[]) => VocabularyResult };
       const vocabulary = hints.length > 0 && withVocabulary.setVocabulary ? withVocabulary.setVocabulary(hints) : null;
       return { vocabulary } satisfies OpenReply;
     }
     case 'detect': {
-      if (detector === null || vadResampler === null) throw new Error('no voice activity detector on this stream');
-      return detector.push(vadResampler.push(msg.samples));
+      if (h.detector === null || h.vadResampler === null) throw new Error('no voice activity detector on this stream');
+      return h.detector.push(h.vadResampler.push(msg.samples));
     }
     case 'ping':
       return null;
@@ -100,37 +135,14 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, msg.ms);
       return null;
     }
-    case 'accept': {
-      const b = need();
-      let cpuMs = 0;
-      let t0 = performance.now();
-      const samples = resampler!.push(msg.samples);
-      // Worker threads have no per-thread CPU clock in Node 20; the calls are synchronous and
-      // CPU-bound, so their wall time on this thread is the decoder's CPU time. Long input is
-      // decoded in pieces with a turn of the event loop between them, so heartbeat pings are
-      // answered while a large frame is being decoded (within one piece).
-      let partial = '';
-      for (let at = 0; at === 0 || at < samples.length; at += DECODE_PIECE) {
-        if (at > 0) {
-          cpuMs += performance.now() - t0;
-          await new Promise((resolve) => setImmediate(resolve));
-          t0 = performance.now();
-        }
-        const last = at + DECODE_PIECE >= samples.length;
-        partial = b.process(samples.subarray(at, at + DECODE_PIECE), last);
-      }
-      uttOpen = true;
-      uttSamples += msg.samples.length;
-      return { partial, partialSamples: uttSamples, cpuMs: cpuMs + performance.now() - t0, decodedSamples: msg.samples.length } satisfies AcceptResult;
-    }
     case 'finish': {
-      const b = need();
-      const tail = resampler!.flush();
-      if (tail.length > 0) b.process(tail);
+      const b = need(h);
+      const tail = h.resampler!.flush();
+      if (tail.length > 0) b.process(tail, false);
       const r = b.endUtterance();
-      uttOpen = false;
-      uttSamples = 0;
-      const scale = inputRate / b.engineRate;
+      h.uttOpen = false;
+      h.uttSamples = 0;
+      const scale = h.inputRate / b.engineRate;
       const result: FinalResult = {
         channelState: b.getChannelState?.() ?? null,
         text: r.text,
@@ -144,48 +156,79 @@ async function handle(msg: WorkerRequest): Promise<unknown> {
       return result;
     }
     case 'getChannel': {
-      const b = need();
-      if (uttOpen) throw new Error('channel state read inside an utterance');
+      const b = need(h);
+      if (h.uttOpen) throw new Error('channel state read inside an utterance');
       return b.getChannelState?.() ?? null;
     }
     case 'setChannel': {
-      const b = need();
-      if (uttOpen) throw new Error('channel state set inside an utterance');
+      const b = need(h);
+      if (h.uttOpen) throw new Error('channel state set inside an utterance');
       return b.setChannelState?.(msg.state) ?? false;
     }
     case 'destroy': {
-      backend?.destroy();
-      backend = null;
-      resampler?.destroy();
-      resampler = null;
+      destroyHosted(h);
       return null;
     }
+    case 'accept':
+      throw new Error('accept is decoded in turns');
     default:
       throw new Error(`unknown request ${(msg as { type: string }).type}`);
   }
 }
 
-async function useVad(vad: { threshold: number } | null, rate: number): Promise<void> {
-  if (vad === null) {
-    detector?.destroy();
-    detector = null;
-    vadResampler?.destroy();
-    vadResampler = null;
-    return;
-  }
-  if (detector !== null && detector.threshold === vad.threshold) {
-    detector.reset();
-  } else {
-    detector?.destroy();
-    detector = new SileroDetector(vad.threshold);
-  }
-  vadResampler?.destroy();
-  vadResampler = await StreamResampler.create(rate, VAD_RATE);
+/** One turn of an accept: resample it on its first turn, decode up to TURN_SAMPLES of it.
+ * Returns the result once the whole input is decoded, else null (more turns to come). */
+function acceptTurn(h: Hosted, job: Job & { msg: { type: 'accept' } }): AcceptResult | null {
+  const b = need(h);
+  // Worker threads have no per-thread CPU clock in Node 20; the calls are synchronous and
+  // CPU-bound, so their wall time on this thread is the decoder's CPU time.
+  const t0 = performance.now();
+  job.samples ??= h.resampler!.push(job.msg.samples);
+  const end = Math.min(job.samples.length, job.at + TURN_SAMPLES);
+  const last = end >= job.samples.length;
+  // The partial hypothesis (a backtrace) is asked for once per accept, on its last piece.
+  const partial = b.process(job.samples.subarray(job.at, end), last);
+  job.at = end;
+  job.cpuMs += performance.now() - t0;
+  if (!last) return null;
+  h.uttOpen = true;
+  h.uttSamples += job.msg.samples.length;
+  return { partial, partialSamples: h.uttSamples, cpuMs: job.cpuMs, decodedSamples: job.msg.samples.length };
 }
 
-function need(): DecoderBackend {
-  if (backend === null) throw new Error('worker not initialised');
-  return backend;
+async function useVad(h: Hosted, vad: { threshold: number } | null, rate: number): Promise<void> {
+  if (vad === null) {
+    h.detector?.destroy();
+    h.detector = null;
+    h.vadResampler?.destroy();
+    h.vadResampler = null;
+    return;
+  }
+  if (h.detector !== null && h.detector.threshold === vad.threshold) {
+    h.detector.reset();
+  } else {
+    h.detector?.destroy();
+    h.detector = new SileroDetector(vad.threshold);
+  }
+  h.vadResampler?.destroy();
+  h.vadResampler = await StreamResampler.create(rate, VAD_RATE);
+}
+
+function destroyHosted(h: Hosted): void {
+  h.backend?.destroy();
+  h.backend = null;
+  h.resampler?.destroy();
+  h.resampler = null;
+  h.detector?.destroy();
+  h.detector = null;
+  h.vadResampler?.destroy();
+  h.vadResampler = null;
+  hosted.delete(h.id);
+}
+
+function need(h: Hosted): DecoderBackend {
+  if (h.backend === null) throw new Error('decoder not initialised');
+  return h.backend;
 }
 
 function toWire(err: unknown): { code: ErrorCode; message: string } {
@@ -194,24 +237,67 @@ function toWire(err: unknown): { code: ErrorCode; message: string } {
   return { code: isErrorCode(code) ? code : 'ENGINE_FAILED', message };
 }
 
-if (parentPort !== null) {
-  const port = parentPort;
-  let chain: Promise<void> = Promise.resolve();
-  port.on('message', (msg: WorkerRequest) => {
-    // Heartbeat pings are answered as soon as this thread is free, ahead of queued work: they
-    // test that the thread runs, not how much work is waiting.
-    if (msg.type === 'ping') {
-      port.postMessage({ id: msg.id, ok: true, result: null } satisfies WorkerReply);
+function reply(r: WorkerReply): void {
+  parentPort!.postMessage(r);
+}
+
+/** Queue a request on its decoder (a new decoder on `init`). */
+function receive(msg: WorkerRequest): void {
+  // Heartbeat pings are answered as soon as this thread is free, ahead of queued work: they
+  // test that the thread runs, not how much work is waiting.
+  if (msg.type === 'ping') {
+    reply({ id: msg.id, ok: true, result: null });
+    return;
+  }
+  let h = hosted.get(msg.decoder);
+  if (h === undefined) {
+    if (msg.type !== 'init') {
+      reply({ id: msg.id, ok: false, error: { code: 'ENGINE_FAILED', message: `no decoder ${msg.decoder} on this thread` } });
       return;
     }
-    chain = chain.then(async () => {
-      let reply: WorkerReply;
-      try {
-        reply = { id: msg.id, ok: true, result: await handle(msg) };
-      } catch (err) {
-        reply = { id: msg.id, ok: false, error: toWire(err) };
-      }
-      port.postMessage(reply);
-    });
-  });
+    h = { id: msg.decoder, backend: null, resampler: null, inputRate: 0, uttOpen: false, uttSamples: 0, detector: null, vadResampler: null, queue: [] };
+    hosted.set(h.id, h);
+  }
+  h.queue.push({ msg, at: 0, cpuMs: 0 });
+  if (h.queue.length === 1) ready.push(h);
+  schedule();
 }
+
+function schedule(): void {
+  if (pumping || ready.length === 0) return;
+  pumping = true;
+  // setImmediate, not a microtask: the event loop polls between turns, so batches posted
+  // meanwhile join the round and pings are answered.
+  setImmediate(() => void pump());
+}
+
+/** One turn of the decoder at the head of the round, then it goes to the back if it has more. */
+async function pump(): Promise<void> {
+  const h = ready.shift()!;
+  const job = h.queue[0]!;
+  let done: WorkerReply | null = null;
+  try {
+    if (job.msg.type === 'accept') {
+      const r = acceptTurn(h, job as Job & { msg: { type: 'accept' } });
+      if (r !== null) done = { id: job.msg.id, ok: true, result: r };
+    } else {
+      done = { id: job.msg.id, ok: true, result: await handle(h, job.msg) };
+    }
+  } catch (err) {
+    done = { id: job.msg.id, ok: false, error: toWire(err) };
+    // A decoder that failed to load is not kept: its number may be used again.
+    if (job.msg.type === 'init') destroyHosted(h);
+  }
+  if (done !== null) {
+    h.queue.shift();
+    reply(done);
+  }
+  if (h.queue.length > 0) {
+    if (hosted.get(h.id) === h) ready.push(h);
+    else for (const j of h.queue.splice(0)) reply({ id: j.msg.id, ok: false, error: { code: 'ENGINE_FAILED', message: `decoder ${h.id} destroyed` } });
+  }
+  pumping = false;
+  schedule();
+}
+
+if (parentPort !== null) parentPort.on('message', receive);
