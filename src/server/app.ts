@@ -22,6 +22,7 @@ import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
 import { recordingStoreFor } from '../store/recordings.js';
 import { serverKeysFor } from '../store/server-key.js';
+import { consoleRoutes } from '../console/plugin.js';
 
 /** Default JSON body limit. It covers every legal body except interpretation create, whose
  * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
@@ -94,6 +95,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(voiceRoutes(ctx, files));
   await app.register(userGroupRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
+  // The live transcript console, static files at /console/ (docs/console.md).
+  await app.register(consoleRoutes());
 
   return app;
 }

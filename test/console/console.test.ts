@@ -1,0 +1,184 @@
+// The live transcript console (docs/console.md) in a real browser: Debian's chromium driven by
+// playwright-core, a real scribed service, real speech, and the example backend of
+// docs/console.md (extracted from the doc) doing key -> ticket -> redirect, the renew hand-off
+// and the History downloads.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startService, type TestService } from '../helpers/service.js';
+import { loadClips, devSetDir } from '../helpers/audio.js';
+import { StreamClient } from '../helpers/stream-client.js';
+import { createSession } from '../helpers/live.js';
+import { wordErrorRate } from '../../src/core/wer.js';
+import { launchChromium, startBackend, type Backend } from './browser.js';
+
+const clips = loadClips(devSetDir());
+const clip = (id: string) => clips.find((c) => c.id === id)!;
+export const SCREENSHOT = path.resolve(import.meta.dirname, '../../docs/console-live.png');
+
+let svc: TestService;
+let accessKey: string;
+let backend: Backend;
+let browser: Browser;
+
+beforeAll(async () => {
+  svc = await startService({ maxDecoders: 2 });
+  accessKey = (await svc.account(100_000n)).accessKey;
+  backend = await startBackend(svc.baseUrl, accessKey);
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  backend?.stop();
+  await svc?.stop();
+});
+
+interface TranscriptJson {
+  text: string;
+  segments: Array<{ text: string; words: Array<{ word: string; confidence: number | null }> }>;
+}
+
+async function transcript(transcriptionId: string): Promise<TranscriptJson> {
+  const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as TranscriptJson;
+}
+
+const pageFinals = (page: Page) => page.$$eval('#finals li:not([hidden]) .text', (els) => els.map((e) => e.textContent ?? ''));
+/** The page's source line (`Audio file: ...`, `Listen only: ...`) starts with `prefix`. */
+const sourceIs = (page: Page, prefix: string, timeout = 30_000) =>
+  page.waitForFunction((p) => (globalThis as any).document.getElementById('source-state').textContent.startsWith(p), prefix, { timeout });
+
+// Functions given to page.evaluate/waitForFunction run in the page (serialized by Playwright,
+// so not subject to the page's CSP, which forbids string eval); the tests are type-checked
+// without the DOM library, hence `globalThis as any` there.
+
+/** Partial texts as the page shows them, in order, with the count of finals shown at the time. */
+/** Partial texts as the page shows them, in order, with the count of finals shown at the time
+ * (a MutationObserver the test installs; the page itself keeps no such list). */
+async function recordPartials(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = (globalThis as any);
+    w.partials = [];
+    const el = w.document.getElementById('partial');
+    new w.MutationObserver(() => {
+      const text = el.textContent ?? '';
+      if (text !== '') w.partials.push({ text, finals: w.document.querySelectorAll('#finals li').length });
+    }).observe(el, { childList: true, characterData: true, subtree: true });
+  });
+}
+
+describe('the console page', () => {
+  it('is served at /console/ with a CSP that keeps it to its own origin; no CORS on the API', async () => {
+    const res = await fetch(`${svc.baseUrl}/console/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).toMatch(/connect-src 'self'/);
+    expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    const again = await fetch(`${svc.baseUrl}/console/console.js`, { headers: { 'if-none-match': res.headers.get('etag') ?? '' } });
+    expect(again.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const redirect = await fetch(`${svc.baseUrl}/console`, { redirect: 'manual' });
+    expect([redirect.status, redirect.headers.get('location')]).toEqual([301, '/console/']);
+    const missing = await fetch(`${svc.baseUrl}/console/plugin.ts`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { message: string }).message).toMatch(/^NOT_FOUND/);
+    expect((await fetch(`${svc.baseUrl}/console/..%2F..%2Fpackage.json`)).status).toBe(404);
+    // The decision of docs/security.md: a page on another origin gets no CORS grant, preflight
+    // or not, so only backends (which may hold the key) call the HTTP API.
+    const preflight = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'accesskey' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    const create = await fetch(`${svc.baseUrl}/sound_clone/api/v1/account`, { headers: { origin: 'https://elsewhere.example', accessKey } });
+    expect(create.status).toBe(200);
+    expect(create.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('live view: partials, then finals equal to the transcript download; History links through the backend; screenshot', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    try {
+      await page.goto(`${backend.url}/console?encoding=pcm_s16le_16000`);
+      await page.waitForSelector('#connection[data-state="open"]');
+      // The ticket left the address bar: a reload cannot replay it.
+      expect(page.url()).toMatch(/\/console\/#session=rts_/);
+      expect(page.url()).not.toMatch(/ticket=/);
+      await recordPartials(page);
+
+      // First clip, streamed by the page in real time, then committed: one final.
+      const first = clip('librivox-0870');
+      await page.setInputFiles('#file', first.wavFile);
+      await sourceIs(page, 'Audio file');
+      await sourceIs(page, 'Listen only');
+      await page.click('#commit');
+      await page.waitForSelector('#finals li:not([hidden])', { timeout: 30_000 });
+
+      // Second clip: the screenshot is the live view mid-sentence, a final above the partial.
+      const second = clip('librivox-0890');
+      await page.setInputFiles('#file', second.wavFile);
+      await page.waitForFunction(() => (globalThis as any).document.getElementById('partial').textContent.split(' ').length >= 4, null, { timeout: 30_000 });
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      await sourceIs(page, 'Listen only');
+      await page.click('#close');
+      await page.waitForSelector('#connection[data-state="closed"]', { timeout: 60_000 });
+
+      const partials = (await page.evaluate(() => (globalThis as any).partials)) as Array<{ text: string; finals: number }>;
+      const finals = await pageFinals(page);
+      expect(finals).toHaveLength(2);
+      // Partials came before each final, growing: several distinct ones per segment.
+      expect(new Set(partials.filter((p) => p.finals === 0).map((p) => p.text)).size).toBeGreaterThanOrEqual(3);
+      expect(new Set(partials.filter((p) => p.finals === 1).map((p) => p.text)).size).toBeGreaterThanOrEqual(3);
+      // Real speech was heard.
+      expect(wordErrorRate(first.reference, finals[0]!).wer).toBeLessThan(0.5);
+      expect(wordErrorRate(second.reference, finals[1]!).wer).toBeLessThan(0.5);
+      // Times on the session clock: the second final starts after the first clip.
+      const times = await page.$$eval('#finals li:not([hidden]) time', (els) => els.map((e) => e.textContent));
+      expect(times[0]).toMatch(/^0:00\.\d-0:0[6-8]\.\d$/);
+
+      // The same text as the transcript download: through the backend's History link ...
+      const txtHref = await page.getAttribute('#history-links a[data-format="txt"]', 'href');
+      expect(txtHref).toMatch(new RegExp(`^${backend.url}/transcripts/stt_`));
+      const viaBackend = await (await fetch(txtHref!)).text();
+      expect(viaBackend.trim().split('\n')).toEqual(finals.map((f) => f.trim()));
+      // ... and directly with the key.
+      const transcriptionId = /transcripts\/(stt_[^?]+)/.exec(txtHref!)![1]!;
+      const stored = await transcript(transcriptionId);
+      expect(stored.text).toBe(finals.map((f) => f.trim()).join(' '));
+      // Words are marked exactly where the final's confidence is under 0.5 (none when the
+      // recognizer gives null, as pocketsphinx does on the live path today).
+      const low = stored.segments.flatMap((seg) => seg.words.filter((w) => w.confidence !== null && w.confidence < 0.5).map((w) => w.word));
+      expect(await page.$$eval('#finals mark.low', (els) => els.map((e) => e.textContent))).toEqual(low);
+      expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+
+  it('a replayed ticket: the page says the ticket was refused and asks for a fresh one', async () => {
+    const session = await createSession(svc, accessKey, { inputEncoding: 'mulaw_8000' });
+    const ticketRes = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/tickets`, { method: 'POST', headers: { accessKey } });
+    const ticket = ((await ticketRes.json()) as { data: { ticket: string } }).data.ticket;
+    // Used once, by another client.
+    const first = await StreamClient.connect(`${svc.wsBase}${session.streamUrl}?ticket=${ticket}`);
+    await first.next('ready');
+    first.control({ type: 'close' });
+    await first.next('closed');
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${svc.baseUrl}/console/#session=${session.sessionId}&ticket=${ticket}`);
+      await page.waitForSelector('#connection[data-state="refused"]');
+      const alert = page.locator('[role="alert"]');
+      await expect.poll(() => alert.textContent()).toMatch(/refused this ticket/);
+      expect(await alert.textContent()).toMatch(/already used/);
+      expect(await page.isVisible('#ticket-panel')).toBe(true);
+      expect(await page.isVisible('#ticket-input')).toBe(true);
+      expect(page.url()).not.toMatch(/ticket=/);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
