@@ -4,6 +4,8 @@
 // and the History downloads.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -207,6 +209,57 @@ function streamCli(file: string, encoding: string): Promise<string> {
 }
 
 const captured = (page: Page, which: 'local' | 'held') => page.getAttribute('#f-captured', `data-${which}`).then(Number);
+
+describe('embedded in an application page', () => {
+  it('a dropped socket: the console asks its parent for a ticket, the parent resumes and posts one back, the console reconnects', async () => {
+    const session = await createSession(svc, accessKey, { inputEncoding: 'mulaw_8000' });
+    const api = `${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}`;
+    const ticket = async () => ((await (await fetch(`${api}/tickets`, { method: 'POST', headers: { accessKey } })).json()) as any).data.ticket as string;
+    const asked: string[] = [];
+    // The application: a page framing the console, and the backend call behind it.
+    const app = http.createServer(async (req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      if (url.pathname === '/ticket') {
+        asked.push(url.searchParams.get('capturedSamples')!);
+        const resumed = await fetch(`${api}/resume`, {
+          method: 'POST',
+          headers: { accessKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ capturedSamples: url.searchParams.get('capturedSamples') }),
+        });
+        expect(resumed.status).toBe(200);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ticket: await ticket() }));
+        return;
+      }
+      const fragment = new URLSearchParams({ session: session.sessionId, ticket: await ticket(), origin: `http://127.0.0.1:${(app.address() as AddressInfo).port}` });
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>App</title>
+<iframe title="Live transcript" allow="microphone" width="900" height="700" src="${svc.baseUrl}/console/#${fragment}"></iframe>
+<script>
+  window.addEventListener('message', async (e) => {
+    if (e.origin !== ${JSON.stringify(svc.baseUrl)} || e.data?.type !== 'scribed-console:need-ticket') return;
+    const q = new URLSearchParams({ session: e.data.sessionId, capturedSamples: e.data.capturedSamples });
+    const { ticket } = await (await fetch('/ticket?' + q)).json();
+    e.source.postMessage({ type: 'scribed-console:ticket', sessionId: e.data.sessionId, ticket }, ${JSON.stringify(svc.baseUrl)});
+  });
+</script>`);
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const page = await browser.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${(app.address() as AddressInfo).port}/`);
+      const frame = page.frameLocator('iframe');
+      await frame.locator('#connection[data-state="open"]').waitFor();
+      for (const ws of svc.service.app.websocketServer.clients) ws.terminate();
+      await frame.locator('#connection[data-state="open"]').waitFor({ state: 'detached' }).catch(() => undefined);
+      await expect.poll(() => frame.locator('#f-epoch').textContent(), { timeout: 15_000 }).toBe('2');
+      await frame.locator('#connection[data-state="open"]').waitFor();
+      expect(asked).toEqual(['0']);
+      expect(await frame.locator('#events').textContent()).toMatch(/fresh ticket received from the application/);
+    } finally {
+      await page.close();
+      app.close();
+    }
+  }, 60_000);
+});
 
 describe('microphone mode', () => {
   it('streams a clip from the fake capture device, survives a dropped socket through the renew hand-off, and matches scribed stream', async () => {
