@@ -51,10 +51,11 @@ export type WorkerReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: { code: ErrorCode; message: string } };
 
-/** Engine-rate samples one decoder decodes in one turn (200 ms at 16 kHz: a default live batch,
- * SCRIBED_DECODE_BATCH_MS, is one turn). Longer input is split across turns, so the others'
- * batches and heartbeat pings wait for at most one such piece per decoder with work. */
-export const TURN_SAMPLES = 3200;
+/** Engine-rate samples one decoder decodes in one turn (250 ms at 16 kHz: a default live batch,
+ * SCRIBED_DECODE_BATCH_MS 200, is one turn whatever the resampler's rounding; a turn costs
+ * 50-90 ms of CPU here). Longer input is split across turns, so the others' batches and heartbeat
+ * pings wait for at most one such piece per decoder with work. */
+export const TURN_SAMPLES = 4000;
 
 /** One decoder hosted by this thread, with the state of the stream it serves. */
 interface Hosted {

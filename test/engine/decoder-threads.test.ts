@@ -71,7 +71,7 @@ describe('decoder threads', () => {
       engine.open({ inputRate: 8000, profile: 'telephony' }),
     ]);
     expect(workerOf(busy)).toBe(workerOf(quick));
-    // About 25 s of audio in one call: 250 turns of TURN_SAMPLES for the busy decoder.
+    // About 25 s of audio in one call: 100 turns of TURN_SAMPLES for the busy decoder.
     const long = new Int16Array(clips.reduce((n, c) => n + mulawSamples(c).length, 0));
     clips.reduce((at, c) => (long.set(mulawSamples(c), at), at + mulawSamples(c).length), 0);
     let busyDoneAt = 0;
