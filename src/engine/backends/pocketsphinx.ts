@@ -45,6 +45,16 @@ export interface PocketsphinxSharing {
   lmPrivate: number;
   /** Shared models refused by the addon's layout check (then decoders read their own). */
   lmShareRefused: number;
+  /** The same for the pronunciation dictionary: dictionaries read from a file to be shared,
+   * those held now, decoders given one (ever, and alive now), decoders that read their own
+   * (sharing off, language model not shared, or vocabulary hints), and decoders refused by
+   * the layout check (they read their own). Absent from an addon build without them. */
+  dictLoads?: number;
+  dictSharedModels?: number;
+  dictUsers?: number;
+  dictUsersLive?: number;
+  dictPrivate?: number;
+  dictShareRefused?: number;
 }
 interface NativeAddon {
   Decoder: new (options: Record<string, string>) => NativeDecoder;
@@ -101,6 +111,12 @@ function shareLanguageModel(): boolean {
   return process.env.SCRIBED_POCKETSPHINX_SHARE_LM !== '0';
 }
 
+/** Decoders that share the language model share the pronunciation dictionary too, unless
+ * SCRIBED_POCKETSPHINX_SHARE_DICT=0 (same results either way). */
+function shareDictionary(): boolean {
+  return process.env.SCRIBED_POCKETSPHINX_SHARE_DICT !== '0';
+}
+
 export interface PocketsphinxArgs {
   args: Record<string, string>;
   /** Facts the operator should know (e.g. telephony without its generated feat.params). */
@@ -154,9 +170,13 @@ export interface PocketsphinxBackend extends DecoderBackend {
 export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
   const { args, notices } = pocketsphinxArgs(config, extra);
   const { Decoder } = loadAddon();
-  // '-scribed_share_lm' is the addon's own option, not a pocketsphinx flag (so not in `args`,
-  // which the bench also hands to the CLI).
-  let decoder: NativeDecoder | null = new Decoder(shareLanguageModel() ? args : { ...args, '-scribed_share_lm': 'no' });
+  // '-scribed_share_lm' and '-scribed_share_dict' are the addon's own options, not pocketsphinx
+  // flags (so not in `args`, which the bench also hands to the CLI).
+  let decoder: NativeDecoder | null = new Decoder({
+    ...args,
+    ...(shareLanguageModel() ? {} : { '-scribed_share_lm': 'no' }),
+    ...(shareDictionary() ? {} : { '-scribed_share_dict': 'no' }),
+  });
   // With -bestpath no there is no lattice, so ps_seg_prob carries no posterior.
   const hasPosterior = args['-bestpath'] !== 'no';
   const samplesPerFrame = ENGINE_RATE / FRAMES_PER_SECOND;

@@ -20,6 +20,22 @@ extern "C" {
 #include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
 #include <sphinxbase/logmath.h>
+
+// Exported by libpocketsphinx but declared only in its internal headers (dict.h, dict2pid.h,
+// bin_mdef.h of 5prealpha): the pronunciation dictionary, its triphone maps and the model
+// definition they are built against. Opaque here; see the mirrors in namespace psm.
+typedef struct bin_mdef_s bin_mdef_t;
+typedef struct scribed_dict_s dict_t;
+typedef struct scribed_dict2pid_s dict2pid_t;
+bin_mdef_t *bin_mdef_read(cmd_ln_t *config, const char *filename);
+int bin_mdef_free(bin_mdef_t *m);
+dict_t *dict_init(cmd_ln_t *config, bin_mdef_t *mdef);
+dict_t *dict_retain(dict_t *d);
+int dict_free(dict_t *d);
+int32 dict_wordid(dict_t *d, const char *word);
+dict2pid_t *dict2pid_build(bin_mdef_t *mdef, dict_t *dict);
+dict2pid_t *dict2pid_retain(dict2pid_t *d2p);
+int dict2pid_free(dict2pid_t *d2p);
 }
 
 namespace {
@@ -290,6 +306,211 @@ SharedLm *AcquireSharedLm(cmd_ln_t *config, const std::string &path, std::string
   return s;
 }
 
+// ---------------------------------------------------------------------------------------------
+// One pronunciation dictionary for every decoder of the process (docs/engines.md, "Memory per
+// decoder").
+//
+// ps_init() reads the dictionary (cmudict-en-us.dict, 134,723 entries) and builds its triphone
+// maps (dict2pid) for every decoder: about 22 MiB each. Neither is written while decoding: the
+// search reads words, pronunciations and senone-sequence ids (dict_wordid, dict_pron,
+// dict2pid_internal, the ldiph_lc/rssid/lrssid tables); only ps_add_word() (vocabulary hints)
+// and ps_load_dict() change them, and the reference counts change when a search or a decoder is
+// made or freed. So the process reads the dictionary once per (file, filler file, model
+// definition, case folding), against a model definition of its own read from the same mdef
+// file as the decoders' (the ids the maps hold are that file's), and each decoder takes a
+// reference to it instead of reading its own:
+//   1. ps_init() runs with no -dict: it builds a dictionary of the fillers only (cheap) and,
+//      since the language model is shared too (-lm unset at that point), no search yet;
+//   2. the decoder's dictionary and maps are swapped for the shared ones;
+//   3. the search is made over the shared language model (ps_set_lm), with the shared
+//      dictionary, exactly as ps_init() makes it for -lm.
+// Only with a shared language model: otherwise ps_init() has already built a search over the
+// filler dictionary.
+//
+// Every reference count change on a shared dictionary (decoder made or freed, search made or
+// freed, vocabulary hints) happens with g_init_mutex held, because those counts are plain ints.
+// A decoder given vocabulary hints first reads a private dictionary (ps_load_dict()), so
+// ps_add_word() never touches the shared one.
+//
+// ps_decoder_t, dict_t and dict2pid_t are internal to pocketsphinx: mirrored from the 5prealpha
+// sources (pocketsphinx_internal.h, dict.h, dict2pid.h). AdoptSharedDict() checks the mirror
+// on each decoder before swapping (pointers the public API returns at the mirrored places,
+// reference counts and back-pointers as ps_init() leaves them, a probe word unknown before
+// the swap and known after it); on any mismatch the decoder is made again with its own
+// dictionary, as before, and the addon says so on stderr.
+namespace psm {
+struct Decoder {  // struct ps_decoder_s
+  cmd_ln_t *config;
+  int refcount;
+  void *acmod;
+  dict_t *dict;
+  dict2pid_t *d2p;
+  logmath_t *lmath;
+  void *searches;  // hash_table_t *
+  void *search;    // ps_search_t *: the active search
+  void *phone_loop;
+  int pl_window;
+};
+struct DictWord {  // dictword_t
+  char *word;
+  int16 *ciphone;  // s3cipid_t
+  int32 pronlen;
+  int32 alt;
+  int32 basewid;
+};
+struct Dict {  // dict_t
+  int refcnt;
+  bin_mdef_t *mdef;
+  DictWord *word;
+  void *ht;
+  int32 max_words;
+  int32 n_word;
+  int32 filler_start;
+  int32 filler_end;
+  int32 startwid;
+  int32 finishwid;
+  int32 silwid;
+  int nocase;
+};
+struct Dict2Pid {  // dict2pid_t (first fields)
+  int refcount;
+  bin_mdef_t *mdef;
+  dict_t *dict;
+};
+}  // namespace psm
+
+struct SharedDict {
+  std::string key;
+  bin_mdef_t *mdef = nullptr;
+  dict_t *dict = nullptr;
+  dict2pid_t *d2p = nullptr;
+  std::string probe;  // an ordinary word of the dictionary (never in a filler dictionary)
+  int users = 0;
+};
+
+// Guarded by g_init_mutex (every caller holds it).
+std::map<std::string, SharedDict *> g_dicts;
+struct DictStats {
+  double dictLoads = 0;        // dictionaries read from a file for sharing
+  double dictUsers = 0;        // decoders given a shared dictionary (ever)
+  double dictUsersLive = 0;    // those alive now
+  double dictPrivate = 0;      // decoders that read their own dictionary
+  double dictShareRefused = 0; // decoders whose layout check failed (then they read their own)
+} g_dict_stats;
+
+// Called with g_init_mutex held.
+void ReleaseSharedDict(SharedDict *s) {
+  if (--s->users > 0) return;
+  auto it = g_dicts.find(s->key);
+  if (it != g_dicts.end() && it->second == s) g_dicts.erase(it);
+  dict2pid_free(s->d2p);
+  dict_free(s->dict);
+  bin_mdef_free(s->mdef);
+  delete s;
+}
+
+// The shared dictionary for these files, read on first use (one use is taken for the caller);
+// null when it cannot be read. Called with g_init_mutex held.
+SharedDict *AcquireSharedDict(cmd_ln_t *config, const std::string &dictPath, std::string *why) {
+  // ps_init() fills the model's file names in as "_mdef"/"_fdict" (Debian's 5prealpha) or as
+  // "-mdef"/"-fdict" (older sources); an operator's -mdef/-fdict is used when it gave one.
+  auto option = [config](const char *internal, const char *flag) -> const char * {
+    const char *given = cmd_ln_exists_r(config, flag) ? cmd_ln_str_r(config, flag) : nullptr;
+    if (given != nullptr) return given;
+    return cmd_ln_exists_r(config, internal) ? cmd_ln_str_r(config, internal) : nullptr;
+  };
+  const bool internalFdict = cmd_ln_exists_r(config, "_fdict");
+  const char *fdict = option("_fdict", "-fdict");
+  const char *mdefPath = option("_mdef", "-mdef");
+  bool nocase = cmd_ln_exists_r(config, "-dictcase") && cmd_ln_boolean_r(config, "-dictcase");
+  if (mdefPath == nullptr) {
+    *why = "no -mdef";
+    return nullptr;
+  }
+  std::string key = dictPath + "|" + (fdict != nullptr ? fdict : "") + "|" + mdefPath + "|" + (nocase ? "1" : "0");
+  auto it = g_dicts.find(key);
+  if (it != g_dicts.end()) {
+    it->second->users++;
+    return it->second;
+  }
+  // As ps_load_dict() reads a dictionary: a scratch config with only the dictionary options.
+  cmd_ln_t *scratch = cmd_ln_init(nullptr, ps_args(), TRUE, nullptr);
+  cmd_ln_set_boolean_r(scratch, "-dictcase", nocase ? TRUE : FALSE);
+  cmd_ln_set_str_r(scratch, "-dict", dictPath.c_str());
+  // dict_init() reads the filler dictionary under the name ps_init() gave it.
+  if (internalFdict) {
+    cmd_ln_set_str_extra_r(scratch, "_fdict", fdict);
+  } else {
+    cmd_ln_set_str_r(scratch, "-fdict", fdict);
+  }
+  SharedDict *s = new SharedDict();
+  s->key = key;
+  s->mdef = bin_mdef_read(config, mdefPath);
+  s->dict = s->mdef != nullptr ? dict_init(scratch, s->mdef) : nullptr;
+  s->d2p = s->dict != nullptr ? dict2pid_build(s->mdef, s->dict) : nullptr;
+  cmd_ln_free_r(scratch);
+  // The probe: the first word read from the main dictionary file (id 0), never a filler.
+  const psm::Dict *d = reinterpret_cast<const psm::Dict *>(s->dict);
+  if (s->d2p != nullptr && d->n_word > 0 && d->filler_start > 0 && d->word != nullptr && d->word[0].word != nullptr &&
+      dict_wordid(s->dict, d->word[0].word) == 0) {
+    s->probe = d->word[0].word;
+  }
+  if (s->d2p == nullptr || s->probe.empty()) {
+    *why = s->d2p == nullptr ? "could not read " + dictPath : "dictionary does not match the expected layout";
+    if (s->d2p != nullptr) dict2pid_free(s->d2p);
+    if (s->dict != nullptr) dict_free(s->dict);
+    if (s->mdef != nullptr) bin_mdef_free(s->mdef);
+    delete s;
+    return nullptr;
+  }
+  s->users = 1;
+  g_dicts[key] = s;
+  g_dict_stats.dictLoads++;
+  return s;
+}
+
+// Gives a decoder made by ps_init() without -dict (a fillers-only dictionary, no search) the
+// shared dictionary; false, with the reason, when the layout check fails (the decoder is then
+// as ps_init() left it, or holds the shared dictionary in the same places it found its own:
+// either way ps_free() frees it correctly). Called with g_init_mutex held.
+// `refuseAfterSwap` (tests only): fail as the last check would, with the shared dictionary
+// already in place, to exercise the fallback's hardest path.
+bool AdoptSharedDict(ps_decoder_t *ps, SharedDict *s, bool refuseAfterSwap, std::string *why) {
+  psm::Decoder *m = reinterpret_cast<psm::Decoder *>(ps);
+  // (pl_window is not compared: this ps_init() sets it only with a search.)
+  if (m->config != ps_get_config(ps) || m->lmath != ps_get_logmath(ps) || m->refcount != 1 || m->search != nullptr ||
+      m->dict == nullptr || m->d2p == nullptr) {
+    *why = "decoder does not match the expected pocketsphinx layout";
+    return false;
+  }
+  const psm::Dict *own = reinterpret_cast<const psm::Dict *>(m->dict);
+  const psm::Dict2Pid *ownMaps = reinterpret_cast<const psm::Dict2Pid *>(m->d2p);
+  // ps_init() leaves its dictionary held by the decoder and by its maps, the maps by the
+  // decoder only, both over the acoustic model's mdef.
+  if (own->refcnt != 2 || ownMaps->refcount != 1 || ownMaps->dict != m->dict || ownMaps->mdef != own->mdef || own->mdef == nullptr ||
+      dict_wordid(m->dict, "<sil>") != own->silwid || own->n_word > own->max_words) {
+    *why = "dictionary does not match the expected pocketsphinx layout";
+    return false;
+  }
+  char *before = ps_lookup_word(ps, s->probe.c_str());
+  if (before != nullptr) {
+    ckd_free(before);
+    *why = "the decoder already knows the probe word";
+    return false;
+  }
+  dict2pid_free(m->d2p);
+  dict_free(m->dict);
+  m->dict = dict_retain(s->dict);
+  m->d2p = dict2pid_retain(s->d2p);
+  char *after = refuseAfterSwap ? nullptr : ps_lookup_word(ps, s->probe.c_str());
+  if (after == nullptr) {
+    *why = refuseAfterSwap ? "refused on request (-scribed_share_dict test-refuse)" : "the shared dictionary is not the one the decoder reads";
+    return false;
+  }
+  ckd_free(after);
+  return true;
+}
+
 // Fillers and sentence markers never reach the transcript.
 bool IsFiller(const char *w) {
   if (w == nullptr || *w == '\0') return true;
@@ -339,6 +560,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     args_.push_back("scribed");
     bool quiet = false;
     bool shareLm = true;
+    bool shareDict = true;
+    bool refuseDict = false;
     for (uint32_t i = 0; i < keys.Length(); i++) {
       std::string key = keys.Get(i).ToString().Utf8Value();
       Napi::Value v = opts.Get(key);
@@ -348,6 +571,13 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       if (key == "-scribed_share_lm") {
         // Ours, not a pocketsphinx flag: "no" makes this decoder read its own language model.
         shareLm = val != "no";
+        continue;
+      }
+      if (key == "-scribed_share_dict") {
+        // Ours too: "no" makes this decoder read its own dictionary; "test-refuse" makes the
+        // layout check fail after the swap (tests of the fallback).
+        shareDict = val != "no";
+        refuseDict = val == "test-refuse";
         continue;
       }
       if (key == "-logfn") {
@@ -387,7 +617,37 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
         std::fprintf(stderr, "scribed pocketsphinx: language model not shared (%s); this decoder reads its own\n", why.c_str());
       }
     }
+    // The dictionary: shared when the language model is (no search exists after ps_init()).
+    const char *dictArg = cmd_ln_str_r(config_, "-dict");
+    bool tryDict = shared != nullptr && shareDict && dictArg != nullptr;
+    if (tryDict) {
+      dict_path_ = dictArg;
+      cmd_ln_set_str_r(config_, "-dict", nullptr);  // ps_init() reads the fillers only
+    }
     ps_ = ps_init(config_);
+    if (tryDict) {
+      cmd_ln_set_str_r(config_, "-dict", dict_path_.c_str());
+      if (ps_ != nullptr) {
+        std::string why;
+        SharedDict *sd = AcquireSharedDict(config_, dict_path_, &why);
+        if (sd != nullptr && AdoptSharedDict(ps_, sd, refuseDict, &why)) {
+          shared_dict_ = sd;
+          g_dict_stats.dictUsers++;
+          g_dict_stats.dictUsersLive++;
+        } else {
+          // As before: a decoder with its own dictionary (ps_free() first: the decoder may hold
+          // the shared dictionary where its own was).
+          ps_free(ps_);
+          if (sd != nullptr) {
+            ReleaseSharedDict(sd);
+            g_dict_stats.dictShareRefused++;
+          }
+          std::fprintf(stderr, "scribed pocketsphinx: dictionary not shared (%s); this decoder reads its own\n", why.c_str());
+          ps_ = ps_init(config_);
+        }
+      }
+    }
+    if (ps_ != nullptr && shared_dict_ == nullptr) g_dict_stats.dictPrivate++;
     if (ps_ != nullptr && shared != nullptr) {
       ngram_model_t *view = MakeView(shared);
       ReleaseSharedLm(shared);  // the view holds it now
@@ -396,6 +656,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       if (rv < 0 || ps_set_search(ps_, kDefaultSearch) < 0) {
         ps_free(ps_);
         ps_ = nullptr;
+        DropSharedDict();
       } else {
         lm_shared_ = true;
       }
@@ -417,16 +678,28 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
 
  private:
   void Free() {
+    // ps_free() drops references to a shared dictionary: counts other threads change too.
+    std::lock_guard<std::mutex> lock(g_init_mutex);
     if (ps_ != nullptr) {
       if (in_utt_) ps_end_utt(ps_);
       ps_free(ps_);
       ps_ = nullptr;
     }
+    DropSharedDict();
     if (config_ != nullptr) {
       cmd_ln_free_r(config_);
       config_ = nullptr;
     }
     in_utt_ = false;
+  }
+
+  // This decoder's use of the shared dictionary, after ps_free() or ps_load_dict() dropped its
+  // references to it. Called with g_init_mutex held.
+  void DropSharedDict() {
+    if (shared_dict_ == nullptr) return;
+    ReleaseSharedDict(shared_dict_);
+    shared_dict_ = nullptr;
+    g_dict_stats.dictUsersLive--;
   }
 
   cmn_t *LiveCmn() {
@@ -620,6 +893,17 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       const char *current = ps_get_search(ps_);
       base_search_ = current != nullptr ? current : "";
     }
+    if (shared_dict_ != nullptr) {
+      // ps_add_word() adds to the decoder's dictionary and maps: never to the shared ones. This
+      // decoder reads its own first (ps_load_dict() also gives every search of the decoder the
+      // new one, and drops their references to the shared one).
+      std::lock_guard<std::mutex> lock(g_init_mutex);
+      if (ps_load_dict(ps_, dict_path_.c_str(), nullptr, nullptr) < 0) {
+        throw Napi::Error::New(env, "pocketsphinx: could not read the dictionary " + dict_path_);
+      }
+      DropSharedDict();
+      g_dict_stats.dictPrivate++;
+    }
     if (lm_shared_) {
       // ps_add_word() adds each word to the search's language model: never to the shared
       // one. This decoder reads its own, as it would have without sharing (ps_set_lm_file is
@@ -688,6 +972,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   std::vector<std::string> args_;
   std::string base_search_;
   std::string lm_path_;
+  std::string dict_path_;
+  SharedDict *shared_dict_ = nullptr;  // the process-wide dictionary this decoder reads, if any
   bool lm_shared_ = false;  // the search scores through a view of a process-wide model
   cmd_ln_t *config_ = nullptr;
   ps_decoder_t *ps_ = nullptr;
@@ -704,7 +990,20 @@ Napi::Value GetStats(const Napi::CallbackInfo &info) {
     st = g_stats;
     models = static_cast<double>(g_lms.size());
   }
+  DictStats ds;
+  double dicts = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    ds = g_dict_stats;
+    dicts = static_cast<double>(g_dicts.size());
+  }
   Napi::Object o = Napi::Object::New(env);
+  o.Set("dictLoads", ds.dictLoads);
+  o.Set("dictSharedModels", dicts);
+  o.Set("dictUsers", ds.dictUsers);
+  o.Set("dictUsersLive", ds.dictUsersLive);
+  o.Set("dictPrivate", ds.dictPrivate);
+  o.Set("dictShareRefused", ds.dictShareRefused);
   o.Set("lmLoads", st.lmLoads);
   o.Set("lmSharedModels", models);
   o.Set("lmViews", st.lmViews);

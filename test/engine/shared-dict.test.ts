@@ -1,0 +1,140 @@
+// Decoders of one process share one pronunciation dictionary and its triphone maps
+// (src/engine/pocketsphinx/addon.cc "One pronunciation dictionary", docs/engines.md "Memory per
+// decoder"). Shown here: decoders reading the shared dictionary, on several threads at once,
+// give exactly the words and times of a decoder that reads its own; the dictionary is read once;
+// vocabulary hints never reach it; and a decoder whose layout check fails falls back to a
+// dictionary of its own with the same results.
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPocketsphinx, pocketsphinxSharing, type PocketsphinxBackend } from '../../src/engine/backends/pocketsphinx.js';
+import { createEngine } from '../../src/engine/pool.js';
+import type { BackendConfig, Engine, RecognitionStream } from '../../src/engine/types.js';
+import { loadClips, mulawSamples } from '../helpers/audio.js';
+
+const ASSETS = path.resolve('models/telephony');
+const CONFIG: BackendConfig = { engine: 'pocketsphinx', profile: 'telephony', assetsDir: ASSETS };
+const clips = loadClips().slice(0, 2);
+
+type Timed = Array<[string, number, number]>;
+
+async function transcribe(s: RecognitionStream): Promise<Timed[]> {
+  const out: Timed[] = [];
+  for (const clip of clips) {
+    const samples = mulawSamples(clip);
+    for (let i = 0; i < samples.length; i += 160) await s.accept(samples.subarray(i, i + 160));
+    out.push((await s.finish()).words.map((w) => [w.word, w.startSample, w.endSample]));
+  }
+  return out;
+}
+
+/** A decoder on this thread, fed the first clip at 16 kHz (each 8 kHz sample twice). */
+function decodeDirect(d: PocketsphinxBackend): Timed {
+  const mulaw = mulawSamples(clips[0]!);
+  const pcm16 = new Int16Array(mulaw.length * 2);
+  for (let i = 0; i < mulaw.length; i++) pcm16[2 * i] = pcm16[2 * i + 1] = mulaw[i]!;
+  for (let at = 0; at < pcm16.length; at += 3200) d.process(pcm16.subarray(at, at + 3200), false);
+  return d.endUtterance().words.map((w) => [w.word, w.startSample, w.endSample]);
+}
+
+const dictStats = () => {
+  const s = pocketsphinxSharing()!;
+  return {
+    loads: s.dictLoads!,
+    shared: s.dictSharedModels!,
+    live: s.dictUsersLive!,
+    priv: s.dictPrivate!,
+    refused: s.dictShareRefused!,
+  };
+};
+
+let engine: Engine | null = null;
+afterEach(async () => {
+  await engine?.close();
+  engine = null;
+});
+
+describe('pocketsphinx decoders sharing one dictionary', () => {
+  it('decoders on two threads reading the shared dictionary match a decoder reading its own, word for word and time for time', async () => {
+    expect(pocketsphinxSharing()!.dictLoads).toBeTypeOf('number');
+    process.env.SCRIBED_POCKETSPHINX_SHARE_DICT = '0';
+    let own: Timed[];
+    const before = dictStats();
+    try {
+      engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 1, threads: 1, assetsDir: ASSETS });
+      const s = await engine.open({ inputRate: 8000, profile: 'telephony' });
+      own = await transcribe(s);
+      await s.release();
+      await engine.close();
+      engine = null;
+    } finally {
+      delete process.env.SCRIBED_POCKETSPHINX_SHARE_DICT;
+    }
+    expect(dictStats().priv).toBe(before.priv + 1);
+    expect(dictStats().shared).toBe(0);
+    expect(own.flat().length).toBeGreaterThan(5);
+
+    engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 4, threads: 2, assetsDir: ASSETS });
+    const streams = await Promise.all([1, 2, 3, 4].map(() => engine!.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })));
+    const during = dictStats();
+    // Four decoders, one dictionary read from the file.
+    expect(during.loads - before.loads).toBe(1);
+    expect(during.shared).toBe(1);
+    expect(during.live - before.live).toBe(4);
+    expect(during.refused).toBe(before.refused);
+    const results = await Promise.all(streams.map((s) => transcribe(s)));
+    for (const r of results) expect(r).toEqual(own);
+    await Promise.all(streams.map((s) => s.release()));
+    await engine.close();
+    engine = null;
+    // Closing every decoder frees the shared dictionary.
+    expect(dictStats().live).toBe(before.live);
+    expect(dictStats().shared).toBe(0);
+  }, 180_000);
+
+  it('vocabulary hints add words to a private dictionary, never to the shared one', () => {
+    const plain = createPocketsphinx(CONFIG);
+    const hinted = createPocketsphinx(CONFIG);
+    try {
+      const before = dictStats();
+      expect(hinted.setVocabulary(['wallfish']).added).toEqual(['wallfish']);
+      const after = dictStats();
+      expect(after.priv).toBe(before.priv + 1);
+      expect(after.live).toBe(before.live - 1);
+      expect(after.shared).toBe(1);
+      // A decoder on the shared dictionary still lacks the word: it is derived again.
+      const third = createPocketsphinx(CONFIG);
+      try {
+        expect(third.setVocabulary(['wallfish']).added).toEqual(['wallfish']);
+      } finally {
+        third.destroy();
+      }
+      // The hinted decoder decodes with its own dictionary; the plain one is unchanged.
+      expect(decodeDirect(hinted).length).toBeGreaterThan(3);
+      expect(decodeDirect(plain).map((w) => w[0])).not.toContain('wallfish');
+    } finally {
+      plain.destroy();
+      hinted.destroy();
+    }
+    expect(dictStats().shared).toBe(0);
+  }, 120_000);
+
+  it('a decoder whose layout check fails reads its own dictionary and decodes the same', () => {
+    const shared = createPocketsphinx(CONFIG);
+    const before = dictStats();
+    const refused = createPocketsphinx(CONFIG, { '-scribed_share_dict': 'test-refuse' });
+    try {
+      const after = dictStats();
+      expect(after.refused).toBe(before.refused + 1);
+      expect(after.priv).toBe(before.priv + 1);
+      expect(after.live).toBe(before.live);
+      expect(after.shared).toBe(1);
+      const a = decodeDirect(shared);
+      expect(a.length).toBeGreaterThan(3);
+      expect(decodeDirect(refused)).toEqual(a);
+    } finally {
+      refused.destroy();
+      shared.destroy();
+    }
+    expect(dictStats().shared).toBe(0);
+  }, 120_000);
+});
