@@ -16,13 +16,6 @@ export default tseslint.config(
     },
   },
   {
-    // The client library parses server events and HTTP answers as `any` today; the typed
-    // protocol module of issue 14 (a ServerEvent union with its parser) replaces them. Until
-    // then this one file is exempt, and no other source file may add an `any`.
-    files: ['src/client/session-streamer.ts'],
-    rules: { '@typescript-eslint/no-explicit-any': 'off' },
-  },
-  {
     // Tests and benches read JSON bodies of real HTTP answers whose shape they then assert.
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -19,7 +19,8 @@ import { AudioRing } from './ring-buffer.js';
 import { CaptureAccount, wireSamples } from './capture-accounting.js';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import type { ClientMetrics } from './metrics.js';
-import { API_BASE, segmentIndex } from '../core/protocol.js';
+import type { TranscriptJson } from '../core/transcript.js';
+import { API_BASE, parseServerEvent, segmentIndex, type ServerEvent } from '../core/protocol.js';
 
 const API = API_BASE;
 
@@ -366,7 +367,7 @@ export class SessionStreamer extends EventEmitter {
     return { accessKey: this.opts.accessKey, 'content-type': 'application/json', ...extra };
   }
 
-  private async request(method: string, path: string, body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any; headers: Headers }> {
+  private async request<T = SessionAnswer>(method: string, path: string, body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: ApiBody<T>; headers: Headers }> {
     let res: Response;
     try {
       res = await fetch(`${this.opts.url}${path}`, {
@@ -383,13 +384,7 @@ export class SessionStreamer extends EventEmitter {
       if (failure.network) throw new RetryableError(`${method} ${path}: ${failure.reason}`);
       throw new StreamFatalError('VALIDATION_FAILED', `${method} ${path}: ${failure.reason}`);
     }
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = { message: text };
-    }
+    const json = readBody<T>(await res.text());
     if (res.status >= 500 || res.status === 429) throw new RetryableError(`${method} ${path}: HTTP ${res.status} ${json?.message ?? ''}`);
     return { status: res.status, json, headers: res.headers };
   }
@@ -399,7 +394,7 @@ export class SessionStreamer extends EventEmitter {
     if (this.opts.title !== undefined) body.title = this.opts.title;
     const { status, json, headers } = await this.request('POST', `${API}/stt/realtime/sessions`, body, { 'Idempotency-Key': idempotencyKeyFor(this.opts.streamId) });
     if (status !== 200) throw new StreamFatalError(codeOf(json), `creating the session failed: HTTP ${status} ${json?.message ?? ''}`, status);
-    const data = json.data;
+    const data = answerData(json, 'creating the session');
     this.sessionId = data.sessionId;
     this.transcriptionId = data.transcriptionId;
     this.log = this.log.child({ sessionId: this.sessionId });
@@ -412,12 +407,13 @@ export class SessionStreamer extends EventEmitter {
       // retires any socket of the earlier run and gives the count to continue after.
       const { status: rs, json: rj } = await this.request('POST', `${API}/stt/realtime/sessions/${this.sessionId}/resume`, {});
       if (rs !== 200) throw new StreamFatalError(codeOf(rj), `re-attaching failed: HTTP ${rs} ${rj?.message ?? ''}`, rs);
-      const held = wireSamples(rj.data.capturedSamples);
+      const resumed = answerData(rj, 're-attaching');
+      const held = wireSamples(resumed.capturedSamples);
       this.acct.reattach(held);
       this.ring.reset(held);
       this.resumes += 1;
       this.opts.metrics?.resumes.inc();
-      this.log.info({ capturedSamples: held, epoch: rj.data.epoch }, 're-attached to an existing session');
+      this.log.info({ capturedSamples: held, epoch: resumed.epoch }, 're-attached to an existing session');
     } else {
       this.log.info('session created');
     }
@@ -434,14 +430,15 @@ export class SessionStreamer extends EventEmitter {
     this.resumes += 1;
     this.opts.metrics?.resumes.inc();
     this.needResume = false;
-    this.log.info({ epoch: json.data.epoch, serverCaptured: json.data.capturedSamples, missingSamples: json.data.missingSamples }, 'session resumed');
+    const data = answerData(json, 'resume');
+    this.log.info({ epoch: data.epoch, serverCaptured: data.capturedSamples, missingSamples: data.missingSamples }, 'session resumed');
   }
 
   private async fetchTranscript(): Promise<FinalSegment[]> {
-    const { status, json } = await this.request('GET', `${API}/stt/transcriptions/${this.transcriptionId}/transcript?format=json`, undefined);
-    if (status !== 200) throw new Error(`HTTP ${status}`);
+    const { status, json } = await this.request<never>('GET', `${API}/stt/transcriptions/${this.transcriptionId}/transcript?format=json`, undefined);
+    if (status !== 200 || !Array.isArray((json as Partial<TranscriptJson>).segments)) throw new Error(`HTTP ${status}`);
     const triggers = new Map([...this.finals.values()].map((f) => [f.segmentId, f.trigger]));
-    return (json.segments as Array<Record<string, any>>).map((s) => ({
+    return (json as TranscriptJson).segments.map((s) => ({
       segmentId: s.id,
       text: s.text,
       ...(triggers.get(s.id) ? { trigger: triggers.get(s.id) } : {}),
@@ -522,12 +519,7 @@ export class SessionStreamer extends EventEmitter {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => {
-          let json: any = null;
-          try {
-            json = JSON.parse(body);
-          } catch {
-            json = { message: body };
-          }
+          const json = readBody(body);
           const code = codeOf(json);
           const status = res.statusCode ?? 0;
           if (code === 'SESSION_CLOSED' && this.ending) {
@@ -544,15 +536,15 @@ export class SessionStreamer extends EventEmitter {
       });
       ws.on('message', (data, isBinary) => {
         if (isBinary) return;
-        let event: Record<string, any>;
-        try {
-          event = JSON.parse(data.toString());
-        } catch {
-          this.log.warn('server sent a text frame that is not JSON');
+        const parsed = parseServerEvent(data.toString());
+        if (!parsed.ok) {
+          // An event type this client does not know is a newer server's: ignored. A known
+          // type without its fields is the server's fault, logged and skipped.
+          if (parsed.kind === 'invalid') this.log.warn({ reason: parsed.reason }, 'server sent an event this client cannot read');
           return;
         }
         try {
-          this.onEvent(ws, event);
+          this.onEvent(ws, parsed.event);
         } catch (err) {
           this.log.error({ err }, 'handling a server event failed');
           ws.terminate();
@@ -568,7 +560,7 @@ export class SessionStreamer extends EventEmitter {
     });
   }
 
-  private onEvent(ws: WebSocket, e: Record<string, any>): void {
+  private onEvent(ws: WebSocket, e: ServerEvent): void {
     switch (e.type) {
       case 'ready': {
         const added = this.acct.onReady(e.epoch, e.sampleOffset, wireSamples(e.capturedSamples));
@@ -598,7 +590,7 @@ export class SessionStreamer extends EventEmitter {
         return;
       }
       case 'partial':
-        this.emit('partial', { segmentId: e.segmentId, text: e.text, startMs: e.start?.ms, endMs: e.end?.ms } satisfies PartialSegment);
+        this.emit('partial', { segmentId: e.segmentId, text: e.text, startMs: e.start.ms, endMs: e.end.ms } satisfies PartialSegment);
         return;
       case 'final': {
         const seg: FinalSegment = {
@@ -609,7 +601,7 @@ export class SessionStreamer extends EventEmitter {
           endSample: e.end.sample,
           startMs: e.start.ms,
           endMs: e.end.ms,
-          words: (e.words ?? []).map((w: any) => ({ word: w.word, startMs: w.start.ms, endMs: w.end.ms, confidence: w.confidence })),
+          words: (e.words ?? []).map((w) => ({ word: w.word, startMs: w.start.ms, endMs: w.end.ms, confidence: w.confidence })),
         };
         const known = this.finals.has(seg.segmentId);
         this.finals.set(seg.segmentId, seg);
@@ -776,8 +768,40 @@ export class SessionStreamer extends EventEmitter {
   }
 }
 
-function codeOf(json: any): string {
-  const m = typeof json?.message === 'string' ? /^([A-Z_]+)/.exec(json.message) : null;
+/** An HTTP answer as this client reads it: the spec's envelope (`message` begins with the
+ * error code), or a body that is not JSON kept as its message. */
+interface ApiBody<T> {
+  message?: string;
+  data?: T;
+}
+
+/** The `data` of a session's create and resume answers: the fields this client reads. */
+interface SessionAnswer {
+  sessionId: string;
+  transcriptionId: string;
+  status: string;
+  epoch: number;
+  capturedSamples: string | number;
+  missingSamples?: string | number;
+}
+
+function readBody<T>(text: string): ApiBody<T> {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as ApiBody<T>;
+  } catch {
+    // not JSON: kept as the message below
+  }
+  return { message: text };
+}
+
+function answerData<T>(json: ApiBody<T>, what: string): T {
+  if (typeof json.data !== 'object' || json.data === null) throw new StreamFatalError('UNKNOWN', `${what}: the server's answer has no data`);
+  return json.data;
+}
+
+function codeOf(json: ApiBody<unknown>): string {
+  const m = typeof json.message === 'string' ? /^([A-Z_]+)/.exec(json.message) : null;
   return m ? m[1]! : 'UNKNOWN';
 }
 

@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ScribedError, toScribedError } from './errors.js';
 import { scrubCredentials } from './redact.js';
+import { serverEvent, type ErrorEvent } from './protocol.js';
 
 export interface SuccessEnvelope<T> {
   code: 1;
@@ -50,7 +51,7 @@ export function failRaw(err: unknown, headers: Record<string, string> = {}): str
 }
 
 /** The socket form of an error: a typed `error` event (docs/protocol.md). */
-export function wsError(err: unknown, fatal = false): { type: 'error'; code: string; message: string; fatal: boolean } {
+export function wsError(err: unknown, fatal = false): ErrorEvent {
   const e = err instanceof ScribedError ? err : toScribedError(err);
-  return { type: 'error', code: e.code, message: scrubCredentials(e.message), fatal };
+  return serverEvent.error({ code: e.code, message: scrubCredentials(e.message), fatal });
 }

@@ -1,6 +1,11 @@
 // What the server and its clients must agree on, defined once: the API's base path, the
-// stream socket's close codes (docs/protocol.md) and segment ids. The typed event union
-// (ServerEvent, with builders and a parser) is to follow here (issue 14).
+// stream socket's close codes, segment ids and the events the server sends (docs/protocol.md).
+// The server builds every event with `serverEvent`; clients read them with `parseServerEvent`,
+// so a field renamed on one side fails to compile on the other.
+import type { TimePoint } from './capture-cursor.js';
+import type { Entity } from '../text/entities.js';
+
+export type { TimePoint };
 
 /** Base path of the `/sound_clone/api/v1` family. */
 export const API_BASE = '/sound_clone/api/v1';
@@ -24,4 +29,233 @@ export function segmentId(index: number): string {
 export function segmentIndex(id: string): number | null {
   const m = /^seg_(0|[1-9]\d*)$/.exec(id);
   return m ? Number(m[1]) : null;
+}
+
+// ------------------------------------------------------------------ server events
+
+export interface ReadyEvent {
+  type: 'ready';
+  sessionId: string;
+  transcriptionId: string;
+  epoch: number;
+  sampleOffset: number;
+  /** Session-wide samples held, decimal string (exact beyond 2^53). */
+  capturedSamples: string;
+  inputEncoding: string;
+  sampleRateHz: number;
+  accepting: boolean;
+  maxFramePayloadBytes: number;
+  openSegmentId: string | null;
+}
+
+export interface AckEvent {
+  type: 'ack';
+  epoch: number;
+  sampleOffset: number;
+  capturedSamples: string;
+  /** Samples of the acknowledged frame that were already held (dropped as duplicates). */
+  duplicateSamples?: number;
+}
+
+export interface PartialEvent {
+  type: 'partial';
+  segmentId: string;
+  text: string;
+  start: TimePoint;
+  end: TimePoint;
+}
+
+export interface WordTiming {
+  word: string;
+  /** null when the recognizer gives no confidence for the word. */
+  confidence: number | null;
+  start: TimePoint;
+  end: TimePoint;
+}
+
+export interface CharacterTiming {
+  char: string;
+  start: TimePoint;
+  end: TimePoint;
+}
+
+export type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
+
+export interface FinalEvent {
+  type: 'final';
+  segmentId: string;
+  text: string;
+  trigger: FinalTrigger;
+  start: TimePoint;
+  end: TimePoint;
+  /** With removeDisfluencies: the recognizer's text before filler removal. */
+  rawText?: string;
+  /** With entityCategories: entities found in `text`. */
+  entities?: Entity[];
+  /** suppressBackgroundSpeech: words left out as background speech. */
+  suppressedWords?: number;
+  /** Present when the recognizer gives word times. */
+  words?: WordTiming[];
+  /** Derived from the word times (src/core/alignment.ts), present with `words`. */
+  characters?: CharacterTiming[];
+}
+
+export interface CommittedEvent {
+  type: 'committed';
+  segmentId: string | null;
+  capturedSamples: string;
+}
+
+export interface GapEvent {
+  type: 'gap';
+  epoch: number;
+  sampleOffset: number;
+  samples: number;
+  capturedSamples: string;
+}
+
+export type AcceptingReason = 'INSUFFICIENT_CHARACTERS' | 'SERVER_SHUTDOWN';
+
+export interface AcceptingEvent {
+  type: 'accepting';
+  accepting: boolean;
+  reason?: AcceptingReason;
+}
+
+export interface NoticeEvent {
+  type: 'notice';
+  code: string;
+  message: string;
+}
+
+export interface ErrorEvent {
+  type: 'error';
+  code: string;
+  message: string;
+  /** true: the socket closes after this event. */
+  fatal: boolean;
+}
+
+export interface PongEvent {
+  type: 'pong';
+  id?: string;
+}
+
+export interface ClosedEvent {
+  type: 'closed';
+  status: 'COMPLETED';
+  capturedSamples: string;
+  segments: number;
+}
+
+/** Every event the server sends on the stream socket. */
+export type ServerEvent =
+  | ReadyEvent
+  | AckEvent
+  | PartialEvent
+  | FinalEvent
+  | CommittedEvent
+  | GapEvent
+  | AcceptingEvent
+  | NoticeEvent
+  | ErrorEvent
+  | PongEvent
+  | ClosedEvent;
+
+export type ServerEventType = ServerEvent['type'];
+
+type Fields<T extends ServerEvent> = Omit<T, 'type'>;
+
+/** The server's builders: one per event, so every event on the wire has its declared shape. */
+export const serverEvent = {
+  ready: (f: Fields<ReadyEvent>): ReadyEvent => ({ type: 'ready', ...f }),
+  ack: (f: Fields<AckEvent>): AckEvent => ({ type: 'ack', ...f }),
+  partial: (f: Fields<PartialEvent>): PartialEvent => ({ type: 'partial', ...f }),
+  final: (f: Fields<FinalEvent>): FinalEvent => ({ type: 'final', ...f }),
+  committed: (f: Fields<CommittedEvent>): CommittedEvent => ({ type: 'committed', ...f }),
+  gap: (f: Fields<GapEvent>): GapEvent => ({ type: 'gap', ...f }),
+  accepting: (f: Fields<AcceptingEvent>): AcceptingEvent => ({ type: 'accepting', ...f }),
+  notice: (f: Fields<NoticeEvent>): NoticeEvent => ({ type: 'notice', ...f }),
+  error: (f: Fields<ErrorEvent>): ErrorEvent => ({ type: 'error', ...f }),
+  pong: (f: Fields<PongEvent>): PongEvent => ({ type: 'pong', ...f }),
+  closed: (f: Fields<ClosedEvent>): ClosedEvent => ({ type: 'closed', ...f }),
+} as const;
+
+// What a client checks before it trusts an event: the fields it relies on, by kind. Optional
+// fields and fields a newer server adds pass through unchecked.
+type Kind = 'string' | 'number' | 'boolean' | 'time' | 'string?' | 'string|null';
+
+const REQUIRED: { [K in ServerEventType]: Record<string, Kind> } = {
+  ready: {
+    sessionId: 'string',
+    transcriptionId: 'string',
+    epoch: 'number',
+    sampleOffset: 'number',
+    capturedSamples: 'string',
+    inputEncoding: 'string',
+    sampleRateHz: 'number',
+    accepting: 'boolean',
+    maxFramePayloadBytes: 'number',
+    openSegmentId: 'string|null',
+  },
+  ack: { epoch: 'number', sampleOffset: 'number', capturedSamples: 'string' },
+  partial: { segmentId: 'string', text: 'string', start: 'time', end: 'time' },
+  final: { segmentId: 'string', text: 'string', trigger: 'string', start: 'time', end: 'time' },
+  committed: { segmentId: 'string|null', capturedSamples: 'string' },
+  gap: { epoch: 'number', sampleOffset: 'number', samples: 'number', capturedSamples: 'string' },
+  accepting: { accepting: 'boolean', reason: 'string?' },
+  notice: { code: 'string', message: 'string' },
+  error: { code: 'string', message: 'string', fatal: 'boolean' },
+  pong: { id: 'string?' },
+  closed: { status: 'string', capturedSamples: 'string', segments: 'number' },
+};
+
+function isTimePoint(v: unknown): v is TimePoint {
+  if (typeof v !== 'object' || v === null) return false;
+  const t = v as Record<string, unknown>;
+  return typeof t.sample === 'string' && typeof t.ms === 'number' && typeof t.epoch === 'number' && typeof t.epochSample === 'number' && typeof t.epochMs === 'number';
+}
+
+function hasKind(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case 'time':
+      return isTimePoint(v);
+    case 'string?':
+      return v === undefined || typeof v === 'string';
+    case 'string|null':
+      return v === null || typeof v === 'string';
+    default:
+      return typeof v === kind;
+  }
+}
+
+export type ParsedServerEvent =
+  | { ok: true; event: ServerEvent }
+  /** `unknown`: a well-formed event of a type this client does not know (a newer server):
+   * ignore it. `invalid`: not JSON, or a known type without the fields it must have. */
+  | { ok: false; kind: 'unknown' | 'invalid'; reason: string };
+
+/** A client's reading of one text frame from the server. */
+export function parseServerEvent(text: string): ParsedServerEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, kind: 'invalid', reason: 'not JSON' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, kind: 'invalid', reason: 'not a JSON object' };
+  const obj = value as Record<string, unknown>;
+  if (typeof obj.type !== 'string') return { ok: false, kind: 'invalid', reason: 'no type' };
+  if (!Object.hasOwn(REQUIRED, obj.type)) return { ok: false, kind: 'unknown', reason: `unknown event type ${obj.type}` };
+  const required = REQUIRED[obj.type as ServerEventType];
+  for (const [field, kind] of Object.entries(required)) {
+    if (!hasKind(obj[field], kind)) return { ok: false, kind: 'invalid', reason: `${obj.type}: field ${field} is not a ${kind}` };
+  }
+  if (obj.type === 'final' && obj.words !== undefined) {
+    const words = obj.words;
+    if (!Array.isArray(words) || !words.every((w) => typeof w === 'object' && w !== null && typeof w.word === 'string' && isTimePoint(w.start) && isTimePoint(w.end))) {
+      return { ok: false, kind: 'invalid', reason: 'final: words are not word timings' };
+    }
+  }
+  return { ok: true, event: obj as unknown as ServerEvent };
 }

@@ -24,11 +24,11 @@ import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 import type { SessionSpool } from './audio-spool.js';
 import { wordsOnTimeline } from '../core/word-span.js';
-import { CLOSE_CODES, segmentId } from '../core/protocol.js';
+import { CLOSE_CODES, segmentId, serverEvent, type FinalTrigger, type ServerEvent } from '../core/protocol.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
-  send(event: Record<string, unknown>): void;
+  send(event: ServerEvent): void;
   close(code: number, reason: string): void;
 }
 
@@ -69,8 +69,6 @@ interface OpenSegment {
   /** suppressBackgroundSpeech: levels of the audio the recognizer heard for this segment. */
   meter: LevelMeter | null;
 }
-
-type FinalTrigger = 'commit' | 'close' | 'bound' | 'pause' | 'shutdown' | 'vad';
 
 /** vad mode: silence dropped from the spool once this much of it has gathered. */
 const SPOOL_COMPACT_SECONDS = 5;
@@ -238,7 +236,7 @@ export class LiveSession {
     this.state = result.state;
   }
 
-  private emit(event: Record<string, unknown>): void {
+  private emit(event: ServerEvent): void {
     this.socket?.send(event);
   }
 
@@ -261,8 +259,7 @@ export class LiveSession {
       if (!(await this.feedReplay())) throw new ScribedError('ENGINE_FAILED', 'the recognizer failed while restoring the open segment; resume to retry');
       this.socket = socket;
       this.accepting = await this.canAccept();
-      this.emit({
-        type: 'ready',
+      this.emit(serverEvent.ready({
         sessionId: this.id,
         transcriptionId: this.transcriptionId,
         epoch: this.cursor.epoch,
@@ -273,9 +270,9 @@ export class LiveSession {
         accepting: this.accepting,
         maxFramePayloadBytes: this.deps.maxFramePayloadBytes,
         openSegmentId: this.segment ? segmentId(this.segment.index) : null,
-      });
-      for (const notice of this.notices()) this.emit({ type: 'notice', ...notice });
-      if (!this.accepting) this.emit({ type: 'accepting', accepting: false, reason: 'INSUFFICIENT_CHARACTERS' });
+      }));
+      for (const notice of this.notices()) this.emit(serverEvent.notice(notice));
+      if (!this.accepting) this.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
       this.log.info({ epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples.toString() }, 'socket attached');
     });
   }
@@ -464,7 +461,7 @@ export class LiveSession {
       const msg = parseControlMessage(text);
       switch (msg.type) {
         case 'ping':
-          this.emit({ type: 'pong', ...(msg.id === undefined ? {} : { id: msg.id }) });
+          this.emit(serverEvent.pong(msg.id === undefined ? {} : { id: msg.id }));
           return;
         case 'commit':
           await this.commit();
@@ -499,7 +496,7 @@ export class LiveSession {
       const balance = await this.deps.store.debitCharacters(this.accountId, need, 'realtime_audio', this.id, this.id);
       if (balance === null) {
         this.accepting = false;
-        this.emit({ type: 'accepting', accepting: false, reason: 'INSUFFICIENT_CHARACTERS' });
+        this.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
         throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the account has no Characters left; audio from this frame on was not accepted');
       }
       this.charged += need;
@@ -559,13 +556,12 @@ export class LiveSession {
   private reportGap(placed: ReturnType<typeof placeFrame>): void {
     if (placed.gapSamples === 0) return;
     this.deps.metrics.gapSamples.inc(placed.gapSamples);
-    this.emit({
-      type: 'gap',
+    this.emit(serverEvent.gap({
       epoch: this.cursor.epoch,
       sampleOffset: this.cursor.epochReceived,
       samples: placed.gapSamples,
       capturedSamples: (this.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
-    });
+    }));
   }
 
   /** The frame is taken: report a gap, move the cursor, acknowledge. */
@@ -643,13 +639,12 @@ export class LiveSession {
       return;
     }
     seg.lastPartial = partial;
-    this.emit({
-      type: 'partial',
+    this.emit(serverEvent.partial({
       segmentId: segmentId(seg.index),
       text: partial,
       start: timePoint(this.cursor, seg.startSample, this.rate),
       end: timePoint(this.cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), this.rate),
-    });
+    }));
   }
 
   /** A final no caller waits for: its failure is reported on the socket. */
@@ -694,13 +689,12 @@ export class LiveSession {
   /** The ack goes out once the spooled audio it covers is on disk (at once without a
    * spool). Acks keep their order: one sync covers every frame written before it. */
   private sendAckWhenDurable(duplicateSamples: number): void {
-    const event = {
-      type: 'ack',
+    const event = serverEvent.ack({
       epoch: this.cursor.epoch,
       sampleOffset: this.cursor.epochReceived,
       capturedSamples: this.cursor.capturedSamples.toString(),
       ...(duplicateSamples > 0 ? { duplicateSamples } : {}),
-    };
+    });
     const socket = this.socket;
     const send = () => {
       if (this.socket !== socket || !socket) return;
@@ -755,7 +749,7 @@ export class LiveSession {
     const capturedSamples = this.cursor.capturedSamples.toString();
     const { done } = await this.requestFinal('commit');
     void done.then(
-      (id) => this.emit({ type: 'committed', segmentId: id, capturedSamples }),
+      (id) => this.emit(serverEvent.committed({ segmentId: id, capturedSamples })),
       (err: unknown) => this.emitError(err),
     );
   }
@@ -848,8 +842,7 @@ export class LiveSession {
     this.spool?.keepFrom(endSample, this.channelState);
     this.spoolKeptFrom = endSample;
     const id = segmentId(seg.index);
-    this.emit({
-      type: 'final',
+    this.emit(serverEvent.final({
       segmentId: id,
       text: shaped.text,
       ...shaped.annotations,
@@ -873,7 +866,7 @@ export class LiveSession {
             })),
           }
         : {}),
-    });
+    }));
     this.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
     return id;
   }
@@ -887,7 +880,7 @@ export class LiveSession {
     await this.saveProgress(true);
     await this.deps.store.setTranscriptionStatus(this.transcriptionId, 'COMPLETED', this.cursor.capturedSamples);
     this.spool?.remove();
-    this.emit({ type: 'closed', status: 'COMPLETED', capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex });
+    this.emit(serverEvent.closed({ status: 'COMPLETED', capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex }));
     const socket = this.socket;
     this.socket = null;
     socket?.close(CLOSE_CODES.normal, 'session closed');
@@ -950,7 +943,7 @@ export class LiveSession {
       await this.spool?.whenDurable();
       // Another node may take the session at once (the client resumes through the balancer).
       if (this.fence) await this.deps.store.releaseSession(this.fence);
-      this.emit({ type: 'accepting', accepting: false, reason: 'SERVER_SHUTDOWN' });
+      this.emit(serverEvent.accepting({ accepting: false, reason: 'SERVER_SHUTDOWN' }));
       const socket = this.socket;
       this.socket = null;
       socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');

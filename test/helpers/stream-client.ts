@@ -1,6 +1,7 @@
 // A raw WebSocket client for the stream protocol, as a test would drive it by hand.
 import WebSocket from 'ws';
 import { encodeAudioFrame } from '../../src/core/frame.js';
+import { parseServerEvent } from '../../src/core/protocol.js';
 
 export type StreamEvent = Record<string, any> & { type: string };
 
@@ -22,7 +23,11 @@ export class StreamClient {
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
       if (isBinary) throw new Error('server sent a binary frame');
-      this.events.push(JSON.parse(data.toString()) as StreamEvent);
+      // Every event any socket test sees is read by the client library's parser too: an event
+      // the server sends outside its declared shape fails the run (as an unhandled error).
+      const parsed = parseServerEvent(data.toString());
+      if (!parsed.ok) throw new Error(`server event outside the protocol (${parsed.reason}): ${data.toString()}`);
+      this.events.push(parsed.event as StreamEvent);
       for (const w of this.waiters.splice(0)) w();
     });
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
