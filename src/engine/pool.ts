@@ -322,6 +322,13 @@ export function createEngine(opts: EngineOptions): Engine {
     return t;
   }
 
+  /** The fewest streams a thread has (0 while another thread may be started). */
+  function fewestStreams(): number {
+    let min = threads.size < maxThreads ? 0 : Number.POSITIVE_INFINITY;
+    for (const t of threads) if (t.state === 'alive') min = Math.min(min, t.busy());
+    return min;
+  }
+
   /** Load a decoder on the least-loaded thread; the slot counts against maxDecoders at once. */
   async function spawn(profile: AudioProfile, inputRate: number): Promise<Slot> {
     const slot = new Slot(leastLoadedThread(), profile);
@@ -463,6 +470,14 @@ export function createEngine(opts: EngineOptions): Engine {
       let slot: Slot | undefined;
       for (const s of slots) {
         if (s.state === 'idle' && s.profile === req.profile && (slot === undefined || s.thread.busy() < slot.thread.busy())) slot = s;
+      }
+      if (slot !== undefined && slot.thread.busy() > fewestStreams()) {
+        // Reusing it would leave its thread two streams ahead of another (after a thread died,
+        // say): a decoder on the emptier thread instead, new if the pool has room, else this one
+        // recycled there, so streams stay spread within one. Rare: released decoders idle where
+        // streams ended, where streams are fewer; and a load holds its thread (~0.35 s CPU).
+        if (slots.size >= opts.maxDecoders) slot.destroy();
+        slot = undefined;
       }
       if (slot === undefined) {
         if (slots.size >= opts.maxDecoders) {

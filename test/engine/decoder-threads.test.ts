@@ -105,6 +105,27 @@ describe('decoder threads', () => {
     await Promise.all([again, ...streams.slice(1)].map((s) => s.release()));
   }, 120_000);
 
+  it('a warm decoder on a crowded thread is passed over for a decoder on an emptier one', async () => {
+    engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 4, threads: 2, assetsDir: ASSETS });
+    const streams: RecognitionStream[] = [];
+    for (let i = 0; i < 4; i++) streams.push(await engine.open({ inputRate: 8000, profile: 'telephony' }));
+    const first = workerOf(streams[0]!);
+    const [same, other] = [streams.filter((s) => workerOf(s) === first), streams.filter((s) => workerOf(s) !== first)];
+    expect([same.length, other.length]).toEqual([2, 2]);
+    // The other thread dies: its two streams are lost; the first thread keeps two streams.
+    await workerOf(other[0]!).terminate();
+    await Promise.all(other.map((s) => s.release()));
+    // One stream of the first thread ends: its decoder idles there, beside one stream.
+    await same[1]!.release();
+    // Reusing it would put two streams on the first thread and none elsewhere: a new thread
+    // takes the next stream. A second one then reuses the warm decoder (one stream each side).
+    const next = await engine.open({ inputRate: 8000, profile: 'telephony' });
+    expect(workerOf(next)).not.toBe(first);
+    const again = await engine.open({ inputRate: 8000, profile: 'telephony' });
+    expect(workerOf(again)).toBe(first);
+    await Promise.all([same[0]!, next, again].map((s) => s.release()));
+  }, 120_000);
+
   it('a thread that dies fails every stream on it and none on the other thread; new streams are served', async () => {
     engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 4, threads: 2, assetsDir: ASSETS });
     const streams: RecognitionStream[] = [];
