@@ -40,6 +40,9 @@ export interface ServiceConfig {
   maxDecoders: number;
   /** True when --max-decoders / SCRIBED_MAX_DECODERS (or the caller) gave maxDecoders. */
   maxDecodersSet: boolean;
+  /** Live sockets one account may hold on this node at once; 0: no bound; undefined: all
+   * recognizers but one (src/core/account-streams.ts). */
+  maxStreamsPerAccount: number | undefined;
   /** Browser ticket lifetime. */
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
@@ -137,6 +140,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
     maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? FALLBACK_MAX_DECODERS,
     maxDecodersSet: (input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS')) !== undefined,
+    maxStreamsPerAccount: input.maxStreamsPerAccount ?? envInt('SCRIBED_MAX_STREAMS_PER_ACCOUNT'),
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
@@ -183,6 +187,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
   if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
+  if (cfg.maxStreamsPerAccount !== undefined && !(Number.isInteger(cfg.maxStreamsPerAccount) && cfg.maxStreamsPerAccount >= 0 && cfg.maxStreamsPerAccount <= 100_000)) {
+    throw new Error('SCRIBED_MAX_STREAMS_PER_ACCOUNT must be 0 (no bound) .. 100000');
+  }
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {

@@ -16,6 +16,7 @@ interface ServeArgs extends StoreArgs {
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
   'max-connections'?: number;
+  'max-streams-per-account'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -42,6 +43,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
       // Connection bounds: docs/api.md, "Connections and timeouts".
+      .option('max-streams-per-account', { type: 'number', describe: 'live sockets one account may hold on this node at once, 0 for no bound [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: all recognizers but one]' })
       .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
       .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
       .option('request-timeout-ms', { type: 'number', describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]' })
@@ -58,6 +60,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
       maxConnections: args['max-connections'],
+      maxStreamsPerAccount: args['max-streams-per-account'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],

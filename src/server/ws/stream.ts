@@ -9,7 +9,8 @@ import { isSecretParamName } from '../../core/redact.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { CLOSE_CODES } from '../../core/protocol.js';
 import { authenticate, headerValue } from '../auth.js';
-import { hasFreeDecoder } from '../capacity.js';
+import { hasFreeDecoder, nodeCapacity } from '../capacity.js';
+import { accountStreamLimit, AccountStreams } from '../../core/account-streams.js';
 import { API, type AppContext } from '../context.js';
 
 /** A long-lived credential in the URL, by the parameter's name (any spelling the log
@@ -28,6 +29,8 @@ const QUEUE_LOW = 16;
 declare module 'fastify' {
   interface FastifyRequest {
     liveSession?: LiveSession;
+    /** The per-account admission of this handshake, settled once its socket is attached. */
+    settleAdmission?: () => void;
   }
 }
 
@@ -37,6 +40,28 @@ function refuse(reply: FastifyReply, err: ScribedError) {
 }
 
 export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
+  const accountStreams = new AccountStreams();
+
+  /** Take one of the account's places on this node for this handshake, or refuse it. The
+   * returned settle() is called once the socket is attached (its session counts it from then
+   * on) or refused, or when the connection ends first (an upgrade lost on the way). */
+  function admitForAccount(req: FastifyRequest<{ Params: { sessionId: string } }>, accountId: string): () => void {
+    const sessionId = req.params.sessionId;
+    const limit = accountStreamLimit(nodeCapacity(ctx)?.decoders ?? ctx.config.maxDecoders, ctx.config.maxStreamsPerAccount);
+    const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
+    if (!accountStreams.tryAdmit(accountId, sessionId, limit, streaming)) {
+      throw new ScribedError('ACCOUNT_STREAM_LIMIT', `this account already streams ${limit} sessions on this node, its limit; close one or try later (an operator sets the limit with --max-streams-per-account)`);
+    }
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      accountStreams.settle(accountId, sessionId);
+    };
+    req.raw.socket.once('close', settle);
+    return settle;
+  }
+
   async function identify(req: FastifyRequest<{ Params: { sessionId: string }; Querystring: Record<string, string> }>) {
     const query = req.query ?? {};
     if (keyInUrl(query)) {
@@ -73,8 +98,11 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         // GET without a body: identify() runs here, after the upgrade's form was checked
         // (connections.ts) and before the upgrade.
         preValidation: async (req, reply) => {
+          let settle = () => {};
           try {
             const { accountId } = await identify(req);
+            // Before the recognizer check: an account at its limit is told so, not ENGINE_BUSY.
+            settle = admitForAccount(req, accountId);
             // No recognizer here for a session that needs one: refused before the upgrade and
             // before the claim, so the balancer retries another node (docs/scaling.md).
             if (!ctx.sessions.served(req.params.sessionId)?.holdsDecoder && !hasFreeDecoder(ctx)) {
@@ -88,7 +116,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
             if (session.state === 'PAUSED') throw new ScribedError('RESUME_REQUIRED');
             if (session.hasSocket) throw new ScribedError('SESSION_BUSY');
             req.liveSession = session;
+            req.settleAdmission = settle;
           } catch (err) {
+            settle();
             return refuse(reply, toScribedError(err));
           }
         },
@@ -122,7 +152,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
           void session.detach(sink).catch((err) => log.error({ err }, 'detach failed'));
         });
 
-        session.attach(sink).catch((err) => {
+        const attaching = session.attach(sink);
+        void attaching.finally(() => req.settleAdmission?.()).catch(() => undefined);
+        attaching.catch((err) => {
           const e = toScribedError(err);
           log.warn({ code: e.code }, 'socket attach refused');
           // Nothing attached: let the claim go, so another node can take the socket at once.
