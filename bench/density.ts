@@ -201,7 +201,7 @@ async function startServer(k: number, cli: string): Promise<Server> {
   const nodeArgs = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.join(dataDir, 'profiles')] : [];
   const proc = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(k), ...EXTRA_SERVE_ARGS], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
+    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
   });
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));

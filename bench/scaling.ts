@@ -396,7 +396,7 @@ async function startServer(store: StoreName): Promise<{ base: string; proc: Chil
   const port = await freeLoopbackPort();
   const proc = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', String(STREAMS), ...storeArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
+    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
   });
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
