@@ -2,8 +2,9 @@
 //
 // Two ways, each in a fresh child process so one does not inherit the other's heap:
 //   direct  createPocketsphinx() N times on the main thread (native memory only);
-//   engine  createEngine({ maxDecoders: N }) and N open telephony streams, one worker thread
-//           per decoder, as the service runs them (adds each worker thread's V8 heap).
+//   engine  createEngine({ maxDecoders: N }) and N open telephony streams, on the pool's
+//           decoder threads (one per core, SCRIBED_DECODER_THREADS), as the service runs them
+//           (adds each worker thread's V8 heap, once per thread).
 // Every decoder first decodes one 8 kHz mu-law dev clip (search buffers and the telephony
 // resampler grow on first use), then VmRSS is read. "Per additional decoder" is
 // (RSS(N) - RSS(1)) / (N - 1): the first decoder also pays the process-wide shared models.
