@@ -78,7 +78,7 @@ class DecoderThread {
   state: 'alive' | 'dead' = 'alive';
   readonly slots = new Set<Slot>();
   /** Decoders being loaded or opened on this thread: a load holds the thread for a while
-   * (about 0.35 CPU s for a pocketsphinx decoder), which the heartbeat must not take for a hang. */
+   * (about 0.2 CPU s for a pocketsphinx decoder over the shared models), which the heartbeat must not take for a hang. */
   loading = 0;
   /** performance.now() when the last load ended. */
   loadedAt = 0;
@@ -475,7 +475,7 @@ export function createEngine(opts: EngineOptions): Engine {
         // Reusing it would leave its thread two streams ahead of another (after a thread died,
         // say): a decoder on the emptier thread instead, new if the pool has room, else this one
         // recycled there, so streams stay spread within one. Rare: released decoders idle where
-        // streams ended, where streams are fewer; and a load holds its thread (~0.35 s CPU).
+        // streams ended, where streams are fewer; and a load holds its thread (~0.2 s CPU).
         if (slots.size >= opts.maxDecoders) slot.destroy();
         slot = undefined;
       }
