@@ -16,14 +16,15 @@ import { chargeNeeded } from '../core/billing.js';
 import type { AcceptResult, Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentRecord, SegmentWord, SessionFence, SessionRecord, SessionState, Store, TranscriptionStatus } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
-import { shapeFinal, textOptionNotices } from '../text/final-text.js';
-import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
-import { characterTimes } from '../core/alignment.js';
+import { shapeFinal } from '../text/final-text.js';
 import { LevelMeter, primaryWords } from '../core/background-speech.js';
 import { vadSettings } from '../vad/settings.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../vad/window.js';
 import type { SessionSpool } from './audio-spool.js';
 import { wordsOnTimeline } from '../core/word-span.js';
+import { finalEvent } from '../core/final-event.js';
+import { sessionNotices } from '../core/session-notices.js';
+import { ManualSegmentation, VadSegmentation, type SegmentAction, type Segmentation } from './segmentation.js';
 import { CLOSE_CODES, segmentId, serverEvent, type FinalTrigger, type ServerEvent } from '../core/protocol.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
@@ -86,7 +87,8 @@ export class LiveSession {
   private stream: RecognitionStream | null = null;
   /** segmentCommitMode "vad": the detector's segment decisions for the current stream, and
    * the session sample where that stream's audio began. */
-  private vad: { tracker: VadTracker; origin: bigint } | null = null;
+  /** Where segments begin and end (manual or vad); made with each decoder. */
+  private segmentation: Segmentation | null = null;
   private segment: OpenSegment | null = null;
   private nextSegmentIndex: number;
   private charged: bigint;
@@ -107,7 +109,7 @@ export class LiveSession {
    * everything after the last final, judged by the detector again. */
   private replay: { startSample: bigint; frames: Int16Array[] } | null = null;
   /** vad mode: where the spool's audio starts (silence before it was dropped, see
-   * compactVadSpool). */
+   * compactSpool). */
   private spoolKeptFrom = 0n;
   /** The recognizer's channel adaptation after the last final (RecognitionStream.channelState),
    * spooled with it and given to any later decoder of this session, so a segment decoded on a
@@ -355,7 +357,9 @@ export class LiveSession {
     if (this.channelState !== null) {
       await stream.setChannelState(this.channelState).catch((err: unknown) => this.log.warn({ err }, 'could not set the channel state on the new decoder'));
     }
-    this.vad = vad ? { tracker: new VadTracker(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE), origin: this.cursor.capturedSamples } : null;
+    this.segmentation = vad
+      ? new VadSegmentation(vad.segmenter, (VAD_WINDOW_SAMPLES * this.rate) / VAD_RATE, this.cursor.capturedSamples)
+      : new ManualSegmentation(this.deps.maxSegmentSeconds * this.rate);
     // Batched decoding reports partials as they are decoded, between frames.
     stream.onPartial((p) => {
       if (this.stream === stream && this.segment) this.emitPartial(this.segment, p);
@@ -400,49 +404,12 @@ export class LiveSession {
   private async releaseStream(): Promise<void> {
     const stream = this.stream;
     this.stream = null;
-    this.vad = null;
+    this.segmentation = null;
     await stream?.release();
   }
 
   private notices(): Array<{ code: string; message: string }> {
-    const out: Array<{ code: string; message: string }> = [];
-    if (this.options.processingContentStorage === true) {
-      out.push({
-        code: 'PROCESSING_STORAGE_NOT_APPLIED',
-        message: 'processingContentStorage was requested, but the recognizer keeps no processing-side content, so it was not applied',
-      });
-    }
-    out.push(...textOptionNotices(this.options));
-    if (this.options.languageDetection === 'unavailable') {
-      out.push({
-        code: 'LANGUAGE_DETECTION_UNAVAILABLE',
-        message: 'includeDetectedLanguage was requested, but this recognizer cannot detect the spoken language; results carry no detected language',
-      });
-    }
-    const unsupportedHints = this.options.unsupportedLanguageHints;
-    if (Array.isArray(unsupportedHints) && unsupportedHints.length > 0) {
-      out.push({
-        code: 'LANGUAGE_HINTS_NOT_APPLIED',
-        message: `no model here recognizes ${unsupportedHints.join(', ')}; the session is recognized as ${String(this.options.recognitionLanguage ?? 'en')}`,
-      });
-    }
-    const hints = this.options.vocabularyHints;
-    if (Array.isArray(hints) && hints.length > 0) {
-      const v = this.stream?.vocabulary ?? null;
-      if (v === null) {
-        out.push({ code: 'VOCABULARY_HINTS_NOT_APPLIED', message: 'this recognizer cannot take vocabulary hints; they were not applied' });
-      } else if (v.unknown.length > 0) {
-        out.push({
-          code: 'VOCABULARY_HINTS_NOT_APPLIED',
-          message: `no pronunciation could be derived for ${v.unknown.join(', ')}; those words were not added (the other hints apply)`,
-        });
-      }
-    }
-    const notApplied = optionsNotYetApplied(this.options);
-    if (notApplied.length > 0) {
-      out.push({ code: 'OPTIONS_NOT_APPLIED', message: `accepted but not applied by this server: ${notApplied.join(', ')}` });
-    }
-    return out;
+    return sessionNotices(this.options, this.stream?.vocabulary ?? null);
   }
 
   // ---------------------------------------------------------------- incoming frames
@@ -520,35 +487,11 @@ export class LiveSession {
       await this.loseSocket('INTERNAL');
       return;
     }
-    if (this.vad) {
-      if (!(await this.recognizeWithVad(stream, this.vad, samples))) return;
-      this.advance(placed, added);
-      this.compactVadSpool();
-      await this.saveProgress(false);
-      return;
-    }
-    let result: AcceptResult;
-    try {
-      result = await stream.accept(samples);
-    } catch (err) {
-      // Nothing of this frame is placed or acknowledged: the client keeps it and sends it
-      // again after resuming, onto a new decoder.
-      await this.recognizerLost(err, true);
-      return;
-    }
-    // The frame is taken only once the recognizer has it.
-    this.reportGap(placed);
-    if (!this.segment) {
-      this.segment = this.newSegment(this.cursor.capturedSamples);
-    }
-    this.cursor = placed.next;
-    m.audioSeconds.inc({ encoding: this.encoding.name }, added / this.rate);
-    this.observeEngineRtf(result);
-    this.segment.samples += added;
-    this.segment.meter?.push(samples);
-    this.sendAckWhenDurable(placed.duplicateSamples);
-    this.emitPartial(this.segment, result);
-    if (this.segment.samples >= this.deps.maxSegmentSeconds * this.rate) this.unawaited(await this.requestFinal('bound'));
+    // The frame is taken only once the recognizer has it (or the detector dropped it as
+    // silence between segments).
+    if (!(await this.recognize(stream, samples, this.cursor.capturedSamples))) return;
+    this.advance(placed, added);
+    this.compactSpool();
     await this.saveProgress(false);
   }
 
@@ -573,30 +516,32 @@ export class LiveSession {
     this.sendAckWhenDurable(placed.duplicateSamples);
   }
 
-  /** segmentCommitMode "vad": the detector judges the frame, then the segment decisions are
-   * carried out in order (open, feed the recognizer, commit). Returns false when the
-   * recognizer was lost on the way (the frame is then not acknowledged). */
-  private async recognizeWithVad(stream: RecognitionStream, vad: NonNullable<LiveSession['vad']>, samples: Int16Array): Promise<boolean> {
-    let actions: VadAction[];
+  /** The segmentation judges audio taken at session sample `at`, then its actions are carried
+   * out in order. False when the recognizer was lost on the way: the session has then told
+   * the client (ENGINE_FAILED) and let its socket go, and the audio is not acknowledged. */
+  private async recognize(stream: RecognitionStream, samples: Int16Array, at: bigint): Promise<boolean> {
+    const segmentation = this.segmentation;
+    if (!segmentation) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    let actions: SegmentAction[];
     try {
-      actions = vad.tracker.push(samples, await stream.detect(samples));
+      actions = await segmentation.judge(stream, samples, at, this.segment?.samples ?? null);
     } catch (err) {
       await this.recognizerLost(err, true);
       return false;
     }
-    if (!(await this.applyVadActions(stream, vad.origin, actions))) {
+    if (!(await this.applySegmentActions(stream, actions))) {
       await this.loseSocket();
       return false;
     }
     return true;
   }
 
-  /** Carry out the tracker's actions; false when the recognizer was lost meanwhile. */
-  private async applyVadActions(stream: RecognitionStream, origin: bigint, actions: VadAction[]): Promise<boolean> {
+  /** Carry out segment actions; false when the recognizer was lost meanwhile. */
+  private async applySegmentActions(stream: RecognitionStream, actions: SegmentAction[]): Promise<boolean> {
     for (const a of actions) {
       if (this.stream !== stream) return false;
       if (a.type === 'open') {
-        this.segment = this.newSegment(origin + BigInt(a.startSample));
+        this.segment = this.newSegment(a.startSample);
       } else if (a.type === 'feed') {
         const seg = this.segment;
         if (!seg) continue;
@@ -612,7 +557,7 @@ export class LiveSession {
         this.observeEngineRtf(result);
         this.emitPartial(seg, result);
       } else if (this.segment) {
-        this.unawaited(await this.requestFinal(a.reason === 'silence' ? 'vad' : a.reason === 'forced' ? 'commit' : 'bound', true));
+        this.unawaited(await this.requestFinal(a.trigger));
       }
     }
     return this.stream === stream;
@@ -663,7 +608,7 @@ export class LiveSession {
   private async recognizerLost(err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.segment): Promise<void> {
     const dead = this.stream;
     this.stream = null;
-    this.vad = null;
+    this.segmentation = null;
     void dead?.release().catch(() => undefined);
     this.segment = null;
     this.replay = null;
@@ -747,7 +692,7 @@ export class LiveSession {
   private async commit(): Promise<void> {
     if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
     const capturedSamples = this.cursor.capturedSamples.toString();
-    const { done } = await this.requestFinal('commit');
+    const { done } = await this.endSegment('commit');
     void done.then(
       (id) => this.emit(serverEvent.committed({ segmentId: id, capturedSamples })),
       (err: unknown) => this.emitError(err),
@@ -755,8 +700,17 @@ export class LiveSession {
   }
 
   /** End the open segment: final result, persisted before it is sent. Returns its id. */
-  private async finalize(trigger: FinalTrigger, fromVad = false): Promise<string | null> {
-    return (await this.requestFinal(trigger, fromVad)).done;
+  private async finalize(trigger: FinalTrigger): Promise<string | null> {
+    return (await this.endSegment(trigger)).done;
+  }
+
+  /** A segment ended from outside the segmentation (commit, close, pause, shutdown): audio it
+   * holds unjudged goes into the segment first, so nothing received is left out of it. */
+  private async endSegment(trigger: FinalTrigger): Promise<{ done: Promise<string | null> }> {
+    const stream = this.stream;
+    const tail = this.segmentation?.flush() ?? [];
+    if (stream && tail.length > 0 && !(await this.applySegmentActions(stream, tail))) return { done: this.finals.then(() => null) };
+    return this.requestFinal(trigger);
   }
 
   /** Ends the open segment on the decoder and resolves as soon as that is asked of it, with
@@ -764,15 +718,8 @@ export class LiveSession {
    * segment). Frames after this one go to the next segment at once, so a commit or a bound
    * never holds up the acknowledgements behind it (the decoder keeps the order); finals
    * complete one after another, in order. */
-  private async requestFinal(trigger: FinalTrigger, fromVad = false): Promise<{ done: Promise<string | null> }> {
+  private async requestFinal(trigger: FinalTrigger): Promise<{ done: Promise<string | null> }> {
     const none = { done: this.finals.then(() => null) };
-    // In vad mode, a commit that is not the detector's own first hands over the audio the
-    // detector has not judged yet, so nothing received is left out of the segment.
-    if (!fromVad && this.vad && this.stream) {
-      const stream = this.stream;
-      const tail = this.vad.tracker.forceCommit().filter((a) => a.type === 'feed');
-      if (!(await this.applyVadActions(stream, this.vad.origin, tail))) return none;
-    }
     const seg = this.segment;
     if (!seg) return none;
     this.segment = null;
@@ -842,31 +789,7 @@ export class LiveSession {
     this.spool?.keepFrom(endSample, this.channelState);
     this.spoolKeptFrom = endSample;
     const id = segmentId(seg.index);
-    this.emit(serverEvent.final({
-      segmentId: id,
-      text: shaped.text,
-      ...shaped.annotations,
-      trigger,
-      start: timePoint(this.cursor, seg.startSample, this.rate),
-      end: timePoint(this.cursor, endSample, this.rate),
-      ...(suppressedWords > 0 ? { suppressedWords } : {}),
-      ...(aligned
-        ? {
-            words: shaped.words.map((w) => ({
-              word: w.word,
-              confidence: w.confidence,
-              start: timePoint(this.cursor, BigInt(w.startSample), this.rate),
-              end: timePoint(this.cursor, BigInt(w.endSample), this.rate),
-            })),
-            // derived from the word times, not measured (src/core/alignment.ts)
-            characters: characterTimes(shaped.words.map((w) => ({ word: w.word, startSample: BigInt(w.startSample), endSample: BigInt(w.endSample) }))).map((c) => ({
-              char: c.char,
-              start: timePoint(this.cursor, c.startSample, this.rate),
-              end: timePoint(this.cursor, c.endSample, this.rate),
-            })),
-          }
-        : {}),
-    }));
+    this.emit(finalEvent(this.cursor, this.rate, { segmentId: id, trigger, startSample: seg.startSample, endSample, shaped, suppressedWords, aligned }));
     this.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
     return id;
   }
@@ -995,58 +918,34 @@ export class LiveSession {
   private async feedReplay(): Promise<boolean> {
     const replay = this.replay;
     const stream = this.stream;
-    if (!replay || !stream) return true;
+    const segmentation = this.segmentation;
+    if (!replay || !stream || !segmentation) return true;
     this.replay = null;
-    const vad = this.vad;
-    if (vad) {
-      // A fresh detector judges the recovered audio as it judged it live: it starts where the
-      // spool starts (the detector's state before that died with the old process) and runs
-      // to the capture cursor, where live frames continue.
-      vad.origin = replay.startSample;
-      for (const frame of replay.frames) {
-        if (!(await this.recognizeWithVad(stream, vad, frame))) return false;
-      }
-      return true;
-    }
-    try {
-      // Frame by frame, as the audio first arrived.
-      const max = Math.round(this.deps.maxSegmentSeconds * this.rate);
-      const restored = this.segment;
-      if (!restored || restored.samples <= max) {
-        for (const frame of replay.frames) await stream.accept(frame);
-        return true;
-      }
-      // Acknowledgements do not wait for decoding, so a crash can leave more than a segment's
-      // bound in the spool (the bound's final was still being decoded): cut it where the live
-      // session did, so the segments are the ones an uninterrupted run makes.
+    // The recovered audio is judged frame by frame as it was live: in vad mode by a fresh
+    // detector from where the spool starts (the old detector's state died with the old
+    // process); in manual mode from the restored segment's start, so a spool holding more
+    // than a segment's bound (acknowledgements do not wait for decoding, so a crash can leave
+    // a bound's final undecoded) is cut where the live session cut it.
+    segmentation.restartAt(replay.startSample);
+    const restored = this.segment;
+    if (restored) {
       restored.samples = 0;
-      let at = replay.startSample;
-      for (const frame of replay.frames) {
-        let rest = frame;
-        while (rest.length > 0) {
-          const open = this.segment ?? (this.segment = this.newSegment(at));
-          const part = rest.subarray(0, max - open.samples);
-          await stream.accept(part);
-          if (open !== restored) open.meter?.push(part);
-          open.samples += part.length;
-          at += BigInt(part.length);
-          rest = rest.subarray(part.length);
-          if (open.samples >= max) this.unawaited(await this.requestFinal('bound'));
-        }
-      }
-    } catch (err) {
-      await this.recognizerLost(err, false);
-      return false;
+      restored.meter = restored.meter ? new LevelMeter(this.rate) : null;
+    }
+    let at = replay.startSample;
+    for (const frame of replay.frames) {
+      if (!(await this.recognize(stream, frame, at))) return false;
+      at += BigInt(frame.length);
     }
     return true;
   }
 
-  /** vad mode, between segments: the spool keeps only the audio the detector still holds, so
-   * a long silence does not grow it (rewritten every few seconds of dropped audio). */
-  private compactVadSpool(): void {
-    const vad = this.vad;
-    if (!vad || !this.spool || this.segment || vad.tracker.inSegment) return;
-    const from = vad.origin + BigInt(vad.tracker.heldStart);
+  /** Between segments, the spool keeps only the audio the segmentation may still need (vad
+   * mode: what the detector holds), so a long silence does not grow it (rewritten every few
+   * seconds of dropped audio). */
+  private compactSpool(): void {
+    const from = this.segment ? null : this.segmentation?.neededFrom();
+    if (from === null || from === undefined || !this.spool) return;
     if (from - this.spoolKeptFrom < BigInt(SPOOL_COMPACT_SECONDS * this.rate)) return;
     try {
       this.spool.keepFrom(from, this.channelState);
@@ -1062,25 +961,4 @@ export class LiveSession {
     this.cancelHold();
     await this.releaseStream().catch(() => undefined);
   }
-}
-
-/** Options this server validates and records but does not act on (yet); reported to the
- * client as a notice so nothing is silently ignored. */
-export function optionsNotYetApplied(options: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  const given = (key: string): boolean => {
-    const v = options[key];
-    return v !== undefined && v !== null && !(Array.isArray(v) && v.length === 0);
-  };
-  // The detector settings only act in vad mode.
-  if (options.segmentCommitMode !== 'vad') {
-    for (const key of ['speechDetectionThreshold', 'commitSilenceMs', 'minimumSpeechMs', 'minimumSilenceMs']) {
-      if (given(key)) out.push(`${key} (only used with segmentCommitMode=vad)`);
-    }
-  }
-  // additionalLanguageHints and includeDetectedLanguage are answered by their own notices
-  // (LANGUAGE_HINTS_NOT_APPLIED, LANGUAGE_DETECTION_UNAVAILABLE) when they cannot apply.
-  // vocabularyHints: answered by VOCABULARY_HINTS_NOT_APPLIED when (part of) it cannot apply.
-  // The text options are applied or answered by their own notices (src/text/final-text.ts).
-  return out;
 }

@@ -1,0 +1,63 @@
+// The segmentation seam without a server: manual mode's bound, vad mode's actions on the
+// session timeline (the real tracker, with the detector's verdicts given per window).
+import { describe, expect, it } from 'vitest';
+import { ManualSegmentation, VadSegmentation, type SegmentAction } from '../../src/session/segmentation.js';
+import { vadSettings } from '../../src/vad/settings.js';
+import { VAD_WINDOW_SAMPLES } from '../../src/vad/window.js';
+import type { RecognitionStream } from '../../src/engine/types.js';
+
+const frame = (n: number) => new Int16Array(n);
+const noDetector = {} as RecognitionStream;
+
+describe('ManualSegmentation', () => {
+  it('opens at the first audio, feeds every frame, and ends with the frame that reaches the bound', async () => {
+    const m = new ManualSegmentation(1000);
+    expect(await m.judge(noDetector, frame(400), 5000n, null)).toEqual([{ type: 'open', startSample: 5000n }, { type: 'feed', samples: frame(400) }]);
+    expect(await m.judge(noDetector, frame(400), 5400n, 400)).toEqual([{ type: 'feed', samples: frame(400) }]);
+    expect(await m.judge(noDetector, frame(400), 5800n, 800)).toEqual([{ type: 'feed', samples: frame(400) }, { type: 'end', trigger: 'bound' }]);
+    expect(m.flush()).toEqual([]);
+    expect(m.neededFrom()).toBeNull();
+  });
+});
+
+describe('VadSegmentation', () => {
+  // One detector verdict per 512-sample window of 16 kHz audio.
+  const detector = (speech: boolean) => ({ detect: async (s: Int16Array) => new Uint8Array(Math.floor(s.length / VAD_WINDOW_SAMPLES)).fill(speech ? 1 : 0) }) as unknown as RecognitionStream;
+  const settings = vadSettings({ commitSilenceMs: 500, minimumSpeechMs: 100 }, 30);
+
+  async function run(v: VadSegmentation, speech: boolean, windows: number): Promise<SegmentAction[]> {
+    const out: SegmentAction[] = [];
+    for (let i = 0; i < windows; i++) out.push(...(await v.judge(detector(speech), frame(VAD_WINDOW_SAMPLES), 0n, null)));
+    return out;
+  }
+
+  it('places segments on the session timeline from its origin and ends them at a pause with trigger vad', async () => {
+    const origin = 160_000n;
+    const v = new VadSegmentation(settings.segmenter, VAD_WINDOW_SAMPLES, origin);
+    expect(await run(v, false, 20)).toEqual([]);
+    const speech = await run(v, true, 40);
+    const open = speech.find((a) => a.type === 'open');
+    expect(open).toBeDefined();
+    // speech began after 20 windows; 300 ms of pre-roll before it, in whole 32 ms windows (10)
+    expect((open as { startSample: bigint }).startSample).toBe(origin + BigInt((20 - 10) * VAD_WINDOW_SAMPLES));
+    expect(speech.some((a) => a.type === 'feed')).toBe(true);
+    expect(v.neededFrom()).toBeNull(); // in a segment: the open segment decides
+    const silence = await run(v, false, 40);
+    expect(silence.filter((a) => a.type === 'end')).toEqual([{ type: 'end', trigger: 'vad' }]);
+    expect(v.neededFrom()).not.toBeNull();
+  });
+
+  it('flush hands over the audio not judged yet as feeds only; restartAt moves the origin', async () => {
+    const v = new VadSegmentation(settings.segmenter, VAD_WINDOW_SAMPLES, 0n);
+    await run(v, true, 30);
+    // Less than a window: held, not judged yet.
+    await v.judge(detector(true), frame(300), 0n, null);
+    const tail = v.flush();
+    expect(tail.every((a) => a.type === 'feed')).toBe(true);
+    expect(tail.reduce((n, a) => n + (a.type === 'feed' ? a.samples.length : 0), 0)).toBe(300);
+    const w = new VadSegmentation(settings.segmenter, VAD_WINDOW_SAMPLES, 0n);
+    w.restartAt(1_000_000n);
+    const open = (await run(w, true, 30)).find((a) => a.type === 'open') as { startSample: bigint };
+    expect(open.startSample).toBeGreaterThanOrEqual(1_000_000n);
+  });
+});
