@@ -27,7 +27,7 @@ describe('VadSegmentation', () => {
 
   async function run(v: VadSegmentation, speech: boolean, windows: number): Promise<SegmentAction[]> {
     const out: SegmentAction[] = [];
-    for (let i = 0; i < windows; i++) out.push(...(await v.judge(detector(speech), frame(VAD_WINDOW_SAMPLES), 0n, null)));
+    for (let i = 0; i < windows; i++) out.push(...(await v.judge(detector(speech), frame(VAD_WINDOW_SAMPLES))));
     return out;
   }
 
@@ -51,7 +51,7 @@ describe('VadSegmentation', () => {
     const v = new VadSegmentation(settings.segmenter, VAD_WINDOW_SAMPLES, 0n);
     await run(v, true, 30);
     // Less than a window: held, not judged yet.
-    await v.judge(detector(true), frame(300), 0n, null);
+    await v.judge(detector(true), frame(300));
     const tail = v.flush();
     expect(tail.every((a) => a.type === 'feed')).toBe(true);
     expect(tail.reduce((n, a) => n + (a.type === 'feed' ? a.samples.length : 0), 0)).toBe(300);
