@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Minimal client of the stream protocol (docs/protocol.md): create a session, stream a raw
-// audio file in 20 ms frames, commit, close, print the transcript.
+// audio file in 20 ms frames, commit, close, print the transcript. The session asks for a
+// final per utterance (segmentCommitMode "vad"); the API's own default is "manual".
 // Usage: node samples/stream-sample.mjs --key KEY --file samples/librivox-0880.ulaw --encoding mulaw_8000 [--url http://127.0.0.1:8080]
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -20,7 +21,7 @@ const api = `${a.url}/sound_clone/api/v1`;
 const created = await fetch(`${api}/stt/realtime/sessions`, {
   method: 'POST',
   headers: { accessKey: a.key, 'Idempotency-Key': `sample-${randomUUID()}`, 'Content-Type': 'application/json' },
-  body: JSON.stringify({ title: a.file, options: { inputEncoding: a.encoding } }),
+  body: JSON.stringify({ title: a.file, options: { inputEncoding: a.encoding, segmentCommitMode: 'vad' } }),
 }).then((r) => r.json());
 if (created.code !== 1) throw new Error(created.message);
 const session = created.data;

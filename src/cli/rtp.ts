@@ -12,8 +12,9 @@ import { createRtpMetrics } from '../rtp/metrics.js';
 import { buildPayloadTypeMap } from '../rtp/payload-types.js';
 import { DEFAULT_PENDING_AUDIO_SECONDS, RtpIngest } from '../rtp/ingest.js';
 import { JITTER_DEFAULTS } from '../rtp/jitter-buffer.js';
+import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 
-interface RtpArgs {
+interface RtpArgs extends SessionOptionArgs {
   listen: string;
   url: string;
   out?: string;
@@ -50,7 +51,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
   command: 'rtp',
   describe: 'receive RTP (PCMU, PCMA, L16) on a UDP port and transcribe each stream as a session',
   builder: (y) =>
-    y
+    withSessionOptionFlags(y)
       .option('listen', { type: 'string', demandOption: true, describe: 'UDP address to receive RTP on, HOST:PORT (RTCP on PORT+1)' })
       .option('url', { type: 'string', demandOption: true, describe: 'scribed service, http(s)://host:port' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt transcripts' })
@@ -82,6 +83,12 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     }
     const payloadTypes = buildPayloadTypeMap(args['payload-type'] ?? []);
     const accessKey = readAccessKey(args['access-key-file']);
+    let sessionOptions: Record<string, unknown>;
+    try {
+      sessionOptions = sessionOptionsFrom(args);
+    } catch (err) {
+      invalid('session-option', (err as Error).message);
+    }
 
     const clientMetrics = new ClientMetrics();
     const rtpMetrics = createRtpMetrics(clientMetrics.registry);
@@ -101,6 +108,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       outDir: args.out,
       bufferSeconds: args['buffer-seconds'],
       pendingAudioSeconds: args['pending-audio-seconds'],
+      sessionOptions,
       logger: log,
       clientMetrics,
       rtpMetrics,

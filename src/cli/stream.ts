@@ -14,8 +14,9 @@ import { TranscriptFiles } from '../client/transcript-files.js';
 import { openInput } from '../client/inputs.js';
 import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
+import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 
-interface StreamArgs {
+interface StreamArgs extends SessionOptionArgs {
   url: string;
   input: string;
   encoding: string;
@@ -30,34 +31,7 @@ interface StreamArgs {
   'on-full'?: string;
   recorder?: string;
   device?: string;
-  'segment-commit-mode'?: string;
-  'vocabulary-hint'?: string[];
-  'include-alignment'?: boolean;
-  'remove-disfluencies'?: boolean;
-  'session-option'?: string[];
   'log-level'?: string;
-}
-
-/** Session options from the flags (inputEncoding is added by the streamer). */
-export function sessionOptionsFrom(args: Pick<StreamArgs, 'segment-commit-mode' | 'vocabulary-hint' | 'include-alignment' | 'remove-disfluencies' | 'session-option'>): Record<string, unknown> {
-  const o: Record<string, unknown> = {};
-  if (args['segment-commit-mode']) o.segmentCommitMode = args['segment-commit-mode'];
-  if (args['vocabulary-hint']?.length) o.vocabularyHints = args['vocabulary-hint'];
-  if (args['include-alignment'] !== undefined) o.includeAlignment = args['include-alignment'];
-  if (args['remove-disfluencies'] !== undefined) o.removeDisfluencies = args['remove-disfluencies'];
-  for (const kv of args['session-option'] ?? []) {
-    const eq = kv.indexOf('=');
-    if (eq <= 0) throw new Error(`--session-option wants NAME=JSON, got ${kv}`);
-    const raw = kv.slice(eq + 1);
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = raw;
-    }
-    o[kv.slice(0, eq)] = value;
-  }
-  return o;
 }
 
 function clock(ms: number): string {
@@ -68,7 +42,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
   command: 'stream',
   describe: 'stream audio (stdin, a file or the microphone) to a scribed server and print the transcript',
   builder: (y) =>
-    y
+    withSessionOptionFlags(y)
       .option('url', { type: 'string', demandOption: true, describe: 'server base URL, http(s)://host:port' })
       .option('input', { type: 'string', demandOption: true, describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'" })
       .option('encoding', { type: 'string', demandOption: true, choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it)' })
@@ -83,11 +57,6 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
-      .option('segment-commit-mode', { type: 'string', choices: ['manual', 'vad'], describe: 'session option segmentCommitMode' })
-      .option('vocabulary-hint', { type: 'string', array: true, describe: 'session option vocabularyHints (repeatable)' })
-      .option('include-alignment', { type: 'boolean', describe: 'session option includeAlignment' })
-      .option('remove-disfluencies', { type: 'boolean', describe: 'session option removeDisfluencies' })
-      .option('session-option', { type: 'string', array: true, describe: 'any other session option, NAME=JSON (repeatable)' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' }),
   handler: async (args) => {
     const logger = pino(

@@ -127,6 +127,9 @@ describe('scribed rtp as a process', () => {
     expect(closed.ssrc).toMatch(/^[0-9a-f]{8}$/);
     const text = fs.readFileSync(path.join(out, `${sessionId}.txt`), 'utf8').trim();
     expect(text.split(/\s+/).length).toBeGreaterThan(3);
+    // Calls get one final per utterance by default: the session was made in vad mode.
+    const session = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey: account.accessKey } })).json()) as { data: { effectiveOptions: Record<string, unknown> } };
+    expect(session.data.effectiveOptions.segmentCommitMode).toBe('vad');
     expect(rtp.stdout.some((l) => l.startsWith(`${sessionId} `))).toBe(true);
     // Every log line of the stream names it; none carries the key.
     const streamLines = rtp.lines.filter((l) => l.streamId);
@@ -175,6 +178,9 @@ describe('scribed rtp as a process', () => {
       [['--listen', '127.0.0.1:0', '--payload-type', '96=opus/48000'], /unknown codec/],
       [['--listen', 'localhost:40000'], /not an IP address/],
       [['--listen', '127.0.0.1:0', '--rtcp-port', 'x'], /--rtcp-port: must be a port or "none"/],
+      // the session-option flags of `scribed stream`, checked the same way
+      [['--listen', '127.0.0.1:0', '--session-option', 'noequals'], /--session-option: --session-option wants NAME=JSON/],
+      [['--listen', '127.0.0.1:0', '--segment-commit-mode', 'sometimes'], /Invalid values:[\s\S]*segment-commit-mode/],
     ] as const) {
       const args = ['rtp', '--url', 'http://127.0.0.1:1', ...flags];
       let stderr = '';

@@ -11,6 +11,7 @@ import { loadClips } from '../helpers/audio.js';
 import { CLI, createAccount, freePort, serve } from '../helpers/serve-process.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0890')!; // 5.3 s
+const second = loadClips().find((c) => c.id === 'librivox-0930')!; // 3.3 s
 const children = new Set<ChildProcess>();
 let dataDir: string;
 let url: string;
@@ -81,22 +82,38 @@ function outFiles(out: string, sessionId: string) {
 describe('scribed stream as a process', () => {
   it('stdin piped from sox: prints finals, writes --out, key from a file, never on the command line', async () => {
     const out = tempDir();
+    // Two sentences with a second of silence between them.
+    const twoSentences = path.join(tempDir(), 'two-sentences.wav');
+    execFileSync('sox', [clip.wavFile, second.wavFile, twoSentences, 'pad', `1@${clip.durationSec}`]);
     const run = await stream(['--input', '-', '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--title', 'sox pipe'], {
-      stdinFrom: ['sox', clip.wavFile, '-t', 'raw', '-r', '8000', '-e', 'mu-law', '-b', '8', '-c', '1', '-'],
+      stdinFrom: ['sox', twoSentences, '-t', 'raw', '-r', '8000', '-e', 'mu-law', '-b', '8', '-c', '1', '-'],
     });
     expect(run.code).toBe(0);
     const done = finished(run);
-    expect(done.capturedSamples).toBe(Math.round(clip.durationSec * 8000));
     expect(done.serverCapturedSamples).toBe(done.capturedSamples);
     const files = outFiles(out, done.sessionId);
     expect(files.dir.sort()).toEqual([`${done.sessionId}.jsonl`, `${done.sessionId}.txt`]);
-    expect(files.jsonl[0].segmentId).toBe('seg_0');
-    expect(files.jsonl[0].endSample).toBe(String(done.capturedSamples));
+    // By default one final per utterance (segmentCommitMode vad): several segments, in order,
+    // each ended by a pause, none past the audio.
+    expect(files.jsonl.length).toBeGreaterThanOrEqual(2);
+    expect(files.jsonl.map((s: any) => s.segmentId)).toEqual(files.jsonl.map((_: unknown, i: number) => `seg_${i}`));
+    for (let i = 1; i < files.jsonl.length; i++) expect(Number(files.jsonl[i].startSample)).toBeGreaterThanOrEqual(Number(files.jsonl[i - 1].endSample));
+    expect(Number(files.jsonl.at(-1).endSample)).toBeLessThanOrEqual(done.capturedSamples);
     const text = files.jsonl.map((s: any) => s.text).join(' ');
     expect(text).toContain('rather');
-    expect(files.txt.trim()).toBe(text.trim());
-    expect(run.stdout).toContain(text.trim());
+    expect(files.txt.trim().split(/\s+/)).toEqual(text.trim().split(/\s+/));
+    for (const seg of files.jsonl) expect(run.stdout).toContain(String(seg.text).trim());
     expect(JSON.stringify(run.logs)).not.toContain(accessKey);
+  }, 60_000);
+
+  it('--segment-commit-mode manual gives the API default: one segment to the end of the audio', async () => {
+    const out = tempDir();
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--segment-commit-mode', 'manual']);
+    expect(run.code).toBe(0);
+    const done = finished(run);
+    const files = outFiles(out, done.sessionId);
+    expect(files.jsonl).toHaveLength(1);
+    expect(files.jsonl[0].endSample).toBe(String(done.capturedSamples));
   }, 60_000);
 
   it('mp3 and flac files made with ffmpeg are decoded to the session encoding', async () => {
