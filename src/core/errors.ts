@@ -48,6 +48,11 @@ export const ERRORS = {
   ENGINE_BUSY: { wire: -1, http: 503, summary: 'every recognizer is in use; try again later' },
   ACCOUNT_STREAM_LIMIT: { wire: -1, http: 429, summary: 'this account already streams as many sessions as it may at once on this node; close one or try later' },
   ENGINE_FAILED: { wire: -1, http: 500, summary: 'the recognizer failed for this session' },
+  // watch sockets (docs/protocol.md, "Watching a session")
+  WATCHER_LIMIT: { wire: -1, http: 429, summary: 'the session already has as many watchers as it may (8); close one or try later' },
+  WATCHER_READ_ONLY: { wire: -1, http: 403, summary: 'a watch socket takes only ping; audio, commit and close go on the stream socket' },
+  WATCHER_TOO_SLOW: { wire: -1, http: 503, summary: 'the watcher did not read its events fast enough and was let go (close 4002); reconnect' },
+  SESSION_ELSEWHERE: { wire: -1, http: 409, summary: 'this node does not serve the session (another node does, or none yet): watch it through the node that holds its stream socket; retry' },
 
   // music projects (spec codes)
   MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },

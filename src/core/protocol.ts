@@ -18,6 +18,9 @@ export const CLOSE_CODES = {
   tryAgainLater: 1013,
   superseded: 4000,
   sessionClosed: 4001,
+  /** A watcher that did not read its events fast enough was let go (docs/protocol.md,
+   * "Watching a session"). */
+  watcherTooSlow: 4002,
 } as const;
 
 /** A segment's id: `seg_<index>`, the index counting from 0 per session. */
@@ -141,6 +144,28 @@ export interface PongEvent {
   id?: string;
 }
 
+/** The first event on a watch socket, and again whenever the session pauses (its stream
+ * socket went away): where the session stands, small whatever the call's length. Finals
+ * before `openSegmentId` are in the transcript of `transcriptionId` (segment ids match). */
+export interface WatchingEvent {
+  type: 'watching';
+  sessionId: string;
+  transcriptionId: string;
+  /** RECORDING or PAUSED (a closed session takes no watchers). */
+  state: string;
+  /** A stream socket (the one sending audio) is attached now. */
+  streaming: boolean;
+  epoch: number;
+  capturedSamples: string;
+  inputEncoding: string;
+  sampleRateHz: number;
+  accepting: boolean;
+  openSegmentId: string | null;
+  /** Segment ids used so far (seg_0 .. seg_{segments-1}); finals of the ones before
+   * `openSegmentId` that are not pending are in the transcript already. */
+  segments: number;
+}
+
 export interface ClosedEvent {
   type: 'closed';
   status: 'COMPLETED';
@@ -160,6 +185,7 @@ export type ServerEvent =
   | NoticeEvent
   | ErrorEvent
   | PongEvent
+  | WatchingEvent
   | ClosedEvent;
 
 export type ServerEventType = ServerEvent['type'];
@@ -178,6 +204,7 @@ export const serverEvent = {
   notice: (f: Fields<NoticeEvent>): NoticeEvent => ({ type: 'notice', ...f }),
   error: (f: Fields<ErrorEvent>): ErrorEvent => ({ type: 'error', ...f }),
   pong: (f: Fields<PongEvent>): PongEvent => ({ type: 'pong', ...f }),
+  watching: (f: Fields<WatchingEvent>): WatchingEvent => ({ type: 'watching', ...f }),
   closed: (f: Fields<ClosedEvent>): ClosedEvent => ({ type: 'closed', ...f }),
 } as const;
 
@@ -207,6 +234,19 @@ const REQUIRED: { [K in ServerEventType]: Record<string, Kind> } = {
   notice: { code: 'string', message: 'string' },
   error: { code: 'string', message: 'string', fatal: 'boolean' },
   pong: { id: 'string?' },
+  watching: {
+    sessionId: 'string',
+    transcriptionId: 'string',
+    state: 'string',
+    streaming: 'boolean',
+    epoch: 'number',
+    capturedSamples: 'string',
+    inputEncoding: 'string',
+    sampleRateHz: 'number',
+    accepting: 'boolean',
+    openSegmentId: 'string|null',
+    segments: 'number',
+  },
   closed: { status: 'string', capturedSamples: 'string', segments: 'number' },
 };
 

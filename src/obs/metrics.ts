@@ -37,6 +37,13 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5],
       registers: r,
     }),
+    watchers: new Gauge({ name: 'scribed_session_watchers', help: 'Watch sockets open on this node (read-only subscribers to a session\'s events, docs/protocol.md)', registers: r }),
+    watchersDropped: new Counter({
+      name: 'scribed_session_watchers_dropped_total',
+      help: 'Watch sockets the server let go, by reason (slow: over the buffered-bytes bound)',
+      labelNames: ['reason'],
+      registers: r,
+    }),
     tickets: new Counter({ name: 'scribed_ticket_outcomes_total', help: 'Ticket issue and handshake outcomes', labelNames: ['outcome'], registers: r }),
     batchJobs: new Counter({ name: 'scribed_batch_jobs_total', help: 'Batch jobs by outcome (queued, completed, failed)', labelNames: ['outcome'], registers: r }),
     batchAudioSeconds: new Counter({ name: 'scribed_batch_audio_seconds_total', help: 'Audio transcribed by completed batch jobs, in seconds', registers: r }),

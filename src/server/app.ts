@@ -15,6 +15,7 @@ import { accountRoutes } from './routes/account.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { streamRoutes } from './ws/stream.js';
+import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
 import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
@@ -83,6 +84,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
   await app.register(streamRoutes(ctx));
+  await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
   // Recordings, design previews and server keys: in the store when nodes share PostgreSQL

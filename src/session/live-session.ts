@@ -25,7 +25,7 @@ import { wordsOnTimeline } from '../core/word-span.js';
 import { finalEvent } from '../core/final-event.js';
 import { sessionNotices } from '../core/session-notices.js';
 import { ManualSegmentation, VadSegmentation, type SegmentAction, type Segmentation } from './segmentation.js';
-import { CLOSE_CODES, segmentId, serverEvent, type FinalTrigger, type ServerEvent } from '../core/protocol.js';
+import { CLOSE_CODES, segmentId, serverEvent, type FinalTrigger, type ServerEvent, type WatchingEvent } from '../core/protocol.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -84,6 +84,9 @@ export class LiveSession {
   cursor: CaptureCursor;
   accepting = true;
   private socket: SessionSocket | null = null;
+  /** Read-only sockets that watch the session (src/server/ws/watch.ts): sent every event the
+   * stream socket gets but acks, pongs and errors, which are about that socket alone. */
+  private readonly watchers = new Set<SessionSocket>();
   private stream: RecognitionStream | null = null;
   /** segmentCommitMode "vad": the detector's segment decisions for the current stream, and
    * the session sample where that stream's audio began. */
@@ -201,6 +204,8 @@ export class LiveSession {
       socket.send(wsError(new ScribedError(code)));
       socket.close(code === 'INTERNAL' ? CLOSE_CODES.internal : CLOSE_CODES.superseded, code);
     }
+    // Watchers reconnect and find the node that serves the session now.
+    this.closeWatchers(CLOSE_CODES.superseded, 'SESSION_MOVED', wsError(new ScribedError('SESSION_MOVED'), true));
     this.spool?.close();
     await this.releaseStream().catch(() => undefined);
     this.log.info({ reason, epoch: this.fence?.epoch }, 'session left this node: dropped without finalizing');
@@ -240,6 +245,55 @@ export class LiveSession {
 
   private emit(event: ServerEvent): void {
     this.socket?.send(event);
+    if (event.type === 'pong' || event.type === 'error') return;
+    for (const w of this.watchers) w.send(event);
+  }
+
+  // ---------------------------------------------------------------- watchers
+
+  /** Add a watcher: it is sent the `watching` snapshot at once, then the session's events as
+   * they happen (synchronously, so no event falls between the snapshot and the first one).
+   * Whether a stream socket is attached does not matter; no decoder is taken. */
+  watch(watcher: SessionSocket, limit: number): void {
+    if (this.moved) throw new ScribedError('SESSION_MOVED');
+    if (this.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+    if (this.watchers.size >= limit) throw new ScribedError('WATCHER_LIMIT', `session ${this.id} already has ${limit} watchers, its limit`);
+    this.watchers.add(watcher);
+    watcher.send(this.watchingEvent());
+  }
+
+  unwatch(watcher: SessionSocket): void {
+    this.watchers.delete(watcher);
+  }
+
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
+  private watchingEvent(): WatchingEvent {
+    return serverEvent.watching({
+      sessionId: this.id,
+      transcriptionId: this.transcriptionId,
+      state: this.state,
+      streaming: this.socket !== null,
+      epoch: this.cursor.epoch,
+      capturedSamples: this.cursor.capturedSamples.toString(),
+      inputEncoding: this.encoding.name,
+      sampleRateHz: this.rate,
+      accepting: this.accepting,
+      openSegmentId: this.segment ? segmentId(this.segment.index) : null,
+      segments: this.nextSegmentIndex,
+    });
+  }
+
+  /** The session ends here (closed, moved on, server stopping): its watchers are let go. */
+  private closeWatchers(code: number, reason: string, last?: ServerEvent): void {
+    const watchers = [...this.watchers];
+    this.watchers.clear();
+    for (const w of watchers) {
+      if (last) w.send(last);
+      w.close(code, reason);
+    }
   }
 
   private emitError(err: unknown): void {
@@ -294,6 +348,8 @@ export class LiveSession {
     await this.setState('PAUSED', 'PAUSED');
     await this.saveProgress(true);
     this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
+    // The stream socket's going sends it nothing; watchers are told the session paused.
+    for (const w of this.watchers) w.send(this.watchingEvent());
     if (this.stream) this.startHold();
   }
 
@@ -326,6 +382,7 @@ export class LiveSession {
     await this.spool?.whenDurable();
     await this.deps.store.releaseSession(this.fence);
     this.moved = true;
+    this.closeWatchers(CLOSE_CODES.superseded, 'SESSION_MOVED', wsError(new ScribedError('SESSION_MOVED', 'the paused session was released to any node; watch it again once a stream socket attaches'), true));
     this.spool?.close();
     this.log.info('idle session released to any node');
     this.deps.onClosed?.(this);
@@ -807,6 +864,7 @@ export class LiveSession {
     const socket = this.socket;
     this.socket = null;
     socket?.close(CLOSE_CODES.normal, 'session closed');
+    this.closeWatchers(CLOSE_CODES.normal, 'session closed');
     this.log.info({ capturedSamples: this.cursor.capturedSamples.toString(), segments: this.nextSegmentIndex }, 'session closed');
     this.deps.onClosed?.(this);
   }
@@ -870,6 +928,7 @@ export class LiveSession {
       const socket = this.socket;
       this.socket = null;
       socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
+      this.closeWatchers(CLOSE_CODES.serviceRestart, 'service restarting; watch again later');
     });
   }
 

@@ -8,7 +8,7 @@ describe('protocol constants', () => {
   });
 
   it('close codes and the base path are the documented ones', () => {
-    expect(CLOSE_CODES).toEqual({ normal: 1000, internal: 1011, serviceRestart: 1012, tryAgainLater: 1013, superseded: 4000, sessionClosed: 4001 });
+    expect(CLOSE_CODES).toEqual({ normal: 1000, internal: 1011, serviceRestart: 1012, tryAgainLater: 1013, superseded: 4000, sessionClosed: 4001, watcherTooSlow: 4002 });
     expect(API_BASE).toBe('/sound_clone/api/v1');
   });
 });
@@ -27,6 +27,7 @@ describe('server events', () => {
     serverEvent.error({ code: 'STALE_EPOCH', message: 'old epoch', fatal: false }),
     serverEvent.pong({ id: 'x' }),
     serverEvent.pong({}),
+    serverEvent.watching({ sessionId: 'rts_1', transcriptionId: 'tr_1', state: 'PAUSED', streaming: false, epoch: 2, capturedSamples: '8000', inputEncoding: 'mulaw_8000', sampleRateHz: 8000, accepting: true, openSegmentId: 'seg_1', segments: 2 }),
     serverEvent.closed({ status: 'COMPLETED', capturedSamples: '8000', segments: 1 }),
   ];
 
@@ -37,7 +38,7 @@ describe('server events', () => {
       expect(parsed).toEqual({ ok: true, event });
       types.add(event.type);
     }
-    expect([...types].sort()).toEqual(['accepting', 'ack', 'closed', 'committed', 'error', 'final', 'gap', 'notice', 'partial', 'pong', 'ready']);
+    expect([...types].sort()).toEqual(['accepting', 'ack', 'closed', 'committed', 'error', 'final', 'gap', 'notice', 'partial', 'pong', 'ready', 'watching']);
   });
 
   it('a known event without a field it must have is invalid, naming the field', () => {
@@ -49,6 +50,7 @@ describe('server events', () => {
       [{ type: 'ready', sessionId: 'rts_1' }, 'transcriptionId'],
       [{ type: 'error', code: 'X', message: 'y' }, 'fatal'],
       [{ type: 'pong', id: 7 }, 'id'],
+      [{ type: 'watching', sessionId: 'rts_1', transcriptionId: 'tr_1', state: 'RECORDING', streaming: 'yes' }, 'streaming'],
     ];
     for (const [event, field] of cases) {
       const parsed = parseServerEvent(JSON.stringify(event));

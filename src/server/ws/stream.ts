@@ -4,22 +4,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { ScribedError, toScribedError } from '../../core/errors.js';
 import { fail, wsError } from '../../core/envelope.js';
-import { parseCredential } from '../../core/credentials.js';
-import { isSecretParamName } from '../../core/redact.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { CLOSE_CODES } from '../../core/protocol.js';
-import { authenticate, headerValue } from '../auth.js';
 import { hasFreeDecoder, nodeCapacity } from '../capacity.js';
 import { accountStreamLimit, AccountStreams } from '../../core/account-streams.js';
 import { API, type AppContext } from '../context.js';
-
-/** A long-lived credential in the URL, by the parameter's name (any spelling the log
- * redaction knows, src/core/redact.ts; `ticket` is the one credential a URL may carry) or by
- * the value's shape: refused outright so a key pasted into a URL (and so into proxy logs) is
- * noticed at once. */
-function keyInUrl(query: Record<string, unknown>): boolean {
-  return Object.entries(query).some(([name, value]) => (name.toLowerCase() !== 'ticket' && isSecretParamName(name)) || /^(sk|tok)_/i.test(String(value)));
-}
+import { identify } from './identify.js';
 
 /** Pause reading from a socket whose session has this many frames queued, resume below
  * the low mark: backpressure reaches the client through TCP instead of memory growth. */
@@ -62,33 +52,6 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
     return settle;
   }
 
-  async function identify(req: FastifyRequest<{ Params: { sessionId: string }; Querystring: Record<string, string> }>) {
-    const query = req.query ?? {};
-    if (keyInUrl(query)) {
-      throw new ScribedError('ACCESS_KEY_IN_URL');
-    }
-    const header = headerValue(req.headers.accesskey);
-    if (header) return { accountId: await authenticate(ctx.store, 'access_key', header), via: 'accessKey' as const };
-    const ticket = query.ticket;
-    if (!ticket) throw new ScribedError('UNAUTHORIZED', 'send the accessKey header or a ticket query parameter');
-    const parsed = parseCredential(ticket, 'tkt');
-    if (!parsed) {
-      ctx.metrics.tickets.inc({ outcome: 'forged' });
-      throw new ScribedError('TICKET_INVALID');
-    }
-    const outcome = await ctx.store.consumeTicket(`tkt_${parsed.id}`, parsed.secretHash, ctx.now());
-    if (!outcome.ok) {
-      ctx.metrics.tickets.inc({ outcome: outcome.reason });
-      throw new ScribedError('TICKET_INVALID', `the ticket is not valid (${outcome.reason === 'forged' ? 'unknown' : outcome.reason})`);
-    }
-    if (outcome.ticket.sessionId !== req.params.sessionId) {
-      ctx.metrics.tickets.inc({ outcome: 'wrong_session' });
-      throw new ScribedError('TICKET_INVALID', 'the ticket is bound to another session');
-    }
-    ctx.metrics.tickets.inc({ outcome: 'accepted' });
-    return { accountId: outcome.ticket.accountId, via: 'ticket' as const };
-  }
-
   return async (app) => {
     app.get<{ Params: { sessionId: string }; Querystring: Record<string, string> }>(
       `${API}/stt/realtime/sessions/:sessionId/stream`,
@@ -100,7 +63,7 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         preValidation: async (req, reply) => {
           let settle = () => {};
           try {
-            const { accountId } = await identify(req);
+            const { accountId } = await identify(ctx, req);
             // Before the recognizer check: an account at its limit is told so, not ENGINE_BUSY.
             settle = admitForAccount(req, accountId);
             // No recognizer here for a session that needs one: refused before the upgrade and
