@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { CLI } from '../helpers/serve-process.js';
 import { loadClips, devSetDir } from '../helpers/audio.js';
-import { StreamClient } from '../helpers/stream-client.js';
+import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { createSession } from '../helpers/live.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { launchChromium, startBackend, type Backend } from './browser.js';
@@ -259,6 +259,123 @@ describe('embedded in an application page', () => {
       app.close();
     }
   }, 60_000);
+});
+
+/** Stream a clip's 16 kHz PCM over a test's own stream socket, paced in real time (100 ms
+ * frames) as a PBX gateway would; resolves on the last ack. */
+async function feed(client: StreamClient, epoch: number, pcm: Buffer, from = 0): Promise<number> {
+  const step = 1600;
+  let offset = from;
+  const t0 = Date.now();
+  for (let at = 0; at < pcm.length / 2; at += step) {
+    const frame = pcm.subarray(at * 2, Math.min(pcm.length, (at + step) * 2));
+    client.audio(epoch, offset, frame);
+    offset += frame.length / 2;
+    const due = t0 + ((at + step) / 16000) * 1000;
+    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+  }
+  await client.next('ack', (e) => e.epoch === epoch && e.sampleOffset === offset, 30_000);
+  return offset;
+}
+
+/** Until the client has a partial that reaches within 0.5 s of session sample `end`: the
+ * decoder caught up (partials of a segment stop once it is committed). */
+async function decodedTo(client: StreamClient, end: number): Promise<void> {
+  await expect.poll(() => client.ofType('partial').some((p) => Number(p.end.sample) >= end - 8000), { timeout: 30_000 }).toBe(true);
+}
+
+/** The test's stream socket for a session. This file's server lets an account stream one
+ * session at a time (two recognizers), and the page of the test before may still be letting
+ * its session's socket go: the place comes back within moments. */
+async function pbxSocket(streamUrl: string): Promise<StreamClient> {
+  for (let i = 0; ; i++) {
+    try {
+      const c = await StreamClient.connect(`${svc.wsBase}${streamUrl}`, { accessKey });
+      await c.next('ready');
+      return c;
+    } catch (err) {
+      if (!(err instanceof HandshakeRefused && err.status === 429) || i >= 100) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+describe('watching a call another client streams (mode=watch)', () => {
+  it('the test streams real speech over the stream socket; the page, opened with a ticket, shows the partials and then the same finals the transcript download has, through a pause and a resume', async () => {
+    const session = await createSession(svc, accessKey, { inputEncoding: 'pcm_s16le_16000' });
+    const api = `${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}`;
+    // The "PBX": the test's own stream socket, which the watching page must not disturb.
+    let pbx = await pbxSocket(session.streamUrl);
+
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    try {
+      await page.goto(`${backend.url}/console?session=${session.sessionId}&watch=1`);
+      await page.waitForSelector('#connection[data-state="open"]');
+      expect(page.url()).toMatch(/mode=watch/);
+      expect(page.url()).not.toMatch(/ticket=/);
+      expect(await page.textContent('#connection')).toBe('Watching (epoch 1)');
+      await sourceIs(page, 'Watching: this page is read-only');
+      // No audio controls on a watching page.
+      expect(await page.isVisible('#mic')).toBe(false);
+      expect(await page.isVisible('#close')).toBe(false);
+      await recordPartials(page);
+
+      // First sentence, committed by the PBX.
+      const first = clip('librivox-0870');
+      let offset = await feed(pbx, 1, first.pcm16k);
+      await decodedTo(pbx, offset);
+      pbx.control({ type: 'commit' });
+      await pbx.next('committed', (e) => e.segmentId === 'seg_0', 30_000);
+      await page.waitForSelector('#finals li:not([hidden])', { timeout: 30_000 });
+
+      // The PBX's connection drops: the session pauses, the page keeps watching and says so;
+      // the PBX resumes and goes on in epoch 2, and the page follows without a new ticket.
+      const firstPbx = pbx;
+      pbx.terminate();
+      await page.waitForFunction(() => /no client is streaming/.test((globalThis as any).document.getElementById('connection').textContent), null, { timeout: 15_000 });
+      const resumed = await fetch(`${api}/resume`, { method: 'POST', headers: { accessKey, 'content-type': 'application/json' }, body: JSON.stringify({ capturedSamples: String(offset) }) });
+      expect(resumed.status).toBe(200);
+      pbx = await pbxSocket(session.streamUrl);
+      await page.waitForFunction(() => (globalThis as any).document.getElementById('connection').textContent === 'Watching (epoch 2)', null, { timeout: 15_000 });
+
+      // Second sentence, then the PBX closes the session.
+      const second = clip('librivox-0890');
+      const base = offset;
+      offset = await feed(pbx, 2, second.pcm16k);
+      await decodedTo(pbx, base + offset);
+      pbx.control({ type: 'close' });
+      await pbx.next('closed', () => true, 60_000);
+      await page.waitForSelector('#connection[data-state="closed"]', { timeout: 30_000 });
+
+      const partials = (await page.evaluate(() => (globalThis as any).partials)) as Array<{ text: string; finals: number }>;
+      const finals = await pageFinals(page);
+      expect(finals).toHaveLength(2);
+      // Partials before each final, growing as the call went on.
+      expect(new Set(partials.filter((p) => p.finals === 0).map((p) => p.text)).size).toBeGreaterThanOrEqual(3);
+      expect(new Set(partials.filter((p) => p.finals === 1).map((p) => p.text)).size).toBeGreaterThanOrEqual(3);
+      // The finals the PBX got, word for word, and real speech heard.
+      const pbxFinals = [...firstPbx.ofType('final'), ...pbx.ofType('final')].map((e) => e.text as string);
+      expect(finals.map((f) => f.trim())).toEqual(pbxFinals.filter((t) => t.trim() !== '').map((t) => t.trim()));
+      expect(wordErrorRate(first.reference, finals[0]!).wer).toBeLessThan(0.5);
+      expect(wordErrorRate(second.reference, finals[1]!).wer).toBeLessThan(0.5);
+      // The same text as the transcript download, directly with the key and through the
+      // backend's History link.
+      const stored = await transcript(session.transcriptionId);
+      expect(stored.segments.map((g) => g.text.trim())).toEqual(finals.map((f) => f.trim()));
+      const txtHref = await page.getAttribute('#history-links a[data-format="txt"]', 'href');
+      expect(txtHref).toBe(`${backend.url}/transcripts/${session.transcriptionId}?format=txt`);
+      expect((await (await fetch(txtHref!)).text()).trim().split('\n')).toEqual(finals.map((f) => f.trim()));
+      // The page said what it saw: a client streaming, the pause, the client back.
+      const events = await page.textContent('#events');
+      expect(events).toMatch(/no client is streaming now/);
+      expect(events).toMatch(/a client is streaming: epoch 2/);
+      await pbx.closed;
+    } finally {
+      await page.close();
+      // A failed run must not leave the account's one stream place taken for the next tests.
+      pbx.terminate();
+    }
+  }, 120_000);
 });
 
 describe('microphone mode', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeAudioFrame } from '../../src/core/frame.js';
 import { mulawToPcm16, pcm16ToMulaw as serverMulaw } from '../../src/core/audio/encodings.js';
-import { CaptureBuffer, encodeFrame, finalRuns, fragmentWithoutTicket, historyLink, parseFragment, streamSocketUrl } from '../../src/console/public/protocol.js';
+import { CaptureBuffer, encodeFrame, finalRuns, fragmentWithoutTicket, historyLink, parseFragment, streamSocketUrl, watchSocketUrl } from '../../src/console/public/protocol.js';
 import { Resampler, encodeSamples, pcm16ToMulaw } from '../../src/console/public/audio.js';
 
 const PAGE = 'http://scribed.example:8080/console/';
@@ -40,6 +40,17 @@ describe('console protocol module', () => {
     expect(fragmentWithoutTicket('#session=rts_abc&ticket=tkt_x&renew=https%3A%2F%2Fa')).toBe('#session=rts_abc&renew=https%3A%2F%2Fa');
     expect(streamSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe('ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/stream?ticket=tkt_x');
     expect(streamSocketUrl('https://s.example/console/', 'rts_abc', 'tkt_x')).toMatch(/^wss:\/\/s\.example\//);
+  });
+
+  it('mode=watch opens the read-only watch socket; any other mode is reported and the page streams', () => {
+    expect(parseFragment('#session=rts_abc&ticket=tkt_x', PAGE).watch).toBe(false);
+    expect(parseFragment('#session=rts_abc&ticket=tkt_x&mode=watch', PAGE)).toMatchObject({ watch: true, problems: [] });
+    expect(parseFragment('#session=rts_abc&ticket=tkt_x&mode=stream', PAGE)).toMatchObject({ watch: false, problems: [] });
+    const odd = parseFragment('#session=rts_abc&ticket=tkt_x&mode=spy', PAGE);
+    expect(odd.watch).toBe(false);
+    expect(odd.problems).toHaveLength(1);
+    expect(watchSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe('ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/events?ticket=tkt_x');
+    expect(watchSocketUrl('https://s.example/console/', 'rts_abc', 'tkt_x')).toMatch(/^wss:\/\/s\.example\/.*\/events\?ticket=tkt_x$/);
   });
 
   it('finals: words under 0.5 confidence are marked; null confidences and text that differs from the words mark nothing', () => {

@@ -3,6 +3,10 @@
 // out of the address bar at once (a reload must not replay a spent ticket). The page opens the
 // stream socket with ?ticket= and shows what the session says; it holds no access key, ever.
 //
+// Watching (`mode=watch` in the fragment): the page opens the session's read-only watch socket
+// instead (docs/protocol.md, "Watching a session"), beside whatever client streams the call,
+// and shows the same partials and finals; it sends nothing.
+//
 // Audio: none by default (listen only). "Start microphone" captures getUserMedia, "Stream an
 // audio file" plays a local file in real time; both go through capture-worklet.js, which
 // resamples and encodes to the session's encoding, and CaptureBuffer (protocol.js), which frames
@@ -13,7 +17,7 @@
 // (a message to the embedding page, a window opened on the application's `renew` page, or a
 // ticket pasted by the user) and sends the unacknowledged audio after the next `ready`.
 /* global window, document, location, history, AudioContext, AudioWorkletNode */
-import { CaptureBuffer, NEED_TICKET, TICKET_MESSAGE, clock, finalRuns, fragmentWithoutTicket, historyLink, isTicket, parseFragment, streamSocketUrl } from './protocol.js';
+import { CaptureBuffer, NEED_TICKET, TICKET_MESSAGE, clock, finalRuns, fragmentWithoutTicket, historyLink, isTicket, parseFragment, streamSocketUrl, watchSocketUrl } from './protocol.js';
 import { bytesPerSample } from './audio.js';
 
 const $ = (id) => document.getElementById(id);
@@ -83,6 +87,12 @@ function updateFacts() {
 }
 
 function updateControls() {
+  if (fragment.watch) {
+    // Read-only: the audio, commits and the close belong to the client that streams.
+    document.querySelector('.controls').hidden = true;
+    $('source-state').textContent = 'Watching: this page is read-only; the audio comes from the client that streams the session.';
+    return;
+  }
   const live = s.ws !== null && s.ready !== null && !s.closedBySession;
   const capturing = s.capture !== null;
   const mic = $('mic');
@@ -166,7 +176,7 @@ function connect(ticket) {
   $('ticket-panel').hidden = true;
   s.opened = false;
   setConnection('connecting', 'Connecting');
-  const ws = new WebSocket(streamSocketUrl(location.href, fragment.session, ticket));
+  const ws = new WebSocket((fragment.watch ? watchSocketUrl : streamSocketUrl)(location.href, fragment.session, ticket));
   ws.binaryType = 'arraybuffer';
   s.ws = ws;
   ws.onopen = () => {
@@ -195,7 +205,27 @@ function send(data) {
 
 function onEvent(ev) {
   switch (ev.type) {
+    case 'watching':
+      // The watch socket's snapshot: first, and again when the session pauses.
+      s.ready = { ...s.ready, ...ev };
+      s.accepting = ev.accepting === true;
+      s.serverCaptured = Number(ev.capturedSamples);
+      setConnection('open', ev.streaming ? `Watching (epoch ${ev.epoch})` : `Watching (epoch ${ev.epoch}; no client is streaming)`);
+      logEvent(
+        `watching: ${ev.state.toLowerCase()}, ${ev.streaming ? 'a client is streaming' : 'no client is streaming now'}, ${ev.capturedSamples} samples held` +
+          (ev.segments > 0 && ev.openSegmentId !== `seg_0` ? `; finals before this page opened are in the transcript` : ''),
+      );
+      break;
     case 'ready': {
+      if (fragment.watch) {
+        // Another client's stream socket attached (a new epoch); nothing to send from here.
+        s.ready = { ...s.ready, ...ev };
+        s.accepting = ev.accepting === true;
+        s.serverCaptured = Number(ev.capturedSamples);
+        setConnection('open', `Watching (epoch ${ev.epoch})`);
+        logEvent(`a client is streaming: epoch ${ev.epoch}, ${ev.capturedSamples} samples held`);
+        break;
+      }
       s.ready = ev;
       s.accepting = ev.accepting === true;
       s.serverCaptured = Number(ev.capturedSamples);
@@ -221,6 +251,7 @@ function onEvent(ev) {
       if (s.partialSegment === ev.segmentId) $('partial').textContent = '';
       break;
     case 'committed':
+      if (fragment.watch) s.serverCaptured = Number(ev.capturedSamples);
       logEvent(`committed ${ev.segmentId ?? '(no audio to commit)'} at sample ${ev.capturedSamples}`);
       break;
     case 'gap':
@@ -260,7 +291,8 @@ const CLOSE_REASONS = {
   1011: 'the server hit an error or the recognizer failed',
   1012: 'the server is restarting',
   1013: 'no recognizer was free',
-  4000: 'another connection took the session over',
+  4000: fragment.watch ? 'the session moved to another server' : 'another connection took the session over',
+  4002: 'this page did not keep up with the events',
 };
 
 async function onClose(e) {
@@ -277,8 +309,11 @@ async function onClose(e) {
     } catch {
       reachable = false;
     }
+    const busy = fragment.watch
+      ? 'The session may also be closed, watched by as many pages as it takes (8), or served by another server.'
+      : 'The session may also be closed, paused or in use by another client.';
     const why = reachable
-      ? 'The server refused this ticket. A ticket works once and for about a minute: this one was already used (a reloaded page or a shared link), has expired, or is for another session. The session may also be closed, paused or in use by another client. Ask your application for a fresh ticket.'
+      ? `The server refused this ticket. A ticket works once and for about a minute: this one was already used (a reloaded page or a shared link), has expired, or is for another session. ${busy} Ask your application for a fresh ticket.`
       : 'The server could not be reached. Check the connection, then ask your application for a fresh ticket.';
     setConnection('refused', 'Ticket refused');
     showAlert(why);
@@ -309,14 +344,16 @@ function needTicket(why) {
   $('renew').hidden = !fragment.renew;
   $('ticket-panel').hidden = false;
   if (window.parent !== window && fragment.origin) {
-    window.parent.postMessage({ type: NEED_TICKET, sessionId: fragment.session, capturedSamples: cursor() }, fragment.origin);
+    // A watcher's ticket needs no resume (the session is someone else's to resume): `mode` says so.
+    window.parent.postMessage({ type: NEED_TICKET, sessionId: fragment.session, capturedSamples: cursor(), mode: fragment.watch ? 'watch' : 'stream' }, fragment.origin);
   }
 }
 
 function openRenew() {
   const url = new URL(fragment.renew);
   url.searchParams.set('session', fragment.session);
-  url.searchParams.set('capturedSamples', cursor());
+  if (fragment.watch) url.searchParams.set('mode', 'watch');
+  else url.searchParams.set('capturedSamples', cursor());
   s.renewWindow = window.open(url.toString(), 'scribed-renew', 'popup,width=520,height=400');
   if (!s.renewWindow) showAlert('The browser blocked the window that fetches a fresh ticket: allow pop-ups for this page, or paste a ticket.');
 }

@@ -8,6 +8,7 @@ export declare function isTicket(v: unknown): boolean;
 export interface Fragment {
   session: string | null;
   ticket: string | null;
+  watch: boolean;
   renew: URL | null;
   origin: string | null;
   history: string | null;
@@ -16,6 +17,7 @@ export interface Fragment {
 export declare function parseFragment(hash: string, base: string): Fragment;
 export declare function fragmentWithoutTicket(hash: string): string;
 export declare function streamSocketUrl(pageUrl: string, session: string, ticket: string): string;
+export declare function watchSocketUrl(pageUrl: string, session: string, ticket: string): string;
 export declare function historyLink(template: string, transcriptionId: string, format: string, base: string): string | null;
 export declare function encodeFrame(epoch: number, sampleOffset: number, payload: Uint8Array): Uint8Array;
 export declare class CaptureBuffer {

@@ -26,7 +26,10 @@ function httpUrl(value, base) {
 }
 
 /**
- * The fragment `#session=rts_..&ticket=tkt_..[&renew=URL][&origin=ORIGIN][&history=URL]`.
+ * The fragment `#session=rts_..&ticket=tkt_..[&mode=watch][&renew=URL][&origin=ORIGIN][&history=URL]`.
+ * `mode=watch`: the page watches the session through the read-only watch socket (a supervisor
+ * beside the client that streams it); otherwise it opens the session's stream socket and may
+ * send audio itself.
  * `renew`: the embedding application's page that answers with a fresh ticket (opened in a
  * window, it posts the ticket back); `origin`: the one origin whose ticket messages the page
  * accepts and to which it announces a drop (default: renew's origin); `history`: a URL template
@@ -38,13 +41,16 @@ export function parseFragment(hash, base) {
   const problems = [];
   const session = params.get('session');
   const ticket = params.get('ticket');
-  const out = { session: null, ticket: null, renew: null, origin: null, history: null, problems };
+  const out = { session: null, ticket: null, watch: false, renew: null, origin: null, history: null, problems };
   if (isSessionId(session)) out.session = session;
   else problems.push(session ? 'the session id in the link is not a session id (rts_...)' : 'the link names no session');
   if (ticket !== null) {
     if (isTicket(ticket)) out.ticket = ticket;
     else problems.push('the ticket in the link is not a ticket (tkt_...)');
   }
+  const mode = params.get('mode');
+  if (mode === 'watch') out.watch = true;
+  else if (mode !== null && mode !== 'stream') problems.push('mode is neither watch nor stream; the page streams');
   const renew = params.get('renew');
   if (renew !== null) {
     out.renew = httpUrl(renew, base);
@@ -82,6 +88,11 @@ export function streamSocketUrl(pageUrl, session, ticket) {
   url.search = new URLSearchParams({ ticket }).toString();
   url.hash = '';
   return url.toString();
+}
+
+/** The watch socket's URL on this origin (docs/protocol.md, "Watching a session"). */
+export function watchSocketUrl(pageUrl, session, ticket) {
+  return streamSocketUrl(pageUrl, session, ticket).replace(/\/stream\?/, '/events?');
 }
 
 /** A transcript download link from the `history` template. */
