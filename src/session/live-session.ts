@@ -88,8 +88,6 @@ export class LiveSession {
    * stream socket gets but acks, pongs and errors, which are about that socket alone. */
   private readonly watchers = new Set<SessionSocket>();
   private stream: RecognitionStream | null = null;
-  /** segmentCommitMode "vad": the detector's segment decisions for the current stream, and
-   * the session sample where that stream's audio began. */
   /** Where segments begin and end (manual or vad); made with each decoder. */
   private segmentation: Segmentation | null = null;
   private segment: OpenSegment | null = null;
