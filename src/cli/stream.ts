@@ -32,6 +32,9 @@ interface StreamArgs extends SessionOptionArgs {
   recorder?: string;
   device?: string;
   'log-level'?: string;
+  'connect-timeout-ms': number;
+  'credit-timeout-ms': number;
+  'stop-timeout-ms': number;
 }
 
 function clock(ms: number): string {
@@ -57,6 +60,9 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
+      .option('connect-timeout-ms', { type: 'number', default: 30_000, describe: 'give up when the server cannot be reached to create the session within this long' })
+      .option('credit-timeout-ms', { type: 'number', default: 60_000, describe: 'give up when the account has had no Characters for this long' })
+      .option('stop-timeout-ms', { type: 'number', default: 10_000, describe: 'after the first SIGINT/SIGTERM, how long flushing may take before the process leaves the session paused and exits 1' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' }),
   handler: async (args) => {
     const logger = pino(
@@ -91,6 +97,8 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       logger,
       metrics,
       onFull: (args['on-full'] as 'block' | 'drop-oldest' | undefined) ?? (input.live ? 'drop-oldest' : 'block'),
+      connectTimeoutMs: args['connect-timeout-ms'],
+      noCreditTimeoutMs: args['credit-timeout-ms'],
     });
     let files: TranscriptFiles | null = null;
     streamer.on('final', (seg: FinalSegment) => {
@@ -101,11 +109,26 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     streamer.on('error', (err: Error) => logger.warn({ err: err.message }, 'stream error'));
 
     let stopping = 0;
+    let started = false;
+    const leave = (message: string) => {
+      logger.error(message);
+      process.stderr.write(`scribed stream: ${message}\n`);
+      void streamer.abort().finally(() => process.exit(1));
+    };
     const onSignal = (signal: NodeJS.Signals) => {
       stopping += 1;
       if (stopping === 1) {
-        logger.info({ signal }, 'stopping: input closed, flushing and closing the session');
         input.stop();
+        if (!started) {
+          leave(`stopped by ${signal} before the session was created: nothing was sent`);
+          return;
+        }
+        logger.info({ signal, stopTimeoutMs: args['stop-timeout-ms'] }, 'stopping: input closed, flushing and closing the session');
+        // The first signal ends the process within a bound, whatever the server does.
+        setTimeout(
+          () => leave(`could not flush and close within ${args['stop-timeout-ms']} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`),
+          args['stop-timeout-ms'],
+        ).unref();
       } else {
         logger.warn({ signal }, 'second signal: leaving without closing (the session stays resumable)');
         void streamer.abort().finally(() => process.exit(130));
@@ -116,6 +139,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
 
     try {
       const { sessionId } = await streamer.start();
+      started = true;
       if (args.out) files = new TranscriptFiles(path.resolve(args.out), sessionId);
       logger.info({ sessionId, input: input.kind }, 'streaming');
       const pace = args.realtime && !input.live;
@@ -166,6 +190,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     } catch (err) {
       // The session is left open (PAUSED): rerun with the same --stream-id to continue it.
       logger.error({ err: (err as Error).message }, 'stream failed');
+      process.stderr.write(`scribed stream: ${(err as Error).message}\n`);
       input.stop();
       await streamer.abort().catch(() => undefined);
       await metricsServer?.close();

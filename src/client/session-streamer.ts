@@ -51,7 +51,17 @@ export interface SessionStreamerOptions {
   /** While the server says accepting: false (no Characters), how often to ask again by
    * resuming, ms (default 15000). */
   acceptingRetryMs?: number;
+  /** How long start() keeps trying to create the session while the server cannot be reached
+   * (a wrong --url, a server not started), ms (default 30000); then it fails with UNREACHABLE.
+   * Once the session exists, reconnects go on without a bound (a server restart). */
+  connectTimeoutMs?: number;
+  /** How long the stream waits for the account to get Characters again, ms (default 60000);
+   * then it fails with INSUFFICIENT_CHARACTERS, naming the fix. */
+  noCreditTimeoutMs?: number;
 }
+
+/** The command an operator runs to give an account Characters (docs/operations.md). */
+const CREDIT_FIX = 'an operator adds Characters with `scribed accounts credit --account ACCOUNT_ID --characters N`';
 
 export interface WordTime {
   word: string;
@@ -194,6 +204,9 @@ export class SessionStreamer extends EventEmitter {
   private closedWaiters: Waiter[] = [];
   private wake: (() => void) | null = null;
   private acceptingTimer: NodeJS.Timeout | null = null;
+  /** When the server last went from accepting to not, for want of Characters; null while
+   * it accepts. */
+  private noCreditSince: number | null = null;
   private bufferedGauge = 0;
   /** This stream is counted in the shared `streams` gauge: end() and abort() can both run
    * (a caller aborts after a failed end), and abort() can come before start(), so the gauge
@@ -205,7 +218,7 @@ export class SessionStreamer extends EventEmitter {
     const enc = INPUT_ENCODINGS[opts.encoding];
     if (!enc) throw new RangeError(`unknown encoding ${opts.encoding}`);
     if (!/^https?:\/\//.test(opts.url)) throw new RangeError('url must be http(s)://host:port');
-    this.opts = { onFull: 'block', frameMs: 100, windowMs: 2000, backoff: DEFAULT_BACKOFF, acceptingRetryMs: 15_000, ...opts };
+    this.opts = { onFull: 'block', frameMs: 100, windowMs: 2000, backoff: DEFAULT_BACKOFF, acceptingRetryMs: 15_000, connectTimeoutMs: 30_000, noCreditTimeoutMs: 60_000, ...opts };
     this.rate = enc.sampleRateHz;
     this.bps = enc.bytesPerSample;
     this.frameSamples = Math.max(1, Math.round((this.opts.frameMs! * this.rate) / 1000));
@@ -225,6 +238,7 @@ export class SessionStreamer extends EventEmitter {
   async start(): Promise<{ sessionId: string }> {
     if (this.loop || this.starting) throw new Error('start() was already called');
     this.starting = true;
+    const giveUpAt = Date.now() + this.opts.connectTimeoutMs!;
     for (let attempt = 0; ; attempt++) {
       if (this.stopped) throw abortedError();
       try {
@@ -234,6 +248,12 @@ export class SessionStreamer extends EventEmitter {
         if (this.stopped) throw abortedError();
         if (!(err instanceof RetryableError)) throw err;
         const delay = backoffDelay(attempt, this.opts.backoff);
+        if (Date.now() + delay > giveUpAt) {
+          throw new StreamFatalError(
+            'UNREACHABLE',
+            `could not create the session at ${this.opts.url} within ${Math.round(this.opts.connectTimeoutMs! / 1000)} s (${safeMessage(err)}): is scribed serve running there? Check --url`,
+          );
+        }
         this.log.warn({ err: safeMessage(err), delayMs: delay }, 'creating the session failed; retrying');
         await this.pause(delay);
       }
@@ -568,6 +588,7 @@ export class SessionStreamer extends EventEmitter {
         if (added > 0) this.opts.metrics?.acknowledgedSeconds.inc(added / this.rate);
         this.updateBuffered();
         this.accepting = e.accepting !== false;
+        if (this.accepting) this.noCreditSince = null;
         if (typeof e.maxFramePayloadBytes === 'number') this.maxPayloadBytes = e.maxFramePayloadBytes;
         this.ready = true;
         this.attempt = 0;
@@ -613,6 +634,7 @@ export class SessionStreamer extends EventEmitter {
       }
       case 'accepting':
         this.accepting = e.accepting !== false;
+        if (this.accepting) this.noCreditSince = null;
         this.log.warn({ accepting: this.accepting, reason: e.reason }, 'server changed accepting');
         if (!this.accepting) {
           this.acct.rewind();
@@ -711,14 +733,30 @@ export class SessionStreamer extends EventEmitter {
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
+  /** The server stopped accepting for want of Characters: ask again by resuming every
+   * acceptingRetryMs, and give up once noCreditTimeoutMs has passed without Characters. */
   private scheduleAcceptingRetry(): void {
     if (this.acceptingTimer) return;
+    this.noCreditSince ??= Date.now();
+    const left = this.noCreditSince + this.opts.noCreditTimeoutMs! - Date.now();
+    if (left <= 0) {
+      this.failFatal(
+        new StreamFatalError('INSUFFICIENT_CHARACTERS', `the account has no Characters left and got none within ${Math.round(this.opts.noCreditTimeoutMs! / 1000)} s; ${CREDIT_FIX}, then run again with the same --stream-id to continue the session`),
+      );
+      this.ws?.close(1000);
+      return;
+    }
     this.acceptingTimer = setTimeout(() => {
       this.acceptingTimer = null;
+      if (this.accepting) return;
+      if (this.noCreditSince !== null && Date.now() - this.noCreditSince >= this.opts.noCreditTimeoutMs!) {
+        this.scheduleAcceptingRetry();
+        return;
+      }
       // Closing without `close` pauses the session; the loop resumes, and the resume (and
       // the next ready) say whether the account can pay again.
       if (!this.accepting) this.ws?.close(1000);
-    }, this.opts.acceptingRetryMs);
+    }, Math.min(this.opts.acceptingRetryMs!, left));
     this.acceptingTimer.unref();
   }
 

@@ -35,13 +35,16 @@ afterAll(() => {
 interface Run {
   code: number | null;
   stdout: string;
+  stderr: string;
+  wallMs: number;
   logs: Array<Record<string, any>>;
 }
 
 /** Run `scribed stream ARGS`, optionally with `shell` feeding its stdin. */
-function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<string, string> } = {}): Promise<Run> {
+function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<string, string>; url?: string; signalAfterMs?: number } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, ...args], {
+    const t0 = Date.now();
+    const proc = spawn(process.execPath, [CLI, 'stream', '--url', opts.url ?? url, ...args], {
       stdio: [opts.stdinFrom ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...opts.env },
     });
@@ -55,6 +58,7 @@ function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<strin
     proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.once('error', reject);
+    if (opts.signalAfterMs !== undefined) setTimeout(() => proc.kill('SIGTERM'), opts.signalAfterMs);
     proc.once('close', (code) => {
       children.delete(proc);
       const logs = stderr
@@ -62,7 +66,7 @@ function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<strin
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, any>);
       if (process.env.SCRIBED_TEST_LOG) process.stderr.write(stderr);
-      resolve({ code, stdout, logs });
+      resolve({ code, stdout, stderr, logs, wallMs: Date.now() - t0 });
     });
   });
 }
@@ -115,6 +119,34 @@ describe('scribed stream as a process', () => {
     expect(files.jsonl).toHaveLength(1);
     expect(files.jsonl[0].endSample).toBe(String(done.capturedSamples));
   }, 60_000);
+
+  it('a wrong --url fails within --connect-timeout-ms, exit 1, saying what to check', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--connect-timeout-ms', '1500'], { url: nobody });
+    expect(run.code).toBe(1);
+    expect(run.wallMs).toBeLessThan(10_000);
+    expect(run.stderr).toContain(`scribed stream: could not create the session at ${nobody} within 2 s`);
+    expect(run.stderr).toContain('Check --url');
+  }, 30_000);
+
+  it('the first SIGTERM while the server was never reached ends the process at once, exit 1', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile], { url: nobody, signalAfterMs: 1500 });
+    expect(run.code).toBe(1);
+    expect(run.wallMs).toBeLessThan(8_000);
+    expect(run.stderr).toContain('stopped by SIGTERM before the session was created: nothing was sent');
+  }, 30_000);
+
+  it('an account without Characters fails after --credit-timeout-ms with the command that fixes it', async () => {
+    const broke = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'broke', '--characters', '0', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const brokeKey = path.join(tempDir(), 'broke-key');
+    fs.writeFileSync(brokeKey, `${broke.accessKey}\n`, { mode: 0o600 });
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', brokeKey, '--credit-timeout-ms', '1500']);
+    expect(run.code).toBe(1);
+    expect(run.wallMs).toBeLessThan(15_000);
+    expect(run.stderr).toContain('no Characters left');
+    expect(run.stderr).toContain('scribed accounts credit --account');
+  }, 30_000);
 
   it('mp3 and flac files made with ffmpeg are decoded to the session encoding', async () => {
     const dir = tempDir();
