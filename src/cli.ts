@@ -12,6 +12,14 @@ import { rtpCommand } from './cli/rtp.js';
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
 const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
 
+const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand].map((c) => String(c.command).split(' ')[0]!);
+
+/** `scribed CMD --help` for a known command, else `scribed --help`. */
+function helpCommand(): string {
+  const first = argv[0];
+  return first !== undefined && COMMANDS.includes(first) ? `scribed ${first} --help` : 'scribed --help';
+}
+
 await yargs(argv)
   .scriptName('scribed')
   .command(serveCommand)
@@ -23,9 +31,12 @@ await yargs(argv)
   .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp')
   .strict()
   .help()
-  .fail((msg, err, y) => {
+  // A usage error is one line and a pointer to --help, not the whole help: the line that
+  // says what is wrong must not scroll away.
+  .showHelpOnFail(false)
+  .fail((msg, err) => {
     process.stderr.write(`${err ? err.message : msg}\n`);
-    if (!err) process.stderr.write(`\n${y.help()}\n`);
+    if (!err) process.stderr.write(`run \`${helpCommand()}\` for the options\n`);
     process.exit(2);
   })
   .parseAsync();

@@ -172,6 +172,15 @@ describe('scribed stream as a process', () => {
     expect(run.logs.find((l) => l.msg === 'stream failed')?.err).toMatch(/ffmpeg could not decode/);
   }, 30_000);
 
+  it('a wrong --encoding is a short usage error pointing to --help, not the whole help', async () => {
+    const run = await stream(['--input', '-', '--encoding', 'mulaw_16000', '--access-key-file', keyFile]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Argument: encoding, Given: "mulaw_16000"');
+    expect(run.stderr).toContain('run `scribed stream --help` for the options');
+    expect(run.stderr).not.toContain('--buffer-seconds');
+    expect(run.stderr.trim().split('\n').length).toBeLessThanOrEqual(4);
+  });
+
   it('refuses to start without an access key (there is no flag for it)', async () => {
     const run = await stream(['--input', '-', '--encoding', 'mulaw_8000'], { env: { SCRIBED_ACCESS_KEY: '' } });
     expect(run.code).toBe(2);

@@ -2,10 +2,14 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
 
+/** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
+ * lines are not logged at info (failures still are). */
+const PROBE = { logLevel: 'warn' } as const;
+
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     // Liveness only: the process answers. Never depends on the store, the engine or load.
-    app.get('/healthz', async () => ({ status: 'ok' }));
+    app.get('/healthz', PROBE, async () => ({ status: 'ok' }));
 
     // Readiness for a load balancer (deploy/haproxy.cfg): 200 only when this node can take a new
     // live socket now: store open, engine started, and a decoder free (idle, room to start one,
@@ -16,7 +20,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // before, and a node whose store or engine is down never reports itself as merely full.
     // realtimeCapacity: how maxDecoders was decided (the measured capacity, the operator's
     // --max-decoders, or the fallback) and the plan behind it (docs/scaling.md, "Sizing a node").
-    app.get('/readyz', async (_req, reply) => {
+    app.get('/readyz', PROBE, async (_req, reply) => {
       const capacity = nodeCapacity(ctx);
       const report = capacityReport(ctx);
       const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
@@ -32,7 +36,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       });
     });
 
-    app.get('/metrics', async (_req, reply) => {
+    app.get('/metrics', PROBE, async (_req, reply) => {
       const counts = ctx.sessions.countByState();
       for (const [state, n] of Object.entries(counts)) ctx.metrics.sessions.set({ state }, n);
       ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
