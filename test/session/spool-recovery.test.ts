@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { StreamClient } from '../helpers/stream-client.js';
+import { createSession } from '../helpers/live.js';
 import { loadClips } from '../helpers/audio.js';
 import { kStall } from '../../src/engine/pool.js';
 
@@ -21,15 +22,9 @@ describe('spool recovery', () => {
     services.push(a);
     const { accessKey } = await a.account(1_000_000n);
     const h = { accessKey, 'content-type': 'application/json' };
-    const created = (await (
-      await fetch(`${a.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
-        method: 'POST',
-        headers: { ...h, 'Idempotency-Key': 'spool-recovery-test-0001' },
-        body: JSON.stringify({ options: { inputEncoding: 'mulaw_8000' } }),
-      })
-    ).json()) as any;
-    const sessionId = created.data.sessionId as string;
-    const ws = await StreamClient.connect(`${a.wsBase}${created.data.streamUrl}`, { accessKey });
+    const created = await createSession(a, accessKey, { inputEncoding: 'mulaw_8000' });
+    const sessionId = created.sessionId;
+    const ws = await StreamClient.connect(`${a.wsBase}${created.streamUrl}`, { accessKey });
     await ws.next('ready');
     for (let off = 0; off < audio.length; off += 800) ws.audio(1, off, audio.subarray(off, Math.min(audio.length, off + 800)));
     await ws.next('ack', (e) => e.capturedSamples === String(audio.length), 60_000);
@@ -59,7 +54,7 @@ describe('spool recovery', () => {
     ).json()) as any;
     expect(resumed.data.capturedSamples).toBe(String(audio.length));
     expect(resumed.data.missingSamples).toBe('0');
-    const ws2 = await StreamClient.connect(`${b.wsBase}${created.data.streamUrl}`, { accessKey });
+    const ws2 = await StreamClient.connect(`${b.wsBase}${created.streamUrl}`, { accessKey });
     const ready = await ws2.next('ready');
     expect(ready.openSegmentId).toBe('seg_2');
     ws2.control({ type: 'close' });
@@ -71,7 +66,7 @@ describe('spool recovery', () => {
     expect(fs.existsSync(`${crashed}/spool/${sessionId}.spool`)).toBe(false);
 
     const transcript = (await (
-      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, { headers: h })
+      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${created.transcriptionId}/transcript?format=json`, { headers: h })
     ).json()) as any;
     const segs = transcript.segments as Array<{ startSample: string; endSample: string }>;
     expect(segs.map((s) => s.startSample)).toEqual(['0', segs[0]!.endSample, segs[1]!.endSample]);
@@ -83,15 +78,9 @@ describe('spool recovery', () => {
     services.push(a);
     const { accessKey } = await a.account(1_000_000n);
     const h = { accessKey, 'content-type': 'application/json' };
-    const created = (await (
-      await fetch(`${a.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
-        method: 'POST',
-        headers: { ...h, 'Idempotency-Key': 'spool-recovery-test-0002' },
-        body: JSON.stringify({ options: { inputEncoding: 'mulaw_8000' } }),
-      })
-    ).json()) as any;
-    const sessionId = created.data.sessionId as string;
-    const ws = await StreamClient.connect(`${a.wsBase}${created.data.streamUrl}`, { accessKey });
+    const created = await createSession(a, accessKey, { inputEncoding: 'mulaw_8000' });
+    const sessionId = created.sessionId;
+    const ws = await StreamClient.connect(`${a.wsBase}${created.streamUrl}`, { accessKey });
     await ws.next('ready');
     // The decoder is held up: every frame is acknowledged (stored), no bound's final is done.
     const live = a.service.sessions.served(sessionId)!;
@@ -107,12 +96,12 @@ describe('spool recovery', () => {
     const b = await startService({ dataDir: crashed, maxSegmentSeconds: 4 });
     services.push(b);
     await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, { method: 'POST', headers: h, body: JSON.stringify({ capturedSamples: String(audio.length) }) });
-    const ws2 = await StreamClient.connect(`${b.wsBase}${created.data.streamUrl}`, { accessKey });
+    const ws2 = await StreamClient.connect(`${b.wsBase}${created.streamUrl}`, { accessKey });
     await ws2.next('ready');
     ws2.control({ type: 'close' });
     expect((await ws2.next('closed', () => true, 60_000)).capturedSamples).toBe(String(audio.length));
     const transcript = (await (
-      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, { headers: h })
+      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${created.transcriptionId}/transcript?format=json`, { headers: h })
     ).json()) as any;
     const ends = (transcript.segments as Array<{ startSample: string; endSample: string }>).map((seg) => Number(seg.endSample));
     // 4 s bounds (32000 samples at 8 kHz), then the rest at close: what a live run makes.
