@@ -381,6 +381,9 @@ describe('watching a call another client streams (mode=watch)', () => {
 });
 
 describe('microphone mode', () => {
+  // Retried: where Chromium's fake device starts its loop of the file is not ours to set, and
+  // about one run in three cuts a word so the words differ past the tolerance (0.29-0.36 seen);
+  // the assertions stay as they are. A capture aligned to the file would remove the retry.
   it('streams a clip from the fake capture device, survives a dropped socket through the renew hand-off, and matches scribed stream', async () => {
     const c = clip('librivox-0890');
     // Silence around the clip: Chromium's fake device loops the file, and the capture starts
@@ -439,7 +442,7 @@ describe('microphone mode', () => {
     } finally {
       await micBrowser.close();
     }
-  }, 120_000);
+  }, { timeout: 120_000, retry: 2 });
 });
 
 interface AxeViolation {
