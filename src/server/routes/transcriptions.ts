@@ -38,6 +38,15 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/stt/transcriptions`;
 
   async function owned(transcriptionId: string, accountId: string): Promise<TranscriptionRecord> {
+    // A session id here is a common first mistake (the session is what a client creates).
+    // The hint is given for any `rts_` id without looking it up, so the answer is the same
+    // whether such a session exists, is another account's or never was.
+    if (transcriptionId.startsWith('rts_')) {
+      throw new ScribedError(
+        'NOT_FOUND',
+        `${transcriptionId} is a real-time session id, not a transcription id: read the session's transcriptionId from GET ${API}/stt/realtime/sessions/{sessionId} and use it here`,
+      );
+    }
     const t = await ctx.store.getTranscription(transcriptionId, accountId);
     if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
     return t;
