@@ -35,6 +35,9 @@ export interface SessionStreamerOptions {
   title?: string;
   /** Session options beside inputEncoding (segmentCommitMode, vocabularyHints, ...). */
   sessionOptions?: Record<string, unknown>;
+  /** The call this session is a leg of, and its speaker there (both or neither): sent in the
+   * create body, so they are part of its idempotency (a re-attach names the same call). */
+  call?: { callId: string; speaker: string };
   /** Bound of the unacknowledged-audio ring, in samples. */
   bufferSamples: number;
   logger: Logger;
@@ -412,6 +415,10 @@ export class SessionStreamer extends EventEmitter {
   private async create(): Promise<void> {
     const body: Record<string, unknown> = { options: { ...(this.opts.sessionOptions ?? {}), inputEncoding: this.opts.encoding } };
     if (this.opts.title !== undefined) body.title = this.opts.title;
+    if (this.opts.call) {
+      body.callId = this.opts.call.callId;
+      body.speaker = this.opts.call.speaker;
+    }
     const { status, json, headers } = await this.request('POST', `${API}/stt/realtime/sessions`, body, { 'Idempotency-Key': idempotencyKeyFor(this.opts.streamId) });
     if (status !== 200) throw new StreamFatalError(codeOf(json), `creating the session failed: HTTP ${status} ${json?.message ?? ''}`, status);
     const data = answerData(json, 'creating the session');
@@ -638,7 +645,9 @@ export class SessionStreamer extends EventEmitter {
         this.log.warn({ accepting: this.accepting, reason: e.reason }, 'server changed accepting');
         if (!this.accepting) {
           this.acct.rewind();
-          if (e.reason !== 'SERVER_SHUTDOWN') this.scheduleAcceptingRetry();
+          // Only Characters need someone to act; a shutdown ends the socket, and a node's
+          // recognition backlog says accepting: true once it drains.
+          if (e.reason === 'INSUFFICIENT_CHARACTERS' || e.reason === undefined) this.scheduleAcceptingRetry();
         } else this.pump();
         return;
       case 'notice':

@@ -117,7 +117,10 @@ export interface GapEvent {
   capturedSamples: string;
 }
 
-export type AcceptingReason = 'INSUFFICIENT_CHARACTERS' | 'SERVER_SHUTDOWN';
+/** Why a session stopped accepting audio: the account's Characters ran out, the server is
+ * stopping, or (deferred recognition) the node's backlog of audio waiting for a recognizer is
+ * at its bound; the last one clears by itself with an `accepting: true` event. */
+export type AcceptingReason = 'INSUFFICIENT_CHARACTERS' | 'SERVER_SHUTDOWN' | 'RECOGNITION_BACKLOG';
 
 export interface AcceptingEvent {
   type: 'accepting';
