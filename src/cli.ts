@@ -8,11 +8,12 @@ import { modelsCommand } from './cli/models.js';
 import { interpretationCommand } from './cli/interpretation.js';
 import { streamCommand } from './cli/stream.js';
 import { rtpCommand } from './cli/rtp.js';
+import { gatewayCommand } from './cli/gateway.js';
 
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
 const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
 
-const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand].map((c) => String(c.command).split(' ')[0]!);
+const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand, gatewayCommand].map((c) => String(c.command).split(' ')[0]!);
 
 /** `scribed CMD --help` for a known command, else `scribed --help`. */
 function helpCommand(): string {
@@ -28,7 +29,8 @@ await yargs(argv)
   .command(interpretationCommand)
   .command(streamCommand)
   .command(rtpCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp')
+  .command(gatewayCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp, gateway')
   .strict()
   .help()
   // A usage error is one line and a pointer to --help, not the whole help: the line that
