@@ -135,7 +135,7 @@ export function timePoint(cursor: CaptureCursor, sessionSample: bigint, sampleRa
   };
 }
 
-const UINT64_MAX = 2n ** 64n - 1n;
+export const UINT64_MAX = 2n ** 64n - 1n;
 
 /**
  * A sample count from a resume body: a decimal string (preferred: exact beyond 2^53) of

@@ -18,8 +18,10 @@ export const RETRY_PLAN_TTL_MS = 15 * 60 * 1000;
 export const MAX_TARGETS = 10;
 export const MAX_TITLE_CODE_POINTS = 200;
 export const MAX_SOURCE_TEXT_CODE_POINTS = 100_000;
+/** rateVersion's length in a retry body (UTF-16 code units, as checked). */
+export const MAX_RATE_VERSION_CHARS = 64;
 /** `en`, `pt-BR`, `zh-Hans`: a language subtag with an optional region or script. */
-const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,4})?$/;
+export const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,4})?$/;
 
 export type TargetState = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED';
 
@@ -91,7 +93,7 @@ export function validateRetryRequest(body: unknown): RetryRequest {
   const b = body as Record<string, unknown>;
   if (!Number.isSafeInteger(b.nextReservationCycle) || (b.nextReservationCycle as number) < 1) invalid('nextReservationCycle: a positive integer');
   if (!Number.isSafeInteger(b.characters) || (b.characters as number) < 0) invalid('characters: a non-negative integer');
-  if (typeof b.rateVersion !== 'string' || b.rateVersion.length < 1 || b.rateVersion.length > 64) invalid('rateVersion: a string');
+  if (typeof b.rateVersion !== 'string' || b.rateVersion.length < 1 || b.rateVersion.length > MAX_RATE_VERSION_CHARS) invalid('rateVersion: a string');
   return { nextReservationCycle: b.nextReservationCycle as number, characters: BigInt(b.characters as number), rateVersion: b.rateVersion };
 }
 

@@ -29,6 +29,8 @@ export const LIMITS = Object.freeze({
   moods: [1, 3],
 });
 
+export const LYRICS_MODES = ['AUTO', 'CUSTOM'] as const;
+
 export interface Brief {
   description: string;
   genre: string;
@@ -41,7 +43,7 @@ export interface Brief {
   vocalStyle: string;
 }
 
-const FIELDS = ['description', 'genre', 'styleNotes', 'moods', 'vocalLanguage', 'durationSec', 'lyricsMode', 'customLyrics', 'vocalStyle'];
+export const BRIEF_FIELDS = ['description', 'genre', 'styleNotes', 'moods', 'vocalLanguage', 'durationSec', 'lyricsMode', 'customLyrics', 'vocalStyle'];
 
 function invalid(field: string, rule: string): never {
   throw new ScribedError('MUSIC_BRIEF_INVALID', `${field}: ${rule}`);
@@ -71,7 +73,7 @@ function oneOf(b: Record<string, unknown>, field: string, allowed: readonly stri
 export function validateBrief(body: unknown): Brief {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid('brief', 'must be a JSON object');
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!FIELDS.includes(k)) invalid(k, 'unknown field');
+  for (const k of Object.keys(b)) if (!BRIEF_FIELDS.includes(k)) invalid(k, 'unknown field');
 
   const description = text(b, 'description', LIMITS.description, true)!;
   const genre = oneOf(b, 'genre', CAPABILITIES.genres);
@@ -87,7 +89,7 @@ export function validateBrief(body: unknown): Brief {
   const d = b.durationSec;
   if (d === undefined || d === null) invalid('durationSec', 'required');
   if (typeof d !== 'number' || !(DURATIONS_SEC as readonly number[]).includes(d)) invalid('durationSec', 'one of 60, 90, 120, 180');
-  const lyricsMode = oneOf(b, 'lyricsMode', ['AUTO', 'CUSTOM']) as Brief['lyricsMode'];
+  const lyricsMode = oneOf(b, 'lyricsMode', LYRICS_MODES) as Brief['lyricsMode'];
   let customLyrics: string | null = null;
   if (lyricsMode === 'CUSTOM') {
     customLyrics = text(b, 'customLyrics', LIMITS.customLyrics, true);

@@ -15,6 +15,10 @@
 // - includeAlignment defaults to true, except when suppressBackgroundSpeech is true and
 //   includeAlignment is unset: then it is false (spec: "when background filtering is on and
 //   this is unset, alignment is off"). Both true is refused.
+// - readableText is this server's own option (the spec's list has no text formatting; peers
+//   call it smart_format, format_text, output formatting): numerals and sentence case on
+//   finals (src/text/readable-text.ts). On unless the request says false; sessions stored
+//   before it existed have no readableText and keep the recognizer's text.
 // - effectiveOptions names every option: the spec's defaults where it gives one, false for
 //   unset booleans, [] for unset lists, null for unset numbers and strings (the server
 //   then uses its own behaviour).
@@ -60,6 +64,7 @@ export interface EffectiveOptions {
   includeDetectedLanguage: boolean;
   vocabularyHints: string[];
   removeDisfluencies: boolean;
+  readableText: boolean;
   entityCategories: EntityCategory[];
   rewriteInstruction: string | null;
   suppressBackgroundSpeech: boolean;
@@ -73,9 +78,9 @@ export interface ValidSessionRequest {
   effectiveOptions: EffectiveOptions;
 }
 
-const TOP_LEVEL_KEYS = ['title', 'languageHint', 'options'] as const;
+export const TOP_LEVEL_KEYS = ['title', 'languageHint', 'options'] as const;
 
-const OPTION_KEYS = [
+export const OPTION_KEYS = [
   'inputEncoding',
   'segmentCommitMode',
   'additionalLanguageHints',
@@ -87,6 +92,7 @@ const OPTION_KEYS = [
   'includeDetectedLanguage',
   'vocabularyHints',
   'removeDisfluencies',
+  'readableText',
   'entityCategories',
   'rewriteInstruction',
   'suppressBackgroundSpeech',
@@ -95,7 +101,16 @@ const OPTION_KEYS = [
 ] as const;
 
 /** BCP-47-ish: a 2-3 letter language, then subtags of 1-8 letters or digits. */
-const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
+export const LANGUAGE_TAG = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$/;
+
+/** The numeric options' ranges (the spec's Limits; the OpenAPI document reads them too). */
+export const OPTION_RANGES = {
+  speechDetectionThreshold: { min: 0, max: 1, integer: false },
+  commitSilenceMs: { min: 0, max: 60000, integer: false },
+  minimumSpeechMs: { min: 0, max: 60000, integer: true },
+  minimumSilenceMs: { min: 0, max: 60000, integer: true },
+  heartbeatIntervalMs: { min: 500, max: 10000, integer: false },
+} as const;
 
 function invalid(field: string, reason: string): never {
   throw new ScribedError('VALIDATION_FAILED', `${field}: ${reason}`, { details: { field } });
@@ -193,10 +208,10 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   const additionalLanguageHints = optStringArray(o, 'additionalLanguageHints', 'options.additionalLanguageHints', MAX_ADDITIONAL_LANGUAGE_HINTS);
   additionalLanguageHints.forEach((tag, i) => checkLanguageTag(tag, `options.additionalLanguageHints[${i}]`));
 
-  const speechDetectionThreshold = optNumber(o, 'speechDetectionThreshold', 'options.speechDetectionThreshold', { min: 0, max: 1, integer: false });
-  const commitSilenceMs = optNumber(o, 'commitSilenceMs', 'options.commitSilenceMs', { min: 0, max: 60000, integer: false });
-  const minimumSpeechMs = optNumber(o, 'minimumSpeechMs', 'options.minimumSpeechMs', { min: 0, max: 60000, integer: true });
-  const minimumSilenceMs = optNumber(o, 'minimumSilenceMs', 'options.minimumSilenceMs', { min: 0, max: 60000, integer: true });
+  const speechDetectionThreshold = optNumber(o, 'speechDetectionThreshold', 'options.speechDetectionThreshold', OPTION_RANGES.speechDetectionThreshold);
+  const commitSilenceMs = optNumber(o, 'commitSilenceMs', 'options.commitSilenceMs', OPTION_RANGES.commitSilenceMs);
+  const minimumSpeechMs = optNumber(o, 'minimumSpeechMs', 'options.minimumSpeechMs', OPTION_RANGES.minimumSpeechMs);
+  const minimumSilenceMs = optNumber(o, 'minimumSilenceMs', 'options.minimumSilenceMs', OPTION_RANGES.minimumSilenceMs);
 
   const includeAlignment = optBoolean(o, 'includeAlignment', 'options.includeAlignment');
   const includeDetectedLanguage = optBoolean(o, 'includeDetectedLanguage', 'options.includeDetectedLanguage');
@@ -208,6 +223,7 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   });
 
   const removeDisfluencies = optBoolean(o, 'removeDisfluencies', 'options.removeDisfluencies');
+  const readableText = optBoolean(o, 'readableText', 'options.readableText');
 
   const entityCategories = optStringArray(o, 'entityCategories', 'options.entityCategories', ENTITY_CATEGORIES.length);
   entityCategories.forEach((c, i) => {
@@ -224,7 +240,7 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   }
 
   const suppressBackgroundSpeech = optBoolean(o, 'suppressBackgroundSpeech', 'options.suppressBackgroundSpeech');
-  const heartbeatIntervalMs = optNumber(o, 'heartbeatIntervalMs', 'options.heartbeatIntervalMs', { min: 500, max: 10000, integer: false });
+  const heartbeatIntervalMs = optNumber(o, 'heartbeatIntervalMs', 'options.heartbeatIntervalMs', OPTION_RANGES.heartbeatIntervalMs);
   const processingContentStorage = optBoolean(o, 'processingContentStorage', 'options.processingContentStorage');
 
   // Mutual exclusions, after every field is individually valid.
@@ -248,6 +264,7 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
     includeDetectedLanguage: includeDetectedLanguage ?? false,
     vocabularyHints,
     removeDisfluencies: removeDisfluencies ?? false,
+    readableText: readableText ?? true,
     entityCategories: entityCategories as EntityCategory[],
     rewriteInstruction,
     suppressBackgroundSpeech: suppressBackgroundSpeech ?? false,
@@ -274,6 +291,10 @@ export function canonicalJson(value: unknown): string {
  */
 export function requestHash(body: unknown): string {
   const v = validateCreateSession(body);
-  const canonical = canonicalJson({ title: v.title, languageHint: v.languageHint, options: v.effectiveOptions });
+  // readableText at its default is left out, so a request hashed before the option existed
+  // hashes the same now (an Idempotency-Key replay across the upgrade is not a conflict).
+  const { readableText, ...rest } = v.effectiveOptions;
+  const options = readableText ? rest : v.effectiveOptions;
+  const canonical = canonicalJson({ title: v.title, languageHint: v.languageHint, options });
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

@@ -9,7 +9,7 @@ import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { batchDetail } from './batch.js';
 
-const FORMATS = {
+export const FORMATS = {
   json: 'application/json; charset=utf-8',
   txt: 'text/plain; charset=utf-8',
   srt: 'application/x-subrip; charset=utf-8',
