@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium)
+# python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
+APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
