@@ -291,4 +291,29 @@ CREATE TABLE server_keys (
 );
 `,
   },
+  {
+    // SQLite version 9: calls and their legs (docs/calls.md).
+    version: 4,
+    sql: `
+CREATE TABLE calls (
+  id              TEXT PRIMARY KEY,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  external_id     TEXT,
+  title           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request_hash    TEXT NOT NULL,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  UNIQUE (account_id, idempotency_key)
+);
+CREATE INDEX calls_account_newest ON calls(account_id, created_at, id);
+CREATE INDEX calls_account_external ON calls(account_id, external_id, created_at, id) WHERE external_id IS NOT NULL;
+
+ALTER TABLE transcriptions ADD COLUMN call_id TEXT REFERENCES calls(id);
+ALTER TABLE transcriptions ADD COLUMN speaker TEXT;
+CREATE UNIQUE INDEX transcriptions_call_speaker ON transcriptions(call_id, speaker) WHERE call_id IS NOT NULL;
+ALTER TABLE rt_sessions ADD COLUMN call_id TEXT;
+ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
+`,
+  },
 ];

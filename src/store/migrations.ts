@@ -341,6 +341,35 @@ CREATE TABLE server_keys (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Calls (issue 15, docs/calls.md): a call groups legs, one per party or channel; a leg is
+    // a History row (and, for a real-time leg, its session) carrying the call id and the
+    // speaker's label, unique within the call. The call's own Idempotency-Key lives on its
+    // row. Both columns are set at creation and never change; rt_sessions repeats them so the
+    // session view needs no join.
+    version: 9,
+    sql: `
+CREATE TABLE calls (
+  id              TEXT PRIMARY KEY,
+  account_id      TEXT NOT NULL REFERENCES accounts(id),
+  external_id     TEXT,
+  title           TEXT NOT NULL,
+  idempotency_key TEXT NOT NULL,
+  request_hash    TEXT NOT NULL,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL,
+  UNIQUE (account_id, idempotency_key)
+);
+CREATE INDEX calls_account_newest ON calls(account_id, created_at, id);
+CREATE INDEX calls_account_external ON calls(account_id, external_id, created_at, id) WHERE external_id IS NOT NULL;
+
+ALTER TABLE transcriptions ADD COLUMN call_id TEXT REFERENCES calls(id);
+ALTER TABLE transcriptions ADD COLUMN speaker TEXT;
+CREATE UNIQUE INDEX transcriptions_call_speaker ON transcriptions(call_id, speaker) WHERE call_id IS NOT NULL;
+ALTER TABLE rt_sessions ADD COLUMN call_id TEXT;
+ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */
