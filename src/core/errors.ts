@@ -53,6 +53,9 @@ export const ERRORS = {
   WATCHER_READ_ONLY: { wire: -1, http: 403, summary: 'a watch socket takes only ping; audio, commit and close go on the stream socket' },
   WATCHER_TOO_SLOW: { wire: -1, http: 503, summary: 'the watcher did not read its events fast enough and was let go (close 4002); reconnect' },
   SESSION_ELSEWHERE: { wire: -1, http: 409, summary: 'this node does not serve the session (another node does, or none yet): watch it through the node that holds its stream socket; retry' },
+  // calls (docs/calls.md)
+  CALL_SPEAKER_TAKEN: { wire: -1, http: 409, summary: 'the call already has a leg with this speaker; each party or channel joins once, under its own label' },
+  CALL_LEG_LIMIT: { wire: -1, http: 409, summary: 'the call already holds as many legs as it may (16)' },
 
   // music projects (spec codes)
   MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },
