@@ -1,16 +1,20 @@
 // The text options applied to a finalized segment, for real-time sessions and batch jobs
-// alike: removeDisfluencies, entityCategories, rewriteInstruction. Pure.
+// alike: removeDisfluencies, readableText, entityCategories, rewriteInstruction. Pure.
 //
-// Order: fillers are removed first, then entities are detected on the cleaned text, so
-// entity offsets index the text the client receives. With removeDisfluencies the
-// recognizer's own text is kept in `rawText`. rewriteInstruction needs a language model;
+// Order: fillers are removed first, then the text is made readable (numerals, sentence case:
+// src/text/readable-text.ts), then entities are detected. Detection reads the words before the
+// readable step (every detector knows the spoken forms, and "spelled_digits" means digits that
+// were read out), and each entity's span is mapped onto the readable text, so entity offsets
+// index the text the client receives. With removeDisfluencies, or whenever readableText
+// changed the text, the recognizer's own text is kept in `rawText`. rewriteInstruction needs a language model;
 // none runs on this server, so it is never applied and never faked: the session gets a
 // REWRITE_NOT_APPLIED notice and effectiveOptions.notApplied names it.
 import { removeDisfluencies } from './disfluency.js';
 import { detectEntities, notDetectedCategories, type Entity } from './entities.js';
+import { mapSpan, readableFinal } from './readable-text.js';
 
 export interface FinalAnnotations {
-  /** The recognizer's text before filler removal (only with removeDisfluencies). */
+  /** The recognizer's text (with removeDisfluencies, and when readableText changed it). */
   rawText?: string;
   /** Entities found in `text` (only with entityCategories). */
   entities?: Entity[];
@@ -45,6 +49,23 @@ export function shapeFinal<W extends { word: string }>(text: string, words: read
     outWords = cleaned.words;
   }
   const wanted = categories(options);
+  // Absent in sessions stored before the option existed: they keep the recognizer's text.
+  if (options.readableText === true) {
+    const readable = readableFinal(outText, outWords);
+    if (wanted.length > 0) {
+      const mapped = detectEntities(outText, wanted).map((e) => {
+        const at = mapSpan(outText, readable.groups, e.start, e.end);
+        return { ...e, text: readable.text.slice(at.start, at.end), start: at.start, end: at.end };
+      });
+      // A span grown to whole numerals could meet its neighbour's: keep the first (entities
+      // never overlap).
+      const kept: Entity[] = [];
+      for (const e of mapped) if (kept.length === 0 || e.start >= kept[kept.length - 1]!.end) kept.push(e);
+      annotations.entities = kept;
+    }
+    if (readable.text !== text) annotations.rawText = text;
+    return { text: readable.text, words: readable.words, annotations };
+  }
   if (wanted.length > 0) annotations.entities = detectEntities(outText, wanted);
   return { text: outText, words: outWords, annotations };
 }
