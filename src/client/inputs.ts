@@ -2,12 +2,15 @@
 // .ulaw/.raw/.pcm as they are; wav, mp3, m4a, flac, ... decoded by Debian's ffmpeg through
 // prism-media's FFmpeg transcoder into the session encoding) and the microphone (sox or
 // arecord through node-record-lpcm16, 16-bit PCM, converted to mu-law when asked).
+// Stdin and raw files are sniffed first (src/core/audio/sniff.ts): a WAV in the session
+// encoding is read past its header, any other container is refused before a session exists.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
 import { INPUT_ENCODINGS, encodeMulaw, decodeToPcm16, type InputEncodingName } from '../core/audio/encodings.js';
+import { MAX_HEAD_BYTES, decideHead, sniffAudioHead, type HeadDecision } from '../core/audio/sniff.js';
 
 const require = createRequire(import.meta.url);
 
@@ -23,6 +26,10 @@ export interface AudioInput {
   /** Settles once the source finished: rejects when it failed (ffmpeg could not decode,
    * the recorder exited with an error), so a broken input is never a short transcript. */
   done: Promise<void>;
+  /** What the input's first bytes are (stdin and raw files; the others are `raw`): settles
+   * once they are read, before a session is needed. `refuse` carries the message to show;
+   * `strip-wav` says a WAV header (and any chunk after the audio) is being skipped. */
+  head: Promise<HeadDecision>;
 }
 
 function endOf(stream: Readable): Promise<void> {
@@ -47,15 +54,104 @@ export function openInput(spec: string, encoding: InputEncodingName, opts: { rec
   const input = open(spec, encoding, opts);
   // Failure is read when the caller awaits `done`, which may be after it happened.
   input.done.catch(() => undefined);
+  input.head.catch(() => undefined);
   return input;
 }
+
+/** Holds the first bytes of a raw input until sniffAudioHead can tell what they are, then
+ * passes the audio: all of it for raw audio; for a WAV in the session encoding, the data
+ * chunk only (the header before, and chunks after a data chunk of known size, are dropped);
+ * nothing for a refused input (the reader sees an empty input; `decision` says why). */
+export class HeadSniffer extends Transform {
+  readonly decision: Promise<HeadDecision>;
+  #settle!: (d: HeadDecision) => void;
+  #fail!: (err: Error) => void;
+  #head: Buffer[] = [];
+  #decided: HeadDecision | null = null;
+  /** Bytes still to skip before the audio, and audio bytes still to pass (null: unbounded). */
+  #skip = 0;
+  #left: number | null = null;
+
+  constructor(
+    private readonly encoding: InputEncodingName,
+    private readonly source: string,
+  ) {
+    super();
+    this.decision = new Promise<HeadDecision>((resolve, reject) => {
+      this.#settle = resolve;
+      this.#fail = reject;
+    });
+    this.decision.catch(() => undefined);
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    if (this.#decided) {
+      this.#pass(chunk);
+      return cb();
+    }
+    this.#head.push(chunk);
+    this.#tryDecide(false);
+    cb();
+  }
+
+  override _flush(cb: (err?: Error | null) => void): void {
+    if (!this.#decided) this.#tryDecide(true);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    if (!this.#decided) {
+      if (err) this.#fail(err);
+      else this.#tryDecide(true);
+    }
+    cb(err);
+  }
+
+  #tryDecide(atEnd: boolean): void {
+    const head = this.#head.length === 1 ? this.#head[0]! : Buffer.concat(this.#head);
+    let sniff = sniffAudioHead(head, atEnd);
+    // Past the bound nothing but a WAV header is still undecided, and parseWav refuses
+    // that itself; anything else that long is audio.
+    if (sniff.kind === 'need-more') {
+      if (head.length < MAX_HEAD_BYTES + 8) return;
+      sniff = { kind: 'raw' };
+    }
+    const decision = decideHead(sniff, this.encoding, this.source);
+    this.#decided = decision;
+    this.#head = [];
+    if (decision.action === 'strip-wav') {
+      this.#skip = decision.dataOffset;
+      this.#left = decision.dataBytes;
+    } else if (decision.action === 'refuse') {
+      this.#left = 0;
+    }
+    this.#settle(decision);
+    this.#pass(head);
+  }
+
+  #pass(chunk: Buffer): void {
+    let data = chunk;
+    if (this.#skip > 0) {
+      const cut = Math.min(this.#skip, data.length);
+      this.#skip -= cut;
+      data = data.subarray(cut);
+    }
+    if (this.#left !== null) {
+      data = data.subarray(0, this.#left);
+      this.#left -= data.length;
+    }
+    if (data.length > 0) this.push(data);
+  }
+}
+
+const settledRaw = (): Promise<HeadDecision> => Promise.resolve({ action: 'raw' });
 
 /** A source read through a PassThrough that stop() can end: the source is unpiped and
  * released, and the reader sees a normal end of input after what it already holds, where
  * destroying the source itself would make `for await` throw ERR_STREAM_PREMATURE_CLOSE
  * (a Ctrl-C would then abort the stream instead of closing the session). */
-export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file'): AudioInput {
-  const stream = new PassThrough();
+export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file', through: PassThrough | HeadSniffer = new PassThrough()): AudioInput {
+  const stream = through;
   let stopped = false;
   let stop: () => void = () => undefined;
   const done = new Promise<void>((resolve, reject) => {
@@ -80,15 +176,15 @@ export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file'): Au
     };
   });
   source.pipe(stream);
-  return { stream, live: false, kind, stop, done };
+  return { stream, live: false, kind, stop, done, head: stream instanceof HeadSniffer ? stream.decision : settledRaw() };
 }
 
 function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
-  if (spec === '-') return stoppableInput(process.stdin, 'stdin');
+  if (spec === '-') return stoppableInput(process.stdin, 'stdin', new HeadSniffer(encoding, 'stdin'));
   if (spec === 'mic') return openMic(encoding, opts);
   if (!fs.existsSync(spec)) throw new Error(`input file not found: ${spec}`);
   if (RAW_EXTENSIONS.includes(path.extname(spec).toLowerCase())) {
-    return stoppableInput(fs.createReadStream(spec, { highWaterMark: 16 * 1024 }), 'raw-file');
+    return stoppableInput(fs.createReadStream(spec, { highWaterMark: 16 * 1024 }), 'raw-file', new HeadSniffer(encoding, spec));
   }
   const prism = require('prism-media') as { FFmpeg: { create(o: { args: string[] }): ChildProcess } };
   // prism-media finds the ffmpeg binary and spawns the transcoder. Its Duplex wrapper is not
@@ -120,6 +216,7 @@ function open(spec: string, encoding: InputEncodingName, opts: { recorder?: stri
       proc.kill('SIGTERM');
     },
     done,
+    head: settledRaw(),
   };
 }
 
@@ -139,7 +236,7 @@ function openMic(encoding: InputEncodingName, opts: { recorder?: string; device?
   // Read at once (see the ffmpeg case); mu-law sessions get the PCM converted.
   const stream = pcm.pipe(encoding === 'mulaw_8000' ? pcmToMulaw() : new PassThrough());
   pcm.on('error', (err) => stream.emit('error', err instanceof Error ? err : new Error(String(err))));
-  return { stream, live: true, kind: 'mic', stop: () => rec.stop(), done: endOf(stream) };
+  return { stream, live: true, kind: 'mic', stop: () => rec.stop(), done: endOf(stream), head: settledRaw() };
 }
 
 /** 16-bit PCM to G.711 mu-law, keeping a split sample across chunks. */

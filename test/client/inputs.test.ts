@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ffmpegOutputArgs, openInput, pcmToMulaw } from '../../src/client/inputs.js';
+import { HeadSniffer, ffmpegOutputArgs, openInput, pcmToMulaw } from '../../src/client/inputs.js';
 import { decodeMulaw, encodeMulaw } from '../../src/core/audio/encodings.js';
 import { pacingDelayMs, splitChunk } from '../../src/client/pacing.js';
 import { loadClips } from '../helpers/audio.js';
@@ -60,6 +60,42 @@ describe('inputs', () => {
     expect(Buffer.concat(parts).equals(bytes)).toBe(true);
     await written;
     writer.on('error', () => undefined).end(); // no reader left: EPIPE is expected
+  });
+
+  it('a raw file that is really a WAV in --encoding gives its data chunk only: header and a trailing chunk dropped', async () => {
+    const file = path.join(tempDir(), 'call.raw');
+    const wav = fs.readFileSync(clip.wavFile);
+    fs.writeFileSync(file, Buffer.concat([wav, Buffer.from('LIST\x04\0\0\0abcd')]));
+    const input = openInput(file, 'pcm_s16le_16000');
+    expect(await input.head).toMatchObject({ action: 'strip-wav', dataOffset: 44 });
+    expect((await readAll(input.stream)).equals(clip.pcm16k)).toBe(true);
+    // The plain raw clip is passed as it is.
+    const raw = openInput(clip.ulawFile, 'mulaw_8000');
+    expect(await raw.head).toEqual({ action: 'raw' });
+  });
+
+  it('a raw file that is a WAV in another encoding is refused and gives no audio', async () => {
+    const file = path.join(tempDir(), 'call.ulaw');
+    fs.copyFileSync(clip.wavFile, file);
+    const input = openInput(file, 'mulaw_8000');
+    const head = await input.head;
+    expect(head.action).toBe('refuse');
+    if (head.action === 'refuse') expect(head.message).toContain('--encoding pcm_s16le_16000');
+    expect((await readAll(input.stream)).length).toBe(0);
+  });
+
+  it('HeadSniffer decides across one-byte writes and at the end of a short input', async () => {
+    const wav = fs.readFileSync(clip.wavFile).subarray(0, 4000);
+    const s = new HeadSniffer('pcm_s16le_16000', 'stdin');
+    const out = readAll(s);
+    for (let i = 0; i < wav.length; i++) s.write(wav.subarray(i, i + 1));
+    s.end();
+    expect((await out).equals(wav.subarray(44))).toBe(true);
+    const short = new HeadSniffer('mulaw_8000', 'stdin');
+    const shortOut = readAll(short);
+    short.end(Buffer.from('RI'));
+    expect(await short.decision).toEqual({ action: 'raw' });
+    expect((await shortOut).toString()).toBe('RI');
   });
 
   it('asks ffmpeg for the session format', () => {
