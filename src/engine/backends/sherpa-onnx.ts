@@ -12,8 +12,10 @@ export const ENGINE_RATE = 16_000;
 const OUTPUT_FRAME_SECONDS = 0.04;
 /** Silence appended before closing an utterance so the last chunk reaches the encoder. */
 const TAIL_PADDING_SAMPLES = Math.round(0.66 * ENGINE_RATE);
-/** SentencePiece marks the start of a word with U+2581. */
+/** SentencePiece marks the start of a word with U+2581; sherpa-onnx's symbol table hands
+ * such a token back with the mark replaced by a space (" HE"), so either starts a word. */
 const WORD_START = '\u2581';
+const startsWord = (token: string): boolean => token.startsWith(WORD_START) || token.startsWith(' ');
 
 // The package ships JavaScript with JSDoc types only; these are the parts used here.
 interface SherpaOnlineStream {
@@ -153,8 +155,8 @@ export function tokensToWords(tokens: readonly string[], timestamps: readonly nu
   for (let i = 0; i < tokens.length; i++) {
     const tok = tokens[i]!;
     const t = Math.max(0, Math.round((timestamps[i] ?? 0) * rate));
-    const piece = tok.split(WORD_START).join('');
-    if (tok.startsWith(WORD_START) || words.length === 0) {
+    const piece = tok.split(WORD_START).join('').trim();
+    if (startsWord(tok) || words.length === 0) {
       words.push({ word: piece, start: t, last: t });
     } else {
       const w = words[words.length - 1]!;
