@@ -19,6 +19,7 @@ import * as ownership from './areas/ownership.js';
 import * as jobs from './areas/job-claims.js';
 import * as sharedFiles from './areas/shared-files.js';
 import * as batchAudio from './areas/batch-audio.js';
+import * as calls from './areas/calls.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -104,6 +105,11 @@ export class SqlStore implements Store {
   appendSegment = this.call(history.appendSegment);
   listSegments = this.call(history.listSegments);
   listTranscriptions = this.call(history.listTranscriptions);
+
+  // calls (their legs join through createSession)
+  createCall = this.call(calls.createCall);
+  getCall = this.call(calls.getCall);
+  listCalls = this.call(calls.listCalls);
 
   // batch jobs
   createBatchJob = this.call(batch.createBatchJob);

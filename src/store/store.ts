@@ -50,6 +50,9 @@ export interface SessionRecord {
   charactersCharged: bigint;
   /** Next segment index to assign (segments are numbered from 0 per session). */
   nextSegmentIndex: number;
+  /** The call this session is a leg of, and its speaker there (both null outside a call). */
+  callId: string | null;
+  speaker: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -65,6 +68,9 @@ export interface TranscriptionRecord {
   /** Input sample rate of the audio, so segment sample positions convert to time. */
   sampleRateHz: number;
   audioSamples: bigint;
+  /** The call this row is a leg of, and its speaker there (both null outside a call). */
+  callId: string | null;
+  speaker: string | null;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
@@ -157,8 +163,13 @@ export interface CreateSessionInput {
   /** Hash of the normalised request (title, languageHint, options after validation), so a
    * replay that differs only in key order or omitted defaults still matches. */
   requestHash: string;
-  session: Omit<SessionRecord, 'state' | 'epoch' | 'epochBases' | 'capturedSamples' | 'charactersCharged' | 'nextSegmentIndex' | 'updatedAt'>;
+  session: Omit<SessionRecord, 'state' | 'epoch' | 'epochBases' | 'capturedSamples' | 'charactersCharged' | 'nextSegmentIndex' | 'callId' | 'speaker' | 'updatedAt'>;
   sampleRateHz: number;
+  /** Join this call as this speaker (areas/calls.ts): the call must be the account's
+   * (NOT_FOUND otherwise), the speaker free in it (CALL_SPEAKER_TAKEN) and the call under
+   * MAX_CALL_LEGS legs (CALL_LEG_LIMIT). Checked after the idempotency lookup, so a replay
+   * answers with its session. */
+  call?: { callId: string; speaker: string } | null;
 }
 
 export type CreateSessionOutcome =
@@ -182,7 +193,8 @@ export interface Store
     SessionOwnershipStore,
     JobClaimStore,
     BatchWorkStore,
-    SharedFileStore {
+    SharedFileStore,
+    CallStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -653,3 +665,49 @@ export interface SharedFileStore {
   clearOtherVoiceDesignClaims(node: string): Promise<void>;
 }
 
+
+// ---------------------------------------------------------------- calls (areas/calls.ts, docs/calls.md)
+
+/** One leg of a call: a History row labelled with its speaker (a real-time session's, or a
+ * batch job's with sessionId null). */
+export interface CallLegRecord {
+  speaker: string;
+  transcriptionId: string;
+  sessionId: string | null;
+  kind: 'realtime' | 'batch';
+  status: TranscriptionStatus;
+  sampleRateHz: number;
+  audioSamples: bigint;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CallRecord {
+  id: string; // call_...
+  accountId: string;
+  /** The PBX's own id of the call (Twilio CallSid, AudioSocket UUID, FreeSWITCH uuid). */
+  externalId: string | null;
+  title: string;
+  /** In the order they joined ((createdAt, transcriptionId) ascending). */
+  legs: CallLegRecord[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateCallInput {
+  call: { id: string; accountId: string; externalId: string | null; title: string; createdAt: string };
+  /** The create's Idempotency-Key (per account, its own namespace) and its request hash. */
+  idempotency: { key: string; requestHash: string };
+}
+
+export type CreateCallOutcome = { kind: 'created'; call: CallRecord } | { kind: 'replayed'; call: CallRecord } | { kind: 'conflict' };
+
+export interface CallStore {
+  /** Idempotent create: the call stored under (accountId, key) when the key was used with the
+   * same request hash, `conflict` with another. */
+  createCall(input: CreateCallInput): Promise<CreateCallOutcome>;
+  getCall(callId: string, accountId: string): Promise<CallRecord | null>;
+  /** An account's calls, newest first ((createdAt, id) descending), only those with
+   * `externalId` when given, strictly after `after` when given. */
+  listCalls(accountId: string, limit: number, opts?: { externalId?: string; after?: HistoryPosition }): Promise<CallRecord[]>;
+}

@@ -13,6 +13,8 @@ export interface TranscriptionRow {
   language_hint: string | null;
   sample_rate_hz: bigint;
   audio_samples: bigint;
+  call_id: string | null;
+  speaker: string | null;
   created_at: string;
   updated_at: string;
   completed_at: string | null;
@@ -40,6 +42,8 @@ function toTranscription(r: TranscriptionRow): TranscriptionRecord {
     languageHint: r.language_hint,
     sampleRateHz: Number(r.sample_rate_hz),
     audioSamples: r.audio_samples,
+    callId: r.call_id,
+    speaker: r.speaker,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     completedAt: r.completed_at,

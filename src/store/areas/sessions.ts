@@ -14,6 +14,7 @@ import type {
 import { greatest, int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
 import { lockAccount } from './ledger.js';
 import { updateTranscriptionStatus } from './history.js';
+import { checkJoinCall } from './calls.js';
 
 export interface SessionRow {
   id: string;
@@ -28,6 +29,8 @@ export interface SessionRow {
   captured_samples: bigint;
   characters_charged: bigint;
   next_segment_index: bigint;
+  call_id: string | null;
+  speaker: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -56,6 +59,8 @@ export function toSession(r: SessionRow): SessionRecord {
     capturedSamples: r.captured_samples,
     charactersCharged: r.characters_charged,
     nextSegmentIndex: Number(r.next_segment_index),
+    callId: r.call_id,
+    speaker: r.speaker,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -85,17 +90,19 @@ export async function createSession(db: Db, input: CreateSessionInput): Promise<
       if (existing.request_hash !== input.requestHash) return { kind: 'conflict' };
       return { kind: 'replayed', session: toSession(await mustReadSession(tx, existing.session_id)) };
     }
+    const call = input.call ?? null;
+    if (call) await checkJoinCall(tx, input.accountId, call.callId, call.speaker);
     await tx.run(
       `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
-                                   audio_samples, created_at, updated_at, completed_at)
-       VALUES (?, ?, 'realtime', ?, ?, 'RECORDING', ?, ?, 0, ?, ?, NULL)`,
-      [s.transcriptionId, input.accountId, s.id, s.title, s.languageHint, input.sampleRateHz, s.createdAt, s.createdAt],
+                                   audio_samples, call_id, speaker, created_at, updated_at, completed_at)
+       VALUES (?, ?, 'realtime', ?, ?, 'RECORDING', ?, ?, 0, ?, ?, ?, ?, NULL)`,
+      [s.transcriptionId, input.accountId, s.id, s.title, s.languageHint, input.sampleRateHz, call?.callId ?? null, call?.speaker ?? null, s.createdAt, s.createdAt],
     );
     await tx.run(
       `INSERT INTO rt_sessions (id, account_id, transcription_id, title, language_hint, options_json, state, epoch,
-                                epoch_bases, captured_samples, characters_charged, next_segment_index, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'RECORDING', 1, '["0"]', 0, 0, 0, ?, ?)`,
-      [s.id, input.accountId, s.transcriptionId, s.title, s.languageHint, JSON.stringify(s.options), s.createdAt, s.createdAt],
+                                epoch_bases, captured_samples, characters_charged, next_segment_index, call_id, speaker, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'RECORDING', 1, '["0"]', 0, 0, 0, ?, ?, ?, ?)`,
+      [s.id, input.accountId, s.transcriptionId, s.title, s.languageHint, JSON.stringify(s.options), call?.callId ?? null, call?.speaker ?? null, s.createdAt, s.createdAt],
     );
     await tx.run('INSERT INTO idempotency_keys (account_id, key, request_hash, session_id, created_at) VALUES (?, ?, ?, ?, ?)', [
       input.accountId,
