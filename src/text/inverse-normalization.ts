@@ -40,6 +40,11 @@ export interface Rewrite {
   from: number;
   to: number;
   text: string;
+  /** When the written form has spaces ("March 3, 2024", a card number in groups): one part per
+   * written word with the tokens it stands for, so each word of a final is one word of its
+   * text. Parts are in order; two parts share a token only when one spoken word gave digits to
+   * both ("double one" across two groups of a card number). */
+  parts?: Array<{ from: number; to: number; text: string }>;
 }
 
 const SCALES = new Set(['hundred', 'thousand', 'million']);
@@ -162,8 +167,34 @@ function ordinalText(n: number): string {
   return `${n}${ordinalSuffix(n)}`;
 }
 
+/** A card number's groups of four, each with the tokens [i..c) that said its digits. */
+function cardParts(w: readonly string[], i: number, c: number, digits: string): Rewrite['parts'] {
+  // Which token range said each digit: "double"/"triple" and the digit word after it together.
+  const saidBy: Array<{ from: number; to: number }> = [];
+  for (let j = i; j < c; ) {
+    const repeat = w[j] === 'double' ? 2 : w[j] === 'triple' ? 3 : 0;
+    if (repeat > 0) {
+      for (let k = 0; k < repeat; k++) saidBy.push({ from: j, to: j + 2 });
+      j += 2;
+    } else {
+      saidBy.push({ from: j, to: j + 1 });
+      j++;
+    }
+  }
+  const parts: NonNullable<Rewrite['parts']> = [];
+  for (let d = 0; d < digits.length; d += 4) {
+    const last = Math.min(d + 4, digits.length) - 1;
+    parts.push({ from: saidBy[d]!.from, to: saidBy[last]!.to, text: digits.slice(d, last + 1) });
+  }
+  return parts;
+}
+
+function isCardNumber(d: string): boolean {
+  return d.length >= 13 && d.length <= 19 && luhnValid(d);
+}
+
 function digitsText(d: string): string {
-  if (d.length >= 13 && d.length <= 19 && luhnValid(d)) return d.replace(/(\d{4})(?=\d)/g, '$1 ');
+  if (isCardNumber(d)) return d.replace(/(\d{4})(?=\d)/g, '$1 ');
   if (d.length === 10) return `${d.slice(0, 3)}-${d.slice(3, 6)}-${d.slice(6)}`;
   if (d.length === 11 && d[0] === '1') return `1-${d.slice(1, 4)}-${d.slice(4, 7)}-${d.slice(7)}`;
   if (d.length === 7) return `${d.slice(0, 3)}-${d.slice(3)}`;
@@ -227,7 +258,12 @@ function dateAtMonth(w: readonly string[], i: number): Rewrite | null {
     if (year === null) return null;
   }
   if ((w[i] === 'may' || w[i] === 'march') && year === null && !MAY_CONTEXT.has(w[i - 1] ?? '')) return null;
-  return { from: i, to: c, text: year === null ? `${month} ${day.value}` : `${month} ${day.value}, ${year}` };
+  const parts = [
+    { from: i, to: i + 1, text: month },
+    { from: i + 1, to: dayEnd, text: year === null ? `${day.value}` : `${day.value},` },
+    ...(year === null ? [] : [{ from: dayEnd, to: c, text: String(year) }]),
+  ];
+  return { from: i, to: c, text: parts.map((p) => p.text).join(' '), parts };
 }
 
 /** "third of march [twenty twenty four]" starting at the day cluster [i, c). */
@@ -237,15 +273,19 @@ function dayOfMonth(w: readonly string[], i: number, c: number): Rewrite | null 
   const month = MONTH_NAMES.get(w[c + 1] ?? '');
   if (month === undefined) return null;
   let end = c + 2;
-  let text = `${ordinalText(day.value)} of ${month}`;
+  const parts = [
+    { from: i, to: c, text: ordinalText(day.value) },
+    { from: c, to: c + 1, text: 'of' },
+    { from: c + 1, to: c + 2, text: month },
+  ];
   if (isClusterStart(w, end)) {
     const yc = clusterEnd(w, end);
     const year = readYear(w, end, yc);
     if (year === null) return null;
-    text += ` ${year}`;
+    parts.push({ from: end, to: yc, text: String(year) });
     end = yc;
   }
-  return { from: i, to: end, text };
+  return { from: i, to: end, text: parts.map((p) => p.text).join(' '), parts };
 }
 
 /** The reading of the number cluster starting at i, or null to leave it as words. */
@@ -254,7 +294,10 @@ function clusterReading(w: readonly string[], i: number): Rewrite | null {
   const after = w[c];
 
   const digits = digitRun(w, i, c);
-  if (digits !== null) return { from: i, to: c, text: digitsText(digits) };
+  if (digits !== null) {
+    const r: Rewrite = { from: i, to: c, text: digitsText(digits) };
+    return isCardNumber(digits) ? { ...r, parts: cardParts(w, i, c, digits) } : r;
+  }
 
   const date = dayOfMonth(w, i, c);
   if (date) return date;

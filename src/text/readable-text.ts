@@ -8,10 +8,12 @@
 //    pronoun "i" and its contractions ("i'm", "i'll", "i've", "i'd") are "I". Nothing else
 //    changes case: there is no model of proper names here, so names stay as recognized.
 //
-// The result is a list of groups, one per output token, each naming the input tokens
-// [from, to) it replaces; every input token is in exactly one group. The word list is
-// rewritten with the same groups, so `text` stays the words joined by single spaces, and a
-// merged word spans the first word's start to the last word's end.
+// The result is a list of groups, one per output word, each naming the input tokens
+// [from, to) it replaces, in order; every input token is in a group, and in two only when one
+// spoken word gave digits to two groups of a card number ("double one" across groups). The
+// word list is rewritten with the same groups, so `text` stays the words joined by single
+// spaces (no word has a space in it), and a word made of several spans the first one's start
+// to the last one's end.
 import { inverseNormalize } from './inverse-normalization.js';
 
 export interface ReadableGroup {
@@ -34,7 +36,8 @@ export function readableGroups(tokens: readonly string[]): ReadableGroup[] {
   let i = 0;
   for (const r of inverseNormalize(tokens)) {
     for (; i < r.from; i++) groups.push({ from: i, to: i + 1, text: tokens[i]! });
-    groups.push(r);
+    if (r.parts) groups.push(...r.parts.map((p) => ({ ...p })));
+    else groups.push({ from: r.from, to: r.to, text: r.text });
     i = r.to;
   }
   for (; i < tokens.length; i++) groups.push({ from: i, to: i + 1, text: tokens[i]! });
@@ -109,13 +112,13 @@ export function mapSpan(source: string, groups: readonly ReadableGroup[], start:
     const k = tokenSpans.findIndex((t) => offset < t.end);
     return k < 0 ? tokenSpans.length - 1 : k;
   };
-  const groupOf = (token: number) => groups.findIndex((g) => token >= g.from && token < g.to);
+  const inGroup = (token: number) => (g: ReadableGroup) => token >= g.from && token < g.to;
   const kept = (g: ReadableGroup, token: number) => g.to - g.from === 1 && g.text.length === tokenSpans[token]!.end - tokenSpans[token]!.start;
 
   const t0 = tokenAt(start);
   const t1 = tokenAt(Math.max(start, end - 1));
-  const g0 = groupOf(t0);
-  const g1 = groupOf(t1);
+  const g0 = groups.findIndex(inGroup(t0));
+  const g1 = groups.findLastIndex(inGroup(t1));
   const first = groups[g0]!;
   const last = groups[g1]!;
   const outStart = groupStarts[g0]! + (kept(first, t0) ? Math.max(0, start - tokenSpans[t0]!.start) : 0);

@@ -29,7 +29,13 @@ describe('shapeFinal with readableText', () => {
     expect(r.text).toBe('I paid $25.50 on March 3, 2024 call 415-555-1212');
     expect(r.annotations.rawText).toBe(spoken);
     expect(r.words.map((w) => w.word).join(' ')).toBe(r.text);
-    expect(r.words.find((w) => w.word === 'March 3, 2024')).toEqual({ word: 'March 3, 2024', startSample: 90, endSample: 138 });
+    // Each word of the final is one word of its text; a numeral said in several words spans them.
+    expect(r.words.filter((w) => ['$25.50', 'March', '3,', '2024'].includes(w.word))).toEqual([
+      { word: '$25.50', startSample: 20, endSample: 78 },
+      { word: 'March', startSample: 90, endSample: 98 },
+      { word: '3,', startSample: 100, endSample: 108 },
+      { word: '2024', startSample: 110, endSample: 138 },
+    ]);
   });
 
   it('detects entities with offsets into the readable text', () => {

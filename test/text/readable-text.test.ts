@@ -53,12 +53,29 @@ describe('groups and words', () => {
     expect(w).toEqual({ word: 'ab', confidence: null });
   });
 
-  it('keeps a card number as one word with spaces, the text still the words joined', () => {
+  it('gives each group of a card number its own word and times', () => {
     const text = 'card four one one one one one one one one one one one one one one one';
     const r = readableFinal(text, timed(text));
-    expect(r.words.map((w) => w.word)).toEqual(['Card', '4111 1111 1111 1111']);
-    expect(r.words.map((w) => w.word).join(' ')).toBe(r.text);
-    expect(r.words[1]!.endSample).toBe(String(16 * 100 + 80));
+    expect(r.text).toBe('Card 4111 1111 1111 1111');
+    expect(r.words.map((w) => w.word)).toEqual(['Card', '4111', '1111', '1111', '1111']);
+    expect(r.words.map((w) => [w.startSample, w.endSample])).toEqual([['0', '80'], ['100', '480'], ['500', '880'], ['900', '1280'], ['1300', '1680']]);
+  });
+
+  it('lets a "double" that says digits of two card groups time both', () => {
+    // 4111 1111 1111 1111 with "double one" saying the 4th and 5th digits.
+    const text = `four one one double one ${Array(11).fill('one').join(' ')}`;
+    const r = readableFinal(text, timed(text));
+    expect(r.words.map((w) => w.word)).toEqual(['4111', '1111', '1111', '1111']);
+    expect(r.words[0]).toMatchObject({ startSample: '0', endSample: '480' });
+    expect(r.words[1]).toMatchObject({ startSample: '300', endSample: '780' });
+  });
+
+  it('splits a date into its words, each with its own times', () => {
+    const text = 'on march third twenty twenty four';
+    const r = readableFinal(text, timed(text));
+    expect(r.words.map((w) => [w.word, w.startSample, w.endSample])).toEqual([
+      ['On', '0', '80'], ['March', '100', '180'], ['3,', '200', '280'], ['2024', '300', '580'],
+    ]);
   });
 
   it('makes a word list that differs from the text readable on its own', () => {
