@@ -24,6 +24,7 @@ import { batchRoutes } from './routes/batch.js';
 import { recordingStoreFor } from '../store/recordings.js';
 import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 /** Default JSON body limit. It covers every legal body except interpretation create, whose
  * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
@@ -99,6 +100,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
+  // The API document (src/server/openapi, docs/api-reference.md).
+  await app.register(openApiRoutes(ctx));
 
   return app;
 }

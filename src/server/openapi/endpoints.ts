@@ -1,0 +1,349 @@
+// The endpoint table: one entry per route the server registers (method and path as Fastify
+// has them, `{param}` for `:param`). Adding a route means adding its entry here, nothing else;
+// test/server/openapi.test.ts names any route the app serves that this table lacks, and any
+// entry the app does not serve. Request schemas come from schemas.ts (the validators' own
+// limits); error identifiers from the one table, src/core/errors.ts.
+import { API } from '../context.js';
+import type { Endpoint } from './endpoint.js';
+import {
+  ACCOUNT_VIEW,
+  BATCH_JOB_VIEW,
+  BRIEF,
+  CAPABILITIES_VIEW,
+  DELETE_USER_VIEW,
+  DESIGN_CREATED_VIEW,
+  DESIGN_CREATE_BODY,
+  DESIGN_SAVE_BODY,
+  DESIGN_VIEW,
+  GENERATE_BODY,
+  GET_USER_VIEW,
+  HEALTH_VIEW,
+  HISTORY_PAGE,
+  HISTORY_QUERY,
+  INTERPRETATION_CREATE_BODY,
+  INTERPRETATION_PROJECT_VIEW,
+  MUSIC_PROJECT_VIEW,
+  OPENAPI_VIEW,
+  PUT_USER_VIEW,
+  QUOTE_VIEW,
+  READY_VIEW,
+  RESUME_BODY,
+  RESUME_VIEW,
+  RETRY_BODY,
+  RETRY_PLAN_VIEW,
+  RETRY_RESULT_VIEW,
+  SESSION_VIEW,
+  TICKET_VIEW,
+  TRANSCRIPTION_VIEW,
+  TRANSCRIPT_CONTENT_TYPES,
+  TRANSCRIPT_QUERY,
+  USER_GROUP_BODY,
+  USER_GROUP_DELETE_BODY,
+  VOICE_CREATE_BODY,
+  VOICE_ID_VIEW,
+  VOICE_IMPROVE_BODY,
+  VOICE_IMPROVE_VIEW,
+  VOICE_ITEM,
+  VOICE_LIST_QUERY,
+  batchUploadBody,
+  createSessionBody,
+} from './schemas.js';
+
+const json = <T>(schema: T) => ({ contentType: 'application/json' as const, schema: () => schema, required: true });
+const optionalJson = <T>(schema: T) => ({ ...json(schema), required: false });
+const envelope = (data: Record<string, unknown>, description: string) => ({ kind: 'envelope' as const, data, description });
+
+const SESSIONS = `${API}/stt/realtime/sessions`;
+const TRANSCRIPTIONS = `${API}/stt/transcriptions`;
+const INTERPRETATION = `${API}/interpretation/projects`;
+const MUSIC = `${API}/music`;
+const VOICES = `${API}/voices`;
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  // ---------------------------------------------------------------- service
+  {
+    method: 'get', path: '/healthz', operationId: 'health', tag: 'Service', auth: 'none',
+    summary: 'Liveness: the process answers',
+    response: { kind: 'raw', contentTypes: ['application/json'], schema: HEALTH_VIEW, description: 'always 200 while the process runs' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/readyz', operationId: 'ready', tag: 'Service', auth: 'none',
+    summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
+    description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
+    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise)' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/metrics', operationId: 'metrics', tag: 'Service', auth: 'none',
+    summary: 'Prometheus metrics (docs/operations.md)',
+    response: { kind: 'raw', contentTypes: ['text/plain'], description: 'Prometheus text exposition' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/openapi.json', operationId: 'openapi', tag: 'Service', auth: 'none',
+    summary: 'This document, as this node serves it',
+    description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
+    response: { kind: 'raw', contentTypes: ['application/json'], schema: OPENAPI_VIEW, description: 'the OpenAPI 3.1 document' },
+    errors: [],
+  },
+  {
+    method: 'get', path: `${API}/account`, operationId: 'getAccount', tag: 'Account', auth: 'accessKey',
+    summary: "The caller's account and Characters balance",
+    response: envelope(ACCOUNT_VIEW, 'the account'),
+    errors: [],
+  },
+
+  // ---------------------------------------------------------------- real-time sessions
+  {
+    method: 'post', path: SESSIONS, operationId: 'createSession', tag: 'Real-time sessions', auth: 'accessKey', idempotencyKey: 'required',
+    summary: 'Create a real-time session',
+    description: 'The same Idempotency-Key and body return the same session (header idempotent-replayed: true); another body under the key is IDEMPOTENCY_CONFLICT. Lengths count code points.',
+    body: { contentType: 'application/json', schema: createSessionBody, required: false },
+    response: envelope(SESSION_VIEW, 'the session, RECORDING'),
+    errors: ['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'],
+  },
+  {
+    method: 'get', path: `${SESSIONS}/{sessionId}`, operationId: 'getSession', tag: 'Real-time sessions', auth: 'accessKey',
+    summary: 'Read a session',
+    response: envelope(SESSION_VIEW, 'the session'),
+    errors: ['NOT_FOUND'],
+  },
+  {
+    method: 'post', path: `${SESSIONS}/{sessionId}/resume`, operationId: 'resumeSession', tag: 'Real-time sessions', auth: 'accessKey',
+    summary: 'Open the next epoch of a session',
+    description: 'Frames of the new epoch start at sampleOffset 0; a client that captured more than the server holds re-sends missingSamples (docs/protocol.md, Resume).',
+    body: optionalJson(RESUME_BODY),
+    response: envelope(RESUME_VIEW, 'the new epoch'),
+    errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'SESSION_CLOSED', 'SESSION_BUSY', 'CAPTURE_CURSOR_MISMATCH', 'SESSION_MOVED'],
+  },
+  {
+    method: 'post', path: `${SESSIONS}/{sessionId}/tickets`, operationId: 'createTicket', tag: 'Real-time sessions', auth: 'accessKey',
+    summary: 'Issue a single-use browser ticket for the stream socket',
+    response: envelope(TICKET_VIEW, 'the ticket'),
+    errors: ['NOT_FOUND', 'SESSION_CLOSED'],
+  },
+  {
+    method: 'get', path: `${SESSIONS}/{sessionId}/stream`, operationId: 'streamSocket', tag: 'Real-time sessions', auth: 'socket',
+    summary: 'The stream socket (WebSocket): audio in, events out',
+    description: 'Frames, events, acknowledgements and close codes: docs/protocol.md. A refused handshake is a plain HTTP answer in the envelope.',
+    response: { kind: 'upgrade', description: 'Switching Protocols: the socket of docs/protocol.md' },
+    errors: ['UPGRADE_INVALID', 'ACCESS_KEY_IN_URL', 'TICKET_INVALID', 'NOT_FOUND', 'SESSION_CLOSED', 'SESSION_BUSY', 'RESUME_REQUIRED', 'ENGINE_BUSY', 'ACCOUNT_STREAM_LIMIT'],
+  },
+  {
+    method: 'get', path: `${SESSIONS}/{sessionId}/events`, operationId: 'watchSocket', tag: 'Real-time sessions', auth: 'socket',
+    summary: "The watch socket (WebSocket): a read-only copy of a session's events",
+    description: 'docs/protocol.md, "Watching a session".',
+    response: { kind: 'upgrade', description: 'Switching Protocols: the watch socket of docs/protocol.md' },
+    errors: ['UPGRADE_INVALID', 'ACCESS_KEY_IN_URL', 'TICKET_INVALID', 'NOT_FOUND', 'SESSION_CLOSED', 'WATCHER_LIMIT', 'SESSION_ELSEWHERE'],
+  },
+
+  // ---------------------------------------------------------------- History and batch
+  {
+    method: 'post', path: TRANSCRIPTIONS, operationId: 'createBatchTranscription', tag: 'History and batch', auth: 'accessKey', idempotencyKey: 'optional', batchOnly: true,
+    summary: 'Upload an audio file for batch transcription',
+    description: 'multipart/form-data: one file part `file` and the text fields title, languageHint, options (a JSON object). Charged before it is queued (docs/api.md, Batch transcription).',
+    body: { contentType: 'multipart/form-data', schema: batchUploadBody, required: true },
+    response: envelope(BATCH_JOB_VIEW, 'the queued job'),
+    errors: ['VALIDATION_FAILED', 'UNSUPPORTED_AUDIO', 'INSUFFICIENT_CHARACTERS', 'IDEMPOTENCY_CONFLICT'],
+  },
+  {
+    method: 'get', path: TRANSCRIPTIONS, operationId: 'listTranscriptions', tag: 'History and batch', auth: 'accessKey', batchOnly: true,
+    summary: 'History, newest first',
+    query: HISTORY_QUERY,
+    response: envelope(HISTORY_PAGE, 'one page'),
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
+    method: 'get', path: `${TRANSCRIPTIONS}/{transcriptionId}`, operationId: 'getTranscription', tag: 'History and batch', auth: 'accessKey',
+    summary: 'Read a History row',
+    response: envelope(TRANSCRIPTION_VIEW, 'the row'),
+    errors: ['NOT_FOUND'],
+  },
+  {
+    method: 'get', path: `${TRANSCRIPTIONS}/{transcriptionId}/transcript`, operationId: 'getTranscript', tag: 'History and batch', auth: 'accessKey',
+    summary: 'Download the transcript (not enveloped)',
+    query: TRANSCRIPT_QUERY,
+    response: { kind: 'raw', contentTypes: TRANSCRIPT_CONTENT_TYPES, description: 'the transcript as an attachment' },
+    errors: ['VALIDATION_FAILED', 'NOT_FOUND'],
+  },
+
+  // ---------------------------------------------------------------- interpretation
+  {
+    method: 'post', path: INTERPRETATION, operationId: 'createInterpretationProject', tag: 'Interpretation', auth: 'accessKey',
+    summary: 'Create an interpretation project (reserves the first cycle of every target)',
+    body: json(INTERPRETATION_CREATE_BODY),
+    response: envelope(INTERPRETATION_PROJECT_VIEW, 'the project'),
+    errors: ['VALIDATION_FAILED', 'INSUFFICIENT_CHARACTERS'],
+  },
+  {
+    method: 'get', path: `${INTERPRETATION}/{projectId}`, operationId: 'getInterpretationProject', tag: 'Interpretation', auth: 'accessKey',
+    summary: 'Read an interpretation project',
+    response: envelope(INTERPRETATION_PROJECT_VIEW, 'the project'),
+    errors: ['NOT_FOUND'],
+  },
+  {
+    method: 'get', path: `${INTERPRETATION}/{projectId}/targets/{targetId}/retry-plan`, operationId: 'getRetryPlan', tag: 'Interpretation', auth: 'accessKey',
+    summary: 'Issue (or read again) the retry plan of a failed target',
+    response: envelope(RETRY_PLAN_VIEW, 'the plan; send its values unchanged to retry'),
+    errors: ['INTERPRETATION_TARGET_NOT_FOUND', 'INTERPRETATION_NOT_RETRYABLE'],
+  },
+  {
+    method: 'head', path: `${INTERPRETATION}/{projectId}/targets/{targetId}/retry-plan`, operationId: 'headRetryPlan', tag: 'Interpretation', auth: 'accessKey',
+    summary: 'Refused: reading a retry plan issues one',
+    response: { kind: 'raw', status: 405, contentTypes: [], description: 'never answered with success' },
+    errors: ['METHOD_NOT_ALLOWED'],
+  },
+  {
+    method: 'post', path: `${INTERPRETATION}/{projectId}/targets/{targetId}/retry`, operationId: 'retryTarget', tag: 'Interpretation', auth: 'accessKey', idempotencyKey: 'required',
+    summary: 'Retry a FAILED_RELEASED target by confirming its plan',
+    body: json(RETRY_BODY),
+    response: envelope(RETRY_RESULT_VIEW, 'the retry, QUEUED (the same key and body replay it)'),
+    errors: ['VALIDATION_FAILED', 'INTERPRETATION_IDEMPOTENCY_MISMATCH', 'INTERPRETATION_TARGET_NOT_FOUND', 'INTERPRETATION_NOT_RETRYABLE', 'INTERPRETATION_INSUFFICIENT_CHARACTERS'],
+  },
+
+  // ---------------------------------------------------------------- music
+  {
+    method: 'get', path: `${MUSIC}/capabilities`, operationId: 'getMusicCapabilities', tag: 'Music', auth: 'accessKey',
+    summary: 'The values a creative brief may use',
+    response: envelope(CAPABILITIES_VIEW, 'the catalog'),
+    errors: [],
+  },
+  {
+    method: 'post', path: `${MUSIC}/projects`, operationId: 'createMusicProject', tag: 'Music', auth: 'accessKey', validationError: 'MUSIC_BRIEF_INVALID',
+    summary: 'Create a music project from a brief (its arrangement is generated in the background)',
+    body: json(BRIEF),
+    response: envelope(MUSIC_PROJECT_VIEW, 'the project, ARRANGEMENT_GENERATING'),
+    errors: ['MUSIC_BRIEF_INVALID'],
+  },
+  {
+    method: 'get', path: `${MUSIC}/projects/{projectId}`, operationId: 'getMusicProject', tag: 'Music', auth: 'accessKey',
+    summary: 'Read a music project',
+    response: envelope(MUSIC_PROJECT_VIEW, 'the project'),
+    errors: ['MUSIC_PROJECT_NOT_FOUND'],
+  },
+  {
+    method: 'put', path: `${MUSIC}/projects/{projectId}/brief`, operationId: 'replaceBrief', tag: 'Music', auth: 'accessKey', validationError: 'MUSIC_BRIEF_INVALID',
+    summary: 'Replace the whole brief (the active quote becomes stale)',
+    body: json(BRIEF),
+    response: envelope(MUSIC_PROJECT_VIEW, 'the project, ARRANGEMENT_GENERATING, arrangementVersion + 1'),
+    errors: ['MUSIC_BRIEF_INVALID', 'MUSIC_PROJECT_NOT_FOUND', 'MUSIC_PROJECT_BUSY'],
+  },
+  {
+    method: 'post', path: `${MUSIC}/projects/{projectId}/quotes`, operationId: 'createQuote', tag: 'Music', auth: 'accessKey',
+    summary: 'Quote the generation of the current arrangement',
+    response: envelope(QUOTE_VIEW, 'the active quote'),
+    errors: ['MUSIC_PROJECT_NOT_FOUND', 'MUSIC_PROJECT_BUSY'],
+  },
+  {
+    method: 'post', path: `${MUSIC}/projects/{projectId}/generate`, operationId: 'generateMusic', tag: 'Music', auth: 'accessKey',
+    summary: 'Start generation under the active quote (charges it)',
+    body: json(GENERATE_BODY),
+    response: envelope(MUSIC_PROJECT_VIEW, 'the project, GENERATION_QUEUED'),
+    errors: ['VALIDATION_FAILED', 'MUSIC_PROJECT_NOT_FOUND', 'MUSIC_PROJECT_BUSY', 'MUSIC_QUOTE_STALE', 'INSUFFICIENT_CHARACTERS'],
+  },
+
+  // ---------------------------------------------------------------- voices
+  {
+    method: 'get', path: VOICES, operationId: 'listVoices', tag: 'Voices', auth: 'accessKey',
+    summary: "The caller's voices and the prebuilt ones",
+    query: VOICE_LIST_QUERY,
+    response: envelope({ type: 'array', items: VOICE_ITEM }, 'the voices'),
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
+    method: 'post', path: `${VOICES}/tts`, operationId: 'createVoice', tag: 'Voices', auth: 'accessKey',
+    summary: 'Create a cloned text-to-speech voice from recordings',
+    body: { contentType: 'multipart/form-data', schema: () => VOICE_CREATE_BODY, required: true },
+    response: envelope(VOICE_ID_VIEW, 'the new voice'),
+    errors: ['VALIDATION_FAILED', 'VOICE_FILE_LIMIT', 'UNSUPPORTED_AUDIO'],
+  },
+  {
+    method: 'put', path: `${VOICES}/tts/{voiceId}`, operationId: 'improveVoice', tag: 'Voices', auth: 'accessKey',
+    summary: 'Add recordings to a custom voice',
+    body: { contentType: 'multipart/form-data', schema: () => VOICE_IMPROVE_BODY, required: true },
+    response: envelope(VOICE_IMPROVE_VIEW, 'the voice after the upload'),
+    errors: ['VALIDATION_FAILED', 'VOICE_PREBUILT', 'NOT_FOUND', 'VOICE_FILE_LIMIT', 'UNSUPPORTED_AUDIO'],
+  },
+  {
+    method: 'delete', path: `${VOICES}/{id}`, operationId: 'deleteVoice', tag: 'Voices', auth: 'accessKey',
+    summary: 'Delete a custom voice and its recordings',
+    response: envelope({ type: 'null' }, 'deleted'),
+    errors: ['VOICE_PREBUILT', 'NOT_FOUND'],
+  },
+  {
+    method: 'post', path: `${VOICES}/design`, operationId: 'createDesign', tag: 'Voices', auth: 'accessKey',
+    summary: 'Design a voice from a description (synthesized in the background; optional signed callback)',
+    body: json(DESIGN_CREATE_BODY),
+    response: envelope(DESIGN_CREATED_VIEW, 'the design, PENDING'),
+    errors: ['VALIDATION_FAILED', 'CALLBACK_URL_FORBIDDEN', 'VOICE_DESIGN_QUEUE_FULL'],
+  },
+  {
+    method: 'post', path: `${VOICES}/design/save`, operationId: 'saveDesign', tag: 'Voices', auth: 'accessKey',
+    summary: 'Save a completed design as a custom voice',
+    body: json(DESIGN_SAVE_BODY),
+    response: envelope(VOICE_ID_VIEW, 'the new voice'),
+    errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'VOICE_DESIGN_NOT_READY'],
+  },
+  {
+    method: 'get', path: `${VOICES}/design/{designId}`, operationId: 'getDesign', tag: 'Voices', auth: 'accessKey',
+    summary: 'Read a design and its callback delivery',
+    response: envelope(DESIGN_VIEW, 'the design'),
+    errors: ['NOT_FOUND'],
+  },
+  {
+    method: 'get', path: `${VOICES}/design/{designId}/preview`, operationId: 'getDesignPreview', tag: 'Voices', auth: 'accessKey',
+    summary: "A completed design's preview audio (not enveloped)",
+    response: { kind: 'raw', contentTypes: ['audio/wav'], description: 'WAV audio' },
+    errors: ['NOT_FOUND', 'VOICE_DESIGN_NOT_READY'],
+  },
+
+  // ---------------------------------------------------------------- dashboard user groups
+  {
+    method: 'get', path: '/api/user', operationId: 'getUserGroup', tag: 'Dashboard user groups', auth: 'userGroupToken',
+    summary: 'Get or create a user group (JSON body on a GET, as the dashboard sends it)',
+    body: json(USER_GROUP_BODY),
+    response: { kind: 'dashboard', schema: GET_USER_VIEW, description: 'the group; new_user_group when it was created' },
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
+    method: 'head', path: '/api/user', operationId: 'headUserGroup', tag: 'Dashboard user groups', auth: 'userGroupToken',
+    summary: 'Refused: GET creates a missing group',
+    response: { kind: 'raw', status: 405, contentTypes: [], description: 'never answered with success' },
+    errors: ['METHOD_NOT_ALLOWED'],
+  },
+  {
+    method: 'put', path: '/api/user', operationId: 'updateUserGroup', tag: 'Dashboard user groups', auth: 'userGroupToken',
+    summary: 'Update a user group (created when missing)',
+    body: json(USER_GROUP_BODY),
+    response: { kind: 'dashboard', schema: PUT_USER_VIEW, description: 'the group; is_new 1 when it was created' },
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
+    method: 'delete', path: '/api/user', operationId: 'deleteUserGroup', tag: 'Dashboard user groups', auth: 'userGroupToken',
+    summary: "Delete a user group, confirming its current token",
+    body: json(USER_GROUP_DELETE_BODY),
+    response: { kind: 'dashboard', schema: DELETE_USER_VIEW, description: 'deleted' },
+    errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'USER_GROUP_TOKEN_MISMATCH'],
+  },
+
+  // ---------------------------------------------------------------- console
+  {
+    method: 'get', path: '/console', operationId: 'consoleRedirect', tag: 'Console', auth: 'none',
+    summary: 'Redirects to /console/',
+    response: { kind: 'raw', status: 301, contentTypes: [], description: 'Moved Permanently to /console/' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/console/', operationId: 'console', tag: 'Console', auth: 'none',
+    summary: 'The live transcript console (docs/console.md)',
+    response: { kind: 'raw', contentTypes: ['text/html'], description: 'the page' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/console/{file}', operationId: 'consoleAsset', tag: 'Console', auth: 'none',
+    summary: "The console's static files",
+    response: { kind: 'raw', contentTypes: ['text/javascript', 'text/css'], description: 'the file' },
+    errors: ['NOT_FOUND'],
+  },
+];
