@@ -43,6 +43,11 @@ export interface ServiceConfig {
   /** Live sockets one account may hold on this node at once; 0: no bound; undefined: all
    * recognizers but one (src/core/account-streams.ts). */
   maxStreamsPerAccount: number | undefined;
+  /** Deferred recognition's bound: seconds of acknowledged audio that may wait for a
+   * recognizer on this node (src/core/recognition-backlog.ts); 0: never defer, a busy node
+   * refuses with ENGINE_BUSY. Undefined: 600 on the embedded store, 0 on a shared one, where
+   * the balancer retries another node instead (docs/scaling.md). */
+  maxDeferredSeconds: number | undefined;
   /** Browser ticket lifetime. */
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
@@ -141,6 +146,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? FALLBACK_MAX_DECODERS,
     maxDecodersSet: (input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS')) !== undefined,
     maxStreamsPerAccount: input.maxStreamsPerAccount ?? envInt('SCRIBED_MAX_STREAMS_PER_ACCOUNT'),
+    maxDeferredSeconds: input.maxDeferredSeconds ?? envInt('SCRIBED_MAX_DEFERRED_SECONDS'),
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
@@ -189,6 +195,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
   if (cfg.maxStreamsPerAccount !== undefined && !(Number.isInteger(cfg.maxStreamsPerAccount) && cfg.maxStreamsPerAccount >= 0 && cfg.maxStreamsPerAccount <= 100_000)) {
     throw new Error('SCRIBED_MAX_STREAMS_PER_ACCOUNT must be 0 (no bound) .. 100000');
+  }
+  if (cfg.maxDeferredSeconds !== undefined && !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)) {
+    throw new Error('SCRIBED_MAX_DEFERRED_SECONDS must be 0 (never defer) .. 86400');
   }
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');

@@ -20,6 +20,8 @@ import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
+import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
+import { RecognizerQueue } from './session/recognizer-queue.js';
 
 export interface Service {
   config: Readonly<ServiceConfig>;
@@ -104,6 +106,9 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     maxFramePayloadBytes: config.maxFramePayloadBytes,
     pausedDecoderHoldMs: config.pausedDecoderHoldMs,
     decodeBatchMs: config.decodeBatchMs,
+    // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
+    // behind a balancer (shared store) it refuses so the balancer tries another node.
+    deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
   };
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });

@@ -17,6 +17,7 @@ interface ServeArgs extends StoreArgs {
   'callback-allow-cidr'?: string[];
   'max-connections'?: number;
   'max-streams-per-account'?: number;
+  'max-deferred-seconds'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -44,6 +45,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       })
       // Connection bounds: docs/api.md, "Connections and timeouts".
       .option('max-streams-per-account', { type: 'number', describe: 'live sockets one account may hold on this node at once, 0 for no bound [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: all recognizers but one]' })
+      .option('max-deferred-seconds', { type: 'number', describe: 'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]' })
       .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
       .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
       .option('request-timeout-ms', { type: 'number', describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]' })
@@ -61,6 +63,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
       maxConnections: args['max-connections'],
       maxStreamsPerAccount: args['max-streams-per-account'],
+      maxDeferredSeconds: args['max-deferred-seconds'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],

@@ -17,6 +17,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       registers: r,
     }),
     sessionsCreated: new Counter({ name: 'scribed_sessions_created_total', help: 'Real-time sessions created (idempotent replays excluded)', registers: r }),
+    callsCreated: new Counter({ name: 'scribed_calls_created_total', help: 'Calls created (idempotent replays excluded); their legs count as sessions', registers: r }),
     resumes: new Counter({ name: 'scribed_session_resumes_total', help: 'Successful session resumes', registers: r }),
     audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),
     audioBytes: new Counter({ name: 'scribed_audio_received_bytes_total', help: 'Audio payload bytes received on sockets', labelNames: ['encoding'], registers: r }),
@@ -29,6 +30,27 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       name: 'scribed_recognition_latency_seconds',
       help: 'Time from the end of a segment\'s audio (commit, close or bound) to its final result',
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: r,
+    }),
+    // Deferred recognition (src/core/recognition-backlog.ts): sessions admitted while every
+    // recognizer was busy, and how far behind their audio recognition ran.
+    recognitionDeferred: new Counter({ name: 'scribed_recognition_deferred_total', help: 'Sockets served while every recognizer was busy: their recognition waited for one (deferred)', registers: r }),
+    deferredSessions: new Gauge({ name: 'scribed_recognition_deferred_sessions', help: 'Sessions whose recognition runs behind their audio: waiting for a recognizer or catching up', registers: r }),
+    deferredBacklog: new Gauge({
+      name: 'scribed_recognition_deferred_backlog_seconds',
+      help: 'Acknowledged audio of deferred sessions waiting for a recognizer, summed over the node (bounded by --max-deferred-seconds)',
+      registers: r,
+    }),
+    recognitionWait: new Histogram({
+      name: 'scribed_recognition_wait_seconds',
+      help: 'How long a deferred session waited for a recognizer',
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900],
+      registers: r,
+    }),
+    recognitionLag: new Histogram({
+      name: 'scribed_recognition_lag_seconds',
+      help: 'How long deferred audio waited between its acknowledgement and the recognizer hearing it',
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900],
       registers: r,
     }),
     engineRtf: new Histogram({

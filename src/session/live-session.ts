@@ -25,6 +25,8 @@ import { wordsOnTimeline } from '../core/word-span.js';
 import { finalEvent } from '../core/final-event.js';
 import { sessionNotices } from '../core/session-notices.js';
 import { ManualSegmentation, VadSegmentation, type SegmentAction, type Segmentation } from './segmentation.js';
+import { SessionBacklog } from '../core/recognition-backlog.js';
+import type { DeferredSession, RecognizerQueue } from './recognizer-queue.js';
 import { CLOSE_CODES, segmentId, serverEvent, type FinalTrigger, type ServerEvent, type WatchingEvent } from '../core/protocol.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
@@ -49,6 +51,9 @@ export interface LiveSessionDeps {
   reclaimDecoder?: () => Promise<boolean>;
   /** Called once the session is closed and persisted (the registry stops keeping it). */
   onClosed?: (session: LiveSession) => void;
+  /** Deferred recognition (src/core/recognition-backlog.ts): sessions admitted while every
+   * recognizer is busy wait here. Absent: a busy node refuses with ENGINE_BUSY. */
+  deferral?: RecognizerQueue;
   /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
    * (audio-spool.ts in files, database-spool.ts in the shared store). Without it, acks are
    * sent once the recognizer has the audio. */
@@ -74,7 +79,15 @@ interface OpenSegment {
 /** vad mode: silence dropped from the spool once this much of it has gathered. */
 const SPOOL_COMPACT_SECONDS = 5;
 
-export class LiveSession {
+/** Catching up, a deferred session feeds its backlog in turns of this much audio, so frames
+ * arriving meanwhile (and other sessions' work) are not held up behind a long backlog. */
+const CATCH_UP_TURN_SECONDS = 2;
+
+/** A session held by the node's backlog bound accepts audio again once the backlog is below
+ * this share of the bound (not at the first free second, which would flap). */
+const BACKLOG_RESUME_SHARE = 0.75;
+
+export class LiveSession implements DeferredSession {
   readonly id: string;
   readonly accountId: string;
   readonly transcriptionId: string;
@@ -122,6 +135,15 @@ export class LiveSession {
   private finalsPending = 0;
   /** The latest partial of the next segment, held while a final before it is pending. */
   private heldPartial: { seg: OpenSegment; partial: Pick<AcceptResult, 'partial' | 'partialSamples'> } | null = null;
+  /** Deferred recognition: audio, commits and the close waiting for a recognizer, in order;
+   * null while the session's recognition keeps up (the usual case). */
+  private backlog: SessionBacklog | null = null;
+  /** When the session started waiting for a recognizer (ms), for the wait metric. */
+  private deferredSince = 0;
+  /** The node's backlog bound stopped this session's audio (accepting: false). */
+  private heldByBacklog = false;
+  /** The client's close waits in the backlog: no more audio or commits are taken. */
+  private closing = false;
 
   constructor(
     record: SessionRecord,
@@ -205,6 +227,7 @@ export class LiveSession {
     // Watchers reconnect and find the node that serves the session now.
     this.closeWatchers(CLOSE_CODES.superseded, 'SESSION_MOVED', wsError(new ScribedError('SESSION_MOVED'), true));
     this.spool?.close();
+    this.endDeferral();
     await this.releaseStream().catch(() => undefined);
     this.log.info({ reason, epoch: this.fence?.epoch }, 'session left this node: dropped without finalizing');
     this.deps.onClosed?.(this);
@@ -309,10 +332,12 @@ export class LiveSession {
       this.apply({ type: 'socketAttached' });
       if (this.socket) throw new ScribedError('SESSION_BUSY');
       this.cancelHold();
-      if (!this.stream) this.stream = await this.openStream();
-      if (!(await this.feedReplay())) throw new ScribedError('ENGINE_FAILED', 'the recognizer failed while restoring the open segment; resume to retry');
+      if (!this.stream && !this.backlog) await this.openOrDefer();
+      if (this.stream && !this.backlog && !(await this.feedReplay())) {
+        throw new ScribedError('ENGINE_FAILED', 'the recognizer failed while restoring the open segment; resume to retry');
+      }
       this.socket = socket;
-      this.accepting = await this.canAccept();
+      this.accepting = !this.heldByBacklog && (await this.canAccept());
       this.emit(serverEvent.ready({
         sessionId: this.id,
         transcriptionId: this.transcriptionId,
@@ -326,8 +351,9 @@ export class LiveSession {
         openSegmentId: this.segment ? segmentId(this.segment.index) : null,
       }));
       for (const notice of this.notices()) this.emit(serverEvent.notice(notice));
-      if (!this.accepting) this.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
-      this.log.info({ epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples.toString() }, 'socket attached');
+      if (this.backlog) this.emit(serverEvent.notice(this.deferredNotice()));
+      if (!this.accepting) this.emit(serverEvent.accepting({ accepting: false, reason: this.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
+      this.log.info({ epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples.toString(), deferred: this.backlog !== null }, 'socket attached');
     });
   }
 
@@ -348,7 +374,8 @@ export class LiveSession {
     this.log.info({ capturedSamples: this.cursor.capturedSamples.toString() }, 'socket lost: session paused');
     // The stream socket's going sends it nothing; watchers are told the session paused.
     for (const w of this.watchers) w.send(this.watchingEvent());
-    if (this.stream) this.startHold();
+    // A session catching up keeps its recognizer until its backlog is done (then holds it).
+    if (this.stream && !this.backlog) this.startHold();
   }
 
   /** A paused session keeps its decoder (and its open utterance) for a while so a quick
@@ -359,7 +386,7 @@ export class LiveSession {
     this.holdTimer = setTimeout(() => {
       this.holdTimer = null;
       void this.run(async () => {
-        if (this.socket || this.state === 'CLOSED') return;
+        if (this.socket || this.state === 'CLOSED' || this.backlog) return;
         await this.finalize('pause');
         await this.releaseStream();
         // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
@@ -434,9 +461,14 @@ export class LiveSession {
     return this.stream !== null;
   }
 
+  /** True while the session's recognition runs behind its audio (deferred recognition). */
+  get isDeferred(): boolean {
+    return this.backlog !== null;
+  }
+
   /** True while this session is paused and still holds a decoder (see startHold). */
   get holdsIdleDecoder(): boolean {
-    return this.socket === null && this.stream !== null;
+    return this.socket === null && this.stream !== null && this.backlog === null;
   }
 
   /** Give a held decoder back to the pool now, finalizing the open segment first. */
@@ -461,10 +493,157 @@ export class LiveSession {
     this.stream = null;
     this.segmentation = null;
     await stream?.release();
+    // A session waiting for a recognizer may take this one.
+    if (stream) this.deps.deferral?.decoderFreed();
   }
 
   private notices(): Array<{ code: string; message: string }> {
     return sessionNotices(this.options, this.stream?.vocabulary ?? null);
+  }
+
+  // ---------------------------------------------------------------- deferred recognition
+
+  /** A recognizer for an attaching socket, or, when every one is busy and the node's backlog
+   * has room, deferred recognition: the socket is served and its audio waits (issue 13). */
+  private async openOrDefer(): Promise<void> {
+    const queue = this.deps.deferral;
+    // Sessions that waited first get the next free recognizer; this one queues behind them.
+    if (queue?.hasWaiters() && queue.budget.hasRoom()) return this.defer();
+    try {
+      this.stream = await this.openStream();
+    } catch (err) {
+      if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !queue?.budget.hasRoom()) throw err;
+      this.defer();
+    }
+  }
+
+  private defer(): void {
+    const queue = this.deps.deferral!;
+    this.backlog = new SessionBacklog(this.rate);
+    this.deferredSince = Date.now();
+    this.deps.metrics.recognitionDeferred.inc();
+    this.log.info({ waiting: queue.waitingCount, backlogSeconds: Number(queue.budget.seconds.toFixed(1)) }, 'every recognizer busy: recognition deferred');
+    queue.wait(this);
+  }
+
+  private deferredNotice(): { code: string; message: string } {
+    return {
+      code: 'RECOGNITION_DEFERRED',
+      message: 'every recognizer of this node is busy: audio is stored and acknowledged as usual, and transcribed (with its true times) as soon as one frees',
+    };
+  }
+
+  /** The node's backlog is at its bound: this session takes no more audio until it drains
+   * (accepting: false, RECOGNITION_BACKLOG; the client keeps the audio buffered). */
+  private holdForBacklog(): never {
+    if (!this.heldByBacklog) {
+      this.heldByBacklog = true;
+      this.accepting = false;
+      this.log.warn({ backlogSeconds: Number(this.deps.deferral!.budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
+      this.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
+    }
+    throw new ScribedError('NOT_ACCEPTING', 'the node\'s recognizers are behind and its backlog is at its bound; wait for an accepting event');
+  }
+
+  /** Called by the queue while the backlog is below its bound. */
+  backlogHasRoom(): void {
+    if (!this.heldByBacklog) return;
+    void this.run(() => this.acceptAgainAfterBacklog(false)).catch((err) => this.log.warn({ err }, 'could not accept audio again'));
+  }
+
+  private async acceptAgainAfterBacklog(force: boolean): Promise<void> {
+    const budget = this.deps.deferral?.budget;
+    if (!this.heldByBacklog || !budget) return;
+    if (!force && budget.seconds > budget.boundSeconds * BACKLOG_RESUME_SHARE) return;
+    this.heldByBacklog = false;
+    if (this.closing || this.state !== 'RECORDING' || !this.socket) return;
+    this.accepting = await this.canAccept();
+    this.emit(serverEvent.accepting(this.accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
+  }
+
+  /** The client's close: at once, or, while deferred, after the audio before it. */
+  private async requestClose(): Promise<void> {
+    if (!this.backlog) return this.closeSession();
+    if (this.closing) throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
+    this.closing = true;
+    this.accepting = false;
+    this.backlog.push({ kind: 'close' });
+    this.log.info({ backlogSeconds: Number(this.backlog.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
+  }
+
+  /** The queue offers a recognizer: take it and start catching up. */
+  tryCatchUp(): Promise<'started' | 'busy' | 'gone'> {
+    return this.run(async () => {
+      if (!this.backlog || this.moved || this.state === 'CLOSED') return 'gone';
+      if (!this.stream) {
+        try {
+          this.stream = await this.openStream();
+        } catch (err) {
+          // Busy, or an engine that failed to start a decoder: asked again on the next turn.
+          if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) this.log.warn({ err }, 'could not open a recognizer for the deferred session');
+          return 'busy';
+        }
+      }
+      const waited = (Date.now() - this.deferredSince) / 1000;
+      this.deps.metrics.recognitionWait.observe(waited);
+      this.log.info({ waitedSeconds: Number(waited.toFixed(2)), backlogSeconds: Number(this.backlog.seconds.toFixed(1)) }, 'recognizer free: catching up');
+      // Audio recovered from the spool after a restart comes before the backlog.
+      if (!(await this.feedReplay())) return 'gone';
+      this.scheduleCatchUp();
+      return 'started';
+    });
+  }
+
+  private scheduleCatchUp(): void {
+    void this.run(() => this.catchUpTurn()).catch((err) => this.log.error({ err }, 'catching up failed'));
+  }
+
+  /** One turn of catching up: about CATCH_UP_TURN_SECONDS of the backlog, with the commits
+   * and close among it, then the session's queue runs what arrived meanwhile. */
+  private async catchUpTurn(): Promise<void> {
+    const backlog = this.backlog;
+    const stream = this.stream;
+    if (!backlog || !stream || this.moved) return;
+    const items = backlog.take(CATCH_UP_TURN_SECONDS);
+    // Frame by frame, as they were counted in.
+    for (const item of items) if (item.kind === 'audio') this.deps.deferral!.budget.remove(item.samples.length / this.rate);
+    for (const item of items) {
+      if (item.kind === 'audio') {
+        this.deps.metrics.recognitionLag.observe((Date.now() - item.arrivedAtMs) / 1000);
+        // A lost recognizer has dropped the backlog and told the client (recognizerLost).
+        if (!(await this.recognize(stream, item.samples, item.at))) return;
+        this.compactSpool();
+      } else if (item.kind === 'commit') {
+        const { done } = await this.endSegment('commit');
+        void done.then(
+          (id) => this.emit(serverEvent.committed({ segmentId: id, capturedSamples: item.capturedSamples })),
+          (err: unknown) => this.emitError(err),
+        );
+      } else {
+        this.endDeferral();
+        await this.closeSession();
+        return;
+      }
+    }
+    if (!backlog.empty) return this.scheduleCatchUp();
+    this.endDeferral();
+    this.log.info('deferred recognition caught up');
+    this.emit(serverEvent.notice({ code: 'RECOGNITION_CAUGHT_UP', message: 'recognition has caught up with the audio; results follow it live again' }));
+    await this.acceptAgainAfterBacklog(true);
+    if (!this.socket && this.state !== 'CLOSED') this.startHold();
+  }
+
+  /** The session no longer waits: the queue forgets it and the node's budget gets back what
+   * was still waiting (returned, in seconds). */
+  private endDeferral(): number {
+    const backlog = this.backlog;
+    if (!backlog) return 0;
+    this.backlog = null;
+    if (this.state !== 'CLOSED') this.closing = false;
+    const dropped = backlog.clear();
+    this.deps.deferral?.budget.remove(dropped);
+    this.deps.deferral?.done(this);
+    return dropped;
   }
 
   // ---------------------------------------------------------------- incoming frames
@@ -489,7 +668,7 @@ export class LiveSession {
           await this.commit();
           return;
         case 'close':
-          await this.closeSession();
+          await this.requestClose();
           return;
       }
     }).catch((err) => this.emitError(err));
@@ -497,7 +676,7 @@ export class LiveSession {
 
   private async handleAudio(data: Uint8Array): Promise<void> {
     const m = this.deps.metrics;
-    if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
+    if (this.state !== 'RECORDING' || this.closing) throw new ScribedError('SESSION_CLOSED');
     const frame = decodeAudioFrame(data, this.encoding.name, this.deps.maxFramePayloadBytes);
     m.audioBytes.inc({ encoding: this.encoding.name }, frame.payload.byteLength);
     if (!this.accepting) throw new ScribedError('NOT_ACCEPTING', 'the session is not accepting audio; wait for an accepting event');
@@ -510,6 +689,7 @@ export class LiveSession {
       this.sendAckWhenDurable(placed.duplicateSamples);
       return;
     }
+    if (this.backlog && !this.deps.deferral!.budget.fits(added / this.rate)) this.holdForBacklog();
 
     // Billing before acceptance: audio the account cannot pay for is not taken (and so
     // not acknowledged); the client keeps it buffered.
@@ -530,7 +710,7 @@ export class LiveSession {
     samples.set(pcm.subarray(placed.acceptFrom, placed.acceptFrom + placed.acceptCount), placed.gapSamples);
 
     const stream = this.stream;
-    if (!stream) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
+    if (!stream && !this.backlog) throw new ScribedError('ENGINE_FAILED', 'no recognizer attached to this session');
     // Spooled before the recognizer sees it; a recognizer failure after this empties the
     // spool (recognizerLost). A spool that cannot be written (a full disk) refuses the frame
     // and closes the socket: frames the client already sent behind it would otherwise land
@@ -540,6 +720,14 @@ export class LiveSession {
     } catch (err) {
       this.emitError(new ScribedError('INTERNAL', 'the audio could not be stored; resume and send it again', { cause: err }));
       await this.loseSocket('INTERNAL');
+      return;
+    }
+    if (this.backlog || !stream) {
+      // Deferred: stored and acknowledged now, recognized when a recognizer frees.
+      this.backlog!.push({ kind: 'audio', at: this.cursor.capturedSamples, samples, arrivedAtMs: Date.now() });
+      this.deps.deferral!.budget.add(added / this.rate);
+      this.advance(placed, added);
+      await this.saveProgress(false);
       return;
     }
     // The frame is taken only once the recognizer has it (or the detector dropped it as
@@ -667,6 +855,8 @@ export class LiveSession {
     void dead?.release().catch(() => undefined);
     this.segment = null;
     this.replay = null;
+    const dropped = this.endDeferral();
+    if (dropped > 0) this.log.error({ droppedBacklogSeconds: dropped }, 'recognizer lost while catching up: the deferred audio is dropped with the open segment');
     this.spool?.clear(this.channelState);
     this.log.error(
       { err, lostSegment: seg ? { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } : null },
@@ -745,8 +935,13 @@ export class LiveSession {
   /** The final and then `committed` follow when the segment is decoded; frames sent after
    * the commit are taken meanwhile. */
   private async commit(): Promise<void> {
-    if (this.state !== 'RECORDING') throw new ScribedError('SESSION_CLOSED');
+    if (this.state !== 'RECORDING' || this.closing) throw new ScribedError('SESSION_CLOSED');
     const capturedSamples = this.cursor.capturedSamples.toString();
+    if (this.backlog) {
+      // After the audio before it is recognized; `committed` carries today's cursor.
+      this.backlog.push({ kind: 'commit', capturedSamples });
+      return;
+    }
     const { done } = await this.endSegment('commit');
     void done.then(
       (id) => this.emit(serverEvent.committed({ segmentId: id, capturedSamples })),
@@ -873,6 +1068,7 @@ export class LiveSession {
   resume(clientCaptured: bigint | undefined): Promise<{ epoch: number; capturedSamples: bigint; accepting: boolean }> {
     return this.run(async () => {
       if (this.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+      if (this.closing) throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
       if (clientCaptured !== undefined && clientCaptured < this.cursor.capturedSamples) {
         throw new ScribedError(
           'CAPTURE_CURSOR_MISMATCH',
@@ -898,7 +1094,7 @@ export class LiveSession {
       this.cursor = beginEpoch(this.cursor);
       if (record.epoch !== this.cursor.epoch) throw new ScribedError('INTERNAL', 'store and cursor disagree on the epoch');
       if (this.fence) this.fence = { ...this.fence, epoch: record.epoch };
-      this.accepting = await this.canAccept();
+      this.accepting = !this.heldByBacklog && (await this.canAccept());
       this.deps.metrics.resumes.inc();
       this.log.info({ epoch: this.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: this.cursor.epoch, capturedSamples: this.cursor.capturedSamples, accepting: this.accepting };
@@ -911,6 +1107,8 @@ export class LiveSession {
       this.cancelHold();
       this.accepting = false;
       if (this.state === 'CLOSED') return;
+      // Deferred audio not recognized yet stays in the spool: the next start replays it.
+      this.endDeferral();
       await this.finalize('shutdown');
       await this.releaseStream();
       if (this.moved) return;

@@ -15,6 +15,7 @@ import type { SessionRecord, Store } from '../store/store.js';
 import { LiveSession, type LiveSessionDeps } from './live-session.js';
 import type { SpoolRecord } from './audio-spool.js';
 import { restoreSpooledAudio } from './spool-recovery.js';
+import type { RecognizerQueue } from './recognizer-queue.js';
 
 export interface RegistryOptions {
   node: string;
@@ -67,6 +68,12 @@ export class SessionRegistry {
 
   stop(): void {
     for (const t of this.timers.splice(0)) clearInterval(t);
+    this.deps.deferral?.stop();
+  }
+
+  /** Deferred recognition's queue and budget; null when this node never defers. */
+  get deferral(): RecognizerQueue | null {
+    return this.deps.deferral?.budget.enabled ? this.deps.deferral : null;
   }
 
   /** Free one decoder held by a paused session, oldest-loaded first. */

@@ -109,8 +109,9 @@ describe('streaming real speech', () => {
     expect(final.segmentId).toBe('seg_0');
     expect(final.start).toMatchObject({ sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 });
     expect(final.end).toMatchObject({ sample: String(total), ms: Math.floor((total * 1000) / rate), epoch: 1, epochSample: total });
-    const wer = wordErrorRate(clip.reference, final.text).wer;
-    expect(wer, `"${final.text}" vs "${clip.reference}"`).toBeLessThan(maxWer);
+    // Recognition is judged on the recognizer's words (rawText), not the readable text.
+    const wer = wordErrorRate(clip.reference, final.rawText ?? final.text).wer;
+    expect(wer, `"${final.rawText ?? final.text}" vs "${clip.reference}"`).toBeLessThan(maxWer);
     expect(final.words.length).toBeGreaterThan(0);
     let last = -1;
     for (const w of final.words) {
@@ -295,7 +296,7 @@ describe('socket lifecycle', () => {
     const final = await three.next('final');
     expect(final.start).toMatchObject({ sample: '0', epoch: 1, epochSample: 0 });
     expect(final.end).toMatchObject({ sample: String(total), epoch: 3, epochSample: epoch3, epochMs: Math.floor((epoch3 * 1000) / 16000) });
-    expect(wordErrorRate(clip.reference, final.text).wer).toBeLessThan(0.5);
+    expect(wordErrorRate(clip.reference, final.rawText ?? final.text).wer).toBeLessThan(0.5);
     three.control({ type: 'close' });
     expect(await three.next('closed')).toMatchObject({ capturedSamples: String(total) });
 
@@ -477,8 +478,9 @@ describe('socket lifecycle', () => {
 });
 
 describe('decoder admission', () => {
-  it('reclaims a paused session\'s decoder for a new socket, refuses past that with ENGINE_BUSY', async () => {
-    const one = await startService({ maxDecoders: 1 });
+  it('reclaims a paused session\'s decoder for a new socket, refuses past that with ENGINE_BUSY (deferral off)', async () => {
+    // Deferred recognition off, as on nodes behind a balancer (test/session/deferred-recognition.test.ts has it on).
+    const one = await startService({ maxDecoders: 1, maxDeferredSeconds: 0 });
     try {
       const carol = await one.account(10_000n);
       const open = async () => {
@@ -501,9 +503,9 @@ describe('decoder admission', () => {
       expect(await cb.next('ready')).toMatchObject({ accepting: true });
       // a's open segment was finalized before its decoder went to b
       const t = await fetch(`${one.baseUrl}${TRANSCRIPTIONS}/${a.transcriptionId}/transcript?format=json`, { headers: { accessKey: carol.accessKey } });
-      const transcript = (await t.json()) as { segments: Array<{ text: string }> };
+      const transcript = (await t.json()) as { segments: Array<{ text: string; rawText?: string }> };
       expect(transcript.segments).toHaveLength(1);
-      expect(wordErrorRate(clip.reference, transcript.segments[0]!.text).wer).toBeLessThan(0.5);
+      expect(wordErrorRate(clip.reference, transcript.segments[0]!.rawText ?? transcript.segments[0]!.text).wer).toBeLessThan(0.5);
 
       // Past that: refused before the upgrade (503), so a balancer can retry another node.
       const c = await open();

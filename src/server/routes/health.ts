@@ -40,6 +40,8 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       const counts = ctx.sessions.countByState();
       for (const [state, n] of Object.entries(counts)) ctx.metrics.sessions.set({ state }, n);
       ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
+      ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
+      ctx.metrics.deferredBacklog.set(ctx.sessions.deferral?.budget.seconds ?? 0);
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     });
   };

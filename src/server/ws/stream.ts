@@ -66,9 +66,12 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
             const { accountId } = await identify(ctx, req);
             // Before the recognizer check: an account at its limit is told so, not ENGINE_BUSY.
             settle = admitForAccount(req, accountId);
-            // No recognizer here for a session that needs one: refused before the upgrade and
-            // before the claim, so the balancer retries another node (docs/scaling.md).
-            if (!ctx.sessions.served(req.params.sessionId)?.holdsDecoder && !hasFreeDecoder(ctx)) {
+            // No recognizer here for a session that needs one, and no room to defer its
+            // recognition: refused before the upgrade and before the claim, so the balancer
+            // retries another node (docs/scaling.md).
+            const served = ctx.sessions.served(req.params.sessionId);
+            const canDefer = ctx.sessions.deferral?.budget.hasRoom() ?? false;
+            if (!served?.holdsDecoder && !served?.isDeferred && !hasFreeDecoder(ctx) && !canDefer) {
               throw new ScribedError('ENGINE_BUSY', 'every recognizer of this node is in use; another node, or this one later, takes the socket');
             }
             // The socket's node serves the session: it claims it (SESSION_BUSY while another

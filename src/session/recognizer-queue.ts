@@ -1,0 +1,106 @@
+// Sessions whose recognition is deferred (src/core/recognition-backlog.ts), in the order they
+// started waiting. A freed recognizer goes to the session that has waited longest: the queue
+// tries them in order whenever a live session lets a decoder go, and on a short timer for
+// decoders freed elsewhere (batch jobs share the pool). A session stays known to the queue
+// until it has caught up, so sessions held by the backlog bound are told when there is room.
+import type { BacklogBudget } from '../core/recognition-backlog.js';
+
+/** What the queue needs of a deferred session (LiveSession implements it). */
+export interface DeferredSession {
+  readonly id: string;
+  /** Try to get a recognizer and start catching up: 'started', 'busy' (none free), or 'gone'
+   * (the session no longer waits: closed, moved, or caught up meanwhile). */
+  tryCatchUp(): Promise<'started' | 'busy' | 'gone'>;
+  /** The backlog has room again: a session held by the bound may accept audio again. */
+  backlogHasRoom(): void;
+}
+
+const RETRY_MS = 200;
+
+export class RecognizerQueue {
+  /** Waiting for a recognizer, oldest first. */
+  private readonly waiting: DeferredSession[] = [];
+  /** Deferred, waiting or catching up. */
+  private readonly deferred = new Set<DeferredSession>();
+  private timer: NodeJS.Timeout | null = null;
+  private pumping = false;
+  private again = false;
+
+  constructor(readonly budget: BacklogBudget) {}
+
+  /** Sessions waiting for a recognizer now. */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /** Sessions whose recognition runs behind (waiting or catching up). */
+  get deferredCount(): number {
+    return this.deferred.size;
+  }
+
+  /** True when a session attaching now should queue behind others rather than take a freed
+   * recognizer first. */
+  hasWaiters(): boolean {
+    return this.waiting.length > 0;
+  }
+
+  wait(session: DeferredSession): void {
+    this.deferred.add(session);
+    if (!this.waiting.includes(session)) this.waiting.push(session);
+    this.arm();
+    this.decoderFreed();
+  }
+
+  /** The session caught up, closed or left: the queue forgets it. */
+  done(session: DeferredSession): void {
+    this.deferred.delete(session);
+    const i = this.waiting.indexOf(session);
+    if (i >= 0) this.waiting.splice(i, 1);
+    if (this.deferred.size === 0) this.disarm();
+  }
+
+  /** A recognizer may be free: hand it to the longest-waiting session. */
+  decoderFreed(): void {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump().finally(() => {
+      this.pumping = false;
+      if (this.again) {
+        this.again = false;
+        this.decoderFreed();
+      }
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const head = this.waiting[0]!;
+      const outcome = await head.tryCatchUp().catch(() => 'gone' as const);
+      if (outcome === 'busy') return;
+      // 'started' or 'gone': the session no longer waits for a recognizer.
+      if (this.waiting[0] === head) this.waiting.shift();
+      if (outcome === 'gone') this.deferred.delete(head);
+    }
+  }
+
+  private arm(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.waiting.length > 0) this.decoderFreed();
+      if (this.budget.hasRoom()) for (const s of this.deferred) s.backlogHasRoom();
+    }, RETRY_MS);
+    this.timer.unref();
+  }
+
+  private disarm(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  stop(): void {
+    this.disarm();
+  }
+}
