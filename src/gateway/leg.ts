@@ -178,6 +178,7 @@ export class GatewayLeg {
         summary = await this.streamer.end();
         this.log.info(
           {
+            transcriptionId: summary.transcriptionId,
             receivedSamples: this.receivedSamples,
             capturedSamples: summary.capturedSamples,
             acknowledgedSamples: summary.acknowledgedSamples,

@@ -39,8 +39,8 @@ function one(d: Map<string, string[]>, key: string): string | undefined {
 }
 
 describe('systemd units', () => {
-  it('ships the server, RTP and stream units', () => {
-    expect(units.sort()).toEqual(['scribed-rtp@.service', 'scribed-stream@.service', 'scribed.service']);
+  it('ships the server, RTP, stream and gateway units', () => {
+    expect(units.sort()).toEqual(['scribed-gateway@.service', 'scribed-rtp@.service', 'scribed-stream@.service', 'scribed.service']);
   });
 
   for (const unit of units) {
