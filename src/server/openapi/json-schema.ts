@@ -55,10 +55,10 @@ export function decimalAtMost(max: bigint): string {
   return `^(?:${alternatives.join('|')})$`;
 }
 
-/** A case-insensitive pattern for a language tag whose primary subtag is one of `languages`
- * (the recognizer's, compared lower-cased as src/core/recognizer-capabilities.ts does). */
-export function primaryLanguagePattern(languages: readonly string[]): string {
+/** A language tag (the shape of `subtags`, a pattern of its own) whose primary subtag is one
+ * of `languages`, matched case-insensitively as src/core/recognizer-capabilities.ts does. */
+export function primaryLanguagePattern(languages: readonly string[], subtags = '(?:-[A-Za-z0-9]{1,8})*'): string {
   const either = (c: string) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : c);
   const alternatives = languages.map((l) => [...l].map(either).join(''));
-  return `^(?:${alternatives.join('|')})(?:-|$)`;
+  return `^(?:${alternatives.join('|')})${subtags}$`;
 }

@@ -48,12 +48,15 @@ export const IDEMPOTENCY_KEY_SCHEMA: JsonSchema = { type: 'string', pattern: IDE
 
 // ---------------------------------------------------------------- real-time sessions
 
+/** LANGUAGE_TAG after its primary subtag (test/server/openapi.test.ts checks it is). */
+export const LANGUAGE_SUBTAGS = '(?:-[A-Za-z0-9]{1,8})*';
+
 const languageTag: JsonSchema = { type: 'string', maxLength: MAX_LANGUAGE_TAG_CHARS, pattern: LANGUAGE_TAG.source };
 
 function languageHint(facts: ServerFacts): JsonSchema {
   const description = 'the spoken language, a tag such as "en" or "pt-BR"; refused unless a loaded model recognizes its primary subtag (GET /readyz, engine.languages)';
   if (!facts.recognizerLanguages) return nullable({ ...languageTag, description });
-  return nullable({ ...languageTag, description, allOf: [{ pattern: primaryLanguagePattern(facts.recognizerLanguages) }] });
+  return nullable({ ...languageTag, description, pattern: primaryLanguagePattern(facts.recognizerLanguages, LANGUAGE_SUBTAGS) });
 }
 
 const segmentCommitModes = ['manual', 'vad'] as const satisfies readonly SegmentCommitMode[];
