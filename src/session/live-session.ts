@@ -571,6 +571,24 @@ export class LiveSession implements DeferredSession {
     this.log.info({ backlogSeconds: Number(this.backlog.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
   }
 
+  /** POST .../sessions/{id}/close: the session ends without a socket (an attached one is sent
+   * `closed`, as for its own close). Audio held and not recognized yet (restored from the spool)
+   * is recognized first: now when a recognizer is free, else when one frees (deferred). True
+   * once closed; false while the close waits for deferred recognition. */
+  closeFromRequest(): Promise<boolean> {
+    return this.run(async () => {
+      if (this.state === 'CLOSED') return true;
+      if (this.closing) return false;
+      if (!this.stream && !this.backlog && this.replay) await this.openOrDefer();
+      if (this.stream && !this.backlog && !(await this.feedReplay())) {
+        throw new ScribedError('ENGINE_FAILED', 'the recognizer failed on the session\'s held audio; close again to retry');
+      }
+      await this.requestClose();
+      // Closed now, unless the close waits in a deferred backlog.
+      return !this.closing;
+    });
+  }
+
   /** The queue offers a recognizer: take it and start catching up. */
   tryCatchUp(): Promise<'started' | 'busy' | 'gone'> {
     return this.run(async () => {

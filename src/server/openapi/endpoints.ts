@@ -118,6 +118,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'SESSION_CLOSED', 'SESSION_BUSY', 'CAPTURE_CURSOR_MISMATCH', 'SESSION_MOVED'],
   },
   {
+    method: 'post', path: `${SESSIONS}/{sessionId}/close`, operationId: 'closeSession', tag: 'Real-time sessions', auth: 'accessKey',
+    summary: 'Close a session without a socket',
+    description: 'Ends a session that never streamed or whose client is gone, as a client `close` would: held audio is transcribed first, an attached socket is sent `closed`. 200 with status COMPLETED; 202 with status PROCESSING while the close waits for deferred recognition (docs/protocol.md). Closing a closed session answers its view again.',
+    response: envelope(SESSION_VIEW, 'the closed session'),
+    errors: ['NOT_FOUND', 'SESSION_BUSY', 'ENGINE_BUSY', 'ENGINE_FAILED'],
+  },
+  {
     method: 'post', path: `${SESSIONS}/{sessionId}/tickets`, operationId: 'createTicket', tag: 'Real-time sessions', auth: 'accessKey',
     summary: 'Issue a single-use browser ticket for the stream socket',
     response: envelope(TICKET_VIEW, 'the ticket'),

@@ -112,6 +112,26 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       });
     });
 
+    // Close without a socket (docs/api.md): a session that never streamed, or whose client is
+    // gone, ends here; its transcript is final once the answer says COMPLETED. Closing a
+    // closed session answers its view again.
+    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/close`, async (req, reply) => {
+      const accountId = accountOf(req);
+      const record = await ownedSession(req.params.sessionId, accountId);
+      if (record.state !== 'CLOSED') {
+        // Claimed for this node (SESSION_BUSY while another node's socket holds it).
+        const session = await ctx.sessions.take(record.id, accountId);
+        if (!session) throw new ScribedError('NOT_FOUND', `session ${record.id} does not exist`);
+        if (!(await session.closeFromRequest())) {
+          // Deferred recognition: the close waits for the audio before it to be recognized.
+          req.log.info({ sessionId: record.id }, 'session close accepted; waits for deferred recognition');
+          return reply.code(202).send(ok({ ...(await view(await ownedSession(record.id, accountId))), status: 'PROCESSING' }));
+        }
+        req.log.info({ sessionId: record.id }, 'session closed by request');
+      }
+      return ok(await view(await ownedSession(record.id, accountId)));
+    });
+
     app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => {
       const accountId = accountOf(req);
       const record = await ownedSession(req.params.sessionId, accountId);
