@@ -14,6 +14,7 @@ import { healthRoutes } from './routes/health.js';
 import { accountRoutes } from './routes/account.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
+import { callRoutes } from './routes/calls.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -84,6 +85,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(accountRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
+  await app.register(callRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));

@@ -64,7 +64,7 @@ function successResponse(e: Endpoint): Operation['responses'] {
   switch (r.kind) {
     case 'envelope':
       return {
-        '200': {
+        [String(r.status ?? 200)]: {
           description: r.description,
           content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { properties: { data: r.data } }] } } },
         },

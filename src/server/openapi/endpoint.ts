@@ -20,7 +20,7 @@ export interface Parameter {
 
 export type SuccessResponse =
   /** `{code: 1, message, data}` (src/core/envelope.ts). */
-  | { kind: 'envelope'; data: JsonSchema; description: string }
+  | { kind: 'envelope'; data: JsonSchema; description: string; status?: 200 | 201 }
   /** The dashboard's `{success: 1, ...}` body (docs/api.md, Dashboard user groups). */
   | { kind: 'dashboard'; schema: JsonSchema; description: string }
   /** A document or file of its own (probes, metrics, transcripts, audio, the console). */

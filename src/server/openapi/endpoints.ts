@@ -5,6 +5,7 @@
 // limits); error identifiers from the one table, src/core/errors.ts.
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
+import { CALL_ENDPOINTS } from './calls.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -101,7 +102,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     description: 'The same Idempotency-Key and body return the same session (header idempotent-replayed: true); another body under the key is IDEMPOTENCY_CONFLICT. Lengths count code points.',
     body: { contentType: 'application/json', schema: createSessionBody, required: false },
     response: envelope(SESSION_VIEW, 'the session, RECORDING'),
-    errors: ['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT'],
+    errors: ['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT', 'NOT_FOUND', 'CALL_SPEAKER_TAKEN', 'CALL_LEG_LIMIT'],
   },
   {
     method: 'get', path: `${SESSIONS}/{sessionId}`, operationId: 'getSession', tag: 'Real-time sessions', auth: 'accessKey',
@@ -353,4 +354,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     response: { kind: 'raw', contentTypes: ['text/javascript', 'text/css'], description: 'the file' },
     errors: ['NOT_FOUND'],
   },
+
+  // ---------------------------------------------------------------- calls (openapi/calls.ts)
+  ...CALL_ENDPOINTS,
 ];

@@ -29,6 +29,7 @@ import { MODEL_ID } from '../context.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../routes/batch.js';
 import { FORMATS } from '../routes/transcriptions.js';
 import { MAX_CALLBACK_URL_CHARS, MAX_DESCRIPTION_CODE_POINTS, MAX_PREVIEW_TEXT_CODE_POINTS } from '../routes/voice-design.js';
+import { LEG_FIELDS, SESSION_CALL_DEPENDENCIES, SESSION_CALL_FIELDS } from './calls.js';
 import { decimalAtMost, nullable, object, primaryLanguagePattern, range, text, type JsonSchema } from './json-schema.js';
 
 /** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
@@ -92,15 +93,17 @@ export function sessionOptionsSchema(): JsonSchema {
 }
 
 export function createSessionBody(facts: ServerFacts): JsonSchema {
-  return object(
+  const schema = object(
     {
       title: nullable(text(0, MAX_TITLE_CHARS, { description: `History title; empty or absent: "${DEFAULT_TITLE}"` })),
       languageHint: languageHint(facts),
       options: sessionOptionsSchema(),
+      ...SESSION_CALL_FIELDS,
     },
     [],
     { closed: true },
   );
+  return { ...schema, dependentRequired: SESSION_CALL_DEPENDENCIES };
 }
 
 export const RESUME_BODY: JsonSchema = object({
@@ -125,6 +128,7 @@ export const SESSION_VIEW: JsonSchema = object(
     effectiveOptions: { type: 'object', description: 'every option in effect, defaults resolved' },
     epoch: INTEGER,
     capturedSamples: DECIMAL,
+    ...LEG_FIELDS,
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
   },
@@ -167,6 +171,7 @@ export const TRANSCRIPTION_VIEW: JsonSchema = object(
     sampleRateHz: INTEGER,
     audioSamples: DECIMAL,
     audioDurationMs: INTEGER,
+    ...LEG_FIELDS,
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
     completedAt: nullable(TIMESTAMP),

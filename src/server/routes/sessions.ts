@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { requestHash, validateCreateSession } from '../../core/session-options.js';
+import { sessionRequestHashWithCall, splitSessionCallFields } from '../../core/calls.js';
 import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.js';
 import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
@@ -26,6 +27,8 @@ export function sessionView(record: SessionRecord, taskStatus: TranscriptionStat
     effectiveOptions: effectiveOptionsView(record.options),
     epoch: record.epoch,
     capturedSamples: record.capturedSamples.toString(),
+    callId: record.callId,
+    speaker: record.speaker,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
@@ -50,7 +53,8 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
     app.post(base, async (req, reply) => {
       const accountId = accountOf(req);
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
-      const body = req.body ?? {};
+      // The call fields (docs/calls.md) are validated by the calls core; the rest as before.
+      const { session: body, call } = splitSessionCallFields(req.body ?? {});
       const valid = applyRecognizerCapabilities(validateCreateSession(body), {
         languages: ctx.engine.info.languages,
         detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
@@ -59,8 +63,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       const outcome = await ctx.store.createSession({
         accountId,
         idempotencyKey: key,
-        requestHash: requestHash(body),
+        requestHash: sessionRequestHashWithCall(requestHash(body), call),
         sampleRateHz: valid.effectiveOptions.sampleRateHz,
+        call,
         session: {
           id: newId('rts', ctx.now()),
           accountId,
@@ -72,7 +77,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
         },
       });
       if (outcome.kind === 'conflict') {
-        throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title or options');
+        throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, options, callId or speaker');
       }
       if (outcome.kind === 'created') {
         ctx.metrics.sessionsCreated.inc();

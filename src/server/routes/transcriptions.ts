@@ -28,6 +28,8 @@ export function transcriptionView(t: TranscriptionRecord) {
     sampleRateHz: t.sampleRateHz,
     audioSamples: t.audioSamples.toString(),
     audioDurationMs: Number((t.audioSamples * 1000n) / BigInt(t.sampleRateHz)),
+    callId: t.callId,
+    speaker: t.speaker,
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     completedAt: t.completedAt,
