@@ -7,6 +7,7 @@ import type { CommandModule } from 'yargs';
 import { pino } from 'pino';
 import { INPUT_ENCODING_NAMES, INPUT_ENCODINGS, type InputEncodingName } from '../core/audio/encodings.js';
 import { formatTimestamp } from '../core/transcript.js';
+import { FirstSecondsCheck, type Implausibility } from '../core/audio/sniff.js';
 import { REDACT_PATHS } from '../obs/log.js';
 import { SessionStreamer, type FinalSegment, type PartialSegment } from '../client/session-streamer.js';
 import { ClientMetrics, serveMetrics } from '../client/metrics.js';
@@ -14,9 +15,10 @@ import { TranscriptFiles } from '../client/transcript-files.js';
 import { openInput } from '../client/inputs.js';
 import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
+import { giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 
-interface StreamArgs extends SessionOptionArgs {
+interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   url: string;
   input: string;
   encoding: string;
@@ -32,9 +34,6 @@ interface StreamArgs extends SessionOptionArgs {
   recorder?: string;
   device?: string;
   'log-level'?: string;
-  'connect-timeout-ms': number;
-  'credit-timeout-ms': number;
-  'stop-timeout-ms': number;
 }
 
 function clock(ms: number): string {
@@ -45,7 +44,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
   command: 'stream',
   describe: 'stream audio (stdin, a file or the microphone) to a scribed server and print the transcript',
   builder: (y) =>
-    withSessionOptionFlags(y)
+    withGiveUpFlags(withSessionOptionFlags(y), { session: 'the session', stop: 'flushing and closing' })
       .option('url', { type: 'string', demandOption: true, describe: 'server base URL, http(s)://host:port' })
       .option('input', { type: 'string', demandOption: true, describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'" })
       .option('encoding', { type: 'string', demandOption: true, choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it)' })
@@ -60,9 +59,6 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
-      .option('connect-timeout-ms', { type: 'number', default: 30_000, describe: 'give up when the server cannot be reached to create the session within this long' })
-      .option('credit-timeout-ms', { type: 'number', default: 60_000, describe: 'give up when the account has had no Characters for this long' })
-      .option('stop-timeout-ms', { type: 'number', default: 10_000, describe: 'after the first SIGINT/SIGTERM, how long flushing may take before the process leaves the session paused and exits 1' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' }),
   handler: async (args) => {
     const logger = pino(
@@ -73,13 +69,18 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     const rate = INPUT_ENCODINGS[encoding].sampleRateHz;
     const bps = INPUT_ENCODINGS[encoding].bytesPerSample;
     let accessKey: string;
+    let bounds: ReturnType<typeof giveUpOptions>;
     try {
+      bounds = giveUpOptions(args);
       accessKey = readAccessKey(args['access-key-file']);
     } catch (err) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);
     }
     const input = openInput(args.input, encoding, { recorder: args.recorder, device: args.device });
+    // A file's History row is named after the file unless --title says otherwise; stdin and
+    // the microphone keep the server's default.
+    const title = args.title ?? (input.kind === 'raw-file' || input.kind === 'ffmpeg' ? path.basename(args.input) : undefined);
     const metrics = new ClientMetrics();
     const metricsServer = args['metrics-port'] === undefined ? null : await serveMetrics(metrics, args['metrics-port']);
     if (metricsServer) logger.info({ port: metricsServer.port }, 'metrics on /metrics');
@@ -91,14 +92,14 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       accessKey,
       encoding,
       streamId: args['stream-id'] ?? randomUUID(),
-      title: args.title,
+      title,
       sessionOptions: sessionOptionsFrom(args),
       bufferSamples: Math.max(1, Math.round(args['buffer-seconds'] * rate)),
       logger,
       metrics,
       onFull: (args['on-full'] as 'block' | 'drop-oldest' | undefined) ?? (input.live ? 'drop-oldest' : 'block'),
-      connectTimeoutMs: args['connect-timeout-ms'],
-      noCreditTimeoutMs: args['credit-timeout-ms'],
+      connectTimeoutMs: bounds.connectTimeoutMs,
+      noCreditTimeoutMs: bounds.noCreditTimeoutMs,
     });
     let files: TranscriptFiles | null = null;
     streamer.on('final', (seg: FinalSegment) => {
@@ -108,34 +109,60 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     if (args.partials) streamer.on('partial', (p: PartialSegment) => process.stdout.write(`~ [${clock(p.startMs)}] ${p.text}\n`));
     streamer.on('error', (err: Error) => logger.warn({ err: err.message }, 'stream error'));
 
-    let stopping = 0;
     let started = false;
+    let leaving = false;
     const leave = (message: string) => {
+      if (leaving) return;
+      leaving = true;
       logger.error(message);
       process.stderr.write(`scribed stream: ${message}\n`);
       void streamer.abort().finally(() => process.exit(1));
     };
-    const onSignal = (signal: NodeJS.Signals) => {
-      stopping += 1;
-      if (stopping === 1) {
+    // The first signal ends the input (its end is then flushed and the session closed) and
+    // the process within --stop-timeout-ms, whatever the server does.
+    handleStopSignals({
+      stopTimeoutMs: bounds.stopTimeoutMs,
+      onFirst: (signal) => {
         input.stop();
         if (!started) {
           leave(`stopped by ${signal} before the session was created: nothing was sent`);
           return;
         }
-        logger.info({ signal, stopTimeoutMs: args['stop-timeout-ms'] }, 'stopping: input closed, flushing and closing the session');
-        // The first signal ends the process within a bound, whatever the server does.
-        setTimeout(
-          () => leave(`could not flush and close within ${args['stop-timeout-ms']} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`),
-          args['stop-timeout-ms'],
-        ).unref();
-      } else {
+        logger.info({ signal, stopTimeoutMs: bounds.stopTimeoutMs }, 'stopping: input closed, flushing and closing the session');
+      },
+      onBoundExceeded: (signal) =>
+        leave(`could not flush and close within ${bounds.stopTimeoutMs} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`),
+      onSecond: (signal) => {
         logger.warn({ signal }, 'second signal: leaving without closing (the session stays resumable)');
         void streamer.abort().finally(() => process.exit(130));
-      }
+      },
+    });
+
+    // What the input really is, before a session exists: a container or a WAV in another
+    // encoding is refused (exit 2, as a wrong flag), a WAV in --encoding is read past its header.
+    let head;
+    try {
+      head = await input.head;
+    } catch (err) {
+      head = null; // the input failed: reading it below reports how
+      logger.debug({ err: (err as Error).message }, 'input failed before its first bytes were checked');
+    }
+    if (head?.action === 'refuse') {
+      logger.error({ input: input.kind }, head.message);
+      process.stderr.write(`scribed stream: ${head.message}\n`);
+      input.stop();
+      await metricsServer?.close();
+      process.exit(2);
+    }
+    if (head?.action === 'strip-wav') logger.info({ dataOffset: head.dataOffset, dataBytes: head.dataBytes }, 'the input is a WAV file in --encoding: its header is skipped');
+    // The first seconds are judged once: a warning names the likely right encoding (mu-law
+    // read as PCM and back), or says they are silence or all clipping.
+    const firstSeconds = new FirstSecondsCheck(encoding);
+    const judged = (verdict: Implausibility | null | undefined) => {
+      if (!verdict) return;
+      logger.warn({ check: verdict.kind, likelyEncoding: verdict.kind === 'wrong-encoding' ? verdict.likely : undefined, stats: verdict.declared }, verdict.message);
+      process.stderr.write(`scribed stream: warning: ${verdict.message}\n`);
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
 
     try {
       const { sessionId } = await streamer.start();
@@ -153,10 +180,12 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
             const wait = pacingDelayMs(samples + piece.length / bps, rate, Date.now() - paceStart);
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           }
+          judged(firstSeconds.add(piece));
           await streamer.write(piece);
           samples += piece.length / bps;
         }
       }
+      judged(firstSeconds.finish());
       await input.done.catch((err: unknown) => {
         throw new Error(`input failed: ${err instanceof Error ? err.message : String(err)}`);
       });
