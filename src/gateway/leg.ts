@@ -84,7 +84,8 @@ export class GatewayLeg {
     this.bps = enc.bytesPerSample;
     this.rate = enc.sampleRateHz;
     this.pendingBytes = Math.round(Math.min(shared.pendingAudioSeconds, shared.bufferSeconds) * this.rate) * this.bps;
-    this.log = spec.logger.child({ speaker: spec.speaker, streamId: this.streamId });
+    // The streamer adds streamId to its own lines.
+    this.log = spec.logger.child({ speaker: spec.speaker });
     shared.metrics?.legs.inc({ protocol: spec.protocol });
     shared.metrics?.openLegs.inc({ protocol: spec.protocol });
     this.startup = this.start();
