@@ -78,7 +78,9 @@ async function viaBatch(input: Input): Promise<{ audio: number; wall: number; cp
   await svc.service.batch.idle();
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSince(cpu0);
-  const text = ((await (await fetch(`${svc.baseUrl}${T}/${row.transcriptionId}/transcript`, { headers: { accessKey: acct.accessKey } })).json()) as any).text;
+  const doc = (await (await fetch(`${svc.baseUrl}${T}/${row.transcriptionId}/transcript`, { headers: { accessKey: acct.accessKey } })).json()) as any;
+  // The recognizer's words (rawText where readableText changed a segment): WER judges recognition.
+  const text = doc.segments.map((s: any) => s.rawText ?? s.text).join(' ');
   return { audio: Number(row.audioSamples) / row.sampleRateHz, wall, cpu, text };
 }
 

@@ -15,6 +15,8 @@ function refusal(body: unknown): ScribedError {
   throw new Error(`expected VALIDATION_FAILED for ${JSON.stringify(body)}`);
 }
 
+const PRE_READABLE_TEXT_HASH = '342f7d49b155b4fdfe1bf28346c737ee3368cc28175ac63e6299737f93cd1b9b';
+
 const opt = (options: Record<string, unknown>) => ({ options });
 
 const DEFAULTS = {
@@ -30,6 +32,7 @@ const DEFAULTS = {
   includeDetectedLanguage: false,
   vocabularyHints: [],
   removeDisfluencies: false,
+  readableText: true,
   entityCategories: [],
   rewriteInstruction: null,
   suppressBackgroundSpeech: false,
@@ -83,6 +86,7 @@ describe('defaults', () => {
         includeDetectedLanguage: true,
         vocabularyHints: ['scribed'],
         removeDisfluencies: true,
+        readableText: false,
         entityCategories: ['email', 'phone_number'],
         heartbeatIntervalMs: 1500,
         processingContentStorage: true,
@@ -156,6 +160,7 @@ describe('refusals', () => {
     ['includeAlignment not a boolean', opt({ includeAlignment: 'yes' }), 'options.includeAlignment', /boolean/],
     ['includeDetectedLanguage not a boolean', opt({ includeDetectedLanguage: 1 }), 'options.includeDetectedLanguage', /boolean/],
     ['removeDisfluencies not a boolean', opt({ removeDisfluencies: 'true' }), 'options.removeDisfluencies', /boolean/],
+    ['readableText not a boolean', opt({ readableText: 1 }), 'options.readableText', /boolean/],
     ['suppressBackgroundSpeech not a boolean', opt({ suppressBackgroundSpeech: 0 }), 'options.suppressBackgroundSpeech', /boolean/],
     ['processingContentStorage not a boolean', opt({ processingContentStorage: 'no' }), 'options.processingContentStorage', /boolean/],
     ['unknown entity category', opt({ entityCategories: ['email', 'ssn'] }), 'options.entityCategories[1]', /must be one of/],
@@ -189,6 +194,13 @@ describe('requestHash', () => {
     expect(requestHash({ options: {} })).toBe(base);
     expect(requestHash({ options: { inputEncoding: 'pcm_s16le_16000', segmentCommitMode: 'manual', includeAlignment: true } })).toBe(base);
     expect(requestHash({ languageHint: null, options: { vocabularyHints: [] } })).toBe(base);
+    expect(requestHash(opt({ readableText: true }))).toBe(base);
+  });
+
+  it('hashes a default request as it was hashed before readableText existed', () => {
+    // The hash of `{}` before the option was added: Idempotency-Key replays across the
+    // upgrade must not become conflicts.
+    expect(requestHash({})).toBe(PRE_READABLE_TEXT_HASH);
   });
 
   it('ignores key order', () => {
@@ -204,6 +216,7 @@ describe('requestHash', () => {
       requestHash({ title: 'two' }),
       requestHash({ languageHint: 'en' }),
       requestHash(opt({ removeDisfluencies: true })),
+      requestHash(opt({ readableText: false })),
       requestHash(opt({ inputEncoding: 'mulaw_8000' })),
       requestHash(opt({ vocabularyHints: ['a', 'b'] })),
       requestHash(opt({ vocabularyHints: ['b', 'a'] })),

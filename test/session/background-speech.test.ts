@@ -30,7 +30,8 @@ afterAll(async () => {
 async function transcribe(options: Record<string, unknown>): Promise<{ text: string; suppressed: number; finals: any[] }> {
   const s = await createSession(svc, acct.accessKey, options);
   const { finals } = await streamAndClose(svc, acct.accessKey, s.streamUrl, audio);
-  return { text: finals.map((f) => f.text).filter(Boolean).join(' '), suppressed: finals.reduce((n, f) => n + (f.suppressedWords ?? 0), 0), finals };
+  // The recognizer's words (rawText where readableText changed them): compared word for word.
+  return { text: finals.map((f) => f.rawText ?? f.text).filter(Boolean).join(' '), suppressed: finals.reduce((n, f) => n + (f.suppressedWords ?? 0), 0), finals };
 }
 
 describe('suppressBackgroundSpeech', () => {

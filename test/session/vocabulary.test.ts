@@ -20,7 +20,8 @@ afterAll(async () => {
 async function transcribe(id: string, options: Record<string, unknown>) {
   const s = await createSession(svc, acct.accessKey, options);
   const { finals, events } = await streamAndClose(svc, acct.accessKey, s.streamUrl, pcmSamples(byId(id)));
-  return { text: finals.map((f) => f.text).join(' '), notices: events.filter((e) => e.type === 'notice') };
+  // The recognizer's words (rawText where readableText changed them): hints act on recognition.
+  return { text: finals.map((f) => f.rawText ?? f.text).join(' '), notices: events.filter((e) => e.type === 'notice') };
 }
 
 describe('vocabularyHints', () => {
