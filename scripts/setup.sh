@@ -1,34 +1,101 @@
 #!/usr/bin/env bash
 # Idempotent set-up on a fresh Debian machine: system packages, npm packages, the native
-# pocketsphinx addon, the TypeScript build and the generated telephony assets. Both README
-# commands (`npm start`, `npm test`) run it first; a second run only checks and skips.
+# pocketsphinx addon, the TypeScript build, the generated telephony assets and the `scribed`
+# command on PATH. Both README commands (`npm start`, `npm test`) run it first, so a second run
+# must cost next to nothing: every step is skipped while its output is newer than its inputs
+# (scripts/up-to-date.sh; stamps in node_modules/.cache/scribed-setup/), and a changed input
+# redoes only its step. FORCE=1 redoes every step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$PWD"
+# shellcheck source=scripts/up-to-date.sh
+. scripts/up-to-date.sh
+STAMPS=node_modules/.cache/scribed-setup
+if [ -n "${FORCE:-}" ]; then rm -rf "$STAMPS"; fi
 
 # python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
 APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  echo "setup: installing Debian packages: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian packages: checked again only when the package list or dpkg's database changed.
+APT_KEY="${APT_PACKAGES[*]}"
+if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/status; then
+  declare -A apt_status=()
+  while read -r p status; do apt_status[$p]=$status; done \
+    < <(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${APT_PACKAGES[@]}" 2>/dev/null || true)
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    [ "${apt_status[$p]:-}" = "installed" ] || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "setup: installing Debian packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  # Stamped after installing, which itself changes dpkg's database.
+  begin_step "$STAMPS/apt"
+  end_step "$STAMPS/apt" "$APT_KEY"
 fi
 
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Native modules (better-sqlite3, the addon) are built for one Node ABI: a new Node rebuilds.
+NODE_KEY="node=$(node --version)"
+
+# npm packages, against package.json and the lock. Not `npm ci`: the registry this runs against
+# records only this platform's optional packages (rollup's native builds) in the lock, and
+# `npm ci` rejects such a lock as out of sync. `npm install` installs exactly the locked
+# versions and leaves the lock unchanged.
+if ! up_to_date "$STAMPS/npm" "$NODE_KEY" node_modules/.package-lock.json package.json package-lock.json; then
   echo "setup: installing npm packages"
-  # Not `npm ci`: the registry this runs against records only this platform's optional
-  # packages (rollup's native builds) in the lock, and `npm ci` rejects such a lock as out of
-  # sync. `npm install` installs exactly the locked versions and leaves the lock unchanged.
   npm install --no-audit --no-fund
+  # Stamped after installing: npm may rewrite the lock (a package.json edit) while it installs.
+  begin_step "$STAMPS/npm"
+  # better-sqlite3 compiles from source here; an interrupted install can leave it unbuilt, and
+  # a new Node needs it rebuilt.
+  node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null || npm rebuild better-sqlite3
+  end_step "$STAMPS/npm" "$NODE_KEY"
 fi
-# better-sqlite3 compiles from source here; an interrupted install can leave it unbuilt.
-node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null || npm rebuild better-sqlite3
 
-echo "setup: building"
-npm run --silent build
-bash scripts/build-telephony-model.sh models/telephony
+# The native recognizer addon, against its C++ sources, binding.gyp, node-addon-api and the
+# pocketsphinx it links (its version is in the key).
+ADDON_KEY="$NODE_KEY pocketsphinx=$(pkg-config --modversion pocketsphinx 2>/dev/null || echo none)"
+if ! up_to_date "$STAMPS/addon" "$ADDON_KEY" build/Release/scribed_pocketsphinx.node \
+  binding.gyp src/engine/pocketsphinx node_modules/node-addon-api/package.json; then
+  echo "setup: building the recognizer addon"
+  begin_step "$STAMPS/addon"
+  npm run --silent build:addon
+  end_step "$STAMPS/addon" "$ADDON_KEY"
+fi
+
+# The TypeScript build, against every source, the compiler settings and the lock (the
+# compiler's version).
+if ! up_to_date "$STAMPS/dist" "" dist/cli.js src tsconfig.json package-lock.json; then
+  echo "setup: compiling TypeScript"
+  begin_step "$STAMPS/dist"
+  npm run --silent build:ts
+  end_step "$STAMPS/dist" ""
+fi
+
+# Generated telephony model assets: the script keeps its own exact stamp (package versions,
+# the stock model's checksum); it is asked only when it or the installed packages changed.
+MODEL_INPUTS=(scripts/build-telephony-model.sh /var/lib/dpkg/status)
+if ! up_to_date "$STAMPS/telephony" "" models/telephony/feat.params "${MODEL_INPUTS[@]}"; then
+  begin_step "$STAMPS/telephony"
+  bash scripts/build-telephony-model.sh models/telephony
+  end_step "$STAMPS/telephony" ""
+fi
+
+# `scribed` on PATH: the README's commands are written as `scribed ...`. The link points at
+# this checkout's dist/cli.js, so it follows every rebuild.
+# A plain `npx tsc` writes dist/cli.js without the execute bit the link needs.
+chmod +x dist/cli.js
+BIN_DIR="$(command_bin_dir)"
+if link_command "$ROOT/dist/cli.js" scribed "$BIN_DIR"; then
+  case ":$PATH:" in
+    *":$BIN_DIR:"*) ;;
+    *) if [ "$BIN_DIR" = "$HOME/.local/bin" ]; then
+         echo "setup: $BIN_DIR is not on PATH in this shell yet; a new login shell has it (Debian's ~/.profile adds it)"
+       else
+         echo "setup: $BIN_DIR is not on PATH; add it to PATH to run scribed"
+       fi ;;
+  esac
+fi
