@@ -91,7 +91,7 @@ export interface FinalEvent {
   trigger: FinalTrigger;
   start: TimePoint;
   end: TimePoint;
-  /** With removeDisfluencies: the recognizer's text before filler removal. */
+  /** The recognizer's text: with removeDisfluencies, and when readableText changed it. */
   rawText?: string;
   /** With entityCategories: entities found in `text`. */
   entities?: Entity[];
