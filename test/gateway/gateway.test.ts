@@ -24,6 +24,7 @@ interface ClosedLeg {
   speaker: string;
   sessionId: string;
   transcriptionId: string;
+  callId: string;
   receivedSamples: number;
   serverCapturedSamples: number | null;
 }
@@ -34,16 +35,22 @@ async function closedLegs(g: GatewayProcess, count: number): Promise<ClosedLeg[]
     speaker: l.speaker!,
     sessionId: l.sessionId!,
     transcriptionId: l.transcriptionId!,
+    callId: l.callId!,
     receivedSamples: l.receivedSamples!,
     serverCapturedSamples: l.serverCapturedSamples ?? null,
   }));
 }
 
 /** Merged transcript of the legs, checked: both parties, right labels, A before B. */
-async function checkCall(protocol: string, legs: ClosedLeg[], sent: Record<string, number>, heldOffset: Record<string, number> = {}) {
+async function checkCall(protocol: string, legs: ClosedLeg[], sent: Record<string, number>, heldOffset: Record<string, number> = {}, externalId?: string) {
   expect(legs.map((l) => l.speaker).sort()).toEqual(['agent', 'customer']);
+  // Both legs are sessions of one call, created with the PBX's call id.
+  expect(legs[0]!.callId).toMatch(/^call_/);
+  expect(legs[1]!.callId).toBe(legs[0]!.callId);
   const rows = [];
-  const merged = await mergedTranscript(rig!, legs);
+  const call = await mergedTranscript(rig!, legs[0]!.callId);
+  if (externalId !== undefined) expect(call.externalId).toBe(externalId);
+  const merged = call.segments;
   for (const leg of legs) {
     const view = await sessionView(rig!, leg.sessionId);
     const held = Number(view.capturedSamples);
@@ -124,7 +131,7 @@ describe('scribed gateway: Twilio Media Streams', () => {
     const { sent } = await twilioStream(rig.wsPort, { callSid: 'CA0123456789abcdef0123456789abcdef', inbound, outbound, from: 0, to: inbound.length, speed: 2 });
     const legs = await closedLegs(g, 2);
     for (const leg of legs) expect(leg.receivedSamples).toBe(sent);
-    await checkCall('twilio', legs, { customer: sent, agent: sent });
+    await checkCall('twilio', legs, { customer: sent, agent: sent }, {}, 'CA0123456789abcdef0123456789abcdef');
   }, 60_000);
 
   it('killing the gateway mid-call loses no acknowledged audio: a restarted gateway re-attaches both legs', async () => {
@@ -272,7 +279,7 @@ describe('scribed gateway: mod_audio_fork / jambonz listen', () => {
     ws.close(1000);
     const legs = await closedLegs(g, 2);
     for (const leg of legs) expect(leg.receivedSamples).toBe(conv.a.length);
-    await checkCall('fork', legs, { customer: conv.a.length, agent: conv.a.length });
+    await checkCall('fork', legs, { customer: conv.a.length, agent: conv.a.length }, {}, 'b5e39996-bd2f-4bda-b928-355147186a2a');
   }, 60_000);
 
   it('refuses a connection without the token (401) and metadata without a rate (1008)', async () => {
@@ -326,7 +333,7 @@ describe('scribed gateway: Asterisk AudioSocket', () => {
     const call = '4f6a7c1e-8a43-4b1f-9d0e-3c2b1a0f9e';
     const [sentA, sentB] = await Promise.all([audioSocketLeg(rig.asPort, `${call}01`, conv.a, 2), audioSocketLeg(rig.asPort, `${call}02`, conv.b, 2)]);
     const legs = await closedLegs(g, 2);
-    await checkCall('audiosocket', legs, { customer: sentA, agent: sentB });
+    await checkCall('audiosocket', legs, { customer: sentA, agent: sentB }, {}, `${call}00`);
     expect(g.lines.filter((l) => l.msg === 'audiosocket stream identified').map((l) => l.callExternalId)).toEqual([`${call}00`, `${call}00`]);
   }, 60_000);
 });

@@ -186,17 +186,13 @@ export async function sessionView(rig: Rig, sessionId: string): Promise<{ captur
   return api(rig, `/stt/realtime/sessions/${sessionId}`);
 }
 
-/** Every leg's final segments, labelled and merged by start time (the calls API's merge, done
- * here while the server has none). */
-export async function mergedTranscript(rig: Rig, legs: Array<{ speaker: string; transcriptionId: string }>): Promise<Segment[]> {
-  const all: Segment[] = [];
-  for (const leg of legs) {
-    const res = await fetch(`${rig.baseUrl}${API_BASE}/stt/transcriptions/${leg.transcriptionId}/transcript?format=json`, { headers: { accessKey: rig.accessKey } });
-    if (res.status !== 200) throw new Error(`transcript of ${leg.transcriptionId}: ${res.status}`);
-    const t = (await res.json()) as { segments: Array<{ text: string; startMs: number }> };
-    for (const s of t.segments) if (s.text.trim()) all.push({ speaker: leg.speaker, text: s.text, startMs: s.startMs });
-  }
-  return all.sort((x, y) => x.startMs - y.startMs);
+/** The call's merged transcript from the calls API (every leg's finals by start time, each
+ * with its speaker), and the call's external id. */
+export async function mergedTranscript(rig: Rig, callId: string): Promise<{ externalId: string | null; segments: Segment[] }> {
+  const res = await fetch(`${rig.baseUrl}${API_BASE}/stt/calls/${callId}/transcript?format=json`, { headers: { accessKey: rig.accessKey } });
+  if (res.status !== 200) throw new Error(`transcript of call ${callId}: ${res.status} ${await res.text()}`);
+  const t = (await res.json()) as { externalId: string | null; segments: Segment[] };
+  return { externalId: t.externalId, segments: t.segments.filter((x) => x.text.trim() !== '').map((x) => ({ speaker: x.speaker, text: x.text, startMs: x.startMs })) };
 }
 
 export function legText(merged: Segment[], speaker: string): string {
