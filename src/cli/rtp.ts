@@ -8,13 +8,14 @@ import { ScribedError } from '../core/errors.js';
 import { createLogger } from '../obs/log.js';
 import { ClientMetrics } from '../client/metrics.js';
 import { readAccessKey } from '../client/access-key.js';
+import { giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
 import { createRtpMetrics } from '../rtp/metrics.js';
 import { buildPayloadTypeMap } from '../rtp/payload-types.js';
 import { DEFAULT_PENDING_AUDIO_SECONDS, RtpIngest } from '../rtp/ingest.js';
 import { JITTER_DEFAULTS } from '../rtp/jitter-buffer.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 
-interface RtpArgs extends SessionOptionArgs {
+interface RtpArgs extends SessionOptionArgs, GiveUpArgs {
   listen: string;
   url: string;
   out?: string;
@@ -29,7 +30,6 @@ interface RtpArgs extends SessionOptionArgs {
   'metrics-port'?: number;
   'metrics-host': string;
   'access-key-file'?: string;
-  'stop-timeout-ms': number;
 }
 
 function invalid(field: string, reason: string): never {
@@ -51,7 +51,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
   command: 'rtp',
   describe: 'receive RTP (PCMU, PCMA, L16) on a UDP port and transcribe each stream as a session',
   builder: (y) =>
-    withSessionOptionFlags(y)
+    withGiveUpFlags(withSessionOptionFlags(y), { session: "a call's session", stop: 'ending the streams and closing their sessions' })
       .option('listen', { type: 'string', demandOption: true, describe: 'UDP address to receive RTP on, HOST:PORT (RTCP on PORT+1)' })
       .option('url', { type: 'string', demandOption: true, describe: 'scribed service, http(s)://host:port' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt transcripts' })
@@ -65,8 +65,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       .option('pending-audio-seconds', { type: 'number', default: DEFAULT_PENDING_AUDIO_SECONDS, describe: 'audio held per stream while its session cannot be created yet (server down); the oldest beyond it is dropped and counted' })
       .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on this port (GET /metrics)' })
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
-      .option('access-key-file', { type: 'string', describe: 'file holding the API key [else env SCRIBED_ACCESS_KEY]' })
-      .option('stop-timeout-ms', { type: 'number', default: 10_000, describe: 'on SIGTERM, how long to wait for sessions to close' }),
+      .option('access-key-file', { type: 'string', describe: 'file holding the API key [else env SCRIBED_ACCESS_KEY]' }),
   handler: async (args) => {
     const log = createLogger({ destination: pino.destination(2) }).child({ component: 'rtp' });
     const { host, port } = parseListen(args.listen);
@@ -80,6 +79,13 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     else if (args['rtcp-port'] !== undefined) {
       rtcpPort = Number(args['rtcp-port']);
       if (!Number.isInteger(rtcpPort) || rtcpPort < 0 || rtcpPort > 65535) invalid('rtcp-port', 'must be a port or "none"');
+    }
+    let bounds: ReturnType<typeof giveUpOptions>;
+    try {
+      bounds = giveUpOptions(args);
+    } catch (err) {
+      const m = /^--([a-z-]+): (.*)$/.exec((err as Error).message)!;
+      invalid(m[1]!, m[2]!);
     }
     const payloadTypes = buildPayloadTypeMap(args['payload-type'] ?? []);
     const accessKey = readAccessKey(args['access-key-file']);
@@ -109,6 +115,8 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       bufferSeconds: args['buffer-seconds'],
       pendingAudioSeconds: args['pending-audio-seconds'],
       sessionOptions,
+      connectTimeoutMs: bounds.connectTimeoutMs,
+      noCreditTimeoutMs: bounds.noCreditTimeoutMs,
       logger: log,
       clientMetrics,
       rtpMetrics,
@@ -119,30 +127,34 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     const address = await ingest.start();
     log.info({ ...address, url: args.url, out: args.out ?? null }, 'scribed rtp listening');
 
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) return;
-      signalled = true;
-      log.info({ signal, sessions: ingest.activeSessions }, 'stopping: ending streams and closing sessions');
-      const timer = setTimeout(() => {
-        log.error('stop bound exceeded; leaving the remaining sessions paused for a restart to resume');
+    // The stop rules of `scribed stream` (src/client/give-up.ts): the first signal ends every
+    // stream and closes its session within --stop-timeout-ms; calls whose session was never
+    // created are given up at once; a second signal leaves without closing.
+    handleStopSignals({
+      stopTimeoutMs: bounds.stopTimeoutMs,
+      onFirst: (signal) => {
+        log.info({ signal, sessions: ingest.activeSessions, stopTimeoutMs: bounds.stopTimeoutMs }, 'stopping: ending streams and closing sessions');
+        ingest
+          .stop()
+          .then(async (reports) => {
+            await metricsServer?.close();
+            const failed = reports.filter((r) => r.error !== null);
+            log.info({ sessions: reports.length, failed: failed.length, givenUp: reports.filter((r) => r.givenUp !== null).length }, 'stopped');
+            process.exit(0);
+          })
+          .catch((err: unknown) => {
+            log.error({ err }, 'stop failed');
+            process.exit(1);
+          });
+      },
+      onBoundExceeded: () => {
+        log.error({ stopTimeoutMs: bounds.stopTimeoutMs }, 'stop bound exceeded; leaving the remaining sessions paused for a restart to resume');
         void ingest.abortAll().finally(() => process.exit(1));
-      }, args['stop-timeout-ms']);
-      timer.unref();
-      ingest
-        .stop()
-        .then(async (reports) => {
-          await metricsServer?.close();
-          const failed = reports.filter((r) => r.error !== null);
-          log.info({ sessions: reports.length, failed: failed.length }, 'stopped');
-          process.exit(0);
-        })
-        .catch((err: unknown) => {
-          log.error({ err }, 'stop failed');
-          process.exit(1);
-        });
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
+      },
+      onSecond: (signal) => {
+        log.warn({ signal }, 'second signal: leaving without closing (the sessions stay paused and resumable)');
+        void ingest.abortAll().finally(() => process.exit(130));
+      },
+    });
   },
 };

@@ -16,11 +16,22 @@
 // reaches the server once it is back), but at most `maxStreams` such calls are kept: the
 // oldest beyond that is given up. stop() gives up every call whose session never started, so
 // memory and retry loops stay bounded however long the server is away.
+//
+// Giving up on a call (the bounds of `scribed stream`, src/client/give-up.ts): its session
+// could not be created within connectTimeoutMs, or the account had no Characters for
+// noCreditTimeoutMs, or one of the bounds above. It is one error log line and
+// `scribed_rtp_streams_given_up_total{reason}`; the daemon goes on serving other calls. With
+// an `outDir`, the call's audio is not lost: what was held and the rest of the call are
+// written to `<outDir>/<stream id>.<encoding>.raw` for `scribed stream --input` to send later.
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { SessionStreamer, type FinalSegment, type StreamSummary } from '../client/session-streamer.js';
 import { TranscriptFiles } from '../client/transcript-files.js';
 import type { ClientMetrics } from '../client/metrics.js';
+import { giveUpReason } from '../client/give-up.js';
+import type { StreamGiveUpReason } from './metrics.js';
 import { INPUT_ENCODINGS } from '../core/audio/encodings.js';
 import { RtpReceiver, type RtpReceiverAddress, type RtpReceiverOptions, type RtpStream, type RtpStreamEnd } from './receiver.js';
 
@@ -34,6 +45,12 @@ export interface RtpIngestOptions extends Omit<RtpReceiverOptions, 'logger' | 'm
    * (default 30, at most bufferSeconds). */
   pendingAudioSeconds?: number;
   sessionOptions?: Record<string, unknown>;
+  /** How long each call's session may take to be created while the server cannot be
+   * reached, ms (SessionStreamer's default, 30 s, when absent); then the call is given up. */
+  connectTimeoutMs?: number;
+  /** How long a call's session may wait for Characters, ms (SessionStreamer's default, 60 s);
+   * then the call is given up. */
+  noCreditTimeoutMs?: number;
   logger: Logger;
   clientMetrics?: ClientMetrics;
   rtpMetrics?: RtpReceiverOptions['metrics'];
@@ -47,6 +64,10 @@ export interface RtpSessionReport {
   end: RtpStreamEnd;
   summary: StreamSummary | null;
   error: string | null;
+  /** Why the call was given up, or null when it was delivered (or its close failed). */
+  givenUp: StreamGiveUpReason | null;
+  /** Where its undelivered audio was written (with an outDir), or null. */
+  undeliveredFile: string | null;
 }
 
 interface RtpIngestEvents {
@@ -73,6 +94,8 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
   readonly #unstarted = new Set<SessionStreamer>();
   /** Of those, the ones whose stream already ended, oldest first. */
   readonly #endedUnstarted = new Set<SessionStreamer>();
+  /** Why a streamer was aborted by the ingest itself (its bounds, a stop), for the report. */
+  readonly #abortReasons = new WeakMap<SessionStreamer, StreamGiveUpReason>();
   #listenPort = 0;
 
   constructor(options: RtpIngestOptions) {
@@ -107,7 +130,10 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
    * held audio is dropped (logged) rather than waiting for the server for ever. */
   async stop(): Promise<RtpSessionReport[]> {
     await this.receiver.stop();
-    for (const streamer of this.#unstarted) void streamer.abort().catch(() => undefined);
+    for (const streamer of this.#unstarted) {
+      this.#abortReasons.set(streamer, 'shutdown');
+      void streamer.abort().catch(() => undefined);
+    }
     return this.settled();
   }
 
@@ -136,6 +162,8 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       logger: log,
       metrics: this.#o.clientMetrics,
       onFull: 'drop-oldest',
+      ...(this.#o.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.#o.connectTimeoutMs } : {}),
+      ...(this.#o.noCreditTimeoutMs !== undefined ? { noCreditTimeoutMs: this.#o.noCreditTimeoutMs } : {}),
     });
     this.#streamers.add(streamer);
     this.#unstarted.add(streamer);
@@ -155,11 +183,49 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       if (this.#endedUnstarted.size > (this.#o.maxStreams ?? 64)) {
         const oldest = this.#endedUnstarted.values().next().value!;
         this.#endedUnstarted.delete(oldest);
+        this.#abortReasons.set(oldest, 'pending_limit');
         void oldest.abort().catch(() => undefined);
       }
     });
 
+    // Giving up: one line, one count; with an outDir the held audio and the rest of the call
+    // go to a raw file instead of nowhere.
+    let givenUp: StreamGiveUpReason | null = null;
+    let undelivered: fs.WriteStream | null = null;
+    let undeliveredFile: string | null = null;
+    const giveUp = (reason: StreamGiveUpReason, why: string, held: Buffer[]) => {
+      if (givenUp) return;
+      givenUp = reason;
+      this.#o.rtpMetrics?.streamsGivenUp.inc({ reason });
+      const heldSamples = held.reduce((n, b) => n + b.length, 0) / enc.bytesPerSample;
+      if (this.#o.outDir) {
+        undeliveredFile = path.join(this.#o.outDir, `${streamId.replace(/[^A-Za-z0-9._-]/g, '_')}.${encoding}.raw`);
+        try {
+          fs.mkdirSync(this.#o.outDir, { recursive: true });
+          undelivered = fs.createWriteStream(undeliveredFile, { flags: 'a' });
+          undelivered.on('error', (err) => log.error({ err, file: undeliveredFile }, 'could not write the undelivered audio'));
+          for (const b of held) undelivered.write(b);
+        } catch (err) {
+          log.error({ err, file: undeliveredFile }, 'could not write the undelivered audio');
+          undelivered = null;
+          undeliveredFile = null;
+        }
+      }
+      const kept = undeliveredFile
+        ? `its audio is kept in ${undeliveredFile} (the rest of the call is added until it ends; send it later with scribed stream --input FILE --encoding ${encoding})`
+        : `its audio is dropped (${heldSamples} samples held; with --out it would be kept)`;
+      log.error({ reason, url: this.#o.url, heldSamples, file: undeliveredFile }, `gave up on the call: ${why}; ${kept}`);
+    };
+
+    // The streamer's own message speaks to `scribed stream` (--stream-id); a call has none.
+    const noCreditWhy = () =>
+      `the account has had no Characters for ${Math.round((this.#o.noCreditTimeoutMs ?? 60_000) / 1000)} s (an operator adds them with \`scribed accounts credit --account ACCOUNT_ID --characters N\`); session ${sessionId} stays paused with the audio it acknowledged`;
+
     stream.on('audio', (chunk) => {
+      if (undelivered) {
+        undelivered.write(chunk);
+        return;
+      }
       if (failed) return;
       if (!started) {
         early.push(chunk);
@@ -184,6 +250,7 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       }
       writes = writes.then(() => streamer.write(chunk)).catch((err: Error) => {
         failed ??= err;
+        if (giveUpReason(err) === 'no_credit') giveUp('no_credit', noCreditWhy(), []);
       });
     });
 
@@ -219,8 +286,15 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       });
     } catch (err) {
       failed = err as Error;
-      log.error({ err, droppedSamples: (earlyBytes + droppedEarlyBytes) / enc.bytesPerSample }, 'could not start a session for the rtp stream; its audio is dropped');
-      early.splice(0);
+      const reason = this.#abortReasons.get(streamer) ?? giveUpReason(err) ?? 'refused';
+      const why =
+        reason === 'shutdown'
+          ? 'the process stopped before its session could be created'
+          : reason === 'pending_limit'
+            ? `more than --max-streams (${this.#o.maxStreams ?? 64}) ended calls were waiting for a session`
+            : (err as Error).message;
+      if (droppedEarlyBytes > 0) log.warn({ droppedSamples: droppedEarlyBytes / enc.bytesPerSample }, 'audio dropped while the session was being created');
+      giveUp(reason, why, early.splice(0));
     }
 
     const end = await ended;
@@ -243,8 +317,13 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
         );
       } catch (err) {
         failed = err as Error;
-        log.error({ err }, 'closing the session failed');
+        if (giveUpReason(err) === 'no_credit') giveUp('no_credit', noCreditWhy(), []);
+        else log.error({ err }, 'closing the session failed');
       }
+    }
+    if (undelivered) {
+      const file = undelivered as fs.WriteStream;
+      await new Promise<void>((resolve) => file.end(resolve));
     }
     if (failed && sessionId) await streamer.abort().catch(() => undefined);
     // Closed whatever happened: with the complete transcript after a clean close, else with
@@ -255,7 +334,7 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       log.error({ err }, 'could not write the transcript files');
     }
     this.#streamers.delete(streamer);
-    const report: RtpSessionReport = { streamId, ssrc: stream.info.ssrc, source, sessionId, end, summary, error: failed ? failed.message : null };
+    const report: RtpSessionReport = { streamId, ssrc: stream.info.ssrc, source, sessionId, end, summary, error: failed ? failed.message : null, givenUp, undeliveredFile };
     this.emit('done', report);
     return report;
   }

@@ -16,6 +16,14 @@ export type RtpMalformedReason = (typeof MALFORMED_REASONS)[number] | 'bad_lengt
 export const STREAM_END_REASONS = ['idle', 'bye', 'shutdown'] as const;
 export type StreamEndReason = (typeof STREAM_END_REASONS)[number];
 
+/** Why a call was given up (docs/rtp.md, Giving up on a call): its session could not be
+ * created within --connect-timeout-ms (`unreachable`), the account had no Characters for
+ * --credit-timeout-ms (`no_credit`), the server refused the session (`refused`), more ended
+ * calls than --max-streams were still waiting for a session (`pending_limit`), or the process
+ * stopped before its session existed (`shutdown`). */
+export const GIVE_UP_REASONS = ['unreachable', 'no_credit', 'refused', 'pending_limit', 'shutdown'] as const;
+export type StreamGiveUpReason = (typeof GIVE_UP_REASONS)[number];
+
 export function createRtpMetrics(registry: Registry) {
   const registers = [registry];
   const metrics = {
@@ -39,11 +47,18 @@ export function createRtpMetrics(registry: Registry) {
     activeStreams: new Gauge({ name: 'scribed_rtp_streams', help: 'RTP streams (SSRC and source) being received', registers }),
     streamsStarted: new Counter({ name: 'scribed_rtp_streams_started_total', help: 'RTP streams started', registers }),
     streamsEnded: new Counter({ name: 'scribed_rtp_streams_ended_total', help: 'RTP streams ended, by reason (idle, bye, shutdown)', labelNames: ['reason'], registers }),
+    streamsGivenUp: new Counter({
+      name: 'scribed_rtp_streams_given_up_total',
+      help: 'RTP calls whose audio could not be delivered to a session, by reason (unreachable, no_credit, refused, pending_limit, shutdown)',
+      labelNames: ['reason'],
+      registers,
+    }),
   };
   // Zero the labelled series up front so dashboards and alerts see 0 rather than no data.
   for (const reason of [...MALFORMED_REASONS, 'bad_length', 'rtcp_malformed']) metrics.packetsMalformed.inc({ reason }, 0);
   for (const reason of DROP_REASONS) metrics.packetsDropped.inc({ reason }, 0);
   for (const reason of STREAM_END_REASONS) metrics.streamsEnded.inc({ reason }, 0);
+  for (const reason of GIVE_UP_REASONS) metrics.streamsGivenUp.inc({ reason }, 0);
   return metrics;
 }
 

@@ -300,6 +300,9 @@ describe('RTP ingest while the server is unreachable', () => {
     for (const r of reports) {
       expect(r.sessionId).toBeNull();
       expect(r.error).toMatch(/aborted/);
+      expect(r.undeliveredFile).toBeNull(); // no outDir: the audio is dropped, and the log says so
     }
+    // Each was given up for its own reason, not lumped as a failure.
+    expect(reports.map((r) => r.givenUp)).toEqual(['pending_limit', 'pending_limit', 'shutdown', 'shutdown']);
   });
 });
