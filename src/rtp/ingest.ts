@@ -196,6 +196,10 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     const giveUp = (reason: StreamGiveUpReason, why: string, held: Buffer[]) => {
       if (givenUp) return;
       givenUp = reason;
+      // A streamer failed for want of Characters still reconnects until aborted, resuming the
+      // session again and again for the rest of the call: stop it now (the session stays
+      // PAUSED with what it acknowledged).
+      if (reason === 'no_credit') void streamer.abort().catch(() => undefined);
       this.#o.rtpMetrics?.streamsGivenUp.inc({ reason });
       const heldSamples = held.reduce((n, b) => n + b.length, 0) / enc.bytesPerSample;
       if (this.#o.outDir) {

@@ -188,6 +188,8 @@ describe('scribed rtp and an account without Characters', () => {
     await c.done;
     await rtp.waitFor((r) => r.msg === 'rtp stream ended' && r.ssrc === '4444dddd');
     expect(await metric(metricsPort, 'scribed_rtp_streams_given_up_total{reason="no_credit"}')).toBe(1);
+    // Given up means given up: the session is not resumed again and again for the rest of the call.
+    expect(rtp.lines.filter((r) => r.msg === 'reconnecting' && r.time > gaveUp.time)).toEqual([]);
     // The rest of the call after the give-up is in the file: the end of the call's audio.
     await expect.poll(() => fs.statSync(String(gaveUp.file)).size, { timeout: 5000 }).toBeGreaterThan(0);
     const kept = fs.readFileSync(String(gaveUp.file));
