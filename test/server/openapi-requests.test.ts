@@ -118,7 +118,7 @@ function queryParams(op: Operation): { name: string; schema: JsonSchema }[] {
 
 function url(c: Case, query: Record<string, unknown> = {}): string {
   const path = c.path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'projectId' && c.path.includes('/music/') ? musicProjectId : `${name}_000000000000`));
-  const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
+  const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
   return qs ? `${path}?${qs}` : path;
 }
 
