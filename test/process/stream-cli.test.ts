@@ -41,7 +41,7 @@ interface Run {
 }
 
 /** Run `scribed stream ARGS`, optionally with `shell` feeding its stdin. */
-function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<string, string>; url?: string; signalAfterMs?: number } = {}): Promise<Run> {
+function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<string, string>; url?: string; signalAfterMs?: number; signalOnLog?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const proc = spawn(process.execPath, [CLI, 'stream', '--url', opts.url ?? url, ...args], {
@@ -59,6 +59,17 @@ function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<strin
     proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.once('error', reject);
     if (opts.signalAfterMs !== undefined) setTimeout(() => proc.kill('SIGTERM'), opts.signalAfterMs);
+    // After a log line rather than a fixed time: on a loaded machine the CLI can take over 2 s
+    // to load, and a signal before its handlers exist kills it outright.
+    if (opts.signalOnLog !== undefined) {
+      const onData = () => {
+        if (stderr.includes(`"msg":"${opts.signalOnLog}"`)) {
+          proc.stderr!.off('data', onData);
+          proc.kill('SIGTERM');
+        }
+      };
+      proc.stderr!.on('data', onData);
+    }
     proc.once('close', (code) => {
       children.delete(proc);
       const logs = stderr
@@ -131,7 +142,7 @@ describe('scribed stream as a process', () => {
 
   it('the first SIGTERM while the server was never reached ends the process at once, exit 1', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile], { url: nobody, signalAfterMs: 1500 });
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile], { url: nobody, signalOnLog: 'creating the session failed; retrying' });
     expect(run.code).toBe(1);
     expect(run.wallMs).toBeLessThan(8_000);
     expect(run.stderr).toContain('stopped by SIGTERM before the session was created: nothing was sent');
