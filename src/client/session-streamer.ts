@@ -480,7 +480,8 @@ export class SessionStreamer extends EventEmitter {
   // ------------------------------------------------------------------ connection loop
 
   private async connectionLoop(): Promise<void> {
-    while (!this.stopped && !this.closeConfirmed) {
+    // A fatal failure (e.g. no Characters within the bound) ends the loop: no more resumes.
+    while (!this.stopped && !this.closeConfirmed && !this.fatal) {
       let failed = false;
       try {
         if (this.needResume) await this.resume();
@@ -496,7 +497,7 @@ export class SessionStreamer extends EventEmitter {
         failed = true;
         this.log.warn({ err: safeMessage(err) }, 'connection attempt failed');
       }
-      if (this.stopped || this.closeConfirmed) break;
+      if (this.stopped || this.closeConfirmed || this.fatal) break;
       this.needResume = true;
       this.reconnects += 1;
       this.opts.metrics?.reconnects.inc();
