@@ -43,11 +43,12 @@ function release(name: string, topDir: string, description: string, sha256: stri
 }
 
 /** Known streaming zipformer transducers from the sherpa-onnx project's `asr-models` release.
- * The project publishes no checksum file for these archives. The 20M model's pin is the
- * archive SHA-256 recorded by a downstream project that vendors it (docs/engines.md); our
- * build hosts have no internet, so it was not recomputed here, and a wrong pin fails the
- * pull loudly rather than installing anything. The larger model has no recorded digest: it
- * installs only with an operator-checked `--sha256` (`scribed models install`). */
+ * The release carries a `checksum.txt` (file name, tab, SHA-256) that our build hosts cannot
+ * read (no internet), so nothing here was checked against it. The 20M model's pin is the
+ * archive SHA-256 recorded by downstream projects that vendor it (docs/engines.md), and a wrong
+ * pin fails the pull loudly rather than installing anything. The larger model has no recorded
+ * digest: it installs only with an operator-checked `--sha256` (`scribed models install`),
+ * which docs/engines.md shows how to take from the release's checksum file. */
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   release(
     'streaming-zipformer-en-2023-06-26',
