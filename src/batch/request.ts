@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { ScribedError } from '../core/errors.js';
 import { applyRecognizerCapabilities, type RecognizerCapabilities } from '../core/recognizer-capabilities.js';
-import { canonicalJson, validateCreateSession, type EffectiveOptions } from '../core/session-options.js';
+import { canonicalJson, hashedOptions, validateCreateSession, type EffectiveOptions } from '../core/session-options.js';
 import { textOptionNotices, textOptionsNotApplied, type Notice } from '../text/final-text.js';
 
 export const BATCH_FIELDS = ['title', 'languageHint', 'options'] as const;
@@ -105,6 +105,6 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
  * validated fields, so a retry of the same file with an explicit default equals one that
  * omits it, and a different file or option under the same key is a conflict. */
 export function batchRequestHash(audioSha256: string, r: BatchRequest): string {
-  const canonical = canonicalJson({ audio: audioSha256, title: r.title, languageHint: r.languageHint, options: r.effectiveOptions });
+  const canonical = canonicalJson({ audio: audioSha256, title: r.title, languageHint: r.languageHint, options: hashedOptions(r.effectiveOptions) });
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

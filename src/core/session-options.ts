@@ -289,12 +289,17 @@ export function canonicalJson(value: unknown): string {
  * The Idempotency-Key comparison hash: sha256 (hex) of the canonical JSON of the
  * normalised effective request. Throws VALIDATION_FAILED for a body that does not validate.
  */
+/** Effective options as a request hash reads them: readableText at its default is left out,
+ * so a request hashed before the option existed hashes the same now (an Idempotency-Key replay
+ * across the upgrade is not a conflict). Sessions and batch uploads both hash through this. */
+export function hashedOptions<T extends { readableText?: unknown }>(options: T): Omit<T, 'readableText'> | T {
+  const { readableText, ...rest } = options;
+  return readableText === true ? rest : options;
+}
+
 export function requestHash(body: unknown): string {
   const v = validateCreateSession(body);
-  // readableText at its default is left out, so a request hashed before the option existed
-  // hashes the same now (an Idempotency-Key replay across the upgrade is not a conflict).
-  const { readableText, ...rest } = v.effectiveOptions;
-  const options = readableText ? rest : v.effectiveOptions;
+  const options = hashedOptions(v.effectiveOptions);
   const canonical = canonicalJson({ title: v.title, languageHint: v.languageHint, options });
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

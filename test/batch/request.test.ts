@@ -2,7 +2,7 @@
 // recognizer capability check, and the batch-specific defaults.
 import { describe, expect, it } from 'vitest';
 import { ScribedError } from '../../src/core/errors.js';
-import { validateBatchRequest } from '../../src/batch/request.js';
+import { batchRequestHash, validateBatchRequest } from '../../src/batch/request.js';
 
 const ENGLISH = { languages: ['en'], detectsLanguage: false };
 
@@ -51,5 +51,23 @@ describe('validateBatchRequest: includeAlignment', () => {
     expect(refusal(() => validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":true}' }, 16_000, ENGLISH))).toMatch(
       /^VALIDATION_FAILED: .*options.suppressBackgroundSpeech/,
     );
+  });
+});
+
+describe('batchRequestHash', () => {
+  // Hashes of these requests before readableText existed (computed with the code at fb6a8ca):
+  // an Idempotency-Key replayed across the upgrade must find the stored job, not a conflict.
+  const AUDIO = '0'.repeat(64);
+  it('hashes default requests as before readableText existed', () => {
+    expect(batchRequestHash(AUDIO, validateBatchRequest({}, 16_000, ENGLISH))).toBe('024b198cdf1f274e5245d6a47d296577f4f8f002338b90f5ff55c7435331430b');
+    expect(batchRequestHash(AUDIO, validateBatchRequest({ title: 'x', options: '{"removeDisfluencies":true}' }, 16_000, ENGLISH))).toBe(
+      'a6cacc1e3454651a2a3b879b083bd6bcf734bd87f307a5b21bf7f1463914c1fb',
+    );
+  });
+
+  it('tells readableText off from on', () => {
+    const on = batchRequestHash(AUDIO, validateBatchRequest({}, 16_000, ENGLISH));
+    expect(batchRequestHash(AUDIO, validateBatchRequest({ options: '{"readableText":false}' }, 16_000, ENGLISH))).not.toBe(on);
+    expect(batchRequestHash(AUDIO, validateBatchRequest({ options: '{"readableText":true}' }, 16_000, ENGLISH))).toBe(on);
   });
 });
