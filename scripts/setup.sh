@@ -14,7 +14,7 @@ STAMPS=node_modules/.cache/scribed-setup
 if [ -n "${FORCE:-}" ]; then rm -rf "$STAMPS"; fi
 
 # python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
-APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
+APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
 # Debian packages: checked again only when the package list or dpkg's database changed.
 APT_KEY="${APT_PACKAGES[*]}"
 if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/status; then
