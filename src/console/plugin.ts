@@ -24,6 +24,11 @@ const FILES: Record<string, string> = {
   'protocol.js': 'text/javascript; charset=utf-8',
   'audio.js': 'text/javascript; charset=utf-8',
   'capture-worklet.js': 'text/javascript; charset=utf-8',
+  // The call view (docs/console.md, "The call view").
+  'call.html': 'text/html; charset=utf-8',
+  'call.css': 'text/css; charset=utf-8',
+  'call.js': 'text/javascript; charset=utf-8',
+  'call-view.js': 'text/javascript; charset=utf-8',
 };
 
 /** 'self' covers ws:/wss: to this host in current browsers (CSP level 3). No frame-ancestors:
