@@ -62,14 +62,24 @@ export async function probeAudio(file: string, timeoutMs = 30_000): Promise<Prob
 
 /** Decode the first audio stream of `input` to raw s16le mono at `rate` in `output`, at
  * most `cap.seconds` of audio and (whatever the timestamps say) about `cap.bytes` of output
- * (ffmpeg stops after the packet that reaches it): see src/batch/limits.ts. */
-export async function decodeToRaw(input: string, output: string, rate: number, cap: { seconds: number; bytes: number }, timeoutMs = 600_000): Promise<void> {
+ * (ffmpeg stops after the packet that reaches it): see src/batch/limits.ts. All channels are
+ * mixed down, unless `channel` (0-based) names the one to keep (a multichannel upload's leg:
+ * the pan filter copies that channel alone, unscaled). */
+export async function decodeToRaw(
+  input: string,
+  output: string,
+  rate: number,
+  cap: { seconds: number; bytes: number },
+  timeoutMs = 600_000,
+  channel: number | null = null,
+): Promise<void> {
+  if (channel !== null && !(Number.isInteger(channel) && channel >= 0)) throw new RangeError(`channel must be a channel index (got ${channel})`);
   try {
     await run(
       'ffmpeg',
       [
         ...['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input],
-        ...['-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le'],
+        ...['-map', '0:a:0', '-vn', ...(channel === null ? [] : ['-af', `pan=mono|c0=c${channel}`]), '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le'],
         ...['-t', String(cap.seconds), '-fs', String(cap.bytes), '-f', 's16le', output],
       ],
       timeoutMs,

@@ -14,10 +14,13 @@ import { charactersDue } from '../core/billing.js';
 import { ScribedError } from '../core/errors.js';
 
 export interface AudioAllowance {
-  /** Seconds of audio the upload may have: min(balance, maxAudioSeconds). */
+  /** Seconds of audio the upload may have: min(balance / legs, maxAudioSeconds). */
   seconds: number;
   balance: bigint;
   maxAudioSeconds: number;
+  /** Legs the audio is transcribed as, each charged for the whole length: 1, or a
+   * multichannel upload's channels. */
+  legs: number;
 }
 
 export interface DecodeCap {
@@ -27,10 +30,14 @@ export interface DecodeCap {
   bytes: number;
 }
 
-export function audioAllowance(balance: bigint, maxAudioSeconds: number): AudioAllowance {
+/** `legs`: a multichannel upload pays for each channel's duration (docs/calls.md), so the
+ * balance buys 1/legs of the seconds; the server's maximum is per channel, as for a mono file. */
+export function audioAllowance(balance: bigint, maxAudioSeconds: number, legs = 1): AudioAllowance {
   if (!(Number.isInteger(maxAudioSeconds) && maxAudioSeconds >= 1)) throw new RangeError(`maxAudioSeconds must be a positive integer (got ${maxAudioSeconds})`);
-  const paid = balance < 0n ? 0 : balance < BigInt(maxAudioSeconds) ? Number(balance) : maxAudioSeconds;
-  return { seconds: paid, balance, maxAudioSeconds };
+  if (!(Number.isInteger(legs) && legs >= 1)) throw new RangeError(`legs must be a positive integer (got ${legs})`);
+  const perLeg = balance < 0n ? 0n : balance / BigInt(legs);
+  const paid = perLeg < BigInt(maxAudioSeconds) ? Number(perLeg) : maxAudioSeconds;
+  return { seconds: paid, balance, maxAudioSeconds, legs };
 }
 
 /** The decode's hard limit at `rate`: one second past the allowance, so reaching it proves
@@ -49,7 +56,7 @@ function overServerMaximum(seconds: string, a: AudioAllowance): ScribedError {
 export function refuseStatedDuration(durationSec: number | null, a: AudioAllowance): ScribedError | null {
   if (durationSec === null || !Number.isFinite(durationSec) || durationSec <= a.seconds) return null;
   if (durationSec > a.maxAudioSeconds) return overServerMaximum(durationSec.toFixed(1), a);
-  return new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${Math.ceil(durationSec)} Characters, more than the balance`);
+  return new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${Math.ceil(durationSec) * a.legs} Characters, more than the balance`);
 }
 
 /** The refusal for a decode (capped by decodeCap) that produced `samples` at `rate`, or
@@ -68,5 +75,5 @@ export function refuseDecoded(samples: bigint, rate: number, a: AudioAllowance):
   }
   return capped
     ? new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs more than the balance of ${a.balance} Characters`)
-    : new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
+    : new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate) * BigInt(a.legs)} Characters, more than the balance`);
 }

@@ -82,6 +82,17 @@ export function planFromEnergies(energy: Float64Array, totalSamples: number, opt
   let start = 0;
   let k = 0;
   const total = energy.length;
+  // Silence before the first speech is a segment of its own (skipped, never recognized),
+  // whatever its length, so the first spoken segment starts shortly before its speech: a
+  // stereo call's channel is silent while the other party speaks first, and a segment
+  // starting at 0 would put its words at the top of the call's merged transcript
+  // (docs/calls.md). Half a pause of silence stays before the speech, as at any cut.
+  let lead = 0;
+  while (lead < total && silent[lead]) lead++;
+  if (lead >= minRun && lead < total) {
+    start = lead - Math.floor(minRun / 2);
+    cuts.push(start);
+  }
   while (start < total) {
     while (k < pauseCuts.length && pauseCuts[k]! < start + minFrames) k++;
     const next = k < pauseCuts.length ? pauseCuts[k]! : total;

@@ -113,6 +113,7 @@ export class SqlStore implements Store {
 
   // batch jobs
   createBatchJob = this.call(batch.createBatchJob);
+  createBatchCall = this.call(batch.createBatchCall);
   findBatchJobByIdempotencyKey = this.call(batch.findBatchJobByIdempotencyKey);
   getBatchJob = this.call(batch.getBatchJob);
   listBatchJobs = this.call(batch.listBatchJobs);

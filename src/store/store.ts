@@ -130,6 +130,19 @@ export interface CreateBatchJobInput {
   idempotency: { key: string; requestHash: string } | null;
 }
 
+/** A multichannel upload as a call (areas/batch.ts createBatchCall, docs/calls.md): the call
+ * (externalId null) and one batch job per channel, in one transaction. */
+export interface CreateBatchCallInput {
+  /** `idempotencyKey`/`requestHash`: the call's own (the calls' namespace), not the upload's. */
+  call: { id: string; accountId: string; title: string; idempotencyKey: string; requestHash: string; createdAt: string };
+  /** In channel order; each leg's History row is titled `title` and labelled `speaker`. */
+  legs: Array<{ job: CreateBatchJobInput['job']; speaker: string; title: string; audioSamples: bigint }>;
+  languageHint: string | null;
+  sampleRateHz: number;
+  /** The upload's Idempotency-Key, held by the first leg's job. */
+  idempotency: { key: string; requestHash: string } | null;
+}
+
 /** `replayed`: the key was used before with the same request (that job, nothing charged);
  * `conflict`: with another request; `insufficient`: the balance is short (nothing written). */
 export type CreateBatchJobOutcome =
@@ -244,6 +257,8 @@ export interface Store
    * History row (kind batch, PROCESSING) and the QUEUED job. Anything but `created` changes
    * nothing. */
   createBatchJob(input: CreateBatchJobInput): Promise<CreateBatchJobOutcome>;
+  /** A multichannel upload: its call and a job per channel; the outcome's job is the first leg's. */
+  createBatchCall(input: CreateBatchCallInput): Promise<CreateBatchJobOutcome>;
   /** The job an account's batch Idempotency-Key stands for, with its request hash. */
   findBatchJobByIdempotencyKey(accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null>;
   getBatchJob(transcriptionId: string): Promise<BatchJobRecord | null>;

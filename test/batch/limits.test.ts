@@ -51,3 +51,14 @@ describe('refuseDecoded', () => {
     expect(text(refuseDecoded(BigInt(decodeCap(server, 16_000).samples), 16_000, server))).toBe("PAYLOAD_TOO_LARGE the audio is longer than this server's limit of 600 s per file");
   });
 });
+
+describe('a multichannel upload', () => {
+  it('buys 1/legs of the seconds and names the whole cost', () => {
+    const a = audioAllowance(100n, 14_400, 2);
+    expect(a.seconds).toBe(50);
+    expect(audioAllowance(10n ** 15n, 600, 2).seconds).toBe(600);
+    expect(() => audioAllowance(1n, 10, 0)).toThrow(RangeError);
+    expect(refuseStatedDuration(60.2, a)?.message).toContain('costs 122 Characters');
+    expect(refuseDecoded(BigInt(50.4 * 16_000), 16_000, a)?.message).toContain('costs 102 Characters');
+  });
+});

@@ -62,3 +62,22 @@ describe('planSegments', () => {
     expect(planSegments(audio, opts).length).toBeGreaterThan(2);
   });
 });
+
+describe('leading silence', () => {
+  it('is a silent segment of its own, whatever its length, so the first speech starts about a quarter second after its cut', () => {
+    for (const lead of [1, 3, 7.5]) {
+      const audio = build([['quiet', lead], ['tone', 6], ['quiet', 1], ['tone', 2]]);
+      const plan = planSegments(audio, { rate: RATE, maxSegmentSeconds: 30 });
+      expect(plan[0]).toEqual({ index: 0, startSample: 0, endSample: (lead - 0.24) * RATE, silent: true });
+      expect(plan[1]!.startSample).toBe((lead - 0.24) * RATE);
+      expect(plan[1]!.silent).toBe(false);
+      expect(plan[plan.length - 1]!.endSample).toBe(audio.length);
+    }
+  });
+
+  it('shorter than a pause stays with the first segment', () => {
+    const plan = planSegments(build([['quiet', 0.3], ['tone', 6]]), { rate: RATE, maxSegmentSeconds: 30 });
+    expect(plan).toHaveLength(1);
+    expect(plan[0]!.startSample).toBe(0);
+  });
+});

@@ -198,7 +198,12 @@ export function batchUploadBody(facts: ServerFacts): JsonSchema {
       file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio file (any format ffmpeg reads; identified by content)' },
       title: text(0, MAX_TITLE_CHARS),
       languageHint: languageHint(facts),
-      options: { type: 'string', contentMediaType: 'application/json', description: 'the session options as a JSON object, less inputEncoding and segmentCommitMode' },
+      options: {
+        type: 'string',
+        contentMediaType: 'application/json',
+        description:
+          'the session options as a JSON object, less inputEncoding and segmentCommitMode, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)',
+      },
     },
     ['file'],
     { closed: true },
@@ -207,7 +212,16 @@ export function batchUploadBody(facts: ServerFacts): JsonSchema {
 
 export const BATCH_JOB_VIEW: JsonSchema = {
   ...TRANSCRIPTION_VIEW,
-  properties: { ...(TRANSCRIPTION_VIEW.properties as object), charactersCharged: DECIMAL, source: { type: 'object', description: 'what ffprobe found in the file' } },
+  properties: {
+    ...(TRANSCRIPTION_VIEW.properties as object),
+    charactersCharged: { ...DECIMAL, description: 'what the upload cost (all legs of a multichannel upload)' },
+    source: { type: 'object', description: 'what ffprobe found in the file' },
+    legs: {
+      type: 'array',
+      description: 'multichannel uploads only: one batch leg per channel, in channel order',
+      items: object({ speaker: STRING, transcriptionId: id('stt'), status: STRING, charactersCharged: DECIMAL }, ['speaker', 'transcriptionId', 'status', 'charactersCharged'], { closed: true }),
+    },
+  },
   required: [...(TRANSCRIPTION_VIEW.required as string[]), 'charactersCharged', 'source'],
 };
 

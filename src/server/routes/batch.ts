@@ -24,7 +24,11 @@ import { optionalIdempotencyKey } from '../../core/idempotency.js';
 import { decodeToRaw, probeAudio } from '../../batch/audio.js';
 import { audioAllowance, decodeCap, refuseDecoded, refuseStatedDuration } from '../../batch/limits.js';
 import { Semaphore } from '../../batch/semaphore.js';
-import { batchRequestHash, validateBatchRequest } from '../../batch/request.js';
+import { batchRequestHash, validateBatchRequest, type BatchRequest } from '../../batch/request.js';
+import { splitChannelFields } from '../../batch/multichannel.js';
+import { callRequestHash } from '../../core/calls.js';
+import { checkMultichannelFile, legTitle } from '../../core/channels.js';
+import { DEFAULT_TITLE } from '../../core/session-options.js';
 import type { BatchRunner } from '../../batch/runner.js';
 import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
@@ -93,10 +97,23 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
     await app.register(multipart, { throwFileSizeLimit: true });
     const decodeSlots = new Semaphore(opts.maxConcurrentDecodes);
 
-    /** The answer for a job: created, or replayed under its Idempotency-Key (same body). */
+    /** The answer for a job: created, or replayed under its Idempotency-Key (same body). A
+     * multichannel upload answers with its first leg's row (which carries callId) and every
+     * leg; charactersCharged is then what the whole upload cost (docs/calls.md). */
     async function jobView(job: BatchJobRecord) {
       const row = (await ctx.store.getTranscription(job.transcriptionId, job.accountId))!;
-      return ok({ ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: job.source });
+      const view = { ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: job.source };
+      if (row.callId === null) return ok(view);
+      const call = await ctx.store.getCall(row.callId, job.accountId);
+      const legs = await Promise.all(
+        (call?.legs ?? []).map(async (l) => ({
+          speaker: l.speaker,
+          transcriptionId: l.transcriptionId,
+          status: l.status,
+          charactersCharged: ((await ctx.store.getBatchJob(l.transcriptionId))?.charactersCharged ?? 0n).toString(),
+        })),
+      );
+      return ok({ ...view, charactersCharged: legs.reduce((sum, l) => sum + BigInt(l.charactersCharged), 0n).toString(), legs });
     }
 
     app.post(base, async (req, reply) => {
@@ -113,10 +130,13 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         void reply.header('idempotent-replayed', 'true');
         return jobView(job);
       };
-      const decoded = path.join(opts.dir, `decode-${token}.s16le`);
+      /** Decoded audio: one file, or one per channel of a multichannel upload. */
+      const decodedPath = (leg: number) => path.join(opts.dir, `decode-${token}-${leg}.s16le`);
+      const decodedPaths: string[] = [];
       const audioHash = createHash('sha256');
-      /** The decoded audio's name in the audio store, until a stored job owns it. */
-      let unowned: string | null = null;
+      /** The decoded audio's names in the audio store, until a stored job owns them. */
+      let unowned: string[] = [];
+      let uploadName: string | null = null;
       try {
         const fields: Record<string, string> = {};
         let haveFile = false;
@@ -137,6 +157,7 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
               await pipeline(part.file, hashing, createWriteStream(upload, { mode: 0o600 }));
               if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
               haveFile = true;
+              uploadName = typeof part.filename === 'string' && part.filename !== '' ? path.basename(part.filename) : null;
             } else {
               if (Object.hasOwn(fields, part.fieldname)) {
                 throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: given twice`, { details: { field: part.fieldname } });
@@ -150,6 +171,9 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         }
         if (!haveFile) throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
         if (fields.options !== undefined && jsonNestsDeeperThan(fields.options)) throw tooDeep('options');
+        // multichannel and channelSpeakers (src/core/channels.ts); the rest is validated below.
+        const split = splitChannelFields(fields);
+        const channels = split.channels;
 
         // Probing and decoding run at most maxConcurrentDecodes at a time (each is an ffmpeg
         // process); the rest wait their turn.
@@ -160,7 +184,25 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           // engine's rate. Upsampling narrowband audio to 16 kHz for the wideband model
           // recognizes it far worse (docs/engines.md).
           const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : ctx.engine.info.sampleRate;
-          const valid = validateBatchRequest(fields, rate, { languages: ctx.engine.info.languages, detectsLanguage: ctx.engine.info.detectsLanguage ?? false });
+          const checked = validateBatchRequest(split.fields, rate, { languages: ctx.engine.info.languages, detectsLanguage: ctx.engine.info.detectsLanguage ?? false });
+          if (channels) checkMultichannelFile(probed.channels);
+          // The channel options are part of the stored options (and so of the Idempotency-Key's
+          // request); a stereo file without them is mixed down as before, with a notice.
+          const valid: BatchRequest = channels
+            ? { ...checked, effectiveOptions: withChannelOptions(checked.effectiveOptions, channels.speakers) }
+            : probed.channels > 1
+              ? {
+                  ...checked,
+                  notices: [
+                    ...checked.notices,
+                    {
+                      code: 'CHANNELS_MIXED_DOWN',
+                      message: `the file has ${probed.channels} channels, mixed down to one; send options {"multichannel": true} to transcribe each channel as a leg of a call`,
+                    },
+                  ],
+                }
+              : checked;
+          const legs = channels ? channels.speakers.length : 1;
           const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: batchRequestHash(audioHash.digest('hex'), valid) };
           // A retry of a stored upload answers before decoding it again, whatever the balance
           // is now (the create below checks once more, in its transaction, for a duplicate
@@ -170,24 +212,79 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
           // What the account can pay for and the server allows, before anything is decoded
           // (src/batch/limits.ts): a stated duration over it is refused now, and the decode
           // cannot write more than it plus one second whatever the container claims.
-          const allowance = audioAllowance((await ctx.store.getAccount(accountId))?.characters ?? 0n, opts.maxAudioSeconds);
+          // A multichannel upload is charged per channel, so the balance buys 1/legs of it.
+          const allowance = audioAllowance((await ctx.store.getAccount(accountId))?.characters ?? 0n, opts.maxAudioSeconds, legs);
           const stated = refuseStatedDuration(probed.durationSec, allowance);
           if (stated) throw stated;
-          await decodeToRaw(upload, decoded, rate, decodeCap(allowance, rate));
-          const samples = BigInt(Math.floor((await fs.stat(decoded)).size / 2));
-          if (samples === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
-          const over = refuseDecoded(samples, rate, allowance);
-          if (over) throw over;
+          const samples: bigint[] = [];
+          for (let leg = 0; leg < legs; leg++) {
+            const out = decodedPath(leg);
+            decodedPaths.push(out);
+            await decodeToRaw(upload, out, rate, decodeCap(allowance, rate), undefined, channels ? leg : null);
+            const n = BigInt(Math.floor((await fs.stat(out)).size / 2));
+            if (n === 0n) throw new ScribedError('UNSUPPORTED_AUDIO', 'the file decodes to no audio samples');
+            const over = refuseDecoded(n, rate, allowance);
+            if (over) throw over;
+            samples.push(n);
+          }
           return { kind: 'decoded' as const, probed, rate, valid, idempotency, samples };
         });
         if (prepared.kind === 'replay') return await replay(prepared.job);
         const { probed, rate, valid, idempotency, samples } = prepared;
+        if (channels) {
+          const now = ctx.now();
+          const callTitle = valid.title === DEFAULT_TITLE && uploadName !== null ? uploadName : valid.title;
+          // A call lists its legs by (createdAt, id): ids made in one millisecond order at
+          // random, so they are sorted and handed out in channel order.
+          const ids = channels.speakers.map(() => newId('stt', now)).sort();
+          const legs = channels.speakers.map((speaker, i) => ({ speaker, id: ids[i]!, samples: samples[i]!, decoded: decodedPaths[i]! }));
+          for (const leg of legs) {
+            unowned.push(`${leg.id}.s16le`);
+            await opts.runner.audio.write(`${leg.id}.s16le`, leg.decoded);
+          }
+          const callId = newId('call', now);
+          const total = legs.reduce((sum, l) => sum + charactersDue(l.samples, rate), 0n);
+          const outcome = await ctx.store.createBatchCall({
+            // The call's own key (calls have a namespace of their own): the upload is the
+            // call's only creator, so its first leg's id makes a key nothing else uses.
+            call: { id: callId, accountId, title: callTitle, idempotencyKey: `batch-upload-${legs[0]!.id}`, requestHash: callRequestHash({ title: callTitle, externalId: null }), createdAt: now.toISOString() },
+            legs: legs.map((l) => ({
+              job: {
+                transcriptionId: l.id,
+                accountId,
+                options: valid.effectiveOptions as unknown as Record<string, unknown>,
+                notices: valid.notices,
+                audioFile: `${l.id}.s16le`,
+                charactersCharged: charactersDue(l.samples, rate),
+                source: { ...probed },
+                createdAt: now.toISOString(),
+              },
+              speaker: l.speaker,
+              title: legTitle(callTitle, l.speaker),
+              audioSamples: l.samples,
+            })),
+            languageHint: valid.languageHint,
+            sampleRateHz: rate,
+            idempotency,
+          });
+          if (outcome.kind === 'insufficient') throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file's ${legs.length} channels costs ${total} Characters, more than the balance`);
+          if (outcome.kind === 'conflict') return await replay(null);
+          if (outcome.kind === 'replayed') return await replay(outcome.job);
+          unowned = []; // the jobs' now
+          ctx.metrics.callsCreated.inc();
+          for (const l of legs) {
+            opts.runner.enqueue(l.id);
+            ctx.metrics.batchJobs.inc({ outcome: 'queued' });
+          }
+          req.log.info({ callId, transcriptionIds: legs.map((l) => l.id), format: probed.format, codec: probed.codec, samples: samples[0]!.toString() }, 'multichannel batch upload queued as a call');
+          return await jobView(outcome.job);
+        }
 
         const now = ctx.now();
         const id = newId('stt', now);
         const audioFile = `${id}.s16le`;
-        unowned = audioFile;
-        await opts.runner.audio.write(audioFile, decoded);
+        unowned = [audioFile];
+        await opts.runner.audio.write(audioFile, decodedPaths[0]!);
         const outcome = await ctx.store.createBatchJob({
           job: {
             transcriptionId: id,
@@ -195,33 +292,32 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
             options: valid.effectiveOptions as unknown as Record<string, unknown>,
             notices: valid.notices,
             audioFile,
-            charactersCharged: charactersDue(samples, rate),
+            charactersCharged: charactersDue(samples[0]!, rate),
             source: { ...probed },
             createdAt: now.toISOString(),
           },
           title: valid.title,
           languageHint: valid.languageHint,
           sampleRateHz: rate,
-          audioSamples: samples,
+          audioSamples: samples[0]!,
           idempotency,
         });
         if (outcome.kind === 'insufficient') {
-          throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate)} Characters, more than the balance`);
+          throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples[0]!, rate)} Characters, more than the balance`);
         }
         if (outcome.kind === 'conflict') return await replay(null);
         if (outcome.kind === 'replayed') return await replay(outcome.job);
-        unowned = null; // the job's now: the node that ends the job deletes it
+        unowned = []; // the job's now: the node that ends the job deletes it
         opts.runner.enqueue(id);
         ctx.metrics.batchJobs.inc({ outcome: 'queued' });
-        req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples.toString() }, 'batch job queued');
+        req.log.info({ transcriptionId: id, format: probed.format, codec: probed.codec, samples: samples[0]!.toString() }, 'batch job queued');
         return await jobView(outcome.job);
       } finally {
         // Whatever ended the request (a refusal, a replay, or the create itself throwing),
         // no audio of it stays unless a stored job names it.
         await fs.rm(upload, { force: true });
-        await fs.rm(decoded, { force: true });
-        if (unowned !== null) {
-          const name = unowned;
+        for (const p of decodedPaths) await fs.rm(p, { force: true });
+        for (const name of unowned) {
           await opts.runner.audio.remove(name).catch((err: unknown) => req.log.warn({ err, file: name }, 'could not delete the audio of an upload that created no job; the sweep removes it'));
         }
       }
@@ -241,6 +337,12 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       });
     });
   };
+}
+
+/** A multichannel upload's effective options: the validated ones and the channel options. */
+function withChannelOptions(options: BatchRequest['effectiveOptions'], speakers: string[]): BatchRequest['effectiveOptions'] {
+  const channelOptions = { multichannel: true, channelSpeakers: speakers };
+  return { ...options, ...channelOptions };
 }
 
 /** Batch-only fields of a History row: options in effect, notices, failure reason. */

@@ -1,7 +1,7 @@
 // Batch jobs: the queue row beside each batch History row. The job is created with its
 // debit and its History row in one transaction, and fails with its refund in one.
 import { ScribedError } from '../../core/errors.js';
-import type { BatchJobRecord, BatchJobState, CreateBatchJobInput, CreateBatchJobOutcome, SegmentRecord } from '../store.js';
+import type { BatchJobRecord, BatchJobState, CreateBatchCallInput, CreateBatchJobInput, CreateBatchJobOutcome, SegmentRecord } from '../store.js';
 import { int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { lockAccount, moveCharacters } from './ledger.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
@@ -49,7 +49,6 @@ function jobByKey(db: Tx, accountId: string, key: string): Promise<BatchJobRow |
 export async function createBatchJob(db: Db, input: CreateBatchJobInput): Promise<CreateBatchJobOutcome> {
   const j = input.job;
   const charge = int64(j.charactersCharged, 'charactersCharged');
-  const samples = int64(input.audioSamples, 'audioSamples');
   const idem = input.idempotency;
   return db.tx(async (tx): Promise<CreateBatchJobOutcome> => {
     const balance = await lockAccount(tx, j.accountId);
@@ -58,34 +57,82 @@ export async function createBatchJob(db: Db, input: CreateBatchJobInput): Promis
       if (earlier) return earlier.request_hash === idem.requestHash ? { kind: 'replayed', job: toBatchJob(earlier) } : { kind: 'conflict' };
     }
     if (balance < charge) return { kind: 'insufficient' };
-    await tx.run(
-      `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
-                                   audio_samples, created_at, updated_at, completed_at)
-       VALUES (?, ?, 'batch', NULL, ?, 'PROCESSING', ?, ?, ?, ?, ?, NULL)`,
-      [j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt],
-    );
-    await tx.run(
-      `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
-                               error, idempotency_key, request_hash, source_json, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?, ?, ?, ?)`,
-      [
-        j.transcriptionId,
-        j.accountId,
-        JSON.stringify(j.options),
-        JSON.stringify(j.notices),
-        j.audioFile,
-        charge,
-        idem?.key ?? null,
-        idem?.requestHash ?? null,
-        j.source === null ? null : JSON.stringify(j.source),
-        j.createdAt,
-        j.createdAt,
-      ],
-    );
-    await moveCharacters(tx, { accountId: j.accountId, delta: -charge, reason: 'batch_audio', ref: j.transcriptionId });
-    const row = await tx.one<BatchJobRow>('SELECT * FROM batch_jobs WHERE transcription_id = ?', [j.transcriptionId]);
-    return { kind: 'created', job: toBatchJob(row!) };
+    return { kind: 'created', job: await insertBatchLeg(tx, input, null) };
   });
+}
+
+/**
+ * A multichannel upload (docs/calls.md): the call and one batch job per channel, each leg's
+ * History row carrying callId and speaker, each leg debited for its own audio, in one
+ * transaction (all or nothing: no call without its legs, no leg charged alone). The upload's
+ * Idempotency-Key is held by the first leg's job, so a retry finds it as for one job; the call
+ * itself is created under `call.idempotencyKey` in the calls' own namespace.
+ */
+export async function createBatchCall(db: Db, input: CreateBatchCallInput): Promise<CreateBatchJobOutcome> {
+  const first = input.legs[0];
+  if (!first) throw new RangeError('a batch call needs at least one leg');
+  const c = input.call;
+  const idem = input.idempotency;
+  const total = input.legs.reduce((sum, l) => sum + int64(l.job.charactersCharged, 'charactersCharged'), 0n);
+  return db.tx(async (tx): Promise<CreateBatchJobOutcome> => {
+    const balance = await lockAccount(tx, c.accountId);
+    if (idem) {
+      const earlier = await jobByKey(tx, c.accountId, idem.key);
+      if (earlier) return earlier.request_hash === idem.requestHash ? { kind: 'replayed', job: toBatchJob(earlier) } : { kind: 'conflict' };
+    }
+    if (balance < total) return { kind: 'insufficient' };
+    await tx.run(
+      `INSERT INTO calls (id, account_id, external_id, title, idempotency_key, request_hash, created_at, updated_at)
+       VALUES (?, ?, NULL, ?, ?, ?, ?, ?)`,
+      [c.id, c.accountId, c.title, c.idempotencyKey, c.requestHash, c.createdAt, c.createdAt],
+    );
+    let firstJob: BatchJobRecord | null = null;
+    for (const [i, leg] of input.legs.entries()) {
+      const job = await insertBatchLeg(
+        tx,
+        { job: leg.job, title: leg.title, languageHint: input.languageHint, sampleRateHz: input.sampleRateHz, audioSamples: leg.audioSamples, idempotency: i === 0 ? idem : null },
+        { callId: c.id, speaker: leg.speaker },
+      );
+      firstJob ??= job;
+    }
+    return { kind: 'created', job: firstJob! };
+  });
+}
+
+/** History row, QUEUED job and debit of one batch job, inside the caller's transaction (which
+ * holds the account's lock and has checked the key and the balance). */
+async function insertBatchLeg(tx: Tx, input: CreateBatchJobInput, call: { callId: string; speaker: string } | null): Promise<BatchJobRecord> {
+  const j = input.job;
+  const charge = int64(j.charactersCharged, 'charactersCharged');
+  const samples = int64(input.audioSamples, 'audioSamples');
+  const idem = input.idempotency;
+  await tx.run(
+    `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
+                                 audio_samples, created_at, updated_at, completed_at, call_id, speaker)
+     VALUES (?, ?, 'batch', NULL, ?, 'PROCESSING', ?, ?, ?, ?, ?, NULL, ?, ?)`,
+    [j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt, call?.callId ?? null, call?.speaker ?? null],
+  );
+  await tx.run(
+    `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
+                             error, idempotency_key, request_hash, source_json, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'QUEUED', ?, NULL, ?, ?, ?, ?, ?)`,
+    [
+      j.transcriptionId,
+      j.accountId,
+      JSON.stringify(j.options),
+      JSON.stringify(j.notices),
+      j.audioFile,
+      charge,
+      idem?.key ?? null,
+      idem?.requestHash ?? null,
+      j.source === null ? null : JSON.stringify(j.source),
+      j.createdAt,
+      j.createdAt,
+    ],
+  );
+  await moveCharacters(tx, { accountId: j.accountId, delta: -charge, reason: 'batch_audio', ref: j.transcriptionId });
+  const row = await tx.one<BatchJobRow>('SELECT * FROM batch_jobs WHERE transcription_id = ?', [j.transcriptionId]);
+  return toBatchJob(row!);
 }
 
 export async function findBatchJobByIdempotencyKey(db: Tx, accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null> {
