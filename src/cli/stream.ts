@@ -17,6 +17,10 @@ import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
 import { giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
+import { DEFAULT_CHANNEL_SPEAKERS, parseChannelSpeakersFlag } from '../core/channels.js';
+import { ACCEPTED_FORMATS } from '../batch/audio.js';
+import { runFfprobe } from '../media/probe.js';
+import { startCall, streamCall, type CallLegs, type StreamCallOptions } from './stream-call.js';
 
 interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   url: string;
@@ -34,6 +38,8 @@ interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   recorder?: string;
   device?: string;
   'log-level'?: string;
+  channels: number;
+  'channel-speakers'?: string;
 }
 
 function clock(ms: number): string {
@@ -59,7 +65,9 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
-      .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' }),
+      .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' })
+      .option('channels', { type: 'number', choices: [1, 2], default: 1, describe: '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call' })
+      .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' }),
   handler: async (args) => {
     const logger = pino(
       { level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL ?? 'info', redact: { paths: REDACT_PATHS, censor: '[Redacted]' }, base: { service: 'scribed-stream' } },
@@ -70,20 +78,40 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     const bps = INPUT_ENCODINGS[encoding].bytesPerSample;
     let accessKey: string;
     let bounds: ReturnType<typeof giveUpOptions>;
+    const channels = args.channels === 2 ? 2 : 1;
+    let speakers = [...DEFAULT_CHANNEL_SPEAKERS];
     try {
+      if (args['channel-speakers'] !== undefined) {
+        if (channels !== 2) throw new Error('--channel-speakers applies only with --channels 2');
+        speakers = parseChannelSpeakersFlag(args['channel-speakers']);
+      }
+      if (channels === 2 && bps !== 2) throw new Error(`--channels 2 takes 16-bit PCM (a pcm_s16le_* --encoding), not ${encoding}`);
+      if (channels === 2 && args.input === 'mic') throw new Error('--channels 2 reads stdin or a file, not the microphone');
       bounds = giveUpOptions(args);
       accessKey = readAccessKey(args['access-key-file']);
     } catch (err) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);
     }
-    const input = openInput(args.input, encoding, { recorder: args.recorder, device: args.device });
+    const input = openInput(args.input, encoding, { recorder: args.recorder, device: args.device, channels });
     // A file's History row is named after the file unless --title says otherwise; stdin and
     // the microphone keep the server's default.
     const title = args.title ?? (input.kind === 'raw-file' || input.kind === 'ffmpeg' ? path.basename(args.input) : undefined);
     const metrics = new ClientMetrics();
     const metricsServer = args['metrics-port'] === undefined ? null : await serveMetrics(metrics, args['metrics-port']);
     if (metricsServer) logger.info({ port: metricsServer.port }, 'metrics on /metrics');
+
+    // A stereo file streamed as one channel is mixed down: two parties talking over each other
+    // come out as neither's words. Said once, before streaming (docs/ingest.md).
+    if (channels === 1 && input.kind === 'ffmpeg') {
+      const probed = await runFfprobe(path.resolve(args.input), ACCEPTED_FORMATS, 15_000).catch(() => null);
+      const fileChannels = probed?.streams?.find((s) => s.codec_type === 'audio')?.channels ?? 1;
+      if (fileChannels >= 2) {
+        const message = `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`;
+        logger.warn({ channels: fileChannels }, message);
+        process.stderr.write(`scribed stream: warning: ${message}\n`);
+      }
+    }
 
     const cpu0 = process.cpuUsage();
     const t0 = Date.now();
@@ -111,12 +139,15 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
 
     let started = false;
     let leaving = false;
+    /** With --channels 2, the call's legs once they exist (each a streamer of its own). */
+    let call: CallLegs | null = null;
+    const abortAll = (): Promise<unknown> => (call ? Promise.all(call.legs.map((l) => l.streamer.abort())) : streamer.abort());
     const leave = (message: string) => {
       if (leaving) return;
       leaving = true;
       logger.error(message);
       process.stderr.write(`scribed stream: ${message}\n`);
-      void streamer.abort().finally(() => process.exit(1));
+      void abortAll().finally(() => process.exit(1));
     };
     // The first signal ends the input (its end is then flushed and the session closed) and
     // the process within --stop-timeout-ms, whatever the server does.
@@ -134,7 +165,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
         leave(`could not flush and close within ${bounds.stopTimeoutMs} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`),
       onSecond: (signal) => {
         logger.warn({ signal }, 'second signal: leaving without closing (the session stays resumable)');
-        void streamer.abort().finally(() => process.exit(130));
+        void abortAll().finally(() => process.exit(130));
       },
     });
 
@@ -155,6 +186,59 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       process.exit(2);
     }
     if (head?.action === 'strip-wav') logger.info({ dataOffset: head.dataOffset, dataBytes: head.dataBytes }, 'the input is a WAV file in --encoding: its header is skipped');
+    if (channels === 2) {
+      const callOptions: StreamCallOptions = {
+        url: args.url.replace(/\/+$/, ''),
+        accessKey,
+        encoding,
+        streamId: args['stream-id'] ?? randomUUID(),
+        title,
+        speakers,
+        sessionOptions: sessionOptionsFrom(args),
+        bufferSeconds: args['buffer-seconds'],
+        onFull: (args['on-full'] as 'block' | 'drop-oldest' | undefined) ?? 'block',
+        connectTimeoutMs: bounds.connectTimeoutMs,
+        noCreditTimeoutMs: bounds.noCreditTimeoutMs,
+        realtime: args.realtime === true,
+        out: args.out,
+        logger,
+        metrics,
+      };
+      try {
+        call = await startCall(callOptions);
+        started = true;
+        const { summaries, mergedPath } = await streamCall(callOptions, call, input);
+        logger.info(
+          {
+            callId: call.callId,
+            legs: summaries.map((s, i) => ({
+              speaker: call!.legs[i]!.speaker,
+              sessionId: s.sessionId,
+              transcriptionId: s.transcriptionId,
+              capturedSamples: s.capturedSamples,
+              acknowledgedSamples: s.acknowledgedSamples,
+              overflowSamples: s.overflowSamples,
+              resumes: s.resumes,
+              segments: s.segments,
+              out: call!.legs[i]!.files ? [call!.legs[i]!.files!.jsonlPath, call!.legs[i]!.files!.txtPath] : undefined,
+            })),
+            merged: mergedPath ?? undefined,
+            wallSeconds: (Date.now() - t0) / 1000,
+          },
+          'stream finished',
+        );
+        await metricsServer?.close();
+        process.exit(summaries.some((s) => s.overflowSamples > 0) ? 3 : 0);
+      } catch (err) {
+        // The legs are left open (PAUSED): rerun with the same --stream-id to continue them.
+        logger.error({ err: (err as Error).message }, 'stream failed');
+        process.stderr.write(`scribed stream: ${(err as Error).message}\n`);
+        input.stop();
+        await abortAll().catch(() => undefined);
+        await metricsServer?.close();
+        process.exit(1);
+      }
+    }
     // The first seconds are judged once: a warning names the likely right encoding (mu-law
     // read as PCM and back), or says they are silence or all clipping.
     const firstSeconds = new FirstSecondsCheck(encoding);

@@ -43,14 +43,15 @@ function endOf(stream: Readable): Promise<void> {
 /** Extensions read as raw audio already in the session encoding. */
 export const RAW_EXTENSIONS = ['.raw', '.ulaw', '.mulaw', '.ul', '.pcm', '.sln', '.s16'];
 
-/** The ffmpeg output arguments for a session encoding. */
-export function ffmpegOutputArgs(encoding: InputEncodingName): string[] {
+/** The ffmpeg output arguments for a session encoding: mixed down to mono, or (`channels` 2,
+ * `scribed stream --channels 2`) the file's two channels kept, interleaved. */
+export function ffmpegOutputArgs(encoding: InputEncodingName, channels: 1 | 2 = 1): string[] {
   const enc = INPUT_ENCODINGS[encoding];
   const format = encoding === 'mulaw_8000' ? 'mulaw' : 's16le';
-  return ['-f', format, '-ar', String(enc.sampleRateHz), '-ac', '1'];
+  return ['-f', format, '-ar', String(enc.sampleRateHz), '-ac', String(channels)];
 }
 
-export function openInput(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string } = {}): AudioInput {
+export function openInput(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string; channels?: 1 | 2 } = {}): AudioInput {
   const input = open(spec, encoding, opts);
   // Failure is read when the caller awaits `done`, which may be after it happened.
   input.done.catch(() => undefined);
@@ -179,7 +180,7 @@ export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file', thr
   return { stream, live: false, kind, stop, done, head: stream instanceof HeadSniffer ? stream.decision : settledRaw() };
 }
 
-function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
+function open(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string; channels?: 1 | 2 }): AudioInput {
   if (spec === '-') return stoppableInput(process.stdin, 'stdin', new HeadSniffer(encoding, 'stdin'));
   if (spec === 'mic') return openMic(encoding, opts);
   if (!fs.existsSync(spec)) throw new Error(`input file not found: ${spec}`);
@@ -191,7 +192,7 @@ function open(spec: string, encoding: InputEncodingName, opts: { recorder?: stri
   // used: it shares the child's stdout state and sets it flowing, so output produced before
   // the first read is dropped. The transcoder reads the file itself (-i FILE); its output
   // pipe is read directly, and a failed decode (exit status) fails the input.
-  const proc = prism.FFmpeg.create({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding)] });
+  const proc = prism.FFmpeg.create({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding, opts.channels ?? 1)] });
   // Piped into a PassThrough at once: Node resumes (and so discards) a child's stdout that
   // has no reader when the child exits, and a short file can be decoded before the session
   // is even created. The pipe keeps backpressure, so ffmpeg waits for the reader.
