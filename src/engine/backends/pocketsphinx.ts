@@ -18,7 +18,10 @@ interface NativeWord {
   word: string;
   startFrame: number;
   endFrame: number;
-  prob: number;
+  /** Word posterior in [0, 1] from the utterance's lattice (docs/engines.md, "Word
+   * confidence"); null when the decoder made no lattice or was built with
+   * -scribed_confidence no. */
+  prob: number | null;
 }
 interface NativeDecoder {
   /** Returns undefined when `withHypothesis` is false (no backtrace is made). */
@@ -177,8 +180,6 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
     ...(shareLanguageModel() ? {} : { '-scribed_share_lm': 'no' }),
     ...(shareDictionary() ? {} : { '-scribed_share_dict': 'no' }),
   });
-  // With -bestpath no there is no lattice, so ps_seg_prob carries no posterior.
-  const hasPosterior = args['-bestpath'] !== 'no';
   const samplesPerFrame = ENGINE_RATE / FRAMES_PER_SECOND;
   const live = (): NativeDecoder => {
     if (decoder === null) throw new Error('pocketsphinx decoder destroyed');
@@ -196,7 +197,7 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
         word: w.word,
         startSample: w.startFrame * samplesPerFrame,
         endSample: w.endFrame * samplesPerFrame,
-        confidence: hasPosterior ? Math.min(1, Math.max(0, w.prob)) : null,
+        confidence: w.prob === null ? null : Math.min(1, Math.max(0, w.prob)),
       }));
       return { text: words.map((w) => w.word).join(' '), words };
     },

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <string>
@@ -511,6 +512,13 @@ bool AdoptSharedDict(ps_decoder_t *ps, SharedDict *s, bool refuseAfterSwap, std:
   return true;
 }
 
+// CPU milliseconds this thread has used (what a step costs, whatever else the machine runs).
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // Fillers and sentence markers never reach the transcript.
 bool IsFiller(const char *w) {
   if (w == nullptr || *w == '\0') return true;
@@ -571,6 +579,12 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       if (key == "-scribed_share_lm") {
         // Ours, not a pocketsphinx flag: "no" makes this decoder read its own language model.
         shareLm = val != "no";
+        continue;
+      }
+      if (key == "-scribed_confidence") {
+        // Ours: "no" skips the word posteriors (endUtterance() gives prob null), for measuring
+        // what they cost.
+        confidence_ = val != "no";
         continue;
       }
       if (key == "-scribed_share_dict") {
@@ -742,38 +756,105 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     return Napi::String::New(env, hyp != nullptr ? hyp : "");
   }
 
+  // One word of the utterance's best path (the fast search's backtrace), fillers left out.
+  struct HypWord {
+    std::string word;  // base word: "read(2)" -> "read"
+    int sf;
+    int ef;  // inclusive, as ps_seg_frames() gives it
+  };
+
+  // Word posteriors for the best path's words, from the word lattice of the utterance just
+  // ended (docs/engines.md, "Word confidence"). The words themselves stay those of the fast
+  // backtrace: the lattice is built from the same backpointer table, and only its forward and
+  // backward sums are used (ps_lattice_bestpath() computes the link alphas, its best path is
+  // thrown away; ps_lattice_posterior() the betas). A word's posterior is P(word w is being
+  // spoken at frame t | audio) for t its middle frame: the sum of the posteriors of every link
+  // leaving a node of the same base word (any pronunciation) whose span covers t. Paths through
+  // the lattice cross frame t on exactly one link each, so the sum is a probability (<= 1 up to
+  // the log table's rounding). Writes one value in [0, 1] per word; false when the decoder gave
+  // no lattice (then the caller reports no confidence).
+  bool WordPosteriors(const std::vector<HypWord> &words, std::vector<double> *out) {
+    ps_lattice_t *dag = ps_get_lattice(ps_);
+    if (dag == nullptr) return false;
+    const char *search = ps_get_search(ps_);
+    ngram_model_t *lm = search != nullptr ? ps_get_lm(ps_, search) : nullptr;
+    cmd_ln_t *config = ps_get_config(ps_);
+    // As the n-gram search scales them for its own -bestpath pass.
+    float32 ascale = 1.0f / cmd_ln_float32_r(config, "-ascale");
+    float32 lwf = cmd_ln_float32_r(config, "-bestpathlw") / cmd_ln_float32_r(config, "-lw");
+    if (ps_lattice_bestpath(dag, lm, lwf, ascale) == nullptr) return false;
+    ps_lattice_posterior(dag, lm, ascale);
+    logmath_t *lmath = ps_lattice_get_logmath(dag);
+    const int32 zero = logmath_get_zero(lmath);
+    std::vector<int32> sum(words.size(), zero);
+    std::vector<int> mid(words.size());
+    for (size_t i = 0; i < words.size(); i++) mid[i] = (words[i].sf + words[i].ef) / 2;
+    for (ps_latnode_iter_t *it = ps_latnode_iter(dag); it != nullptr; it = ps_latnode_iter_next(it)) {
+      ps_latnode_t *node = ps_latnode_iter_node(it);
+      for (ps_latlink_iter_t *x = ps_latnode_exits(node); x != nullptr; x = ps_latlink_iter_next(x)) {
+        ps_latlink_t *link = ps_latlink_iter_link(x);
+        int16 sf = 0;
+        int ef = ps_latlink_times(link, &sf);
+        const char *base = nullptr;
+        for (size_t i = 0; i < words.size(); i++) {
+          if (mid[i] < sf || mid[i] > ef) continue;
+          if (base == nullptr) base = ps_latlink_baseword(dag, link);
+          if (base == nullptr || words[i].word != base) continue;
+          sum[i] = logmath_add(lmath, sum[i], ps_latlink_prob(dag, link, nullptr));
+        }
+      }
+    }
+    out->assign(words.size(), 0.0);
+    for (size_t i = 0; i < words.size(); i++) {
+      double p = sum[i] <= zero ? 0.0 : logmath_exp(lmath, sum[i]);
+      (*out)[i] = p < 0.0 ? 0.0 : (p > 1.0 ? 1.0 : p);
+    }
+    return true;
+  }
+
   Napi::Value EndUtterance(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     CheckAlive(env);
     Napi::Object result = Napi::Object::New(env);
     Napi::Array words = Napi::Array::New(env);
     std::string text;
+    // Thread CPU of ending the utterance (search finish and backtrace) and of the posteriors,
+    // reported for measuring what confidences cost per final (docs/engines.md).
+    double endCpuMs = 0, posteriorCpuMs = 0;
     if (in_utt_) {
       in_utt_ = false;
+      double t0 = ThreadCpuMs();
       if (ps_end_utt(ps_) < 0) throw Napi::Error::New(env, "pocketsphinx: ps_end_utt failed");
       int32 score = 0;
       const char *hyp = ps_get_hyp(ps_, &score);
       if (hyp != nullptr) text = hyp;
-      logmath_t *lmath = ps_get_logmath(ps_);
-      uint32_t idx = 0;
+      std::vector<HypWord> best;
       for (ps_seg_t *seg = ps_seg_iter(ps_); seg != nullptr; seg = ps_seg_next(seg)) {
         const char *w = ps_seg_word(seg);
         if (IsFiller(w)) continue;
         int sf = 0, ef = 0;
         ps_seg_frames(seg, &sf, &ef);
-        int32 ascr = 0, lscr = 0, lback = 0;
-        int32 post = ps_seg_prob(seg, &ascr, &lscr, &lback);
-        Napi::Object word = Napi::Object::New(env);
-        word.Set("word", BaseWord(w));
-        word.Set("startFrame", sf);
-        word.Set("endFrame", ef + 1);  // exclusive: the frame after the last one of the word
-        word.Set("prob", logmath_exp(lmath, post));
-        words.Set(idx++, word);
+        best.push_back({BaseWord(w), sf, ef});
       }
       // ps_seg_next frees the iterator when it returns NULL.
+      double t1 = ThreadCpuMs();
+      endCpuMs = t1 - t0;
+      std::vector<double> posterior;
+      bool scored = confidence_ && !best.empty() && WordPosteriors(best, &posterior);
+      posteriorCpuMs = ThreadCpuMs() - t1;
+      for (uint32_t i = 0; i < best.size(); i++) {
+        Napi::Object word = Napi::Object::New(env);
+        word.Set("word", best[i].word);
+        word.Set("startFrame", best[i].sf);
+        word.Set("endFrame", best[i].ef + 1);  // exclusive: the frame after the last one of the word
+        word.Set("prob", scored ? Napi::Value(Napi::Number::New(env, posterior[i])) : env.Null());
+        words.Set(i, word);
+      }
     }
     result.Set("text", text);
     result.Set("words", words);
+    result.Set("endCpuMs", endCpuMs);
+    result.Set("posteriorCpuMs", posteriorCpuMs);
     return result;
   }
 
@@ -978,6 +1059,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   cmd_ln_t *config_ = nullptr;
   ps_decoder_t *ps_ = nullptr;
   bool in_utt_ = false;
+  bool confidence_ = true;  // endUtterance() computes word posteriors (-scribed_confidence)
 };
 
 // stats(): the process-wide sharing counters (all worker threads load this one library).
