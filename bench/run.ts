@@ -11,3 +11,5 @@ console.log('\n== scribed stream client CPU (needs npm run build) ==');
 await import('./client-cpu.js');
 console.log('\n== many hosts: failover time and PostgreSQL cost (needs npm run build, PostgreSQL and HAProxy) ==');
 await import('./scaling.js');
+console.log('\n== accuracy: dev and untouched evaluation split, against the bare CLI (needs npm run build) ==');
+await import('./accuracy.js');
