@@ -8,6 +8,7 @@ import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
+import { jsonStringsHoldNul, nulRefused } from '../core/json-nul.js';
 import { connectionOptions, installConnectionGuards, onSocketError } from './connections.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './routes/health.js';
@@ -57,6 +58,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') return done(null, undefined);
     if (jsonNestsDeeperThan(body as string)) return done(tooDeep(), undefined);
+    if (jsonStringsHoldNul(body as string)) return done(nulRefused(), undefined);
     return defaultJson(req, body as string, done);
   });
 

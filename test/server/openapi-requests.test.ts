@@ -38,8 +38,9 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
   const fits = (v: string) => [...v].length >= min && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
   if (s.format === 'uri') return fc.webUrl().filter(fits);
   const pattern = typeof s.pattern === 'string' ? new RegExp(s.pattern, 'u') : null;
-  if (pattern && s.pattern !== '\\S') return fc.stringMatching(pattern).filter(fits);
-  return fc.string({ unit: 'binary', minLength: min, maxLength: max }).filter((v) => !pattern || pattern.test(v));
+  if (pattern && s.pattern !== '\\S') return fc.stringMatching(pattern).filter((v) => fits(v) && !v.includes('\u0000'));
+  // U+0000 is refused in every JSON string (docs/api.md, Body limits; src/core/json-nul.ts).
+  return fc.string({ unit: 'binary', minLength: min, maxLength: max }).filter((v) => !v.includes('\u0000') && (!pattern || pattern.test(v)));
 }
 
 function arb(s: JsonSchema): fc.Arbitrary<unknown> {
@@ -67,7 +68,7 @@ function arb(s: JsonSchema): fc.Arbitrary<unknown> {
         }
         case 'object': {
           const props = s.properties as Record<string, JsonSchema> | undefined;
-          if (!props) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+          if (!props) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }).filter((d) => !JSON.stringify(d).includes('\\u0000'));
           const record = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, arb(v)]));
           return fc.record(record, { requiredKeys: (s.required as string[] | undefined) ?? [] });
         }

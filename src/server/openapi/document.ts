@@ -143,6 +143,7 @@ export function openApiDocument(opts: DocumentOptions = {}, endpoints: readonly 
         'Generated from the routes\' own rules (src/server/openapi); do not edit a copy of it.',
         'Every /sound_clone/api/v1 answer but downloads is the envelope {code, message, data}; a failure\'s message starts with its identifier (docs/api.md, Error table).',
         'The stream and watch sockets are described in docs/protocol.md.',
+        'No string of a JSON body may contain U+0000 (NUL): such a body is refused with BAD_REQUEST before it is read.',
       ].join(' '),
     },
     tags: tags.map((name) => ({ name })),
