@@ -8,7 +8,9 @@
 // 20 ms frames as fast as the socket takes them, a manual `commit` at the clip's end, the
 // recognizer's words of the final(s) (`rawText`, else `text`) scored against the reference.
 // BENCH_BEFORE_CLI=<other checkout>/dist/cli.js runs another build on the same clips as well
-// (before/after in one run).
+// (before/after in one run); BENCH_BEFORE_ENV="K=V,K=V" sets environment for that build only,
+// e.g. BENCH_BEFORE_CLI=dist/cli.js BENCH_BEFORE_ENV=SCRIBED_POCKETSPHINX_ADAPTED=0 measures
+// this build without the adapted telephony model.
 // Baseline: `pocketsphinx_continuous -infile` on the same clips (mu-law upsampled to 16 kHz WAV
 // by sox), the same model, with the settings docs/engines.md and the team's engine notes
 // describe: default two-pass search; for mu-law `-remove_noise no` and the telephony
@@ -18,9 +20,10 @@
 // WER: src/core/wer.ts, pooled over a split (errors / reference words).
 //
 // Run: npx vite-node bench/accuracy.ts   (after npm run build or npx tsc -p tsconfig.json)
-//   BENCH_PROMPTS_EVERY=N  every Nth Asterisk prompt (default 4: about 120 clips, 4 minutes of
-//                          audio; 1 = all 478, about 16 minutes of audio and half an hour)
-//   BENCH_SPLITS=dev,testdata,prompts   which splits
+//   BENCH_PROMPTS_EVERY=N  every Nth Asterisk prompt of a half (default 2: about 120 clips, 4
+//                          minutes of audio; 1 = all 239, about 8 minutes of audio)
+//   BENCH_SPLITS=dev,testdata,prompts   which splits; `tune` is the other half of the prompts,
+//                          the split settings are chosen on (never reported as accuracy)
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -39,10 +42,13 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
 const TELEPHONY_FEAT = path.join(ROOT, 'models', 'telephony', 'feat.params');
 const EVAL_DIR = path.join(ROOT, 'bench', 'eval-set');
-const PROMPTS_EVERY = Math.max(1, Number(process.env.BENCH_PROMPTS_EVERY ?? 4));
+const PROMPTS_EVERY = Math.max(1, Number(process.env.BENCH_PROMPTS_EVERY ?? 2));
 const SPLITS = (process.env.BENCH_SPLITS ?? 'dev,testdata,prompts').split(',');
 const CLI_NOW = process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli.js');
 const CLI_BEFORE = process.env.BENCH_BEFORE_CLI;
+const ENV_BEFORE: Record<string, string> = Object.fromEntries(
+  (process.env.BENCH_BEFORE_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const PARALLEL = 2;
 
 if (!fs.existsSync(CLI_NOW)) throw new Error(`${CLI_NOW} missing: npx tsc -p tsconfig.json first`);
@@ -61,6 +67,11 @@ const allSplits: Split[] = [
     name: 'prompts',
     tuned: 'untouched (mu-law: -cmninit is their mean)',
     clips: loadClips(path.join(EVAL_DIR, 'prompts')).filter((_, i) => i % PROMPTS_EVERY === 0),
+  },
+  {
+    name: 'tune',
+    tuned: 'tuning split (adaptation data)',
+    clips: loadClips(path.join(EVAL_DIR, 'tune')).filter((_, i) => i % PROMPTS_EVERY === 0),
   },
 ];
 const splits = allSplits.filter((s) => SPLITS.includes(s.name));
@@ -102,14 +113,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startServer(cli: string): Promise<Server> {
+async function startServer(cli: string, env: Record<string, string>): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(tmp, 'serve-'));
   const { stdout } = await execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' });
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
   const port = await freePort();
   const proc = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(PARALLEL)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
+    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0', ...env },
   });
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
@@ -212,16 +223,16 @@ for (const s of splits) {
   const words = s.clips.reduce((a, c) => a + wordErrorRate(c.reference, '').refWords, 0);
   console.log(`  ${s.name} (${s.tuned}): ${s.clips.length} clips, ${words} words, ${secs.toFixed(1)} s`);
 }
-if (splits.some((s) => s.name === 'prompts')) console.log(`  prompts: every ${PROMPTS_EVERY}. of the 478 (BENCH_PROMPTS_EVERY)`);
+if (splits.some((s) => s.name === 'prompts')) console.log(`  prompts: every ${PROMPTS_EVERY}. of the 239 of a half (BENCH_PROMPTS_EVERY)`);
 
-const builds: Array<[string, string]> = [['ours', CLI_NOW]];
-if (CLI_BEFORE) builds.unshift(['before', CLI_BEFORE]);
+const builds: Array<[string, string, Record<string, string>]> = [['ours', CLI_NOW, {}]];
+if (CLI_BEFORE) builds.unshift(['before', CLI_BEFORE, ENV_BEFORE]);
 
 const rows: Row[] = [];
 for (const split of splits) for (const enc of encodings) rows.push({ split, enc, systems: new Map() });
 
-for (const [label, cli] of builds) {
-  const server = await startServer(cli);
+for (const [label, cli, env] of builds) {
+  const server = await startServer(cli, env);
   try {
     await viaService(server, allSplits[0]!.clips[0]!, 'pcm16k'); // loads the decoders
     for (const row of rows) {

@@ -7,9 +7,13 @@
 #                       are the dev set: cards/001-005.wav, transcripts from cards.transcription.
 #   <outdir>/prompts/   Asterisk's English prompts (Allison Smith, CC-BY-SA-3.0): the 16 kHz
 #                       G.722 recordings of asterisk-core-sounds-en-g722, texts from the
-#                       upstream core-sounds-en.txt that asterisk-core-sounds-en ships. Prompts
-#                       whose text holds digits, brackets or symbols ("press 1", "[beep]") are
-#                       left out rather than guessing how they were read.
+#                       upstream core-sounds-en.txt that asterisk-core-sounds-en ships; only the
+#                       "eval" half of scripts/asterisk-prompts.sh (the "tune" half adapts the
+#                       telephony model, scripts/build-adapted-model.sh). Prompts whose text
+#                       holds digits, brackets or symbols ("press 1", "[beep]") are left out
+#                       rather than guessing how they were read.
+#   <outdir>/tune/      the "tune" half of the same prompts: where search settings are chosen
+#                       (bench/accuracy.ts BENCH_SPLITS=tune); never reported as accuracy.
 #
 # Each folder has manifest.jsonl in the dev set's format (id, wav, ulaw, durationSec, reference,
 # source, licence): .wav is 16 kHz mono s16le, .ulaw the same clip as headerless 8 kHz G.711
@@ -25,10 +29,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 OUT="${1:-bench/eval-set}"
-VERSION=1   # bump when the method below changes
+VERSION=2   # bump when the method below changes
 PKGS=(pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 sox ffmpeg)
 TESTDATA=/usr/share/pocketsphinx/test/data
-TEXTS=/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz
 SOUNDS=/usr/share/asterisk/sounds/en_US_f_Allison
 
 missing=()
@@ -44,7 +47,7 @@ if [ -z "${FORCE:-}" ] && [ -f "$OUT/prompts/manifest.jsonl" ] && [ "$(cat "$OUT
   exit 0
 fi
 rm -rf "$OUT"
-mkdir -p "$OUT/testdata" "$OUT/prompts"
+mkdir -p "$OUT/testdata" "$OUT/prompts" "$OUT/tune"
 
 # One clip: 16 kHz s16le mono WAV from whatever the source is (ffmpeg reads G.722 and WAV),
 # then the mu-law leg made from that WAV.
@@ -82,18 +85,20 @@ while read -r line; do
   printf 'cards-%s\t%s\t%s\t%s\n' "$id" "$text" "$src" "BSD-2 (pocketsphinx)"
 done < "$TESTDATA/cards/cards.transcription" | manifest "$OUT/testdata"
 
-# 2. Asterisk prompts with a plain-words text, in the order of core-sounds-en.txt.
+# 2. Asterisk prompts, in the order of core-sounds-en.txt, split in halves by
+#    scripts/asterisk-prompts.sh: prompts/ is the evaluation half, tune/ the half settings are
+#    chosen on (the same recordings, through the narrowband package, adapt the telephony model).
 src="Asterisk core sounds en 1.6.1, G.722 (Debian asterisk-core-sounds-en-g722; text: core-sounds-en.txt)"
-zcat "$TEXTS" | while IFS= read -r line; do
-  [[ $line =~ ^([^\;:[:space:]][^:]*):\ (.*)$ ]] || continue
-  key=${BASH_REMATCH[1]}
-  text=${BASH_REMATCH[2]%$'\r'}
-  [ -f "$SOUNDS/$key.g722" ] || continue
-  LC_ALL=C.UTF-8 grep -qP "^[A-Za-z \x27\x{2019}.,?!;:\"-]+\s*$" <<<"$text" || continue
-  id="ast-${key//\//-}"
-  make_clip -f g722 -i "$SOUNDS/$key.g722" "$OUT/prompts/$id"
-  printf '%s\t%s\t%s\t%s\n' "$id" "$text" "$src" "CC-BY-SA-3.0 (Allison Smith)"
-done | manifest "$OUT/prompts"
+bash scripts/asterisk-prompts.sh g722 > "$OUT/asterisk-prompts.tsv"
+for half in eval:prompts tune:tune; do
+  want=${half%%:*} dir="$OUT/${half#*:}"
+  while IFS=$'\t' read -r key text split; do
+    [ "$split" = "$want" ] || continue
+    id="ast-${key//\//-}"
+    make_clip -f g722 -i "$SOUNDS/$key.g722" "$dir/$id"
+    printf '%s\t%s\t%s\t%s\n' "$id" "$text" "$src" "CC-BY-SA-3.0 (Allison Smith)"
+  done < "$OUT/asterisk-prompts.tsv" | manifest "$dir"
+done
 
 echo "$STAMP" > "$OUT/stamp"
-echo "build-eval-set: $(wc -l < "$OUT/testdata/manifest.jsonl") testdata clips, $(wc -l < "$OUT/prompts/manifest.jsonl") prompts in $OUT"
+echo "build-eval-set: $(wc -l < "$OUT/testdata/manifest.jsonl") testdata clips, $(wc -l < "$OUT/prompts/manifest.jsonl") evaluation prompts, $(wc -l < "$OUT/tune/manifest.jsonl") tuning prompts in $OUT"
