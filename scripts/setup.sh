@@ -13,8 +13,9 @@ ROOT="$PWD"
 STAMPS=node_modules/.cache/scribed-setup
 if [ -n "${FORCE:-}" ]; then rm -rf "$STAMPS"; fi
 
+# sphinxtrain: scripts/build-adapted-model.sh adapts the telephony acoustic model.
 # python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
-APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
+APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils sphinxtrain asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
 # Debian packages: checked again only when the package list or dpkg's database changed.
 APT_KEY="${APT_PACKAGES[*]}"
 if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/status; then
@@ -82,6 +83,15 @@ if ! up_to_date "$STAMPS/telephony" "" models/telephony/feat.params "${MODEL_INP
   begin_step "$STAMPS/telephony"
   bash scripts/build-telephony-model.sh models/telephony
   end_step "$STAMPS/telephony" ""
+fi
+# An assets dir with the MAP-adapted telephony acoustic model (opt-in: SCRIBED_ASSETS_DIR=
+# models/telephony-adapted), from the telephony feat.params and the "tune" half of the Asterisk
+# prompts (about 25 s; its own exact stamp too).
+ADAPT_INPUTS=(scripts/build-adapted-model.sh scripts/asterisk-prompts.sh models/telephony/feat.params /var/lib/dpkg/status)
+if ! up_to_date "$STAMPS/adapted" "" models/telephony-adapted/en-us-adapted/sendump "${ADAPT_INPUTS[@]}"; then
+  begin_step "$STAMPS/adapted"
+  bash scripts/build-adapted-model.sh models/telephony-adapted models/telephony/feat.params
+  end_step "$STAMPS/adapted" ""
 fi
 
 # `scribed` on PATH: the README's commands are written as `scribed ...`. The link points at

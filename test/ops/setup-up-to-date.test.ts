@@ -137,13 +137,13 @@ describe('scripts/setup.sh', () => {
 
   it('runs every install and build inside an up-to-date guard', () => {
     const unguarded = SETUP.replace(/^if ! up_to_date [\s\S]*?^fi$/gm, '');
-    for (const command of ['apt-get', 'npm install', 'npm rebuild', 'npm run', 'node-gyp', 'tsc', 'build-telephony-model.sh models']) {
+    for (const command of ['apt-get', 'npm install', 'npm rebuild', 'npm run', 'node-gyp', 'tsc', 'build-telephony-model.sh models', 'build-adapted-model.sh models']) {
       expect(unguarded.split('\n').filter((l) => !l.trim().startsWith('#') && l.includes(command)), command).toEqual([]);
     }
   });
 
   it('guards each step with the inputs it reads', () => {
-    expect(guards.map((g) => g.step)).toEqual(['apt', 'npm', 'addon', 'dist', 'telephony']);
+    expect(guards.map((g) => g.step)).toEqual(['apt', 'npm', 'addon', 'dist', 'telephony', 'adapted']);
     expect(guarded('apt')!.args).toContain('/var/lib/dpkg/status');
     expect(guarded('npm')!.args).toMatch(/node_modules\/\.package-lock\.json package\.json package-lock\.json/);
     expect(guarded('addon')!.args).toMatch(/build\/Release\/scribed_pocketsphinx\.node .*binding\.gyp src\/engine\/pocketsphinx node_modules\/node-addon-api\/package\.json/);
@@ -151,6 +151,9 @@ describe('scripts/setup.sh', () => {
     expect(guarded('dist')!.args).toMatch(/dist\/cli\.js src tsconfig\.json package-lock\.json/);
     expect(guarded('dist')!.body).toContain('build:ts');
     expect(guarded('telephony')!.args).toContain('models/telephony/feat.params');
+    // the adapted model is rebuilt when the telephony feat.params it copies changes
+    expect(guarded('adapted')!.args).toContain('models/telephony-adapted/en-us-adapted/sendump');
+    expect(SETUP).toMatch(/ADAPT_INPUTS=\([^)]*models\/telephony\/feat\.params/);
     // The addon's sources are all under the directory the guard names.
     const gyp = JSON.parse(fs.readFileSync(path.join(ROOT, 'binding.gyp'), 'utf8')) as { targets: { sources: string[] }[] };
     for (const source of gyp.targets.flatMap((t) => t.sources)) expect(source.startsWith('src/engine/pocketsphinx/'), source).toBe(true);
