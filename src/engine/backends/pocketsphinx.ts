@@ -5,7 +5,7 @@ import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { packageRoot } from '../../config.js';
-import type { BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
+import type { AudioProfile, BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
 import { HINT_WEIGHT, hintArpa, planVocabulary } from '../vocabulary.js';
 
 export const ENGINE_RATE = 16_000;
@@ -108,6 +108,17 @@ export function pocketsphinxSharing(): PocketsphinxSharing | null {
   return typeof a.stats === 'function' ? a.stats() : null;
 }
 
+/** Whether short first utterances are decoded again with their own CMN (ShortUtteranceCmn):
+ * chosen per profile on the tuning half of the Asterisk prompts (bench/accuracy.ts
+ * BENCH_SPLITS=tune): wideband 49.0% to 41.5% WER, telephony 73.9% to 76.3%, so wideband
+ * only. The telephony profile's -cmninit is already a narrowband mean, the stock wideband one
+ * is not. SCRIBED_POCKETSPHINX_SHORT_CMN=0 or 1 overrides it for both (for measuring). */
+function shortUtteranceCmn(profile: AudioProfile): boolean {
+  const forced = process.env.SCRIBED_POCKETSPHINX_SHORT_CMN;
+  if (forced === '0' || forced === '1') return forced === '1';
+  return profile === 'wideband';
+}
+
 /** Decoders share one language model per process unless SCRIBED_POCKETSPHINX_SHARE_LM=0
  * (for measuring; results are the same either way). */
 function shareLanguageModel(): boolean {
@@ -119,6 +130,9 @@ function shareLanguageModel(): boolean {
 function shareDictionary(): boolean {
   return process.env.SCRIBED_POCKETSPHINX_SHARE_DICT !== '0';
 }
+
+/** An adapted telephony acoustic model's folder inside an assets dir. */
+export const ADAPTED_MODEL = 'en-us-adapted';
 
 export interface PocketsphinxArgs {
   args: Record<string, string>;
@@ -142,6 +156,10 @@ export function pocketsphinxArgs(config: BackendConfig, extra: Record<string, st
   if (config.profile === 'telephony') {
     // Measured: the best single switch for mu-law, but it costs accuracy at 16 kHz.
     args['-remove_noise'] = 'no';
+    // An assets dir with an adapted acoustic model (scripts/build-adapted-model.sh builds one
+    // into models/telephony-adapted) decodes with it; the default dir has none.
+    const adapted = config.assetsDir ? path.join(config.assetsDir, ADAPTED_MODEL) : null;
+    if (adapted !== null && existsSync(path.join(adapted, 'sendump'))) args['-hmm'] = adapted;
     const featParams = config.assetsDir ? path.join(config.assetsDir, 'feat.params') : null;
     if (featParams !== null && existsSync(featParams)) {
       args['-featparams'] = featParams;
@@ -157,6 +175,99 @@ export function pocketsphinxArgs(config: BackendConfig, extra: Record<string, st
     if (!existsSync(args[f]!)) throw new Error(`pocketsphinx model file missing: ${f} ${args[f]}`);
   }
   return { args, notices };
+}
+
+/** Short first utterances (issue 16): live CMN starts a stream from the profile's -cmninit and
+ * moves towards the channel's own mean only as frames arrive (the prior weighs 500 frames), so
+ * a 2-second command at the start of a call is normalised by a mean that is mostly someone
+ * else's. Such an utterance, once ended, is decoded again from a CMN state whose mean is the
+ * utterance's own (what batch CMN would use), and that result is the final; the partials stay
+ * the streamed pass's, and the live CMN then goes on from where the streamed pass left it.
+ * Only while the stream has heard less than `FIRST_SECONDS` in all and for an utterance of at
+ * most `MAX_SECONDS`, so the second pass costs at most that much audio per stream, once
+ * (docs/engines.md, "Short first utterances").
+ * The utterance's mean comes from the live CMN state before and after the streamed pass
+ * ([mean x13, sum x13, nframe], NativeDecoder.getCmn): the pass adds each frame's cepstra to
+ * the sum, and the update at its end only rescales when the count passes 800 frames, which
+ * 500 + 300 frames of a 3-second utterance do not reach. */
+export class ShortUtteranceCmn {
+  static readonly MAX_SECONDS = 3;
+  static readonly FIRST_SECONDS = 5;
+  /** pocketsphinx's CMN_WIN: the weight cmn_live_set gives a mean. */
+  static readonly PRIOR_FRAMES = 500;
+  private readonly maxSamples = ShortUtteranceCmn.MAX_SECONDS * ENGINE_RATE;
+  private readonly firstSamples = ShortUtteranceCmn.FIRST_SECONDS * ENGINE_RATE;
+  private heard = 0;
+  private utterance: Int16Array[] = [];
+  private utteranceSamples = 0;
+  private before: readonly number[] | null = null;
+  private active: boolean;
+
+  constructor(private readonly enabled = true) {
+    this.active = enabled;
+  }
+
+  /** A new stream: `fresh` when its CMN starts from -cmninit, false for a restored state. */
+  reset(fresh: boolean): void {
+    this.heard = 0;
+    this.active = fresh && this.enabled;
+    this.utterance = [];
+    this.utteranceSamples = 0;
+    this.before = null;
+  }
+
+  /** An utterance begins; `cmn` reads the live CMN state (only asked while it matters). */
+  start(cmn: () => readonly number[] | null): void {
+    this.utterance = [];
+    this.utteranceSamples = 0;
+    this.before = this.active ? cmn() : null;
+  }
+
+  hear(samples: Int16Array): void {
+    if (this.before === null) return;
+    this.utteranceSamples += samples.length;
+    if (this.utteranceSamples > this.maxSamples) this.utterance = [];
+    else this.utterance.push(samples.slice());
+  }
+
+  /** After the streamed pass: the utterance's samples and the CMN state to decode them again
+   * from, with the state to put back after; null when this utterance is not decoded again. */
+  take(cmn: () => readonly number[] | null): { samples: Int16Array; state: number[]; after: readonly number[] } | null {
+    const before = this.before;
+    const length = this.utteranceSamples;
+    const parts = this.utterance;
+    this.before = null;
+    this.utterance = [];
+    this.utteranceSamples = 0;
+    if (before === null) return null;
+    this.heard += length;
+    if (this.heard >= this.firstSamples) this.active = false;
+    if (length === 0 || length > this.maxSamples) return null;
+    const after = cmn();
+    const state = after === null ? null : ShortUtteranceCmn.ownMeanState(before, after);
+    return state === null ? null : { samples: concat(parts, length), state, after: after! };
+  }
+
+  /** The CMN state whose mean is the frames' own between `before` and `after`, weighted as
+   * cmn_live_set weighs a mean; null when the states do not allow it (no frame, a rescale). */
+  static ownMeanState(before: readonly number[], after: readonly number[]): number[] | null {
+    const n = (before.length - 1) / 2;
+    if (!Number.isInteger(n) || after.length !== before.length) return null;
+    const frames = after[2 * n]! - before[2 * n]!;
+    if (frames <= 0) return null;
+    const mean = Array.from({ length: n }, (_, i) => (after[n + i]! - before[n + i]!) / frames);
+    return [...mean, ...mean.map((m) => m * ShortUtteranceCmn.PRIOR_FRAMES), ShortUtteranceCmn.PRIOR_FRAMES];
+  }
+}
+
+function concat(parts: Int16Array[], length: number): Int16Array {
+  const out = new Int16Array(length);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 export interface PocketsphinxBackend extends DecoderBackend {
@@ -185,14 +296,33 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
     if (decoder === null) throw new Error('pocketsphinx decoder destroyed');
     return decoder;
   };
+  const firstUtterance = new ShortUtteranceCmn(shortUtteranceCmn(config.profile));
+  let inUtterance = false;
   return {
     engineRate: ENGINE_RATE,
     notices,
     process(samples: Int16Array, withPartial = true): string {
-      return live().process(samples, withPartial) ?? '';
+      const d = live();
+      if (!inUtterance) {
+        firstUtterance.start(() => d.getCmn());
+        inUtterance = true;
+      }
+      firstUtterance.hear(samples);
+      return d.process(samples, withPartial) ?? '';
     },
     endUtterance() {
-      const r = live().endUtterance();
+      const d = live();
+      inUtterance = false;
+      let r = d.endUtterance();
+      const again = firstUtterance.take(() => d.getCmn());
+      if (again !== null && r.words.length > 0) {
+        // The same utterance once more, normalised by its own mean from the first frame; then
+        // the live CMN goes on from where the streamed pass left it.
+        d.setCmn(again.state);
+        d.process(again.samples, false);
+        r = d.endUtterance();
+        d.setCmn(again.after);
+      }
       const words: BackendWord[] = r.words.map((w) => ({
         word: w.word,
         startSample: w.startFrame * samplesPerFrame,
@@ -203,12 +333,17 @@ export function createPocketsphinx(config: BackendConfig, extra: Record<string, 
     },
     resetStream() {
       live().resetCmn();
+      firstUtterance.reset(true);
+      inUtterance = false;
     },
     getChannelState() {
       return live().getCmn();
     },
     setChannelState(state: readonly number[]) {
-      return live().setCmn(state);
+      const set = live().setCmn(state);
+      // A restored channel state has heard the channel: no second pass after it.
+      if (set) firstUtterance.reset(false);
+      return set;
     },
     setVocabulary(hints: string[]): VocabularyResult {
       const d = live();
