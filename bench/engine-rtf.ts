@@ -186,7 +186,8 @@ for (const v of variants) {
 // Search settings: the shipped fast settings against the same without the HMM cap, in-process.
 console.log('== search settings (in-process decoder, 20 ms chunks, fresh decoder per clip, CMN reset as on open)');
 const settingVariants: Array<[string, Record<string, string>]> = [
-  ['fast (shipped): -fwdflat no -bestpath no -maxhmmpf 6000', {}],
+  ['shipped: -fwdflat no -bestpath yes -maxhmmpf 6000', {}],
+  ['fast without the lattice pass (-bestpath no)', { '-bestpath': 'no' }],
   ['fast with -maxhmmpf 3000', { '-maxhmmpf': '3000' }],
   ['fast without -maxhmmpf cap (30000)', { '-maxhmmpf': '30000' }],
   ['pocketsphinx defaults (fwdflat, bestpath)', { '-fwdflat': 'yes', '-bestpath': 'yes', '-maxhmmpf': '30000' }],
