@@ -281,11 +281,19 @@ describe('a call end to end', () => {
       const own = (await get(`${STT}/transcriptions/${leg.transcriptionId}/transcript?format=txt`)).text.trim().split('\n');
       expect(merged.filter((l) => l.speaker === speaker).map((l) => l.text)).toEqual(own);
     }
-    // The words are the clips' words, each on the leg that spoke them.
+    // The words are the clips' words, each on the leg that spoke them: each turn is nearer its
+    // own clip's reference than the other clips' (a bound on one clip's WER would be noise).
     const said = (speaker: string) => merged.filter((l) => l.speaker === speaker).map((l) => l.text);
-    expect(wordErrorRate(a.reference, said('agent')[0]!).wer).toBeLessThan(0.6);
-    expect(wordErrorRate(b.reference, said('customer').join(' ')).wer).toBeLessThan(0.6);
-    expect(wordErrorRate(c.reference, said('agent').slice(1).join(' ')).wer).toBeLessThan(0.6);
+    const turnsSaid: Array<[string, string]> = [
+      [a.reference, said('agent')[0]!],
+      [b.reference, said('customer').join(' ')],
+      [c.reference, said('agent').slice(1).join(' ')],
+    ];
+    for (const [reference, text] of turnsSaid) {
+      const own = wordErrorRate(reference, text).wer;
+      expect(own).toBeLessThan(0.8);
+      for (const [other] of turnsSaid) if (other !== reference) expect(own).toBeLessThan(wordErrorRate(other, text).wer);
+    }
     // The customer's words lie in its speech (after 4 s), the agent's second turn after 8.5 s.
     expect(merged.find((l) => l.speaker === 'customer')!.ms).toBeGreaterThanOrEqual(3500);
 
