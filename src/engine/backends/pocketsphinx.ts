@@ -189,8 +189,8 @@ export function pocketsphinxArgs(config: BackendConfig, extra: Record<string, st
  * else's. Such an utterance, once ended, is decoded again from a CMN state whose mean is the
  * utterance's own (what batch CMN would use), and that result is the final; the partials stay
  * the streamed pass's, and the live CMN then goes on from where the streamed pass left it.
- * Only while the stream has heard less than `FIRST_SECONDS` in all and for an utterance of at
- * most `MAX_SECONDS`, so the second pass costs at most that much audio per stream, once
+ * Only for an utterance of at most `MAX_SECONDS` that begins before the stream has heard
+ * `FIRST_SECONDS`, so at most about 8 s of a stream's audio is decoded twice
  * (docs/engines.md, "Short first utterances").
  * The utterance's mean comes from the live CMN state before and after the streamed pass
  * ([mean x13, sum x13, nframe], NativeDecoder.getCmn): the pass adds each frame's cepstra to
