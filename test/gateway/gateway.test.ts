@@ -158,7 +158,7 @@ describe('scribed gateway: Twilio Media Streams', () => {
           // some of each leg (the test is about acknowledged audio surviving), 10 s at most.
           for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(100)) {
             const legs = gw.lines.filter((l) => l.msg === 'leg streaming to its session');
-            const held = await Promise.all(legs.map(async (l) => Number((await sessionView(rig, l.sessionId!)).capturedSamples)));
+            const held = await Promise.all(legs.map(async (l) => Number((await sessionView(rig!, l.sessionId!)).capturedSamples)));
             if (legs.length === 2 && held.every((h) => h > 0)) break;
           }
           gw.proc.kill('SIGKILL');
