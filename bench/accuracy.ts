@@ -27,7 +27,6 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -35,6 +34,7 @@ import { promisify } from 'node:util';
 import { wordErrorRate } from '../src/core/wer.js';
 import { DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/backends/pocketsphinx.js';
 import { chunks, devSetDir, loadClips, type Clip } from '../test/helpers/audio.js';
+import { freePort } from '../test/helpers/serve-process.js';
 import { StreamClient, type StreamEvent } from '../test/helpers/stream-client.js';
 
 const execFileAsync = promisify(execFile);
@@ -100,17 +100,6 @@ interface Server {
   base: string;
   accessKey: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function startServer(cli: string, env: Record<string, string>): Promise<Server> {
