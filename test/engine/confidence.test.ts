@@ -165,3 +165,25 @@ describe('pocketsphinx word confidences on the dev set', () => {
     expect(figures.wrongShareLow).toBeGreaterThan(figures.wrongShareRest + 0.25);
   }, 240_000);
 });
+
+describe('pocketsphinx word confidences without the lattice best path', () => {
+  it('with -bestpath no the addon runs the lattice passes itself: every word still has a posterior in [0, 1]', async () => {
+    // With -bestpath yes the addon reuses the passes the search ran for its best path; this is
+    // the other branch (the search ran none).
+    const d = createPocketsphinx({ engine: 'pocketsphinx', profile: 'wideband', assetsDir: ASSETS }, { '-bestpath': 'no' });
+    try {
+      d.process(pcmSamples(clips[0]!), false);
+      const r = d.endUtterance();
+      expect(r.words.length).toBeGreaterThan(3);
+      for (const w of r.words) {
+        expect(typeof w.confidence).toBe('number');
+        expect(w.confidence).toBeGreaterThanOrEqual(0);
+        expect(w.confidence).toBeLessThanOrEqual(1);
+      }
+      // Not all zero or all one: the passes ran.
+      expect(new Set(r.words.map((w) => w.confidence!.toFixed(3))).size).toBeGreaterThan(1);
+    } finally {
+      d.destroy();
+    }
+  });
+});

@@ -90,8 +90,8 @@ export function loadAddon(): NativeAddon {
  * chosen per profile on the tune half of the Asterisk prompts (the CLI, same flags otherwise):
  * 16 kHz 50.0% to 45.1% WER, mu-law 73.5% to 62.1%; the flat-lexicon pass on top gives 16 kHz
  * another 3 points (41.9%) and mu-law none (63.4%) for about a second per utterance end, so it
- * stays off. The lattice is the one the word confidences are computed on, so it costs one
- * more forward pass over it per final (docs/engines.md, "Search settings"). The HMM cap is 6000, not 3000: on the
+ * stays off. The word confidences reuse the lattice passes it runs (docs/engines.md, "Search
+ * settings" and "Word confidence"). The HMM cap is 6000, not 3000: on the
  * dev clips 3000 cost 2 words of 71 at 16 kHz and 5 on mu-law on a fresh decoder, 6000 matches
  * the uncapped 30000 there at about 60% of its CPU (bench/engine-rtf.ts). -pl_window 5 is the
  * 5prealpha default, kept explicit.

@@ -764,10 +764,9 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   };
 
   // Word posteriors for the best path's words, from the word lattice of the utterance just
-  // ended (docs/engines.md, "Word confidence"). The words themselves stay those of the fast
-  // backtrace: the lattice is built from the same backpointer table, and only its forward and
-  // backward sums are used (ps_lattice_bestpath() computes the link alphas, its best path is
-  // thrown away; ps_lattice_posterior() the betas). A word's posterior is P(word w is being
+  // ended (docs/engines.md, "Word confidence"): only its forward and backward sums are used
+  // (ps_lattice_bestpath() computes the link alphas, ps_lattice_posterior() the betas); the
+  // words are those the caller took from the search. A word's posterior is P(word w is being
   // spoken at frame t | audio) for t its middle frame: the sum of the posteriors of every link
   // leaving a node of the same base word (any pronunciation) whose span covers t. Paths through
   // the lattice cross frame t on exactly one link each, so the sum is a probability (<= 1 up to
@@ -782,8 +781,14 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     // As the n-gram search scales them for its own -bestpath pass.
     float32 ascale = 1.0f / cmd_ln_float32_r(config, "-ascale");
     float32 lwf = cmd_ln_float32_r(config, "-bestpathlw") / cmd_ln_float32_r(config, "-lw");
-    if (ps_lattice_bestpath(dag, lm, lwf, ascale) == nullptr) return false;
-    ps_lattice_posterior(dag, lm, ascale);
+    // With -bestpath yes the search has already run both passes over this lattice, with these
+    // same weights, to find the final's words (ngram_search_bestpath() runs the posterior pass
+    // too); ps_get_prob() makes sure of that and returns non-zero then. Running them again cost
+    // about 4% of the decoder's instructions (callgrind, dev clips; docs/benchmarks.md).
+    if (ps_get_prob(ps_) == 0) {
+      if (ps_lattice_bestpath(dag, lm, lwf, ascale) == nullptr) return false;
+      ps_lattice_posterior(dag, lm, ascale);
+    }
     logmath_t *lmath = ps_lattice_get_logmath(dag);
     const int32 zero = logmath_get_zero(lmath);
     std::vector<int32> sum(words.size(), zero);
