@@ -212,7 +212,7 @@ async function useVad(h: Hosted, vad: { threshold: number } | null, rate: number
     h.detector = new SileroDetector(vad.threshold);
   }
   h.vadResampler?.destroy();
-  h.vadResampler = await StreamResampler.create(rate, VAD_RATE);
+  h.vadResampler = await StreamResampler.create(rate, VAD_RATE, 'medium');
 }
 
 function destroyHosted(h: Hosted): void {
