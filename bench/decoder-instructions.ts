@@ -37,7 +37,7 @@ type Input = 'sox' | 'resampled';
 async function child(input: Input, clipDir: string, upsampledDir: string): Promise<void> {
   const clips = loadClips(clipDir);
   const backend = createPocketsphinx({ engine: 'pocketsphinx', profile: 'telephony', assetsDir: ASSETS });
-  const resampler = await StreamResampler.create(8000, 16_000);
+  const resampler = new StreamResampler(8000, 16_000);
   let words = 0;
   for (const clip of clips) {
     backend.resetStream();
@@ -127,7 +127,7 @@ async function parent(): Promise<void> {
   for (const e of ENTRY_POINTS) console.log(`| ${e} | ${rows.map((r) => (r.entries.has(e) ? g(r.entries.get(e)!) : '-')).join(' | ')} |`);
 
   // The resampler's own CPU (WASM, not in the counts above), timed over repeated passes.
-  const resampler = await StreamResampler.create(8000, 16_000);
+  const resampler = new StreamResampler(8000, 16_000);
   const pcm = clips.map(mulawSamples);
   const reps = 10;
   const t0 = process.cpuUsage();

@@ -15,7 +15,8 @@ if [ -n "${FORCE:-}" ]; then rm -rf "$STAMPS"; fi
 
 # sphinxtrain: scripts/build-adapted-model.sh adapts the telephony acoustic model.
 # python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
-APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev sphinxbase-utils sphinxtrain asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
+# libsoxr-dev: the addon's resampler (src/engine/pocketsphinx/resampler.cc) links libsoxr.
+APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsoxr-dev sphinxbase-utils sphinxtrain asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx)
 # Debian packages: checked again only when the package list or dpkg's database changed.
 APT_KEY="${APT_PACKAGES[*]}"
 if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/status; then
@@ -57,8 +58,8 @@ if ! up_to_date "$STAMPS/npm" "$NODE_KEY" node_modules/.package-lock.json packag
 fi
 
 # The native recognizer addon, against its C++ sources, binding.gyp, node-addon-api and the
-# pocketsphinx it links (its version is in the key).
-ADDON_KEY="$NODE_KEY pocketsphinx=$(pkg-config --modversion pocketsphinx 2>/dev/null || echo none)"
+# pocketsphinx and libsoxr it links (their versions are in the key).
+ADDON_KEY="$NODE_KEY pocketsphinx=$(pkg-config --modversion pocketsphinx 2>/dev/null || echo none) soxr=$(pkg-config --modversion soxr 2>/dev/null || echo none)"
 if ! up_to_date "$STAMPS/addon" "$ADDON_KEY" build/Release/scribed_pocketsphinx.node \
   binding.gyp src/engine/pocketsphinx node_modules/node-addon-api/package.json; then
   echo "setup: building the recognizer addon"

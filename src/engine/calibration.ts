@@ -42,6 +42,7 @@ import {
   type CapacityPlan,
 } from '../core/capacity-plan.js';
 import { createEngine } from './pool.js';
+import { addonFile } from './native.js';
 import type { EngineKind } from './types.js';
 import type { Metrics } from '../obs/metrics.js';
 
@@ -100,7 +101,7 @@ export interface CapacityReport {
 function engineCodeFiles(engine: EngineKind): string[] {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  return [path.join(here, `worker${ext}`), path.join(here, 'backends', `${engine}${ext}`), path.join(here, `pool${ext}`)];
+  return [path.join(here, `worker${ext}`), path.join(here, `resampler${ext}`), path.join(here, 'backends', `${engine}${ext}`), path.join(here, `pool${ext}`)];
 }
 
 function clipFile(): string {
@@ -114,7 +115,8 @@ function cpuModel(): string {
 /** The key, and the files whose modification makes a calibration stale. */
 export async function calibrationKey(cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>): Promise<{ key: CalibrationKey; hash: string; files: string[] }> {
   let decoderArgs: Record<string, string> | null = null;
-  const files: string[] = [...engineCodeFiles(cfg.engine), clipFile()];
+  // The addon's resampler converts every engine's input, so its build is part of every key.
+  const files: string[] = [...engineCodeFiles(cfg.engine), clipFile(), addonFile()];
   if (cfg.engine === 'pocketsphinx') {
     const ps = await import('./backends/pocketsphinx.js');
     decoderArgs = ps.pocketsphinxArgs({ engine: 'pocketsphinx', profile: 'telephony', ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}), assetsDir: cfg.assetsDir }).args;
@@ -124,7 +126,6 @@ export async function calibrationKey(cfg: Pick<ServiceConfig, 'engine' | 'modelD
       files.push(p);
       if (f === '-hmm') for (const name of safeList(p)) files.push(path.join(p, name));
     }
-    files.push(process.env.SCRIBED_POCKETSPHINX_ADDON ?? path.join(packageRoot(), 'build', 'Release', 'scribed_pocketsphinx.node'));
   } else if (cfg.modelDir) {
     for (const name of safeList(cfg.modelDir)) files.push(path.join(cfg.modelDir, name));
   }

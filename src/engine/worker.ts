@@ -95,7 +95,7 @@ async function useRate(h: Hosted, rate: number): Promise<void> {
     h.resampler.reset();
   } else {
     h.resampler?.destroy();
-    h.resampler = await StreamResampler.create(rate, b.engineRate);
+    h.resampler = new StreamResampler(rate, b.engineRate);
   }
   h.inputRate = rate;
 }
@@ -212,7 +212,7 @@ async function useVad(h: Hosted, vad: { threshold: number } | null, rate: number
     h.detector = new SileroDetector(vad.threshold);
   }
   h.vadResampler?.destroy();
-  h.vadResampler = await StreamResampler.create(rate, VAD_RATE, 'medium');
+  h.vadResampler = new StreamResampler(rate, VAD_RATE);
 }
 
 function destroyHosted(h: Hosted): void {

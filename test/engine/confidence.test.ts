@@ -57,7 +57,7 @@ describe('alignment helper', () => {
 
 async function engineRate(samples: Int16Array, rate: number): Promise<Int16Array> {
   if (rate === 16_000) return samples;
-  const r = await StreamResampler.create(rate, 16_000);
+  const r = new StreamResampler(rate, 16_000);
   const head = r.push(samples);
   const tail = r.flush();
   r.destroy();

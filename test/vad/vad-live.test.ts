@@ -82,7 +82,7 @@ describe('segmentCommitMode vad on real speech', () => {
   it('works on 8 kHz mu-law too: the detector hears it resampled, segments stay in input samples', async () => {
     const { encodeMulaw } = await import('../../src/core/audio/encodings.js');
     const { StreamResampler } = await import('../../src/engine/resampler.js');
-    const down = await StreamResampler.create(RATE, 8000);
+    const down = new StreamResampler(RATE, 8000);
     const narrow = concat([down.push(audio), down.flush()]);
     down.destroy();
     const s = await createSession(svc, acct.accessKey, { segmentCommitMode: 'vad', commitSilenceMs: 500, inputEncoding: 'mulaw_8000' });

@@ -1,18 +1,16 @@
-// pocketsphinx backend: wraps the native addon (build/Release/scribed_pocketsphinx.node).
+// pocketsphinx backend: wraps the native addon's Decoder (src/engine/native.ts).
 // Runs only inside a recognition worker thread; every call here is synchronous.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { packageRoot } from '../../config.js';
 import type { AudioProfile, BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
 import { HINT_WEIGHT, hintArpa, planVocabulary } from '../vocabulary.js';
+import { requireAddon } from '../native.js';
 
 export const ENGINE_RATE = 16_000;
 /** pocketsphinx reports word boundaries in 10 ms frames. */
 const FRAMES_PER_SECOND = 100;
 export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
-const ADDON_RELATIVE = path.join('build', 'Release', 'scribed_pocketsphinx.node');
 
 interface NativeWord {
   word: string;
@@ -64,24 +62,8 @@ interface NativeAddon {
   stats?: () => PocketsphinxSharing;
 }
 
-let addon: NativeAddon | null = null;
-
 export function loadAddon(): NativeAddon {
-  if (addon !== null) return addon;
-  const tried: string[] = [];
-  const candidates: string[] = [];
-  candidates.push(path.join(packageRoot(), ADDON_RELATIVE));
-  if (process.env.SCRIBED_POCKETSPHINX_ADDON) candidates.unshift(process.env.SCRIBED_POCKETSPHINX_ADDON);
-  const require = createRequire(import.meta.url);
-  for (const file of candidates) {
-    tried.push(file);
-    if (!existsSync(file)) continue;
-    addon = require(file) as NativeAddon;
-    return addon;
-  }
-  throw new Error(
-    `pocketsphinx addon not found; tried: ${tried.join(', ')}. Build it with \`npx node-gyp rebuild\` (or \`npm run build\`).`,
-  );
+  return requireAddon() as NativeAddon;
 }
 
 /** Fast search settings: one streaming pass and no flat-lexicon second pass (ends utterances

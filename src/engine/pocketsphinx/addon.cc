@@ -1,6 +1,9 @@
-// Native binding for pocketsphinx (Debian 5prealpha). One Decoder wraps one ps_decoder_t.
+// Native binding for pocketsphinx (Debian 5prealpha). One Decoder wraps one ps_decoder_t; the
+// module also exports the streams' Resampler (resampler.cc).
 // All calls are synchronous: this addon is only ever used inside a worker thread.
 #include <napi.h>
+
+#include "resampler.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -1103,6 +1106,7 @@ Napi::Value GetStats(const Napi::CallbackInfo &info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Decoder", Decoder::Define(env));
   exports.Set("stats", Napi::Function::New(env, GetStats, "stats"));
+  exports.Set("Resampler", scribed::DefineResampler(env));
   return exports;
 }
 
