@@ -29,7 +29,9 @@
 // Ratios: service CPU per audio second over each baseline's.
 //
 // A/B: BENCH_BEFORE_CLI=/path/to/another/checkout/dist/cli.js measures that build as well, at
-// every K in the same run (order alternating per K), as a "before" row.
+// every K in the same run (order alternating per K), as a "before" row. BENCH_BEFORE_ENV=
+// "NAME=value ..." gives the "before" server that environment (with this build unless
+// BENCH_BEFORE_CLI names another): an A/B of a setting.
 //
 // Run: npx tsc -p tsconfig.json && npx vite-node bench/density.ts
 //      BENCH_K=8 BENCH_SECONDS=60 for one point; BENCH_PROFILE=1 passes --cpu-prof to serve
@@ -54,7 +56,8 @@ const KS = (process.env.BENCH_K ?? '1,4,6,8').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const EXTRA_SERVE_ARGS = (process.env.BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean);
 const PROFILE = process.env.BENCH_PROFILE === '1';
-const BEFORE_CLI = process.env.BENCH_BEFORE_CLI;
+const BEFORE_ENV = Object.fromEntries((process.env.BENCH_BEFORE_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const BEFORE_CLI = process.env.BENCH_BEFORE_CLI ?? (Object.keys(BEFORE_ENV).length > 0 ? CLI : undefined);
 const RATE = 8000;
 const FRAME = RATE / 50;
 const CLK_TCK = 100;
@@ -193,7 +196,15 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(k: number, cli: string): Promise<Server> {
+/** A server to measure: a build's cli.js and what it adds to the environment. */
+interface Build {
+  label: 'this' | 'before';
+  cli: string;
+  env: Record<string, string>;
+}
+
+async function startServer(k: number, build: Build): Promise<Server> {
+  const cli = build.cli;
   const dataDir = fs.mkdtempSync(path.join(tmp, `serve-k${k}-`));
   const { stdout } = await execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' });
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
@@ -201,7 +212,7 @@ async function startServer(k: number, cli: string): Promise<Server> {
   const nodeArgs = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.join(dataDir, 'profiles')] : [];
   const proc = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(k), ...EXTRA_SERVE_ARGS], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
+    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0', ...build.env },
   });
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
@@ -322,8 +333,8 @@ interface Point {
   refused: string[];
 }
 
-async function measure(k: number, cli: string): Promise<Point> {
-  const server = await startServer(k, cli);
+async function measure(k: number, build: Build): Promise<Point> {
+  const server = await startServer(k, build);
   try {
     await sleep(300);
     const pid = server.proc.pid!;
@@ -346,7 +357,7 @@ async function measure(k: number, cli: string): Promise<Point> {
     const audioSec = runs.reduce((s, r) => s + r.audioSec, 0);
     return {
       k,
-      build: cli === CLI ? 'this' : 'before',
+      build: build.label,
       c2f: runs.flatMap((r) => r.commitToFinalMs),
       ack: runs.flatMap((r) => r.ackMs),
       cpuPerAudioSec: cpu / audioSec,
@@ -373,12 +384,15 @@ const cliCost = cliBaseline();
 const addonCost = addonBaseline();
 console.log(`baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`);
 console.log(`service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`);
+if (BEFORE_CLI) console.log(`before: ${BEFORE_CLI}${Object.keys(BEFORE_ENV).length > 0 ? ` with ${process.env.BENCH_BEFORE_ENV}` : ''}\n`);
 const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K CLIs', 'vs addon', 'RSS/stream', 'refused'];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const [i, k] of KS.entries()) {
-  const builds = BEFORE_CLI ? (i % 2 === 0 ? [BEFORE_CLI, CLI] : [CLI, BEFORE_CLI]) : [CLI];
+  const current: Build = { label: 'this', cli: CLI, env: {} };
+  const before: Build | null = BEFORE_CLI ? { label: 'before', cli: BEFORE_CLI, env: BEFORE_ENV } : null;
+  const builds = before ? (i % 2 === 0 ? [before, current] : [current, before]) : [current];
   const points: Point[] = [];
-  for (const cli of builds) points.push(await measure(k, cli));
+  for (const build of builds) points.push(await measure(k, build));
   const kClis = await parallelCliCost(k, cliStartup);
   points.sort((a, b) => (a.build === 'before' ? -1 : b.build === 'before' ? 1 : 0));
   for (const p of points) {
