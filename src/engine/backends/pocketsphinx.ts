@@ -56,6 +56,14 @@ export interface PocketsphinxSharing {
   dictUsersLive?: number;
   dictPrivate?: number;
   dictShareRefused?: number;
+  /** The search's vocabulary over a shared dictionary and model (docs/engines.md, "Memory per
+   * decoder"): vocabularies held now, searches reading one now, searches refused by the
+   * layout check (they keep their own), private copies made for vocabulary hints (ever).
+   * Absent from an addon build without them. */
+  vocabShared?: number;
+  vocabUsersLive?: number;
+  vocabShareRefused?: number;
+  vocabCopies?: number;
 }
 interface NativeAddon {
   Decoder: new (options: Record<string, string>) => NativeDecoder;
@@ -117,6 +125,12 @@ function shareLanguageModel(): boolean {
  * SCRIBED_POCKETSPHINX_SHARE_DICT=0 (same results either way). */
 function shareDictionary(): boolean {
   return process.env.SCRIBED_POCKETSPHINX_SHARE_DICT !== '0';
+}
+
+/** Decoders that share both share the search's vocabulary over them too, unless
+ * SCRIBED_POCKETSPHINX_SHARE_VOCAB=0 (same results either way). */
+function shareVocabulary(): boolean {
+  return process.env.SCRIBED_POCKETSPHINX_SHARE_VOCAB !== '0';
 }
 
 /** An adapted telephony acoustic model's folder inside an assets dir. */
@@ -272,12 +286,13 @@ export interface PocketsphinxBackend extends DecoderBackend {
 export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
   const { args, notices } = pocketsphinxArgs(config, extra);
   const { Decoder } = loadAddon();
-  // '-scribed_share_lm' and '-scribed_share_dict' are the addon's own options, not pocketsphinx
+  // '-scribed_share_lm', '-scribed_share_dict' and '-scribed_share_vocab' are the addon's own options, not pocketsphinx
   // flags (so not in `args`, which the bench also hands to the CLI).
   let decoder: NativeDecoder | null = new Decoder({
     ...args,
     ...(shareLanguageModel() ? {} : { '-scribed_share_lm': 'no' }),
     ...(shareDictionary() ? {} : { '-scribed_share_dict': 'no' }),
+    ...(shareVocabulary() ? {} : { '-scribed_share_vocab': 'no' }),
   });
   const samplesPerFrame = ENGINE_RATE / FRAMES_PER_SECOND;
   const live = (): NativeDecoder => {

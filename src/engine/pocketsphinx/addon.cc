@@ -5,6 +5,7 @@
 
 #include "resampler.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@ extern "C" {
 #include <pocketsphinx.h>
 #include <pocketsphinx/ps_search.h>
 #include <sphinxbase/ckd_alloc.h>
+#include <sphinxbase/hash_table.h>
 #include <sphinxbase/cmd_ln.h>
 #include <sphinxbase/ngram_model.h>
 #include <sphinxbase/cmn.h>
@@ -515,6 +517,189 @@ bool AdoptSharedDict(ps_decoder_t *ps, SharedDict *s, bool refuseAfterSwap, std:
   return true;
 }
 
+// One search vocabulary (issue 13, docs/engines.md "Memory per decoder"). The n-gram search
+// wraps its model in a one-model set and maps the set's vocabulary onto the dictionary
+// (ngram_search_update_widmap -> ngram_model_set_map_words: a copy of every dictionary word's
+// string, a word hash over them and a word-id map into the model; about 11 MiB for cmudict's
+// 134,723 words). With the dictionary and the language model shared, that vocabulary is the
+// same in every decoder, and decoding only reads it (ngram_wid() looks the hash up, scoring
+// reads the map; the set's history buffer, which scoring writes, stays the decoder's). So the
+// first decoder's becomes the process's, and the next ones free theirs and point at it.
+//
+// Only sphinxbase itself frees or rebuilds a set's vocabulary: when the set is freed (its free
+// function, here wrapped so it leaves the shared parts alone) and when the dictionary changes
+// (ps_load_dict, ps_add_word: addVocabulary() gives the set a private copy first). The set's
+// layout (ngram_model_set.h of 5prealpha) is mirrored here and checked on every decoder.
+namespace sb {
+struct ModelSet {  // struct ngram_model_set_s
+  Model base;
+  int32 n_models;
+  int32 cur;
+  ngram_model_t **lms;
+  char **names;
+  int32 *lweights;
+  int32 **widmap;
+  int32 *maphist;
+};
+}  // namespace sb
+
+struct SharedVocab {
+  const SharedLm *lm = nullptr;  // with `dict`, what the vocabulary was derived from
+  const SharedDict *dict = nullptr;
+  int32 n_words = 0;
+  char **word_str = nullptr;
+  void *wid = nullptr;  // hash_table_t *
+  int32 **widmap = nullptr;
+  int users = 0;
+};
+
+std::mutex g_vocab_mutex;  // everything below
+std::vector<SharedVocab *> g_vocabs;
+std::map<ngram_model_t *, SharedVocab *> g_vocab_sets;  // sets reading a shared vocabulary
+const sb::Funcs *g_set_funcs = nullptr;  // sphinxbase's own set functions
+sb::Funcs g_vocab_set_funcs{};           // the same, with free() wrapped
+struct VocabStats {
+  double vocabShared = 0;       // shared vocabularies held now
+  double vocabUsersLive = 0;    // sets reading one now
+  double vocabShareRefused = 0; // sets whose check failed (they keep their own)
+  double vocabCopies = 0;       // private copies made from a shared one (ever)
+} g_vocab_stats;
+
+// Frees a vocabulary's parts as sphinxbase would (strings from ckd_salloc, ckd_calloc_2d map).
+void FreeVocabParts(int32 n_words, char **word_str, void *wid, int32 **widmap) {
+  if (word_str != nullptr) {
+    for (int32 i = 0; i < n_words; i++) ckd_free(word_str[i]);
+  }
+  ckd_free(word_str);
+  ckd_free_2d(reinterpret_cast<void **>(widmap));
+  hash_table_free(static_cast<hash_table_t *>(wid));
+}
+
+// Detaches a set from its shared vocabulary (it then holds none) and drops the use. Called with
+// g_vocab_mutex held; false when the set reads no shared vocabulary.
+bool DetachVocab(ngram_model_t *m) {
+  auto it = g_vocab_sets.find(m);
+  if (it == g_vocab_sets.end()) return false;
+  SharedVocab *sv = it->second;
+  g_vocab_sets.erase(it);
+  sb::ModelSet *set = reinterpret_cast<sb::ModelSet *>(m);
+  set->base.word_str = nullptr;
+  set->base.wid = nullptr;
+  set->base.writable = FALSE;
+  set->widmap = nullptr;
+  set->base.funcs = const_cast<sb::Funcs *>(g_set_funcs);
+  g_vocab_stats.vocabUsersLive--;
+  if (--sv->users == 0) {
+    g_vocabs.erase(std::find(g_vocabs.begin(), g_vocabs.end(), sv));
+    FreeVocabParts(sv->n_words, sv->word_str, sv->wid, sv->widmap);
+    delete sv;
+    g_vocab_stats.vocabShared--;
+  }
+  return true;
+}
+
+// The set's free() while it reads a shared vocabulary: detach, then sphinxbase's own free()
+// (ngram_model_free() then frees no word string, no hash and no array: the set holds none).
+void FreeVocabSet(ngram_model_t *m) {
+  {
+    std::lock_guard<std::mutex> lock(g_vocab_mutex);
+    DetachVocab(m);
+  }
+  g_set_funcs->free(m);
+}
+
+// Gives the decoder's default search set the process's vocabulary for (lm, dict), or makes its
+// own the process's when there is none yet. False (the set keeps its own) when the layout
+// check or the comparison with the shared one fails.
+bool ShareVocab(ps_decoder_t *ps, const char *search, const SharedLm *lm, const SharedDict *dict, std::string *why) {
+  ngram_model_t *m = ps_get_lm(ps, search);
+  sb::ModelSet *set = reinterpret_cast<sb::ModelSet *>(m);
+  if (m == nullptr || ngram_model_set_count(m) != 1 || set->n_models != 1 || set->lms == nullptr || set->widmap == nullptr ||
+      set->base.word_str == nullptr || set->base.wid == nullptr || set->base.writable != TRUE || set->base.n_classes != 0 ||
+      set->base.funcs == nullptr || set->base.funcs->free == nullptr || set->base.refcount < 1 || set->base.n_words < 3) {
+    *why = "search vocabulary does not match the expected sphinxbase layout";
+    return false;
+  }
+  const int32 n = set->base.n_words;
+  // The mirror against the public API: words, ids and the map into the model at a sample.
+  for (int32 i = 0; i < n; i += 499) {
+    const char *w = set->base.word_str[i];
+    if (ngram_word(m, i) != w || ngram_wid(m, w) != i || set->widmap[i][0] != ngram_wid(set->lms[0], w)) {
+      *why = "search vocabulary does not match the expected sphinxbase layout";
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_vocab_mutex);
+  if (g_set_funcs == nullptr) {
+    g_set_funcs = set->base.funcs;
+    g_vocab_set_funcs = *g_set_funcs;
+    g_vocab_set_funcs.free = FreeVocabSet;
+  } else if (set->base.funcs != g_set_funcs) {
+    *why = "search vocabulary has other set functions";
+    return false;
+  }
+  SharedVocab *sv = nullptr;
+  for (SharedVocab *v : g_vocabs) {
+    if (v->lm == lm && v->dict == dict) sv = v;
+  }
+  if (sv == nullptr) {
+    sv = new SharedVocab();
+    sv->lm = lm;
+    sv->dict = dict;
+    sv->n_words = n;
+    sv->word_str = set->base.word_str;
+    sv->wid = set->base.wid;
+    sv->widmap = set->widmap;
+    g_vocabs.push_back(sv);
+    g_vocab_stats.vocabShared++;
+  } else {
+    // Derived from the same dictionary and model, it must be the same, word for word.
+    bool same = sv->n_words == n;
+    for (int32 i = 0; same && i < n; i++) {
+      same = std::strcmp(sv->word_str[i], set->base.word_str[i]) == 0 && sv->widmap[i][0] == set->widmap[i][0];
+    }
+    if (!same) {
+      *why = "search vocabulary differs from the shared one";
+      return false;
+    }
+    FreeVocabParts(n, set->base.word_str, set->base.wid, set->widmap);
+  }
+  sv->users++;
+  set->base.word_str = sv->word_str;
+  set->base.wid = sv->wid;
+  set->widmap = sv->widmap;
+  set->base.writable = FALSE;
+  set->base.funcs = &g_vocab_set_funcs;
+  g_vocab_sets[m] = sv;
+  g_vocab_stats.vocabUsersLive++;
+  return true;
+}
+
+// Gives a set reading a shared vocabulary a private copy (before anything that rebuilds or
+// extends it: ps_load_dict, ps_add_word). No-op for a set with its own.
+void UnshareVocab(ngram_model_t *m) {
+  std::lock_guard<std::mutex> lock(g_vocab_mutex);
+  auto it = g_vocab_sets.find(m);
+  if (it == g_vocab_sets.end()) return;
+  const SharedVocab *sv = it->second;
+  const int32 n = sv->n_words;
+  char **words = static_cast<char **>(ckd_calloc(n, sizeof(char *)));
+  int32 **widmap = reinterpret_cast<int32 **>(ckd_calloc_2d(n, 1, sizeof(int32)));
+  hash_table_t *wid = hash_table_new(n, HASH_CASE_YES);
+  for (int32 i = 0; i < n; i++) {
+    words[i] = ckd_salloc(sv->word_str[i]);
+    widmap[i][0] = sv->widmap[i][0];
+    (void)hash_table_enter_int32(wid, words[i], i);
+  }
+  DetachVocab(m);
+  g_vocab_stats.vocabCopies++;
+  sb::ModelSet *set = reinterpret_cast<sb::ModelSet *>(m);
+  set->base.word_str = words;
+  set->base.wid = wid;
+  set->widmap = widmap;
+  set->base.writable = TRUE;
+}
+
 // CPU milliseconds this thread has used (what a step costs, whatever else the machine runs).
 double ThreadCpuMs() {
   timespec ts{};
@@ -573,6 +758,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     bool shareLm = true;
     bool shareDict = true;
     bool refuseDict = false;
+    bool shareVocab = true;
     for (uint32_t i = 0; i < keys.Length(); i++) {
       std::string key = keys.Get(i).ToString().Utf8Value();
       Napi::Value v = opts.Get(key);
@@ -595,6 +781,11 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
         // layout check fail after the swap (tests of the fallback).
         shareDict = val != "no";
         refuseDict = val == "test-refuse";
+        continue;
+      }
+      if (key == "-scribed_share_vocab") {
+        // Ours: "no" keeps this decoder's search vocabulary its own (for measuring).
+        shareVocab = val != "no";
         continue;
       }
       if (key == "-logfn") {
@@ -676,6 +867,14 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
         DropSharedDict();
       } else {
         lm_shared_ = true;
+        if (shared_dict_ != nullptr && shareVocab) {
+          std::string why;
+          if (!ShareVocab(ps_, kDefaultSearch, shared, shared_dict_, &why)) {
+            std::lock_guard<std::mutex> vocabLock(g_vocab_mutex);
+            g_vocab_stats.vocabShareRefused++;
+            std::fprintf(stderr, "scribed pocketsphinx: search vocabulary not shared (%s); this decoder keeps its own\n", why.c_str());
+          }
+        }
       }
     } else if (shared != nullptr) {
       ReleaseSharedLm(shared);
@@ -987,6 +1186,8 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       // decoder reads its own first (ps_load_dict() also gives every search of the decoder the
       // new one, and drops their references to the shared one).
       std::lock_guard<std::mutex> lock(g_init_mutex);
+      // ps_load_dict() rebuilds the search's vocabulary in place: never the shared one.
+      UnshareVocab(ps_get_lm(ps_, base_search_.c_str()));
       if (ps_load_dict(ps_, dict_path_.c_str(), nullptr, nullptr) < 0) {
         throw Napi::Error::New(env, "pocketsphinx: could not read the dictionary " + dict_path_);
       }
@@ -1094,6 +1295,15 @@ Napi::Value GetStats(const Napi::CallbackInfo &info) {
   o.Set("dictUsersLive", ds.dictUsersLive);
   o.Set("dictPrivate", ds.dictPrivate);
   o.Set("dictShareRefused", ds.dictShareRefused);
+  VocabStats vs;
+  {
+    std::lock_guard<std::mutex> lock(g_vocab_mutex);
+    vs = g_vocab_stats;
+  }
+  o.Set("vocabShared", vs.vocabShared);
+  o.Set("vocabUsersLive", vs.vocabUsersLive);
+  o.Set("vocabShareRefused", vs.vocabShareRefused);
+  o.Set("vocabCopies", vs.vocabCopies);
   o.Set("lmLoads", st.lmLoads);
   o.Set("lmSharedModels", models);
   o.Set("lmViews", st.lmViews);
