@@ -4,37 +4,11 @@
 // give exactly the words and times of a decoder that reads its own; the dictionary is read once;
 // vocabulary hints never reach it; and a decoder whose layout check fails falls back to a
 // dictionary of its own with the same results.
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPocketsphinx, pocketsphinxSharing, type PocketsphinxBackend } from '../../src/engine/backends/pocketsphinx.js';
+import { createPocketsphinx, pocketsphinxSharing } from '../../src/engine/backends/pocketsphinx.js';
 import { createEngine } from '../../src/engine/pool.js';
-import type { BackendConfig, Engine, RecognitionStream } from '../../src/engine/types.js';
-import { loadClips, mulawSamples } from '../helpers/audio.js';
-
-const ASSETS = path.resolve('models/telephony');
-const CONFIG: BackendConfig = { engine: 'pocketsphinx', profile: 'telephony', assetsDir: ASSETS };
-const clips = loadClips().slice(0, 2);
-
-type Timed = Array<[string, number, number]>;
-
-async function transcribe(s: RecognitionStream): Promise<Timed[]> {
-  const out: Timed[] = [];
-  for (const clip of clips) {
-    const samples = mulawSamples(clip);
-    for (let i = 0; i < samples.length; i += 160) await s.accept(samples.subarray(i, i + 160));
-    out.push((await s.finish()).words.map((w) => [w.word, w.startSample, w.endSample]));
-  }
-  return out;
-}
-
-/** A decoder on this thread, fed the first clip at 16 kHz (each 8 kHz sample twice). */
-function decodeDirect(d: PocketsphinxBackend): Timed {
-  const mulaw = mulawSamples(clips[0]!);
-  const pcm16 = new Int16Array(mulaw.length * 2);
-  for (let i = 0; i < mulaw.length; i++) pcm16[2 * i] = pcm16[2 * i + 1] = mulaw[i]!;
-  for (let at = 0; at < pcm16.length; at += 3200) d.process(pcm16.subarray(at, at + 3200), false);
-  return d.endUtterance().words.map((w) => [w.word, w.startSample, w.endSample]);
-}
+import type { Engine } from '../../src/engine/types.js';
+import { decodeFirstClip as decodeDirect, TELEPHONY_ASSETS as ASSETS, TELEPHONY_CONFIG as CONFIG, transcribeClips as transcribe, type Timed } from '../helpers/decoding.js';
 
 const dictStats = () => {
   const s = pocketsphinxSharing()!;

@@ -3,28 +3,11 @@
 // view of the shared model, with its own caches. Shown here: decoders in concurrent worker
 // threads on the same audio give exactly the words and times of a lone decoder that reads its
 // own model, and the model is read once for all of them (the addon's counters, not RSS).
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pocketsphinxSharing } from '../../src/engine/backends/pocketsphinx.js';
 import { createEngine } from '../../src/engine/pool.js';
-import type { Engine, FinalResult, RecognitionStream } from '../../src/engine/types.js';
-import { loadClips, mulawSamples } from '../helpers/audio.js';
-
-const ASSETS = path.resolve('models/telephony');
-const clips = loadClips().slice(0, 2);
-
-type Timed = Array<[string, number, number]>;
-
-async function transcribe(s: RecognitionStream): Promise<Timed[]> {
-  const out: Timed[] = [];
-  for (const clip of clips) {
-    const samples = mulawSamples(clip);
-    for (let i = 0; i < samples.length; i += 160) await s.accept(samples.subarray(i, i + 160));
-    const final: FinalResult = await s.finish();
-    out.push(final.words.map((w) => [w.word, w.startSample, w.endSample]));
-  }
-  return out;
-}
+import type { Engine } from '../../src/engine/types.js';
+import { TELEPHONY_ASSETS as ASSETS, transcribeClips as transcribe, type Timed } from '../helpers/decoding.js';
 
 describe('pocketsphinx decoders sharing one language model', () => {
   let engine: Engine | null = null;
