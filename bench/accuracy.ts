@@ -36,6 +36,7 @@ import { DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/backends/pocketsphin
 import { chunks, devSetDir, loadClips, type Clip } from '../test/helpers/audio.js';
 import { freePort } from '../test/helpers/serve-process.js';
 import { StreamClient, type StreamEvent } from '../test/helpers/stream-client.js';
+import { soxUpsample } from './sox-upsample.js';
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -172,7 +173,7 @@ function cliInput(clip: Clip, enc: Encoding): string {
   if (enc === 'pcm16k') return clip.wavFile;
   const out = path.join(tmp, `${clip.id}.ulaw16k.wav`);
   if (!fs.existsSync(out)) {
-    execFileSync('sox', ['-D', '-V1', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', out]);
+    soxUpsample(clip.ulawFile, out);
   }
   return out;
 }

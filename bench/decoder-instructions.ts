@@ -23,6 +23,7 @@ import path from 'node:path';
 import { createPocketsphinx, DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/backends/pocketsphinx.js';
 import { StreamResampler } from '../src/engine/resampler.js';
 import { devSetDir, loadClips, mulawSamples, wavData } from '../test/helpers/audio.js';
+import { soxUpsample } from './sox-upsample.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const ASSETS = path.join(ROOT, 'models', 'telephony');
@@ -91,7 +92,7 @@ async function parent(): Promise<void> {
   const inputs = (process.env.BENCH_INPUT ?? 'sox,resampled').split(',') as Input[];
   console.log(`decoder-instructions: ${clips.length} clips, ${audioSeconds.toFixed(1)} s of mu-law from ${clipDir}; ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
   for (const clip of clips) {
-    execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', path.join(tmp, `${clip.id}.16k.wav`)]);
+    soxUpsample(clip.ulawFile, path.join(tmp, `${clip.id}.16k.wav`));
   }
 
   const M = DEFAULT_MODEL_DIR;

@@ -50,6 +50,7 @@ import { createPocketsphinx, DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/
 import { CLI } from '../test/helpers/cluster.js';
 import { devSetDir, loadClips, wavData } from '../test/helpers/audio.js';
 import { freeLoopbackPort } from '../test/helpers/postgres-cluster.js';
+import { soxUpsample } from './sox-upsample.js';
 
 const execFileAsync = promisify(execFile);
 const KS = (process.env.BENCH_K ?? '1,4,6,8').split(',').map(Number);
@@ -111,7 +112,7 @@ console.log(
 /** Each clip's mu-law decoded and upsampled to 16 kHz by sox: the CLI's and the addon's input. */
 const upsampled = clips.map((clip) => {
   const out = path.join(tmp, `${clip.id}.16k.wav`);
-  execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', out]);
+  soxUpsample(clip.ulawFile, out);
   return out;
 });
 const telephonyFlags = ['-remove_noise', 'no', ...(fs.existsSync(TELEPHONY_FEAT) ? ['-featparams', TELEPHONY_FEAT] : [])];

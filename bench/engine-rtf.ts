@@ -17,6 +17,7 @@ import { createPocketsphinx, DEFAULT_MODEL_DIR, FAST_ARGS } from '../src/engine/
 import { createEngine } from '../src/engine/pool.js';
 import type { AudioProfile } from '../src/engine/types.js';
 import { devSetDir, loadClips, mulawSamples, pcmSamples, type Clip } from '../test/helpers/audio.js';
+import { soxUpsample } from './sox-upsample.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TELEPHONY_ASSETS = path.join(ROOT, 'models', 'telephony');
@@ -84,7 +85,7 @@ function cliInput(clip: Clip, enc: 'wav' | 'ulaw'): string {
   if (enc === 'wav') return clip.wavFile;
   const out = path.join(tmp, `${clip.id}.16k.wav`);
   if (!existsSync(out)) {
-    execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', out]);
+    soxUpsample(clip.ulawFile, out);
   }
   return out;
 }

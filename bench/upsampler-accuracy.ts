@@ -11,7 +11,6 @@
 // The libsamplerate converters the service used before (medium, best, fastest) were measured
 // with this bench's earlier version; their figures are in docs/engines.md.
 // The splits are built by scripts/build-eval-set.sh (set-up does it).
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { wordErrorRate } from '../src/core/wer.js';
 import { createPocketsphinx } from '../src/engine/backends/pocketsphinx.js';
 import { StreamResampler } from '../src/engine/resampler.js';
 import { loadClips, mulawSamples, wavData, type Clip } from '../test/helpers/audio.js';
+import { soxUpsample } from './sox-upsample.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const split = process.env.BENCH_SPLIT ?? 'tune';
@@ -29,7 +29,7 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-upsampler-'));
 function upsample(clip: Clip, how: string): Int16Array {
   if (how === 'sox') {
     const out = path.join(tmp, 'clip.wav');
-    execFileSync('sox', ['-D', '-t', 'ul', '-r', '8000', '-c', '1', clip.ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', out], { stdio: 'ignore' });
+    soxUpsample(clip.ulawFile, out);
     const data = wavData(fs.readFileSync(out));
     return new Int16Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length));
   }
