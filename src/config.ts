@@ -105,6 +105,13 @@ export interface ServiceConfig {
 
 export type ConfigInput = Partial<ServiceConfig>;
 
+/** A string setting; an empty value (`NAME=` in a systemd EnvironmentFile) is unset, as the
+ * numeric and boolean ones are. */
+function envStr(name: string): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
 function envBool(name: string): boolean | undefined {
   const v = process.env[name];
   if (v === undefined || v === '') return undefined;
@@ -129,10 +136,10 @@ export function packageRoot(): string {
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   const env = process.env;
   const cfg: ServiceConfig = {
-    host: input.host ?? env.SCRIBED_HOST ?? '127.0.0.1',
+    host: input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1',
     port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
-    dataDir: path.resolve(input.dataDir ?? env.SCRIBED_DATA_DIR ?? './data'),
-    databaseUrl: input.databaseUrl ?? (env.SCRIBED_DATABASE_URL || undefined),
+    dataDir: path.resolve(input.dataDir ?? envStr('SCRIBED_DATA_DIR') ?? './data'),
+    databaseUrl: input.databaseUrl ?? envStr('SCRIBED_DATABASE_URL'),
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
     databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
@@ -140,9 +147,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     // before can be mistaken for what it does now.
     nodeId: input.nodeId ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`,
     sessionLeaseMs: input.sessionLeaseMs ?? envInt('SCRIBED_SESSION_LEASE_MS') ?? 10_000,
-    engine: (input.engine ?? env.SCRIBED_ENGINE ?? 'pocketsphinx') as EngineKind,
-    modelDir: input.modelDir ?? env.SCRIBED_MODEL_DIR ?? undefined,
-    assetsDir: path.resolve(input.assetsDir ?? env.SCRIBED_ASSETS_DIR ?? path.join(packageRoot(), 'models', 'telephony')),
+    engine: (input.engine ?? envStr('SCRIBED_ENGINE') ?? 'pocketsphinx') as EngineKind,
+    modelDir: input.modelDir ?? envStr('SCRIBED_MODEL_DIR') ?? undefined,
+    assetsDir: path.resolve(input.assetsDir ?? envStr('SCRIBED_ASSETS_DIR') ?? path.join(packageRoot(), 'models', 'telephony')),
     maxDecoders: input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS') ?? FALLBACK_MAX_DECODERS,
     maxDecodersSet: (input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS')) !== undefined,
     maxStreamsPerAccount: input.maxStreamsPerAccount ?? envInt('SCRIBED_MAX_STREAMS_PER_ACCOUNT'),
@@ -159,7 +166,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     batchMaxConcurrentDecodes: input.batchMaxConcurrentDecodes ?? envInt('SCRIBED_BATCH_MAX_CONCURRENT_DECODES') ?? 2,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
     spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
-    logLevel: input.logLevel ?? env.SCRIBED_LOG_LEVEL ?? 'info',
+    logLevel: input.logLevel ?? envStr('SCRIBED_LOG_LEVEL') ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
     voiceDesignConcurrency: input.voiceDesignConcurrency ?? envInt(DESIGN_CONCURRENCY_ENV) ?? DEFAULT_DESIGN_CONCURRENCY,
     arrangementRetryBaseMs: input.arrangementRetryBaseMs ?? envInt(ARRANGEMENT_RETRY_ENV) ?? DEFAULT_ARRANGEMENT_RETRY_BASE_MS,

@@ -157,5 +157,15 @@ describe('example env files (systemd/*.env)', () => {
       for (const [name, value] of shown) if (value !== '') process.env[name] = value;
       expect(withoutNodeId(loadConfig())).toEqual(defaults);
     });
+
+    it('a setting left empty (NAME= uncommented) is unset: the default applies', () => {
+      for (const k of Object.keys(process.env)) if (k.startsWith('SCRIBED_')) delete process.env[k];
+      const withoutNodeId = ({ nodeId: _, ...rest }: ReturnType<typeof loadConfig>) => rest;
+      const defaults = withoutNodeId(loadConfig());
+      const shown = [...assignments(read('scribed.env')).keys()];
+      expect(shown).toEqual(expect.arrayContaining(['SCRIBED_HOST', 'SCRIBED_DATA_DIR', 'SCRIBED_ASSETS_DIR', 'SCRIBED_LOG_LEVEL']));
+      for (const name of shown) process.env[name] = '';
+      expect(withoutNodeId(loadConfig())).toEqual(defaults);
+    });
   });
 });
