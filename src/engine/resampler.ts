@@ -34,8 +34,12 @@ export class StreamResampler {
     }
     this.inRate = inRate;
     this.outRate = outRate;
-    const { Resampler } = requireAddon() as { Resampler: ResamplerClass };
-    this.native = inRate === outRate ? null : new Resampler(inRate, outRate);
+    if (inRate === outRate) {
+      this.native = null;
+    } else {
+      const { Resampler } = requireAddon() as { Resampler: ResamplerClass };
+      this.native = new Resampler(inRate, outRate);
+    }
   }
 
   /** True when input and output rates match and samples pass through unchanged. */
