@@ -521,10 +521,10 @@ bool AdoptSharedDict(ps_decoder_t *ps, SharedDict *s, bool refuseAfterSwap, std:
 // wraps its model in a one-model set and maps the set's vocabulary onto the dictionary
 // (ngram_search_update_widmap -> ngram_model_set_map_words: a copy of every dictionary word's
 // string, a word hash over them and a word-id map into the model; 9.4 MiB of each decoder for
-// cmudict's 134,723 words). With the dictionary and the language model shared, that vocabulary is the
-// same in every decoder, and decoding only reads it (ngram_wid() looks the hash up, scoring
-// reads the map; the set's history buffer, which scoring writes, stays the decoder's). So the
-// first decoder's becomes the process's, and the next ones free theirs and point at it.
+// cmudict's 134,723 words). With the dictionary and the language model shared, that vocabulary
+// is the same in every decoder, and decoding only reads it (ngram_wid() looks the hash up,
+// scoring reads the map; the set's history buffer, which scoring writes, stays the decoder's).
+// So the first decoder's becomes the process's, and the next ones free theirs and point at it.
 //
 // Only sphinxbase itself frees or rebuilds a set's vocabulary: when the set is freed (its free
 // function, here wrapped so it leaves the shared parts alone) and when the dictionary changes
