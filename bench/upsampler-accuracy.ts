@@ -18,6 +18,7 @@ import { wordErrorRate } from '../src/core/wer.js';
 import { createPocketsphinx } from '../src/engine/backends/pocketsphinx.js';
 import { StreamResampler } from '../src/engine/resampler.js';
 import { loadClips, mulawSamples, wavData, type Clip } from '../test/helpers/audio.js';
+import { concat } from '../test/helpers/live.js';
 import { soxUpsample } from './sox-upsample.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -40,13 +41,7 @@ function upsample(clip: Clip, how: string): Int16Array {
   for (let i = 0; i < x.length; i += 160) parts.push(resampler.push(x.subarray(i, i + 160)));
   parts.push(resampler.flush());
   resampler.destroy();
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
+  return concat(parts);
 }
 
 console.log(`upsampler-accuracy: ${split} split, ${clips.length} clips, ${clips.reduce((a, c) => a + c.durationSec, 0).toFixed(0)} s of mu-law; load ${os.loadavg()[0]!.toFixed(2)}`);
