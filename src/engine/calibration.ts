@@ -4,23 +4,17 @@
 // --max-decoders is that number; an operator's --max-decoders (SCRIBED_MAX_DECODERS) wins and
 // skips the measurement (docs/scaling.md, "Sizing a node").
 //
-// The measurement: telephony decoders (call centers are the main load), one per core up to
-// CALIBRATION_STREAMS, each on its own worker thread, decode 3 s of the repo's mu-law speech
-// (samples/librivox-0870.ulaw) at the same time, in batches of the live batch size, after 0.4 s
-// not counted (a fresh decoder's first batches run on cold caches; pooled decoders stay warm).
-// At the same time, because that is how a full node decodes: cores that decode at once slow
-// each other (shared caches and memory bandwidth, or hyperthread siblings under a hypervisor).
-// On the 2-core machine one decoder alone cost 0.17-0.21 CPU s per audio second and two at
-// once 0.29-0.37 each (issue 13, docs/benchmarks.md), so one alone would size the node for
-// about 8 streams where 6 already miss the latency goal. Each accept reports its
-// decoder time (AcceptResult.cpuMs: wall time of the synchronous native calls on the worker
-// thread, its CPU time when the core is not shared); the process's own CPU clock over the same
-// span bounds their sum when other work shares the cores, and the smaller of the two, over the
-// audio decoded, is the cost. About 0.6 s of CPU per decoder to decode, plus the decoders'
-// start (1.2-1.4 s each, in parallel, on the 2-core machine). The memory a decoder takes is
-// the process's RSS growth from before the calibration engine to the decoders having decoded,
-// divided by their number: it includes the worker threads and the process-wide shared models,
-// so it errs high for later decoders (docs/engines.md, "Memory per decoder").
+// The measurement: a telephony decoder (call centers are the main load) decodes 3 s of the
+// repo's mu-law speech (samples/librivox-0870.ulaw) in batches of the live batch size, after
+// 0.4 s not counted (a fresh decoder's first batches run on cold caches; pooled decoders stay
+// warm). Each accept reports its decoder time (AcceptResult.cpuMs: wall time of the
+// synchronous native calls on the worker thread, its CPU time when the core is not shared);
+// the process's own CPU clock over the same span bounds it when other work shares the cores,
+// and the smaller of the two is the cost. About 0.6 s of CPU to decode, plus the decoder's
+// start (1.2-1.4 s on the 2-core machine). The memory a decoder takes is the process's RSS growth from before the
+// calibration engine to the decoder having decoded: it includes the worker thread and the
+// process-wide shared language model, so it errs high for the second and later decoders
+// (docs/engines.md, "Memory per decoder").
 //
 // The result is cached in <data-dir>/capacity-calibration.json under a key of what determines
 // it (engine, decoder options and model paths, CPU model, cores, Node.js version); a cache
@@ -58,9 +52,6 @@ export { FALLBACK_MAX_DECODERS };
 export const CALIBRATION_CLIP = 'librivox-0870.ulaw';
 export const CALIBRATION_WARMUP_S = 0.4;
 export const CALIBRATION_AUDIO_S = 3;
-/** At most this many decoders calibrate at once (one per core below it): enough to load the
- * cores as live streams do, without the calibration's memory growing with a large host. */
-export const CALIBRATION_STREAMS = 4;
 const CLIP_RATE = 8000;
 const VERSION = 1;
 
@@ -73,8 +64,6 @@ export interface CalibrationKey {
   batchMs: number;
   cpuModel: string;
   cores: number;
-  /** Decoders calibrating at once. */
-  streams: number;
   arch: string;
   node: string;
 }
@@ -89,10 +78,9 @@ export interface Calibration {
   /** The two clocks behind it: decoder time reported by the worker, and process CPU. */
   workerCpuMs: number;
   processCpuMs: number;
-  /** Audio decoded, over all the calibration decoders. */
   audioSeconds: number;
   clip: string;
-  /** RSS growth per calibration decoder (worker threads and shared models included); null
+  /** RSS growth of the calibration decoder (worker thread and shared model included); null
    * when the measurement was not plausible. */
   memoryPerDecoderBytes: number | null;
 }
@@ -149,7 +137,6 @@ export async function calibrationKey(cfg: Pick<ServiceConfig, 'engine' | 'modelD
     batchMs: cfg.decodeBatchMs,
     cpuModel: cpuModel(),
     cores: os.availableParallelism(),
-    streams: calibrationStreams(),
     arch: process.arch,
     node: process.version,
   };
@@ -200,13 +187,7 @@ function writeCalibration(dataDir: string, c: Calibration): void {
   fs.renameSync(tmp, file);
 }
 
-/** Decoders that calibrate at once: one per core the process may use, at most
- * CALIBRATION_STREAMS. */
-function calibrationStreams(): number {
-  return Math.max(1, Math.min(CALIBRATION_STREAMS, Math.floor(readNodeResources().cores)));
-}
-
-/** Decode the clip on decoders of the configured kind, one per core at once, and time them. */
+/** Decode the clip on a one-decoder engine of the configured kind and time it. */
 export async function measureCalibration(
   cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>,
   keyed: { key: CalibrationKey; hash: string },
@@ -217,42 +198,32 @@ export async function measureCalibration(
   const measured = Math.round(CALIBRATION_AUDIO_S * CLIP_RATE);
   if (all.length < warmup + measured) throw new Error(`calibration clip ${clipFile()} is shorter than ${CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S} s`);
   const batch = Math.max(160, Math.round(((cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : 20) * CLIP_RATE) / 1000));
-  const n = keyed.key.streams;
   const rssBefore = process.memoryUsage.rss();
   const engine = createEngine({
     engine: cfg.engine,
-    maxDecoders: n,
-    threads: n,
+    maxDecoders: 1,
     ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}),
     assetsDir: cfg.assetsDir,
     ...(log ? { logger: { warn: (m: string) => log.warn(m), info: () => undefined } } : {}),
   });
   try {
-    // No start(): it would warm a wideband decoder that open() then recycles for these.
+    // No start(): it would warm a wideband decoder that open() then recycles for this one.
     // Without decodeBatchMs each accept is decoded before it resolves and reports its cost.
-    const streams = await Promise.all(Array.from({ length: n }, () => engine.open({ inputRate: CLIP_RATE, profile: 'telephony' })));
-    await Promise.all(
-      streams.map(async (stream) => {
-        for (let at = 0; at < warmup; at += batch) await stream.accept(all.subarray(at, Math.min(warmup, at + batch)));
-      }),
-    );
+    const stream = await engine.open({ inputRate: CLIP_RATE, profile: 'telephony' });
+    for (let at = 0; at < warmup; at += batch) await stream.accept(all.subarray(at, Math.min(warmup, at + batch)));
     let workerCpuMs = 0;
     let decoded = 0;
     const cpu0 = process.cpuUsage();
-    await Promise.all(
-      streams.map(async (stream) => {
-        for (let at = warmup; at < warmup + measured; at += batch) {
-          const r = await stream.accept(all.subarray(at, Math.min(warmup + measured, at + batch)));
-          workerCpuMs += r.cpuMs;
-          decoded += r.decodedSamples;
-        }
-      }),
-    );
+    for (let at = warmup; at < warmup + measured; at += batch) {
+      const r = await stream.accept(all.subarray(at, Math.min(warmup + measured, at + batch)));
+      workerCpuMs += r.cpuMs;
+      decoded += r.decodedSamples;
+    }
     const cpu = process.cpuUsage(cpu0);
     const processCpuMs = (cpu.user + cpu.system) / 1000;
-    await Promise.all(streams.map((s) => s.finish()));
-    const grown = (process.memoryUsage.rss() - rssBefore) / n;
-    await Promise.all(streams.map((s) => s.release()));
+    await stream.finish();
+    const grown = process.memoryUsage.rss() - rssBefore;
+    await stream.release();
     const cost = costFromMeasurement(Math.min(workerCpuMs, processCpuMs), decoded, CLIP_RATE);
     return {
       version: VERSION,
@@ -265,7 +236,7 @@ export async function measureCalibration(
       audioSeconds: decoded / CLIP_RATE,
       clip: CALIBRATION_CLIP,
       // Plausible: more than a worker thread alone, less than 4 GiB.
-      memoryPerDecoderBytes: grown > 16 * 2 ** 20 && grown < 4 * 2 ** 30 ? Math.round(grown) : null,
+      memoryPerDecoderBytes: grown > 16 * 2 ** 20 && grown < 4 * 2 ** 30 ? grown : null,
     };
   } finally {
     await engine.close();
