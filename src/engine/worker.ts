@@ -89,7 +89,7 @@ const hosted = new Map<number, Hosted>();
 const ready: Hosted[] = [];
 let pumping = false;
 
-async function useRate(h: Hosted, rate: number): Promise<void> {
+function useRate(h: Hosted, rate: number): void {
   const b = need(h);
   if (h.resampler !== null && h.resampler.inRate === rate) {
     h.resampler.reset();
@@ -106,7 +106,7 @@ async function handle(h: Hosted, msg: WorkerRequest): Promise<unknown> {
       if (h.backend !== null) throw new Error('decoder already initialised');
       const mod = (await import(`./backends/${msg.backend.engine}.js`)) as { createBackend: BackendFactory };
       h.backend = mod.createBackend(msg.backend);
-      await useRate(h, msg.inputRate);
+      useRate(h, msg.inputRate);
       const notices = (h.backend as { notices?: readonly string[] }).notices;
       return { engineRate: h.backend.engineRate, notices: notices ? [...notices] : [] } satisfies InitReply;
     }
@@ -119,8 +119,8 @@ async function handle(h: Hosted, msg: WorkerRequest): Promise<unknown> {
       }
       h.uttSamples = 0;
       (b as { resetStream?: () => void }).resetStream?.();
-      await useRate(h, msg.inputRate);
-      await useVad(h, msg.vad ?? null, msg.inputRate);
+      useRate(h, msg.inputRate);
+      useVad(h, msg.vad ?? null, msg.inputRate);
       const hints = msg.vocabularyHints ?? [];
       const withVocabulary = b as { setVocabulary?: (hints: string[]) => VocabularyResult };
       const vocabulary = hints.length > 0 && withVocabulary.setVocabulary ? withVocabulary.setVocabulary(hints) : null;
@@ -197,7 +197,7 @@ function acceptTurn(h: Hosted, job: Job & { msg: { type: 'accept' } }): AcceptRe
   return { partial, partialSamples: h.uttSamples, cpuMs: job.cpuMs, decodedSamples: job.msg.samples.length };
 }
 
-async function useVad(h: Hosted, vad: { threshold: number } | null, rate: number): Promise<void> {
+function useVad(h: Hosted, vad: { threshold: number } | null, rate: number): void {
   if (vad === null) {
     h.detector?.destroy();
     h.detector = null;

@@ -286,8 +286,8 @@ export interface PocketsphinxBackend extends DecoderBackend {
 export function createPocketsphinx(config: BackendConfig, extra: Record<string, string> = {}): PocketsphinxBackend {
   const { args, notices } = pocketsphinxArgs(config, extra);
   const { Decoder } = loadAddon();
-  // '-scribed_share_lm', '-scribed_share_dict' and '-scribed_share_vocab' are the addon's own options, not pocketsphinx
-  // flags (so not in `args`, which the bench also hands to the CLI).
+  // '-scribed_share_lm', '-scribed_share_dict' and '-scribed_share_vocab' are the addon's own
+  // options, not pocketsphinx flags (so not in `args`, which the bench also hands to the CLI).
   let decoder: NativeDecoder | null = new Decoder({
     ...args,
     ...(shareLanguageModel() ? {} : { '-scribed_share_lm': 'no' }),
