@@ -7,6 +7,13 @@
 // decoders' requests interleave in turns. A turn is one request, or up to TURN_SAMPLES of an
 // `accept` (a long batch is split, so one decoder's backlog cannot starve the others), and the
 // thread's event loop runs between turns (new batches and heartbeat pings get in).
+//
+// Finals first: a decoder with a `finish` queued takes its turns ahead of the round until that
+// utterance is final. A caller waits on a final (a commit, a call's end); a partial only
+// refreshes what a caller already has. Near a full thread, taking turns round-robin made a
+// commit wait about two rounds of every other decoder's batches (one before its last batch,
+// one before its finish); finals first, it waits for the turn in progress. The others lose
+// nothing but the order: the same turns are decoded, and each of their finals goes first too.
 import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
@@ -272,9 +279,16 @@ function schedule(): void {
   setImmediate(() => void pump());
 }
 
-/** One turn of the decoder at the head of the round, then it goes to the back if it has more. */
+/** The decoder whose turn is next: the first in the round with a final to give (see the top),
+ * else the head of the round. Rounds are a few decoders long, so the scan is cheap. */
+function nextTurn(): Hosted {
+  const urgent = ready.findIndex((h) => h.queue.some((j) => j.msg.type === 'finish'));
+  return ready.splice(urgent === -1 ? 0 : urgent, 1)[0]!;
+}
+
+/** One turn of the next decoder (nextTurn), then it goes to the back if it has more. */
 async function pump(): Promise<void> {
-  const h = ready.shift()!;
+  const h = nextTurn();
   const job = h.queue[0]!;
   let done: WorkerReply | null = null;
   try {

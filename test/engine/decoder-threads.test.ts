@@ -90,6 +90,33 @@ describe('decoder threads', () => {
     await Promise.all([busy.release(), quick.release()]);
   }, 120_000);
 
+  it('a final goes ahead of the batches other decoders have queued on the thread', async () => {
+    engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 5, threads: 1, assetsDir: ASSETS });
+    const streams: RecognitionStream[] = [];
+    for (let i = 0; i < 5; i++) streams.push(await engine.open({ inputRate: 8000, profile: 'telephony', ...(i === 4 ? { decodeBatchMs: 200 } : {}) }));
+    const [quick, ...busy] = [streams[4]!, ...streams.slice(0, 4)];
+    // Four decoders with 15 batches of 200 ms each queued (one turn per batch), as live
+    // streams behind on a full thread.
+    let decodedTurns = 0;
+    const BATCHES = 15;
+    const backlog = busy.flatMap((s, i) => {
+      const audio = mulawSamples(clips[i]!);
+      return Array.from({ length: BATCHES }, (_, b) => s.accept(audio.subarray((b * 1600) % (audio.length - 1600)).subarray(0, 1600)).then(() => (decodedTurns += 1)));
+    });
+    while (decodedTurns < 2) await new Promise((r) => setTimeout(r, 5));
+    // A commit on the fifth: its last (short) batch and its finish go out together.
+    await quick.accept(mulawSamples(clips[4]!).subarray(0, 1200));
+    const before = decodedTurns;
+    await quick.finish();
+    const waited = decodedTurns - before;
+    expect(decodedTurns).toBeLessThan(4 * BATCHES); // the others were still behind
+    // Round-robin, the final waited for about two rounds of the other four (8 turns); first,
+    // for the turn in progress.
+    expect(waited).toBeLessThanOrEqual(2);
+    await Promise.all(backlog);
+    await Promise.all(streams.map((s) => s.release()));
+  }, 120_000);
+
   it('decoders go to the least-loaded thread: four streams on two threads, two each', async () => {
     engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 4, threads: 2, assetsDir: ASSETS });
     const streams: RecognitionStream[] = [];
