@@ -11,11 +11,13 @@
 // CPU_TARGET = 0.8: decoders may keep 80% of the cores busy, not 100%. Live audio is decoded
 // in 200 ms batches that arrive independently; a node whose decoders need all of its cores
 // queues every batch behind the others (waiting time grows as u / (1 - u) with the
-// utilization u: 4 batches at 0.8, 9 at 0.9, unbounded at 1), and a commit's final waits for
-// the batches of its own stream before it. At 0.8 a batch waits on average about four batch
-// decodes (about 4 x 50 ms at 0.25 CPU s per audio second), which keeps commit-to-final within
-// the 500 ms goal of issue 13. The other 20% is the service's own work per stream (the main
-// thread: frames, spool, acks, store; 10-25% on top of the recognizer, issue 13) and the OS.
+// utilization u: 4 batches at 0.8, 9 at 0.9, unbounded at 1). Partials wait in that queue; a
+// commit's final does not (the worker decodes a stream with a final to give first, then waits
+// only for the turn in progress and that stream's own last batch), which keeps commit-to-final
+// within the 500 ms goal of issue 13 while the queue stays bounded. The cost is measured with
+// the streams live at once (src/engine/calibration.ts), so it includes the decoders sharing
+// threads and caches; the other 20% is the service's own work per stream (the main thread:
+// frames, spool, acks, store: 0.02 CPU s per audio second, issue 13) and the OS.
 //
 // MEMORY_TARGET = 0.9: a decoder's memory is resident for as long as the pool keeps it warm;
 // the last 10% is left to the page cache, the spool, request buffers and the allocator's slack.
@@ -165,6 +167,13 @@ export function availableMemory(memAvailable: number | null, cgroupLimit: number
   if (memAvailable === null) return cgroupLeft;
   if (cgroupLeft === null) return memAvailable;
   return Math.min(memAvailable, cgroupLeft);
+}
+
+/** The cost a plan is made from: the larger of one stream alone and `underLoad` (the streams
+ * that cost planned, live at once; null when not measured). Under load a stream costs more
+ * (shared threads and caches); where it measures less, the plan stays at the load measured. */
+export function plannedCost(single: number, underLoad: number | null): number {
+  return underLoad === null ? single : Math.max(single, underLoad);
 }
 
 /** Recognizer cost from a calibration's figures: CPU seconds per audio second. */

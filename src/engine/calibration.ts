@@ -4,22 +4,35 @@
 // --max-decoders is that number; an operator's --max-decoders (SCRIBED_MAX_DECODERS) wins and
 // skips the measurement (docs/scaling.md, "Sizing a node").
 //
-// The measurement: a telephony decoder (call centers are the main load) decodes 3 s of the
+// The measurement has two phases.
+//
+// One stream alone: a telephony decoder (call centers are the main load) decodes 3 s of the
 // repo's mu-law speech (samples/librivox-0870.ulaw) in batches of the live batch size, after
 // 0.4 s not counted (a fresh decoder's first batches run on cold caches; pooled decoders stay
 // warm). Each accept reports its decoder time (AcceptResult.cpuMs: wall time of the
 // synchronous native calls on the worker thread, its CPU time when the core is not shared);
 // the process's own CPU clock over the same span bounds it when other work shares the cores,
 // and the smaller of the two is the cost. About 0.6 s of CPU to decode, plus the decoder's
-// start (1.2-1.4 s on the 2-core machine). The memory a decoder takes is the process's RSS growth from before the
-// calibration engine to the decoder having decoded: it includes the worker thread and the
-// process-wide shared language model, so it errs high for the second and later decoders
-// (docs/engines.md, "Memory per decoder").
+// start (1.2-1.4 s on the 2-core machine). The memory a decoder takes is the process's RSS
+// growth from before the calibration engine to the decoder having decoded: it includes the
+// worker thread and the process-wide shared language model, so it errs high for the second
+// and later decoders (docs/engines.md, "Memory per decoder").
+//
+// Then as many streams at once as that cost plans, live: each plays the repo's five clips
+// from its own first one in 20 ms frames at real time (staggered, as independent calls'
+// batches are), a commit (finish) after each clip, for CALIBRATION_LOAD_AUDIO_S, through the
+// pool's worker threads as the service runs them. The process's CPU over that span, per audio
+// second, is what a stream costs when the node is as full as the plan would make it: the
+// decoders share the threads and their caches, wake once per batch, and end utterances. On
+// the 2-core machine it read 0.27-0.32 CPU s per audio second at 7-8 streams, against
+// 0.19-0.22 for one stream alone in the same runs: planning 5 streams, not 7-8, and 5 kept
+// the latency goal (docs/benchmarks.md, "finals first"). The cost planned from is the larger
+// of the two phases: a plan never exceeds the load it was measured at.
 //
 // The result is cached in <data-dir>/capacity-calibration.json under a key of what determines
 // it (engine, decoder options and model paths, CPU model, cores, Node.js version); a cache
 // whose key differs, or older than any file behind the key (model files, the addon, the
-// engine code, the clip), is measured again.
+// engine code, the clips), is measured again.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -39,6 +52,7 @@ import {
   parseCgroupV1Quota,
   parseMemAvailable,
   planCapacity,
+  plannedCost,
   type CapacityPlan,
 } from '../core/capacity-plan.js';
 import { createEngine } from './pool.js';
@@ -52,8 +66,13 @@ export { FALLBACK_MAX_DECODERS };
 export const CALIBRATION_CLIP = 'librivox-0870.ulaw';
 export const CALIBRATION_WARMUP_S = 0.4;
 export const CALIBRATION_AUDIO_S = 3;
+/** The load phase: the clips each stream plays in turn (from its own first one), and the
+ * seconds of audio each stream plays. */
+export const CALIBRATION_LOAD_CLIPS = ['librivox-0870.ulaw', 'librivox-0880.ulaw', 'librivox-0890.ulaw', 'librivox-0920.ulaw', 'librivox-0930.ulaw'];
+export const CALIBRATION_LOAD_AUDIO_S = 4;
 const CLIP_RATE = 8000;
-const VERSION = 1;
+const FRAME_MS = 20;
+const VERSION = 2;
 
 export interface CalibrationKey {
   engine: EngineKind;
@@ -73,16 +92,33 @@ export interface Calibration {
   keyHash: string;
   key: CalibrationKey;
   measuredAt: string;
-  /** Recognizer CPU seconds per audio second of one 8 kHz mu-law telephony stream. */
+  /** CPU seconds per audio second of one 8 kHz mu-law telephony stream, planned from: the
+   * larger of the two phases (one stream alone, and `load`). */
   costPerAudioSecond: number;
-  /** The two clocks behind it: decoder time reported by the worker, and process CPU. */
+  /** Phase one, one stream alone: its cost, and the two clocks behind it (decoder time
+   * reported by the worker, and process CPU), over `audioSeconds` of `clip`. */
+  singleCostPerAudioSecond: number;
   workerCpuMs: number;
   processCpuMs: number;
   audioSeconds: number;
   clip: string;
+  /** Phase two: `streams` live streams at once (as many as phase one plans); null when phase
+   * one plans a single stream. */
+  load: LoadMeasurement | null;
   /** RSS growth of the calibration decoder (worker thread and shared model included); null
    * when the measurement was not plausible. */
   memoryPerDecoderBytes: number | null;
+}
+
+export interface LoadMeasurement {
+  streams: number;
+  costPerAudioSecond: number;
+  /** Process CPU over the paced span, and the audio all streams played in it. */
+  processCpuMs: number;
+  audioSeconds: number;
+  /** Wall time of the paced span (audio per stream is CALIBRATION_LOAD_AUDIO_S: longer means
+   * the node fell behind real time). */
+  wallMs: number;
 }
 
 /** How --max-decoders was decided, and the capacity behind it (GET /readyz, metrics, log). */
@@ -104,8 +140,8 @@ function engineCodeFiles(engine: EngineKind): string[] {
   return [path.join(here, `worker${ext}`), path.join(here, `resampler${ext}`), path.join(here, 'backends', `${engine}${ext}`), path.join(here, `pool${ext}`)];
 }
 
-function clipFile(): string {
-  return path.join(packageRoot(), 'samples', CALIBRATION_CLIP);
+function clipFile(name = CALIBRATION_CLIP): string {
+  return path.join(packageRoot(), 'samples', name);
 }
 
 function cpuModel(): string {
@@ -116,7 +152,7 @@ function cpuModel(): string {
 export async function calibrationKey(cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>): Promise<{ key: CalibrationKey; hash: string; files: string[] }> {
   let decoderArgs: Record<string, string> | null = null;
   // The addon's resampler converts every engine's input, so its build is part of every key.
-  const files: string[] = [...engineCodeFiles(cfg.engine), clipFile(), addonFile()];
+  const files: string[] = [...engineCodeFiles(cfg.engine), ...CALIBRATION_LOAD_CLIPS.map((c) => clipFile(c)), addonFile()];
   if (cfg.engine === 'pocketsphinx') {
     const ps = await import('./backends/pocketsphinx.js');
     decoderArgs = ps.pocketsphinxArgs({ engine: 'pocketsphinx', profile: 'telephony', ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}), assetsDir: cfg.assetsDir }).args;
@@ -187,25 +223,54 @@ function writeCalibration(dataDir: string, c: Calibration): void {
   fs.renameSync(tmp, file);
 }
 
-/** Decode the clip on a one-decoder engine of the configured kind and time it. */
-export async function measureCalibration(
-  cfg: Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>,
-  keyed: { key: CalibrationKey; hash: string },
-  log?: Pick<Logger, 'warn' | 'info'>,
-): Promise<Calibration> {
+type CalibrationConfig = Pick<ServiceConfig, 'engine' | 'modelDir' | 'assetsDir' | 'decodeBatchMs'>;
+
+function calibrationEngine(cfg: CalibrationConfig, maxDecoders: number, log?: Pick<Logger, 'warn' | 'info'>) {
+  return createEngine({
+    engine: cfg.engine,
+    maxDecoders,
+    ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}),
+    assetsDir: cfg.assetsDir,
+    ...(log ? { logger: { warn: (m: string) => log.warn(m), info: () => undefined } } : {}),
+  });
+}
+
+/** Both phases (see the top): one stream alone, then as many as that plans at once. */
+export async function measureCalibration(cfg: CalibrationConfig, keyed: { key: CalibrationKey; hash: string }, log?: Pick<Logger, 'warn' | 'info'>): Promise<Calibration> {
+  const single = await measureOneStream(cfg, log);
+  const singleCost = Math.round(single.cost * 10_000) / 10_000;
+  const streams = planCapacity({
+    costPerAudioSecond: singleCost,
+    ...readNodeResources(),
+    memoryPerDecoderBytes: single.memoryPerDecoderBytes,
+    maxStreams: MAX_STREAMS,
+  }).streams;
+  const load = streams > 1 ? await measureUnderLoad(cfg, streams, log) : null;
+  return {
+    version: VERSION,
+    keyHash: keyed.hash,
+    key: keyed.key,
+    measuredAt: new Date().toISOString(),
+    costPerAudioSecond: plannedCost(singleCost, load?.costPerAudioSecond ?? null),
+    singleCostPerAudioSecond: singleCost,
+    workerCpuMs: Math.round(single.workerCpuMs),
+    processCpuMs: Math.round(single.processCpuMs),
+    audioSeconds: single.decoded / CLIP_RATE,
+    clip: CALIBRATION_CLIP,
+    load,
+    memoryPerDecoderBytes: single.memoryPerDecoderBytes,
+  };
+}
+
+/** Phase one: decode the clip on a one-decoder engine of the configured kind and time it. */
+async function measureOneStream(cfg: CalibrationConfig, log?: Pick<Logger, 'warn' | 'info'>) {
   const all = decodeMulaw(fs.readFileSync(clipFile()));
   const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
   const measured = Math.round(CALIBRATION_AUDIO_S * CLIP_RATE);
   if (all.length < warmup + measured) throw new Error(`calibration clip ${clipFile()} is shorter than ${CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S} s`);
   const batch = Math.max(160, Math.round(((cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : 20) * CLIP_RATE) / 1000));
   const rssBefore = process.memoryUsage.rss();
-  const engine = createEngine({
-    engine: cfg.engine,
-    maxDecoders: 1,
-    ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}),
-    assetsDir: cfg.assetsDir,
-    ...(log ? { logger: { warn: (m: string) => log.warn(m), info: () => undefined } } : {}),
-  });
+  const engine = calibrationEngine(cfg, 1, log);
   try {
     // No start(): it would warm a wideband decoder that open() then recycles for this one.
     // Without decodeBatchMs each accept is decoded before it resolves and reports its cost.
@@ -224,19 +289,67 @@ export async function measureCalibration(
     await stream.finish();
     const grown = process.memoryUsage.rss() - rssBefore;
     await stream.release();
-    const cost = costFromMeasurement(Math.min(workerCpuMs, processCpuMs), decoded, CLIP_RATE);
     return {
-      version: VERSION,
-      keyHash: keyed.hash,
-      key: keyed.key,
-      measuredAt: new Date().toISOString(),
-      costPerAudioSecond: Math.round(cost * 10_000) / 10_000,
-      workerCpuMs: Math.round(workerCpuMs),
-      processCpuMs: Math.round(processCpuMs),
-      audioSeconds: decoded / CLIP_RATE,
-      clip: CALIBRATION_CLIP,
+      cost: costFromMeasurement(Math.min(workerCpuMs, processCpuMs), decoded, CLIP_RATE),
+      workerCpuMs,
+      processCpuMs,
+      decoded,
       // Plausible: more than a worker thread alone, less than 4 GiB.
       memoryPerDecoderBytes: grown > 16 * 2 ** 20 && grown < 4 * 2 ** 30 ? grown : null,
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
+const sleepUntil = async (t: number): Promise<void> => {
+  const wait = t - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+};
+
+/** Phase two: `streams` live streams at once on an engine of that many decoders (one thread
+ * per core, as the service's), paced at real time; the process's CPU per audio second. */
+async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: Pick<Logger, 'warn' | 'info'>): Promise<LoadMeasurement> {
+  const clips = CALIBRATION_LOAD_CLIPS.map((name) => decodeMulaw(fs.readFileSync(clipFile(name))));
+  const perStream = Math.round(CALIBRATION_LOAD_AUDIO_S * CLIP_RATE);
+  const frame = (FRAME_MS * CLIP_RATE) / 1000;
+  const batchMs = cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : FRAME_MS;
+  const engine = calibrationEngine(cfg, streams, log);
+  try {
+    const opened = await Promise.all(
+      Array.from({ length: streams }, () => engine.open({ inputRate: CLIP_RATE, profile: 'telephony', ...(cfg.decodeBatchMs > 0 ? { decodeBatchMs: cfg.decodeBatchMs } : {}) })),
+    );
+    // Warm each decoder on the start of its first clip, not counted (as phase one).
+    const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
+    await Promise.all(opened.map(async (s, i) => (await s.accept(clips[i % clips.length]!.subarray(0, warmup)), await s.finish())));
+    const cpu0 = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(
+      opened.map(async (s, i) => {
+        // Staggered over one batch: independent calls' batches do not arrive together.
+        const offset = (i * batchMs) / streams;
+        let played = 0;
+        for (let c = i; played < perStream; c++) {
+          const clip = clips[c % clips.length]!;
+          for (let at = 0; at < clip.length && played < perStream; at += frame, played += frame) {
+            await sleepUntil(start + offset + (played / frame) * FRAME_MS);
+            await s.accept(clip.subarray(at, at + frame));
+          }
+          await s.finish();
+        }
+      }),
+    );
+    const wallMs = performance.now() - start;
+    const cpu = process.cpuUsage(cpu0);
+    const processCpuMs = (cpu.user + cpu.system) / 1000;
+    await Promise.all(opened.map((s) => s.release()));
+    const cost = costFromMeasurement(processCpuMs, streams * perStream, CLIP_RATE);
+    return {
+      streams,
+      costPerAudioSecond: Math.round(cost * 10_000) / 10_000,
+      processCpuMs: Math.round(processCpuMs),
+      audioSeconds: (streams * perStream) / CLIP_RATE,
+      wallMs: Math.round(wallMs),
     };
   } finally {
     await engine.close();
@@ -355,12 +468,16 @@ export async function resolveCapacity(
   if (calibration === null && keyed !== null) {
     try {
       const t0 = performance.now();
+      // The first start waits on this (about 10 s on 2 cores): say so before, not only after.
+      log.info(`capacity: measuring what a real-time stream costs on this node (one stream, then the streams it plans at once; once, cached in ${file})`);
       calibration = await measureCalibration(cfg, keyed, log);
       source = 'measured';
       log.info(
         { calibration },
         `capacity: calibrated in ${Math.round(performance.now() - t0)} ms: ${calibration.costPerAudioSecond} CPU s per audio second ` +
-          `(${calibration.audioSeconds} s of ${calibration.clip}, telephony profile)`,
+          `(telephony profile; one stream alone ${calibration.singleCostPerAudioSecond} over ${calibration.audioSeconds} s of ${calibration.clip}` +
+          (calibration.load ? `; ${calibration.load.streams} live streams at once ${calibration.load.costPerAudioSecond} over ${calibration.load.audioSeconds} s` : '') +
+          ')',
       );
       try {
         writeCalibration(cfg.dataDir, calibration);

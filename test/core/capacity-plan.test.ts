@@ -14,6 +14,7 @@ import {
   parseCgroupV1Quota,
   parseMemAvailable,
   planCapacity,
+  plannedCost,
 } from '../../src/core/capacity-plan.js';
 
 const MiB = 2 ** 20;
@@ -140,6 +141,12 @@ describe('what the adapter reads', () => {
     expect(availableMemory(1 * GiB, 4 * GiB, 0)).toBe(1 * GiB);
     expect(availableMemory(null, 2 * GiB, 3 * GiB)).toBe(0);
     expect(availableMemory(null, null, null)).toBeNull();
+  });
+
+  it('plans from the larger of one stream alone and the streams it planned, live at once', () => {
+    expect(plannedCost(0.18, 0.27)).toBe(0.27);
+    expect(plannedCost(0.2, 0.15)).toBe(0.2);
+    expect(plannedCost(0.4, null)).toBe(0.4);
   });
 
   it('cost from a measurement', () => {

@@ -30,15 +30,17 @@ function logs() {
 async function writeCache(dir: string, over: Partial<Calibration> = {}): Promise<Calibration> {
   const { key, hash } = await calibrationKey(cfg);
   const c: Calibration = {
-    version: 1,
+    version: 2,
     keyHash: hash,
     key,
     measuredAt: new Date().toISOString(),
     costPerAudioSecond: 0.25,
-    workerCpuMs: 750,
-    processCpuMs: 760,
+    singleCostPerAudioSecond: 0.18,
+    workerCpuMs: 540,
+    processCpuMs: 550,
     audioSeconds: 3,
     clip: 'librivox-0870.ulaw',
+    load: { streams: 8, costPerAudioSecond: 0.25, processCpuMs: 8000, audioSeconds: 32, wallMs: 4100 },
     memoryPerDecoderBytes: 150 * 2 ** 20,
     ...over,
   };
@@ -73,7 +75,9 @@ describe('the calibration cache', () => {
     fs.writeFileSync(touched, 'x');
     await writeCache(dir, { measuredAt: new Date(Date.now() - 60_000).toISOString() });
     expect(readCachedCalibration(dir, hash, [...files, touched])).toBeNull();
-    // Another key, a broken file: not used.
+    // A version 1 cache (one stream alone, no load phase), another key, a broken file: not used.
+    await writeCache(dir, { version: 1 });
+    expect(readCachedCalibration(dir, hash, files)).toBeNull();
     await writeCache(dir, { keyHash: 'other' });
     expect(readCachedCalibration(dir, hash, files)).toBeNull();
     fs.writeFileSync(path.join(dir, CALIBRATION_FILE), '{');
