@@ -8,12 +8,15 @@
 // `accept` (a long batch is split, so one decoder's backlog cannot starve the others), and the
 // thread's event loop runs between turns (new batches and heartbeat pings get in).
 //
-// Finals first: a decoder with a `finish` queued takes its turns ahead of the round until that
-// utterance is final. A caller waits on a final (a commit, a call's end); a partial only
-// refreshes what a caller already has. Near a full thread, taking turns round-robin made a
-// commit wait about two rounds of every other decoder's batches (one before its last batch,
-// one before its finish); finals first, it waits for the turn in progress. The others lose
-// nothing but the order: the same turns are decoded, and each of their finals goes first too.
+// Finals first: a decoder with a `finish` queued behind at most FINAL_FIRST_AUDIO_S of audio
+// takes its turns ahead of the round until that utterance is final. A caller waits on a final
+// (a commit, a call's end); a partial only refreshes what a caller already has. Near a full
+// thread, taking turns round-robin made a commit wait about two rounds of every other
+// decoder's batches (one before its last batch, one before its finish); finals first, it waits
+// for the turn in progress. The others lose nothing but the order: the same turns are decoded,
+// and each of their finals goes first too. The bound keeps a decoder with much audio before
+// its finish (deferred audio catching up, a batch job's long accept) in the round: it goes
+// first only for its last half second, so the others' partials never stop for longer.
 import { parentPort } from 'node:worker_threads';
 import type { ErrorCode } from '../core/errors.js';
 import { isErrorCode } from '../core/errors.js';
@@ -63,6 +66,10 @@ export type WorkerReply =
  * 50-90 ms of CPU here). Longer input is split across turns, so the others' batches and heartbeat
  * pings wait for at most one such piece per decoder with work. */
 export const TURN_SAMPLES = 4000;
+
+/** Finals first (see the top): the most audio, in seconds, a decoder may still have to decode
+ * before a queued `finish` and go ahead of the round: a live commit's last batch or two. */
+export const FINAL_FIRST_AUDIO_S = 0.5;
 
 /** One decoder hosted by this thread, with the state of the stream it serves. */
 interface Hosted {
@@ -279,11 +286,24 @@ function schedule(): void {
   setImmediate(() => void pump());
 }
 
-/** The decoder whose turn is next: the first in the round with a final to give (see the top),
+/** Seconds of audio the decoder has to decode before the first `finish` in its queue, or
+ * Infinity when none is queued. */
+function audioBeforeFinish(h: Hosted): number {
+  let seconds = 0;
+  for (const j of h.queue) {
+    if (j.msg.type === 'finish') return seconds;
+    if (j.msg.type !== 'accept') continue;
+    // Started (resampled): what is left of it at the engine's rate; else all of it.
+    seconds += j.samples !== undefined && h.backend !== null ? (j.samples.length - j.at) / h.backend.engineRate : j.msg.samples.length / h.inputRate;
+  }
+  return Infinity;
+}
+
+/** The decoder whose turn is next: the first in the round with a final due (see the top),
  * else the head of the round. Rounds are a few decoders long, so the scan is cheap. */
 function nextTurn(): Hosted {
-  const urgent = ready.findIndex((h) => h.queue.some((j) => j.msg.type === 'finish'));
-  return ready.splice(urgent === -1 ? 0 : urgent, 1)[0]!;
+  const due = ready.findIndex((h) => audioBeforeFinish(h) <= FINAL_FIRST_AUDIO_S);
+  return ready.splice(due === -1 ? 0 : due, 1)[0]!;
 }
 
 /** One turn of the next decoder (nextTurn), then it goes to the back if it has more. */
