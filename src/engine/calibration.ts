@@ -37,6 +37,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { FALLBACK_MAX_DECODERS, packageRoot, type ServiceConfig } from '../config.js';
@@ -239,12 +240,7 @@ function calibrationEngine(cfg: CalibrationConfig, maxDecoders: number, log?: Pi
 export async function measureCalibration(cfg: CalibrationConfig, keyed: { key: CalibrationKey; hash: string }, log?: Pick<Logger, 'warn' | 'info'>): Promise<Calibration> {
   const single = await measureOneStream(cfg, log);
   const singleCost = Math.round(single.cost * 10_000) / 10_000;
-  const streams = planCapacity({
-    costPerAudioSecond: singleCost,
-    ...readNodeResources(),
-    memoryPerDecoderBytes: single.memoryPerDecoderBytes,
-    maxStreams: MAX_STREAMS,
-  }).streams;
+  const streams = planFor({ costPerAudioSecond: singleCost, memoryPerDecoderBytes: single.memoryPerDecoderBytes }).streams;
   const load = streams > 1 ? await measureUnderLoad(cfg, streams, log) : null;
   return {
     version: VERSION,
@@ -302,11 +298,6 @@ async function measureOneStream(cfg: CalibrationConfig, log?: Pick<Logger, 'warn
   }
 }
 
-const sleepUntil = async (t: number): Promise<void> => {
-  const wait = t - performance.now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-};
-
 /** Phase two: `streams` live streams at once on an engine of that many decoders (one thread
  * per core, as the service's), paced at real time; the process's CPU per audio second. */
 async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: Pick<Logger, 'warn' | 'info'>): Promise<LoadMeasurement> {
@@ -332,7 +323,8 @@ async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: P
         for (let c = i; played < perStream; c++) {
           const clip = clips[c % clips.length]!;
           for (let at = 0; at < clip.length && played < perStream; at += frame, played += frame) {
-            await sleepUntil(start + offset + (played / frame) * FRAME_MS);
+            const wait = start + offset + (played / frame) * FRAME_MS - performance.now();
+            if (wait > 0) await sleep(wait);
             await s.accept(clip.subarray(at, at + frame));
           }
           await s.finish();
@@ -419,7 +411,7 @@ export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/memi
   };
 }
 
-export function planFor(c: Calibration, resources = readNodeResources()): CapacityPlan {
+export function planFor(c: Pick<Calibration, 'costPerAudioSecond' | 'memoryPerDecoderBytes'>, resources = readNodeResources()): CapacityPlan {
   return planCapacity({
     costPerAudioSecond: c.costPerAudioSecond,
     cores: resources.cores,

@@ -288,23 +288,24 @@ function schedule(): void {
   setImmediate(() => void pump());
 }
 
-/** Seconds of audio the decoder has to decode before the first `finish` in its queue, or
- * Infinity when none is queued. */
-function audioBeforeFinish(h: Hosted): number {
+/** True when the decoder's queue holds a `finish` behind at most FINAL_FIRST_AUDIO_S of
+ * audio (see the top). Stops counting at the bound: a long backlog is not walked each turn. */
+function finalDue(h: Hosted): boolean {
   let seconds = 0;
   for (const j of h.queue) {
-    if (j.msg.type === 'finish') return seconds;
+    if (j.msg.type === 'finish') return true;
     if (j.msg.type !== 'accept') continue;
     // Started (resampled): what is left of it at the engine's rate; else all of it.
     seconds += j.samples !== undefined && h.backend !== null ? (j.samples.length - j.at) / h.backend.engineRate : j.msg.samples.length / h.inputRate;
+    if (seconds > FINAL_FIRST_AUDIO_S) return false;
   }
-  return Infinity;
+  return false;
 }
 
 /** The decoder whose turn is next: the first in the round with a final due (see the top),
  * else the head of the round. Rounds are a few decoders long, so the scan is cheap. */
 function nextTurn(): Hosted {
-  const due = ready.findIndex((h) => audioBeforeFinish(h) <= FINAL_FIRST_AUDIO_S);
+  const due = ready.findIndex(finalDue);
   return ready.splice(due === -1 ? 0 : due, 1)[0]!;
 }
 
