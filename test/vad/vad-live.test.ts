@@ -4,7 +4,7 @@ import { startService, type TestService } from '../helpers/service.js';
 import { loadClips, pcmSamples } from '../helpers/audio.js';
 import { concat, createSession, streamAndClose } from '../helpers/live.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
-import { wordErrorRate } from '../../src/core/wer.js';
+import { expectTurnsHeardOnTheirLegs } from '../helpers/turns.js';
 
 const RATE = 16000;
 const PAUSE = 1.5 * RATE;
@@ -74,8 +74,11 @@ describe('segmentCommitMode vad on real speech', () => {
         expect(Number(w.end.sample)).toBeLessThanOrEqual(end);
       }
       expect(Number(f.words[0].start.sample)).toBeLessThan(refStart + 0.5 * RATE);
-      expect(wordErrorRate(clips[i]!.reference, f.rawText ?? f.text).wer).toBeLessThan(0.6); // the recognizer's words
     });
+    // Each segment holds its own sentence's words (the recognizer's: rawText): nearer its own
+    // reference than the others'. Attribution, not accuracy: one sentence's word error rate
+    // moves with the search settings, which segment it lands in does not.
+    expectTurnsHeardOnTheirLegs(finals.map((f, i) => [clips[i]!.reference, f.rawText ?? f.text] as const));
     console.log(`VAD boundaries:\n${report.join('\n')}`);
   }, 120_000);
 

@@ -89,12 +89,20 @@ export function loadAddon(): NativeAddon {
  * by a stream offset that is wrong once a decoder has heard earlier utterances, so every
  * segment after the first on a pooled decoder got word times seconds off. Measured on the dev
  * clips it changes no word (WER 39.4% at 16 kHz, 31.0% mu-law, both ways); silence is left
- * out upstream anyway in segmentCommitMode "vad". */
+ * out upstream anyway in segmentCommitMode "vad".
+ * -pbeam 1e-35 -lpbeam 1e-35 (5prealpha defaults 1e-48 and 1e-40): the phone-transition and
+ * last-phone beams, narrowed for density (issue 13). Chosen on the tune half with
+ * bench/search-settings.ts (1052 words each way): mu-law 63.7% to 63.8% WER, 16 kHz 37.2% to
+ * 37.7%, at 0.73-0.75x the decoder CPU; on the untouched half mu-law 67.2% to 65.8%, 16 kHz
+ * 39.8% to 40.2%. Narrowing -beam instead cost 7 points for the same CPU (docs/engines.md,
+ * "Search settings"). */
 export const FAST_ARGS: Readonly<Record<string, string>> = {
   '-fwdflat': 'no',
   '-bestpath': 'yes',
   '-maxhmmpf': '6000',
   '-pl_window': '5',
+  '-pbeam': '1e-35',
+  '-lpbeam': '1e-35',
   '-remove_silence': 'no',
 };
 
