@@ -24,8 +24,11 @@
 //   addon  the service's own decoder (src/engine/backends/pocketsphinx.ts) driven in this
 //          process on the same upsampled audio in 20 ms calls, no worker, no service: what
 //          the recognizer itself costs as the service calls it.
-//   K CLIs the CLI as above, K processes at once on the clips back to back: what K bare
-//          decoders cost when they share the machine as the service's K streams do.
+//   K live CLIs  the CLI as above, K processes at once, each fed the clips back to back
+//          through a pipe at real time (20 ms writes, starts staggered as the sessions' are):
+//          the bare engine doing the service's job without the service, K real-time streams
+//          on the same cores (it reads 2048 samples at a time, so it wakes every 128 ms, as
+//          the service's decoders wake once per 200 ms batch).
 // Ratios: service CPU per audio second over each baseline's.
 //
 // A/B: BENCH_BEFORE_CLI=/path/to/another/checkout/dist/cli.js measures that build as well, at
@@ -147,21 +150,36 @@ function cliBaseline(): number {
   return cpu / audio;
 }
 
-/** K CLIs at once, each on every clip back to back (the same 24.7 s of audio): what K bare
- * decoders cost per audio second when they share the machine as the service's K do (cache and
- * core contention), against the single CLI's tight loop above. */
-async function parallelCliCost(k: number, startup: number): Promise<number> {
+/** K CLIs at once, each fed every clip back to back (the same 24.7 s of audio) from a pipe at
+ * real time in 20 ms writes, starts staggered over one second: what K bare decoders cost per
+ * audio second on K live streams sharing the machine as the service's K do. */
+async function liveCliCost(k: number, startup: number): Promise<number> {
   const all = path.join(tmp, 'all.16k.wav');
   if (!fs.existsSync(all)) execFileSync('sox', [...upsampled, all]);
-  const audioSec = clips.reduce((a, c) => a + c.durationSec, 0);
-  const runs = await Promise.all(
-    Array.from({ length: k }, () =>
-      execFileAsync('/usr/bin/time', ['-f', '%U %S', 'pocketsphinx_continuous', '-infile', all, ...cliFlags], { encoding: 'utf8' }).then(({ stderr }) => {
-        const [u, s] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
-        return Math.max(0, u! + s! - startup);
-      }),
-    ),
-  );
+  const pcm = wavData(fs.readFileSync(all));
+  const chunk = 640; // 20 ms of 16 kHz s16
+  const audioSec = pcm.length / 2 / 16_000;
+  const one = async (delayMs: number): Promise<number> => {
+    await sleep(delayMs);
+    // Node's stdin 'pipe' is a socket, which fopen("/dev/stdin") refuses: cat hands the
+    // audio on through a real pipe (its CPU is not counted: time wraps the CLI alone).
+    const cmd = 'cat | /usr/bin/time -f "%U %S" pocketsphinx_continuous -infile /dev/stdin "$@"';
+    const proc = spawn('sh', ['-c', cmd, 'sh', ...cliFlags], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    const t0 = performance.now();
+    for (let at = 0; at < pcm.length; at += chunk) {
+      const due = t0 + (at / chunk) * 20 - performance.now();
+      if (due > 0) await sleep(due);
+      proc.stdin!.write(pcm.subarray(at, at + chunk));
+    }
+    proc.stdin!.end();
+    if ((await exited) !== 0) throw new Error(`pocketsphinx_continuous (live) failed: ${stderr}`);
+    const [u, s] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+    return Math.max(0, u! + s! - startup);
+  };
+  const runs = await Promise.all(Array.from({ length: k }, (_, i) => one((i * 1000) / k)));
   return runs.reduce((a, b) => a + b, 0) / (k * audioSec);
 }
 
@@ -386,7 +404,7 @@ const addonCost = addonBaseline();
 console.log(`baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`);
 console.log(`service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`);
 if (BEFORE_CLI) console.log(`before: ${BEFORE_CLI}${Object.keys(BEFORE_ENV).length > 0 ? ` with ${process.env.BENCH_BEFORE_ENV}` : ''}\n`);
-const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K CLIs', 'vs addon', 'RSS/stream', 'refused'];
+const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K live CLIs', 'vs addon', 'RSS/stream', 'refused'];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const [i, k] of KS.entries()) {
   const current: Build = { label: 'this', cli: CLI, env: {} };
@@ -394,7 +412,7 @@ for (const [i, k] of KS.entries()) {
   const builds = before ? (i % 2 === 0 ? [before, current] : [current, before]) : [current];
   const points: Point[] = [];
   for (const build of builds) points.push(await measure(k, build));
-  const kClis = await parallelCliCost(k, cliStartup);
+  const kClis = await liveCliCost(k, cliStartup);
   points.sort((a, b) => (a.build === 'before' ? -1 : b.build === 'before' ? 1 : 0));
   for (const p of points) {
     console.log(
