@@ -5,8 +5,14 @@
 // measures the cost by decoding real speech; this file only parses and computes.
 //
 //   cpu streams    = floor(cores x CPU_TARGET / cost)
-//   memory streams = floor(memory available x MEMORY_TARGET / memory per decoder)
+//   memory streams = 1 + floor((memory available x MEMORY_TARGET - first) / further)
+//                    (0 when the first decoder does not fit)
 //   streams        = clamp(min(cpu streams, memory streams), 1, MAX_STREAMS)
+//
+// `first` is what the first decoder adds (it also loads what the process shares: the language
+// model, the dictionary, a worker thread), `further` what each decoder after it adds; without
+// a measurement of the further ones, both are the first's (erring high, by about 4x for
+// pocketsphinx: docs/engines.md, "Memory per decoder").
 //
 // CPU_TARGET = 0.8: decoders may keep 80% of the cores busy, not 100%. Live audio is decoded
 // in 200 ms batches that arrive independently; a node whose decoders need all of its cores
@@ -38,8 +44,12 @@ export interface CapacityInputs {
   cores: number;
   /** Bytes of memory the node can still give decoders (before any is started); null: unknown. */
   memoryAvailableBytes: number | null;
-  /** Resident bytes one decoder adds (its worker thread included); null: unknown. */
+  /** Resident bytes the first decoder adds (its worker thread and the process-wide shared
+   * models included); null: unknown. */
   memoryPerDecoderBytes: number | null;
+  /** Resident bytes each decoder after the first adds; null or absent: unknown (the first's
+   * figure is used). */
+  memoryPerFurtherDecoderBytes?: number | null;
   cpuTarget?: number;
   memoryTarget?: number;
   maxStreams?: number;
@@ -58,6 +68,8 @@ export interface CapacityPlan {
   cpuTarget: number;
   memoryAvailableBytes: number | null;
   memoryPerDecoderBytes: number | null;
+  /** null when not measured (the first decoder's figure was used for every decoder). */
+  memoryPerFurtherDecoderBytes: number | null;
   memoryTarget: number;
 }
 
@@ -78,7 +90,9 @@ export function planCapacity(input: CapacityInputs): CapacityPlan {
   const cpuStreams = floorish((input.cores * cpuTarget) / input.costPerAudioSecond);
   const memoryKnown =
     input.memoryAvailableBytes !== null && input.memoryPerDecoderBytes !== null && input.memoryPerDecoderBytes > 0 && input.memoryAvailableBytes >= 0;
-  const memoryStreams = memoryKnown ? floorish((input.memoryAvailableBytes! * memoryTarget) / input.memoryPerDecoderBytes!) : null;
+  const further = input.memoryPerFurtherDecoderBytes ?? null;
+  const furtherKnown = memoryKnown && further !== null && further > 0 && Number.isFinite(further);
+  const memoryStreams = memoryKnown ? memoryStreamsFor(input.memoryAvailableBytes! * memoryTarget, input.memoryPerDecoderBytes!, furtherKnown ? further : input.memoryPerDecoderBytes!) : null;
   const binding = memoryStreams !== null && memoryStreams < cpuStreams ? memoryStreams : cpuStreams;
   let limit: CapacityLimit = memoryStreams !== null && memoryStreams < cpuStreams ? 'memory' : 'cpu';
   let streams = binding;
@@ -99,8 +113,15 @@ export function planCapacity(input: CapacityInputs): CapacityPlan {
     cpuTarget,
     memoryAvailableBytes: memoryKnown ? input.memoryAvailableBytes : null,
     memoryPerDecoderBytes: memoryKnown ? input.memoryPerDecoderBytes : null,
+    memoryPerFurtherDecoderBytes: furtherKnown ? further : null,
     memoryTarget,
   };
+}
+
+/** Decoders that fit in `budget` bytes: the first, then as many further ones as the rest holds. */
+function memoryStreamsFor(budget: number, first: number, further: number): number {
+  if (budget < first) return 0;
+  return 1 + floorish((budget - first) / further);
 }
 
 /** One line for the start-up log. */
@@ -110,7 +131,9 @@ export function describePlan(plan: CapacityPlan): string {
   const mem =
     plan.memoryStreams === null
       ? 'memory unknown'
-      : `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} per decoder: ${plan.memoryStreams}`;
+      : plan.memoryPerFurtherDecoderBytes === null
+        ? `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} per decoder: ${plan.memoryStreams}`
+        : `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} for the first decoder, ${mib(plan.memoryPerFurtherDecoderBytes)} per further decoder: ${plan.memoryStreams}`;
   const bound = plan.limit === 'bound' ? `, bounded at ${plan.streams}` : '';
   const late = plan.cpuStreams < 1 ? '; this node cannot carry one stream in real time' : '';
   return `capacity: ${plan.streams} real-time stream(s) (${plan.limit}-bound${bound}; cpu ${cpu}; memory ${mem}${late})`;

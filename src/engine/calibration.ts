@@ -58,7 +58,7 @@ import {
 } from '../core/capacity-plan.js';
 import { createEngine } from './pool.js';
 import { addonFile } from './native.js';
-import type { EngineKind } from './types.js';
+import type { EngineKind, RecognitionStream } from './types.js';
 import type { Metrics } from '../obs/metrics.js';
 
 export const CALIBRATION_FILE = 'capacity-calibration.json';
@@ -111,6 +111,9 @@ export interface Calibration {
   memoryPerDecoderBytes: number | null;
 }
 
+/** What a calibration plans from (planFor). */
+export type CalibrationFigures = Pick<Calibration, 'costPerAudioSecond' | 'memoryPerDecoderBytes'> & { load?: Pick<LoadMeasurement, 'furtherDecoderBytes'> | null };
+
 export interface LoadMeasurement {
   streams: number;
   costPerAudioSecond: number;
@@ -120,6 +123,10 @@ export interface LoadMeasurement {
   /** Wall time of the paced span (audio per stream is CALIBRATION_LOAD_AUDIO_S: longer means
    * the node fell behind real time). */
   wallMs: number;
+  /** RSS growth per decoder beyond the first: from the first stream opened and warm to all of
+   * them (the shared models counted once; the second worker thread is in it, so it errs a
+   * little high). Null when not plausible; absent in caches written before it was measured. */
+  furtherDecoderBytes?: number | null;
 }
 
 /** How --max-decoders was decided, and the capacity behind it (GET /readyz, metrics, log). */
@@ -307,12 +314,18 @@ async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: P
   const batchMs = cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : FRAME_MS;
   const engine = calibrationEngine(cfg, streams, log);
   try {
-    const opened = await Promise.all(
-      Array.from({ length: streams }, () => engine.open({ inputRate: CLIP_RATE, profile: 'telephony', ...(cfg.decodeBatchMs > 0 ? { decodeBatchMs: cfg.decodeBatchMs } : {}) })),
-    );
+    const open = () => engine.open({ inputRate: CLIP_RATE, profile: 'telephony', ...(cfg.decodeBatchMs > 0 ? { decodeBatchMs: cfg.decodeBatchMs } : {}) });
     // Warm each decoder on the start of its first clip, not counted (as phase one).
     const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
-    await Promise.all(opened.map(async (s, i) => (await s.accept(clips[i % clips.length]!.subarray(0, warmup)), await s.finish())));
+    const warm = async (s: RecognitionStream, i: number) => (await s.accept(clips[i % clips.length]!.subarray(0, warmup)), await s.finish());
+    // The first decoder alone, then the others: the growth between is what further decoders
+    // take (the memory plan's `further`, src/core/capacity-plan.ts).
+    const first = await open();
+    await warm(first, 0);
+    const rssFirst = process.memoryUsage.rss();
+    const opened = [first, ...(await Promise.all(Array.from({ length: streams - 1 }, open)))];
+    await Promise.all(opened.slice(1).map((s, i) => warm(s, i + 1)));
+    const further = (process.memoryUsage.rss() - rssFirst) / (streams - 1);
     const cpu0 = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
@@ -342,6 +355,8 @@ async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: P
       processCpuMs: Math.round(processCpuMs),
       audioSeconds: (streams * perStream) / CLIP_RATE,
       wallMs: Math.round(wallMs),
+      // Plausible: a decoder's own search and acoustic model (several MiB), under 1 GiB.
+      furtherDecoderBytes: further > 2 ** 20 && further < 2 ** 30 ? Math.round(further) : null,
     };
   } finally {
     await engine.close();
@@ -411,12 +426,13 @@ export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/memi
   };
 }
 
-export function planFor(c: Pick<Calibration, 'costPerAudioSecond' | 'memoryPerDecoderBytes'>, resources = readNodeResources()): CapacityPlan {
+export function planFor(c: CalibrationFigures, resources = readNodeResources()): CapacityPlan {
   return planCapacity({
     costPerAudioSecond: c.costPerAudioSecond,
     cores: resources.cores,
     memoryAvailableBytes: resources.memoryAvailableBytes,
     memoryPerDecoderBytes: c.memoryPerDecoderBytes,
+    memoryPerFurtherDecoderBytes: c.load?.furtherDecoderBytes ?? null,
     maxStreams: MAX_STREAMS,
   });
 }
@@ -499,5 +515,6 @@ export function recordCapacityMetrics(metrics: Metrics, report: CapacityReport):
   metrics.capacityLimitStreams.set({ resource: 'cpu' }, plan.cpuStreams);
   if (plan.memoryStreams !== null) metrics.capacityLimitStreams.set({ resource: 'memory' }, plan.memoryStreams);
   metrics.recognizerCost.set({ profile: 'telephony' }, plan.costPerAudioSecond);
-  if (plan.memoryPerDecoderBytes !== null) metrics.decoderMemory.set({ profile: 'telephony' }, plan.memoryPerDecoderBytes);
+  const perDecoder = plan.memoryPerFurtherDecoderBytes ?? plan.memoryPerDecoderBytes;
+  if (perDecoder !== null) metrics.decoderMemory.set({ profile: 'telephony' }, perDecoder);
 }

@@ -102,7 +102,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['profile'],
       registers: r,
     }),
-    decoderMemory: new Gauge({ name: 'scribed_decoder_memory_bytes', help: 'Measured resident memory one decoder adds, by audio profile (start-up calibration)', labelNames: ['profile'], registers: r }),
+    decoderMemory: new Gauge({ name: 'scribed_decoder_memory_bytes', help: 'Measured resident memory one further decoder adds (the first also loads the shared models), by audio profile (start-up calibration)', labelNames: ['profile'], registers: r }),
     httpDuration: new Histogram({
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',

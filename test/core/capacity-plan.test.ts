@@ -43,6 +43,26 @@ describe('planCapacity', () => {
     expect(plan).toMatchObject({ streams: 6, limit: 'memory' });
   });
 
+  it('counts the first decoder (shared models, its thread) once and further decoders at their own cost', () => {
+    // 1 GiB x 0.9 = 921.6 MiB: the first takes 116, each further one 30: 1 + floor(805.6 / 30).
+    const plan = planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 1 * GiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB });
+    expect(plan).toMatchObject({ streams: 27, limit: 'memory', memoryStreams: 27, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB });
+    // Without the further figure every decoder counts as the first, as before: floor(921.6 / 116).
+    expect(planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 1 * GiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: null })).toMatchObject({
+      memoryStreams: 7,
+      memoryPerFurtherDecoderBytes: null,
+    });
+    // A node the first decoder does not fit still serves one stream, memory-bound.
+    expect(planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 100 * MiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB })).toMatchObject({
+      streams: 1,
+      memoryStreams: 0,
+      limit: 'memory',
+    });
+    expect(describePlan(plan)).toBe(
+      'capacity: 27 real-time stream(s) (memory-bound; cpu cost 0.100 CPU s/audio s on 8 core(s) at 80%: 64; memory 1024 MiB available at 90% / 116 MiB for the first decoder, 30 MiB per further decoder: 27)',
+    );
+  });
+
   it('stays cpu-bound when memory is unknown, and reports it as unknown', () => {
     const plan = planCapacity({ costPerAudioSecond: 0.25, cores: 4, memoryAvailableBytes: null, memoryPerDecoderBytes: 100 * MiB });
     expect(plan).toMatchObject({ streams: 12, limit: 'cpu', memoryStreams: null, memoryAvailableBytes: null, memoryPerDecoderBytes: null });

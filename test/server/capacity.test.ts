@@ -71,6 +71,10 @@ describe('capacity-sized decoder pool', () => {
       expect(load.wallMs).toBeGreaterThan(3900);
       expect(load.costPerAudioSecond * load.audioSeconds * 1000).toBeCloseTo(load.processCpuMs, -1);
       expect(c.costPerAudioSecond).toBe(Math.max(c.singleCostPerAudioSecond, load.costPerAudioSecond));
+      // A further decoder's memory: its own search and acoustic model, less than the first's,
+      // which also loaded the shared language model and dictionary and started a thread.
+      expect(load.furtherDecoderBytes).toBeGreaterThan(4 * 2 ** 20);
+      expect(load.furtherDecoderBytes).toBeLessThan(c.memoryPerDecoderBytes!);
     } else {
       expect(c.load).toBeNull();
       expect(c.costPerAudioSecond).toBe(c.singleCostPerAudioSecond);
@@ -95,7 +99,8 @@ describe('capacity-sized decoder pool', () => {
     expect(await metric(svc, `scribed_capacity_streams{limit="${plan.limit}"}`)).toBe(plan.streams);
     expect(await metric(svc, 'scribed_engine_max_decoders')).toBe(plan.streams);
     expect(await metric(svc, 'scribed_recognizer_cost_ratio{profile="telephony"}')).toBe(c.costPerAudioSecond);
-    expect(await metric(svc, 'scribed_decoder_memory_bytes{profile="telephony"}')).toBe(c.memoryPerDecoderBytes);
+    expect(plan.memoryPerFurtherDecoderBytes).toBe(c.load?.furtherDecoderBytes ?? null);
+    expect(await metric(svc, 'scribed_decoder_memory_bytes{profile="telephony"}')).toBe(c.load?.furtherDecoderBytes ?? c.memoryPerDecoderBytes);
     expect(await metric(svc, 'scribed_capacity_cores')).toBe(cores);
     expect(await metric(svc, 'scribed_capacity_limit_streams{resource="cpu"}')).toBe(plan.cpuStreams);
     await stop(svc);
