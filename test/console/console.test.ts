@@ -437,14 +437,18 @@ describe('microphone mode', () => {
       const fromCli = await streamCli(padded, 'mulaw_8000');
       const diff = wordErrorRate(fromCli, fromPage);
       process.stderr.write(`console microphone vs scribed stream (mu-law 8 kHz): WER ${diff.wer.toFixed(3)}\n  page: ${fromPage}\n  cli:  ${fromCli}\n`);
-      // The same words as the CLI's, give or take one or two: the two paths resample
-      // differently (Chromium's device at 44.1 kHz through the page's worklet, against ffmpeg
-      // from the file), and the page's capture starts at an arbitrary point of the device's
-      // loop of the file, so the recognizer hears almost, not exactly, the same samples.
-      // Measured: 0 or 1 word of 14.
+      // The same words as the CLI's, give or take a few: the two paths resample differently
+      // (Chromium's device at 44.1 kHz through the page's worklet, against ffmpeg from the
+      // file), and the page's capture starts at an arbitrary point of the device's loop of the
+      // file, so the recognizer hears almost, not exactly, the same samples. Measured: 0 or 1
+      // word of 14 with the wider beams before issue 13; with its narrower ones (docs/engines.md,
+      // "Beams") the clip's last words ("ill disposed") come out differently from run to run on
+      // such near-identical samples ("old clothes", "old post", "all of those"): 1-4 words of
+      // 14, and against the reference the page's words 0-3 errors off the CLI's. Audio the
+      // page garbled or lost would be most of the words.
       expect(wordErrorRate(c.reference, fromCli).wer).toBeLessThan(0.5);
-      expect(diff.wer).toBeLessThanOrEqual(0.15);
-      expect(wordErrorRate(c.reference, fromPage).wer).toBeLessThanOrEqual(wordErrorRate(c.reference, fromCli).wer + 0.15);
+      expect(diff.wer).toBeLessThanOrEqual(0.3);
+      expect(wordErrorRate(c.reference, fromPage).wer).toBeLessThanOrEqual(wordErrorRate(c.reference, fromCli).wer + 0.25);
     } finally {
       await micBrowser.close();
     }
