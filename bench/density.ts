@@ -36,6 +36,11 @@
 // "NAME=value ..." gives the "before" server that environment (with this build unless
 // BENCH_BEFORE_CLI names another): an A/B of a setting.
 //
+// A slow disk: BENCH_SLOW_WAL_MS=300 runs each server under strace's fault injection, so every
+// fsync/fdatasync of its store's WAL (data dir/scribed.db-wal) returns that much later, as on a
+// disk that stalls (seen on this VM: seconds, rarely). The latencies then show whether a store
+// sync holds the event loop; CPU figures in this mode count the server, not strace.
+//
 // Run: npx tsc -p tsconfig.json && npx vite-node bench/density.ts
 //      BENCH_K=8 BENCH_SECONDS=60 for one point; BENCH_PROFILE=1 passes --cpu-prof to serve
 //      (profiles land in the data dir, kept and printed). About 1 minute per K at the defaults.
@@ -60,6 +65,7 @@ const KS = (process.env.BENCH_K ?? '1,4,6,8').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const EXTRA_SERVE_ARGS = (process.env.BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+const SLOW_WAL_MS = Number(process.env.BENCH_SLOW_WAL_MS ?? 0);
 const BEFORE_ENV = Object.fromEntries((process.env.BENCH_BEFORE_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const BEFORE_CLI = process.env.BENCH_BEFORE_CLI ?? (Object.keys(BEFORE_ENV).length > 0 ? CLI : undefined);
 const RATE = 8000;
@@ -210,6 +216,8 @@ function addonBaseline(): number {
 interface Server {
   base: string;
   proc: ChildProcess;
+  /** The serve process (under BENCH_SLOW_WAL_MS, strace's child). */
+  pid: number;
   accessKey: string;
   dataDir: string;
   stop(): Promise<void>;
@@ -229,7 +237,10 @@ async function startServer(k: number, build: Build): Promise<Server> {
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
   const port = await freeLoopbackPort();
   const nodeArgs = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.join(dataDir, 'profiles')] : [];
-  const proc = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(k), ...EXTRA_SERVE_ARGS], {
+  const serve = [process.execPath, ...nodeArgs, cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(k), ...EXTRA_SERVE_ARGS];
+  const slowWal = ['strace', '-f', '--seccomp-bpf', '-qq', '-o', '/dev/null', '-P', path.join(dataDir, 'scribed.db-wal'), '-e', 'trace=fsync,fdatasync', '-e', `inject=fsync,fdatasync:delay_exit=${SLOW_WAL_MS * 1000}`];
+  const argv = SLOW_WAL_MS > 0 ? [...slowWal, ...serve] : serve;
+  const proc = spawn(argv[0]!, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0', ...build.env },
   });
@@ -241,15 +252,17 @@ async function startServer(k: number, build: Build): Promise<Server> {
     });
     proc.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${errs.slice(-20).join('\n')}`)));
   });
+  const pid = SLOW_WAL_MS > 0 ? Number(fs.readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(' ')[0]) : proc.pid!;
   return {
     base: `http://127.0.0.1:${port}`,
     proc,
+    pid,
     accessKey,
     dataDir,
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
+        process.kill(pid, 'SIGTERM'); // serve itself: strace exits with it
         await exited;
       }
     },
@@ -356,7 +369,7 @@ async function measure(k: number, build: Build): Promise<Point> {
   const server = await startServer(k, build);
   try {
     await sleep(300);
-    const pid = server.proc.pid!;
+    const pid = server.pid;
     const rss0 = rssMiB(pid);
     // Warm-up, not measured: loads one telephony decoder per stream.
     await Promise.all(Array.from({ length: k }, (_, i) => realtimeSession(server, i, 1, 0)));
@@ -404,7 +417,7 @@ const addonCost = addonBaseline();
 console.log(`baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`);
 console.log(`service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`);
 if (BEFORE_CLI) console.log(`before: ${BEFORE_CLI}${Object.keys(BEFORE_ENV).length > 0 ? ` with ${process.env.BENCH_BEFORE_ENV}` : ''}\n`);
-const header = ['K', 'build', 'commit-to-final p50/p95', 'ack lag p50/p95', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K live CLIs', 'vs addon', 'RSS/stream', 'refused'];
+const header = ['K', 'build', 'commit-to-final p50/p95/max', 'ack lag p50/p95/max', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K live CLIs', 'vs addon', 'RSS/stream', 'refused'];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const [i, k] of KS.entries()) {
   const current: Build = { label: 'this', cli: CLI, env: {} };
@@ -416,7 +429,7 @@ for (const [i, k] of KS.entries()) {
   points.sort((a, b) => (a.build === 'before' ? -1 : b.build === 'before' ? 1 : 0));
   for (const p of points) {
     console.log(
-      `| ${p.k} | ${p.build} | ${ms(pct(p.c2f, 0.5))} / ${ms(pct(p.c2f, 0.95))} | ${ms(pct(p.ack, 0.5))} / ${ms(pct(p.ack, 0.95))} | ${p.cpuPerAudioSec.toFixed(3)} | ` +
+      `| ${p.k} | ${p.build} | ${ms(pct(p.c2f, 0.5))} / ${ms(pct(p.c2f, 0.95))} / ${ms(pct(p.c2f, 1))} | ${ms(pct(p.ack, 0.5))} / ${ms(pct(p.ack, 0.95))} / ${ms(pct(p.ack, 1))} | ${p.cpuPerAudioSec.toFixed(3)} | ` +
         `${p.mainPerAudioSec.toFixed(3)} / ${p.otherPerAudioSec.toFixed(3)} | ${(p.cpuPerAudioSec / cliCost).toFixed(2)}x | ${(p.cpuPerAudioSec / kClis).toFixed(2)}x (${kClis.toFixed(3)}) | ${(p.cpuPerAudioSec / addonCost).toFixed(2)}x | ` +
         `${p.rssPerStream.toFixed(0)} MiB | ${p.refused.length === 0 ? 0 : p.refused.join(', ')} |`,
     );

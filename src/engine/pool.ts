@@ -4,12 +4,10 @@
 // call. Released decoders stay warm (model loaded) and are reused by the next stream of the
 // same profile; a new decoder goes to the least-loaded thread. A thread that dies fails the
 // streams of the decoders on it, and is replaced lazily.
-import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { ScribedError, toScribedError } from '../core/errors.js';
+import { siblingModule, startWorker } from '../threads/start-worker.js';
 import type {
   AcceptResult,
   AudioProfile,
@@ -47,20 +45,7 @@ interface Pending {
   reject(e: unknown): void;
 }
 
-const fromSource = import.meta.url.endsWith('.ts');
-const workerUrl = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
-
-/** Start the worker script; from TypeScript source it needs tsx's loader in the thread. */
-function startWorker(): Worker {
-  if (!fromSource) return new Worker(workerUrl);
-  // Node 20 ignores `execArgv: ['--import', 'tsx']` for a worker's own entry module ("Unknown
-  // file extension .ts"), so a tiny bootstrap registers tsx's ESM hooks, then imports the
-  // TypeScript entry. The execArgv still lets nested imports resolve under the same loader.
-  const tsxDir = path.dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const api = pathToFileURL(path.join(tsxDir, 'dist', 'esm', 'api', 'index.mjs')).href;
-  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(workerUrl.href)}); });`;
-  return new Worker(boot, { eval: true, execArgv: ['--import', 'tsx'] });
-}
+const workerUrl = siblingModule(import.meta.url, 'worker');
 
 /** The number of decoder threads: the option, SCRIBED_DECODER_THREADS, or the usable cores. */
 export function decoderThreads(option?: number): number {
@@ -88,7 +73,7 @@ class DecoderThread {
   onDeath: ((thread: DecoderThread) => void) | null = null;
 
   constructor() {
-    this.worker = startWorker();
+    this.worker = startWorker(workerUrl);
     this.worker.on('message', (reply: WorkerReply) => {
       const p = this.pending.get(reply.id);
       if (p === undefined) return;
