@@ -54,6 +54,7 @@ export class WalCheckpointer {
     w.unref();
     w.on('message', (r: CheckpointerReply) => {
       if (r.type === 'checkpointed') this.completed++;
+      if (r.type === 'failed') this.dirty = true; // try again at the next tick
       if (r.type !== 'closed') this.inFlight = false;
     });
     w.on('error', (err) => this.fail(`WAL checkpoint thread failed: ${err.message}`));
