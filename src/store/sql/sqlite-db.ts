@@ -102,7 +102,7 @@ export class SqliteDb implements Db {
     this.walFd = fs.openSync(`${path}-wal`, 'r');
     this.checkpointer = new WalCheckpointer({ file: path, busyTimeoutMs }, checkpointIntervalMs, (reason) => {
       // The store has no logger of its own; a process warning reaches the service's stderr.
-      process.emitWarning(`${reason}; checkpointing inline from now on`, { code: 'SCRIBED_WAL_CHECKPOINT' });
+      process.emitWarning(`${reason}; checkpointing inline from now on`, { code: 'scribed-wal-checkpoint' });
       if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${INLINE_AUTOCHECKPOINT_PAGES}`);
     });
   }
