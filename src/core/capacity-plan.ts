@@ -128,12 +128,14 @@ function memoryStreamsFor(budget: number, first: number, further: number): numbe
 export function describePlan(plan: CapacityPlan): string {
   const mib = (b: number) => `${Math.round(b / 2 ** 20)} MiB`;
   const cpu = `cost ${plan.costPerAudioSecond.toFixed(3)} CPU s/audio s on ${+plan.cores.toFixed(2)} core(s) at ${Math.round(plan.cpuTarget * 100)}%: ${plan.cpuStreams}`;
+  const perDecoder =
+    plan.memoryPerFurtherDecoderBytes === null
+      ? `${mib(plan.memoryPerDecoderBytes!)} per decoder`
+      : `${mib(plan.memoryPerDecoderBytes!)} for the first decoder, ${mib(plan.memoryPerFurtherDecoderBytes)} per further decoder`;
   const mem =
     plan.memoryStreams === null
       ? 'memory unknown'
-      : plan.memoryPerFurtherDecoderBytes === null
-        ? `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} per decoder: ${plan.memoryStreams}`
-        : `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${mib(plan.memoryPerDecoderBytes!)} for the first decoder, ${mib(plan.memoryPerFurtherDecoderBytes)} per further decoder: ${plan.memoryStreams}`;
+      : `${mib(plan.memoryAvailableBytes!)} available at ${Math.round(plan.memoryTarget * 100)}% / ${perDecoder}: ${plan.memoryStreams}`;
   const bound = plan.limit === 'bound' ? `, bounded at ${plan.streams}` : '';
   const late = plan.cpuStreams < 1 ? '; this node cannot carry one stream in real time' : '';
   return `capacity: ${plan.streams} real-time stream(s) (${plan.limit}-bound${bound}; cpu ${cpu}; memory ${mem}${late})`;

@@ -325,7 +325,7 @@ async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: P
     const rssFirst = process.memoryUsage.rss();
     const opened = [first, ...(await Promise.all(Array.from({ length: streams - 1 }, open)))];
     await Promise.all(opened.slice(1).map((s, i) => warm(s, i + 1)));
-    const further = (process.memoryUsage.rss() - rssFirst) / (streams - 1);
+    const further = streams > 1 ? (process.memoryUsage.rss() - rssFirst) / (streams - 1) : Number.NaN;
     const cpu0 = process.cpuUsage();
     const start = performance.now();
     await Promise.all(
@@ -355,7 +355,8 @@ async function measureUnderLoad(cfg: CalibrationConfig, streams: number, log?: P
       processCpuMs: Math.round(processCpuMs),
       audioSeconds: (streams * perStream) / CLIP_RATE,
       wallMs: Math.round(wallMs),
-      // Plausible: a decoder's own search and acoustic model (several MiB), under 1 GiB.
+      // Plausible: a decoder's own search and acoustic model (several MiB), under 1 GiB; NaN
+      // (one stream: no further decoder) is not.
       furtherDecoderBytes: further > 2 ** 20 && further < 2 ** 30 ? Math.round(further) : null,
     };
   } finally {

@@ -123,12 +123,11 @@ export class SqliteDb implements Db {
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       const mode = String(db.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
       if (mode !== 'wal') throw new Error(`could not switch ${file} to WAL journal mode (got ${mode})`);
-      // NORMAL plus our own sync of the WAL after every write (see the top of this file): a
-      // transaction committed just before a power loss is never one the server acted on.
-      db.pragma('synchronous = NORMAL');
       db.pragma('wal_autocheckpoint = 0');
       db.pragma('foreign_keys = ON');
-      // The migrations run synchronously before the server serves anything, so FULL for them.
+      // The migrations run synchronously before the server serves anything, so FULL for them;
+      // then NORMAL plus our own sync of the WAL after every write (see the top of this file):
+      // a transaction committed just before a power loss is never one the server acted on.
       db.pragma('synchronous = FULL');
       migrate(db, file, migrations);
       db.pragma('synchronous = NORMAL');
