@@ -8,7 +8,11 @@ import type { StoreSettings } from './store/index.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
+import { packageRoot } from './threads/package-root.js';
 import type { Resolver } from './voices/callback-transport.js';
+
+// Its home is below the engine (which needs it); re-exported for the callers that import it from here.
+export { packageRoot };
 
 /** The provisional --max-decoders without the operator's: the measured capacity replaces it
  * at start (src/engine/calibration.ts), and it applies as is when the measurement fails. */
@@ -126,11 +130,6 @@ function envInt(name: string): number | undefined {
   const n = Number(v);
   if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(v)}`);
   return n;
-}
-
-export function packageRoot(): string {
-  // dist/config.js and src/config.ts both sit one level below the package root.
-  return path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 }
 
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {

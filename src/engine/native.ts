@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { packageRoot } from '../config.js';
+import { packageRoot } from '../threads/package-root.js';
 
 /** The addon file this process loads: SCRIBED_POCKETSPHINX_ADDON, else the checkout's build. */
 export function addonFile(): string {

@@ -46,7 +46,14 @@ export interface RecognitionStream {
   /** What the engine did with the request's vocabularyHints; null when none were given or
    * the engine cannot use them. */
   readonly vocabulary: VocabularyResult | null;
-  /** Feed int16 mono samples at inputRate; resampling to the engine rate happens inside. */
+  /** Feed int16 mono samples at inputRate; resampling to the engine rate happens inside.
+   *
+   * `samples` is shared read-only, not handed over: the stream may keep the array itself
+   * (batched decoding gathers the callers' arrays until a batch is due, then copies them into
+   * a buffer of its own that moves to the worker), so the caller must never write to it after
+   * this call, nor to the buffer under it (a pooled or reused buffer must be copied first). The
+   * caller may keep reading it (its spool, a deferral backlog): the stream never writes to it,
+   * nor detaches its buffer by transferring it. */
   accept(samples: Int16Array): Promise<AcceptResult>;
   /** End the current utterance and return its final result; the stream stays usable and the
    * next accept() starts a new utterance whose times restart at zero. */
@@ -60,7 +67,8 @@ export interface RecognitionStream {
    * when the engine keeps no channel state (nothing set). */
   setChannelState(state: readonly number[]): Promise<boolean>;
   /** Voice activity flags (1 speech, 0 not), one per detector window (32 ms of audio) that
-   * these samples complete. Only on streams opened with `vad`. */
+   * these samples complete. Only on streams opened with `vad`. `samples` is shared read-only,
+   * as accept()'s are. */
   detect(samples: Int16Array): Promise<Uint8Array>;
   /** Batched decoding: called with each new partial of the open utterance as its batch is
    * decoded (so partials do not wait for the next accept()). Partials of an utterance whose
@@ -92,7 +100,7 @@ export interface StreamRequest {
    * flight and declares the worker lost when that ping has had no reply for this long. Only
    * the ping's round trip is measured: the worker answers pings ahead of queued work, between
    * pieces of decoding, so the bound is on one synchronous decoder call, not on the work
-   * queued (src/engine/pool.ts, startHeartbeat). */
+   * queued (src/engine/decoder-stream.ts, startHeartbeat). */
   heartbeatIntervalMs?: number | null;
   /** vocabularyHints to bias recognition toward (engine permitting). */
   vocabularyHints?: string[];

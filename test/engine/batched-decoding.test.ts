@@ -1,6 +1,7 @@
 // Batched decoding (StreamRequest.decodeBatchMs): accept() does not wait for the decoder,
 // partials are pushed as batches decode, finish() covers everything accepted, a failure
-// reaches the next call, and the engine reports its backlog.
+// reaches the next call, the engine reports its backlog, and the caller's samples are left
+// as they were (shared read-only).
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, kStall, kWorker } from '../../src/engine/pool.js';
@@ -50,6 +51,25 @@ describe('batched decoding', () => {
       expect(p.partialSamples).toBeLessThanOrEqual(audio.length);
     }
     expect(final.channelState).toHaveLength(27);
+  }, 60_000);
+
+  it("takes the caller's samples as shared read-only: never detached nor changed, batched or not, a batch of one accept() included", async () => {
+    // RecognitionStream.accept/detect: the caller keeps reading its buffer (a spool, a
+    // deferral backlog), so the stream may keep the array but must not move it to the worker.
+    expect(audio.length).toBeGreaterThanOrEqual(16_000);
+    const own = audio.slice(0, 16_000);
+    const before = own.slice();
+    for (const decodeBatchMs of [0, 200]) {
+      const stream = await engine.open({ inputRate: 8000, profile: 'telephony', vad: { threshold: 0.5 }, ...(decodeBatchMs > 0 ? { decodeBatchMs } : {}) });
+      await feed(stream, own.subarray(0, 8000)); // 20 ms views of one buffer: gathered into batches
+      await stream.detect(own.subarray(0, 8000));
+      await stream.accept(own.subarray(8000)); // 1 s at once: with batching, a batch of this array alone
+      const final = await stream.finish();
+      await stream.release();
+      expect(final.text).not.toBe('');
+      expect(own.buffer.byteLength).toBe(before.byteLength);
+      expect(own).toEqual(before);
+    }
   }, 60_000);
 
   it('accept() resolves while the decoder is busy; the backlog is reported and drains; finish() waits for it', async () => {

@@ -6,10 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { FALLBACK_MAX_DECODERS, loadConfig } from '../../src/config.js';
 import {
   CALIBRATION_FILE,
-  FALLBACK_MAX_DECODERS,
   calibrationKey,
   readCachedCalibration,
   readNodeResources,
