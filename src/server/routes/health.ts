@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
+import { LIVE_SESSION_STATES, roundedSeconds } from '../../obs/metrics.js';
 
 /** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
  * lines are not logged at info (failures still are). */
@@ -37,11 +38,13 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get('/metrics', PROBE, async (_req, reply) => {
+      // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
+      // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();
-      for (const [state, n] of Object.entries(counts)) ctx.metrics.sessions.set({ state }, n);
-      ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
+      for (const state of LIVE_SESSION_STATES) ctx.metrics.sessions.set({ state }, counts[state] ?? 0);
+      ctx.metrics.decodeBacklog.set(roundedSeconds(ctx.engine.decodeBacklogSeconds?.() ?? 0));
       ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
-      ctx.metrics.deferredBacklog.set(ctx.sessions.deferral?.budget.seconds ?? 0);
+      ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     });
   };

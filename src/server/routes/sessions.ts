@@ -101,6 +101,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       // Any node takes a resume: it opens the new epoch, which fences the node that served the
       // old one (docs/scaling.md); the next socket's node serves the session.
       const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
+      ctx.metrics.resumesAnswered.inc();
       return ok({
         sessionId: r.sessionId,
         transcriptionId: r.transcriptionId,
