@@ -68,6 +68,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   const metrics = {
     registry,
     sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state (RECORDING, PAUSED)', labelNames: ['state'], registers: r }),
+    readyChecks: new Gauge({
+      name: 'scribed_ready_checks',
+      help: 'The /readyz checks at this scrape, 1 passing and 0 failing: store (open), engine (started), capacity (a recognizer free for a new socket)',
+      labelNames: ['check'],
+      registers: r,
+    }),
     sessionsClosed: new Counter({ name: 'scribed_sessions_closed_total', help: 'Real-time sessions closed on this node (their final transcript completed)', registers: r }),
     decodeBacklog: new Gauge({
       name: 'scribed_decode_backlog_seconds',
