@@ -25,7 +25,7 @@ describe('metric registries', () => {
     for (const [name, registry] of registries(false)) {
       for (const m of await registry.getMetricsAsJSON()) {
         const labelNames = (registry.getSingleMetric(m.name) as unknown as { labelNames?: string[] }).labelNames ?? [];
-        if (labelNames.length === 0 || m.type === 'histogram') continue;
+        if (labelNames.length === 0 || String(m.type) === 'histogram') continue;
         // Set only from a start-up calibration, which a node given --max-decoders never runs;
         // the readiness checks are set by each scrape, before it is answered.
         if (/^scribed_(capacity_streams|capacity_limit_streams|recognizer_cost_ratio|decoder_memory_bytes|ready_checks)$/.test(m.name)) continue;

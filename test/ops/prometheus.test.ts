@@ -1,10 +1,11 @@
 // The dashboards and alert rules against a real Prometheus (Debian's) scraping a real
 // `scribed serve` node and a real `scribed rtp` daemon every second, under traffic: a stream of
-// a sample clip with a rejected frame, a duplicate and a gap, a resume and a close; a ticket; a
-// watcher; a refused handshake of each kind; a batch job; an RTP call with lost packets, an
-// RTCP BYE and a malformed datagram. Then every query of every panel of docs/grafana/*.json is
-// run with Grafana's variables put in, and must parse and (but for the panels listed below)
-// show data; the issue-31 figures are checked on the node; promtool checks both /metrics.
+// a sample clip with a rejected frame, a duplicate and a gap, two resumes and a close; a close
+// by request; a ticket; a watcher; refused handshakes (429, 404); a batch job; an RTP call with
+// lost packets, an RTCP BYE and a malformed datagram. Then every query of every panel of
+// docs/grafana/*.json is run with Grafana's variables put in, and must parse and (but for the
+// panels listed below) show data; the issue-31 figures are checked on the node; promtool checks
+// both /metrics.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -147,6 +148,10 @@ async function streamTraffic(key: string, otherKey: string): Promise<void> {
     const err = await StreamClient.connect(wsUrl(url), { accessKey: otherKey }).then(() => null, (e: unknown) => e);
     expect((err as HandshakeRefused).status).toBe(404);
   }
+  // The refused session ends by request, without a socket.
+  const closed = await post(`${SESSIONS}/${second.sessionId}/close`, key);
+  expect(closed.status, JSON.stringify(closed.json)).toBe(200);
+  closes += 1;
 
   // Resume (the socket is superseded), stream a second epoch, resume once more, close.
   let r = await post(`${SESSIONS}/${s.sessionId}/resume`, key, { capturedSamples: String(offset) });
