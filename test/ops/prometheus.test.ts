@@ -1,11 +1,12 @@
 // The dashboards and alert rules against a real Prometheus (Debian's) scraping a real
-// `scribed serve` node and a real `scribed rtp` daemon every second, under traffic: a stream of
-// a sample clip with a rejected frame, a duplicate and a gap, two resumes and a close; a close
-// by request; a ticket; a watcher; refused handshakes (429, 404); a batch job; an RTP call with
-// lost packets, an RTCP BYE and a malformed datagram. Then every query of every panel of
-// docs/grafana/*.json is run with Grafana's variables put in, and must parse and (but for the
-// panels listed below) show data; the issue-31 figures are checked on the node; promtool checks
-// both /metrics.
+// `scribed serve` node, a `scribed rtp` and a `scribed gateway` daemon every second, under
+// traffic: a stream of a sample clip with a rejected frame, a duplicate and a gap, two resumes
+// and a close; a close by request; a ticket; a watcher; refused handshakes (429, 404); a batch
+// job; an RTP call with lost packets, an RTCP BYE and a malformed datagram; a Twilio media
+// stream with a message that is not JSON, and a path the gateway refuses. Then every query of
+// every panel of docs/grafana/*.json is run with Grafana's variables put in, and must parse and
+// (but for the panels listed below) show data; the issue-31 figures are checked on the node;
+// promtool checks every /metrics.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -18,6 +19,7 @@ import { loadClips } from '../helpers/audio.js';
 import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { RtpTestSender, packetize } from '../helpers/rtp.js';
 import { Prometheus } from '../helpers/prometheus.js';
+import WebSocket from 'ws';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const GRAFANA_DIR = path.join(ROOT, 'docs/grafana');
@@ -47,13 +49,6 @@ const MAY_STAY_EMPTY: Record<string, string> = {
   'Ring buffer overflows (per minute)': 'no overflow',
   'Audio lost to overflow before acknowledgement (seconds of audio per second)': 'no overflow',
   'Samples the server filled with silence (gap events, per second)': 'no gap in the daemon\'s audio',
-  // No `scribed gateway` in this test (test/gateway covers its counters).
-  'Gateway connections and legs open, by protocol': 'no gateway',
-  'Gateway connections accepted and refused (per minute)': 'no gateway',
-  'Gateway messages by protocol and type': 'no gateway',
-  'Gateway messages refused as invalid (per minute)': 'no gateway',
-  'Gateway leg audio received (seconds of audio per second)': 'no gateway',
-  'Gateway legs started and failed (per minute)': 'no gateway',
 };
 
 interface Panel {
@@ -70,18 +65,20 @@ const children = new Set<ChildProcess>();
 let prom: Prometheus;
 let base: string;
 let rtpMetricsUrl: string;
+let gatewayMetricsUrl: string;
 let trafficStart: number;
 /** Resumes answered 200 and sessions closed by the traffic, for the node's counters. */
 let resumes = 0;
 let closes = 0;
 
-function spawnRtp(args: string[]): Promise<{ proc: ChildProcess; metricsPort: number }> {
+/** An ingest daemon (`scribed rtp`, `scribed gateway`); resolves with its metrics port. */
+function spawnDaemon(command: string, args: string[]): Promise<{ proc: ChildProcess; metricsPort: number }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'rtp', ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' } });
+    const proc = spawn(process.execPath, [CLI, command, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' } });
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
     readline.createInterface({ input: proc.stderr! }).on('line', (line) => {
-      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[rtp] ${line}\n`);
+      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[${command}] ${line}\n`);
       let rec: { msg?: string; port?: number };
       try {
         rec = JSON.parse(line) as typeof rec;
@@ -90,7 +87,7 @@ function spawnRtp(args: string[]): Promise<{ proc: ChildProcess; metricsPort: nu
       }
       if (rec.msg === 'metrics listening') resolve({ proc, metricsPort: Number(rec.port) });
     });
-    proc.once('exit', (code) => reject(new Error(`scribed rtp exited early (${code})`)));
+    proc.once('exit', (code) => reject(new Error(`scribed ${command} exited early (${code})`)));
   });
 }
 
@@ -208,6 +205,42 @@ async function rtpTraffic(port: number): Promise<void> {
   }
 }
 
+/** A Twilio media stream of one inbound leg: the clip as 20 ms media messages, one message
+ * that is not JSON, then stop; and a connection to a path the gateway does not serve. */
+async function gatewayTraffic(listen: string): Promise<void> {
+  const refused = await new Promise<number>((resolve, reject) => {
+    const ws = new WebSocket(`ws://${listen}/nope`);
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once('open', () => reject(new Error('the gateway took /nope')));
+    ws.once('error', () => undefined);
+  });
+  expect(refused).toBe(404);
+  const ws = new WebSocket(`ws://${listen}/twilio`);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  const send = (m: unknown) => ws.send(typeof m === 'string' ? m : JSON.stringify(m));
+  send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+  send({
+    event: 'start',
+    sequenceNumber: '1',
+    start: { streamSid: 'MZprom', accountSid: 'ACprom', callSid: 'CAprom', tracks: ['inbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+    streamSid: 'MZprom',
+  });
+  send('not json');
+  const start = Date.now();
+  for (let i = 0, chunk = 1; i < clip.mulaw8k.length; i += 160, chunk++) {
+    const payload = clip.mulaw8k.subarray(i, i + 160).toString('base64');
+    send({ event: 'media', sequenceNumber: String(chunk + 1), media: { track: 'inbound', chunk: String(chunk), timestamp: String((chunk - 1) * 20), payload }, streamSid: 'MZprom' });
+    const due = start + chunk * 20 - Date.now();
+    if (due > 0) await new Promise((r) => setTimeout(r, due));
+  }
+  send({ event: 'stop', sequenceNumber: '999', stop: { accountSid: 'ACprom', callSid: 'CAprom' }, streamSid: 'MZprom' });
+  await new Promise((r) => setTimeout(r, 500));
+  ws.close();
+}
+
 function promtoolCheckMetrics(text: string): string {
   try {
     return execFileSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
@@ -231,26 +264,34 @@ beforeAll(async () => {
   const rtpKeyFile = path.join(tempDir(), 'access-key');
   fs.writeFileSync(rtpKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
   const rtpPort = await freePort();
-  const rtp = await spawnRtp(['--listen', `127.0.0.1:${rtpPort}`, '--rtcp-port', 'none', '--url', base, '--out', tempDir('scribed-rtp-out-'), '--access-key-file', rtpKeyFile, '--metrics-port', '0', '--idle-timeout-ms', '600']);
+  const rtp = await spawnDaemon('rtp', ['--listen', `127.0.0.1:${rtpPort}`, '--rtcp-port', 'none', '--url', base, '--out', tempDir('scribed-rtp-out-'), '--access-key-file', rtpKeyFile, '--metrics-port', '0', '--idle-timeout-ms', '600']);
   rtpMetricsUrl = `http://127.0.0.1:${rtp.metricsPort}/metrics`;
+  const gatewayKeyFile = path.join(tempDir(), 'access-key');
+  fs.writeFileSync(gatewayKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
+  const gatewayListen = `127.0.0.1:${await freePort()}`;
+  const gateway = await spawnDaemon('gateway', ['--listen', gatewayListen, '--url', base, '--access-key-file', gatewayKeyFile, '--metrics-port', '0']);
+  gatewayMetricsUrl = `http://127.0.0.1:${gateway.metricsPort}/metrics`;
   prom = await Prometheus.start(
     [
       { job: 'scribed', targets: [`127.0.0.1:${port}`] },
-      { job: 'scribed-ingest', targets: [`127.0.0.1:${rtp.metricsPort}`] },
+      { job: 'scribed-ingest', targets: [`127.0.0.1:${rtp.metricsPort}`, `127.0.0.1:${gateway.metricsPort}`] },
     ],
     [RULES],
   );
   // Both targets scraped (the zeroed series are in Prometheus before the first event).
-  await prom.waitFor('count(up == 1)', (v) => v === 2);
-  await prom.waitFor('count(scribed_sessions_created_total) + count(scribed_client_streams)', (v) => v === 2);
+  await prom.waitFor('count(up == 1)', (v) => v === 3);
+  await prom.waitFor('count(scribed_sessions_created_total) + count(scribed_client_streams)', (v) => v === 3);
   await new Promise((r) => setTimeout(r, 2000));
 
   trafficStart = Date.now();
   const key = createAccount(dataDir);
   const otherKey = createAccount(dataDir);
-  await Promise.all([streamTraffic(key, otherKey), batchTraffic(otherKey), rtpTraffic(rtpPort)]);
+  await Promise.all([streamTraffic(key, otherKey), batchTraffic(otherKey), rtpTraffic(rtpPort), gatewayTraffic(gatewayListen)]);
   // The RTP call's session closes once the daemon saw the BYE.
   await prom.waitFor('scribed_rtp_streams_ended_total{reason="bye"}', (v) => v === 1);
+  closes += 1;
+  // The gateway's leg closes its session after the stop.
+  await prom.waitFor('sum(scribed_gateway_legs)', (v) => v === 0);
   closes += 1;
   await prom.waitFor('scribed_sessions_closed_total', (v) => v === closes, 30_000);
   await new Promise((r) => setTimeout(r, 3000)); // a few more scrapes after the last event
@@ -287,7 +328,7 @@ describe('dashboards and alert rules on a real Prometheus', () => {
         const m = /^label_values\((\w+), instance\)$/.exec(v.definition ?? '');
         expect(m, v.name).not.toBeNull();
         const values = await prom.get<string[]>(`label/instance/values?match[]=${encodeURIComponent(m![1]!)}`);
-        expect(values.length, v.name).toBe(1);
+        expect(values.length, v.name).toBe(v.name === 'instance' && file === 'scribed-ingest.json' ? 2 : 1);
       }
     });
   }
@@ -323,8 +364,8 @@ describe('dashboards and alert rules on a real Prometheus', () => {
     expect(alerts.alerts.map((a) => `${a.labels.alertname} ${a.labels.instance} ${a.state}`)).toContain(`ScribedRtpPacketLoss ${new URL(rtpMetricsUrl).host} pending`);
   });
 
-  it('promtool check metrics is clean on the node and the daemon', async () => {
-    for (const url of [`${base}/metrics`, rtpMetricsUrl]) {
+  it('promtool check metrics is clean on the node and the daemons', async () => {
+    for (const url of [`${base}/metrics`, rtpMetricsUrl, gatewayMetricsUrl]) {
       const text = await (await fetch(url)).text();
       expect(text.length).toBeGreaterThan(1000);
       expect(promtoolCheckMetrics(text), url).toBe('');
