@@ -2,7 +2,8 @@
 // process, served by `serveMetrics` for `--metrics-port`. Names carry `scribed_client_` so
 // they never collide with the server's when both are scraped into one Prometheus.
 import http from 'node:http';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../obs/metrics.js';
 
 export class ClientMetrics {
   readonly registry = new Registry();
@@ -21,7 +22,7 @@ export class ClientMetrics {
   readonly streams = new Gauge({ name: 'scribed_client_streams', help: 'Streams currently open in this process', registers: this.r });
 
   constructor(opts: { defaults?: boolean } = {}) {
-    if (opts.defaults !== false) collectDefaultMetrics({ register: this.registry, prefix: 'scribed_client_' });
+    if (opts.defaults !== false) collectProcessMetrics(this.registry, 'scribed_client_');
   }
 
   /** Same as serveMetrics(this, port, host). */

@@ -3,9 +3,33 @@
 // protocol and a fixed reason list: never a call or stream id (they would grow without bound;
 // per-leg figures are logged when a leg ends).
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { seriesAtZero } from '../obs/metrics.js';
+import type { TwilioInvalidReason } from './twilio.js';
+import type { ForkInvalidReason } from './fork.js';
+import type { AudioSocketInvalidReason, AudioSocketMessage } from './audiosocket.js';
 
 export const GATEWAY_PROTOCOLS = ['twilio', 'fork', 'audiosocket'] as const;
 export type GatewayProtocol = (typeof GATEWAY_PROTOCOLS)[number];
+
+/** The label values each protocol's counters take, started at 0 (a series born at its first
+ * increment hides that increment from rate()). */
+const MESSAGE_TYPES: Record<GatewayProtocol, readonly string[]> = {
+  twilio: ['connected', 'start', 'media', 'mark', 'dtmf', 'stop'],
+  fork: ['text', 'audio'],
+  audiosocket: ['hangup', 'uuid', 'dtmf', 'audio', 'error'] satisfies ReadonlyArray<AudioSocketMessage['kind']>,
+};
+const INVALID_REASONS: Record<GatewayProtocol, readonly string[]> = {
+  twilio: ['binary_frame', 'not_json', 'unknown_event', 'bad_field', 'bad_payload', 'unsupported_format', 'out_of_order', 'bad_speaker'] satisfies ReadonlyArray<TwilioInvalidReason | 'binary_frame'>,
+  fork: ['not_json', 'bad_field', 'unsupported_rate', 'bad_speaker', 'text_after_metadata', 'audio_before_metadata'] satisfies readonly ForkInvalidReason[],
+  audiosocket: ['unknown_kind', 'bad_uuid', 'bad_dtmf', 'bad_audio_length', 'unsupported_rate', 'out_of_order'] satisfies readonly AudioSocketInvalidReason[],
+};
+/** Refusals before a protocol is known use protocol "none". */
+const REFUSALS = [
+  { protocol: 'none', reason: 'stopping' },
+  { protocol: 'none', reason: 'unknown_path' },
+  { protocol: 'twilio', reason: 'auth' },
+  { protocol: 'fork', reason: 'auth' },
+];
 
 export function createGatewayMetrics(registry: Registry) {
   const registers = [registry];
@@ -25,7 +49,12 @@ export function createGatewayMetrics(registry: Registry) {
     m.legs.inc({ protocol }, 0);
     m.legsFailed.inc({ protocol }, 0);
     m.audioSeconds.inc({ protocol }, 0);
+    m.openConnections.set({ protocol }, 0);
+    m.openLegs.set({ protocol }, 0);
+    seriesAtZero(m.messages, MESSAGE_TYPES[protocol].map((type) => ({ protocol, type })));
+    seriesAtZero(m.invalid, INVALID_REASONS[protocol].map((reason) => ({ protocol, reason })));
   }
+  seriesAtZero(m.refused, REFUSALS);
   return m;
 }
 

@@ -1,7 +1,15 @@
 // Prometheus metrics. Names follow the conventions: `scribed_` prefix, `_total` for
 // counters, `_seconds` / `_bytes` for units. One registry per server instance so tests can
 // build several apps in one process.
+//
+// Every labelled counter starts its known label values at 0 (seriesAtZero below): a series
+// that first appears at its first increment has no earlier sample, so rate() and increase()
+// never see that increment and alerts on it never fire. Nodes are told apart by the scrape's
+// `instance` label (docs/operations.md, "Metrics"), not by a label of their own.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ERRORS, type ErrorCode } from '../core/errors.js';
+import { INPUT_ENCODING_NAMES } from '../core/audio/encodings.js';
+import type { FinalTrigger } from '../core/protocol.js';
 
 /** How often the event-loop lag metric samples the loop. prom-client's default, 10 ms, is a
  * timer that wakes the event loop 100 times a second, busy or idle: about 6 ms of CPU a second
@@ -9,14 +17,64 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * see every stall long enough to matter to a 20 ms frame stream. */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
+/** prom-client's defaults that are gauges named `*_total`: promtool's lint refuses them
+ * ("non-counter metrics should not have _total suffix"); the same figures are exported
+ * without the suffix (`nodejs_active_handles` ...), so these are dropped. */
+const MISNAMED_DEFAULTS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+/** prom-client's process and Node.js metrics under `prefix`, minus the misnamed gauges. */
+export function collectProcessMetrics(registry: Registry, prefix: string, opts: { eventLoopMonitoringPrecision?: number } = {}): void {
+  collectDefaultMetrics({ register: registry, prefix, ...opts });
+  for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(`${prefix}${name}`);
+}
+
+/** Start each listed label set of a counter at 0, so its first increment is seen by rate(). */
+export function seriesAtZero<L extends string>(counter: Counter<L>, labelSets: Iterable<Partial<Record<L, string | number>>>): void {
+  for (const labels of labelSets) counter.inc(labels, 0);
+}
+
+/** States a session held in memory can be in: a closed session leaves memory at once (its
+ * closes are counted by scribed_sessions_closed_total instead). */
+export const LIVE_SESSION_STATES = ['RECORDING', 'PAUSED'] as const;
+export const FINAL_TRIGGERS: ReadonlyArray<FinalTrigger | 'batch'> = ['commit', 'close', 'bound', 'pause', 'shutdown', 'vad', 'batch'];
+/** Codes a socket frame or message is rejected with (LiveSession.emitError). */
+export const FRAME_ERROR_CODES: readonly ErrorCode[] = [
+  'MALFORMED_FRAME', 'INVALID_SAMPLE_SIZE', 'FRAME_TOO_LARGE', 'STALE_EPOCH', 'GAP_TOO_LARGE', 'NOT_ACCEPTING',
+  'SESSION_CLOSED', 'INSUFFICIENT_CHARACTERS', 'ENGINE_FAILED', 'INTERNAL',
+];
+export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session'] as const;
+export const BATCH_JOB_OUTCOMES = ['queued', 'completed', 'failed'] as const;
+export const INTERPRETATION_RETRY_OUTCOMES = ['retried', 'replayed', 'key_mismatch', 'not_found', 'refused', 'insufficient'] as const;
+export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+export const WATCHER_DROP_REASONS = ['slow'] as const;
+/** The two sockets and what became of an upgrade request: `upgraded` (the socket is open and
+ * its session attached), `refused` (an error answer before the upgrade: the HTTP status and
+ * code are in scribed_http_errors_total), `attach_failed` (upgraded, then the session could
+ * not take the socket: closed at once with the code). */
+export const WS_SOCKETS = ['stream', 'watch'] as const;
+export const WS_UPGRADE_OUTCOMES = ['upgraded', 'refused', 'attach_failed'] as const;
+export type WsSocket = (typeof WS_SOCKETS)[number];
+export type WsUpgradeOutcome = (typeof WS_UPGRADE_OUTCOMES)[number];
+
+/** HTTP request duration buckets: up to the 600 s request timeout (batch uploads, long
+ * polls), so the slowest requests land in a bucket and not only in +Inf. */
+export const HTTP_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
 export function createMetrics(opts: { defaults?: boolean } = {}) {
   const registry = new Registry();
-  if (opts.defaults !== false) collectDefaultMetrics({ register: registry, prefix: 'scribed_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  if (opts.defaults !== false) collectProcessMetrics(registry, 'scribed_', { eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const r = [registry];
 
-  return {
+  const metrics = {
     registry,
-    sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state', labelNames: ['state'], registers: r }),
+    sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state (RECORDING, PAUSED)', labelNames: ['state'], registers: r }),
+    readyChecks: new Gauge({
+      name: 'scribed_ready_checks',
+      help: 'The /readyz checks at this scrape, 1 passing and 0 failing: store (open), engine (started), capacity (a recognizer free for a new socket)',
+      labelNames: ['check'],
+      registers: r,
+    }),
+    sessionsClosed: new Counter({ name: 'scribed_sessions_closed_total', help: 'Real-time sessions closed on this node (their final transcript completed)', registers: r }),
     decodeBacklog: new Gauge({
       name: 'scribed_decode_backlog_seconds',
       help: 'Live audio acknowledged and sent to the decoders but not decoded yet, summed over streams (how far recognition runs behind)',
@@ -24,7 +82,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     }),
     sessionsCreated: new Counter({ name: 'scribed_sessions_created_total', help: 'Real-time sessions created (idempotent replays excluded)', registers: r }),
     callsCreated: new Counter({ name: 'scribed_calls_created_total', help: 'Calls created (idempotent replays excluded); their legs count as sessions', registers: r }),
-    resumes: new Counter({ name: 'scribed_session_resumes_total', help: 'Successful session resumes', registers: r }),
+    /** Counted by the resume route, once per 200 answer, whichever path the resume took
+     * (the session in this node's memory, or only in the store). */
+    resumesAnswered: new Counter({ name: 'scribed_session_resumes_total', help: 'Session resumes answered 200 by this node', registers: r }),
+    /** Not exported (no registry): LiveSession.resume() still increments it, which counted
+     * only resumes of sessions in this node's memory; remove with that call. */
+    resumes: new Counter({ name: 'scribed_session_resumes_in_memory_total', help: 'unexported', registers: [] }),
     audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),
     audioBytes: new Counter({ name: 'scribed_audio_received_bytes_total', help: 'Audio payload bytes received on sockets', labelNames: ['encoding'], registers: r }),
     duplicateSamples: new Counter({ name: 'scribed_duplicate_samples_total', help: 'Samples dropped because they had already been received', registers: r }),
@@ -79,6 +142,18 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
     callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
     recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
+    httpErrors: new Counter({
+      name: 'scribed_http_errors_total',
+      help: 'HTTP requests and socket handshakes answered with an error, by error code (src/core/errors.ts) and status',
+      labelNames: ['code', 'status_code'],
+      registers: r,
+    }),
+    wsUpgrades: new Counter({
+      name: 'scribed_ws_upgrades_total',
+      help: 'WebSocket upgrade requests by socket (stream, watch) and outcome (upgraded, refused, attach_failed)',
+      labelNames: ['socket', 'outcome'],
+      registers: r,
+    }),
     connectionsDropped: new Counter({ name: 'scribed_http_connections_dropped_total', help: 'Connections closed at once because SCRIBED_MAX_CONNECTIONS were open', registers: r }),
     // Admission by capacity (src/engine/calibration.ts, docs/scaling.md "Sizing a node"): set
     // once at start; the labelled ones only when a calibration exists (no series otherwise).
@@ -107,10 +182,35 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',
       labelNames: ['method', 'route', 'status_code'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      buckets: HTTP_DURATION_BUCKETS,
       registers: r,
     }),
   };
+  const m = metrics;
+  for (const state of LIVE_SESSION_STATES) m.sessions.set({ state }, 0);
+  seriesAtZero(m.audioSeconds, INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })));
+  seriesAtZero(m.audioBytes, INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })));
+  seriesAtZero(m.frameErrors, FRAME_ERROR_CODES.map((code) => ({ code })));
+  seriesAtZero(m.segments, FINAL_TRIGGERS.map((trigger) => ({ trigger })));
+  seriesAtZero(m.tickets, TICKET_OUTCOMES.map((outcome) => ({ outcome })));
+  seriesAtZero(m.batchJobs, BATCH_JOB_OUTCOMES.map((outcome) => ({ outcome })));
+  seriesAtZero(m.interpretationRetries, INTERPRETATION_RETRY_OUTCOMES.map((outcome) => ({ outcome })));
+  seriesAtZero(m.callbackDeliveries, CALLBACK_OUTCOMES.map((outcome) => ({ outcome })));
+  seriesAtZero(m.watchersDropped, WATCHER_DROP_REASONS.map((reason) => ({ reason })));
+  seriesAtZero(m.httpErrors, (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })));
+  seriesAtZero(m.wsUpgrades, WS_SOCKETS.flatMap((socket) => WS_UPGRADE_OUTCOMES.map((outcome) => ({ socket, outcome }))));
+  return metrics;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Count an error answer (HTTP, or a refused socket handshake) by its code. */
+export function countHttpError(metrics: Metrics, code: ErrorCode): void {
+  metrics.httpErrors.inc({ code, status_code: String(ERRORS[code].http) });
+}
+
+/** A gauge of float sums (the engine adds and subtracts seconds per batch) can be left at a
+ * rounding residue such as 5.55e-17 when nothing is pending: report whole microseconds. */
+export function roundedSeconds(seconds: number): number {
+  return Math.max(0, Math.round(seconds * 1e6) / 1e6);
+}

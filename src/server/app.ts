@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { countHttpError } from '../obs/metrics.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
 import { jsonStringsHoldNul, nulRefused } from '../core/json-nul.js';
@@ -50,6 +51,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   installErrorHandling(app);
   // Every authenticated route plugin sets this in its onRequest hook (auth.ts).
   app.decorateRequest('accountId', null);
+  app.decorateRequest('errorCode', null);
 
   // Some endpoints take no body (tickets); clients that still send
   // `Content-Type: application/json` with an empty body get treated as sending none.
@@ -67,6 +69,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       { method: req.method, route: req.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    if (req.errorCode !== null) countHttpError(ctx.metrics, req.errorCode);
   });
 
   await app.register(websocket, {

@@ -4,8 +4,15 @@
 // Below Fastify, the HTTP parser's and the WebSocket upgrade's refusals are written in the same
 // envelope by src/server/connections.ts.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ScribedError } from '../core/errors.js';
+import { ScribedError, type ErrorCode } from '../core/errors.js';
 import { fail } from '../core/envelope.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error code this request was answered with (counted by scribed_http_errors_total). */
+    errorCode: ErrorCode | null;
+  }
+}
 
 /** Node's errors for a request body the client stopped sending (it hung up, or the
  * connection broke): the client's fault, not the server's. */
@@ -47,6 +54,7 @@ export function toTableError(err: FastifyError | Error): ScribedError {
 export function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
   const e = toTableError(err);
   if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
+  req.errorCode = e.code;
   const { status, body } = fail(e);
   void reply.code(status).send(body);
 }

@@ -1,10 +1,20 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
+import { LIVE_SESSION_STATES, roundedSeconds } from '../../obs/metrics.js';
 
 /** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
  * lines are not logged at info (failures still are). */
 const PROBE = { logLevel: 'warn' } as const;
+
+/** The readiness checks /readyz answers with and /metrics exports. */
+function readiness(ctx: AppContext) {
+  const capacity = nodeCapacity(ctx);
+  const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
+  const store = ctx.store.isOpen();
+  const engine = ctx.engine.ready();
+  return { capacity, free, store, engine, ready: store && engine && free };
+}
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
@@ -21,12 +31,10 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // realtimeCapacity: how maxDecoders was decided (the measured capacity, the operator's
     // --max-decoders, or the fallback) and the plan behind it (docs/scaling.md, "Sizing a node").
     app.get('/readyz', PROBE, async (_req, reply) => {
-      const capacity = nodeCapacity(ctx);
+      const { capacity, free, store, engine, ready } = readiness(ctx);
       const report = capacityReport(ctx);
-      const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
-      const checks: { store: boolean; engine: boolean; capacity?: false } = { store: ctx.store.isOpen(), engine: ctx.engine.ready() };
+      const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
       if (checks.store && checks.engine && !free) checks.capacity = false;
-      const ready = checks.store && checks.engine && free;
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'not_ready',
         checks,
@@ -37,11 +45,17 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get('/metrics', PROBE, async (_req, reply) => {
+      // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
+      // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();
-      for (const [state, n] of Object.entries(counts)) ctx.metrics.sessions.set({ state }, n);
-      ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
+      for (const state of LIVE_SESSION_STATES) ctx.metrics.sessions.set({ state }, counts[state] ?? 0);
+      ctx.metrics.decodeBacklog.set(roundedSeconds(ctx.engine.decodeBacklogSeconds?.() ?? 0));
+      const ready = readiness(ctx);
+      ctx.metrics.readyChecks.set({ check: 'store' }, Number(ready.store));
+      ctx.metrics.readyChecks.set({ check: 'engine' }, Number(ready.engine));
+      ctx.metrics.readyChecks.set({ check: 'capacity' }, Number(ready.free));
       ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
-      ctx.metrics.deferredBacklog.set(ctx.sessions.deferral?.budget.seconds ?? 0);
+      ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
     });
   };

@@ -101,6 +101,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       // Any node takes a resume: it opens the new epoch, which fences the node that served the
       // old one (docs/scaling.md); the next socket's node serves the session.
       const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
+      ctx.metrics.resumesAnswered.inc();
       return ok({
         sessionId: r.sessionId,
         transcriptionId: r.transcriptionId,
@@ -127,12 +128,16 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
         // Claimed for this node (SESSION_BUSY while another node's socket holds it).
         const session = await ctx.sessions.take(record.id, accountId);
         if (!session) throw new ScribedError('NOT_FOUND', `session ${record.id} does not exist`);
+        // A socket attached counts the close as it sends `closed` (ws/stream.ts); until the
+        // session counts its own closes, one without a socket is counted here.
+        const counted = !session.hasSocket;
         if (!(await session.closeFromRequest())) {
           // Deferred recognition: the close waits for the audio before it to be recognized.
           req.log.info({ sessionId: record.id }, 'session close accepted; waits for deferred recognition');
           return reply.code(202).send(ok({ ...(await view(await ownedSession(record.id, accountId))), status: 'PROCESSING' }));
         }
         req.log.info({ sessionId: record.id }, 'session closed by request');
+        if (counted) ctx.metrics.sessionsClosed.inc();
       }
       return ok(await view(await ownedSession(record.id, accountId)));
     });

@@ -26,6 +26,7 @@ declare module 'fastify' {
 
 function refuse(reply: FastifyReply, err: ScribedError) {
   const { status, body } = fail(err);
+  reply.request.errorCode = err.code;
   return reply.code(status).send(body);
 }
 
@@ -85,6 +86,7 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
             req.settleAdmission = settle;
           } catch (err) {
             settle();
+            ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'refused' });
             return refuse(reply, toScribedError(err));
           }
         },
@@ -94,6 +96,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         const log = req.log.child({ sessionId: session.id });
         const sink: SessionSocket = {
           send: (event) => {
+            // Until LiveSession counts its own closes (a close that completes with no socket
+            // attached, after deferred recognition caught up, is not seen here).
+            if (event.type === 'closed') ctx.metrics.sessionsClosed.inc();
             if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
           },
           close: (code, reason) => socket.close(code, reason),
@@ -120,8 +125,9 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
 
         const attaching = session.attach(sink);
         void attaching.finally(() => req.settleAdmission?.()).catch(() => undefined);
-        attaching.catch((err) => {
+        attaching.then(() => ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'upgraded' }), (err: unknown) => {
           const e = toScribedError(err);
+          ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'attach_failed' });
           log.warn({ code: e.code }, 'socket attach refused');
           // Nothing attached: let the claim go, so another node can take the socket at once.
           void ctx.sessions.releaseIfIdle(session).catch((releaseErr: unknown) => log.warn({ err: releaseErr }, 'could not release the claim'));

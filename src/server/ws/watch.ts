@@ -46,6 +46,7 @@ function wire(event: ServerEvent): string {
 
 function refuse(reply: FastifyReply, err: ScribedError) {
   const { status, body } = fail(err);
+  reply.request.errorCode = err.code;
   return reply.code(status).send(body);
 }
 
@@ -96,6 +97,7 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
             }
             req.watchedSession = session;
           } catch (err) {
+            ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'refused' });
             return refuse(reply, toScribedError(err));
           }
         },
@@ -153,10 +155,12 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
           session.watch(sink, limits.perSession);
           watching = true;
           ctx.metrics.watchers.inc();
+          ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'upgraded' });
         } catch (err) {
           // The session closed or moved, or racing handshakes took the last places, between
           // the checks before the upgrade and now.
           const e = toScribedError(err);
+          ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'attach_failed' });
           own(wsError(e, true));
           socket.close(e.code === 'WATCHER_LIMIT' ? CLOSE_CODES.tryAgainLater : e.code === 'SESSION_CLOSED' ? CLOSE_CODES.normal : CLOSE_CODES.superseded, e.code);
         }
