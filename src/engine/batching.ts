@@ -24,8 +24,14 @@ export const MAX_DECODE_BACKLOG_MS = 60_000;
 export type Enqueue = <T>(r: DecoderRequest, transfer?: ArrayBuffer[]) => Promise<T>;
 
 /** Audio posted in batches and not decoded yet, over all streams of an engine. */
-export interface DecodeBacklog {
-  seconds: number;
+/** Undecoded samples over all streams, per input rate: whole numbers, so an idle node reads
+ * exactly 0 (seconds summed as floats left residues such as 5.55e-17 behind). */
+export type DecodeBacklog = Map<number, number>;
+
+export function decodeBacklogSeconds(backlog: DecodeBacklog): number {
+  let seconds = 0;
+  for (const [rate, samples] of backlog) seconds += samples / rate;
+  return seconds;
 }
 
 export type BatchedCalls = Pick<RecognitionStream, 'accept' | 'finish' | 'onPartial'>;
@@ -79,11 +85,11 @@ export function batchingFor(req: StreamRequest, enqueue: Enqueue, backlogTotal: 
       ),
     };
     backlog += entry.samples;
-    backlogTotal.seconds += entry.samples / req.inputRate;
+    backlogTotal.set(req.inputRate, (backlogTotal.get(req.inputRate) ?? 0) + entry.samples);
     inFlight.push(entry);
     void entry.done.then(() => {
       backlog -= entry.samples;
-      backlogTotal.seconds -= entry.samples / req.inputRate;
+      backlogTotal.set(req.inputRate, (backlogTotal.get(req.inputRate) ?? 0) - entry.samples);
       inFlight.splice(inFlight.indexOf(entry), 1);
     });
   };

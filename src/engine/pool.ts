@@ -11,7 +11,7 @@
 // src/engine/batching.ts.
 import os from 'node:os';
 import { ScribedError, toScribedError } from '../core/errors.js';
-import type { DecodeBacklog } from './batching.js';
+import { decodeBacklogSeconds, type DecodeBacklog } from './batching.js';
 import { DecoderThread, Slot } from './decoder-thread.js';
 import { decoderStream, type StreamContext } from './decoder-stream.js';
 import type { AudioProfile, BackendConfig, Engine, EngineCapacity, EngineInfo, EngineKind, RecognitionStream, StreamRequest } from './types.js';
@@ -53,7 +53,7 @@ export function createEngine(opts: EngineOptions): Engine {
   let closed = false;
   const noticed = new Set<string>();
   /** Audio sent to decoders in batches and not decoded yet, over all streams. */
-  const backlogTotal: DecodeBacklog = { seconds: 0 };
+  const backlogTotal: DecodeBacklog = new Map();
 
   const backendConfig = (profile: AudioProfile): BackendConfig => ({
     engine: opts.engine,
@@ -167,7 +167,7 @@ export function createEngine(opts: EngineOptions): Engine {
       return decoderStream(slot, req, opened, streamContext);
     },
     decodeBacklogSeconds(): number {
-      return Math.max(0, backlogTotal.seconds);
+      return decodeBacklogSeconds(backlogTotal);
     },
     capacity(): EngineCapacity {
       // A slot is 'busy' from spawn until release, so starting decoders count; dead slots have

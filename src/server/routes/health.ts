@@ -49,7 +49,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();
       for (const state of LIVE_SESSION_STATES) ctx.metrics.sessions.set({ state }, counts[state] ?? 0);
-      ctx.metrics.decodeBacklog.set(roundedSeconds(ctx.engine.decodeBacklogSeconds?.() ?? 0));
+      ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
       const ready = readiness(ctx);
       ctx.metrics.readyChecks.set({ check: 'store' }, Number(ready.store));
       ctx.metrics.readyChecks.set({ check: 'engine' }, Number(ready.engine));
