@@ -1,0 +1,70 @@
+// Log lines: JSON wherever they go except a terminal, which gets readable lines; credentials
+// scrubbed in both forms. The terminal case runs the real CLI under a pseudo-terminal
+// (util-linux `script`), the others through a pipe.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/obs/log.js';
+import { tempDir } from '../helpers/service.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
+// An API key's shape (src/core/redact.ts): `sk_`, a 16-hex id, `_`, the secret.
+const SECRET = 'sk_0123456789abcdef_s3cretS3cretS3cret';
+const SECRET_PART = 's3cretS3cretS3cret';
+
+function memory(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+/** `scribed rtp` logs its listening line at once; SIGTERM after a second stops it. */
+function rtpArgs(dir: string): string[] {
+  const keyFile = path.join(dir, 'key');
+  fs.writeFileSync(keyFile, `${SECRET}\n`);
+  return ['rtp', '--listen', '127.0.0.1:0', '--rtcp-port', 'none', '--url', 'http://127.0.0.1:9', '--access-key-file', keyFile];
+}
+
+describe('log lines', () => {
+  it('are JSON when forced not to be a terminal, and readable when forced to be one', async () => {
+    const json = memory();
+    createLogger({ destination: json.stream as never, terminal: false }).info({ accessKey: SECRET, streams: 3 }, 'hello');
+    const rec = JSON.parse(json.text().trim()) as Record<string, unknown>;
+    expect(rec).toMatchObject({ msg: 'hello', streams: 3, accessKey: '[Redacted]', service: 'scribed' });
+
+    const pretty = memory();
+    createLogger({ destination: pretty.stream as never, terminal: true }).info({ url: `http://x/?accessKey=${SECRET}`, streams: 3 }, 'hello');
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = pretty.text();
+    expect(() => JSON.parse(text.trim())).toThrow();
+    expect(text).toMatch(/INFO.*hello/);
+    expect(text).toMatch(/streams: 3/);
+    expect(text).not.toContain(SECRET_PART);
+  });
+
+  it('a CLI writing to a pipe (journald, a file) writes JSON', () => {
+    const dir = tempDir();
+    const r = spawnSync('timeout', ['-s', 'TERM', '2', process.execPath, CLI, ...rtpArgs(dir)], { encoding: 'utf8', env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' } });
+    const first = r.stderr.split('\n').find((l) => l.trim() !== '')!;
+    expect(JSON.parse(first)).toMatchObject({ msg: 'rtp receiver listening', component: 'rtp' });
+  });
+
+  it('a CLI writing to a terminal writes readable lines', () => {
+    const dir = tempDir();
+    const command = [process.execPath, CLI, ...rtpArgs(dir)].map((a) => `'${a}'`).join(' ');
+    // `script` runs the command on a new pseudo-terminal and copies what it writes to stdout.
+    const out = spawnSync('script', ['-qfc', `timeout -s TERM 2 ${command}`, '/dev/null'], { encoding: 'utf8', env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', NO_COLOR: '1' } }).stdout;
+    const listening = out.split(/\r?\n/).find((l) => l.includes('rtp receiver listening'));
+    expect(listening).toBeDefined();
+    expect(listening).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: rtp receiver listening/);
+    expect(out).not.toContain('{"level"');
+    expect(out).not.toContain(SECRET_PART);
+  });
+});
