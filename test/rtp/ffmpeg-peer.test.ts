@@ -96,9 +96,11 @@ describe('ffmpeg RTP muxer as the peer', () => {
     expect(warnings[0]!.msg).toContain('--payload-type 97=l16/16000');
 
     const r = await receiver(['97=l16/16000']);
-    await ffmpegRtp(['-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be'], r.address.port, r.address.rtcpPort!);
+    // docs/rtp.md's command: 20 ms packets (12-byte header + 640 bytes).
+    await ffmpegRtp(['-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be'], r.address.port, r.address.rtcpPort!, { pktSize: 652 });
     const s = await r.nextStream();
     const end = await s.ended;
+    expect(end.stats.received).toBeGreaterThan(140); // 3 s of 20 ms packets
     expect(s.stream.info.format).toMatchObject({ payloadType: 97, codec: 'L16', sessionEncoding: 'pcm_s16le_16000' });
     expect(end.stats.lost).toBe(0);
     expect(s.audio().equals(ffmpegRaw(['-ar', '16000', '-ac', '1', '-f', 's16le']))).toBe(true);
