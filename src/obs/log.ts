@@ -42,7 +42,7 @@ function destinationFd(destination: pino.DestinationStream | undefined): number 
  * before the process may exit, as with pino.destination. Fields every line of this process
  * shares are left out. */
 function prettyStream(destination: number | pino.DestinationStream): pino.DestinationStream {
-  return PinoPretty({ destination, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  return PinoPretty({ destination, sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
 }
 
 /**
