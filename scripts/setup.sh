@@ -4,7 +4,9 @@
 # command on PATH. Both README commands (`npm start`, `npm test`) run it first, so a second run
 # must cost next to nothing: every step is skipped while its output is newer than its inputs
 # (scripts/up-to-date.sh; stamps in node_modules/.cache/scribed-setup/), and a changed input
-# redoes only its step. FORCE=1 redoes every step.
+# redoes only its step. FORCE=1 redoes every step. Quiet: each step that runs prints one line
+# and keeps its output in node_modules/.cache/scribed-setup/logs/STEP.log, shown when it fails;
+# the set-up ends with a one-line summary of what ran, how long each took, and what was up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -31,9 +33,9 @@ if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/stat
   if [ "${#missing[@]}" -gt 0 ]; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    echo "setup: installing Debian packages: ${missing[*]}"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    echo "setup: missing Debian packages: ${missing[*]}"
+    step_run apt-update "Debian package lists" $SUDO apt-get update -qq
+    step_run apt "Debian packages" $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
   # Stamped after installing, which itself changes dpkg's database.
   begin_step "$STAMPS/apt"
@@ -48,13 +50,14 @@ NODE_KEY="node=$(node --version)"
 # `npm ci` rejects such a lock as out of sync. `npm install` installs exactly the locked
 # versions and leaves the lock unchanged.
 if ! up_to_date "$STAMPS/npm" "$NODE_KEY" node_modules/.package-lock.json package.json package-lock.json; then
-  echo "setup: installing npm packages"
-  npm install --no-audit --no-fund
+  # package.json's "gypfile": false keeps npm from building the addon itself (its default
+  # install script for a package with a binding.gyp): the addon step below builds it, once.
+  step_run npm "npm packages" npm install --no-audit --no-fund
   # Stamped after installing: npm may rewrite the lock (a package.json edit) while it installs.
   begin_step "$STAMPS/npm"
   # better-sqlite3 compiles from source here; an interrupted install can leave it unbuilt, and
   # a new Node needs it rebuilt.
-  node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null || npm rebuild better-sqlite3
+  node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null || step_run npm-rebuild "better-sqlite3 rebuild" npm rebuild better-sqlite3
   end_step "$STAMPS/npm" "$NODE_KEY"
 fi
 
@@ -63,18 +66,16 @@ fi
 ADDON_KEY="$NODE_KEY pocketsphinx=$(pkg-config --modversion pocketsphinx 2>/dev/null || echo none) soxr=$(pkg-config --modversion soxr 2>/dev/null || echo none)"
 if ! up_to_date "$STAMPS/addon" "$ADDON_KEY" build/Release/scribed_pocketsphinx.node \
   binding.gyp src/engine/pocketsphinx node_modules/node-addon-api/package.json; then
-  echo "setup: building the recognizer addon"
   begin_step "$STAMPS/addon"
-  npm run --silent build:addon
+  step_run addon "recognizer addon" npm run --silent build:addon
   end_step "$STAMPS/addon" "$ADDON_KEY"
 fi
 
 # The TypeScript build, against every source, the compiler settings and the lock (the
 # compiler's version).
 if ! up_to_date "$STAMPS/dist" "" dist/cli.js src tsconfig.json package-lock.json; then
-  echo "setup: compiling TypeScript"
   begin_step "$STAMPS/dist"
-  npm run --silent build:ts
+  step_run dist "TypeScript build" npm run --silent build:ts
   end_step "$STAMPS/dist" ""
 fi
 
@@ -83,7 +84,7 @@ fi
 MODEL_INPUTS=(scripts/build-telephony-model.sh /var/lib/dpkg/status)
 if ! up_to_date "$STAMPS/telephony" "" models/telephony/feat.params "${MODEL_INPUTS[@]}"; then
   begin_step "$STAMPS/telephony"
-  bash scripts/build-telephony-model.sh models/telephony
+  step_run telephony "telephony model" bash scripts/build-telephony-model.sh models/telephony
   end_step "$STAMPS/telephony" ""
 fi
 # An assets dir with the MAP-adapted telephony acoustic model (opt-in: SCRIBED_ASSETS_DIR=
@@ -92,7 +93,7 @@ fi
 ADAPT_INPUTS=(scripts/build-adapted-model.sh scripts/asterisk-prompts.sh models/telephony/feat.params /var/lib/dpkg/status)
 if ! up_to_date "$STAMPS/adapted" "" models/telephony-adapted/en-us-adapted/sendump "${ADAPT_INPUTS[@]}"; then
   begin_step "$STAMPS/adapted"
-  bash scripts/build-adapted-model.sh models/telephony-adapted models/telephony/feat.params
+  step_run adapted "adapted model" bash scripts/build-adapted-model.sh models/telephony-adapted models/telephony/feat.params
   end_step "$STAMPS/adapted" ""
 fi
 
@@ -111,3 +112,4 @@ if link_command "$ROOT/dist/cli.js" scribed "$BIN_DIR"; then
        fi ;;
   esac
 fi
+setup_summary "Debian packages" "npm packages" "recognizer addon" "TypeScript build" "telephony model" "adapted model"

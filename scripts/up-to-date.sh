@@ -71,3 +71,60 @@ command_bin_dir() {
     echo "$HOME/.local/bin"
   fi
 }
+
+# Quiet steps: a step's output (apt, npm, gyp, compilers) goes to a log file, not the screen;
+# the screen gets one line per step that runs and, at the end, a summary. A failing step
+# shows the end of its log and stops the set-up.
+SETUP_STARTED_NS=$(date +%s%N)
+SETUP_DONE=()
+: "${SETUP_LOG_DIR:=node_modules/.cache/scribed-setup/logs}"
+
+# seconds_since NS: elapsed seconds since a `date +%s%N` reading, one decimal.
+seconds_since() {
+  local ms=$((($(date +%s%N) - $1) / 1000000))
+  printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100))
+}
+
+# step_run NAME LABEL COMMAND...: run COMMAND with its output in $SETUP_LOG_DIR/NAME.log.
+# Success: records "LABEL N s" for the summary. Failure: prints the log's last lines and
+# where the whole log is, then exits with the command's status.
+step_run() {
+  local name=$1 label=$2 started status=0 log
+  shift 2
+  mkdir -p "$SETUP_LOG_DIR"
+  log="$SETUP_LOG_DIR/$name.log"
+  echo "setup: $label ..."
+  started=$(date +%s%N)
+  "$@" >"$log" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    {
+      echo "setup: $label failed (exit $status) after $(seconds_since "$started") s; the end of its log:"
+      tail -n 40 "$log" | sed 's/^/  | /'
+      echo "setup: the whole log is $log"
+    } >&2
+    exit "$status"
+  fi
+  SETUP_DONE+=("$label $(seconds_since "$started") s")
+}
+
+# setup_summary STEP_LABEL...: one line: what ran (with times), that the rest (the labels
+# given, minus those that ran) was up to date, the total time and where the logs are.
+setup_summary() {
+  local total done_list="" skipped=() label ran d
+  total=$(seconds_since "$SETUP_STARTED_NS")
+  for label in "$@"; do
+    ran=""
+    for d in "${SETUP_DONE[@]+"${SETUP_DONE[@]}"}"; do
+      case "$d" in "$label "*) ran=1 ;; esac
+    done
+    [ -n "$ran" ] || skipped+=("$label")
+  done
+  if [ "${#SETUP_DONE[@]}" -eq 0 ]; then
+    echo "setup: up to date ($total s)"
+    return 0
+  fi
+  done_list=$(printf '%s, ' "${SETUP_DONE[@]}")
+  local up=""
+  [ "${#skipped[@]}" -eq 0 ] || up="; up to date: $(printf '%s, ' "${skipped[@]}" | sed 's/, $//')"
+  echo "setup: done in $total s: ${done_list%, }$up (logs: $SETUP_LOG_DIR)"
+}

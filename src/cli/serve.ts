@@ -1,9 +1,10 @@
 // `scribed serve`: run the HTTP + WebSocket service until SIGTERM/SIGINT, then stop
 // gracefully within the shutdown bound (open segments finalized and persisted).
+import net from 'node:net';
 import type { CommandModule } from 'yargs';
 import { createService } from '../service.js';
 import type { EngineKind } from '../engine/types.js';
-import { describeStore } from '../config.js';
+import { describeStore, loadConfig, type ConfigInput } from '../config.js';
 import { splitCidrList } from '../core/outbound-policy.js';
 import { storeConfigInput, withStoreOptions, type StoreArgs } from './store-options.js';
 
@@ -22,6 +23,32 @@ interface ServeArgs extends StoreArgs {
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
   'keep-alive-timeout-ms'?: number;
+}
+
+/** Why the service could not listen on host:port, with the way out; null for other errors. */
+export function listenFailure(err: unknown, host: string, port: number): string | null {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const other = port === 8080 ? 8081 : port + 1;
+  const fix = `choose another port: SCRIBED_PORT=${other} npm start, or scribed serve --port ${other} (or stop what holds it: ss -ltnp 'sport = :${port}')`;
+  if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (another scribed, or another server); ${fix}`;
+  if (code === 'EACCES') return `port ${port} on ${host} needs privileges this user lacks (ports below 1024); ${fix}`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this host (SCRIBED_HOST / --host); use 127.0.0.1, 0.0.0.0 or one of this host's addresses`;
+  return null;
+}
+
+/** Bind host:port and let go at once: a port another process holds fails here, in a
+ * moment, rather than after the start-up capacity measurement (tens of seconds). Port 0
+ * (any free port) cannot be taken. */
+async function checkListenable(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => {
+      const why = listenFailure(err, host, port);
+      reject(why ? new Error(why) : err);
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 export const serveCommand: CommandModule<object, ServeArgs> = {
@@ -52,7 +79,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('idle-timeout-ms', { type: 'number', describe: 'close a connection silent this long while the client owes a request or reading an answer [env SCRIBED_IDLE_TIMEOUT_MS, default 60000]' })
       .option('keep-alive-timeout-ms', { type: 'number', describe: 'close a connection idle this long between requests [env SCRIBED_KEEP_ALIVE_TIMEOUT_MS, default 72000]' }),
   handler: async (args) => {
-    const service = await createService({
+    const input: ConfigInput = {
       ...storeConfigInput(args),
       host: args.host,
       port: args.port,
@@ -68,8 +95,19 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],
       keepAliveTimeoutMs: args['keep-alive-timeout-ms'],
-    });
-    const address = await service.listen();
+    };
+    const { host, port } = loadConfig(input);
+    await checkListenable(host, port);
+    const service = await createService(input);
+    let address: string;
+    try {
+      address = await service.listen();
+    } catch (err) {
+      // Taken between the check and now (during the capacity measurement).
+      await service.stop().catch(() => undefined);
+      const why = listenFailure(err, host, port);
+      throw why ? new Error(why) : err;
+    }
     service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');
 
     let signalled = false;

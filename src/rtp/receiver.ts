@@ -95,6 +95,20 @@ export interface RtpReceiverAddress {
  * numbers, so a key that comes back after this long is another call in practice. */
 export const GENERATION_MEMORY_MS = 6 * 3600_000;
 
+/** How many streams' unmapped-payload-type warnings are remembered (so each warns once). */
+const UNMAPPED_WARNED_MAX = 1024;
+
+/** The warning for a stream whose payload type has no mapping, with the flag that fixes it.
+ * ffmpeg sends L16 (other than 44.1 kHz mono, static type 11) as dynamic type 97. */
+export function unmappedPayloadTypeMessage(payloadType: number): string {
+  const example = payloadType >= 96 ? `${payloadType}=l16/16000` : `${payloadType}=pcmu`;
+  return (
+    `payload type ${payloadType} is not mapped, so this stream's packets are dropped: ` +
+    `map it with --payload-type ${payloadType}=l16/RATE, ${payloadType}=pcmu or ${payloadType}=pcma ` +
+    `(e.g. --payload-type ${example}; ffmpeg sends L16 at 8 or 16 kHz as type 97)`
+  );
+}
+
 function ssrcHex(ssrc: number): string {
   return ssrc.toString(16).padStart(8, '0');
 }
@@ -112,6 +126,9 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
    * a BYE's hold) is the next generation, so it gets a new stream id and a new session
    * instead of the earlier, closed one. */
   readonly #generations = new Map<string, { generation: number; endedAt: number }>();
+  /** Streams (key and payload type) already warned that their payload type is not mapped:
+   * one log line per stream, not one per packet; oldest forgotten beyond the bound. */
+  readonly #unmappedWarned = new Set<string>();
   #rtp: dgram.Socket | null = null;
   #rtcp: dgram.Socket | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -223,6 +240,7 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
       const format = this.#o.payloadTypes.get(packet.payloadType);
       if (!format) {
         this.#dropped('unsupported_payload_type');
+        this.#warnUnmapped(key, packet.ssrc, packet.payloadType, rinfo);
         return;
       }
       if (this.#streams.size >= this.#o.maxStreams) {
@@ -232,6 +250,17 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
       stream = this.#startStream(key, packet, rinfo, format, now);
     }
     this.#pushPacket(stream, packet, now);
+  }
+
+  #warnUnmapped(key: string, ssrc: number, payloadType: number, rinfo: dgram.RemoteInfo): void {
+    const warned = `${key}/${payloadType}`;
+    if (this.#unmappedWarned.has(warned)) return;
+    if (this.#unmappedWarned.size >= UNMAPPED_WARNED_MAX) this.#unmappedWarned.delete(this.#unmappedWarned.values().next().value!);
+    this.#unmappedWarned.add(warned);
+    this.#o.logger.warn(
+      { payloadType, ssrc: ssrcHex(ssrc), source: `${rinfo.address}:${rinfo.port}` },
+      unmappedPayloadTypeMessage(payloadType),
+    );
   }
 
   #startStream(key: string, packet: RtpPacket, rinfo: dgram.RemoteInfo, format: PayloadFormat, now: number): RtpStream {

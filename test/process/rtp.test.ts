@@ -192,4 +192,44 @@ describe('scribed rtp as a process', () => {
       expect(stderr).toMatch(message);
     }
   });
+
+  // docs/rtp.md, "Trying it with ffmpeg": ffmpeg sends L16 at 16 kHz as payload type 97.
+  // Without the mapping the call is dropped with one warning naming the flag (before: only a
+  // metric); with it, the call is transcribed.
+  it("ffmpeg's L16 16 kHz (type 97): one warning naming --payload-type 97=l16/16000, then transcribed with it", async () => {
+    const dataDir = tempDir();
+    const serve = run(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '1'], 'stdout');
+    const base = String((await serve.waitFor((r) => r.msg === 'scribed listening')).address);
+    const account = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'ffmpeg', '--characters', '1000', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const keyFile = path.join(tempDir(), 'access-key');
+    fs.writeFileSync(keyFile, `${account.accessKey}\n`, { mode: 0o600 });
+    const [port, rtcpPort] = await freeUdpPorts(2);
+    const l16 = (realtime: boolean) => {
+      const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', ...(realtime ? ['-re'] : []), '-i', clip.wavFile, '-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be', '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=652`], { stdio: ['ignore', 'ignore', 'inherit'] });
+      children.push(p);
+      return new Promise((resolve) => p.once('exit', resolve));
+    };
+    const rtpArgs = ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--access-key-file', keyFile, '--idle-timeout-ms', '600'];
+
+    const unmapped = run(rtpArgs, 'stderr');
+    await unmapped.waitFor((r) => r.msg === 'scribed rtp listening');
+    await l16(false);
+    const warning = await unmapped.waitFor((r) => r.level === 40 && r.payloadType === 97);
+    expect(String(warning.msg)).toContain('--payload-type 97=l16/16000');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(unmapped.lines.filter((r) => r.payloadType === 97 && r.level === 40)).toHaveLength(1);
+    expect(unmapped.lines.some((r) => r.msg === 'rtp stream started')).toBe(false);
+    unmapped.proc.kill('SIGTERM');
+    await unmapped.exited;
+
+    const mapped = run([...rtpArgs, '--payload-type', '97=l16/16000'], 'stderr');
+    await mapped.waitFor((r) => r.msg === 'scribed rtp listening');
+    await l16(true);
+    const closed = await mapped.waitFor((r) => r.msg === 'rtp session closed', 30_000);
+    expect(closed).toMatchObject({ reason: 'idle', lost: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const prefix = `${String(closed.sessionId)} `;
+    const words = mapped.stdout.filter((l) => l.startsWith(prefix)).flatMap((l) => l.slice(prefix.length).trim().split(/\s+/));
+    expect(words.length, mapped.stdout.join('\n')).toBeGreaterThan(3);
+  });
 });

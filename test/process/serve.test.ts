@@ -1,6 +1,7 @@
 // The built CLI as an operator runs it: `scribed serve` in its own process, the accounts
 // command writing the same data dir while it runs, SIGTERM finalizing and exiting 0.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
@@ -82,4 +83,28 @@ describe('scribed serve as a process', () => {
     expect((txt as any).segments).toHaveLength(1);
     again.proc.kill('SIGTERM');
   }, 60_000);
+
+  it('a port another server holds fails in a moment, before the capacity measurement, naming the port and the fix', async () => {
+    const other = net.createServer();
+    await new Promise<void>((resolve) => other.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const port = (other.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      // No --max-decoders and a new data dir: a start that got that far would measure capacity
+      // for tens of seconds before trying to listen.
+      const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = proc;
+      let stderr = '';
+      proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      proc.stdout!.resume();
+      const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+      expect(code).not.toBe(0);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(stderr).toContain(`SCRIBED_PORT=${port + 1} npm start`);
+      expect(stderr).toContain(`--port ${port + 1}`);
+    } finally {
+      other.close();
+    }
+  });
 });

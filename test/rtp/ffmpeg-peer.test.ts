@@ -3,6 +3,7 @@
 // encoding of the same clip), with no loss on loopback.
 import { execFileSync, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { buildPayloadTypeMap } from '../../src/rtp/payload-types.js';
 import { decodeAlaw, decodeToPcm16 } from '../../src/core/audio/encodings.js';
 import { loadClips } from '../helpers/audio.js';
@@ -77,5 +78,31 @@ describe('ffmpeg RTP muxer as the peer', () => {
     expect(end.stats.lost).toBe(0);
     const reference = ffmpegRaw(['-ar', '16000', '-ac', '1', '-f', 's16le']);
     expect(s.audio().equals(reference)).toBe(true);
+  });
+
+  // docs/rtp.md's commands: ffmpeg sends L16 at 16 kHz as dynamic type 97 unless told
+  // otherwise. Unmapped, the stream is refused with one warning naming the flag; mapped, it
+  // is received whole.
+  it('L16 at 16 kHz as ffmpeg sends it by default (type 97): one warning unmapped, received once mapped', async () => {
+    const warnings: Array<{ msg: string; payloadType?: number }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    const unmapped = await startTestReceiver({ payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 400, logger });
+    stops.push(() => unmapped.receiver.stop());
+    await ffmpegRtp(['-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be'], unmapped.address.port, unmapped.address.rtcpPort!);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(unmapped.streams).toHaveLength(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ payloadType: 97 });
+    expect(warnings[0]!.msg).toContain('--payload-type 97=l16/16000');
+
+    const r = await receiver(['97=l16/16000']);
+    // docs/rtp.md's command: 20 ms packets (12-byte header + 640 bytes).
+    await ffmpegRtp(['-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be'], r.address.port, r.address.rtcpPort!, { pktSize: 652 });
+    const s = await r.nextStream();
+    const end = await s.ended;
+    expect(end.stats.received).toBeGreaterThan(140); // 3 s of 20 ms packets
+    expect(s.stream.info.format).toMatchObject({ payloadType: 97, codec: 'L16', sessionEncoding: 'pcm_s16le_16000' });
+    expect(end.stats.lost).toBe(0);
+    expect(s.audio().equals(ffmpegRaw(['-ar', '16000', '-ac', '1', '-f', 's16le']))).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 // The UDP receiver against crafted packets on a real loopback socket.
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { createRtpMetrics } from '../../src/rtp/metrics.js';
 import { buildPayloadTypeMap } from '../../src/rtp/payload-types.js';
@@ -186,6 +187,33 @@ describe('RtpReceiver', () => {
     expect(s.audio().equals(expected)).toBe(true);
     expect(await t.value('scribed_rtp_packets_dropped_total', { reason: 'unsupported_payload_type' })).toBe(1);
     expect(await t.value('scribed_rtp_packets_dropped_total', { reason: 'other_payload_type' })).toBe(1);
+  });
+
+  it('warns once per stream of an unmapped payload type, naming the --payload-type that fixes it', async () => {
+    const lines: Array<{ level: number; msg: string; payloadType?: number; ssrc?: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const registry = new Registry();
+    const r = await startTestReceiver({ payloadTypes: buildPayloadTypeMap([]), jitter: { maxDelayMs: 60 }, metrics: createRtpMetrics(registry), logger });
+    cleanups.push(() => r.receiver.stop());
+    const ffmpegLike = await RtpTestSender.open(0x5eed);
+    cleanups.push(() => ffmpegLike.close());
+    const other = await RtpTestSender.open(0x0ddba11);
+    cleanups.push(() => other.close());
+    // ffmpeg's L16 at 16 kHz: dynamic payload type 97, 20 ms per packet.
+    for (const p of packetize(Buffer.alloc(640 * 10), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 })) await ffmpegLike.send(p, r.address.port);
+    for (const p of packetize(Buffer.alloc(640 * 3), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 })) await other.send(p, r.address.port);
+    // Datagrams on loopback arrive in order: a DTMF-free PCMU packet after them shows every
+    // earlier one was handled.
+    for (const p of packetize(tone(1), { payloadType: 0 })) await other.send(p, r.address.port);
+    await r.nextStream();
+    expect(lines).toHaveLength(2);
+    expect(lines.map((l) => l.ssrc).sort()).toEqual(['00005eed', '00ddba11']);
+    for (const l of lines) {
+      expect(l.level).toBe(40);
+      expect(l.payloadType).toBe(97);
+      expect(l.msg).toContain('--payload-type 97=l16/16000');
+    }
+    expect(r.streams).toHaveLength(1);
   });
 
   it('a call that goes quiet past the idle timeout and goes on becomes a new stream, the next generation', async () => {
