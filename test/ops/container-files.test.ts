@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// js-yaml comes with ESLint (@eslint/eslintrc), a dev dependency; it has no types of its own.
+// js-yaml (a declared dev dependency) has no types of its own.
 const yaml = createRequire(import.meta.url)('js-yaml') as { load(text: string): unknown };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
