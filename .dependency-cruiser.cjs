@@ -150,7 +150,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(dist|build|models|data)/' },
+    // The build output and the models are not source (a test may name dist/cli.js).
+    exclude: { path: '^(dist|build|models|data)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     // NodeNext: `./x.js` in an import names `./x.ts`; packages resolve through their `exports`.
