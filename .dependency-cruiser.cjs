@@ -58,6 +58,13 @@ module.exports = {
       to: { path: '^(test|bench)/' },
     },
     {
+      name: 'no-importing-test-files',
+      comment: 'A test file imported by another runs its tests twice; shared set-up belongs in test/helpers.',
+      severity: 'error',
+      from: {},
+      to: { path: '\\.test\\.ts$' },
+    },
+    {
       name: 'no-dev-dependencies-in-src',
       comment: 'What src/ imports must be installed in production (a dependency, not a devDependency).',
       severity: 'error',

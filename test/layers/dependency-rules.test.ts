@@ -29,6 +29,8 @@ const TREE: Record<string, string> = {
   'src/server/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
   'src/client/c.ts': "import { settings } from '../config.js';\nexport const c = settings;\n",
   'test/helpers/h.ts': 'export const helper = 1;\n',
+  'test/a.test.ts': "import { shared } from './b.test.js';\nexport const a = shared;\n",
+  'test/b.test.ts': 'export const shared = 1;\n',
   // vitest: a devDependency of the fixture; pino: installed, but not in its package.json.
   'src/obs/o.ts': "import { describe } from 'vitest';\nimport { pino } from 'pino';\nexport const o = [describe, pino];\n",
 };
@@ -85,6 +87,7 @@ describe('the layer rules', () => {
         'no-circular: src/server/a.ts -> src/server/b.ts',
         'no-test-code-in-src: src/session/x.ts -> test/helpers/h.ts',
         'no-dev-dependencies-in-src: src/obs/o.ts -> vitest',
+        'no-importing-test-files: test/a.test.ts -> test/b.test.ts',
         'no-undeclared-packages: src/obs/o.ts -> pino',
         'only-the-process-imports-the-server: src/session/x.ts -> src/server/a.ts',
         'session-below-the-server: src/session/x.ts -> src/server/a.ts',
