@@ -4,7 +4,7 @@
 import { characterTimes } from './alignment.js';
 import { timePoint, type CaptureCursor } from './capture-cursor.js';
 import { serverEvent, type FinalEvent, type FinalTrigger } from './protocol.js';
-import type { ShapedFinal } from '../text/final-text.js';
+import type { ShapedFinal } from './text-options.js';
 
 /** A word of a final on the session timeline. */
 export interface TimelineWord {

@@ -3,7 +3,7 @@
 // The server builds every event with `serverEvent`; clients read them with `parseServerEvent`,
 // so a field renamed on one side fails to compile on the other.
 import type { TimePoint } from './capture-cursor.js';
-import type { Entity } from '../text/entities.js';
+import type { Entity } from './text-options.js';
 
 export type { TimePoint };
 

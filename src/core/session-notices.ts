@@ -1,7 +1,7 @@
 // The notices a real-time session sends after `ready`: every option it was given but cannot
 // apply, said once, so nothing is silently ignored. Pure: from the session's options and what
 // the recognizer did with its vocabulary hints.
-import { textOptionNotices, type Notice } from '../text/final-text.js';
+import { textOptionNotices, type Notice } from './text-options.js';
 
 export type { Notice };
 
@@ -66,6 +66,6 @@ export function optionsNotYetApplied(options: Record<string, unknown>): string[]
   // additionalLanguageHints and includeDetectedLanguage are answered by their own notices
   // (LANGUAGE_HINTS_NOT_APPLIED, LANGUAGE_DETECTION_UNAVAILABLE) when they cannot apply.
   // vocabularyHints: answered by VOCABULARY_HINTS_NOT_APPLIED when (part of) it cannot apply.
-  // The text options are applied or answered by their own notices (src/text/final-text.ts).
+  // The text options are applied or answered by their own notices (text-options.ts).
   return out;
 }

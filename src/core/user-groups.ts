@@ -9,7 +9,16 @@ import { createHmac } from 'node:crypto';
 import { ScribedError } from './errors.js';
 import { codePoints } from './interpretation.js';
 import { hashSecret } from './credentials.js';
-import type { UserGroupEnvironment, UserGroupFields } from '../store/store.js';
+
+export type UserGroupEnvironment = 'Customer' | 'Testing';
+
+/** The fields of a group a request may set (stored as given: src/store/contract/user-groups.ts). */
+export interface UserGroupFields {
+  name?: string | null;
+  mapping?: Record<string, unknown> | null;
+  properties?: Record<string, unknown> | null;
+  environment?: UserGroupEnvironment | null;
+}
 
 export const MAX_GROUP_ID_CHARS = 200;
 export const ENVIRONMENTS: readonly UserGroupEnvironment[] = ['Customer', 'Testing'];

@@ -7,7 +7,15 @@
 // zero or negative length, so times are clamped: start into [0, length-1], end into
 // [start+1, length]. Every word then lies inside its segment and lasts at least one sample.
 // Used by batch jobs (src/batch/runner.ts) and real-time finals (src/session/live-session.ts).
-import type { SegmentWord } from '../store/store.js';
+
+/** A word of a stored segment: session-wide input-rate samples as decimal strings (exact
+ * beyond 2^53), as the store keeps them (src/store/contract/history.ts). */
+export interface SegmentWord {
+  word: string;
+  startSample: string;
+  endSample: string;
+  confidence: number | null;
+}
 
 export interface WordSpan {
   startSample: number;

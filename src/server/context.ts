@@ -5,7 +5,7 @@ import type { Engine } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { SessionRegistry } from '../session/registry.js';
 import type { Store } from '../store/store.js';
-import type { BatchRouteOptions } from './routes/batch.js';
+import type { BatchRunner } from '../batch/runner.js';
 import { API_BASE } from '../core/protocol.js';
 
 export interface AppContext {
@@ -19,6 +19,18 @@ export interface AppContext {
   batch?: BatchRouteOptions;
   /** Injected clock, so ticket expiry is testable. */
   now: () => Date;
+}
+
+export interface BatchRouteOptions {
+  runner: BatchRunner;
+  /** Directory for uploads and decodes in flight (and, on one node, the decoded audio of
+   * pending jobs: the runner's audio store). */
+  dir: string;
+  maxUploadBytes: number;
+  /** Longest audio one upload may decode to, in seconds (src/batch/limits.ts). */
+  maxAudioSeconds: number;
+  /** Uploads probed and decoded at once. */
+  maxConcurrentDecodes: number;
 }
 
 export const API = API_BASE;

@@ -1,6 +1,7 @@
 // Schema of the PostgreSQL store, applied under an advisory lock (sql/postgres-db.ts).
 // Version 1 is the SQLite schema as of its version 6 (migrations.ts), in PostgreSQL's
-// words; later versions are added to both lists. Append-only, as there.
+// words; later versions are added to both lists. Append-only, as there. The schema both
+// lists produce is compared by test/store/schema-parity.test.ts.
 //
 // Same conventions as SQLite, so the area modules run unchanged on both: every integer is
 // BIGINT (read as bigint), timestamps are ISO-8601 TEXT (they sort as text), JSON is TEXT,

@@ -1,8 +1,9 @@
 // Schema migrations for the embedded SQLite store, applied in ascending `version` order,
 // each inside its own IMMEDIATE transaction together with its row in `schema_migrations`
 // (see sql/sqlite-db.ts). The PostgreSQL schema is migrations-postgres.ts: a change to the
-// schema is a new version in both lists. Migrations are append-only: never edit one that has shipped,
-// add a new version instead.
+// schema is a new version in both lists (test/store/schema-parity.test.ts holds the two to one
+// schema; docs/architecture.md, "Store", says why there are two). Migrations are append-only:
+// never edit one that has shipped, add a new version instead.
 //
 // Conventions:
 // - 64-bit counters (Characters, sample counts) are INTEGER and are read with

@@ -24,25 +24,13 @@
 // Lookups are Maps and Sets only (src/text/numbers.ts): words are arbitrary, and a plain
 // object would also match "constructor", "toString" and other Object.prototype names.
 import type { EntityCategory } from '../core/session-options.js';
+import { DETECTABLE_CATEGORIES, type Entity } from '../core/text-options.js';
 import { DIGIT_WORDS, literalNumber, wordTable, luhnValid, parseCardinal, parseDay, parseYear, readDigits } from './numbers.js';
 
-export interface Entity {
-  category: EntityCategory;
-  /** The matched text, exactly text.slice(start, end). */
-  text: string;
-  /** Normalised value (see the category list above). */
-  value: string;
-  start: number;
-  end: number;
-}
+export type { Entity };
+export { DETECTABLE_CATEGORIES, notDetectedCategories } from '../core/text-options.js';
 
-/** Categories this server can detect; the rest are accepted but never found. */
-export const DETECTABLE_CATEGORIES: readonly EntityCategory[] = ['email', 'money', 'date', 'credit_card', 'phone_number', 'spelled_digits'];
 const PRIORITY: readonly EntityCategory[] = DETECTABLE_CATEGORIES;
-
-export function notDetectedCategories(requested: readonly string[]): string[] {
-  return requested.filter((c) => !(DETECTABLE_CATEGORIES as readonly string[]).includes(c));
-}
 
 interface Token {
   /** Lower-case, outer punctuation removed. */

@@ -10,32 +10,16 @@
 // none runs on this server, so it is never applied and never faked: the session gets a
 // REWRITE_NOT_APPLIED notice and effectiveOptions.notApplied names it.
 import { removeDisfluencies } from './disfluency.js';
-import { detectEntities, notDetectedCategories, type Entity } from './entities.js';
+import { detectEntities } from './entities.js';
 import { mapSpan, readableFinal } from './readable-text.js';
+import { requestedCategories, type Entity, type FinalAnnotations, type ShapedFinal } from '../core/text-options.js';
 
-export interface FinalAnnotations {
-  /** The recognizer's text (with removeDisfluencies, and when readableText changed it). */
-  rawText?: string;
-  /** Entities found in `text` (only with entityCategories). */
-  entities?: Entity[];
-}
-
-export interface ShapedFinal<W> {
-  text: string;
-  words: W[];
-  annotations: FinalAnnotations;
-}
-
-export interface Notice {
-  code: string;
-  message: string;
-}
+// The option-level decisions (what is not applied, the notices, the view) are the core's; they
+// are re-exported so callers of the text options find them here.
+export { effectiveOptionsView, textOptionNotices, textOptionsNotApplied } from '../core/text-options.js';
+export type { FinalAnnotations, Notice, ShapedFinal } from '../core/text-options.js';
 
 type Options = Record<string, unknown>;
-
-function categories(options: Options): string[] {
-  return Array.isArray(options.entityCategories) ? (options.entityCategories as string[]) : [];
-}
 
 /** Apply the text options of `options` to one final. */
 export function shapeFinal<W extends { word: string }>(text: string, words: readonly W[], options: Options): ShapedFinal<W> {
@@ -48,7 +32,7 @@ export function shapeFinal<W extends { word: string }>(text: string, words: read
     outText = cleaned.text;
     outWords = cleaned.words;
   }
-  const wanted = categories(options);
+  const wanted = requestedCategories(options);
   // Absent in sessions stored before the option existed: they keep the recognizer's text.
   if (options.readableText === true) {
     const readable = readableFinal(outText, outWords);
@@ -68,37 +52,4 @@ export function shapeFinal<W extends { word: string }>(text: string, words: read
   }
   if (wanted.length > 0) annotations.entities = detectEntities(outText, wanted);
   return { text: outText, words: outWords, annotations };
-}
-
-/** Options (or parts of them) accepted but not in effect, for effectiveOptions.notApplied. */
-export function textOptionsNotApplied(options: Options): string[] {
-  const out: string[] = [];
-  if (typeof options.rewriteInstruction === 'string' && options.rewriteInstruction !== '') out.push('rewriteInstruction');
-  for (const c of notDetectedCategories(categories(options))) out.push(`entityCategories.${c}`);
-  if (options.processingContentStorage === true) out.push('processingContentStorage');
-  return out;
-}
-
-/** Notices for the text options a session or job asked for but cannot get. */
-export function textOptionNotices(options: Options): Notice[] {
-  const out: Notice[] = [];
-  if (typeof options.rewriteInstruction === 'string' && options.rewriteInstruction !== '') {
-    out.push({
-      code: 'REWRITE_NOT_APPLIED',
-      message: 'rewriteInstruction was accepted, but no language model for rewriting runs on this server; finals are the unedited transcript',
-    });
-  }
-  const missing = notDetectedCategories(categories(options));
-  if (missing.length > 0) {
-    out.push({
-      code: 'ENTITY_CATEGORIES_NOT_DETECTED',
-      message: `no named-entity model runs on this server; these categories are never detected: ${missing.join(', ')}`,
-    });
-  }
-  return out;
-}
-
-/** effectiveOptions as shown to clients: the stored options plus `notApplied`. */
-export function effectiveOptionsView(options: Options): Options {
-  return { ...options, notApplied: textOptionsNotApplied(options) };
 }

@@ -43,6 +43,9 @@ export interface Cluster {
   dbUrl: string;
   /** A new account through the operator command (`accounts create --database-url ... --json`). */
   createAccount(characters?: number): Promise<{ accountId: string; accessKey: string }>;
+  /** The running node a store's node id names (rt_sessions.owner_node, a job's claimed_by:
+   * `<host>-<pid>-<random>`), or null when none of the running nodes has that pid. */
+  nodeById(nodeId: string): ClusterNode | null;
   /** Kill every node and HAProxy, drop the database, remove the data dirs. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -203,6 +206,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       const account = JSON.parse(stdout) as { accountId: string; accessKey: string };
       return { accountId: account.accountId, accessKey: account.accessKey };
     },
+    nodeById: (nodeId) => nodes.find((n) => n.proc?.pid !== undefined && nodeId.includes(`-${n.proc.pid}-`)) ?? null,
     stop,
   };
 }

@@ -62,7 +62,7 @@ async function holderOf(id: string): Promise<{ node: ClusterNode | null; claimed
   const r = await db.query<{ claimed_by: string | null }>('SELECT claimed_by FROM batch_jobs WHERE transcription_id = $1', [id]);
   const claimedBy = r.rows[0]?.claimed_by ?? null;
   if (!claimedBy) return { node: null, claimedBy };
-  return { node: cluster.nodes.find((n) => n.proc?.pid !== undefined && claimedBy.includes(`-${n.proc.pid}-`)) ?? null, claimedBy };
+  return { node: cluster.nodeById(claimedBy), claimedBy };
 }
 
 async function until<T>(what: string, ms: number, step: number, check: () => Promise<T | null | undefined | false>): Promise<T> {

@@ -48,7 +48,7 @@ async function ownerOf(sessionId: string): Promise<ClusterNode | null> {
   const r = await db.query<{ owner_node: string | null }>('SELECT owner_node FROM rt_sessions WHERE id = $1', [sessionId]);
   const owner = r.rows[0]?.owner_node;
   if (!owner) return null;
-  return cluster.nodes.find((n) => n.proc?.pid !== undefined && owner.includes(`-${n.proc.pid}-`)) ?? null;
+  return cluster.nodeById(owner);
 }
 
 describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {

@@ -2,13 +2,12 @@
 // data dir of a running server moves the target to FAILED_RELEASED and releases its
 // reserved Characters; the server then quotes and accepts a retry.
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, storeArgsFor, type TestService } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
+import { CLI } from '../helpers/serve-process.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const run = promisify(execFile);
 let svc: TestService;
 

@@ -1,15 +1,14 @@
 // The access-key file of `scribed rtp` and `scribed stream`, as operators write them: a key
 // followed by a comment line works (only the first line is the key), and a malformed key is
 // refused at start with exit 2, never retried and never printed.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
 import { packetize, RtpTestSender } from '../helpers/rtp.js';
-import { CLI, createAccount, freePort, serve } from '../helpers/serve-process.js';
+import { createAccount, freePort, serve, spawnCli as spawnCliProcess } from '../helpers/serve-process.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0890')!;
 const children = new Set<ChildProcess>();
@@ -28,25 +27,9 @@ afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
 
+/** Without SCRIBED_ACCESS_KEY: the key comes from the file under test only. */
 function spawnCli(args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, SCRIBED_LOG_LEVEL: 'info' };
-  delete env.SCRIBED_ACCESS_KEY;
-  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-  children.add(proc);
-  let output = '';
-  const logs: Array<Record<string, any>> = [];
-  proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  readline.createInterface({ input: proc.stderr! }).on('line', (line) => {
-    output += `${line}\n`;
-    if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, any>);
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    proc.once('exit', (code) => {
-      children.delete(proc);
-      resolve(code);
-    }),
-  );
-  return { proc, logs, exited, output: () => output };
+  return spawnCliProcess(args, { children, env: { SCRIBED_ACCESS_KEY: undefined } });
 }
 
 function keyFile(text: string): string {
@@ -60,12 +43,12 @@ describe('access-key files of the ingest CLIs', () => {
     const file = keyFile(`${accessKey}\n# rotated 2026-11 by ops\n`);
     const rtpPort = await freePort();
     const rtp = spawnCli(['rtp', '--listen', `127.0.0.1:${rtpPort}`, '--rtcp-port', 'none', '--url', url, '--access-key-file', file, '--idle-timeout-ms', '400']);
-    await expect.poll(() => rtp.logs.some((l) => l.msg === 'scribed rtp listening'), { timeout: 20_000 }).toBe(true);
+    await expect.poll(() => rtp.lines.some((l) => l.msg === 'scribed rtp listening'), { timeout: 20_000 }).toBe(true);
     const sender = await RtpTestSender.open(0x5151);
     for (const p of packetize(clip.mulaw8k.subarray(0, 8000), { payloadType: 0 })) await sender.send(p, rtpPort);
     sender.close();
     // Before: "Headers.append: <key + comment> is an invalid header value", retried for ever.
-    await expect.poll(() => rtp.logs.find((l) => l.msg === 'rtp session closed'), { timeout: 20_000 }).toBeDefined();
+    await expect.poll(() => rtp.lines.find((l) => l.msg === 'rtp session closed'), { timeout: 20_000 }).toBeDefined();
     rtp.proc.kill('SIGTERM');
     expect(await rtp.exited).toBe(0);
     expect(rtp.output()).not.toContain(accessKey);

@@ -2,10 +2,7 @@
 // restarted twice while a crafted peer keeps sending RTP (a phone does not wait). The ingest
 // buffers what the server has not acknowledged, resumes, re-sends, and the call's session ends
 // holding every sample once, with the words of the same call without faults.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { RtpIngest, type RtpSessionReport } from '../../src/rtp/ingest.js';
@@ -15,8 +12,8 @@ import { normaliseWords } from '../../src/core/wer.js';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
 import { packetize, RtpTestSender } from '../helpers/rtp.js';
+import { createAccount, freePort, kill9, serve } from '../helpers/serve-process.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
 const audio = Buffer.concat(loadClips().slice(0, 3).map((c) => c.mulaw8k)); // 15.4 s
 const children = new Set<ChildProcess>();
@@ -26,44 +23,14 @@ afterEach(() => {
   children.clear();
 });
 
-async function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function serve(dataDir: string, port: number): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
-    });
-    children.add(proc);
-    proc.once('exit', () => children.delete(proc));
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      if ((JSON.parse(line) as { msg?: string }).msg === 'scribed listening') resolve(proc);
-    });
-    proc.once('exit', (code, signal) => reject(new Error(`serve exited early (${code ?? signal})`)));
-  });
-}
-
-async function kill9(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGKILL');
-  await exited;
-}
+const serveOn = (dataDir: string, port: number) => serve(dataDir, port, children);
 
 describe('RTP ingest under server faults', () => {
   it('kill -9 and restart of the server twice mid-call: every sample held once, the words of the call without faults', async () => {
     const dataDir = tempDir();
-    const port = await freeTcpPort();
-    const accessKey = (JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'pbx', '--characters', '1000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string }).accessKey;
-    let server = await serve(dataDir, port);
+    const port = await freePort();
+    const accessKey = createAccount(dataDir, { name: 'pbx' });
+    let server = await serveOn(dataDir, port);
     const clientMetrics = new ClientMetrics({ defaults: false });
     const resumes = async () => (await clientMetrics.resumes.get()).values[0]?.value ?? 0;
     const ingest = new RtpIngest({
@@ -99,7 +66,7 @@ describe('RTP ingest under server faults', () => {
             await kill9(server);
             resumesBefore += 1;
             await new Promise((r) => setTimeout(r, 1500));
-            server = await serve(dataDir, port);
+            server = await serveOn(dataDir, port);
           });
         }
         await sender.send(p, address.port);

@@ -3,15 +3,13 @@
 // then the call is given up with one log line and scribed_rtp_streams_given_up_total, its
 // audio written to --out; the daemon goes on and transcribes the next call once the server is
 // there; the first SIGTERM ends it within --stop-timeout-ms, also with a call still waiting.
-import { spawn, type ChildProcess } from 'node:child_process';
-import dgram from 'node:dgram';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
-import { CLI, createAccount, freePort, serve } from '../helpers/serve-process.js';
+import { createAccount, freePort, freeUdpPort, serve, spawnCli, type CliProcess } from '../helpers/serve-process.js';
 import { packetize, RtpTestSender } from '../helpers/rtp.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0880')!; // 3.0 s
@@ -22,52 +20,8 @@ afterEach(() => {
   children.clear();
 });
 
-interface RtpProc {
-  proc: ChildProcess;
-  lines: Array<Record<string, any>>;
-  stdout: string[];
-  exited: Promise<number | null>;
-  waitFor(pred: (r: Record<string, any>) => boolean, timeoutMs?: number): Promise<Record<string, any>>;
-}
-
-function startRtp(args: string[], accessKey: string): RtpProc {
-  const proc = spawn(process.execPath, [CLI, 'rtp', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey, SCRIBED_LOG_LEVEL: 'info' } });
-  children.add(proc);
-  const lines: Array<Record<string, any>> = [];
-  const stdout: string[] = [];
-  readline.createInterface({ input: proc.stderr! }).on('line', (line) => {
-    if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[rtp] ${line}\n`);
-    try {
-      lines.push(JSON.parse(line) as Record<string, any>);
-    } catch {
-      lines.push({ raw: line });
-    }
-  });
-  readline.createInterface({ input: proc.stdout! }).on('line', (line) => stdout.push(line));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return {
-    proc,
-    lines,
-    stdout,
-    exited,
-    async waitFor(pred, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const hit = lines.find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`not logged in time; last lines: ${JSON.stringify(lines.slice(-5))}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-  };
-}
-
-async function freeUdpPort(): Promise<number> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => s.bind(0, '127.0.0.1', resolve));
-  const port = s.address().port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
+function startRtp(args: string[], accessKey: string): CliProcess {
+  return spawnCli(['rtp', ...args], { children, env: { SCRIBED_ACCESS_KEY: accessKey } });
 }
 
 /** Send `audio` as a PCMU call in 20 ms packets at real time; `stop()` ends it early. */
@@ -171,11 +125,10 @@ describe('scribed rtp and an account without Characters', () => {
     const dataDir = tempDir();
     const serverPort = await freePort();
     await serve(dataDir, serverPort, children);
-    const { execFileSync } = await import('node:child_process');
-    const broke = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'broke', '--characters', '0', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const brokeKey = createAccount(dataDir, { name: 'broke', characters: 0 });
     const udp = await freeUdpPort();
     const out = tempDir('scribed-rtp-out-');
-    const rtp = startRtp(['--listen', `127.0.0.1:${udp}`, '--rtcp-port', 'none', '--url', `http://127.0.0.1:${serverPort}`, '--out', out, '--metrics-port', '0', '--idle-timeout-ms', '1000', '--credit-timeout-ms', '1000'], broke.accessKey);
+    const rtp = startRtp(['--listen', `127.0.0.1:${udp}`, '--rtcp-port', 'none', '--url', `http://127.0.0.1:${serverPort}`, '--out', out, '--metrics-port', '0', '--idle-timeout-ms', '1000', '--credit-timeout-ms', '1000'], brokeKey);
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
     const metricsPort = Number((await rtp.waitFor((r) => r.msg === 'metrics listening')).port);
     // 9 s: long enough that the give-up (1 s after the first refusal) lands inside the call.

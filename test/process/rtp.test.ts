@@ -6,84 +6,24 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
+import { CLI, createAccount, freeUdpPorts, spawnCli } from '../helpers/serve-process.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
-const children: ChildProcess[] = [];
+const children = new Set<ChildProcess>();
 
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL');
+  for (const c of children) c.kill('SIGKILL');
+  children.clear();
 });
-
-interface Proc {
-  proc: ChildProcess;
-  lines: Array<Record<string, unknown>>;
-  stdout: string[];
-  waitFor(pred: (rec: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
-  exited: Promise<number | null>;
-}
-
-/** Spawn the CLI; JSON log lines from `logStream` are collected and can be awaited. */
-function run(args: string[], logStream: 'stdout' | 'stderr', env: NodeJS.ProcessEnv = {}): Proc {
-  const proc = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', ...env } });
-  children.push(proc);
-  const lines: Array<Record<string, unknown>> = [];
-  const stdout: string[] = [];
-  const waiters: Array<() => void> = [];
-  const logs = logStream === 'stdout' ? proc.stdout! : proc.stderr!;
-  readline.createInterface({ input: logs }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      lines.push({ raw: line });
-    }
-    waiters.splice(0).forEach((w) => w());
-  });
-  if (logStream === 'stderr') readline.createInterface({ input: proc.stdout! }).on('line', (line) => stdout.push(line));
-  else proc.stderr!.resume();
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return {
-    proc,
-    lines,
-    stdout,
-    exited,
-    async waitFor(pred, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const hit = lines.find(pred);
-        if (hit) return hit;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`not logged in time; last lines: ${JSON.stringify(lines.slice(-5))}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
-    },
-  };
-}
-
-/** Free UDP ports, found by binding port 0 (released before use). */
-async function freeUdpPorts(n: number): Promise<number[]> {
-  const sockets = await Promise.all(
-    Array.from({ length: n }, () => new Promise<dgram.Socket>((resolve) => {
-      const s = dgram.createSocket('udp4');
-      s.bind(0, '127.0.0.1', () => resolve(s));
-    })),
-  );
-  const ports = sockets.map((s) => s.address().port);
-  await Promise.all(sockets.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  return ports;
-}
 
 function ffmpeg(port: number, rtcpPort: number, codec: string): ChildProcess {
   const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, '-ar', '8000', '-ac', '1', '-c:a', codec, '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  children.push(p);
+  children.add(p);
   return p;
 }
 
@@ -95,18 +35,18 @@ function metricValue(text: string, series: string): number {
 describe('scribed rtp as a process', () => {
   it('transcribes an ffmpeg call to --out, drops junk, exports metrics, and closes a call in progress on SIGTERM', async () => {
     const dataDir = tempDir();
-    const serve = run(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '2'], 'stdout');
+    const serve = spawnCli(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '2'], { children, logStream: 'stdout' });
     const listening = await serve.waitFor((r) => r.msg === 'scribed listening');
     const base = String(listening.address);
-    const account = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'pbx', '--characters', '1000', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const accessKey = createAccount(dataDir, { name: 'pbx', characters: 1000 });
     const keyFile = path.join(tempDir(), 'access-key');
-    fs.writeFileSync(keyFile, `${account.accessKey}\n`, { mode: 0o600 });
+    fs.writeFileSync(keyFile, `${accessKey}\n`, { mode: 0o600 });
     const out = tempDir('scribed-rtp-out-');
     const [port, rtcpPort] = await freeUdpPorts(2);
 
-    const rtp = run(
+    const rtp = spawnCli(
       ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--out', out, '--access-key-file', keyFile, '--metrics-port', '0', '--idle-timeout-ms', '600'],
-      'stderr',
+      { children },
     );
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
     const metricsPort = Number((await rtp.waitFor((r) => r.msg === 'metrics listening')).port);
@@ -128,13 +68,13 @@ describe('scribed rtp as a process', () => {
     const text = fs.readFileSync(path.join(out, `${sessionId}.txt`), 'utf8').trim();
     expect(text.split(/\s+/).length).toBeGreaterThan(3);
     // Calls get one final per utterance by default: the session was made in vad mode.
-    const session = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey: account.accessKey } })).json()) as { data: { effectiveOptions: Record<string, unknown> } };
+    const session = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey: accessKey } })).json()) as { data: { effectiveOptions: Record<string, unknown> } };
     expect(session.data.effectiveOptions.segmentCommitMode).toBe('vad');
     expect(rtp.stdout.some((l) => l.startsWith(`${sessionId} `))).toBe(true);
     // Every log line of the stream names it; none carries the key.
     const streamLines = rtp.lines.filter((l) => l.streamId);
     expect(streamLines.length).toBeGreaterThan(0);
-    expect(JSON.stringify(rtp.lines)).not.toContain(account.accessKey);
+    expect(JSON.stringify(rtp.lines)).not.toContain(accessKey);
 
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(metricValue(metrics, 'scribed_rtp_packets_received_total')).toBeGreaterThan(140);
@@ -165,7 +105,7 @@ describe('scribed rtp as a process', () => {
     const env = { ...process.env };
     delete env.SCRIBED_ACCESS_KEY;
     const r = spawn(process.execPath, [CLI, 'rtp', '--listen', '127.0.0.1:0', '--url', 'http://127.0.0.1:1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(r);
+    children.add(r);
     let stderr = '';
     r.stderr!.on('data', (d) => (stderr += d));
     const code = await new Promise((resolve) => r.once('exit', resolve));
@@ -198,20 +138,20 @@ describe('scribed rtp as a process', () => {
   // metric); with it, the call is transcribed.
   it("ffmpeg's L16 16 kHz (type 97): one warning naming --payload-type 97=l16/16000, then transcribed with it", async () => {
     const dataDir = tempDir();
-    const serve = run(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '1'], 'stdout');
+    const serve = spawnCli(['serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '1'], { children, logStream: 'stdout' });
     const base = String((await serve.waitFor((r) => r.msg === 'scribed listening')).address);
-    const account = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'ffmpeg', '--characters', '1000', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const accessKey = createAccount(dataDir, { name: 'ffmpeg', characters: 1000 });
     const keyFile = path.join(tempDir(), 'access-key');
-    fs.writeFileSync(keyFile, `${account.accessKey}\n`, { mode: 0o600 });
+    fs.writeFileSync(keyFile, `${accessKey}\n`, { mode: 0o600 });
     const [port, rtcpPort] = await freeUdpPorts(2);
     const l16 = (realtime: boolean) => {
       const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', ...(realtime ? ['-re'] : []), '-i', clip.wavFile, '-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be', '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=652`], { stdio: ['ignore', 'ignore', 'inherit'] });
-      children.push(p);
+      children.add(p);
       return new Promise((resolve) => p.once('exit', resolve));
     };
     const rtpArgs = ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--access-key-file', keyFile, '--idle-timeout-ms', '600'];
 
-    const unmapped = run(rtpArgs, 'stderr');
+    const unmapped = spawnCli(rtpArgs, { children });
     await unmapped.waitFor((r) => r.msg === 'scribed rtp listening');
     await l16(false);
     const warning = await unmapped.waitFor((r) => r.level === 40 && r.payloadType === 97);
@@ -222,7 +162,7 @@ describe('scribed rtp as a process', () => {
     unmapped.proc.kill('SIGTERM');
     await unmapped.exited;
 
-    const mapped = run([...rtpArgs, '--payload-type', '97=l16/16000'], 'stderr');
+    const mapped = spawnCli([...rtpArgs, '--payload-type', '97=l16/16000'], { children });
     await mapped.waitFor((r) => r.msg === 'scribed rtp listening');
     await l16(true);
     const closed = await mapped.waitFor((r) => r.msg === 'rtp session closed', 30_000);

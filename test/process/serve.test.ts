@@ -2,44 +2,27 @@
 // command writing the same data dir while it runs, SIGTERM finalizing and exiting 0.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
 import { StreamClient } from '../helpers/stream-client.js';
+import { CLI, startServe } from '../helpers/serve-process.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../dist/cli.js');
 const clip = loadClips().find((c) => c.id === 'librivox-0880')!;
-let child: ChildProcess | null = null;
+const children = new Set<ChildProcess>();
 
 afterEach(() => {
-  child?.kill('SIGKILL');
-  child = null;
+  for (const c of children) c.kill('SIGKILL');
+  children.clear();
 });
 
 function cli(args: string[], dataDir: string): string {
   return execFileSync(process.execPath, [CLI, ...args, '--data-dir', dataDir], { encoding: 'utf8' });
 }
 
-/** Start `scribed serve` on an ephemeral port; resolve with its base URL from the log. */
-function serve(dataDir: string): Promise<{ proc: ChildProcess; base: string; logs: string[] }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', dataDir, '--max-decoders', '1'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
-    });
-    child = proc;
-    const logs: string[] = [];
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      logs.push(line);
-      const rec = JSON.parse(line) as { msg?: string; address?: string };
-      if (rec.msg === 'scribed listening' && rec.address) resolve({ proc, base: rec.address.replace('http://', 'http://'), logs });
-    });
-    proc.once('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
-  });
-}
+/** `scribed serve` on an ephemeral port, with one decoder. */
+const serve = (dataDir: string) => startServe(dataDir, { children, args: ['--max-decoders', '1'] });
 
 describe('scribed serve as a process', () => {
   it('creates accounts while running, redacts credentials, finalizes and exits 0 on SIGTERM', async () => {
@@ -65,7 +48,6 @@ describe('scribed serve as a process', () => {
     proc.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    child = null;
     expect((await ws.closed).code).toBe(1012);
     expect(ws.ofType('final').map((f) => f.trigger)).toEqual(['shutdown']);
 
@@ -93,7 +75,7 @@ describe('scribed serve as a process', () => {
       // No --max-decoders and a new data dir: a start that got that far would measure capacity
       // for tens of seconds before trying to listen.
       const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
-      child = proc;
+      children.add(proc);
       let stderr = '';
       proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
       proc.stdout!.resume();

@@ -4,7 +4,13 @@
 // there, so an entry lists only what its handler itself refuses.
 import type { ErrorCode } from '../../core/errors.js';
 import type { JsonSchema } from './json-schema.js';
-import type { ServerFacts } from './schemas.js';
+
+/** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
+ * reference), the schemas say only what every node accepts by shape. */
+export interface ServerFacts {
+  /** Primary language subtags the loaded models recognize (engine.info.languages). */
+  recognizerLanguages?: readonly string[];
+}
 
 export type Method = 'get' | 'post' | 'put' | 'delete' | 'head';
 

@@ -30,14 +30,10 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../routes/batch.js';
 import { FORMATS } from '../routes/transcriptions.js';
 import { MAX_CALLBACK_URL_CHARS, MAX_DESCRIPTION_CODE_POINTS, MAX_PREVIEW_TEXT_CODE_POINTS } from '../routes/voice-design.js';
 import { LEG_FIELDS, SESSION_CALL_DEPENDENCIES, SESSION_CALL_FIELDS } from './calls.js';
+import type { ServerFacts } from './endpoint.js';
 import { decimalAtMost, nullable, object, primaryLanguagePattern, range, text, type JsonSchema } from './json-schema.js';
 
-/** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
- * reference), the schemas say only what every node accepts by shape. */
-export interface ServerFacts {
-  /** Primary language subtags the loaded models recognize (engine.info.languages). */
-  recognizerLanguages?: readonly string[];
-}
+export type { ServerFacts };
 
 const STRING: JsonSchema = { type: 'string' };
 const INTEGER: JsonSchema = { type: 'integer' };

@@ -29,29 +29,16 @@ import { splitChannelFields } from '../../batch/multichannel.js';
 import { callRequestHash } from '../../core/calls.js';
 import { checkMultichannelFile, legTitle } from '../../core/channels.js';
 import { DEFAULT_TITLE } from '../../core/session-options.js';
-import type { BatchRunner } from '../../batch/runner.js';
-import type { BatchJobRecord, HistoryPosition, TranscriptionRecord } from '../../store/store.js';
+import type { BatchJobRecord, HistoryPosition } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
-import { API, type AppContext } from '../context.js';
-import { transcriptionView } from './transcriptions.js';
+import { API, type AppContext, type BatchRouteOptions } from '../context.js';
+import { batchFields, transcriptionView } from './history-views.js';
 import { malformedMultipart } from '../multipart-errors.js';
 import { jsonNestsDeeperThan, tooDeep } from '../../core/json-depth.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 const MAX_FIELD_BYTES = 64 * 1024;
-
-export interface BatchRouteOptions {
-  runner: BatchRunner;
-  /** Directory for uploads and decodes in flight (and, on one node, the decoded audio of
-   * pending jobs: the runner's audio store). */
-  dir: string;
-  maxUploadBytes: number;
-  /** Longest audio one upload may decode to, in seconds (src/batch/limits.ts). */
-  maxAudioSeconds: number;
-  /** Uploads probed and decoded at once. */
-  maxConcurrentDecodes: number;
-}
 
 /** Opaque cursor: base64url of the last row's (createdAt, id). */
 export function encodeCursor(p: HistoryPosition): string {
@@ -343,16 +330,4 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
 function withChannelOptions(options: BatchRequest['effectiveOptions'], speakers: string[]): BatchRequest['effectiveOptions'] {
   const channelOptions = { multichannel: true, channelSpeakers: speakers };
   return { ...options, ...channelOptions };
-}
-
-/** Batch-only fields of a History row: options in effect, notices, failure reason. */
-export function batchFields(job: { options: Record<string, unknown>; notices: unknown[]; error: string | null }) {
-  return { effectiveOptions: job.options, notices: job.notices, error: job.error };
-}
-
-/** Batch fields for a row when it is a batch row (History detail). */
-export async function batchDetail(ctx: AppContext, t: TranscriptionRecord): Promise<Record<string, unknown>> {
-  if (t.kind !== 'batch') return {};
-  const job = await ctx.store.getBatchJob(t.id);
-  return job ? batchFields(job) : {};
 }

@@ -7,7 +7,7 @@ import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
 import type { TranscriptionRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
-import { batchDetail } from './batch.js';
+import { batchDetail, transcriptionView } from './history-views.js';
 
 export const FORMATS = {
   json: 'application/json; charset=utf-8',
@@ -16,25 +16,6 @@ export const FORMATS = {
   vtt: 'text/vtt; charset=utf-8',
 } as const;
 type Format = keyof typeof FORMATS;
-
-export function transcriptionView(t: TranscriptionRecord) {
-  return {
-    transcriptionId: t.id,
-    kind: t.kind,
-    sessionId: t.sessionId,
-    title: t.title,
-    status: t.status,
-    languageHint: t.languageHint,
-    sampleRateHz: t.sampleRateHz,
-    audioSamples: t.audioSamples.toString(),
-    audioDurationMs: Number((t.audioSamples * 1000n) / BigInt(t.sampleRateHz)),
-    callId: t.callId,
-    speaker: t.speaker,
-    createdAt: t.createdAt,
-    updatedAt: t.updatedAt,
-    completedAt: t.completedAt,
-  };
-}
 
 export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/stt/transcriptions`;

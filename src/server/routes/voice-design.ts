@@ -16,7 +16,7 @@ import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
 import { accountOf } from '../auth.js';
 import { API, type AppContext } from '../context.js';
-import type { VoiceFiles } from './voices.js';
+import type { VoiceFiles } from '../voice-files.js';
 
 /** How often each node looks for design work nobody holds, when nodes share the store. */
 export const DESIGN_POLL_MS = 1000;

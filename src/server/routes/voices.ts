@@ -25,12 +25,12 @@ import {
 } from '../../core/voices.js';
 import { probeAudio } from '../../media/probe.js';
 import type { RecordingStore, StagedFile } from '../../store/recordings.js';
-import type { ServerKeys } from '../../store/server-key.js';
 import type { NewRecording, VoiceRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import { voiceDesignRoutes } from './voice-design.js';
 import { malformedMultipart } from '../multipart-errors.js';
+import type { VoiceFiles } from '../voice-files.js';
 
 export function voiceItem(v: VoiceRecord): VoiceItem {
   return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
@@ -124,12 +124,6 @@ async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFil
 function toNewRecordings(upload: Upload): NewRecording[] {
   const formats = (upload as Upload & { formats: string[] }).formats;
   return upload.files.map((f, i) => ({ sha256: f.sha256, format: formats[i]!, sizeBytes: f.sizeBytes }));
-}
-
-/** Where published recordings and the server keys live (built by buildApp for the store). */
-export interface VoiceFiles {
-  recordings: RecordingStore;
-  keys: ServerKeys;
 }
 
 export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
