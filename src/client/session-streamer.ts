@@ -31,7 +31,7 @@ export class SessionStreamer extends EventEmitter {
   private readonly opts: StreamerOptions;
   private log: Logger;
   private readonly rate: number;
-  private readonly state = new StreamEventState();
+  private readonly state: StreamEventState;
   private readonly window: SendWindow;
   private readonly http: SessionHttpClient;
   private readonly connection: StreamConnection;
@@ -60,6 +60,7 @@ export class SessionStreamer extends EventEmitter {
     if (!/^https?:\/\//.test(opts.url)) throw new RangeError('url must be http(s)://host:port');
     this.opts = withDefaults(opts);
     this.rate = enc.sampleRateHz;
+    this.state = new StreamEventState(this.rate);
     const o = this.opts;
     this.window = new SendWindow(
       { bytesPerSample: enc.bytesPerSample, sampleRateHz: this.rate, bufferSamples: opts.bufferSamples, silenceByte: opts.encoding === 'mulaw_8000' ? 0xff : 0, frameMs: o.frameMs, windowMs: o.windowMs, onFull: o.onFull },

@@ -62,8 +62,10 @@ export class StreamEventState {
   readonly acct: CaptureAccount;
   /** The server takes audio (its last `ready` or `accepting` said so). */
   accepting = true;
-  /** When the server stopped accepting for want of Characters; null while it accepts. */
+  /** When the server stopped accepting for want of Characters; null while the account pays. */
   noCreditSince: number | null = null;
+  /** Where the timeline stood then. */
+  private noCreditAt = 0;
   maxPayloadBytes = 131072;
   /** Positions below this were dropped by overflow and sent as silence. */
   silentBelow = 0;
@@ -71,7 +73,11 @@ export class StreamEventState {
   gapSamples = 0;
   readonly finals = new Map<string, FinalSegment>();
 
-  constructor(acct = new CaptureAccount()) {
+  constructor(
+    /** Samples a Character pays for (the rate: 1 Character per started second). */
+    private readonly samplesPerCharacter: number,
+    acct = new CaptureAccount(),
+  ) {
     this.acct = acct;
   }
 
@@ -82,7 +88,7 @@ export class StreamEventState {
       case 'ready': {
         const samples = this.acct.onReady(e.epoch, e.sampleOffset, wireSamples(e.capturedSamples));
         this.accepting = e.accepting !== false;
-        if (this.accepting) this.noCreditSince = null;
+        this.paidAgain();
         if (typeof e.maxFramePayloadBytes === 'number') this.maxPayloadBytes = e.maxFramePayloadBytes;
         return [
           { kind: 'acknowledged', samples },
@@ -95,6 +101,7 @@ export class StreamEventState {
       case 'ack': {
         if (e.epoch !== this.acct.epoch) return [];
         const samples = this.acct.onAck(wireSamples(e.capturedSamples));
+        this.paidAgain();
         return [...(samples > 0 ? [{ kind: 'acknowledged', samples } as const] : []), { kind: 'send' }];
       }
       case 'partial':
@@ -116,7 +123,6 @@ export class StreamEventState {
       }
       case 'accepting': {
         this.accepting = e.accepting !== false;
-        if (this.accepting) this.noCreditSince = null;
         const out: Decision[] = [{ kind: 'log', level: 'warn', fields: { accepting: this.accepting, reason: e.reason }, msg: 'server changed accepting' }];
         if (this.accepting) return [...out, { kind: 'send' }];
         this.acct.rewind();
@@ -133,7 +139,10 @@ export class StreamEventState {
       case 'gap':
         return this.onGap(e);
       case 'error': {
-        const out: Decision[] = [{ kind: 'log', level: 'warn', fields: { code: e.code, message: e.message, fatal: e.fatal }, msg: 'server error event' }];
+        // Frames already in flight when the server stopped accepting are refused, each: expected,
+        // and said once by the accepting event, not once per frame.
+        const expected = REWIND_CODES.has(e.code) && !this.accepting;
+        const out: Decision[] = [{ kind: 'log', level: expected ? 'debug' : 'warn', fields: { code: e.code, message: e.message, fatal: e.fatal }, msg: 'server error event' }];
         if (REWIND_CODES.has(e.code)) this.acct.rewind();
         else if (e.fatal !== true) {
           // A frame the server failed to take for another reason (storage, recognizer, a
@@ -160,10 +169,21 @@ export class StreamEventState {
   /** Where the wait for Characters stands at `now`: give up once `timeoutMs` has passed since
    * the server stopped accepting, else ask again (by resuming) within `retryMs`. */
   creditVerdict(now: number, timeoutMs: number, retryMs: number): { giveUp: true } | { giveUp: false; retryInMs: number } {
-    this.noCreditSince ??= now;
+    if (this.noCreditSince === null) {
+      this.noCreditSince = now;
+      this.noCreditAt = this.acct.acknowledged;
+    }
     const left = this.noCreditSince + timeoutMs - now;
     if (left <= 0) return { giveUp: true };
     return { giveUp: false, retryInMs: Math.min(retryMs, left) };
+  }
+
+  /** The wait for Characters ends only when the server takes more audio than a Character
+   * pays for past where it stopped: a `ready` or `accepting` saying true proves nothing, as
+   * the rest of the last second paid for (less than a frame, say) lets the server say true
+   * and refuse the next frame, again and again. */
+  private paidAgain(): void {
+    if (this.noCreditSince !== null && this.acct.acknowledged >= this.noCreditAt + this.samplesPerCharacter) this.noCreditSince = null;
   }
 
   private onGap(e: Extract<ServerEvent, { type: 'gap' }>): Decision[] {
