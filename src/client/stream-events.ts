@@ -123,7 +123,9 @@ export class StreamEventState {
       }
       case 'accepting': {
         this.accepting = e.accepting !== false;
-        const out: Decision[] = [{ kind: 'log', level: 'warn', fields: { accepting: this.accepting, reason: e.reason }, msg: 'server changed accepting' }];
+        // Said once per wait for Characters: each retry's refusal is the same news again.
+        const again = !this.accepting && this.noCreditSince !== null;
+        const out: Decision[] = [{ kind: 'log', level: again ? 'debug' : 'warn', fields: { accepting: this.accepting, reason: e.reason }, msg: 'server changed accepting' }];
         if (this.accepting) return [...out, { kind: 'send' }];
         this.acct.rewind();
         // Only Characters need someone to act; a shutdown ends the socket, and a node's

@@ -84,14 +84,16 @@ describe('StreamEventState', () => {
     s.apply(ready(), 0);
     sentUpTo(s, 23_904);
     s.apply(serverEvent.ack({ epoch: 1, sampleOffset: 23_904, capturedSamples: '23904' }), 0);
-    s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 1000);
+    expect(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 1000)[0]).toMatchObject({ kind: 'log', level: 'warn' });
     expect(s.creditVerdict(1000, 20_000, 5000)).toEqual({ giveUp: false, retryInMs: 5000 });
     // Each retry: the server has 96 samples paid for, says accepting, refuses the next frame.
     for (const t of [6000, 11_000, 16_000]) {
       s.apply(ready({ epoch: t, capturedSamples: '23904', sampleOffset: 0 }), t);
       expect(s.accepting).toBe(true);
       expect(kinds(s.apply(serverEvent.error({ code: 'INSUFFICIENT_CHARACTERS', message: 'm', fatal: false }), t))).toEqual(['log', 'server-error']);
-      expect(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), t).map((d) => d.kind)).toContain('wait-for-credit');
+      const again = s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), t);
+      expect(again).toContainEqual({ kind: 'wait-for-credit' });
+      expect(again[0]).toMatchObject({ kind: 'log', level: 'debug' }); // said once, at the first refusal
       const refused = s.apply(serverEvent.error({ code: 'NOT_ACCEPTING', message: 'm', fatal: false }), t);
       expect(refused[0]).toMatchObject({ kind: 'log', level: 'debug' });
     }

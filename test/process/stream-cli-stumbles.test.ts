@@ -87,6 +87,11 @@ describe('scribed stream: the stumbles of issue 33', () => {
     expect(run.stderr.split('\n').filter((l) => l.includes('NOT_ACCEPTING'))).toHaveLength(0);
     expect(run.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning: the account has no Characters left: waiting up to 20 s'))).toHaveLength(1);
     expect(run.logs.filter((l) => l.msg === 'session resumed').length).toBeGreaterThanOrEqual(2); // it did ask again
+    // Warnings: the server's first refusal, and the one line said to the user; no more.
+    const warned = run.logs.filter((l) => l.level >= 40 && l.msg !== 'stream failed').map((l) => String(l.msg));
+    expect(warned).toHaveLength(2);
+    expect(warned[0]).toBe('server changed accepting');
+    expect(warned[1]).toMatch(/^the account has no Characters left: waiting up to 20 s/);
   }, 60_000);
 
   it('a mu-law file streamed as pcm_s16le_16000 is refused before a session exists (exit 2); --ignore-encoding-check streams it', async () => {
