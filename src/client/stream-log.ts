@@ -21,7 +21,7 @@ export function streamLog(o: { level: string | undefined; service: string; prefi
   const terminal = o.terminal ?? process.stderr.isTTY === true;
   const base = { redact: { paths: REDACT_PATHS, censor: '[Redacted]' }, base: { service: o.service } };
   const logger = terminal
-    ? pino({ ...base, level: o.level ?? 'warn' }, pretty({ destination: 2, sync: true, ignore: 'pid,hostname,service', translateTime: 'SYS:HH:MM:ss' }))
+    ? pino({ ...base, level: o.level ?? 'warn' }, pretty({ destination: 2, sync: true, singleLine: true, ignore: 'pid,hostname,service,streamId', translateTime: 'SYS:HH:MM:ss' }))
     : pino({ ...base, level: o.level ?? 'info' }, pino.destination(2));
   return {
     logger,
