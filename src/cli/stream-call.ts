@@ -18,6 +18,8 @@ import type { ClientMetrics } from '../client/metrics.js';
 import { TranscriptFiles } from '../client/transcript-files.js';
 import type { AudioInput } from '../client/inputs.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
+import { creditRetryMs } from '../client/give-up.js';
+import { legTitle } from '../core/channels.js';
 
 export interface StreamCallOptions {
   url: string;
@@ -65,7 +67,7 @@ export async function startCall(o: StreamCallOptions): Promise<CallLegs> {
       accessKey: o.accessKey,
       encoding: o.encoding,
       streamId: legStreamId(o.streamId, speaker),
-      title: `${title}: ${speaker}`,
+      title: legTitle(title, speaker),
       sessionOptions: o.sessionOptions,
       call: { callId, speaker },
       bufferSamples: Math.max(1, Math.round(o.bufferSeconds * rate)),
@@ -74,6 +76,7 @@ export async function startCall(o: StreamCallOptions): Promise<CallLegs> {
       onFull: o.onFull,
       connectTimeoutMs: o.connectTimeoutMs,
       noCreditTimeoutMs: o.noCreditTimeoutMs,
+      acceptingRetryMs: creditRetryMs(o.noCreditTimeoutMs),
     });
     const leg = { speaker, streamer, files: null as TranscriptFiles | null };
     streamer.on('final', (seg: FinalSegment) => {

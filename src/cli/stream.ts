@@ -1,21 +1,23 @@
 // `scribed stream`: capture or read audio and stream it to a scribed server with
 // SessionStreamer; finals go to stdout (partials with --partials) and, with --out, to
-// `<sessionId>.jsonl` / `<sessionId>.txt`. Logs (pino JSON) go to stderr. docs/ingest.md.
+// `<sessionId>.jsonl` / `<sessionId>.txt`. Messages to the user are plain lines on stderr; the
+// log goes there too, as JSON off a terminal and readable in one (stream-log.ts). docs/ingest.md.
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CommandModule } from 'yargs';
-import { pino } from 'pino';
 import { INPUT_ENCODING_NAMES, INPUT_ENCODINGS, type InputEncodingName } from '../core/audio/encodings.js';
 import { formatTimestamp } from '../core/transcript.js';
 import { FirstSecondsCheck, type Implausibility } from '../core/audio/sniff.js';
-import { REDACT_PATHS } from '../obs/log.js';
 import { SessionStreamer, type FinalSegment, type PartialSegment } from '../client/session-streamer.js';
 import { ClientMetrics, serveMetrics } from '../client/metrics.js';
 import { TranscriptFiles } from '../client/transcript-files.js';
 import { openInput } from '../client/inputs.js';
 import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
-import { giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
+import { creditRetryMs, giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
+import { streamLog } from '../client/stream-log.js';
+import { fileTitle } from '../client/file-title.js';
+import { judgeFirstSeconds } from '../client/encoding-check.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 import { DEFAULT_CHANNEL_SPEAKERS, parseChannelSpeakersFlag } from '../core/channels.js';
 import { ACCEPTED_FORMATS } from '../batch/audio.js';
@@ -40,6 +42,7 @@ interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   'log-level'?: string;
   channels: number;
   'channel-speakers'?: string;
+  'ignore-encoding-check'?: boolean;
 }
 
 function clock(ms: number): string {
@@ -67,12 +70,11 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' })
       .option('channels', { type: 'number', choices: [1, 2], default: 1, describe: '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call' })
-      .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' }),
+      .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' })
+      .option('ignore-encoding-check', { type: 'boolean', describe: 'stream a file or stdin whose first seconds look like another encoding than --encoding (refused by default, exit 2)' }),
   handler: async (args) => {
-    const logger = pino(
-      { level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL ?? 'info', redact: { paths: REDACT_PATHS, censor: '[Redacted]' }, base: { service: 'scribed-stream' } },
-      pino.destination(2),
-    );
+    const out = streamLog({ level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL, service: 'scribed-stream', prefix: 'scribed stream' });
+    const logger = out.logger;
     const encoding = args.encoding as InputEncodingName;
     const rate = INPUT_ENCODINGS[encoding].sampleRateHz;
     const bps = INPUT_ENCODINGS[encoding].bytesPerSample;
@@ -96,7 +98,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     const input = openInput(args.input, encoding, { recorder: args.recorder, device: args.device, channels });
     // A file's History row is named after the file unless --title says otherwise; stdin and
     // the microphone keep the server's default.
-    const title = args.title ?? (input.kind === 'raw-file' || input.kind === 'ffmpeg' ? path.basename(args.input) : undefined);
+    const title = args.title ?? (input.kind === 'raw-file' || input.kind === 'ffmpeg' ? fileTitle(args.input) : undefined);
     const metrics = new ClientMetrics();
     const metricsServer = args['metrics-port'] === undefined ? null : await serveMetrics(metrics, args['metrics-port']);
     if (metricsServer) logger.info({ port: metricsServer.port }, 'metrics on /metrics');
@@ -107,9 +109,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       const probed = await runFfprobe(path.resolve(args.input), ACCEPTED_FORMATS, 15_000).catch(() => null);
       const fileChannels = probed?.streams?.find((s) => s.codec_type === 'audio')?.channels ?? 1;
       if (fileChannels >= 2) {
-        const message = `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`;
-        logger.warn({ channels: fileChannels }, message);
-        process.stderr.write(`scribed stream: warning: ${message}\n`);
+        out.tell('warn', `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`, { channels: fileChannels });
       }
     }
 
@@ -128,6 +128,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       onFull: (args['on-full'] as 'block' | 'drop-oldest' | undefined) ?? (input.live ? 'drop-oldest' : 'block'),
       connectTimeoutMs: bounds.connectTimeoutMs,
       noCreditTimeoutMs: bounds.noCreditTimeoutMs,
+      acceptingRetryMs: creditRetryMs(bounds.noCreditTimeoutMs),
     });
     let files: TranscriptFiles | null = null;
     streamer.on('final', (seg: FinalSegment) => {
@@ -135,7 +136,21 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       files?.append(seg);
     });
     if (args.partials) streamer.on('partial', (p: PartialSegment) => process.stdout.write(`~ [${clock(p.startMs)}] ${p.text}\n`));
-    streamer.on('error', (err: Error) => logger.warn({ err: err.message }, 'stream error'));
+    streamer.on('error', (err: Error) => noteStreamError(err));
+    // Frames refused for want of Characters come by the dozen while the client waits for
+    // credit (the frames in flight, again at each retry): said once, in one line.
+    let toldNoCredit = false;
+    const noteStreamError = (err: Error) => {
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'INSUFFICIENT_CHARACTERS' && code !== 'NOT_ACCEPTING') {
+        logger.warn({ err: err.message }, 'stream error');
+        return;
+      }
+      logger.debug({ err: err.message }, 'stream error');
+      if (toldNoCredit) return;
+      toldNoCredit = true;
+      out.tell('warn', `the account has no Characters left: waiting up to ${Math.round(bounds.noCreditTimeoutMs / 1000)} s (--credit-timeout-ms) for an operator to add some (\`scribed accounts credit\`)`);
+    };
 
     let started = false;
     let leaving = false;
@@ -145,8 +160,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     const leave = (message: string) => {
       if (leaving) return;
       leaving = true;
-      logger.error(message);
-      process.stderr.write(`scribed stream: ${message}\n`);
+      out.tell('error', message);
       void abortAll().finally(() => process.exit(1));
     };
     // The first signal ends the input (its end is then flushed and the session closed) and
@@ -179,8 +193,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       logger.debug({ err: (err as Error).message }, 'input failed before its first bytes were checked');
     }
     if (head?.action === 'refuse') {
-      logger.error({ input: input.kind }, head.message);
-      process.stderr.write(`scribed stream: ${head.message}\n`);
+      out.tell('error', head.message, { input: input.kind });
       input.stop();
       await metricsServer?.close();
       process.exit(2);
@@ -231,22 +244,39 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
         process.exit(summaries.some((s) => s.overflowSamples > 0) ? 3 : 0);
       } catch (err) {
         // The legs are left open (PAUSED): rerun with the same --stream-id to continue them.
-        logger.error({ err: (err as Error).message }, 'stream failed');
-        process.stderr.write(`scribed stream: ${(err as Error).message}\n`);
+        out.tell('error', (err as Error).message, { err: (err as Error).message }, 'stream failed');
         input.stop();
         await abortAll().catch(() => undefined);
         await metricsServer?.close();
         process.exit(1);
       }
     }
-    // The first seconds are judged once: a warning names the likely right encoding (mu-law
-    // read as PCM and back), or says they are silence or all clipping.
-    const firstSeconds = new FirstSecondsCheck(encoding);
+    // The first seconds are judged once: likely the wrong encoding (mu-law read as PCM and
+    // back), silence or all clipping. A file or stdin is judged before the session exists, and
+    // a wrong encoding refused there (exit 2) unless --ignore-encoding-check; the microphone,
+    // recorded in --encoding, only gets the warning, as it streams.
     const judged = (verdict: Implausibility | null | undefined) => {
       if (!verdict) return;
-      logger.warn({ check: verdict.kind, likelyEncoding: verdict.kind === 'wrong-encoding' ? verdict.likely : undefined, stats: verdict.declared }, verdict.message);
-      process.stderr.write(`scribed stream: warning: ${verdict.message}\n`);
+      out.tell('warn', verdict.message, { check: verdict.kind, likelyEncoding: verdict.kind === 'wrong-encoding' ? verdict.likely : undefined, stats: verdict.declared });
     };
+    input.done.catch(() => undefined);
+    let chunks = input.stream as AsyncIterable<Buffer>;
+    const firstSeconds = new FirstSecondsCheck(encoding);
+    if (!input.live) {
+      const ahead = await judgeFirstSeconds(chunks, encoding);
+      chunks = ahead.chunks;
+      if (ahead.verdict?.kind === 'wrong-encoding' && !args['ignore-encoding-check']) {
+        out.tell('error', `${ahead.verdict.message} Nothing was sent and no session was created: run again with the right --encoding, or with --ignore-encoding-check to stream it as it is`, {
+          check: ahead.verdict.kind,
+          likelyEncoding: ahead.verdict.likely,
+          stats: ahead.verdict.declared,
+        });
+        input.stop();
+        await metricsServer?.close();
+        process.exit(2);
+      }
+      judged(ahead.verdict);
+    }
 
     try {
       const { sessionId } = await streamer.start();
@@ -256,20 +286,19 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       const pace = args.realtime && !input.live;
       const paceStart = Date.now();
       let samples = 0;
-      input.done.catch(() => undefined);
-      for await (const chunk of input.stream as AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
         // 20 ms pieces when pacing, so real-time output is smooth.
         for (const piece of pace ? splitChunk(chunk, Math.max(bps, Math.round(rate / 50) * bps)) : [chunk]) {
           if (pace) {
             const wait = pacingDelayMs(samples + piece.length / bps, rate, Date.now() - paceStart);
             if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           }
-          judged(firstSeconds.add(piece));
+          if (input.live) judged(firstSeconds.add(piece));
           await streamer.write(piece);
           samples += piece.length / bps;
         }
       }
-      judged(firstSeconds.finish());
+      if (input.live) judged(firstSeconds.finish());
       await input.done.catch((err: unknown) => {
         throw new Error(`input failed: ${err instanceof Error ? err.message : String(err)}`);
       });
@@ -298,12 +327,14 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
         },
         'stream finished',
       );
+      if (out.terminal) {
+        process.stderr.write(`scribed stream: finished: ${audioSeconds.toFixed(1)} s of audio, ${summary.segments} segments, session ${summary.sessionId}${files ? `, transcript in ${files.txtPath}` : ''}\n`);
+      }
       await metricsServer?.close();
       process.exit(summary.overflowSamples > 0 ? 3 : 0);
     } catch (err) {
       // The session is left open (PAUSED): rerun with the same --stream-id to continue it.
-      logger.error({ err: (err as Error).message }, 'stream failed');
-      process.stderr.write(`scribed stream: ${(err as Error).message}\n`);
+      out.tell('error', (err as Error).message, { err: (err as Error).message }, 'stream failed');
       input.stop();
       await streamer.abort().catch(() => undefined);
       await metricsServer?.close();

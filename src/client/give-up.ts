@@ -32,6 +32,12 @@ export function giveUpOptions(args: GiveUpArgs): { connectTimeoutMs: number; noC
   return { connectTimeoutMs: args['connect-timeout-ms'], noCreditTimeoutMs: args['credit-timeout-ms'], stopTimeoutMs: args['stop-timeout-ms'] };
 }
 
+/** While waiting for Characters, how often to ask the server again: every 15 s, and at least
+ * four times within the credit timeout, so a short --credit-timeout-ms is checked as often. */
+export function creditRetryMs(creditTimeoutMs: number): number {
+  return Math.max(1, Math.min(15_000, Math.floor(creditTimeoutMs / 4)));
+}
+
 /** Why a stream was given up, for logs and the `reason` label of metrics. */
 export type GiveUpReason = 'unreachable' | 'no_credit' | 'refused';
 
