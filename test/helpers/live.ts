@@ -126,23 +126,6 @@ export async function liveSession(engine: Engine, options: Record<string, unknow
     apiToken: { id: `at_${randomUUID().replace(/-/g, '')}`, secretHash: Buffer.alloc(32) },
     createdAt: new Date().toISOString(),
   });
-  const valid = validateCreateSession({ options: { inputEncoding: 'pcm_s16le_16000', ...options } });
-  const created = await store.createSession({
-    accountId,
-    idempotencyKey: randomUUID(),
-    requestHash: randomUUID(),
-    sampleRateHz: valid.effectiveOptions.sampleRateHz,
-    session: {
-      id: newId('rts', new Date()),
-      accountId,
-      transcriptionId: newId('stt', new Date()),
-      title: 'live test',
-      languageHint: null,
-      options: valid.effectiveOptions as unknown as Record<string, unknown>,
-      createdAt: new Date().toISOString(),
-    },
-  });
-  if (created.kind === 'conflict') throw new Error('session conflict');
   const log = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
   const registry = new SessionRegistry(
     store,
@@ -160,12 +143,34 @@ export async function liveSession(engine: Engine, options: Record<string, unknow
     },
     { node: 'node-test', leaseMs: 30_000, shared: false, log },
   );
-  const session = (await registry.take(created.session.id, accountId))!;
+  const newSession = async (opts: Record<string, unknown>) => {
+    const valid = validateCreateSession({ options: { inputEncoding: 'pcm_s16le_16000', ...opts } });
+    const created = await store.createSession({
+      accountId,
+      idempotencyKey: randomUUID(),
+      requestHash: randomUUID(),
+      sampleRateHz: valid.effectiveOptions.sampleRateHz,
+      session: {
+        id: newId('rts', new Date()),
+        accountId,
+        transcriptionId: newId('stt', new Date()),
+        title: 'live test',
+        languageHint: null,
+        options: valid.effectiveOptions as unknown as Record<string, unknown>,
+        createdAt: new Date().toISOString(),
+      },
+    });
+    if (created.kind === 'conflict') throw new Error('session conflict');
+    return (await registry.take(created.session.id, accountId))!;
+  };
+  const session = await newSession(options);
   return {
     store,
     registry,
     session,
     dataDir,
+    /** Another session of the same account on the same registry (and engine). */
+    newSession,
     async close() {
       await registry.shutdown();
       await store.close();
