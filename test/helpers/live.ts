@@ -1,7 +1,6 @@
 // Shared driving code for live-session option tests: create a session with options, stream
 // PCM over the socket, close, and collect the events.
 import { randomUUID } from 'node:crypto';
-import type { TestService } from './service.js';
 import { StreamClient, type StreamEvent } from './stream-client.js';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +13,8 @@ import type { Engine } from '../../src/engine/types.js';
 import { createMetrics } from '../../src/obs/metrics.js';
 import { openStore } from '../../src/store/index.js';
 import { AudioSpoolDir } from '../../src/session/audio-spool.js';
+import { DatabaseSpools } from '../../src/session/database-spool.js';
+import { storeSettingsFor, testStore, type TestService } from './service.js';
 import type { LiveSessionDeps } from '../../src/session/live-session.js';
 import { SessionRegistry } from '../../src/session/registry.js';
 
@@ -116,7 +117,10 @@ export function audioFrame(epoch: number, sampleOffset: number, samples: Int16Ar
  * with its file spool: everything the session modules use but the server. */
 export async function liveSession(engine: Engine, options: Record<string, unknown> = {}, deps: Partial<LiveSessionDeps> = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-live-'));
-  const store = await openStore(dataDir);
+  // The store of the vitest project: SQLite with the file spool, or (postgres) a database of its
+  // own with the shared spool, as a node of a cluster runs.
+  const shared = testStore() === 'postgres';
+  const store = await openStore(await storeSettingsFor(dataDir));
   const accountId = `acct_${randomUUID().replace(/-/g, '')}`;
   await store.createAccount({
     id: accountId,
@@ -138,10 +142,10 @@ export async function liveSession(engine: Engine, options: Record<string, unknow
       maxGapSeconds: 5,
       maxFramePayloadBytes: 131072,
       pausedDecoderHoldMs: 5000,
-      spool: new AudioSpoolDir(dataDir, 5, log),
+      spool: shared ? new DatabaseSpools({ store, windowMs: 5, leaseMs: 30_000, log }) : new AudioSpoolDir(dataDir, 5, log),
       ...deps,
     },
-    { node: 'node-test', leaseMs: 30_000, shared: false, log },
+    { node: 'node-test', leaseMs: 30_000, shared, log },
   );
   const newSession = async (opts: Record<string, unknown>) => {
     const valid = validateCreateSession({ options: { inputEncoding: 'pcm_s16le_16000', ...opts } });
