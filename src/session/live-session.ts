@@ -2,7 +2,7 @@
 // what they share). It owns the session's one promise queue, so frames, control messages,
 // resume and shutdown never interleave, and its state: the state machine of
 // src/core/session-state.ts decides each transition and the effects it calls for, and this
-// class carries out exactly those effects (carryOut). The parts:
+// class carries out exactly those effects (session-effects.ts). The parts:
 //   frame-intake.ts     decode, place, bill, spool, ack (never waits for recognition)
 //   recognition-feed.ts stored audio, commits and a deferred close, fed to the recognizer in order
 //   recognition.ts      segmentation actions, partials, the open segment
@@ -12,14 +12,17 @@
 //   replay.ts           stored audio no decoder decoded (restart, lost recognizer)
 //   fenced-writes.ts    store writes through the session's fence (SESSION_MOVED)
 //   session-events.ts   events to the socket and the watchers
+//   session-effects.ts  the state machine's effects carried out; the paused decoder's hold
+//   lost-recognizer.ts, departure.ts, epochs.ts, session-view.ts: a lost decoder, leaving
+//   this node, resume's epoch, what callers read
 import { ScribedError } from '../core/errors.js';
 import { parseControlMessage } from '../core/frame.js';
-import { taskStatus, transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
+import { transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
 import { sessionNotices } from '../core/session-notices.js';
 import type { BacklogItem } from '../core/recognition-backlog.js';
 import type { RecognitionStream } from '../engine/types.js';
 import type { SessionRecord } from '../store/store.js';
-import { CLOSE_CODES, serverEvent, type FinalTrigger } from '../core/protocol.js';
+import { CLOSE_CODES, serverEvent } from '../core/protocol.js';
 import type { DeferredSession } from './recognizer-queue.js';
 import { SessionContext, type LiveSessionDeps, type OpenSegment, type SessionSocket } from './session-context.js';
 import { SessionEvents } from './session-events.js';
@@ -34,7 +37,8 @@ import { Deferral, DEFERRED_NOTICE } from './deferral.js';
 import { FrameIntake } from './frame-intake.js';
 import { loseRecognizer } from './lost-recognizer.js';
 import { Departure } from './departure.js';
-import { beginEpoch, checkResume } from './epochs.js';
+import { checkResume } from './epochs.js';
+import { SessionEffects } from './session-effects.js';
 
 export type { LiveSessionDeps, SessionSocket } from './session-context.js';
 
@@ -50,6 +54,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   private readonly deferral: Deferral;
   private readonly intake: FrameIntake;
   private readonly departure: Departure;
+  private readonly effects: SessionEffects;
 
   constructor(record: SessionRecord, deps: LiveSessionDeps) {
     super(new SessionContext(record, deps));
@@ -71,8 +76,12 @@ export class LiveSession extends SessionView implements DeferredSession {
     this.replay = new Replay(ctx, this.decoder, this.recognition);
     this.deferral = new Deferral(ctx, this, this.feed, this.decoder, this.replay, this.events);
     this.departure = new Departure(ctx, { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder }, {
-      release: () => this.releaseDecoder(),
+      release: () => this.effects.releaseDecoder(),
       left: () => ctx.deps.onClosed?.(this),
+    });
+    this.effects = new SessionEffects(ctx, { decoder: this.decoder, feed: this.feed, recognition: this.recognition, writes: this.writes, deferral: this.deferral }, {
+      run: (fn) => this.run(fn),
+      giveUp: () => this.departure.giveUp(),
     });
     this.intake = new FrameIntake(ctx, this.events, this.writes, this.feed, this.deferral, {
       loseSocket: (reason) => this.loseSocket(reason),
@@ -93,8 +102,6 @@ export class LiveSession extends SessionView implements DeferredSession {
     return this.events.watcherCount;
   }
 
-
-
   /** The registry claimed the session for this node at `epoch`. */
   ownedAt(epoch: number): void {
     if (this.ctx.deps.node) this.ctx.fence = { sessionId: this.ctx.id, epoch, node: this.ctx.deps.node };
@@ -107,73 +114,12 @@ export class LiveSession extends SessionView implements DeferredSession {
     return next;
   }
 
-  /** The state machine decides the transition; the effects it names are what happens. */
+  /** The state machine decides the transition; the effects it names are what happens
+   * (session-effects.ts carries them out). */
   private apply(event: SessionEvent): SessionEffect[] {
     const result = transition(this.ctx.state, event);
     this.ctx.state = result.state;
     return result.effects;
-  }
-
-  private async carryOut(effects: SessionEffect[], trigger: FinalTrigger = 'pause'): Promise<void> {
-    const ctx = this.ctx;
-    for (const effect of effects) {
-      switch (effect) {
-        case 'detachSocket': {
-          const old = ctx.socket;
-          ctx.socket = null;
-          old?.close(CLOSE_CODES.superseded, 'superseded by resume');
-          break;
-        }
-        case 'beginEpoch':
-          await beginEpoch(ctx, this.pendingResume);
-          break;
-        case 'finalizeSegment':
-          this.decoder.cancel();
-          // Everything stored before it is recognized first (the feed runs dry).
-          await this.feed.idle();
-          await this.recognition.finalize(trigger);
-          break;
-        case 'releaseDecoder':
-          await this.releaseDecoder();
-          // A session that left meanwhile writes nothing more.
-          if (ctx.moved) return;
-          break;
-        case 'persist':
-          await this.writes.setState(ctx.state, taskStatus(ctx.state));
-          await this.writes.saveProgress(true);
-          break;
-        case 'holdDecoder':
-          // A session catching up keeps its recognizer until its backlog is done (then holds it).
-          if (ctx.stream && !this.deferral.active) this.holdDecoder();
-          break;
-      }
-    }
-  }
-
-  private async releaseDecoder(): Promise<void> {
-    this.feed.stop();
-    await this.decoder.release();
-  }
-
-  /** A paused session keeps its decoder (and its open utterance) for a while so a quick
-   * resume continues the same segment; after that the segment is finalized and the
-   * decoder goes back to the pool. */
-  private holdDecoder(): void {
-    const ctx = this.ctx;
-    this.decoder.start(() => {
-      void this.run(async () => {
-        if (ctx.socket || ctx.state === 'CLOSED' || this.deferral.active) return;
-        await this.feed.idle();
-        await this.recognition.finalize('pause');
-        await this.releaseDecoder();
-        // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
-        // a client may never come back: keep only the channel state, and no open descriptor.
-        ctx.spool?.keepFrom(ctx.cursor.capturedSamples, ctx.channelState);
-        ctx.spoolKeptFrom = ctx.cursor.capturedSamples;
-        ctx.spool?.release();
-        if (ctx.deps.shared) await this.departure.giveUp();
-      }).catch((err) => ctx.log.error({ err }, 'releasing paused decoder failed'));
-    });
   }
 
   // ---------------------------------------------------------------- leaving this node
@@ -229,7 +175,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   attach(socket: SessionSocket): Promise<void> {
     const ctx = this.ctx;
     return this.run(async () => {
-      await this.carryOut(this.apply({ type: 'socketAttached' }));
+      await this.effects.carryOut(this.apply({ type: 'socketAttached' }));
       if (ctx.socket) throw new ScribedError('SESSION_BUSY');
       this.decoder.cancel();
       if (!ctx.stream && !this.deferral.active) await this.deferral.openOrDefer();
@@ -265,7 +211,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   private async pauseWithoutSocket(): Promise<void> {
     const ctx = this.ctx;
     if (ctx.state !== 'RECORDING') return;
-    await this.carryOut(this.apply({ type: 'socketLost' }));
+    await this.effects.carryOut(this.apply({ type: 'socketLost' }));
     ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString() }, 'socket lost: session paused');
     // The stream socket's going sends it nothing; watchers are told the session paused.
     this.events.snapshotToWatchers();
@@ -278,7 +224,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       this.decoder.cancel();
       await this.feed.idle();
       if (this.ctx.state !== 'CLOSED') await this.recognition.finalize('pause');
-      await this.releaseDecoder();
+      await this.effects.releaseDecoder();
       this.ctx.log.info('held decoder reclaimed for another session');
       return true;
     });
@@ -301,7 +247,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     if (!this.deferral.active) return;
     void this.run(async () => {
       if (!(await this.deferral.caughtUp())) return;
-      if (!this.ctx.socket && this.ctx.state !== 'CLOSED' && this.ctx.stream) this.holdDecoder();
+      if (!this.ctx.socket && this.ctx.state !== 'CLOSED' && this.ctx.stream) this.effects.holdDecoder();
     }).catch((err) => this.ctx.log.error({ err }, 'catching up failed'));
   }
 
@@ -392,7 +338,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   private async closeSession(): Promise<void> {
     const ctx = this.ctx;
-    await this.carryOut(this.apply({ type: 'close' }), 'close');
+    await this.effects.carryOut(this.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
     await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
     ctx.spool?.remove();
@@ -412,17 +358,14 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     return this.run(async () => {
       checkResume(ctx, clientCaptured);
-      this.pendingResume = clientCaptured;
-      await this.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
+      this.effects.resumeFrom = clientCaptured;
+      await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
       ctx.accepting = !ctx.heldByBacklog && (await ctx.canAccept());
       ctx.metrics.resumes.inc();
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };
     });
   }
-
-  /** The client's cursor of the resume under way (beginEpoch, its effect, sends it). */
-  private pendingResume: bigint | undefined;
 
   /** Server stopping: stop accepting, finalize and persist, tell the client to resume later. */
   shutdown(): Promise<void> {
@@ -434,7 +377,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       // Deferred audio not recognized yet stays in the spool: the next start replays it.
       this.deferral.end();
       const effects = this.apply({ type: 'shutdown' });
-      await this.carryOut(effects, 'shutdown');
+      await this.effects.carryOut(effects, 'shutdown');
       if (ctx.moved) return;
       if (!effects.includes('persist')) await this.writes.saveProgress(true);
       await ctx.spool?.whenDurable();
@@ -457,7 +400,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       await this.feed.idle();
       if (!(await this.replay.restore(startSample, frames, index))) return;
       this.feed.start();
-      if (!this.ctx.socket) this.holdDecoder();
+      if (!this.ctx.socket) this.effects.holdDecoder();
     });
   }
 
@@ -470,6 +413,6 @@ export class LiveSession extends SessionView implements DeferredSession {
   /** Drop the decoder without finalizing (engine failure paths). */
   async dispose(): Promise<void> {
     this.decoder.cancel();
-    await this.releaseDecoder().catch(() => undefined);
+    await this.effects.releaseDecoder().catch(() => undefined);
   }
 }
