@@ -26,7 +26,7 @@
 // taskStatus) and the session's progress; holdDecoder keeps the recognizer a while for a
 // quick resume. A cell with no effects listed has none. Codes in capitals are the error thrown.
 import { ScribedError } from './errors.js';
-import type { SessionState, TranscriptionStatus } from '../store/store.js';
+import type { SessionState, TranscriptionStatus } from './session-status.js';
 
 export type { SessionState };
 

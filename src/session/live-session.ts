@@ -347,6 +347,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     ctx.socket = null;
     socket?.close(CLOSE_CODES.normal, 'session closed');
     this.events.closeWatchers(CLOSE_CODES.normal, 'session closed');
+    ctx.metrics.sessionsClosed.inc();
     ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }, 'session closed');
     ctx.deps.onClosed?.(this);
   }
@@ -361,7 +362,6 @@ export class LiveSession extends SessionView implements DeferredSession {
       this.effects.resumeFrom = clientCaptured;
       await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
       ctx.accepting = !ctx.heldByBacklog && (await ctx.canAccept());
-      ctx.metrics.resumes.inc();
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };
     });
