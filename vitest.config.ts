@@ -15,6 +15,7 @@ const BOTH_STORES = [
   'test/client/session-streamer.test.ts',
   'test/rtp/ingest.test.ts',
   'test/vad/vad-live.test.ts',
+  'test/facades/**/*.test.ts',
 ];
 
 export default defineConfig({
