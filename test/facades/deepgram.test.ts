@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
 import { wordErrorRate } from '../../src/core/wer.js';
+import { documentedAnswer } from '../helpers/openapi-answer.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
 const clips = loadClips();
@@ -85,6 +86,8 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
     expect(Math.abs(result!.metadata.duration - clip.durationSec)).toBeLessThan(0.1);
     expect(result!.metadata.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(result!.results.utterances!.map((u) => u.transcript).join(' ')).toBe(alt.transcript);
+    // The answer is the one the API document describes.
+    expect((await documentedAnswer(svc.baseUrl, '/v1/listen', 'post'))(result)).toBeNull();
     // Charged as the native batch API charges: 7.1 s, 8 Characters; the History row is titled by the tag.
     expect(await balance(alice.accessKey)).toBe(before - 8n);
     const [row] = await history(alice.accessKey);
@@ -144,7 +147,9 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
     expect(viaHeader.status).toBe(401);
     const jsonBody = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Bearer ${bob.accessKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: audioUrl, extra: 1 }) });
     expect(jsonBody.status).toBe(400);
-    expect(Object.keys((await jsonBody.json()) as object).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
+    const badBody = await jsonBody.json();
+    expect(Object.keys(badBody as object).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
+    expect((await documentedAnswer(svc.baseUrl, '/v1/listen', 'post', '400'))(badBody)).toBeNull();
 
     expect(await balance(bob.accessKey)).toBe(1_000n);
     expect(await history(bob.accessKey)).toEqual([]);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
 import { wordErrorRate } from '../../src/core/wer.js';
+import { documentedAnswer } from '../helpers/openapi-answer.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 
 const clips = loadClips();
@@ -111,6 +112,8 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
       expect(typeof s.avg_logprob).toBe('number');
     }
     expect(t.segments!.map((s) => s.text).join(' ')).toBe(t.text);
+    // The answer is the one the API document describes.
+    expect((await documentedAnswer(svc.baseUrl, '/v1/audio/transcriptions', 'post'))(t)).toBeNull();
     // Segments only unless words are asked for.
     const segOnly = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', response_format: 'verbose_json' });
     expect(segOnly.segments!.length).toBeGreaterThan(0);
@@ -135,6 +138,7 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(e401).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(e401.status).toBe(401);
     expect(e401.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_api_key', param: null });
+    expect((await documentedAnswer(svc.baseUrl, '/v1/audio/transcriptions', 'post', '401'))({ error: e401.error })).toBeNull();
     expect(typeof e401.error.message).toBe('string');
     // The native header alone is not OpenAI's scheme.
     const raw = await fetch(`${svc.baseUrl}/v1/models`, { headers: { accessKey: bob.accessKey } });

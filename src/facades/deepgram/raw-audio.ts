@@ -2,7 +2,7 @@
 // batch path identifies and decodes it by content like any upload. Pure. The header is
 // written with zero sizes before the body streams to disk and completed with the real sizes
 // after (wavSizes), so the body is never held in memory.
-import type { RawEncoding } from './options.js';
+import type { RawEncoding } from './parameters.js';
 
 const FORMAT_TAG: Record<RawEncoding, { tag: number; bits: number }> = {
   linear16: { tag: 1, bits: 16 }, // PCM

@@ -10,14 +10,9 @@
 // - temperature: accepted (0 to 1) and ignored: the recognizer does not sample.
 // Any other field is refused by name (OpenAI's `unknown_parameter`), never silently dropped.
 import { OpenAiError } from './errors.js';
+import { RESPONSE_FORMATS, type Granularity, type ResponseFormat } from './names.js';
 
-export const RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json'] as const;
-export type ResponseFormat = (typeof RESPONSE_FORMATS)[number];
-export type Granularity = 'word' | 'segment';
-
-/** OpenAI's transcription model names, served by the node's recognizer under those names so
- * an unchanged client works. */
-export const OPENAI_MODEL_ALIASES = ['whisper-1', 'gpt-4o-transcribe', 'gpt-4o-mini-transcribe'] as const;
+export type { Granularity, ResponseFormat } from './names.js';
 
 const KNOWN_FIELDS = ['model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities'] as const;
 

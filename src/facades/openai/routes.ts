@@ -15,7 +15,8 @@ import { malformedMultipart } from '../../server/multipart-errors.js';
 import { facadeAccount } from '../credentials.js';
 import { stageStream, stagingPath, transcribeStaged, type StagedFile } from '../staged-upload.js';
 import { OpenAiError, sendOpenAiError } from './errors.js';
-import { mapTranscriptionRequest, OPENAI_MODEL_ALIASES } from './request.js';
+import { mapTranscriptionRequest } from './request.js';
+import { OPENAI_MODEL_ALIASES } from './names.js';
 import { openAiTranscription } from './response.js';
 
 const MAX_FIELD_BYTES = 64 * 1024;
