@@ -143,6 +143,11 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
     expect(errorBody(notAudio).err_msg).toMatch(/^failed to process audio/);
 
     // The native header is not Deepgram's scheme; `Bearer` is accepted like `Token`.
+    for (const headers of [{}, { 'content-type': 'audio/wav' }] as Record<string, string>[]) {
+      const empty = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Token ${bob.accessKey}`, ...headers } });
+      expect(empty.status).toBe(400);
+      expect(((await empty.json()) as { err_msg: string }).err_msg).toBe('the request holds no audio');
+    }
     const viaHeader = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { accessKey: bob.accessKey, 'content-type': 'audio/wav' }, body: audio });
     expect(viaHeader.status).toBe(401);
     const jsonBody = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Bearer ${bob.accessKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: audioUrl, extra: 1 }) });

@@ -9,7 +9,7 @@
 // Deepgram's shapes, errors included (errors.ts). The live socket (GET /v1/listen) is not here.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Stream, type Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { ScribedError } from '../../core/errors.js';
 import { OutboundPolicy } from '../../core/outbound-policy.js';
@@ -42,8 +42,11 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
         throw new DeepgramError(400, 'Bad Request', 'a JSON body must be {"url": "<audio URL>"}; send audio itself with an audio Content-Type');
       }
       source = await fetchAudio(url);
-    } else {
+    } else if (body instanceof Stream) {
       source = body as Readable;
+    } else {
+      // No body at all (no Content-Type, nothing sent): nothing reached the parser.
+      throw new DeepgramError(400, 'Bad Request', 'the request holds no audio');
     }
     const staged = await stageStream(source, file, batch.maxUploadBytes, header).catch((err: unknown) => {
       // A URL's answer that breaks off (or outlasts the fetch bound) is the remote's fault.
