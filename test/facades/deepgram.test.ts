@@ -79,6 +79,7 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
       expect(w.end).toBeGreaterThan(w.start);
       expect(w.confidence).toBeGreaterThanOrEqual(0);
       expect(w.confidence).toBeLessThanOrEqual(1);
+      expect(w.punctuated_word).toBeDefined(); // smart_format asked for it
       last = w.start;
     }
     expect(alt.confidence).toBeGreaterThan(0);
@@ -99,6 +100,7 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
     const { result, error } = await dg.listen.prerecorded.transcribeFile(clip.mulaw8k, { encoding: 'mulaw', sample_rate: 8000 });
     expect(error).toBeNull();
     expect(Math.abs(result!.metadata.duration - clip.durationSec)).toBeLessThan(0.1);
+    expect(result!.results.channels[0]!.alternatives[0]!.words[0]!.punctuated_word).toBeUndefined();
     // Telephone-band audio goes to the telephony front end; accuracy is lower than wideband.
     expect(wordErrorRate(clip.reference, result!.results.channels[0]!.alternatives[0]!.transcript).wer).toBeLessThan(0.6);
     // encoding without sample_rate is refused by name.

@@ -12,6 +12,8 @@ export interface ListenRequest {
   /** Headerless audio's format, or null for a container the file itself names. */
   raw: { encoding: RawEncoding; sampleRate: number; channels: number } | null;
   utterances: boolean;
+  /** punctuate, smart_format or numerals: readable text. */
+  readable: boolean;
   multichannel: boolean;
   model: string | null;
 }
@@ -84,5 +86,5 @@ export function mapListenQuery(q: Query): ListenRequest {
   const nativeFields: Record<string, string> = { title: tags.length > 0 ? `Deepgram: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram transcription', options: JSON.stringify(options) };
   const language = last(q, 'language');
   if (language !== undefined && language.trim() !== '') nativeFields.languageHint = language.trim();
-  return { nativeFields, raw, utterances: bool(q, 'utterances') ?? false, multichannel, model: last(q, 'model') ?? null };
+  return { nativeFields, raw, utterances: bool(q, 'utterances') ?? false, readable, multichannel, model: last(q, 'model') ?? null };
 }

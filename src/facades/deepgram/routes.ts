@@ -112,7 +112,7 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
             meta: { transcriptionId: d.row.id, title: d.row.title, status: d.row.status, sampleRateHz: d.row.sampleRateHz, audioSamples: d.row.audioSamples },
             segments: d.segments,
           })),
-          { requestId, sha256: staged.sha256, created: new Date(done[0]!.row.createdAt).toISOString(), model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances },
+          { requestId, sha256: staged.sha256, created: new Date(done[0]!.row.createdAt).toISOString(), model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances, readable: request.readable },
         );
         return await reply.header('x-scribed-transcription-id', done[0]!.row.id).type('application/json').send(JSON.stringify(body));
       } finally {

@@ -97,7 +97,13 @@ const TRANSCRIPTION_JSON: Json = {
 const DEEPGRAM_WORD: Json = {
   type: 'object',
   required: ['word', 'start', 'end', 'confidence'],
-  properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' }, confidence: { type: 'number', minimum: 0, maximum: 1 } },
+  properties: {
+    word: { type: 'string' },
+    start: { type: 'number' },
+    end: { type: 'number' },
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+    punctuated_word: { type: 'string', description: 'with punctuate, smart_format or numerals: the readable form' },
+  },
 };
 
 const LISTEN_RESPONSE: Json = {
