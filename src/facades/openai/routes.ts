@@ -1,5 +1,6 @@
 // OpenAI's transcription API over the native batch path: POST /v1/audio/transcriptions
-// (multipart, as OpenAI's SDK sends it) and GET /v1/models. The mapping is in request.ts and
+// (multipart, as OpenAI's SDK sends it) and GET /v1/models (the list only: a path parameter
+// over Fastify's length bound would be answered below the facade, in the native envelope). The mapping is in request.ts and
 // response.ts (pure); this adapter authenticates (`Authorization: Bearer <access key>`),
 // stages the file, submits it as a native batch job (History row, Characters charged as the
 // native batch API does), waits for it (batch-wait.ts) and answers in OpenAI's shapes,
@@ -46,10 +47,6 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
     const modelView = (id: string) => ({ id, object: 'model', created, owned_by: 'scribed' });
 
     app.get('/v1/models', async () => ({ object: 'list', data: models.map(modelView) }));
-    app.get<{ Params: { model: string } }>('/v1/models/:model', async (req) => {
-      if (!models.includes(req.params.model)) throw new OpenAiError(404, 'invalid_request_error', `The model \`${req.params.model}\` does not exist`, 'model', 'model_not_found');
-      return modelView(req.params.model);
-    });
 
     app.post('/v1/audio/transcriptions', async (req, reply) => {
       const accountId = accountOf(req);

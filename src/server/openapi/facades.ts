@@ -233,17 +233,6 @@ export function facadePaths(): Record<string, Record<string, Json>> {
         'x-scribed-errors': [],
       },
     },
-    '/v1/models/{model}': {
-      get: {
-        operationId: 'openAiRetrieveModel',
-        tags: ['OpenAI-compatible'],
-        summary: 'One model this node serves',
-        security: [{ openAiBearer: [] }],
-        parameters: [{ name: 'model', in: 'path', required: true, schema: { type: 'string', maxLength: 100 } }],
-        responses: { '200': { description: 'the model', content: { 'application/json': { schema: MODEL } } }, ...openAiErrors({ '404': 'the node serves no such model (model_not_found)' }) },
-        'x-scribed-errors': [],
-      },
-    },
     '/v1/listen': {
       post: {
         operationId: 'deepgramListenPrerecorded',
