@@ -166,6 +166,15 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(unknownField).toBeInstanceOf(OpenAI.BadRequestError);
     expect(unknownField.error).toMatchObject({ param: 'stream', code: 'unknown_parameter' });
 
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('constructor', 'x');
+    form.append('file', new Blob([fs.readFileSync(clip.wavFile)]), 'a.wav');
+    const proto = await fetch(`${svc.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${bob.accessKey}` }, body: form });
+    expect(proto.status).toBe(400);
+    // A field named like an inherited property is a bad request, never a fault.
+    expect(((await proto.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
+
     expect(await balance(bob.accessKey)).toBe(1_000n);
     expect(await history(bob.accessKey)).toEqual([]);
 

@@ -53,7 +53,9 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
       if (!req.isMultipart()) throw new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');
       const file = await stagingPath(batch);
       try {
-        const fields: Record<string, string[]> = {};
+        // No prototype: a field named like an inherited property (constructor, toString) is an
+        // unknown field like any other.
+        const fields = Object.create(null) as Record<string, string[]>;
         let staged: StagedFile | null = null;
         try {
           const parts = req.parts({ limits: { fileSize: batch.maxUploadBytes, files: 1, fields: 16, parts: 17, fieldSize: MAX_FIELD_BYTES } });
