@@ -22,7 +22,6 @@ import { ScribedError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import { optionalIdempotencyKey } from '../../core/idempotency.js';
 import { batchSubmitterFor } from '../../batch/submit.js';
-import type { BatchRunner } from '../../batch/runner.js';
 import type { BatchJobRecord, HistoryPosition } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, type AppContext, type BatchRouteOptions } from '../context.js';
