@@ -6,6 +6,7 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import WebSocket from 'ws';
 import { call } from '../helpers/api.js';
 import { freshDatabase } from '../helpers/postgres-cluster.js';
 import { tempDir } from '../helpers/service.js';
@@ -48,6 +49,21 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     return out;
   }
   const status = async (key: string) => (await call(server.base, 'GET', ACCOUNT, { key })).status;
+  /** The HTTP status a stream socket's handshake gets with `key` (101: it opened). */
+  function handshake(streamUrl: string, key: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${server.base.replace(/^http/, 'ws')}${streamUrl}`, { headers: { accessKey: key } });
+      ws.once('open', () => {
+        ws.terminate();
+        resolve(101);
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.once('error', reject);
+    });
+  }
 
   beforeAll(async () => {
     const dataDir = tempDir('scribed-keys-');
@@ -108,6 +124,9 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     issued.push(rotated.accessKey);
     expect(await status(account.accessKey)).toBe(200);
     expect(await status(rotated.accessKey)).toBe(200);
+    const created = await call(server.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', { key: account.accessKey, body: { title: 'before the revocation' }, headers: { 'Idempotency-Key': `accounts-keys-${engine}-revoke` } });
+    expect(created.status, created.text).toBe(200);
+    const streamUrl = (created.json as { data: { streamUrl: string } }).data.streamUrl;
 
     const one = JSON.parse(await scribed('accounts', 'revoke-key', '--account', account.accountId, '--key-id', keyIdOf(account.accessKey), '--json')) as { revoked: string[] };
     expect(one.revoked).toEqual([keyIdOf(account.accessKey)]);
@@ -116,6 +135,10 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     expect(r.status).toBe(401);
     expect(r.json).toEqual({ code: -1, message: 'UNAUTHORIZED: the credential is not valid' });
     expect(await status(rotated.accessKey)).toBe(200);
+    // The socket handshake reads the key the same way; the session, the account's, opens with
+    // the key still in force.
+    expect(await handshake(streamUrl, account.accessKey)).toBe(401);
+    expect(await handshake(streamUrl, rotated.accessKey)).toBe(101);
 
     const all = JSON.parse(await scribed('accounts', 'revoke-key', '--account', account.accountId, '--json')) as { revoked: string[] };
     expect(all.revoked).toEqual([rotated.keyId]);
