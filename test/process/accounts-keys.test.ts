@@ -176,4 +176,23 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     const log = server.logs.join('\n');
     for (const key of issued) expect(log).not.toContain(key.slice(-43));
   }, 60_000);
+
+  it('refuses a bad grace, a malformed key id and an unknown account, exit 2, the message naming what is wrong', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['rotate-key', '--account', 'acc_nope', '--grace-seconds', '-1'], /--grace-seconds must be an integer from 0 to 31536000/],
+      [['rotate-key', '--account', 'acc_nope', '--grace-seconds', '1.5'], /--grace-seconds must be an integer/],
+      [['revoke-key', '--account', 'acc_nope', '--key-id', 'sk_0123456789abcdef'], /--key-id must be 16 lowercase hex characters/],
+      [['rotate-key', '--account', 'acc_nope'], /NOT_FOUND: account acc_nope does not exist/],
+      [['revoke-key', '--account', 'acc_nope'], /NOT_FOUND: account acc_nope does not exist/],
+    ];
+    for (const [args, message] of cases) {
+      const err = (await scribed('accounts', ...args).then(
+        () => null,
+        (e: unknown) => e,
+      )) as { code: number; stderr: string } | null;
+      expect(err, args.join(' ')).not.toBeNull();
+      expect(err!.code, args.join(' ')).toBe(2);
+      expect(err!.stderr, args.join(' ')).toMatch(message);
+    }
+  }, 60_000);
 });
