@@ -317,4 +317,12 @@ ALTER TABLE rt_sessions ADD COLUMN call_id TEXT;
 ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
 `,
   },
+  {
+    // SQLite version 11: access-key rotation and revocation.
+    version: 6,
+    sql: `
+ALTER TABLE credentials ADD COLUMN expires_at TEXT;
+ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
+`,
+  },
 ];
