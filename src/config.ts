@@ -44,8 +44,8 @@ export interface ServiceConfig {
   maxDecoders: number;
   /** True when --max-decoders / SCRIBED_MAX_DECODERS (or the caller) gave maxDecoders. */
   maxDecodersSet: boolean;
-  /** Live sockets one account may hold on this node at once; 0: no bound; undefined: all
-   * recognizers but one (src/core/account-streams.ts). */
+  /** The operator's cap on live sockets one account may hold on this node at once; 0 or
+   * undefined: no cap, the recognizers are shared fairly (src/core/fair-share.ts). */
   maxStreamsPerAccount: number | undefined;
   /** Deferred recognition's bound: seconds of acknowledged audio that may wait for a
    * recognizer on this node (src/core/recognition-backlog.ts); 0: never defer, a busy node
