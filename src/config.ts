@@ -44,14 +44,17 @@ export interface ServiceConfig {
   maxDecoders: number;
   /** True when --max-decoders / SCRIBED_MAX_DECODERS (or the caller) gave maxDecoders. */
   maxDecodersSet: boolean;
-  /** Live sockets one account may hold on this node at once; 0: no bound; undefined: all
-   * recognizers but one (src/core/account-streams.ts). */
+  /** The operator's cap on live sockets one account may hold on this node at once; 0 or
+   * undefined: no cap, the recognizers are shared fairly (src/core/fair-share.ts). */
   maxStreamsPerAccount: number | undefined;
   /** Deferred recognition's bound: seconds of acknowledged audio that may wait for a
    * recognizer on this node (src/core/recognition-backlog.ts); 0: never defer, a busy node
    * refuses with ENGINE_BUSY. Undefined: 600 on the embedded store, 0 on a shared one, where
    * the balancer retries another node instead (docs/scaling.md). */
   maxDeferredSeconds: number | undefined;
+  /** HAProxy agent-check port (src/server/agent-check.ts): answers each check with the
+   * node's weight from its free recognizers. Undefined: no listener. */
+  agentPort: number | undefined;
   /** Browser ticket lifetime. */
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
@@ -153,6 +156,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     maxDecodersSet: (input.maxDecoders ?? envInt('SCRIBED_MAX_DECODERS')) !== undefined,
     maxStreamsPerAccount: input.maxStreamsPerAccount ?? envInt('SCRIBED_MAX_STREAMS_PER_ACCOUNT'),
     maxDeferredSeconds: input.maxDeferredSeconds ?? envInt('SCRIBED_MAX_DEFERRED_SECONDS'),
+    agentPort: input.agentPort ?? envInt('SCRIBED_AGENT_PORT'),
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
@@ -201,6 +205,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
   if (cfg.maxStreamsPerAccount !== undefined && !(Number.isInteger(cfg.maxStreamsPerAccount) && cfg.maxStreamsPerAccount >= 0 && cfg.maxStreamsPerAccount <= 100_000)) {
     throw new Error('SCRIBED_MAX_STREAMS_PER_ACCOUNT must be 0 (no bound) .. 100000');
+  }
+  if (cfg.agentPort !== undefined && !(Number.isInteger(cfg.agentPort) && cfg.agentPort >= 0 && cfg.agentPort <= 65535)) {
+    throw new Error(`SCRIBED_AGENT_PORT out of range: ${cfg.agentPort}`);
   }
   if (cfg.maxDeferredSeconds !== undefined && !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)) {
     throw new Error('SCRIBED_MAX_DEFERRED_SECONDS must be 0 (never defer) .. 86400');

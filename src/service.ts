@@ -6,6 +6,7 @@ import { loadConfig, storeSettings, type ConfigInput, type ServiceConfig } from 
 import { createEngine } from './engine/pool.js';
 import { recordCapacityMetrics, resolveCapacity } from './engine/calibration.js';
 import { recordCapacityReport } from './server/capacity.js';
+import { agentAnswer, startAgentListener, type AgentListener } from './server/agent-check.js';
 import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
@@ -32,8 +33,10 @@ export interface Service {
   log: Logger;
   sessions: SessionRegistry;
   batch: BatchRunner;
-  /** Listen on config host/port; resolves to the bound address. */
+  /** Listen on config host/port (and the agent-check port when set); resolves to the bound address. */
   listen(): Promise<string>;
+  /** The agent-check listener's port once listening with --agent-port; null without. */
+  agentPort(): number | null;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
 }
@@ -149,6 +152,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   });
 
   let stopping: Promise<void> | null = null;
+  let agent: AgentListener | null = null;
   return {
     config,
     app,
@@ -159,13 +163,18 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     sessions,
     batch,
     async listen() {
-      return app.listen({ host: config.host, port: config.port });
+      const address = await app.listen({ host: config.host, port: config.port });
+      if (config.agentPort !== undefined) agent = await startAgentListener(config.host, config.agentPort, () => agentAnswer({ engine, sessions, store }, stopping !== null), log);
+      return address;
     },
+    agentPort: () => agent?.port ?? null,
     stop() {
       stopping ??= (async () => {
         // Batch work stops taking segments first, so decoders freed by sessions shutting down
         // are not picked up by a job; its running segment finishes while the app closes.
         const batchStopped = batch.stop();
+        // Weight 0 from here on while the agent closes: HAProxy sends no new calls.
+        await agent?.close();
         await app.close();
         await batchStopped;
         await engine.close();

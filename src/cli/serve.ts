@@ -19,6 +19,7 @@ interface ServeArgs extends StoreArgs {
   'max-connections'?: number;
   'max-streams-per-account'?: number;
   'max-deferred-seconds'?: number;
+  'agent-port'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -71,8 +72,9 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
       // Connection bounds: docs/api.md, "Connections and timeouts".
-      .option('max-streams-per-account', { type: 'number', describe: 'live sockets one account may hold on this node at once, 0 for no bound [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: all recognizers but one]' })
+      .option('max-streams-per-account', { type: 'number', describe: 'cap on the live sockets one account may hold on this node at once, 0 for no cap [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: no cap, accounts share the recognizers fairly and sockets beyond them are deferred]' })
       .option('max-deferred-seconds', { type: 'number', describe: 'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]' })
+      .option('agent-port', { type: 'number', describe: "answer HAProxy's agent check on this TCP port with a weight from the free recognizers (deploy/haproxy.cfg agent-check) [env SCRIBED_AGENT_PORT, default: off]" })
       .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
       .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
       .option('request-timeout-ms', { type: 'number', describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]' })
@@ -91,6 +93,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxConnections: args['max-connections'],
       maxStreamsPerAccount: args['max-streams-per-account'],
       maxDeferredSeconds: args['max-deferred-seconds'],
+      agentPort: args['agent-port'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],

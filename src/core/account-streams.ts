@@ -1,15 +1,15 @@
 // How many live sockets one account may hold on one node at once, and the admission that
-// keeps it (docs/operations.md "Capacity"). Without a bound, one account's client
-// (a runaway loop, a misconfigured PBX) could take every recognizer of a node and every
-// other account would get ENGINE_BUSY. Pure: the adapter (src/server/ws/stream.ts) admits a
-// handshake before its upgrade and settles it once the socket is attached or refused.
+// keeps it (docs/operations.md "Capacity"). By default there is no bound: an account alone
+// may use every recognizer, and accounts that compete share them fairly (src/core/fair-share.ts:
+// sockets beyond the recognizers are deferred, and freed recognizers go to the account
+// furthest below its share), so no call is refused while a recognizer idles. An operator may
+// still cap an account (--max-streams-per-account). Pure: the adapter (src/server/ws/stream.ts)
+// admits a handshake before its upgrade and settles it once the socket is attached or refused.
 
-/** The bound for a node with `decoders` recognizers. An operator's setting wins (0: no
- * bound); by default an account may take all but one, so another account always finds one
- * free, and a one-decoder node is left unbounded (there is nothing to share). */
-export function accountStreamLimit(decoders: number, configured: number | undefined): number {
-  if (configured !== undefined) return configured === 0 ? Infinity : configured;
-  return decoders > 1 ? decoders - 1 : Infinity;
+/** The bound on one account's live sockets: the operator's setting (0: no bound); none by
+ * default (fair share, not a cap, keeps accounts from starving each other). */
+export function accountStreamLimit(configured: number | undefined): number {
+  return configured === undefined || configured === 0 ? Infinity : configured;
 }
 
 /** Handshakes admitted and not yet attached, per account and session. A socket counts against

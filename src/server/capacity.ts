@@ -17,7 +17,7 @@ export interface NodeCapacity {
 }
 
 /** What the pool and the session registry say now; null when the engine cannot tell. */
-export function nodeCapacity(ctx: AppContext): NodeCapacity | null {
+export function nodeCapacity(ctx: Pick<AppContext, 'engine' | 'sessions'>): NodeCapacity | null {
   const pool = ctx.engine.capacity?.();
   if (!pool) return null;
   let reclaimable = 0;

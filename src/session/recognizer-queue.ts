@@ -1,13 +1,17 @@
 // Sessions whose recognition is deferred (src/core/recognition-backlog.ts), in the order they
-// started waiting. A freed recognizer goes to the session that has waited longest: the queue
-// tries them in order whenever a live session lets a decoder go, and on a short timer for
-// decoders freed elsewhere (batch jobs share the pool). A session stays known to the queue
-// until it has caught up, so sessions held by the backlog bound are told when there is room.
+// started waiting. A freed recognizer goes to the session whose account is furthest below its
+// fair share of the node's recognizers, the longest-waiting first among equals
+// (src/core/fair-share.ts): the queue offers it whenever a live session lets a decoder go, and
+// on a short timer for decoders freed elsewhere (batch jobs share the pool). A session stays
+// known to the queue until it has caught up, so sessions held by the backlog bound are told
+// when there is room.
+import { nextToServe } from '../core/fair-share.js';
 import type { BacklogBudget } from '../core/recognition-backlog.js';
 
 /** What the queue needs of a deferred session (LiveSession implements it). */
 export interface DeferredSession {
   readonly id: string;
+  readonly accountId: string;
   /** Try to get a recognizer and start catching up: 'started', 'busy' (none free), or 'gone'
    * (the session no longer waits: closed, moved, or caught up meanwhile). */
   tryCatchUp(): Promise<'started' | 'busy' | 'gone'>;
@@ -17,6 +21,12 @@ export interface DeferredSession {
 
 const RETRY_MS = 200;
 
+/** The node's recognizers and how many each account holds now (the registry tells). */
+export interface RecognizerUsage {
+  decoders: number;
+  held: ReadonlyMap<string, number>;
+}
+
 export class RecognizerQueue {
   /** Waiting for a recognizer, oldest first. */
   private readonly waiting: DeferredSession[] = [];
@@ -25,8 +35,15 @@ export class RecognizerQueue {
   private timer: NodeJS.Timeout | null = null;
   private pumping = false;
   private again = false;
+  /** Without it (no registry wired yet) the longest-waiting session is served first. */
+  private usage: (() => RecognizerUsage) | null = null;
 
   constructor(readonly budget: BacklogBudget) {}
+
+  /** Where the queue reads who holds the node's recognizers, for the fair-share order. */
+  observeUsage(usage: () => RecognizerUsage): void {
+    this.usage = usage;
+  }
 
   /** Sessions waiting for a recognizer now. */
   get waitingCount(): number {
@@ -59,7 +76,7 @@ export class RecognizerQueue {
     if (this.deferred.size === 0) this.disarm();
   }
 
-  /** A recognizer may be free: hand it to the longest-waiting session. */
+  /** A recognizer may be free: hand it to the session whose account is furthest below its share. */
   decoderFreed(): void {
     if (this.pumping) {
       this.again = true;
@@ -77,13 +94,20 @@ export class RecognizerQueue {
 
   private async pump(): Promise<void> {
     while (this.waiting.length > 0) {
-      const head = this.waiting[0]!;
-      const outcome = await head.tryCatchUp().catch(() => 'gone' as const);
+      const next = this.waiting[this.nextIndex()]!;
+      const outcome = await next.tryCatchUp().catch(() => 'gone' as const);
       if (outcome === 'busy') return;
       // 'started' or 'gone': the session no longer waits for a recognizer.
-      if (this.waiting[0] === head) this.waiting.shift();
-      if (outcome === 'gone') this.deferred.delete(head);
+      const i = this.waiting.indexOf(next);
+      if (i >= 0) this.waiting.splice(i, 1);
+      if (outcome === 'gone') this.deferred.delete(next);
     }
+  }
+
+  private nextIndex(): number {
+    if (!this.usage) return 0;
+    const { decoders, held } = this.usage();
+    return Math.max(0, nextToServe(this.waiting.map((s) => s.accountId), held, decoders));
   }
 
   private arm(): void {

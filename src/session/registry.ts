@@ -15,7 +15,7 @@ import type { SessionRecord, Store } from '../store/store.js';
 import { LiveSession, type LiveSessionDeps } from './live-session.js';
 import type { SpoolRecord } from './audio-spool.js';
 import { restoreSpooledAudio } from './spool-recovery.js';
-import type { RecognizerQueue } from './recognizer-queue.js';
+import type { RecognizerQueue, RecognizerUsage } from './recognizer-queue.js';
 
 export interface RegistryOptions {
   node: string;
@@ -52,6 +52,14 @@ export class SessionRegistry {
       reclaimDecoder: () => this.reclaimDecoder(),
       onClosed: (session) => this.forget(session),
     };
+    deps.deferral?.observeUsage(() => this.recognizerUsage());
+  }
+
+  /** The node's recognizers and those its sessions hold, per account (fair share's input). */
+  private recognizerUsage(): RecognizerUsage {
+    const held = new Map<string, number>();
+    for (const s of this.live.values()) if (s.holdsDecoder) held.set(s.accountId, (held.get(s.accountId) ?? 0) + 1);
+    return { decoders: this.deps.engine.capacity?.().decoders ?? held.size, held };
   }
 
   /** Start the lease loops (the shared store; on the embedded one there is nobody to lose to). */

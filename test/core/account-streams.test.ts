@@ -2,16 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { accountStreamLimit, AccountStreams } from '../../src/core/account-streams.js';
 
 describe('accountStreamLimit', () => {
-  it('by default leaves one recognizer for other accounts; a one-decoder node is not bounded', () => {
-    expect(accountStreamLimit(8, undefined)).toBe(7);
-    expect(accountStreamLimit(2, undefined)).toBe(1);
-    expect(accountStreamLimit(1, undefined)).toBe(Infinity);
+  it('by default bounds no account (fair share, not a cap: src/core/fair-share.ts)', () => {
+    expect(accountStreamLimit(undefined)).toBe(Infinity);
   });
 
-  it("the operator's setting wins, 0 meaning no bound", () => {
-    expect(accountStreamLimit(8, 3)).toBe(3);
-    expect(accountStreamLimit(8, 20)).toBe(20);
-    expect(accountStreamLimit(8, 0)).toBe(Infinity);
+  it("the operator's setting is the cap, 0 meaning no bound", () => {
+    expect(accountStreamLimit(3)).toBe(3);
+    expect(accountStreamLimit(20)).toBe(20);
+    expect(accountStreamLimit(0)).toBe(Infinity);
   });
 });
 

@@ -3,10 +3,13 @@
 // chroot, user, system log or /run socket, one thread, a small maxconn: it runs in the
 // foreground as the test's user, logging to its stdout), the bind addresses (free loopback
 // ports), the server lines (the given node ports), a response header naming the node that
-// served (test only) and, unless asked for the deploy timings, faster health checks. Nothing
-// outside its own temp dir is touched.
+// served (test only) and, unless asked for the deploy timings, faster health checks. The agent
+// checks (agent-check) go to the given agent ports, one per node, or are left out when the test
+// gives none. The runtime API listens on a socket in the temp dir. Nothing outside its own temp
+// dir is touched.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -40,6 +43,11 @@ export interface HaproxyConfigOptions {
   nodeHeader?: boolean;
   /** Send HAProxy's log (one line per request) to its stdout. Default true. */
   log?: boolean;
+  /** Each node's agent-check port (same order as serverPorts); without them the reference
+   * file's agent checks are left out. */
+  agentPorts?: number[];
+  /** Path of the runtime API's UNIX socket (`stats socket`), if any. */
+  runtimeSocket?: string;
 }
 
 /** The haproxy binary: PATH, else Debian's /usr/sbin (not on every user's PATH). */
@@ -75,13 +83,15 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
   const out: string[] = [];
   let section = '';
   let servers: string[] = [];
+  let agent = false;
   const flush = (): void => {
     if (section.startsWith('backend ')) {
       if (o.nodeHeader !== false) out.push('    http-response set-header X-Scribed-Node %s');
-      o.serverPorts.forEach((port, i) => out.push(`    server node${i + 1} 127.0.0.1:${port}`));
+      o.serverPorts.forEach((port, i) => out.push(`    server node${i + 1} 127.0.0.1:${port}${agent && o.agentPorts ? ` agent-port ${o.agentPorts[i]}` : ''}`));
       if (servers.length === 0) throw new Error(`${section}: the reference config lists no servers`);
     }
     servers = [];
+    agent = false;
   };
   for (const raw of reference.split('\n')) {
     const trimmed = raw.trim();
@@ -95,6 +105,7 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
         // reference's 20000 needs 40000 descriptors, which only a service unit grants).
         out.push('    nbthread 1', '    maxconn 1000');
         if (o.log !== false) out.push('    log stdout format raw local0 info');
+        if (o.runtimeSocket) out.push(`    stats socket ${o.runtimeSocket} mode 600 level admin`);
       }
       continue;
     }
@@ -107,12 +118,18 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
       servers.push(trimmed);
       continue;
     }
-    if (/^default-server\s/.test(trimmed) && checks !== 'deploy') {
-      const line = trimmed
-        .replace(/\binter\s+\S+/, `inter ${checks.inter}`)
-        .replace(/\bfall\s+\d+/, `fall ${checks.fall}`)
-        .replace(/\brise\s+\d+/, `rise ${checks.rise}`);
-      if (!/\binter\b/.test(line) || !/\bfall\b/.test(line) || !/\brise\b/.test(line)) throw new Error(`unexpected default-server line: ${trimmed}`);
+    if (/^default-server\s/.test(trimmed)) {
+      agent = /\bagent-check\b/.test(trimmed) && o.agentPorts !== undefined;
+      // No agents in this test: the checks would knock on the reference file's port.
+      let line = agent ? trimmed : trimmed.replace(/\s+agent-(check|port\s+\S+|inter\s+\S+)/g, '');
+      if (checks !== 'deploy') {
+        line = line
+          .replace(/(^|\s)inter\s+\S+/, `$1inter ${checks.inter}`)
+          .replace(/\bagent-inter\s+\S+/, `agent-inter ${checks.inter}`)
+          .replace(/\bfall\s+\d+/, `fall ${checks.fall}`)
+          .replace(/\brise\s+\d+/, `rise ${checks.rise}`);
+        if (!/(^|\s)inter\b/.test(line) || !/\bfall\b/.test(line) || !/\brise\b/.test(line)) throw new Error(`unexpected default-server line: ${trimmed}`);
+      }
       out.push(`    ${line}`);
       continue;
     }
@@ -139,6 +156,8 @@ export interface Haproxy {
   proc: ChildProcess;
   /** Stats rows of the servers of one backend, by server name. */
   servers(backend: string): Promise<Record<string, StatsRow>>;
+  /** One command on the runtime API (`get weight scribed_live/node1`, `show servers state`): its answer. */
+  runtime(command: string): Promise<string>;
   /** Polls (every 50 ms) until server `name` of `backend` has a status starting with `status`
    * (e.g. 'UP', 'DOWN'); resolves with the milliseconds it took. */
   waitForServer(backend: string, name: string, status: string, timeoutMs?: number): Promise<number>;
@@ -161,6 +180,8 @@ export interface StartHaproxyOptions {
   serverPorts: number[];
   checks?: CheckTimings | 'deploy';
   nodeHeader?: boolean;
+  /** Each node's agent-check port; without them the agent checks are left out. */
+  agentPorts?: number[];
   /** Defaults to deploy/haproxy.cfg. */
   referenceFile?: string;
 }
@@ -173,7 +194,11 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
   const configFile = path.join(dir, 'haproxy.cfg');
   const reference = fs.readFileSync(opts.referenceFile ?? DEPLOY_HAPROXY_CFG, 'utf8');
   const backends = [...reference.matchAll(/^backend\s+(\S+)/gm)].map((m) => m[1]!);
-  fs.writeFileSync(configFile, haproxyTestConfig(reference, { port, statsPort, serverPorts: opts.serverPorts, checks: opts.checks, nodeHeader: opts.nodeHeader }));
+  const runtimeSocket = path.join(dir, 'admin.sock');
+  fs.writeFileSync(
+    configFile,
+    haproxyTestConfig(reference, { port, statsPort, serverPorts: opts.serverPorts, checks: opts.checks, nodeHeader: opts.nodeHeader, agentPorts: opts.agentPorts, runtimeSocket }),
+  );
 
   const proc = spawn(haproxyBinary(), ['-db', '-f', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
@@ -209,6 +234,16 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
       await new Promise((r) => setTimeout(r, 50));
     }
   };
+  const runtime = (command: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = net.connect(runtimeSocket);
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (answer += d));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+      socket.write(`${command}\n`);
+    });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -240,5 +275,5 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
     await stop();
     throw err;
   }
-  return { url, port, statsUrl, configFile, logs, proc, servers, waitForServer, stop };
+  return { url, port, statsUrl, configFile, logs, proc, servers, runtime, waitForServer, stop };
 }

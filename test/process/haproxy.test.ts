@@ -2,7 +2,9 @@
 // reference config (deploy/haproxy.cfg): requests spread over the nodes, a call streams through
 // the balancer and resumes on the node that holds it, a killed node leaves the pools within a
 // health check and rejoins after a restart, and a node whose recognizers are all taken answers
-// /readyz 503 and gets no new calls while it keeps serving the rest of the API.
+// /readyz 503 and gets no new calls while it keeps serving the rest of the API. With the agent
+// check (`scribed serve --agent-port`), each node's weight in the live pool follows its free
+// recognizers.
 //
 // HAProxy adds `X-Scribed-Node: <server>` to responses in the tests only, so each test can tell
 // which node served a request. The cluster's HAProxy checks every 200 ms (fall 1, rise 1); a
@@ -16,6 +18,7 @@ import { chunks, loadClips } from '../helpers/audio.js';
 import { startCluster, type Cluster, type ClusterNode } from '../helpers/cluster.js';
 import { checkHaproxyConfig, DEPLOY_HAPROXY_CFG, startHaproxy, type Haproxy } from '../helpers/haproxy.js';
 import { StreamClient } from '../helpers/stream-client.js';
+import { startService, type TestService } from '../helpers/service.js';
 
 const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
 const clip = loadClips().find((c) => c.id === 'librivox-0890')!; // 5.3 s
@@ -247,4 +250,66 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     expect(again.json.capacity).toEqual({ decoders: 1, busy: 1, reclaimable: 1 });
     await cluster.haproxy.waitForServer('scribed_live', full.name, 'UP');
   }, 60_000);
+});
+
+describe('weights from free capacity (agent-check, --agent-port)', () => {
+  it("each node's weight in the live pool follows its free recognizers, read from HAProxy's runtime API", async () => {
+    // Two nodes of 2 recognizers each, answering the agent on ephemeral ports.
+    const nodes: TestService[] = [];
+    let lb: Haproxy | null = null;
+    const clients: StreamClient[] = [];
+    try {
+      for (let i = 0; i < 2; i++) nodes.push(await startService({ maxDecoders: 2, maxDeferredSeconds: 0, agentPort: 0 }));
+      const port = (svc: TestService): number => Number(new URL(svc.baseUrl).port);
+      lb = await startHaproxy({ serverPorts: nodes.map(port), agentPorts: nodes.map((n) => n.service.agentPort()!) });
+      const balancer = lb;
+      // `get weight` answers "<current> (initial <configured>)".
+      const weight = async (name: string): Promise<number> => Number((await balancer.runtime(`get weight scribed_live/${name}`)).trim().split(/\s+/)[0]);
+      const untilWeight = async (name: string, expected: number): Promise<void> => {
+        const t0 = Date.now();
+        for (;;) {
+          const w = await weight(name);
+          if (w === expected) return;
+          if (Date.now() - t0 > 10_000) throw new Error(`${name}: weight ${w}, not ${expected}, after 10 s`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
+      /** A call held straight on a node: it takes one of its recognizers. */
+      const holdRecognizer = async (svc: TestService): Promise<StreamClient> => {
+        const account = await svc.account();
+        const r = await call(svc.baseUrl, 'POST', SESSIONS, { key: account.accessKey, body: { options: { inputEncoding: 'pcm_s16le_16000' } }, headers: { 'Idempotency-Key': randomUUID() } });
+        expect(r.status).toBe(200);
+        const c = await StreamClient.connect(`${svc.wsBase}${r.json.data.streamUrl as string}`, { accessKey: account.accessKey });
+        await c.next('ready');
+        clients.push(c);
+        return c;
+      };
+
+      await untilWeight('node1', 100);
+      await untilWeight('node2', 100);
+      expect(await balancer.runtime('show servers state scribed_live')).toMatch(/node1/);
+
+      await holdRecognizer(nodes[0]!);
+      await untilWeight('node1', 50);
+      expect(await weight('node2')).toBe(100);
+      await holdRecognizer(nodes[0]!);
+      await untilWeight('node1', 0);
+      await holdRecognizer(nodes[1]!);
+      await untilWeight('node2', 50);
+      expect(await weight('node1')).toBe(0);
+
+      // Calls end: their recognizers go back, and so does the weight.
+      for (const c of clients.splice(0)) {
+        c.control({ type: 'close' });
+        await c.next('closed');
+        c.close();
+      }
+      await untilWeight('node1', 100);
+      await untilWeight('node2', 100);
+    } finally {
+      for (const c of clients) c.terminate();
+      await lb?.stop();
+      for (const n of nodes) await n.stop();
+    }
+  }, 90_000);
 });

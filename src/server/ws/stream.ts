@@ -6,7 +6,7 @@ import { ScribedError, toScribedError } from '../../core/errors.js';
 import { fail, wsError } from '../../core/envelope.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { CLOSE_CODES } from '../../core/protocol.js';
-import { hasFreeDecoder, nodeCapacity } from '../capacity.js';
+import { hasFreeDecoder } from '../capacity.js';
 import { accountStreamLimit, AccountStreams } from '../../core/account-streams.js';
 import { API, type AppContext } from '../context.js';
 import { identify } from './identify.js';
@@ -38,7 +38,7 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
    * on) or refused, or when the connection ends first (an upgrade lost on the way). */
   function admitForAccount(req: FastifyRequest<{ Params: { sessionId: string } }>, accountId: string): () => void {
     const sessionId = req.params.sessionId;
-    const limit = accountStreamLimit(nodeCapacity(ctx)?.decoders ?? ctx.config.maxDecoders, ctx.config.maxStreamsPerAccount);
+    const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
     const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
     if (!accountStreams.tryAdmit(accountId, sessionId, limit, streaming)) {
       throw new ScribedError('ACCOUNT_STREAM_LIMIT', `this account already streams ${limit} sessions on this node, its limit; close one or try later (an operator sets the limit with --max-streams-per-account)`);

@@ -1,0 +1,40 @@
+// Fair share of a node's recognizers among accounts (issue 34). One account may use every
+// recognizer while no other account waits; when accounts compete, each is owed at least its
+// share (recognizers / competing accounts), and a freed recognizer goes to the waiting session
+// whose account is furthest below its share. Pure: the recognizer queue
+// (src/session/recognizer-queue.ts) asks it which deferred session to serve next.
+
+/** Recognizers each of `competing` accounts is owed on a node of `decoders` (fractional: with
+ * 3 recognizers and 2 accounts each is owed 1.5, so the one holding 1 comes before the one
+ * holding 2). A lone account is owed them all. */
+export function fairShare(decoders: number, competing: number): number {
+  return competing > 0 ? decoders / competing : decoders;
+}
+
+/** Accounts competing now: those holding a recognizer and those with a session waiting. */
+export function competingAccounts(waiting: readonly string[], held: ReadonlyMap<string, number>): Set<string> {
+  const accounts = new Set(waiting);
+  for (const [account, n] of held) if (n > 0) accounts.add(account);
+  return accounts;
+}
+
+/**
+ * Which waiting session a freed recognizer goes to: the index (in `waiting`, the accounts of
+ * the waiting sessions, longest-waiting first) of the one whose account is furthest below its
+ * share, counting what it holds (`held`: recognizers per account) and what this choice has
+ * already handed it. Ties go to the longest-waiting. -1 when nobody waits.
+ */
+export function nextToServe(waiting: readonly string[], held: ReadonlyMap<string, number>, decoders: number): number {
+  if (waiting.length === 0) return -1;
+  const share = fairShare(decoders, competingAccounts(waiting, held).size);
+  let best = -1;
+  let bestDeficit = -Infinity;
+  waiting.forEach((account, i) => {
+    const deficit = share - (held.get(account) ?? 0);
+    if (deficit > bestDeficit) {
+      best = i;
+      bestDeficit = deficit;
+    }
+  });
+  return best;
+}
