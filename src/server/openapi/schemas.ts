@@ -12,6 +12,7 @@ import { BRIEF_FIELDS, CAPABILITIES, DURATIONS_SEC, LIMITS, LYRICS_MODES } from 
 import {
   DEFAULT_TITLE,
   ENTITY_CATEGORIES,
+  REDACTION_POLICIES,
   LANGUAGE_TAG,
   MAX_ADDITIONAL_LANGUAGE_HINTS,
   MAX_LANGUAGE_TAG_CHARS,
@@ -76,6 +77,7 @@ const SESSION_OPTIONS = {
   heartbeatIntervalMs: nullable(range(OPTION_RANGES.heartbeatIntervalMs)),
   processingContentStorage: nullable({ type: 'boolean' }),
   readableText: nullable({ type: 'boolean', default: true, description: 'numbers, dates and money as digits, sentence case (docs/options.md)' }),
+  redact: nullable({ type: 'array', maxItems: REDACTION_POLICIES.length, uniqueItems: true, items: { enum: [...REDACTION_POLICIES] }, description: 'batch transcription only so far; a real-time session asking for it is refused (docs/redaction.md)' }),
 } satisfies Record<(typeof OPTION_KEYS)[number], JsonSchema>;
 
 /** The mutual exclusions validateCreateSession checks after each option on its own. */
