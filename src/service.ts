@@ -18,6 +18,7 @@ import { openStore } from './store/index.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
+import { RetentionSweeper } from './batch/retention-sweeper.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
@@ -131,6 +132,10 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     maxSegmentSeconds: config.maxSegmentSeconds,
   });
   await batch.start();
+  // Rows past their account's retention are erased at start and then every few minutes.
+  const retention = new RetentionSweeper({ store, log, audio: batch.audio, ...(now ? { now } : {}) });
+  await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
+  retention.start();
   const app = await buildApp({
     config,
     store,
@@ -166,6 +171,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
         // Batch work stops taking segments first, so decoders freed by sessions shutting down
         // are not picked up by a job; its running segment finishes while the app closes.
         const batchStopped = batch.stop();
+        await retention.stop();
         await app.close();
         await batchStopped;
         await engine.close();
