@@ -2,13 +2,13 @@
 // asterisk-core-sounds-en-wav) read the test card number 4111 1111 1111 1111, joined with sox.
 // First, with redaction off, the recognizer hears a run of number words (so the check below
 // has something to miss); then, on a service of its own (so no unredacted job shares its data
-// dir), with redact ["pci", "numbers"] no transcript format, History row, store row or file
-// under the data dir holds three digits in a row, spoken or written.
+// dir), with redact ["pci", "numbers"] no transcript format, History row, store row, log line
+// (debug level) or file under the data dir holds three digits in a row, spoken or written.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, storeDump, tempDir, type TestService } from '../helpers/service.js';
+import { capturedLogger, startService, storeDump, tempDir, type TestService } from '../helpers/service.js';
 import { numberRuns, normalizeToken } from '../../src/text/redaction/spans.js';
 
 const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
@@ -60,15 +60,31 @@ function filesUnder(dir: string): string[] {
 let clip: string;
 let plain: TestService;
 let redacting: TestService;
+const logLines: string[] = [];
 
 beforeAll(async () => {
   clip = cardClip();
   plain = await startService();
-  redacting = await startService();
+  redacting = await startService({ logger: capturedLogger('debug', logLines) });
 }, 60_000);
 afterAll(async () => {
   await plain?.stop();
   await redacting?.stop();
+});
+
+describe('redact on real-time sessions', () => {
+  it('is refused (422) until the live path redacts partials and finals, and no session is created', async () => {
+    const a = await plain.account(1_000n);
+    const res = await fetch(`${plain.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
+      method: 'POST',
+      headers: { accessKey: a.accessKey, 'content-type': 'application/json', 'Idempotency-Key': `redact-${Date.now()}` },
+      body: JSON.stringify({ options: { redact: ['pci'] } }),
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as Json).message).toMatch(/^VALIDATION_FAILED: options\.redact: /);
+    const list = JSON.parse((await get(plain, `${TRANSCRIPTIONS}?limit=10`, a.accessKey)).body) as Json;
+    expect(list.data.items).toEqual([]);
+  });
 });
 
 describe('redact on batch jobs, with a card number read by a human voice', () => {
@@ -114,6 +130,11 @@ describe('redact on batch jobs, with a card number read by a human voice', () =>
       expect(out).not.toMatch(/4111|1111/);
     }
     expect(longestDigitRun(t.segments.map((s: Json) => `${s.text} ${s.rawText ?? ''}`).join(' '))).toBeLessThan(3);
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const line of logLines) {
+      expect(line).not.toMatch(SPOKEN_RUN);
+      expect(line).not.toMatch(/4111|1111/);
+    }
     const dump = await storeDump(redacting);
     expect(dump).not.toMatch(SPOKEN_RUN);
     expect(dump).not.toMatch(/4111|1111 1111/);
