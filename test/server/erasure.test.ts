@@ -3,7 +3,9 @@
 // not found; a row still in progress is refused; the retention sweeper erases expired rows,
 // also when two sweep at once; every download and delete leaves an audit row and log line
 // with ids only.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
@@ -174,6 +176,37 @@ describe('DELETE .../stt/calls/{id}', () => {
     expect(rows).toBe(0);
     expect((await call('GET', `${API}/stt/calls/${callId}`, alice.accessKey)).status).toBe(404);
   });
+});
+
+describe('DELETE .../stt/calls/{id} of a two-leg batch call', () => {
+  it('erases both legs with their segments and jobs, then the call; the audit names the key', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-erase-call-'));
+    const stereo = path.join(dir, 'call.wav');
+    execFileSync('sox', ['-M', clip.wavFile, clip.wavFile, stereo]);
+    const form = new FormData();
+    form.append('options', JSON.stringify({ multichannel: true }));
+    form.append('file', new Blob([fs.readFileSync(stereo)]), 'call.wav');
+    const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: alice.accessKey }, body: form });
+    const json = (await res.json()) as Json;
+    expect(res.status, JSON.stringify(json)).toBe(200);
+    const callId = json.data.callId as string;
+    const legs = (json.data.legs as Json[]).map((l) => l.transcriptionId as string);
+    expect(legs).toHaveLength(2);
+    await svc.service.batch.idle();
+    for (const leg of legs) expect((await rowsOf(leg)).segments).toBeGreaterThan(0);
+
+    expect((await call('DELETE', `${API}/stt/calls/${callId}`, bob.accessKey)).status).toBe(404);
+    const del = await call('DELETE', `${API}/stt/calls/${callId}`, alice.accessKey);
+    expect(del.status).toBe(200);
+    expect([...del.json.data.transcriptionIds].sort()).toEqual([...legs].sort());
+    for (const leg of legs) expect(await rowsOf(leg)).toEqual(GONE);
+    const calls = await withStore(async (s) => Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM calls WHERE id = ?', [callId]))!.n));
+    expect(calls).toBe(0);
+    expect((await call('GET', `${API}/stt/calls/${callId}/transcript`, alice.accessKey)).status).toBe(404);
+    const audit = await withStore((s) => s.listAudit(alice.accountId, 20));
+    expect(audit.find((e) => e.action === 'call.delete' && e.subjectId === callId)?.credentialId).toMatch(/^[0-9a-f]{16}$/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
 });
 
 describe('retention', () => {
