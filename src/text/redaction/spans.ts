@@ -62,7 +62,7 @@ export function numberUnitAt(norm: readonly string[], i: number, inRun: boolean)
   if (/\d/.test(t)) return { from: i, to: i + 1, digits: t.replace(/\D/g, '') };
   const next = norm[i + 1];
   if (t === 'double' || t === 'triple') {
-    const d = next === undefined ? undefined : DIGIT_WORDS.get(next);
+    const d = next === undefined ? undefined : (DIGIT_WORDS.get(next) ?? (/^\d$/.test(next) ? next : undefined));
     return d === undefined ? null : { from: i, to: i + 2, digits: d.repeat(t === 'double' ? 2 : 3) };
   }
   if (t === 'oh' || t === 'o') {
@@ -78,8 +78,10 @@ export function numberUnitAt(norm: readonly string[], i: number, inRun: boolean)
     const unit = next === undefined || next === 'zero' || next === 'oh' || next === 'o' ? undefined : DIGIT_WORDS.get(next);
     return unit === undefined ? { from: i, to: i + 1, digits: String(tens) } : { from: i, to: i + 2, digits: String(tens + Number(unit)) };
   }
+  // Alone ("a hundred", "a thousand") a scale word is still a number: readable text writes it
+  // as 100 or 1000.
   const zeros = SCALE_ZEROS.get(t);
-  if (zeros !== undefined && inRun) return { from: i, to: i + 1, digits: zeros };
+  if (zeros !== undefined) return { from: i, to: i + 1, digits: inRun ? zeros : `1${zeros}` };
   return null;
 }
 

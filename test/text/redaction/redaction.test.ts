@@ -4,6 +4,7 @@ import type { TimelineWord } from '../../../src/core/final-event.js';
 import { REDACTION_POLICIES, type RedactionPolicy } from '../../../src/core/session-options.js';
 import { detectEntities } from '../../../src/text/entities.js';
 import { luhnValid } from '../../../src/text/numbers.js';
+import { shapeFinal } from '../../../src/text/final-text.js';
 import { guardPartial, redactFinal, redactText } from '../../../src/text/redaction/apply.js';
 import { findSensitiveSpans, normalizeToken, numberRuns } from '../../../src/text/redaction/spans.js';
 
@@ -28,7 +29,7 @@ function luhnComplete(body: string): string {
 
 const words = fc.array(
   fc.oneof(
-    fc.constantFrom(...DIGIT_NAMES, 'oh', 'double', 'triple', 'twenty', 'forty', 'eleven', 'hundred', 'thousand', 'and', 'my', 'card', 'is', 'at', 'dot', 'com', 'expires'),
+    fc.constantFrom(...DIGIT_NAMES, 'oh', 'double', 'triple', 'twenty', 'forty', 'eleven', 'hundred', 'thousand', 'and', 'a', 'my', 'card', 'is', 'at', 'dot', 'com', 'expires', 'dollars', 'first'),
     fc.stringMatching(/^[0-9]{1,5}$/),
     fc.stringMatching(/^[a-z]{1,6}$/),
   ),
@@ -127,6 +128,21 @@ describe('redactFinal', () => {
         expect(r.redactions.length).toBe(r.words.filter((w) => /^\[[A-Z_]+\]$/.test(w.word)).length);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('readable text and entities made from redacted words show no 3 digits in a row under numbers (property)', () => {
+    fc.assert(
+      fc.property(words, (ws) => {
+        const r = redactFinal(ws.join(' '), timeline(ws), ['numbers']);
+        const shaped = shapeFinal(r.text, r.words, { readableText: true, entityCategories: ['credit_card', 'spelled_digits', 'phone_number', 'money', 'date'] });
+        // A money value is written with cents ("USD 2.00" for "two dollars"): formatting, not
+        // digits said, so only its span text is held to the rule.
+        const entities = (shaped.annotations.entities ?? []).map((e) => (e.category === 'money' ? e.text : `${e.text} ${e.value}`));
+        const shown = `${shaped.text} ${shaped.words.map((w) => w.word).join(' ')} ${shaped.annotations.rawText ?? ''} ${entities.join(' ')}`;
+        expect(shown).not.toMatch(/\d[\d,.]*\d[\d,.]*\d/);
+      }),
+      { numRuns: 2000 },
     );
   });
 
