@@ -9,11 +9,12 @@ import { interpretationCommand } from './cli/interpretation.js';
 import { streamCommand } from './cli/stream.js';
 import { rtpCommand } from './cli/rtp.js';
 import { gatewayCommand } from './cli/gateway.js';
+import { retentionCommand } from './cli/retention.js';
 
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
 const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
 
-const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand, gatewayCommand].map((c) => String(c.command).split(' ')[0]!);
+const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand, gatewayCommand, retentionCommand].map((c) => String(c.command).split(' ')[0]!);
 
 /** `scribed CMD --help` for a known command, else `scribed --help`. */
 function helpCommand(): string {
@@ -30,7 +31,8 @@ await yargs(argv)
   .command(streamCommand)
   .command(rtpCommand)
   .command(gatewayCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp, gateway')
+  .command(retentionCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp, gateway, retention')
   .strict()
   .help()
   // A usage error is one line and a pointer to --help, not the whole help: the line that

@@ -19,6 +19,7 @@ import { openStore } from './store/index.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
+import { RetentionSweeper } from './batch/retention-sweeper.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
@@ -134,6 +135,10 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     maxSegmentSeconds: config.maxSegmentSeconds,
   });
   await batch.start();
+  // Rows past their account's retention are erased at start and then every few minutes.
+  const retention = new RetentionSweeper({ store, log, audio: batch.audio, ...(now ? { now } : {}) });
+  await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
+  retention.start();
   const app = await buildApp({
     config,
     store,
@@ -175,6 +180,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
         const batchStopped = batch.stop();
         // Weight 0 from here on while the agent closes: HAProxy sends no new calls.
         await agent?.close();
+        await retention.stop();
         await app.close();
         await batchStopped;
         await engine.close();

@@ -34,6 +34,8 @@ import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js'
 import type { Metrics } from '../obs/metrics.js';
 import type { BatchJobRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
+import { redactFinal } from '../text/redaction/apply.js';
+import { redactionPolicies } from '../text/redaction/options.js';
 import { FileBatchAudioStore, type BatchAudioStore } from './audio-store.js';
 import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
@@ -349,7 +351,11 @@ export class BatchRunner {
         channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
         const words = wordsOnTimeline(result.words, base, audio.length);
-        const shaped = shapeFinal(result.text, words, job.options);
+        // Redaction comes first: every later step (readable text, entities, rawText) sees only
+        // tokens where a sensitive value was said.
+        const redacted = redactFinal(result.text, words, redactionPolicies(job.options));
+        const shaped = shapeFinal(redacted.text, redacted.words, job.options);
+        const annotations = { ...shaped.annotations, ...(redacted.redactions.length > 0 ? { redactions: redacted.redactions } : {}) };
         const kept = await store.appendClaimedBatchSegment(
           this.node,
           {
@@ -359,7 +365,7 @@ export class BatchRunner {
             endSample: BigInt(seg.endSample),
             text: shaped.text,
             words: job.options.includeAlignment === false ? [] : shaped.words,
-            ...(Object.keys(shaped.annotations).length > 0 ? { annotations: { ...shaped.annotations } } : {}),
+            ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
             createdAt: new Date().toISOString(),
           },
           channelState,

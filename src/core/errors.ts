@@ -56,6 +56,8 @@ export const ERRORS = {
   // calls (docs/calls.md)
   CALL_SPEAKER_TAKEN: { wire: -1, http: 409, summary: 'the call already has a leg with this speaker; each party or channel joins once, under its own label' },
   CALL_LEG_LIMIT: { wire: -1, http: 409, summary: 'the call already holds as many legs as it may (16)' },
+  // erasure (docs/redaction.md)
+  TRANSCRIPTION_IN_PROGRESS: { wire: -1, http: 409, summary: 'the transcription (or a leg of the call) is still recording or processing; delete it once it has ended' },
 
   // music projects (spec codes)
   MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },

@@ -51,6 +51,10 @@ export type EntityCategory = (typeof ENTITY_CATEGORIES)[number];
 
 export type SegmentCommitMode = 'manual' | 'vad';
 
+/** The `redact` option's policies (docs/redaction.md; src/text/redaction/). */
+export const REDACTION_POLICIES = ['pci', 'numbers', 'ssn', 'phone', 'email'] as const;
+export type RedactionPolicy = (typeof REDACTION_POLICIES)[number];
+
 export interface EffectiveOptions {
   inputEncoding: InputEncodingName;
   sampleRateHz: number;
@@ -70,6 +74,10 @@ export interface EffectiveOptions {
   suppressBackgroundSpeech: boolean;
   heartbeatIntervalMs: number | null;
   processingContentStorage: boolean;
+  /** Policies whose spans become tokens in every output (batch jobs; see ValidationSurface).
+   * Named only when requested: effectiveOptions of requests without it (and their hashes)
+   * are what they were before the option existed. */
+  redact?: RedactionPolicy[];
 }
 
 export interface ValidSessionRequest {
@@ -98,6 +106,7 @@ export const OPTION_KEYS = [
   'suppressBackgroundSpeech',
   'heartbeatIntervalMs',
   'processingContentStorage',
+  'redact',
 ] as const;
 
 /** BCP-47-ish: a 2-3 letter language, then subtags of 1-8 letters or digits. */
@@ -180,7 +189,14 @@ function checkLanguageTag(tag: string, path: string): void {
   if (!LANGUAGE_TAG.test(tag)) invalid(path, 'must be a language tag such as "en" or "pt-BR"');
 }
 
-export function validateCreateSession(body: unknown): ValidSessionRequest {
+/** Where the request is validated for. Redaction is applied to batch jobs only so far: a
+ * real-time session asking for it is refused rather than given unredacted partials and finals
+ * (docs/redaction.md, "Not covered yet"). */
+export interface ValidationSurface {
+  redactionApplied: boolean;
+}
+
+export function validateCreateSession(body: unknown, surface: ValidationSurface = { redactionApplied: false }): ValidSessionRequest {
   if (!isPlainObject(body)) invalid('body', 'must be a JSON object');
   rejectUnknownKeys(body, TOP_LEVEL_KEYS, '');
 
@@ -193,10 +209,10 @@ export function validateCreateSession(body: unknown): ValidSessionRequest {
 
   const rawOptions = body.options ?? {};
   if (!isPlainObject(rawOptions)) invalid('options', 'must be a JSON object');
-  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions) };
+  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions, surface) };
 }
 
-function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
+function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface): EffectiveOptions {
   rejectUnknownKeys(o, OPTION_KEYS, 'options.');
 
   const encoding = o.inputEncoding ?? DEFAULT_INPUT_ENCODING;
@@ -243,6 +259,15 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   const heartbeatIntervalMs = optNumber(o, 'heartbeatIntervalMs', 'options.heartbeatIntervalMs', OPTION_RANGES.heartbeatIntervalMs);
   const processingContentStorage = optBoolean(o, 'processingContentStorage', 'options.processingContentStorage');
 
+  const redact = optStringArray(o, 'redact', 'options.redact', REDACTION_POLICIES.length);
+  redact.forEach((p, i) => {
+    if (!(REDACTION_POLICIES as readonly string[]).includes(p)) invalid(`options.redact[${i}]`, `must be one of ${REDACTION_POLICIES.join(', ')}`);
+    if (redact.indexOf(p) !== i) invalid(`options.redact[${i}]`, `duplicate policy ${p}`);
+  });
+  if (redact.length > 0 && !surface.redactionApplied) {
+    invalid('options.redact', 'is applied to batch transcription only so far; real-time sessions do not redact yet');
+  }
+
   // Mutual exclusions, after every field is individually valid.
   if (includeAlignment === true && suppressBackgroundSpeech === true) {
     invalid('options.suppressBackgroundSpeech', 'cannot be true together with includeAlignment; alignment needs every word timed');
@@ -270,6 +295,7 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
     suppressBackgroundSpeech: suppressBackgroundSpeech ?? false,
     heartbeatIntervalMs,
     processingContentStorage: processingContentStorage ?? false,
+    ...(redact.length > 0 ? { redact: redact as RedactionPolicy[] } : {}),
   };
 }
 

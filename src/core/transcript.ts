@@ -52,6 +52,8 @@ export interface TranscriptJson {
     words: Array<{ word: string; startMs: number; endMs: number; confidence: number | null }>;
     rawText?: string;
     entities?: unknown[];
+    /** The redact option's spans: type and times, never a value. */
+    redactions?: Array<{ type: string; startMs: number; endMs: number }>;
   }>;
 }
 
@@ -98,6 +100,15 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
       })),
       ...(typeof s.annotations?.rawText === 'string' ? { rawText: s.annotations.rawText } : {}),
       ...(Array.isArray(s.annotations?.entities) ? { entities: s.annotations.entities as unknown[] } : {}),
+      ...(Array.isArray(s.annotations?.redactions)
+        ? {
+            redactions: (s.annotations.redactions as Array<{ type: string; startSample: string; endSample: string }>).map((r) => ({
+              type: r.type,
+              startMs: ms(BigInt(r.startSample), rate),
+              endMs: ms(BigInt(r.endSample), rate),
+            })),
+          }
+        : {}),
     })),
   };
 }

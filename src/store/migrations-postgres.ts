@@ -325,4 +325,26 @@ ALTER TABLE credentials ADD COLUMN expires_at TEXT;
 ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
+  {
+    // SQLite version 13: retention policies and the audit trail (docs/redaction.md).
+    version: 8,
+    sql: `
+CREATE TABLE retention_policies (
+  account_id       TEXT PRIMARY KEY REFERENCES accounts(id),
+  transcripts_days BIGINT CHECK (transcripts_days > 0),
+  recordings_days  BIGINT CHECK (recordings_days > 0),
+  updated_at       TEXT NOT NULL
+);
+
+CREATE TABLE audit_events (
+  id            TEXT PRIMARY KEY,
+  account_id    TEXT NOT NULL REFERENCES accounts(id),
+  credential_id TEXT,
+  action        TEXT NOT NULL,
+  subject_id    TEXT NOT NULL,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX audit_events_account_newest ON audit_events(account_id, created_at, id);
+`,
+  },
 ];

@@ -382,6 +382,31 @@ ALTER TABLE credentials ADD COLUMN expires_at TEXT;
 ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
+  {
+    // Erasure, retention and the audit trail (issue 30, docs/redaction.md): an account's
+    // retention in days (null: kept until deleted), set by the operator (scribed accounts
+    // retention); and who downloaded or deleted which transcript, by ids only (no content, no
+    // foreign key to the subject: it outlives what it names).
+    version: 13,
+    sql: `
+CREATE TABLE retention_policies (
+  account_id       TEXT PRIMARY KEY REFERENCES accounts(id),
+  transcripts_days INTEGER CHECK (transcripts_days > 0),
+  recordings_days  INTEGER CHECK (recordings_days > 0),
+  updated_at       TEXT NOT NULL
+);
+
+CREATE TABLE audit_events (
+  id            TEXT PRIMARY KEY,
+  account_id    TEXT NOT NULL REFERENCES accounts(id),
+  credential_id TEXT,
+  action        TEXT NOT NULL,
+  subject_id    TEXT NOT NULL,
+  created_at    TEXT NOT NULL
+);
+CREATE INDEX audit_events_account_newest ON audit_events(account_id, created_at, id);
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

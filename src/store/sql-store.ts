@@ -20,6 +20,7 @@ import * as jobs from './areas/job-claims.js';
 import * as sharedFiles from './areas/shared-files.js';
 import * as batchAudio from './areas/batch-audio.js';
 import * as calls from './areas/calls.js';
+import * as erasure from './areas/erasure.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -113,6 +114,15 @@ export class SqlStore implements Store {
   createCall = this.call(calls.createCall);
   getCall = this.call(calls.getCall);
   listCalls = this.call(calls.listCalls);
+
+  // erasure, retention and the audit trail
+  eraseTranscription = this.call(erasure.eraseTranscription);
+  eraseCall = this.call(erasure.eraseCall);
+  setRetention = this.call(erasure.setRetention);
+  getRetention = this.call(erasure.getRetention);
+  listExpiredTranscriptions = this.call(erasure.listExpiredTranscriptions);
+  recordAudit = this.call(erasure.recordAudit);
+  listAudit = this.call(erasure.listAudit);
 
   // batch jobs
   createBatchJob = this.call(batch.createBatchJob);

@@ -12,6 +12,7 @@
 import type { AccountStore } from './contract/accounts.js';
 import type { BatchStore, BatchWorkStore } from './contract/batch.js';
 import type { CallStore } from './contract/calls.js';
+import type { ErasureStore } from './contract/erasure.js';
 import type { HistoryStore } from './contract/history.js';
 import type { InterpretationStore } from './contract/interpretation.js';
 import type { JobClaimStore } from './contract/job-claims.js';
@@ -26,6 +27,7 @@ import type { VoiceStore } from './contract/voices.js';
 export type * from './contract/accounts.js';
 export type * from './contract/batch.js';
 export type * from './contract/calls.js';
+export type * from './contract/erasure.js';
 export type * from './contract/history.js';
 export type * from './contract/interpretation.js';
 export type * from './contract/job-claims.js';
@@ -51,7 +53,8 @@ export interface Store
     JobClaimStore,
     BatchWorkStore,
     SharedFileStore,
-    CallStore {
+    CallStore,
+    ErasureStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

@@ -119,4 +119,15 @@ export const CALL_ENDPOINTS: readonly Endpoint[] = [
     response: { kind: 'raw', contentTypes: CONTENT_TYPES, description: 'the merged transcript as an attachment' },
     errors: ['VALIDATION_FAILED', 'NOT_FOUND'],
   },
+  {
+    method: 'delete', path: `${CALLS}/{callId}`, operationId: 'deleteCall', tag: 'Calls', auth: 'accessKey',
+    summary: 'Erase a call and every leg as DELETE .../stt/transcriptions/{id} does (docs/redaction.md)',
+    description: 'Nothing is erased while a leg is still recording or processing. Another account\'s call reads as not found.',
+    response: {
+      kind: 'envelope',
+      data: { type: 'object', required: ['callId', 'deleted', 'transcriptionIds'], properties: { callId: { type: 'string' }, deleted: { const: true }, transcriptionIds: { type: 'array', items: { type: 'string' } } } },
+      description: 'erased',
+    },
+    errors: ['NOT_FOUND', 'TRANSCRIPTION_IN_PROGRESS'],
+  },
 ];

@@ -175,6 +175,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
     response: { kind: 'raw', contentTypes: TRANSCRIPT_CONTENT_TYPES, description: 'the transcript as an attachment' },
     errors: ['VALIDATION_FAILED', 'NOT_FOUND'],
   },
+  {
+    method: 'delete', path: `${TRANSCRIPTIONS}/{transcriptionId}`, operationId: 'deleteTranscription', tag: 'History and batch', auth: 'accessKey',
+    summary: 'Erase a History row: its segments, transcript, batch job and audio, and its session (docs/redaction.md)',
+    description: 'Only a row that has ended (COMPLETED or FAILED). Another account\'s row reads as not found. Recorded in the audit trail.',
+    response: envelope({ type: 'object', required: ['transcriptionId', 'deleted'], properties: { transcriptionId: { type: 'string' }, deleted: { const: true } } }, 'erased'),
+    errors: ['NOT_FOUND', 'TRANSCRIPTION_IN_PROGRESS'],
+  },
 
   // ---------------------------------------------------------------- interpretation
   {

@@ -12,6 +12,7 @@ import { BRIEF_FIELDS, CAPABILITIES, DURATIONS_SEC, LIMITS, LYRICS_MODES } from 
 import {
   DEFAULT_TITLE,
   ENTITY_CATEGORIES,
+  REDACTION_POLICIES,
   LANGUAGE_TAG,
   MAX_ADDITIONAL_LANGUAGE_HINTS,
   MAX_LANGUAGE_TAG_CHARS,
@@ -76,6 +77,12 @@ const SESSION_OPTIONS = {
   heartbeatIntervalMs: nullable(range(OPTION_RANGES.heartbeatIntervalMs)),
   processingContentStorage: nullable({ type: 'boolean' }),
   readableText: nullable({ type: 'boolean', default: true, description: 'numbers, dates and money as digits, sentence case (docs/options.md)' }),
+  redact: nullable({
+    type: 'array',
+    maxItems: 0,
+    items: { enum: [...REDACTION_POLICIES] },
+    description: `a real-time session refuses any policy until the live path redacts; batch uploads take ${REDACTION_POLICIES.join(', ')} (docs/redaction.md)`,
+  }),
 } satisfies Record<(typeof OPTION_KEYS)[number], JsonSchema>;
 
 /** The mutual exclusions validateCreateSession checks after each option on its own. */
@@ -198,7 +205,7 @@ export function batchUploadBody(facts: ServerFacts): JsonSchema {
         type: 'string',
         contentMediaType: 'application/json',
         description:
-          'the session options as a JSON object, less inputEncoding and segmentCommitMode, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)',
+          `the session options as a JSON object, less inputEncoding and segmentCommitMode, with redact (a list of ${REDACTION_POLICIES.join(', ')}: docs/redaction.md) applied, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)`,
       },
     },
     ['file'],

@@ -21,6 +21,7 @@ import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
 import type { CallRecord } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
+import { audit, removeErasedAudio } from '../audit.js';
 import { API, type AppContext } from '../context.js';
 
 const CONTENT_TYPES: Record<CallTranscriptFormat, string> = {
@@ -97,7 +98,9 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.get<{ Params: { callId: string }; Querystring: { format?: unknown } }>(`${base}/:callId/transcript`, async (req, reply) => {
       const format = parseTranscriptFormat(req.query.format);
-      const call = await owned(req.params.callId, accountOf(req));
+      const accountId = accountOf(req);
+      const call = await owned(req.params.callId, accountId);
+      await audit(ctx, req, accountId, 'call.transcript.download', call.id);
       // A live leg contributes the finals stored so far; each read is a snapshot per leg.
       const legs = await Promise.all(
         call.legs.map(async (l) => ({
@@ -116,6 +119,18 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
               ? callTranscriptSrt(merged)
               : callTranscriptVtt(merged);
       return reply.type(CONTENT_TYPES[format]).header('content-disposition', `attachment; filename="${call.id}.${format}"`).send(body);
+    });
+
+    // Erasure (docs/redaction.md): every leg as DELETE .../transcriptions/{id} does, then the call.
+    app.delete<{ Params: { callId: string } }>(`${base}/:callId`, async (req) => {
+      const accountId = accountOf(req);
+      const id = req.params.callId;
+      const outcome = await ctx.store.eraseCall(id, accountId);
+      if (outcome.kind === 'not_found') throw new ScribedError('NOT_FOUND', `call ${id} does not exist`);
+      if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `leg ${outcome.transcriptionId} of call ${id} has not ended`);
+      await removeErasedAudio(ctx, req, outcome.audioFiles);
+      await audit(ctx, req, accountId, 'call.delete', id);
+      return ok({ callId: id, deleted: true, transcriptionIds: outcome.transcriptionIds });
     });
   };
 }

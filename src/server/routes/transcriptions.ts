@@ -6,6 +6,7 @@ import { ScribedError } from '../../core/errors.js';
 import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
 import type { TranscriptionRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
+import { audit, removeErasedAudio } from '../audit.js';
 import { API, type AppContext } from '../context.js';
 import { batchDetail, transcriptionView } from './history-views.js';
 
@@ -49,8 +50,10 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
         if (!Object.hasOwn(FORMATS, format)) {
           throw new ScribedError('VALIDATION_FAILED', 'format: must be one of json, txt, srt, vtt', { details: { field: 'format' } });
         }
-        const t = await owned(req.params.transcriptionId, accountOf(req));
+        const accountId = accountOf(req);
+        const t = await owned(req.params.transcriptionId, accountId);
         const segments = await ctx.store.listSegments(t.id);
+        await audit(ctx, req, accountId, 'transcript.download', t.id);
         const meta = { transcriptionId: t.id, title: t.title, status: t.status, sampleRateHz: t.sampleRateHz };
         const body =
           format === 'json'
@@ -66,5 +69,18 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
           .send(body);
       },
     );
+
+    // Erasure (docs/redaction.md): the row and everything holding its words or audio.
+    app.delete<{ Params: { transcriptionId: string } }>(`${base}/:transcriptionId`, async (req) => {
+      const accountId = accountOf(req);
+      const id = req.params.transcriptionId;
+      const outcome = await ctx.store.eraseTranscription(id, accountId);
+      if (outcome.kind === 'not_found') await owned(id, accountId); // the same 404 (and rts_ hint) as a read
+      if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${id} has not ended; close its session or wait for its job`);
+      if (outcome.kind !== 'erased') throw new ScribedError('NOT_FOUND', `transcription ${id} does not exist`);
+      await removeErasedAudio(ctx, req, outcome.audioFiles);
+      await audit(ctx, req, accountId, 'transcription.delete', id);
+      return ok({ transcriptionId: id, deleted: true });
+    });
   };
 }

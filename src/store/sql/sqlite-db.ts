@@ -125,6 +125,9 @@ export class SqliteDb implements Db {
       if (mode !== 'wal') throw new Error(`could not switch ${file} to WAL journal mode (got ${mode})`);
       db.pragma('wal_autocheckpoint = 0');
       db.pragma('foreign_keys = ON');
+      // Deleted rows (an erased transcript, spent audio) are overwritten with zeros in the
+      // database and its WAL, not left in free pages (docs/redaction.md, "What a delete leaves").
+      db.pragma('secure_delete = ON');
       // The migrations run synchronously before the server serves anything, so FULL for them;
       // then NORMAL plus our own sync of the WAL after every write (see the top of this file):
       // a transaction committed just before a power loss is never one the server acted on.
