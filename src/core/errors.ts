@@ -56,6 +56,10 @@ export const ERRORS = {
   // calls (docs/calls.md)
   CALL_SPEAKER_TAKEN: { wire: -1, http: 409, summary: 'the call already has a leg with this speaker; each party or channel joins once, under its own label' },
   CALL_LEG_LIMIT: { wire: -1, http: 409, summary: 'the call already holds as many legs as it may (16)' },
+  // webhooks (docs/webhooks.md)
+  WEBHOOK_ENDPOINT_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many webhook endpoints as it may (20); delete one first' },
+  WEBHOOK_URL_TOO_LONG: { wire: -1, http: 422, summary: 'a webhook endpoint url is over 2048 characters' },
+  WEBHOOK_URL_FORBIDDEN: { wire: -1, http: 422, summary: 'a webhook endpoint url names a destination webhooks may not reach (loopback, private, link-local, metadata, multicast; docs/webhooks.md)' },
 
   // music projects (spec codes)
   MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },

@@ -40,12 +40,16 @@ export interface PostResult {
   status: number;
   /** The peer address the request was sent to (for the server log). */
   address: string | null;
+  /** The first `snippetBytes` of the answer's body, when asked for. */
+  snippet?: string;
 }
 
 export interface OutboundRequest {
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal;
+  /** Read this many bytes of the answer's body (webhook delivery logs); 0 or absent: none. */
+  snippetBytes?: number;
 }
 
 export class GuardedTransport {
@@ -108,8 +112,26 @@ export class GuardedTransport {
       if (u.protocol === 'https:' && early === null) options.servername = host;
       const r = (u.protocol === 'https:' ? https : http).request(options, (res) => {
         const address = res.socket?.remoteAddress ?? null;
-        res.destroy();
-        resolve({ status: res.statusCode ?? 0, address });
+        const status = res.statusCode ?? 0;
+        const want = req.snippetBytes ?? 0;
+        if (want <= 0) {
+          res.destroy();
+          resolve({ status, address });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let have = 0;
+        const done = () => {
+          res.destroy();
+          resolve({ status, address, snippet: Buffer.concat(chunks).subarray(0, want).toString('utf8') });
+        };
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          have += c.length;
+          if (have >= want) done();
+        });
+        res.on('end', done);
+        res.on('error', done);
       });
       r.on('socket', (socket: Socket) => {
         const check = () => {
