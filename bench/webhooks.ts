@@ -21,7 +21,7 @@
 // +0.19 ms at the median across two runs (bound: 1 ms).
 //
 // Run: npx vite-node bench/webhooks.ts [events, default 1000]   (SQLite in a temp dir)
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -29,6 +29,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { OutboundPolicy } from '../src/core/outbound-policy.js';
+import { webhookSecret } from '../src/core/webhook-endpoints.js';
 import { openStore } from '../src/store/index.js';
 import type { Store } from '../src/store/store.js';
 import { GuardedTransport } from '../src/voices/callback-transport.js';
@@ -78,11 +79,13 @@ const port = (receiver.address() as AddressInfo).port;
 
 await account(store, 'acc_bench');
 await store.createWebhookEndpoint(
-  { id: 'whe_bench', accountId: 'acc_bench', url: `http://127.0.0.1:${port}/hook`, description: null, events: ['transcription.completed'], includeTranscript: false, secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}`, createdAt: T0 },
+  { id: 'whe_bench', accountId: 'acc_bench', url: `http://127.0.0.1:${port}/hook`, description: null, events: ['transcription.completed'], includeTranscript: false, createdAt: T0 },
   20,
 );
+const serverKey = randomBytes(32);
 const worker = new WebhookWorker({
   store,
+  secretOf: (endpointId, generation) => webhookSecret(serverKey, endpointId, generation),
   transport: new GuardedTransport(new OutboundPolicy({ allowPrivate: false, allowCidrs: ['127.0.0.1/32'] })),
   log: pino({ level: 'silent' }),
   node: 'bench',
@@ -121,7 +124,7 @@ await worker.close();
 await account(store, 'acc_none');
 await account(store, 'acc_hook');
 await store.createWebhookEndpoint(
-  { id: 'whe_ab', accountId: 'acc_hook', url: 'https://hooks.example.com/x', description: null, events: ['transcription.completed'], includeTranscript: false, secret: 'whsec_AAAA', createdAt: T0 },
+  { id: 'whe_ab', accountId: 'acc_hook', url: 'https://hooks.example.com/x', description: null, events: ['transcription.completed'], includeTranscript: false, createdAt: T0 },
   20,
 );
 const rounds = Math.max(200, N);

@@ -1,5 +1,6 @@
 // Webhook endpoints as the API takes them (docs/webhooks.md): validation of a create or update
 // body, the limits, and the secret's format. Pure; the outbound policy decides hosts.
+import { createHmac } from 'node:crypto';
 import { ScribedError } from './errors.js';
 import { isWebhookEventType, type WebhookEventType } from './webhook-events.js';
 import type { OutboundPolicy } from './outbound-policy.js';
@@ -11,6 +12,16 @@ export const MAX_DESCRIPTION_CHARS = 500;
 export const SECRET_BYTES = 24;
 /** How long a rotated-out secret keeps signing alongside the new one. */
 export const SECRET_OVERLAP_MS = 24 * 3600_000;
+
+/**
+ * An endpoint's signing secret for one generation: `whsec_` and the base64 of 24 bytes of
+ * HMAC-SHA256 under the server key. Derived, so it is never stored: the store keeps the
+ * generation, which rotation raises.
+ */
+export function webhookSecret(serverKey: Buffer, endpointId: string, generation: number): string {
+  const bytes = createHmac('sha256', serverKey).update(`webhook-endpoint:${endpointId}:${generation}`).digest().subarray(0, SECRET_BYTES);
+  return `whsec_${bytes.toString('base64')}`;
+}
 
 export interface EndpointInput {
   url: string;

@@ -92,7 +92,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
   await app.register(callRoutes(ctx));
-  await app.register(webhookRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
@@ -106,6 +105,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   };
   await app.register(voiceRoutes(ctx, files));
   await app.register(userGroupRoutes(ctx, files.keys));
+  await app.register(webhookRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());

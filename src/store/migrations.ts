@@ -372,7 +372,8 @@ ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
 `,
   },
   {
-    // Webhooks (issue 29, docs/webhooks.md): an account's endpoints; the deliveries table is
+    // Webhooks (issue 29, docs/webhooks.md): an account's endpoints (their signing secrets are
+    // derived from a server key and the secret's generation, never stored); the deliveries table is
     // the transactional outbox (a row is written in the transaction that changes the state it
     // reports, one per subscribed endpoint, and claimed with a lease by any node, as job rows
     // are); each attempt is logged. A delivery's id is its webhook-id on every attempt.
@@ -385,8 +386,7 @@ CREATE TABLE webhook_endpoints (
   description        TEXT,
   events_json        TEXT NOT NULL,
   include_transcript INTEGER NOT NULL CHECK (include_transcript IN (0, 1)),
-  secret             TEXT NOT NULL,
-  previous_secret    TEXT,
+  secret_generation  INTEGER NOT NULL CHECK (secret_generation >= 1),
   previous_until     TEXT,
   enabled            INTEGER NOT NULL CHECK (enabled IN (0, 1)),
   disabled_reason    TEXT,

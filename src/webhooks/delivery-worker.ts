@@ -20,6 +20,8 @@ import { DestinationRefused, type GuardedTransport } from '../voices/callback-tr
 
 export interface WebhookWorkerOptions {
   store: Store;
+  /** The secret of an endpoint's generation (core/webhook-endpoints.ts webhookSecret). */
+  secretOf: (endpointId: string, generation: number) => string;
   transport: GuardedTransport;
   log: Logger;
   node: string;
@@ -116,10 +118,12 @@ export class WebhookWorker {
     return JSON.stringify(event);
   }
 
+  /** The current secret's signature, and the previous generation's during a rotation's overlap. */
   private signatures(c: ClaimedWebhookDelivery, at: Date, body: string): string {
-    const sigs = [new Webhook(c.endpoint.secret).sign(c.delivery.id, at, body)];
     const e = c.endpoint;
-    if (e.previousSecret && e.previousUntil && Date.parse(e.previousUntil) > at.getTime()) sigs.push(new Webhook(e.previousSecret).sign(c.delivery.id, at, body));
+    const sign = (generation: number) => new Webhook(this.o.secretOf(e.id, generation)).sign(c.delivery.id, at, body);
+    const sigs = [sign(e.secretGeneration)];
+    if (e.secretGeneration > 1 && e.previousUntil && Date.parse(e.previousUntil) > at.getTime()) sigs.push(sign(e.secretGeneration - 1));
     return sigs.join(' ');
   }
 

@@ -22,7 +22,7 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
   let h: StoreHarness;
   let store: Store;
   const endpoint = async (id: string, events: WebhookEventType[], accountId = 'acc_a') =>
-    store.createWebhookEndpoint({ id, accountId, url: 'https://hooks.example.com/x', description: null, events, includeTranscript: false, secret: 'whsec_AAAA', createdAt: T0 }, 20);
+    store.createWebhookEndpoint({ id, accountId, url: 'https://hooks.example.com/x', description: null, events, includeTranscript: false, createdAt: T0 }, 20);
   const types = async (endpointId: string, accountId = 'acc_a') => (await store.listWebhookDeliveries(endpointId, accountId, 100)).map((d) => d.eventType).sort();
 
   beforeEach(async () => {
@@ -113,6 +113,6 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     expect(await store.claimWebhookDelivery('node-b', 5_000, now, 2)).toBeNull();
     expect((await store.webhookOutboxStats()).depth).toBe(3);
     expect(await endpoint('whe_2', ['transcription.completed'])).not.toBeNull();
-    expect(await store.createWebhookEndpoint({ id: 'whe_3', accountId: 'acc_a', url: 'https://x.example.com', description: null, events: ['call.completed'], includeTranscript: false, secret: 's', createdAt: T0 }, 2)).toBeNull();
+    expect(await store.createWebhookEndpoint({ id: 'whe_3', accountId: 'acc_a', url: 'https://x.example.com', description: null, events: ['call.completed'], includeTranscript: false, createdAt: T0 }, 2)).toBeNull();
   });
 });

@@ -1,14 +1,14 @@
 // Webhook endpoints (issue 29, docs/webhooks.md): CRUD per account, secret rotation, the
 // delivery log and manual retry; the delivery worker runs with the routes' lifetime. Another
 // account's endpoint or delivery reads as missing.
-import crypto from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { OutboundPolicy } from '../../core/outbound-policy.js';
 import { DEFAULT_RETRY_BASE_MS } from '../../core/webhook-delivery.js';
-import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_BYTES, SECRET_OVERLAP_MS, validateCreateEndpoint, validatePatchEndpoint } from '../../core/webhook-endpoints.js';
+import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, validateCreateEndpoint, validatePatchEndpoint, webhookSecret } from '../../core/webhook-endpoints.js';
+import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
 import { GuardedTransport, systemResolver } from '../../voices/callback-transport.js';
 import { WebhookWorker } from '../../webhooks/delivery-worker.js';
@@ -22,17 +22,18 @@ const POLL_MS = 250;
 const STATS_MS = 5_000;
 const DELIVERY_LIST_LIMIT = 100;
 
-export function endpointView(e: WebhookEndpointRecord, withSecret = false) {
+/** `secret`: given only by create and rotate-secret, the one time the account sees it. */
+export function endpointView(e: WebhookEndpointRecord, secret?: string) {
   return {
     id: e.id,
     url: e.url,
     description: e.description,
     events: e.events,
     includeTranscript: e.includeTranscript,
-    ...(withSecret ? { secret: e.secret } : {}),
+    ...(secret === undefined ? {} : { secret }),
     enabled: e.enabled,
     disabledReason: e.disabledReason,
-    previousSecretExpiresAt: e.previousSecret && e.previousUntil ? e.previousUntil : null,
+    previousSecretExpiresAt: e.secretGeneration > 1 ? e.previousUntil : null,
     createdAt: e.createdAt,
     updatedAt: e.updatedAt,
   };
@@ -55,10 +56,6 @@ export function deliveryView(d: WebhookDeliveryRecord) {
   };
 }
 
-function newSecret(): string {
-  return `whsec_${crypto.randomBytes(SECRET_BYTES).toString('base64')}`;
-}
-
 /** The retry schedule's base interval: SCRIBED_WEBHOOK_RETRY_BASE_MS (tests shorten it). */
 function retryBaseMs(): number {
   const raw = process.env.SCRIBED_WEBHOOK_RETRY_BASE_MS;
@@ -68,7 +65,7 @@ function retryBaseMs(): number {
   return n;
 }
 
-export function webhookRoutes(ctx: AppContext): FastifyPluginAsync {
+export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
   const base = `${API}/webhooks`;
   const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
 
@@ -79,8 +76,12 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsync {
   };
 
   return async (app) => {
+    // Every node holds the same key (store/server-key.ts), so any node signs any delivery.
+    const serverKey = await keys.load('webhook-signing');
+    const secretOf = (endpointId: string, generation: number) => webhookSecret(serverKey, endpointId, generation);
     const worker = new WebhookWorker({
       store: ctx.store,
+      secretOf,
       transport: new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver),
       log: ctx.log.child({ component: 'webhooks' }),
       node: ctx.config.nodeId,
@@ -115,14 +116,11 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsync {
       scoped.post(`${base}/endpoints`, async (req, reply) => {
         const accountId = accountOf(req);
         const input = validateCreateEndpoint(req.body, policy);
-        const created = await ctx.store.createWebhookEndpoint(
-          { id: newId('whe', ctx.now()), accountId, ...input, secret: newSecret(), createdAt: ctx.now().toISOString() },
-          MAX_ENDPOINTS_PER_ACCOUNT,
-        );
+        const created = await ctx.store.createWebhookEndpoint({ id: newId('whe', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() }, MAX_ENDPOINTS_PER_ACCOUNT);
         if (!created) throw new ScribedError('WEBHOOK_ENDPOINT_LIMIT', `the account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
         req.log.info({ endpointId: created.id }, 'webhook endpoint created');
         void reply.code(201);
-        return ok(endpointView(created, true));
+        return ok(endpointView(created, secretOf(created.id, created.secretGeneration)));
       });
 
       scoped.get(`${base}/endpoints`, async (req) => ok({ endpoints: (await ctx.store.listWebhookEndpoints(accountOf(req))).map((e) => endpointView(e)) }));
@@ -144,9 +142,9 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsync {
 
       scoped.post<{ Params: { id: string } }>(`${base}/endpoints/:id/rotate-secret`, async (req) => {
         const now = ctx.now();
-        const rotated = await ctx.store.rotateWebhookSecret(req.params.id, accountOf(req), newSecret(), new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(), now);
+        const rotated = await ctx.store.rotateWebhookSecret(req.params.id, accountOf(req), new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(), now);
         if (!rotated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
-        return ok(endpointView(rotated, true));
+        return ok(endpointView(rotated, secretOf(rotated.id, rotated.secretGeneration)));
       });
 
       scoped.get<{ Params: { id: string } }>(`${base}/endpoints/:id/deliveries`, async (req) => {

@@ -25,8 +25,7 @@ interface EndpointRow {
   description: string | null;
   events_json: string;
   include_transcript: bigint;
-  secret: string;
-  previous_secret: string | null;
+  secret_generation: bigint;
   previous_until: string | null;
   enabled: bigint;
   disabled_reason: string | null;
@@ -71,8 +70,7 @@ function toEndpoint(r: EndpointRow): WebhookEndpointRecord {
     description: r.description,
     events: JSON.parse(r.events_json) as WebhookEventType[],
     includeTranscript: Number(r.include_transcript) === 1,
-    secret: r.secret,
-    previousSecret: r.previous_secret,
+    secretGeneration: Number(r.secret_generation),
     previousUntil: r.previous_until,
     enabled: Number(r.enabled) === 1,
     disabledReason: r.disabled_reason,
@@ -150,10 +148,10 @@ export async function createWebhookEndpoint(db: Db, input: CreateWebhookEndpoint
     const count = await tx.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ?', [input.accountId]);
     if (Number(count?.n ?? 0) >= maxPerAccount) return null;
     await tx.run(
-      `INSERT INTO webhook_endpoints (id, account_id, url, description, events_json, include_transcript, secret, previous_secret, previous_until,
+      `INSERT INTO webhook_endpoints (id, account_id, url, description, events_json, include_transcript, secret_generation, previous_until,
                                       enabled, disabled_reason, failing_since, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, 1, NULL, NULL, ?, ?)`,
-      [input.id, input.accountId, input.url, input.description, JSON.stringify(input.events), input.includeTranscript ? 1 : 0, input.secret, input.createdAt, input.createdAt],
+       VALUES (?, ?, ?, ?, ?, ?, 1, NULL, 1, NULL, NULL, ?, ?)`,
+      [input.id, input.accountId, input.url, input.description, JSON.stringify(input.events), input.includeTranscript ? 1 : 0, input.createdAt, input.createdAt],
     );
     return toEndpoint((await tx.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [input.id]))!);
   });
@@ -188,11 +186,11 @@ export async function updateWebhookEndpoint(db: Db, endpointId: string, accountI
   });
 }
 
-export async function rotateWebhookSecret(db: Db, endpointId: string, accountId: string, secret: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null> {
+export async function rotateWebhookSecret(db: Db, endpointId: string, accountId: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null> {
   return db.tx(async (tx) => {
     const changed = await tx.run(
-      'UPDATE webhook_endpoints SET previous_secret = secret, previous_until = ?, secret = ?, updated_at = ? WHERE id = ? AND account_id = ?',
-      [previousUntil, secret, now.toISOString(), endpointId, accountId],
+      'UPDATE webhook_endpoints SET secret_generation = secret_generation + 1, previous_until = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+      [previousUntil, now.toISOString(), endpointId, accountId],
     );
     return changed === 1 ? getWebhookEndpoint(tx, endpointId, accountId) : null;
   });

@@ -8,10 +8,10 @@ export interface WebhookEndpointRecord {
   description: string | null;
   events: WebhookEventType[];
   includeTranscript: boolean;
-  /** `whsec_...`; shown to the account only when created or rotated. */
-  secret: string;
-  /** The secret before the last rotation, signing alongside until previousUntil. */
-  previousSecret: string | null;
+  /** Which secret signs: the secret itself is derived from a server key and this number
+   * (core/webhook-endpoints.ts webhookSecret), never stored. Rotation adds one. */
+  secretGeneration: number;
+  /** After a rotation, until when the previous generation's secret also signs. */
   previousUntil: string | null;
   enabled: boolean;
   disabledReason: string | null;
@@ -64,7 +64,6 @@ export interface CreateWebhookEndpointInput {
   description: string | null;
   events: WebhookEventType[];
   includeTranscript: boolean;
-  secret: string;
   createdAt: string;
 }
 
@@ -99,8 +98,8 @@ export interface WebhookStore {
   getWebhookEndpoint(endpointId: string, accountId: string): Promise<WebhookEndpointRecord | null>;
   /** Enabling clears the disabled reason and the failure run. */
   updateWebhookEndpoint(endpointId: string, accountId: string, patch: WebhookEndpointPatch, now: Date): Promise<WebhookEndpointRecord | null>;
-  /** The current secret becomes the previous one until `previousUntil`. */
-  rotateWebhookSecret(endpointId: string, accountId: string, secret: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null>;
+  /** The next secret generation; the current one keeps signing until `previousUntil`. */
+  rotateWebhookSecret(endpointId: string, accountId: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null>;
   /** The endpoint, its deliveries and their log. */
   deleteWebhookEndpoint(endpointId: string, accountId: string): Promise<boolean>;
   /** Newest first. */
