@@ -97,6 +97,7 @@ const worker = new WebhookWorker({
   maxInFlight: 32,
   pollMs: 250,
   statsMs: 5_000,
+  retentionMs: 30 * 24 * 3600_000,
 });
 worker.start();
 

@@ -190,5 +190,6 @@ export class SqlStore implements Store {
   claimWebhookDelivery = this.call(webhooks.claimWebhookDelivery);
   finishWebhookAttempt = this.call(webhooks.finishWebhookAttempt);
   clearOtherWebhookClaims = this.call(webhooks.clearOtherWebhookClaims);
+  pruneWebhookDeliveries = this.call(webhooks.pruneWebhookDeliveries);
   webhookOutboxStats = this.call(webhooks.webhookOutboxStats);
 }

@@ -18,6 +18,8 @@ import {
 import type { ClaimedWebhookDelivery, Store, WebhookDeliveryStatus } from '../store/store.js';
 import { DestinationRefused, type GuardedTransport } from '../voices/callback-transport.js';
 
+const PRUNE_BATCH = 500;
+
 export interface WebhookWorkerOptions {
   store: Store;
   /** The secret of an endpoint's generation (core/webhook-endpoints.ts webhookSecret). */
@@ -36,6 +38,8 @@ export interface WebhookWorkerOptions {
   maxInFlight: number;
   pollMs: number;
   statsMs: number;
+  /** Finished deliveries older than this are deleted (checked with each stats sample). */
+  retentionMs: number;
   onAttempt?: (verdict: AttemptVerdict, seconds: number) => void;
   onStats?: (depth: number, oldestSeconds: number) => void;
 }
@@ -100,6 +104,8 @@ export class WebhookWorker {
 
   private async sampleStats(): Promise<void> {
     try {
+      // Bounded batches, so one sample never holds the database long; a backlog drains over samples.
+      await this.o.store.pruneWebhookDeliveries(new Date(this.o.now().getTime() - this.o.retentionMs).toISOString(), PRUNE_BATCH);
       const s = await this.o.store.webhookOutboxStats();
       const oldest = s.oldestCreatedAt === null ? 0 : Math.max(0, (this.o.now().getTime() - Date.parse(s.oldestCreatedAt)) / 1000);
       this.o.onStats?.(s.depth, oldest);

@@ -99,6 +99,9 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     expect(d).toMatchObject({ status: 'DELIVERED', attempts: 1, lastStatusCode: 200, lastResponse: 'ok' });
     expect(d!.log.map((a) => a.node)).toEqual(['node-b']);
     expect(await store.webhookOutboxStats()).toEqual({ depth: 0, oldestCreatedAt: null });
+    expect(await store.pruneWebhookDeliveries(T0, 10)).toBe(0); // changed after T0: kept
+    expect(await store.pruneWebhookDeliveries(new Date(Date.now() + 60_000).toISOString(), 10)).toBe(1);
+    expect(await store.listWebhookDeliveries('whe_1', 'acc_a', 10)).toEqual([]);
   });
 
   it('limits deliveries in flight per endpoint and refuses a new endpoint past the account limit', async () => {

@@ -21,6 +21,8 @@ const NODE_IN_FLIGHT = 32;
 const POLL_MS = 250;
 const STATS_MS = 5_000;
 const DELIVERY_LIST_LIMIT = 100;
+/** How long the delivery log keeps finished deliveries. */
+const RETENTION_MS = 30 * 24 * 3600_000;
 
 /** `secret`: given only by create and rotate-secret, the one time the account sees it. */
 export function endpointView(e: WebhookEndpointRecord, secret?: string) {
@@ -94,6 +96,7 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
       maxInFlight: NODE_IN_FLIGHT,
       pollMs: POLL_MS,
       statsMs: STATS_MS,
+      retentionMs: RETENTION_MS,
       onAttempt: (verdict, seconds) => {
         ctx.metrics.webhookDeliveries.inc({ outcome: verdict });
         ctx.metrics.webhookAttemptSeconds.observe(seconds);

@@ -285,6 +285,18 @@ export async function clearOtherWebhookClaims(db: Db, node: string): Promise<num
   return db.run('UPDATE webhook_deliveries SET claimed_by = NULL, lease_until = NULL WHERE claimed_by IS NOT NULL AND claimed_by <> ?', [node]);
 }
 
+export async function pruneWebhookDeliveries(db: Db, before: string, limit: number): Promise<number> {
+  return db.tx(async (tx) => {
+    const ids = (
+      await tx.all<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? ORDER BY updated_at LIMIT ?", [before, limit])
+    ).map((r) => r.id);
+    if (ids.length === 0) return 0;
+    const list = ids.map(() => '?').join(', ');
+    await tx.run(`DELETE FROM webhook_attempts WHERE delivery_id IN (${list})`, ids);
+    return tx.run(`DELETE FROM webhook_deliveries WHERE id IN (${list}) AND status <> 'PENDING'`, ids);
+  });
+}
+
 export async function webhookOutboxStats(db: Tx): Promise<{ depth: number; oldestCreatedAt: string | null }> {
   const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING'");
   return { depth: Number(r?.n ?? 0), oldestCreatedAt: r?.oldest ?? null };

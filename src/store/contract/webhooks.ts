@@ -113,6 +113,9 @@ export interface WebhookStore {
   finishWebhookAttempt(outcome: WebhookAttemptOutcome): Promise<boolean>;
   /** Forget every claim but `node`'s (the embedded store at start-up). */
   clearOtherWebhookClaims(node: string): Promise<number>;
+  /** Delete up to `limit` finished (delivered or failed) deliveries last changed before
+   * `before`, with their attempts; answers how many. */
+  pruneWebhookDeliveries(before: string, limit: number): Promise<number>;
   /** Pending deliveries and the oldest one's creation time. */
   webhookOutboxStats(): Promise<{ depth: number; oldestCreatedAt: string | null }>;
 }
