@@ -1,5 +1,6 @@
 // Signed webhooks (issue 29, docs/webhooks.md) on a real server and store: a real-time session
-// closed over its socket raises transcription.completed through the outbox; the delivery
+// closed over its socket raises transcription.completed through the outbox, one whose socket
+// is lost raises session.paused; the delivery
 // verifies with the standardwebhooks package under the endpoint's secret and not under
 // another; a receiver answering 500 twice gets the same webhook-id a third time and the log
 // shows the three attempts; destinations the outbound policy closes are refused; another
@@ -11,6 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { startService, type TestService } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
 import { createSession, streamAndClose } from '../helpers/live.js';
+import { StreamClient } from '../helpers/stream-client.js';
 import type { ResolvedAddress } from '../../src/voices/callback-transport.js';
 
 const ENDPOINTS = '/sound_clone/api/v1/webhooks/endpoints';
@@ -168,6 +170,27 @@ describe('webhooks, private destinations allowed by the operator', () => {
     expect(again.status).toBe(200);
     await receiver.waitFor(start + 4);
     expect(receiver.hits[start + 3]!.headers['webhook-id']).toBe(d.id);
+    await call(svc.baseUrl, 'DELETE', `${ENDPOINTS}/${ep.id}`, { key: a.accessKey });
+  });
+
+  it('delivers session.paused when a socket is lost without close', async () => {
+    const a = await svc.account();
+    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['session.paused'] } })).json.data;
+    const start = receiver.hits.length;
+    const s = await createSession(svc, a.accessKey, {});
+    const client = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: a.accessKey });
+    await client.next('ready');
+    client.audio(1, 0, Buffer.alloc(3200));
+    await client.next('ack', (e) => e.sampleOffset === 1600);
+    client.terminate();
+    await receiver.waitFor(start + 1);
+    const hit = receiver.hits[start]!;
+    const event = new Webhook(ep.secret).verify(hit.body, {
+      'webhook-id': String(hit.headers['webhook-id']),
+      'webhook-timestamp': String(hit.headers['webhook-timestamp']),
+      'webhook-signature': String(hit.headers['webhook-signature']),
+    }) as any;
+    expect(event).toMatchObject({ type: 'session.paused', data: { sessionId: s.sessionId, status: 'PAUSED' } });
     await call(svc.baseUrl, 'DELETE', `${ENDPOINTS}/${ep.id}`, { key: a.accessKey });
   });
 

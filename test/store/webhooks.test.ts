@@ -4,7 +4,7 @@
 // its lease runs out, and a node that lost its claim cannot record an attempt.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WebhookEventType } from '../../src/core/webhook-events.js';
-import type { CreateSessionInput, Store } from '../../src/store/store.js';
+import type { CreateBatchJobInput, CreateSessionInput, Store } from '../../src/store/store.js';
 import { ENGINES, T0, addAccount, createHarness, type StoreHarness } from './harness.js';
 
 function sessionInput(accountId: string, n: string, call: { callId: string; speaker: string } | null = null): CreateSessionInput {
@@ -70,6 +70,33 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     const ds = await store.listWebhookDeliveries('whe_calls', 'acc_a', 10);
     expect(ds).toHaveLength(1);
     expect(JSON.parse(ds[0]!.payload)).toMatchObject({ type: 'call.completed', data: { callId: 'call_1', externalId: 'CA1', status: 'FAILED', legs: [{ speaker: 'agent' }, { speaker: 'customer' }] } });
+  });
+
+  it('raises transcription.completed and .failed for batch jobs, claimed or not', async () => {
+    await endpoint('whe_all', ['transcription.completed', 'transcription.failed']);
+    await addAccount(store, 'acc_rich', 100n);
+    await endpoint('whe_rich', ['transcription.completed', 'transcription.failed'], 'acc_rich');
+    const job = (id: string): CreateBatchJobInput => ({
+      job: { transcriptionId: id, accountId: 'acc_rich', options: {}, notices: [], audioFile: `${id}.s16le`, charactersCharged: 1n, source: { format: 'wav', codec: 'pcm_s16le' }, createdAt: T0 },
+      title: `batch ${id}`,
+      languageHint: null,
+      sampleRateHz: 16000,
+      audioSamples: 16_000n,
+      idempotency: null,
+    });
+    for (const id of ['stt_b1', 'stt_b2', 'stt_b3']) expect((await store.createBatchJob(job(id))).kind).toBe('created');
+    await store.setBatchJobState('stt_b1', 'DONE');
+    expect(await store.failBatchJob('stt_b2', 'undecodable')).toBe(true);
+    expect(await store.claimJob({ table: 'batch_jobs', key: 'stt_b3', node: 'n1' }, 5_000, new Date())).toBe(true);
+    expect(await store.setClaimedBatchJobState('stt_b3', 'n1', 'DONE')).toBe(true);
+    const ds = await store.listWebhookDeliveries('whe_rich', 'acc_rich', 10);
+    expect(ds.map((d) => [JSON.parse(d.payload).data.transcriptionId, d.eventType]).sort()).toEqual([
+      ['stt_b1', 'transcription.completed'],
+      ['stt_b2', 'transcription.failed'],
+      ['stt_b3', 'transcription.completed'],
+    ]);
+    expect(JSON.parse(ds[0]!.payload).data).toMatchObject({ kind: 'batch', sessionId: null, durationSeconds: 1 });
+    expect(await types('whe_all')).toEqual([]);
   });
 
   it('writes nothing when the state change does not commit (a fenced-off write)', async () => {
