@@ -15,6 +15,10 @@ const BOTH_STORES = [
   'test/client/session-streamer.test.ts',
   'test/rtp/ingest.test.ts',
   'test/vad/vad-live.test.ts',
+  // The API facades through the official SDKs (mapping.test.ts is pure: once is enough).
+  'test/server/facades/openai.test.ts',
+  'test/server/facades/deepgram.test.ts',
+  'test/server/facades/batch-wait.test.ts',
 ];
 
 export default defineConfig({

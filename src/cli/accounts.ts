@@ -1,8 +1,10 @@
-// `scribed accounts create|credit`: operator commands that write the same store a running
+// `scribed accounts create|credit|list|rotate-key|revoke-key`: operator commands that write the same store a running
 // server uses: the SQLite file (WAL and a busy timeout make that safe across processes) or
 // the PostgreSQL database of --database-url.
 import type { CommandModule } from 'yargs';
 import { provisionAccount } from '../accounts/provision.js';
+import { DEFAULT_GRACE_SECONDS, checkGraceSeconds, listAccountViews, revokeAccessKeys, rotateAccessKey, type AccessKeyView } from '../accounts/access-keys.js';
+import { CREDENTIAL_ID_CHARS } from '../core/credentials.js';
 import { storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
 import { openStore } from '../store/index.js';
 
@@ -64,9 +66,101 @@ const creditCommand: CommandModule<object, CreditArgs> = {
   },
 };
 
+interface ListArgs extends StoreArgs {
+  json?: boolean;
+}
+interface RotateArgs extends StoreArgs {
+  account: string;
+  'grace-seconds': number;
+  json?: boolean;
+}
+interface RevokeArgs extends StoreArgs {
+  account: string;
+  'key-id'?: string;
+  json?: boolean;
+}
+
+function keyLine(k: AccessKeyView): string {
+  const state = k.state === 'active' ? 'active' : k.state === 'revoked' ? `revoked at ${k.at}` : `${k.state} at ${k.at}`;
+  return `  key ${k.id} ${state} (created ${k.createdAt})`;
+}
+
+const listCommand: CommandModule<object, ListArgs> = {
+  command: 'list',
+  describe: 'list accounts: id, name, Characters, created, access key ids and their state (never a secret)',
+  builder: (y) => withStoreOptions(y.option('json', { type: 'boolean', describe: 'print one JSON line: {"accounts": [...]}' })),
+  handler: async (args) => {
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      const accounts = await listAccountViews(store);
+      if (args.json) {
+        process.stdout.write(`${JSON.stringify({ accounts })}\n`);
+        return;
+      }
+      for (const a of accounts) {
+        process.stdout.write(`${a.accountId} ${JSON.stringify(a.name)} characters=${a.characters} created=${a.createdAt}\n`);
+        for (const k of a.accessKeys) process.stdout.write(`${keyLine(k)}\n`);
+      }
+      if (accounts.length === 0) process.stdout.write('no accounts\n');
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+const rotateCommand: CommandModule<object, RotateArgs> = {
+  command: 'rotate-key',
+  describe: 'issue a new access key (printed once); the keys in force stay valid for --grace-seconds, then are refused',
+  builder: (y) =>
+    withStoreOptions(
+      y
+        .option('account', { type: 'string', demandOption: true })
+        .option('grace-seconds', { type: 'number', describe: 'how long the old keys stay valid (0: refused at once)', default: DEFAULT_GRACE_SECONDS })
+        .option('json', { type: 'boolean', describe: 'print one JSON line' }),
+    ),
+  handler: async (args) => {
+    const grace = checkGraceSeconds(args['grace-seconds']);
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      const out = await rotateAccessKey(store, args.account, grace);
+      if (args.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+      else {
+        process.stdout.write(`account ${out.accountId}\naccessKey ${out.accessKey}\n(store it now: it is not shown again)\n`);
+        for (const k of out.accessKeys) process.stdout.write(`${keyLine(k)}\n`);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+const revokeCommand: CommandModule<object, RevokeArgs> = {
+  command: 'revoke-key',
+  describe: 'revoke an access key at once (without --key-id: every access key of the account; issue a new one with rotate-key)',
+  builder: (y) =>
+    withStoreOptions(
+      y
+        .option('account', { type: 'string', demandOption: true })
+        .option('key-id', { type: 'string', describe: 'the key id (as `accounts list` shows it); default: all of the account\'s keys' })
+        .option('json', { type: 'boolean', describe: 'print one JSON line' }),
+    ),
+  handler: async (args) => {
+    const keyId = args['key-id'] ?? null;
+    if (keyId !== null && !new RegExp(`^[0-9a-f]{${CREDENTIAL_ID_CHARS}}$`).test(keyId)) throw new Error(`--key-id must be ${CREDENTIAL_ID_CHARS} lowercase hex characters (the id \`accounts list\` shows), got ${keyId}`);
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      const revoked = await revokeAccessKeys(store, args.account, keyId);
+      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked })}\n`);
+      else process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
+    } finally {
+      await store.close();
+    }
+  },
+};
+
 export const accountsCommand: CommandModule = {
   command: 'accounts <command>',
-  describe: 'manage accounts (create, credit)',
-  builder: (y) => y.command(createCommand).command(creditCommand).demandCommand(1),
+  describe: 'manage accounts (create, credit, list, rotate-key, revoke-key)',
+  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).demandCommand(1),
   handler: () => undefined,
 };

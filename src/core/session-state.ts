@@ -1,23 +1,32 @@
-// The real-time session state machine, pure. The live session applies an event, gets the
-// next state and the effects it must carry out, or a ScribedError when the event is not
-// allowed in the current state (the error is what the client is told).
+// The real-time session state machine, pure. The live session (src/session/live-session.ts)
+// applies an event, gets the next state and the effects it must carry out, or a ScribedError
+// when the event is not allowed in the current state (the error is what the client is told).
+// The machine drives the session: the effects listed are exactly what the session does for
+// the event (LiveSession.carryOut), in order, so the session's state has one source (issue
+// 27; before, the effects were computed and thrown away).
 //
 // The machine does not track whether a socket is attached (the live session owns that and
 // answers SESSION_BUSY itself); the one place it matters, resume, says so in the event.
 //
-// | state \ event | socketAttached   | socketLost  | resume                                  | close                                 | shutdown                    |
-// |---------------|------------------|-------------|-----------------------------------------|---------------------------------------|-----------------------------|
-// | RECORDING     | RECORDING        | PAUSED      | RECORDING: beginEpoch (+detachSocket     | CLOSED: finalizeSegment, persist      | PAUSED: finalizeSegment     |
-// |               |                  |             |   when a socket is attached)             |                                       |                             |
-// | PAUSED        | RESUME_REQUIRED  | PAUSED (1)  | RECORDING: beginEpoch (+detachSocket)    | CLOSED: finalizeSegment, persist      | PAUSED (2)                  |
-// | CLOSED        | SESSION_CLOSED   | CLOSED (3)  | SESSION_CLOSED                          | SESSION_CLOSED                        | CLOSED (2)                  |
+// | state \ event | socketAttached   | socketLost               | resume                                  | close                                        | shutdown                                     |
+// |---------------|------------------|--------------------------|-----------------------------------------|----------------------------------------------|----------------------------------------------|
+// | RECORDING     | RECORDING        | PAUSED: persist,         | RECORDING: (detachSocket when a socket  | CLOSED: finalizeSegment, releaseDecoder,     | PAUSED: finalizeSegment, releaseDecoder,     |
+// |               |                  |   holdDecoder            |   is attached +) beginEpoch             |   persist                                    |   persist                                    |
+// | PAUSED        | RESUME_REQUIRED  | PAUSED (1)               | RECORDING: (detachSocket +) beginEpoch  | CLOSED: finalizeSegment, releaseDecoder,     | PAUSED: finalizeSegment, releaseDecoder (2)  |
+// |               |                  |                          |                                         |   persist                                    |                                              |
+// | CLOSED        | SESSION_CLOSED   | CLOSED (3)               | SESSION_CLOSED                          | SESSION_CLOSED                               | CLOSED                                       |
 //
 // (1) a socket left attached by `shutdown` closes after the session is already PAUSED.
-// (2) the server stopping does not change a session that is not recording.
+// (2) the server stopping does not change a session that is not recording; a decoder it
+//     still holds (see holdDecoder) is finalized and released.
 // (3) the socket closes after `close` (the server closes it with 1000).
-// A cell with no effects listed has none. Codes in capitals are the error thrown.
+// Effects: detachSocket closes the old socket; beginEpoch opens the next epoch in the store
+// and the cursor; finalizeSegment ends the open segment (its final persisted, then sent);
+// releaseDecoder gives the recognizer back; persist writes the state (and its History status,
+// taskStatus) and the session's progress; holdDecoder keeps the recognizer a while for a
+// quick resume. A cell with no effects listed has none. Codes in capitals are the error thrown.
 import { ScribedError } from './errors.js';
-import type { SessionState, TranscriptionStatus } from '../store/store.js';
+import type { SessionState, TranscriptionStatus } from './session-status.js';
 
 export type { SessionState };
 
@@ -29,7 +38,7 @@ export type SessionEvent =
   | { type: 'close' }
   | { type: 'shutdown' };
 
-export type SessionEffect = 'beginEpoch' | 'detachSocket' | 'finalizeSegment' | 'persist';
+export type SessionEffect = 'beginEpoch' | 'detachSocket' | 'finalizeSegment' | 'releaseDecoder' | 'persist' | 'holdDecoder';
 
 export interface TransitionResult {
   state: SessionState;
@@ -48,19 +57,20 @@ export function transition(state: SessionState, event: SessionEvent): Transition
       throw new ScribedError('SESSION_CLOSED', 'the session is closed; it takes no more sockets');
 
     case 'socketLost':
-      if (state === 'RECORDING') return to('PAUSED');
+      if (state === 'RECORDING') return to('PAUSED', 'persist', 'holdDecoder');
       return to(state);
 
     case 'resume':
       if (state === 'CLOSED') throw new ScribedError('SESSION_CLOSED', 'the session is closed; it cannot be resumed');
-      return event.socketAttached ? to('RECORDING', 'beginEpoch', 'detachSocket') : to('RECORDING', 'beginEpoch');
+      return event.socketAttached ? to('RECORDING', 'detachSocket', 'beginEpoch') : to('RECORDING', 'beginEpoch');
 
     case 'close':
       if (state === 'CLOSED') throw new ScribedError('SESSION_CLOSED', 'the session is already closed');
-      return to('CLOSED', 'finalizeSegment', 'persist');
+      return to('CLOSED', 'finalizeSegment', 'releaseDecoder', 'persist');
 
     case 'shutdown':
-      if (state === 'RECORDING') return to('PAUSED', 'finalizeSegment');
+      if (state === 'RECORDING') return to('PAUSED', 'finalizeSegment', 'releaseDecoder', 'persist');
+      if (state === 'PAUSED') return to('PAUSED', 'finalizeSegment', 'releaseDecoder');
       return to(state);
   }
 }

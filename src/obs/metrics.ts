@@ -87,9 +87,6 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     /** Counted by the resume route, once per 200 answer, whichever path the resume took
      * (the session in this node's memory, or only in the store). */
     resumesAnswered: new Counter({ name: 'scribed_session_resumes_total', help: 'Session resumes answered 200 by this node', registers: r }),
-    /** Not exported (no registry): LiveSession.resume() still increments it, which counted
-     * only resumes of sessions in this node's memory; remove with that call. */
-    resumes: new Counter({ name: 'scribed_session_resumes_in_memory_total', help: 'unexported', registers: [] }),
     audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),
     audioBytes: new Counter({ name: 'scribed_audio_received_bytes_total', help: 'Audio payload bytes received on sockets', labelNames: ['encoding'], registers: r }),
     duplicateSamples: new Counter({ name: 'scribed_duplicate_samples_total', help: 'Samples dropped because they had already been received', registers: r }),

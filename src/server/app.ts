@@ -29,6 +29,7 @@ import { recordingStoreFor } from '../store/recordings.js';
 import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { facadeRoutes } from './facades/plugin.js';
 
 /** Default JSON body limit. It covers every legal body except interpretation create, whose
  * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
@@ -107,6 +108,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(userGroupRoutes(ctx, files.keys));
   await app.register(webhookRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
+  // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).
+  await app.register(facadeRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
   // The API document (src/server/openapi, docs/api-reference.md).

@@ -200,7 +200,7 @@ export class SessionRegistry {
   }
 
   /** Forget a session that closed or left this node; its state lives on in the store. */
-  forget(session: LiveSession): void {
+  forget(session: { readonly id: string }): void {
     if (this.live.get(session.id) === session) this.live.delete(session.id);
   }
 

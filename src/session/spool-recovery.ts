@@ -8,7 +8,6 @@ import type { Logger } from 'pino';
 import type { SessionRecord, Store } from '../store/store.js';
 import { openSegmentAudio, type AudioSpoolDir, type SpoolRecord } from './audio-spool.js';
 import type { LiveSession } from './live-session.js';
-import type { SessionRegistry } from './registry.js';
 
 export interface SpoolRecoveryResult {
   sessionId: string;
@@ -42,7 +41,13 @@ export async function restoreSpooledAudio(
   return open?.samples.length ?? 0;
 }
 
-export async function recoverSpooledSessions(deps: { store: Store; sessions: SessionRegistry; spool: AudioSpoolDir; log: Logger }): Promise<SpoolRecoveryResult[]> {
+/** What recovery needs of the session registry (registry.ts, which itself uses
+ * restoreSpooledAudio: named here by shape, so the two modules do not import each other). */
+export interface SessionTaker {
+  take(sessionId: string, accountId: string | null): Promise<LiveSession | null>;
+}
+
+export async function recoverSpooledSessions(deps: { store: Store; sessions: SessionTaker; spool: AudioSpoolDir; log: Logger }): Promise<SpoolRecoveryResult[]> {
   const { store, sessions, spool, log } = deps;
   const paused = new Map((await store.listSessionsByState('PAUSED')).map((s) => [s.id, s]));
   const out: SpoolRecoveryResult[] = [];

@@ -372,4 +372,12 @@ CREATE TABLE webhook_attempts (
 );
 `,
   },
+  {
+    // SQLite version 11: access-key rotation and revocation.
+    version: 6,
+    sql: `
+ALTER TABLE credentials ADD COLUMN expires_at TEXT;
+ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
+`,
+  },
 ];

@@ -430,6 +430,17 @@ CREATE TABLE webhook_attempts (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // Access-key rotation and revocation (issue 33, docs/operations.md "Access keys"): a
+    // rotated key stays valid until expires_at (its grace), a revoked one is refused from
+    // revoked_at on. Both NULL, as every key created before this version has them, is a key in
+    // force, so existing keys keep working.
+    version: 11,
+    sql: `
+ALTER TABLE credentials ADD COLUMN expires_at TEXT;
+ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

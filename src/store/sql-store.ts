@@ -66,6 +66,9 @@ export class SqlStore implements Store {
   createAccount = this.call(accounts.createAccount);
   getAccount = this.call(accounts.getAccount);
   findCredential = this.call(accounts.findCredential);
+  listAccounts = this.call(accounts.listAccounts);
+  rotateAccessKey = this.call(accounts.rotateAccessKey);
+  revokeAccessKeys = this.call(accounts.revokeAccessKeys);
   creditCharacters = this.call(accounts.creditCharacters);
   debitCharacters = this.call(accounts.debitCharacters);
 

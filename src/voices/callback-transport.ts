@@ -1,6 +1,7 @@
-// The one way the service sends a request on a user's behalf (voice design callbacks are the
-// only such requests today): an HTTP(S) POST whose destination is checked against the
-// operator's policy (src/core/outbound-policy.ts) at connect time.
+// The one way the service sends a request on a user's behalf (voice design callbacks, and the
+// audio URL of a Deepgram-style pre-recorded request, src/server/facades/deepgram): an HTTP(S) POST or
+// GET whose destination is checked against the operator's policy (src/core/outbound-policy.ts)
+// at connect time.
 //
 //  - An IP literal in the URL is checked before anything is sent (node:net never resolves a
 //    literal, so the check below would not see it).
@@ -52,6 +53,26 @@ export interface OutboundRequest {
   snippetBytes?: number;
 }
 
+/** Up to `want` bytes of an answer's body (fewer when it ends first), then the answer is let go. */
+function readSnippet(res: http.IncomingMessage, want: number): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let have = 0;
+    const done = () => {
+      res.destroy();
+      resolve(Buffer.concat(chunks).subarray(0, want).toString('utf8'));
+    };
+    res.on('data', (c: Buffer) => {
+      chunks.push(c);
+      have += c.length;
+      if (have >= want) done();
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
+}
+
 export class GuardedTransport {
   constructor(
     private readonly policy: OutboundPolicy,
@@ -84,8 +105,25 @@ export class GuardedTransport {
   }
 
   /** POST `body` to `url`; resolves with the answer's status, rejects with DestinationRefused
-   * or the network error. The answer's body is not read. */
-  post(url: string, req: OutboundRequest): Promise<PostResult> {
+   * or the network error. The answer's body is not read, but for `snippetBytes` of it. */
+  async post(url: string, req: OutboundRequest): Promise<PostResult> {
+    const res = await this.send('POST', url, { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, req.body, req.signal);
+    const address = res.socket?.remoteAddress ?? null;
+    const status = res.statusCode ?? 0;
+    if (!req.snippetBytes || req.snippetBytes <= 0) {
+      res.destroy();
+      return { status, address };
+    }
+    return { status, address, snippet: await readSnippet(res, req.snippetBytes) };
+  }
+
+  /** GET `url` under the same checks (fetching audio a client names by URL); resolves with the
+   * answer, whose body the caller reads or destroys. */
+  get(url: string, req: { headers: Record<string, string>; signal: AbortSignal }): Promise<http.IncomingMessage> {
+    return this.send('GET', url, req.headers, null, req.signal);
+  }
+
+  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | null, signal: AbortSignal): Promise<http.IncomingMessage> {
     let u: URL;
     try {
       u = new URL(url);
@@ -97,42 +135,20 @@ export class GuardedTransport {
     const early = this.policy.checkHost(host);
     if (early && !early.allowed) return Promise.reject(new DestinationRefused(`${u.host}: ${early.reason}`));
 
-    return new Promise<PostResult>((resolve, reject) => {
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
       const options: https.RequestOptions = {
         protocol: u.protocol,
         hostname: host,
         port: u.port || undefined,
         path: `${u.pathname}${u.search}`,
-        method: 'POST',
-        headers: { ...req.headers, host: u.host, 'content-length': String(Buffer.byteLength(req.body)) },
+        method,
+        headers: { ...headers, host: u.host },
         agent: false,
         lookup: this.lookupFor(url),
-        signal: req.signal,
+        signal,
       };
       if (u.protocol === 'https:' && early === null) options.servername = host;
-      const r = (u.protocol === 'https:' ? https : http).request(options, (res) => {
-        const address = res.socket?.remoteAddress ?? null;
-        const status = res.statusCode ?? 0;
-        const want = req.snippetBytes ?? 0;
-        if (want <= 0) {
-          res.destroy();
-          resolve({ status, address });
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let have = 0;
-        const done = () => {
-          res.destroy();
-          resolve({ status, address, snippet: Buffer.concat(chunks).subarray(0, want).toString('utf8') });
-        };
-        res.on('data', (c: Buffer) => {
-          chunks.push(c);
-          have += c.length;
-          if (have >= want) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      });
+      const r = (u.protocol === 'https:' ? https : http).request(options, resolve);
       r.on('socket', (socket: Socket) => {
         const check = () => {
           const peer = socket.remoteAddress;
@@ -143,7 +159,8 @@ export class GuardedTransport {
         else socket.once('connect', check);
       });
       r.on('error', reject);
-      r.end(req.body);
+      if (body === null) r.end();
+      else r.end(body);
     });
   }
 }

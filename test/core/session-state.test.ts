@@ -8,18 +8,18 @@ type Outcome = { state: SessionState; effects: SessionEffect[] } | { error: Erro
 
 const TABLE: Array<[SessionState, SessionEvent, Outcome]> = [
   ['RECORDING', { type: 'socketAttached' }, { state: 'RECORDING', effects: [] }],
-  ['RECORDING', { type: 'socketLost' }, { state: 'PAUSED', effects: [] }],
+  ['RECORDING', { type: 'socketLost' }, { state: 'PAUSED', effects: ['persist', 'holdDecoder'] }],
   ['RECORDING', { type: 'resume' }, { state: 'RECORDING', effects: ['beginEpoch'] }],
-  ['RECORDING', { type: 'resume', socketAttached: true }, { state: 'RECORDING', effects: ['beginEpoch', 'detachSocket'] }],
-  ['RECORDING', { type: 'close' }, { state: 'CLOSED', effects: ['finalizeSegment', 'persist'] }],
-  ['RECORDING', { type: 'shutdown' }, { state: 'PAUSED', effects: ['finalizeSegment'] }],
+  ['RECORDING', { type: 'resume', socketAttached: true }, { state: 'RECORDING', effects: ['detachSocket', 'beginEpoch'] }],
+  ['RECORDING', { type: 'close' }, { state: 'CLOSED', effects: ['finalizeSegment', 'releaseDecoder', 'persist'] }],
+  ['RECORDING', { type: 'shutdown' }, { state: 'PAUSED', effects: ['finalizeSegment', 'releaseDecoder', 'persist'] }],
 
   ['PAUSED', { type: 'socketAttached' }, { error: 'RESUME_REQUIRED' }],
   ['PAUSED', { type: 'socketLost' }, { state: 'PAUSED', effects: [] }],
   ['PAUSED', { type: 'resume' }, { state: 'RECORDING', effects: ['beginEpoch'] }],
-  ['PAUSED', { type: 'resume', socketAttached: true }, { state: 'RECORDING', effects: ['beginEpoch', 'detachSocket'] }],
-  ['PAUSED', { type: 'close' }, { state: 'CLOSED', effects: ['finalizeSegment', 'persist'] }],
-  ['PAUSED', { type: 'shutdown' }, { state: 'PAUSED', effects: [] }],
+  ['PAUSED', { type: 'resume', socketAttached: true }, { state: 'RECORDING', effects: ['detachSocket', 'beginEpoch'] }],
+  ['PAUSED', { type: 'close' }, { state: 'CLOSED', effects: ['finalizeSegment', 'releaseDecoder', 'persist'] }],
+  ['PAUSED', { type: 'shutdown' }, { state: 'PAUSED', effects: ['finalizeSegment', 'releaseDecoder'] }],
 
   ['CLOSED', { type: 'socketAttached' }, { error: 'SESSION_CLOSED' }],
   ['CLOSED', { type: 'socketLost' }, { state: 'CLOSED', effects: [] }],

@@ -181,3 +181,61 @@ export function spawnCli(args: string[], opts: CliOptions = {}): CliProcess {
     },
   };
 }
+
+/** A `scribed stream` run to its end: exit code, both outputs, its JSON log lines (stderr). */
+export interface StreamRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  wallMs: number;
+  logs: LogLine[];
+}
+
+export interface StreamRunOptions {
+  /** Tracked while it runs, so a test's afterEach can kill what is left. */
+  children?: Set<ChildProcess>;
+  env?: NodeJS.ProcessEnv;
+  /** Bytes fed on stdin (else stdin is closed). */
+  stdin?: Buffer;
+  /** SIGKILL after this long (the run then ends with code null). */
+  killAfterMs?: number;
+}
+
+/** `scribed stream --url URL ARGS`, run to its exit. */
+export function runStream(url: string, args: string[], opts: StreamRunOptions = {}): Promise<StreamRun> {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, ...args], {
+      stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...opts.env },
+    });
+    opts.children?.add(proc);
+    if (opts.stdin) {
+      proc.stdin!.on('error', () => undefined); // a refused input is not read to its end
+      proc.stdin!.end(opts.stdin);
+    }
+    const kill = opts.killAfterMs === undefined ? null : setTimeout(() => proc.kill('SIGKILL'), opts.killAfterMs);
+    let stdout = '';
+    let stderr = '';
+    proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    proc.once('error', reject);
+    proc.once('close', (code) => {
+      if (kill) clearTimeout(kill);
+      opts.children?.delete(proc);
+      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(stderr);
+      const logs = stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as LogLine);
+      resolve({ code, stdout, stderr, wallMs: Date.now() - t0, logs });
+    });
+  });
+}
+
+/** The run's closing `stream finished` log line (its summary), or an error showing the end of stderr. */
+export function streamFinished(run: StreamRun): LogLine {
+  const rec = run.logs.find((l) => l.msg === 'stream finished');
+  if (!rec) throw new Error(`no 'stream finished' log; exit ${run.code}; ${run.stderr.slice(-1500)}`);
+  return rec;
+}

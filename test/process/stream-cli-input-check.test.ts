@@ -1,13 +1,13 @@
 // `scribed stream` against a real `scribed serve` with the wrong audio (issue 18): a WAV piped
 // as mu-law, an MP3 on stdin, the development set's mu-law sent as PCM and its PCM as mu-law;
 // and the History title of a file input.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { devSetDir, loadClips } from '../helpers/audio.js';
-import { CLI, createAccount, freePort, serve } from '../helpers/serve-process.js';
+import { createAccount, freePort, serve, runStream, streamFinished, type StreamRun } from '../helpers/serve-process.js';
 
 const dev = loadClips(devSetDir());
 const clip = dev.find((c) => c.id === 'librivox-0880')!; // 3.0 s
@@ -27,47 +27,12 @@ afterAll(() => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  logs: Array<Record<string, any>>;
-}
+type Run = StreamRun;
 
 /** `scribed stream ARGS`, stdin fed from `stdin` (bytes) when given. */
-function stream(args: string[], stdin?: Buffer): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, ...args], {
-      stdio: [stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
-    });
-    children.add(proc);
-    if (stdin) {
-      proc.stdin!.on('error', () => undefined); // a refused input is not read to its end
-      proc.stdin!.end(stdin);
-    }
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.once('error', reject);
-    proc.once('close', (code) => {
-      children.delete(proc);
-      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(stderr);
-      const logs = stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, any>);
-      resolve({ code, stdout, stderr, logs });
-    });
-  });
-}
+const stream = (args: string[], stdin?: Buffer): Promise<Run> => runStream(url, args, { children, env: { SCRIBED_ACCESS_KEY: accessKey }, stdin });
 
-const finished = (run: Run) => {
-  const rec = run.logs.find((l) => l.msg === 'stream finished');
-  if (!rec) throw new Error(`no 'stream finished'; exit ${run.code}; ${run.stderr.slice(-800)}`);
-  return rec;
-};
+const finished = streamFinished;
 const warnings = (run: Run) => run.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning:'));
 
 async function historyTitle(transcriptionId: string): Promise<string> {

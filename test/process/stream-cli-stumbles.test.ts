@@ -2,14 +2,14 @@
 // of Characters gives up within --credit-timeout-ms saying so once; a likely wrong --encoding is
 // refused before a session exists; a long file name is cut to the title limit; in a terminal
 // stderr holds plain lines, no JSON.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_BASE } from '../../src/core/protocol.js';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
-import { CLI, freePort, serve } from '../helpers/serve-process.js';
+import { CLI, freePort, serve, runStream, streamFinished, type StreamRun } from '../helpers/serve-process.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0890')!; // 5.3 s
 const children = new Set<ChildProcess>();
@@ -32,47 +32,18 @@ function account(characters: number): string {
   return (JSON.parse(out) as { accessKey: string }).accessKey;
 }
 
-interface Run {
-  code: number | null;
-  stderr: string;
-  wallMs: number;
-  logs: Array<Record<string, any>>;
-}
+type Run = StreamRun;
 
 /** `scribed stream ARGS` with the key in the environment; killed (code null) after `killAfterMs`. */
-function stream(args: string[], accessKey: string, killAfterMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey } });
-    children.add(proc);
-    const kill = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
-    let stderr = '';
-    proc.stdout!.resume();
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.once('error', reject);
-    proc.once('close', (code) => {
-      clearTimeout(kill);
-      children.delete(proc);
-      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(stderr);
-      const logs = stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, any>);
-      resolve({ code, stderr, wallMs: Date.now() - t0, logs });
-    });
-  });
-}
+const stream = (args: string[], accessKey: string, killAfterMs = 60_000): Promise<Run> =>
+  runStream(url, args, { children, env: { SCRIBED_ACCESS_KEY: accessKey }, killAfterMs });
 
 async function history(accessKey: string): Promise<Array<{ transcriptionId: string; title: string }>> {
   const res = await fetch(`${url}${API_BASE}/stt/transcriptions?limit=100`, { headers: { accessKey } });
   return ((await res.json()) as { data: { items: Array<{ transcriptionId: string; title: string }> } }).data.items;
 }
 
-const finished = (run: Run) => {
-  const rec = run.logs.find((l) => l.msg === 'stream finished');
-  if (!rec) throw new Error(`no 'stream finished'; exit ${run.code}; ${run.stderr.slice(-800)}`);
-  return rec;
-};
+const finished = streamFinished;
 
 describe('scribed stream: the stumbles of issue 33', () => {
   it('--realtime whose Characters run out mid-second gives up within --credit-timeout-ms, saying so in one line', async () => {

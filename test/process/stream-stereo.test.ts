@@ -4,13 +4,13 @@
 // words equal its channel streamed alone; the merged call transcript puts each party's line in
 // time order with its label; a stereo file streamed without --channels 2 is warned about; bad
 // flags exit 2 before anything is sent.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.js';
 import { loadClips } from '../helpers/audio.js';
-import { CLI, createAccount, freePort, serve } from '../helpers/serve-process.js';
+import { createAccount, freePort, serve, runStream, streamFinished, type StreamRun } from '../helpers/serve-process.js';
 
 const agentClip = loadClips().find((c) => c.id === 'librivox-0870')!; // 7.1 s
 const customerClip = loadClips().find((c) => c.id === 'librivox-0920')!; // 6.05 s
@@ -44,44 +44,16 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  logs: Array<Record<string, any>>;
-}
+type Run = StreamRun;
 
-function stream(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, '--access-key-file', keyFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(proc);
-    let stdout = '';
-    let stderr = '';
-    proc.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-    proc.once('error', reject);
-    proc.once('close', (code) => {
-      children.delete(proc);
-      if (process.env.SCRIBED_TEST_LOG) process.stderr.write(stderr);
-      const logs = stderr
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, any>);
-      resolve({ code, stdout, stderr, logs });
-    });
-  });
-}
+const stream = (args: string[]): Promise<Run> => runStream(url, ['--access-key-file', keyFile, ...args], { children });
 
 async function get(p: string): Promise<{ status: number; text: string }> {
   const res = await fetch(`${url}/sound_clone/api/v1${p}`, { headers: { accessKey } });
   return { status: res.status, text: await res.text() };
 }
 
-function finished(run: Run): Json {
-  const rec = run.logs.find((l) => l.msg === 'stream finished');
-  if (!rec) throw new Error(`no 'stream finished' log; exit ${run.code}; ${run.stderr.slice(-1500)}`);
-  return rec;
-}
+const finished = (run: Run): Json => streamFinished(run);
 
 /** The recognizer's words of a session's server-side transcript. */
 async function sessionWords(transcriptionId: string): Promise<string[]> {

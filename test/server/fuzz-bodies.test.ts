@@ -2,7 +2,8 @@
 // so a route added later is covered without touching this file) gets malformed requests:
 // random JSON, deep nesting, wrong types, huge strings, bad or missing content types, broken
 // multipart, invalid UTF-8, odd path parameters. Bad input is a client error, always: the
-// status is under 500 and the answer is the envelope (the `/api/user` shape on its routes).
+// status is under 500 and the answer is the envelope (the `/api/user` shape on its routes; on
+// the API facades, the OpenAI or Deepgram error shape, docs/compat.md).
 // Requests carry valid credentials so the bodies reach the parsers and validators behind
 // authentication. fast-check with a fixed seed: the same cases every run, a few seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,9 +98,15 @@ const randomAttempt: fc.Arbitrary<Attempt> = fc.oneof(
   fc.string({ maxLength: 60 }).map((param) => ({ what: 'random path parameter', headers: { 'content-type': 'application/json' }, payload: '{}', param: encodeURIComponent(param) || '_' })),
 );
 
+/** The API facades (docs/compat.md): they take the access key in their own APIs' header and
+ * answer in their own APIs' error shapes, not the envelope. */
+const FACADES: Record<string, 'openai' | 'deepgram'> = { '/v1/audio/transcriptions': 'openai', '/v1/models': 'openai', '/v1/listen': 'deepgram' };
+
 function requestFor(route: Route, a: Attempt) {
   const path = route.path.replace(/:[A-Za-z]+/g, () => a.param ?? 'x_01abcdefghjkmnpqrstvwx');
-  const auth = { accessKey: alice.accessKey, authorization: `Token ${alice.apiToken}`, 'idempotency-key': 'fuzz-key-0123456789abcdef' };
+  const facade = FACADES[route.path];
+  const authorization = facade === undefined ? `Token ${alice.apiToken}` : `${facade === 'openai' ? 'Bearer' : 'Token'} ${alice.accessKey}`;
+  const auth = { accessKey: alice.accessKey, authorization, 'idempotency-key': 'fuzz-key-0123456789abcdef' };
   const body = route.method === 'GET' || route.method === 'HEAD' ? (route.path === '/api/user' ? a.payload : undefined) : a.payload;
   return { method: route.method as 'GET', url: `${path}${a.query ? `?${a.query}` : ''}`, headers: { ...auth, ...a.headers }, payload: body };
 }
@@ -110,6 +117,16 @@ function checkAnswer(route: Route, a: Attempt, res: { statusCode: number; body: 
   if (res.statusCode < 400 || route.method === 'HEAD') return;
   expect(String(res.headers['content-type']), what).toMatch(/^application\/json/);
   const body = JSON.parse(res.body) as Record<string, unknown>;
+  const facade = FACADES[route.path];
+  if (facade === 'openai') {
+    expect(Object.keys(body), what).toEqual(['error']);
+    expect(Object.keys(body.error as object).sort(), what).toEqual(['code', 'message', 'param', 'type']);
+    return;
+  }
+  if (facade === 'deepgram') {
+    expect(Object.keys(body).sort(), what).toEqual(['err_code', 'err_msg', 'request_id']);
+    return;
+  }
   if (route.path === '/api/user') expect(Object.keys(body).sort(), what).toEqual(['message', 'success']);
   else expect(Object.keys(body).sort(), what).toEqual(['code', 'message']);
   expect(body.message, what).toMatch(/^[A-Z_]+: /);

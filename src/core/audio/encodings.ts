@@ -152,6 +152,20 @@ export function decodeToPcm16(encoding: InputEncodingName, bytes: Uint8Array): I
   return decodeG711(bytes, MULAW_DECODE);
 }
 
+/** Decode `count` samples of a payload in `encoding`, from sample `from` on, straight into
+ * `target` at `at`: a live frame's samples are made in one copy from the payload bytes (the
+ * frame's array holds the gap's zeros first, then the accepted samples). */
+export function decodePcm16Into(encoding: InputEncodingName, bytes: Uint8Array, from: number, count: number, target: Int16Array, at: number): void {
+  if (INPUT_ENCODINGS[encoding].bytesPerSample === 2) {
+    for (let i = 0; i < count; i++) {
+      const b = 2 * (from + i);
+      target[at + i] = ((bytes[b + 1]! << 8) | bytes[b]!) << 16 >> 16; // sign-extend the 16-bit value
+    }
+    return;
+  }
+  for (let i = 0; i < count; i++) target[at + i] = MULAW_DECODE[bytes[from + i]!]!;
+}
+
 /** A-law buffer decoder (RTP payload type 8); not a session input encoding yet. */
 export function decodeAlaw(bytes: Uint8Array): Int16Array {
   return decodeG711(bytes, ALAW_DECODE);

@@ -7,6 +7,7 @@ import type { Endpoint } from './endpoint.js';
 import { ENDPOINTS } from './endpoints.js';
 import { IDEMPOTENCY_KEY_SCHEMA, type ServerFacts } from './schemas.js';
 import type { JsonSchema } from './json-schema.js';
+import { FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths } from './facades.js';
 
 export interface DocumentOptions extends ServerFacts {
   /** Leave out the batch routes (a node without batch transcription does not serve them). */
@@ -134,6 +135,11 @@ export function openApiDocument(opts: DocumentOptions = {}, endpoints: readonly 
     (paths[e.path] ??= {})[e.method] = operation(e, opts);
     if (!tags.includes(e.tag)) tags.push(e.tag);
   }
+  // The API facades run as batch jobs (src/server/openapi/facades.ts).
+  if (!opts.withoutBatch) {
+    Object.assign(paths, facadePaths());
+    tags.push(...FACADE_TAGS);
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -153,6 +159,7 @@ export function openApiDocument(opts: DocumentOptions = {}, endpoints: readonly 
         accessKey: { type: 'apiKey', in: 'header', name: 'accessKey', description: 'the account access key (sk_...)' },
         userGroupToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <token>`: the dashboard API token (tok_...)' },
         ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
+        ...FACADE_SECURITY_SCHEMES,
       },
       schemas: {
         SuccessEnvelope: {

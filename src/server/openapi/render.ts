@@ -105,6 +105,13 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
     else if (data && data.type === 'array' && (data.items as JsonSchema | undefined)?.properties) out.push('An array of:', '', ...fieldTable(data.items as JsonSchema), '');
   }
   const errors = op['x-scribed-errors'];
+  if (errors.length === 0) {
+    // An API facade: its errors are in its own API's shape (src/server/openapi/facades.ts).
+    out.push('| HTTP | When |', '|---|---|');
+    for (const [status, r] of Object.entries(op.responses)) if (Number(status) >= 400) out.push(`| ${status} | ${cell(r.description)} |`);
+    out.push('');
+    return out;
+  }
   out.push('| Error | code | HTTP | When |', '|---|---|---|---|');
   for (const e of errors as ErrorCode[]) out.push(`| ${code(e)} | ${ERRORS[e].wire} | ${ERRORS[e].http} | ${cell(ERRORS[e].summary)} |`);
   out.push('');

@@ -128,16 +128,12 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
         // Claimed for this node (SESSION_BUSY while another node's socket holds it).
         const session = await ctx.sessions.take(record.id, accountId);
         if (!session) throw new ScribedError('NOT_FOUND', `session ${record.id} does not exist`);
-        // A socket attached counts the close as it sends `closed` (ws/stream.ts); until the
-        // session counts its own closes, one without a socket is counted here.
-        const counted = !session.hasSocket;
         if (!(await session.closeFromRequest())) {
           // Deferred recognition: the close waits for the audio before it to be recognized.
           req.log.info({ sessionId: record.id }, 'session close accepted; waits for deferred recognition');
           return reply.code(202).send(ok({ ...(await view(await ownedSession(record.id, accountId))), status: 'PROCESSING' }));
         }
         req.log.info({ sessionId: record.id }, 'session closed by request');
-        if (counted) ctx.metrics.sessionsClosed.inc();
       }
       return ok(await view(await ownedSession(record.id, accountId)));
     });

@@ -96,9 +96,6 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
         const log = req.log.child({ sessionId: session.id });
         const sink: SessionSocket = {
           send: (event) => {
-            // Until LiveSession counts its own closes (a close that completes with no socket
-            // attached, after deferred recognition caught up, is not seen here).
-            if (event.type === 'closed') ctx.metrics.sessionsClosed.inc();
             if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
           },
           close: (code, reason) => socket.close(code, reason),

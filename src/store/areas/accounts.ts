@@ -1,7 +1,12 @@
 // Accounts and their credentials. Secrets never arrive here in clear: callers pass the
 // SHA-256 of the secret part (src/core/credentials.ts) and compare in constant time.
-import type { Account, CredentialKind, CredentialRecord, NewAccount } from '../store.js';
-import { int64, type Db, type Tx } from '../sql/db.js';
+//
+// An access key is in force while both expires_at (set by a rotation: the end of its grace)
+// and revoked_at are null; a rotated key is still valid until expires_at passes. Validity is
+// decided in findCredential's query, on every request: nothing caches a credential, so a
+// revocation written by the operator's CLI holds from the server's next request.
+import type { AccessKeyInfo, Account, AccountListing, CredentialKind, CredentialRecord, NewAccount } from '../store.js';
+import { int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { lockAccount, moveCharacters } from './ledger.js';
 import { ScribedError } from '../../core/errors.js';
 
@@ -38,8 +43,70 @@ export async function getAccount(db: Tx, accountId: string): Promise<Account | n
 }
 
 export async function findCredential(db: Tx, kind: CredentialKind, id: string): Promise<CredentialRecord | null> {
-  const row = await db.one<CredentialRow>('SELECT id, account_id, kind, secret_hash FROM credentials WHERE id = ? AND kind = ?', [id, kind]);
+  const row = await db.one<CredentialRow>(
+    'SELECT id, account_id, kind, secret_hash FROM credentials WHERE id = ? AND kind = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)',
+    [id, kind, nowIso()],
+  );
   return row ? { id: row.id, accountId: row.account_id, kind: row.kind, secretHash: row.secret_hash } : null;
+}
+
+interface AccessKeyRow {
+  id: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+const ACCESS_KEY_COLUMNS = 'id, account_id, created_at, expires_at, revoked_at';
+
+function accessKeyInfo(r: AccessKeyRow): AccessKeyInfo {
+  return { id: r.id, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at };
+}
+
+async function accessKeysOf(tx: Tx, accountId: string): Promise<AccessKeyInfo[]> {
+  const rows = await tx.all<AccessKeyRow>(`SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE account_id = ? AND kind = 'access_key' ORDER BY created_at, id`, [accountId]);
+  return rows.map(accessKeyInfo);
+}
+
+export async function listAccounts(db: Db): Promise<AccountListing[]> {
+  // One transaction, so the keys listed are those of the accounts listed.
+  return db.tx(async (tx) => {
+    const accounts = await tx.all<AccountRow>('SELECT * FROM accounts ORDER BY created_at, id');
+    const keys = await tx.all<AccessKeyRow>(`SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE kind = 'access_key' ORDER BY created_at, id`);
+    const byAccount = new Map<string, AccessKeyInfo[]>();
+    for (const k of keys) {
+      const list = byAccount.get(k.account_id) ?? [];
+      list.push(accessKeyInfo(k));
+      byAccount.set(k.account_id, list);
+    }
+    return accounts.map((r) => ({ id: r.id, name: r.name, characters: r.characters, createdAt: r.created_at, accessKeys: byAccount.get(r.id) ?? [] }));
+  });
+}
+
+export async function rotateAccessKey(db: Db, accountId: string, newKey: { id: string; secretHash: Buffer }, at: string, retireAt: string): Promise<AccessKeyInfo[]> {
+  return db.tx(async (tx) => {
+    // The account's row lock orders this against a concurrent rotation or revocation.
+    await lockAccount(tx, accountId);
+    await tx.run(
+      "UPDATE credentials SET expires_at = ? WHERE account_id = ? AND kind = 'access_key' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+      [retireAt, accountId, retireAt],
+    );
+    await tx.run('INSERT INTO credentials (id, account_id, kind, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)', [newKey.id, accountId, 'access_key', newKey.secretHash, at]);
+    return accessKeysOf(tx, accountId);
+  });
+}
+
+export async function revokeAccessKeys(db: Db, accountId: string, keyId: string | null, at: string): Promise<string[]> {
+  return db.tx(async (tx) => {
+    await lockAccount(tx, accountId);
+    const keys = await accessKeysOf(tx, accountId);
+    const named = keyId === null ? keys : keys.filter((k) => k.id === keyId);
+    if (keyId !== null && named.length === 0) throw new ScribedError('NOT_FOUND', `access key ${keyId} is not a key of account ${accountId}`);
+    const revoked = named.filter((k) => k.revokedAt === null).map((k) => k.id);
+    for (const id of revoked) await tx.run('UPDATE credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id]);
+    return revoked;
+  });
 }
 
 export async function creditCharacters(db: Db, accountId: string, amount: bigint, reason: string, ref: string | null): Promise<bigint> {

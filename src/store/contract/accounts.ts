@@ -28,10 +28,41 @@ export interface NewAccount {
   createdAt: string;
 }
 
+/** An access key as an operator sees it: its public id and dates, never its secret or hash.
+ * Both dates null is a key in force (docs/operations.md, "Access keys"). */
+export interface AccessKeyInfo {
+  id: string;
+  createdAt: string;
+  /** The end of a rotated key's grace: from then on it is refused. */
+  expiresAt: string | null;
+  /** When the key was revoked: refused from then on. */
+  revokedAt: string | null;
+}
+
+export interface AccountListing extends Account {
+  /** Oldest first. */
+  accessKeys: AccessKeyInfo[];
+}
+
 export interface AccountStore {
   createAccount(input: NewAccount): Promise<Account>;
   getAccount(accountId: string): Promise<Account | null>;
+  /** The credential of that kind and id while it is valid: null for an unknown one, a
+   * revoked one and one whose grace (expiresAt) has ended by the store's clock. Read from the
+   * database on every call, so a revocation holds from the next request of any process. */
   findCredential(kind: CredentialKind, id: string): Promise<CredentialRecord | null>;
+  /** Every account, oldest first, with its access keys. */
+  listAccounts(): Promise<AccountListing[]>;
+  /** Add `newKey` as an access key of the account (created at `at`) and set every other
+   * access key of it still in force to expire at `retireAt`, in one transaction; a key
+   * already expiring earlier keeps its end, a revoked one stays revoked. Returns the
+   * account's access keys after. NOT_FOUND for an unknown account. */
+  rotateAccessKey(accountId: string, newKey: { id: string; secretHash: Buffer }, at: string, retireAt: string): Promise<AccessKeyInfo[]>;
+  /** Revoke at `at` the account's access key `keyId`, or with null every access key of the
+   * account not yet revoked. Returns the ids revoked by this call (a key already revoked
+   * keeps its first revocation time). NOT_FOUND for an unknown account, or a keyId that is
+   * not an access key of that account. */
+  revokeAccessKeys(accountId: string, keyId: string | null, at: string): Promise<string[]>;
   /** Add (positive) Characters; records a ledger entry. Returns the new balance. */
   creditCharacters(accountId: string, amount: bigint, reason: string, ref: string | null): Promise<bigint>;
   /** Debit all of `amount` or nothing; records a ledger entry and, when sessionId is given,

@@ -1,0 +1,55 @@
+// Deepgram's pre-recorded query parameters as scribed treats them, in three lists (the
+// OpenAPI document and docs/compat.md show them): ACTING ones change what scribed does,
+// IGNORED ones are accepted and have no effect (named so a client's defaults do not break),
+// REFUSED ones are refused with the reason; any parameter in none of them is refused as
+// unknown. Data only, imported by the mapping (options.ts) and the API document.
+
+export const RAW_ENCODINGS = ['linear16', 'mulaw', 'alaw'] as const;
+export type RawEncoding = (typeof RAW_ENCODINGS)[number];
+
+/** Parameters that act, and what they map to. */
+export const ACTING = {
+  encoding: 'headerless audio: linear16, mulaw or alaw (with sample_rate)',
+  sample_rate: 'the rate of headerless audio (required with encoding)',
+  channels: 'channels of headerless audio (1 or 2, interleaved)',
+  multichannel: 'each of 2 channels transcribed as a leg of a call (native options.multichannel)',
+  utterances: 'results.utterances: one per segment scribed cut at a pause',
+  punctuate: 'readable text (native options.readableText)',
+  smart_format: 'readable text (native options.readableText)',
+  numerals: 'readable text (native options.readableText: spoken numbers as digits)',
+  filler_words: 'false (the default) removes fillers (native removeDisfluencies); true keeps them',
+  keywords: 'vocabulary hints (native options.vocabularyHints; intensifier dropped)',
+  keyterm: 'vocabulary hints (native options.vocabularyHints)',
+  language: 'the language (native languageHint, checked against the recognizer)',
+  tag: 'the History row title',
+} as const;
+
+/** Parameters accepted and ignored. */
+export const IGNORED = {
+  model: 'scribed serves its own recognizer whatever model is named',
+  version: 'always the latest',
+  tier: 'no tiers',
+  utt_split: 'segments are cut at pauses by scribed',
+  mip_opt_out: 'nothing is sent to a model-improvement programme',
+} as const;
+
+/** Refused parameters with why (others are refused as unknown). */
+export const REFUSED = {
+  callback: 'asynchronous callbacks are not served; the request waits for the transcript',
+  callback_method: 'asynchronous callbacks are not served',
+  diarize: 'no speaker diarization; send stereo with multichannel=true for two parties',
+  detect_language: 'the recognizer cannot name the spoken language',
+  redact: 'redaction is not served on pre-recorded audio',
+  summarize: 'no summaries',
+  topics: 'no topic detection',
+  intents: 'no intent detection',
+  sentiment: 'no sentiment analysis',
+  detect_entities: 'no entity detection in this API (the native API has entityCategories)',
+  search: 'no phonetic search',
+  replace: 'no term replacement',
+  paragraphs: 'no paragraphs',
+  profanity_filter: 'no profanity filter',
+  dictation: 'no dictation commands',
+  measurements: 'no measurement formatting',
+  diarize_version: 'no speaker diarization',
+} as const;

@@ -1,0 +1,16 @@
+// The API facades (docs/compat.md): OpenAI's transcription API and Deepgram's pre-recorded
+// listen API, each in its own encapsulated plugin with its own error shape, on the serve port
+// beside the native API. Served only where batch transcription is (they run as batch jobs).
+import type { FastifyPluginAsync } from 'fastify';
+import type { AppContext } from '../context.js';
+import { DEFAULT_FACADE_MAX_WAIT_MS } from './batch-wait.js';
+import { deepgramRoutes } from './deepgram/routes.js';
+import { openAiRoutes } from './openai/routes.js';
+
+export function facadeRoutes(ctx: AppContext, maxWaitMs = DEFAULT_FACADE_MAX_WAIT_MS): FastifyPluginAsync {
+  return async (app) => {
+    if (!ctx.batch) return;
+    await app.register(openAiRoutes(ctx, ctx.batch, maxWaitMs));
+    await app.register(deepgramRoutes(ctx, ctx.batch, maxWaitMs));
+  };
+}

@@ -1,0 +1,271 @@
+// The API facades in the API document (src/server/facades, docs/compat.md): OpenAI's transcription
+// API and Deepgram's pre-recorded listen API. Their answers and errors are in those APIs'
+// shapes, not the native envelope, so their operations are written here in OpenAPI terms
+// rather than through the native endpoint table (which derives envelope failures from the
+// error table); `x-scribed-errors` is empty for them, and each says its errors in its own
+// response schemas. The parameter lists come from the facades' own tables, so the document
+// cannot drift from what the routes accept.
+import { ACTING, IGNORED, REFUSED } from '../facades/deepgram/parameters.js';
+import { OPENAI_MODEL_ALIASES, RESPONSE_FORMATS } from '../facades/openai/names.js';
+
+type Json = Record<string, unknown>;
+
+export const FACADE_TAGS = ['OpenAI-compatible', 'Deepgram-compatible'] as const;
+
+export const FACADE_SECURITY_SCHEMES: Json = {
+  openAiBearer: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <access key>`: the account access key (sk_...), as OpenAI\'s SDK sends its API key' },
+  deepgramToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Authorization: Token <access key>` (or `Bearer <access key>`): the account access key, as Deepgram\'s SDK sends its API key' },
+};
+
+const OPENAI_ERROR: Json = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['message', 'type', 'param', 'code'],
+      properties: {
+        message: { type: 'string' },
+        type: { enum: ['invalid_request_error', 'insufficient_quota', 'server_error'] },
+        param: { type: ['string', 'null'], description: 'the form field at fault' },
+        code: { type: ['string', 'null'], description: 'invalid_api_key, model_not_found, unknown_parameter, invalid_file_format, file_too_large, insufficient_quota, server_overloaded, timeout' },
+      },
+    },
+  },
+};
+
+const DEEPGRAM_ERROR: Json = {
+  type: 'object',
+  required: ['err_code', 'err_msg', 'request_id'],
+  properties: {
+    err_code: { type: 'string', description: 'INVALID_AUTH, INVALID_QUERY_PARAMETER, Bad Request, REMOTE_CONTENT_FORBIDDEN, REMOTE_CONTENT_ERROR, ASR_PAYMENT_REQUIRED, PAYLOAD_TOO_LARGE, SERVICE_UNAVAILABLE, REQUEST_TIMEOUT, INTERNAL_SERVER_ERROR' },
+    err_msg: { type: 'string', description: 'what was refused; a refused parameter is named first' },
+    request_id: { type: 'string', description: 'the dg-request-id header of the answer' },
+  },
+};
+
+function errors(schema: Json, statuses: Record<string, string>): Record<string, Json> {
+  return Object.fromEntries(Object.entries(statuses).map(([status, description]) => [status, { description, content: { 'application/json': { schema } } }]));
+}
+
+const WAIT = 'The request waits for the transcription up to 300 s; past that the job is cancelled, nothing is charged, and the answer is 504.';
+
+const openAiErrors = (extra: Record<string, string> = {}) =>
+  errors(OPENAI_ERROR, { '401': 'a missing or unknown access key (code invalid_api_key)', ...extra, '500': 'a server fault' });
+
+const MODEL: Json = {
+  type: 'object',
+  required: ['id', 'object', 'created', 'owned_by'],
+  properties: { id: { type: 'string' }, object: { const: 'model' }, created: { type: 'integer' }, owned_by: { const: 'scribed' } },
+};
+
+const WORD_TIMES: Json = { type: 'object', required: ['word', 'start', 'end'], properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } } };
+
+const TRANSCRIPTION_JSON: Json = {
+  type: 'object',
+  required: ['text'],
+  description: 'json: {text, usage}; verbose_json adds task, language, duration, and segments and/or words as timestamp_granularities[] asks',
+  properties: {
+    text: { type: 'string' },
+    usage: { type: 'object', properties: { type: { const: 'duration' }, seconds: { type: 'integer' } } },
+    task: { const: 'transcribe' },
+    language: { type: 'string', description: 'the language\'s English name, lower case' },
+    duration: { type: 'number', description: 'seconds' },
+    segments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'start', 'end', 'text'],
+        properties: {
+          id: { type: 'integer' },
+          seek: { const: 0 },
+          start: { type: 'number' },
+          end: { type: 'number' },
+          text: { type: 'string' },
+          tokens: { type: 'array', maxItems: 0 },
+          temperature: { const: 0 },
+          avg_logprob: { type: 'number', description: 'mean log of the word confidences' },
+          compression_ratio: { type: 'number' },
+          no_speech_prob: { const: 0 },
+        },
+      },
+    },
+    words: { type: 'array', items: WORD_TIMES },
+  },
+};
+
+const DEEPGRAM_WORD: Json = {
+  type: 'object',
+  required: ['word', 'start', 'end', 'confidence'],
+  properties: {
+    word: { type: 'string' },
+    start: { type: 'number' },
+    end: { type: 'number' },
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+    punctuated_word: { type: 'string', description: 'with punctuate, smart_format or numerals: the readable form' },
+  },
+};
+
+const LISTEN_RESPONSE: Json = {
+  type: 'object',
+  required: ['metadata', 'results'],
+  properties: {
+    metadata: {
+      type: 'object',
+      required: ['request_id', 'created', 'duration', 'channels'],
+      properties: {
+        request_id: { type: 'string' },
+        sha256: { type: 'string', description: 'of the audio received' },
+        created: { type: 'string', format: 'date-time' },
+        duration: { type: 'number', description: 'seconds' },
+        channels: { type: 'integer' },
+        models: { type: 'array', items: { type: 'string' } },
+        transcription_ids: { type: 'array', items: { type: 'string' }, description: 'the History rows (one per channel) where the transcripts are kept' },
+      },
+    },
+    results: {
+      type: 'object',
+      required: ['channels'],
+      properties: {
+        channels: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              alternatives: {
+                type: 'array',
+                items: { type: 'object', required: ['transcript', 'confidence', 'words'], properties: { transcript: { type: 'string' }, confidence: { type: 'number' }, words: { type: 'array', items: DEEPGRAM_WORD } } },
+              },
+            },
+          },
+        },
+        utterances: {
+          type: 'array',
+          description: 'with utterances=true: one per segment cut at a pause, in time order',
+          items: {
+            type: 'object',
+            properties: { start: { type: 'number' }, end: { type: 'number' }, confidence: { type: 'number' }, channel: { type: 'integer' }, transcript: { type: 'string' }, words: { type: 'array', items: DEEPGRAM_WORD }, id: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+};
+
+const BOOLEAN_PARAMS = new Set(['multichannel', 'utterances', 'punctuate', 'smart_format', 'numerals', 'filler_words', 'mip_opt_out']);
+const REPEATED_PARAMS = new Set(['keywords', 'keyterm', 'tag']);
+
+function listenParameters(): Json[] {
+  const schemaOf = (name: string): Json => {
+    if (name === 'encoding') return { enum: ['linear16', 'mulaw', 'alaw'] };
+    if (name === 'sample_rate') return { type: 'integer', minimum: 8000, maximum: 48000 };
+    if (name === 'channels') return { type: 'integer', minimum: 1, maximum: 2 };
+    if (BOOLEAN_PARAMS.has(name)) return { type: 'boolean' };
+    if (REPEATED_PARAMS.has(name)) return { type: 'array', items: { type: 'string' } };
+    return { type: 'string' };
+  };
+  return [
+    ...Object.entries(ACTING).map(([name, what]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `acts: ${what}` })),
+    ...Object.entries(IGNORED).map(([name, why]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `accepted and ignored: ${why}` })),
+  ];
+}
+
+/** The facades' operations by path, in the document's form (served only with batch). */
+export function facadePaths(): Record<string, Record<string, Json>> {
+  return {
+    '/v1/audio/transcriptions': {
+      post: {
+        operationId: 'openAiCreateTranscription',
+        tags: ['OpenAI-compatible'],
+        summary: 'Transcribe an audio file as OpenAI\'s POST /v1/audio/transcriptions does',
+        description: `A batch job of the account (History row, Characters charged as the native batch upload). ${WAIT} Unknown fields are refused (unknown_parameter). docs/compat.md.`,
+        security: [{ openAiBearer: [] }],
+        requestBody: {
+          required: true,
+          content: {
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['file', 'model'],
+                properties: {
+                  file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio (any format the native batch upload reads)' },
+                  model: { type: 'string', description: `a model GET /v1/models lists: scribed-<engine>, or ${OPENAI_MODEL_ALIASES.join(', ')}` },
+                  language: { type: 'string', description: 'the native languageHint (a language the recognizer has)' },
+                  prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints; not applied by batch jobs today)' },
+                  response_format: { enum: [...RESPONSE_FORMATS], default: 'json' },
+                  'timestamp_granularities[]': { type: 'array', items: { enum: ['word', 'segment'] }, description: 'with verbose_json only; default segment' },
+                  temperature: { type: 'number', minimum: 0, maximum: 1, description: 'accepted and ignored' },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'the transcript: JSON for json and verbose_json, text for text, srt and vtt',
+            content: { 'application/json': { schema: TRANSCRIPTION_JSON }, 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...openAiErrors({
+            '400': 'a bad field, an unknown model or field, or a file that is not audio',
+            '413': 'the file is over the upload limit',
+            '429': 'the balance does not cover the audio (insufficient_quota)',
+            '503': 'every recognizer is busy',
+            '504': 'the wait bound passed; the job was cancelled and refunded',
+          }),
+        },
+        'x-scribed-errors': [],
+      },
+    },
+    '/v1/models': {
+      get: {
+        operationId: 'openAiListModels',
+        tags: ['OpenAI-compatible'],
+        summary: 'The models this node serves, as OpenAI\'s GET /v1/models lists them',
+        description: `scribed-<engine> (the node's recognizer) and the OpenAI names served by it: ${OPENAI_MODEL_ALIASES.join(', ')}.`,
+        security: [{ openAiBearer: [] }],
+        responses: {
+          '200': {
+            description: 'the list',
+            content: { 'application/json': { schema: { type: 'object', required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: MODEL } } } } },
+          },
+          ...openAiErrors(),
+        },
+        'x-scribed-errors': [],
+      },
+    },
+    '/v1/listen': {
+      post: {
+        operationId: 'deepgramListenPrerecorded',
+        tags: ['Deepgram-compatible'],
+        summary: 'Transcribe pre-recorded audio as Deepgram\'s POST /v1/listen does',
+        description: [
+          'The body is the audio with any Content-Type but JSON (the SDK sends `deepgram/audio+video`), or the JSON object `{"url": "<audio URL>"}`, fetched only from a destination the operator\'s outbound policy allows (docs/security.md; redirects are not followed).',
+          `A batch job of the account per channel (History row, Characters charged as the native batch upload). ${WAIT}`,
+          `Refused with their reason: ${Object.keys(REFUSED).join(', ')}; any other parameter not listed is refused as unknown. docs/compat.md.`,
+        ].join(' '),
+        security: [{ deepgramToken: [] }],
+        parameters: listenParameters(),
+        requestBody: {
+          required: true,
+          content: {
+            'audio/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream', description: 'a container the native batch upload reads, or headerless audio named by encoding and sample_rate' } },
+            'deepgram/audio+video': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+          },
+        },
+        responses: {
+          '200': { description: 'the transcript, one channel per channel transcribed', content: { 'application/json': { schema: LISTEN_RESPONSE } } },
+          ...errors(DEEPGRAM_ERROR, {
+            '400': 'a refused or malformed parameter (named), audio that cannot be read, or a URL not allowed or not fetched',
+            '401': 'a missing or unknown access key (INVALID_AUTH)',
+            '402': 'the balance does not cover the audio (ASR_PAYMENT_REQUIRED)',
+            '413': 'the audio is over the upload limit',
+            '500': 'a server fault',
+            '503': 'every recognizer is busy',
+            '504': 'the wait bound passed; the jobs were cancelled and refunded',
+          }),
+        },
+        'x-scribed-errors': [],
+      },
+    },
+  };
+}

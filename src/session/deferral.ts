@@ -1,0 +1,145 @@
+// Deferred recognition (issue 13): when every recognizer is busy and the node's backlog has
+// room, an attaching socket is served anyway; its audio is stored and acknowledged as usual
+// and waits in the session's recognition feed, counted against the node's bound, until the
+// node's queue (recognizer-queue.ts) hands the session a freed recognizer and it catches up.
+import { ScribedError } from '../core/errors.js';
+import { serverEvent } from '../core/protocol.js';
+import type { BacklogBudget } from '../core/recognition-backlog.js';
+import type { DecoderHold } from './decoder-hold.js';
+import type { RecognitionFeed } from './recognition-feed.js';
+import type { DeferredSession, RecognizerQueue } from './recognizer-queue.js';
+import type { Replay } from './replay.js';
+import type { SessionEvents } from './session-events.js';
+import type { SessionContext } from './session-context.js';
+
+/** A session held by the node's backlog bound accepts audio again once the backlog is below
+ * this share of the bound (not at the first free second, which would flap). */
+const BACKLOG_RESUME_SHARE = 0.75;
+
+export const DEFERRED_NOTICE = {
+  code: 'RECOGNITION_DEFERRED',
+  message: 'every recognizer of this node is busy: audio is stored and acknowledged as usual, and transcribed (with its true times) as soon as one frees',
+};
+
+export class Deferral {
+  /** When the session started waiting for a recognizer (ms), for the wait metric. */
+  private since = 0;
+  private deferred = false;
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly session: DeferredSession,
+    private readonly feed: RecognitionFeed,
+    private readonly decoder: DecoderHold,
+    private readonly replay: Replay,
+    private readonly events: SessionEvents,
+  ) {}
+
+  /** True while the session's recognition runs behind its audio (waiting or catching up). */
+  get active(): boolean {
+    return this.deferred;
+  }
+
+  private get queue(): RecognizerQueue | undefined {
+    return this.ctx.deps.deferral;
+  }
+
+  get budget(): BacklogBudget | undefined {
+    return this.queue?.budget;
+  }
+
+  /** A recognizer for an attaching socket, or, when every one is busy and the node's backlog
+   * has room, deferred recognition: the socket is served and its audio waits. */
+  async openOrDefer(): Promise<void> {
+    const queue = this.queue;
+    // Sessions that waited first get the next free recognizer; this one queues behind them.
+    if (queue?.hasWaiters() && queue.budget.hasRoom()) return this.defer(queue);
+    try {
+      await this.decoder.open();
+    } catch (err) {
+      if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY') || !queue?.budget.hasRoom()) throw err;
+      this.defer(queue);
+    }
+  }
+
+  private defer(queue: RecognizerQueue): void {
+    this.deferred = true;
+    this.feed.count(queue.budget);
+    this.since = Date.now();
+    this.ctx.metrics.recognitionDeferred.inc();
+    this.ctx.log.info({ waiting: queue.waitingCount, backlogSeconds: Number(queue.budget.seconds.toFixed(1)) }, 'every recognizer busy: recognition deferred');
+    queue.wait(this.session);
+  }
+
+  /** Whether `seconds` more audio may wait; when not, the session stops taking audio until
+   * the node's backlog drains (accepting: false, RECOGNITION_BACKLOG; the client keeps it). */
+  admit(seconds: number): void {
+    const budget = this.budget;
+    if (!this.deferred || !budget || budget.fits(seconds)) return;
+    if (!this.ctx.heldByBacklog) {
+      this.ctx.heldByBacklog = true;
+      this.ctx.accepting = false;
+      this.ctx.log.warn({ backlogSeconds: Number(budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
+      this.events.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
+    }
+    throw new ScribedError('NOT_ACCEPTING', 'the node\'s recognizers are behind and its backlog is at its bound; wait for an accepting event');
+  }
+
+  /** Room in the node's backlog again (or caught up, `force`): a held session accepts audio. */
+  async acceptAgain(force: boolean): Promise<void> {
+    const ctx = this.ctx;
+    const budget = this.budget;
+    if (!ctx.heldByBacklog || !budget) return;
+    if (!force && budget.seconds > budget.boundSeconds * BACKLOG_RESUME_SHARE) return;
+    ctx.heldByBacklog = false;
+    if (ctx.closing || ctx.state !== 'RECORDING' || !ctx.socket) return;
+    ctx.accepting = await ctx.canAccept();
+    this.events.emit(serverEvent.accepting(ctx.accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
+  }
+
+  /** The queue offers a recognizer: take it, decode restored audio, and start feeding. */
+  async tryCatchUp(): Promise<'started' | 'busy' | 'gone'> {
+    const ctx = this.ctx;
+    if (!this.deferred || ctx.moved || ctx.state === 'CLOSED') return 'gone';
+    if (!ctx.stream) {
+      try {
+        await this.decoder.open();
+      } catch (err) {
+        // Busy, or an engine that failed to start a decoder: asked again on the next turn.
+        if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) ctx.log.warn({ err }, 'could not open a recognizer for the deferred session');
+        return 'busy';
+      }
+    }
+    const waited = (Date.now() - this.since) / 1000;
+    ctx.metrics.recognitionWait.observe(waited);
+    ctx.log.info({ waitedSeconds: Number(waited.toFixed(2)), backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'recognizer free: catching up');
+    // Audio recovered from the spool after a restart comes before the backlog.
+    if (!(await this.replay.feed())) return 'gone';
+    this.feed.start();
+    return 'started';
+  }
+
+  /** The feed ran dry while deferred: recognition follows the audio live again. False when
+   * the session was not (or no longer is) catching up. */
+  async caughtUp(): Promise<boolean> {
+    if (!this.deferred || !this.feed.empty || this.ctx.state === 'CLOSED') return false;
+    this.end();
+    this.ctx.log.info('deferred recognition caught up');
+    this.events.emit(serverEvent.notice({ code: 'RECOGNITION_CAUGHT_UP', message: 'recognition has caught up with the audio; results follow it live again' }));
+    await this.acceptAgain(true);
+    return true;
+  }
+
+  /** The session no longer waits: the queue forgets it; audio still waiting is dropped from
+   * the feed (it is in the spool) and the node's budget gets it back. Returns the seconds. */
+  end(): number {
+    if (!this.deferred) return 0;
+    this.deferred = false;
+    let dropped = 0;
+    for (const item of this.feed.clear()) if (item.kind === 'audio') dropped += item.samples.length / this.ctx.rate;
+    this.feed.uncount();
+    if (this.ctx.state !== 'CLOSED') this.ctx.closing = false;
+    this.queue?.done(this.session);
+    return dropped;
+  }
+}

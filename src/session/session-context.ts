@@ -1,0 +1,155 @@
+// What one live session's parts share: who the session is, what it is bound to (socket,
+// recognizer, spool, fence) and where it stands (state, capture cursor, open segment). The
+// coordinator (live-session.ts) makes it and owns it; each part (intake, recognition,
+// finals, deferral, fan-out, fenced writes, decoder hold, replay) reads and moves the fields
+// of its own responsibility, and only on the session's queue or recognition feed.
+import type { Logger } from 'pino';
+import { ScribedError } from '../core/errors.js';
+import { INPUT_ENCODINGS, type InputEncoding } from '../core/audio/encodings.js';
+import type { CaptureCursor } from '../core/capture-cursor.js';
+import type { LevelMeter } from '../core/background-speech.js';
+import type { Engine, RecognitionStream } from '../engine/types.js';
+import type { SessionFence, SessionRecord, SessionState, Store } from '../store/store.js';
+import type { Metrics } from '../obs/metrics.js';
+import type { ServerEvent } from '../core/protocol.js';
+import type { SessionSpool } from './audio-spool.js';
+import type { Segmentation } from './segmentation.js';
+import type { RecognizerQueue } from './recognizer-queue.js';
+
+/** What the session needs of a socket; the WebSocket adapter provides it. */
+export interface SessionSocket {
+  send(event: ServerEvent): void;
+  close(code: number, reason: string): void;
+}
+
+export interface LiveSessionDeps {
+  store: Store;
+  engine: Engine;
+  metrics: Metrics;
+  log: Logger;
+  maxSegmentSeconds: number;
+  maxGapSeconds: number;
+  maxFramePayloadBytes: number;
+  pausedDecoderHoldMs: number;
+  /** Batched decoding (StreamRequest.decodeBatchMs); absent or 0: every frame at once. */
+  decodeBatchMs?: number;
+  /** Called when every decoder is in use: frees one held by a paused session, if any.
+   * Resolves true when a decoder went back to the pool. */
+  reclaimDecoder?: () => Promise<boolean>;
+  /** Called once the session is closed and persisted (the registry stops keeping it). */
+  onClosed?: (session: { readonly id: string }) => void;
+  /** Deferred recognition (src/core/recognition-backlog.ts): sessions admitted while every
+   * recognizer is busy wait here. Absent: a busy node refuses with ENGINE_BUSY. */
+  deferral?: RecognizerQueue;
+  /** Durable acknowledgements: accepted audio is spooled before it is acknowledged
+   * (audio-spool.ts in files, database-spool.ts in the shared store). Without it, acks are
+   * sent once the audio is placed. */
+  spool?: { open(sessionId: string, fence: () => SessionFence | null, capturedSamples: bigint): SessionSpool };
+  /** This node's id: the owner a session's writes are fenced by (docs/scaling.md). */
+  node?: string;
+  /** How long an ownership lease lasts without renewal. */
+  leaseMs?: number;
+  /** The store is shared with other nodes: a session whose held decoder is released is given
+   * up (its state lives in the store), and another node may adopt it. */
+  shared?: boolean;
+}
+
+export interface OpenSegment {
+  index: number;
+  startSample: bigint;
+  samples: number;
+  lastPartial: string;
+  /** suppressBackgroundSpeech: levels of the audio the recognizer heard for this segment. */
+  meter: LevelMeter | null;
+}
+
+/** Audio acknowledged and not decoded by a live recognizer (recovered from the spool after a
+ * restart, or left undecoded by a recognizer that failed), from `startSample`, frame by frame
+ * as it first arrived: fed to the session's next decoder. */
+export interface PendingReplay {
+  startSample: bigint;
+  frames: Int16Array[];
+}
+
+export class SessionContext {
+  readonly id: string;
+  readonly accountId: string;
+  readonly transcriptionId: string;
+  readonly encoding: InputEncoding;
+  readonly options: Record<string, unknown>;
+  readonly log: Logger;
+  readonly spool: SessionSpool | null;
+  state: SessionState;
+  cursor: CaptureCursor;
+  /** Characters debited so far (billing runs ahead of the cursor, src/core/billing.ts). */
+  charged: bigint;
+  nextSegmentIndex: number;
+  accepting = true;
+  socket: SessionSocket | null = null;
+  /** The session's recognizer, and where its segments begin and end (made with it). */
+  stream: RecognitionStream | null = null;
+  segmentation: Segmentation | null = null;
+  segment: OpenSegment | null = null;
+  /** What this node holds while it serves the session (set by the registry's claim); every
+   * write for the session names it and fails once the session moved on. */
+  fence: SessionFence | null = null;
+  /** The session moved to another node (or a newer epoch): nothing more is written. */
+  moved = false;
+  replay: PendingReplay | null = null;
+  /** Where the spool's audio starts (audio before it is in persisted segments or was silence
+   * the detector dropped). */
+  spoolKeptFrom = 0n;
+  /** The recognizer's channel adaptation after the last final (RecognitionStream.channelState),
+   * spooled with it and given to any later decoder of this session, so a segment decoded on a
+   * new decoder (after a restart, or a released hold) hears the channel as the old one would. */
+  channelState: number[] | null = null;
+  /** The client's close waits for recognition to catch up: no more audio or commits. */
+  closing = false;
+  /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
+  heldByBacklog = false;
+
+  constructor(
+    record: SessionRecord,
+    readonly deps: LiveSessionDeps,
+  ) {
+    this.id = record.id;
+    this.accountId = record.accountId;
+    this.transcriptionId = record.transcriptionId;
+    this.options = record.options;
+    const enc = INPUT_ENCODINGS[record.options.inputEncoding as keyof typeof INPUT_ENCODINGS];
+    if (!enc) throw new ScribedError('INTERNAL', `session ${record.id} has unknown encoding`);
+    this.encoding = enc;
+    this.state = record.state;
+    this.cursor = {
+      epoch: record.epoch,
+      epochReceived: Number(record.capturedSamples - (record.epochBases[record.epochBases.length - 1] ?? 0n)),
+      capturedSamples: record.capturedSamples,
+      epochBases: record.epochBases,
+    };
+    this.charged = record.charactersCharged;
+    this.nextSegmentIndex = record.nextSegmentIndex;
+    this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
+    this.spool = deps.spool?.open(record.id, () => this.fence, record.capturedSamples) ?? null;
+  }
+
+  get rate(): number {
+    return this.encoding.sampleRateHz;
+  }
+
+  /** Whether the account pays for more audio: Characters charged ahead of the cursor, or a
+   * balance left to debit. */
+  async canAccept(): Promise<boolean> {
+    const prepaidSamples = this.charged * BigInt(this.rate) - this.cursor.capturedSamples;
+    if (prepaidSamples > 0n) return true;
+    const account = await this.store.getAccount(this.accountId);
+    return (account?.characters ?? 0n) > 0n;
+  }
+
+  get metrics(): Metrics {
+    return this.deps.metrics;
+  }
+
+  get store(): Store {
+    return this.deps.store;
+  }
+}

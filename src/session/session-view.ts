@@ -1,0 +1,56 @@
+// What callers (the registry, the socket routes, health and metrics) read of a live session:
+// its identity and where it stands, from the session's shared context (session-context.ts).
+import type { InputEncoding } from '../core/audio/encodings.js';
+import type { CaptureCursor } from '../core/capture-cursor.js';
+import type { RecognitionStream } from '../engine/types.js';
+import type { SessionFence, SessionState } from '../store/store.js';
+import type { SessionContext } from './session-context.js';
+
+export class SessionView {
+  constructor(protected readonly ctx: SessionContext) {}
+
+  get id(): string {
+    return this.ctx.id;
+  }
+  get accountId(): string {
+    return this.ctx.accountId;
+  }
+  get transcriptionId(): string {
+    return this.ctx.transcriptionId;
+  }
+  get encoding(): InputEncoding {
+    return this.ctx.encoding;
+  }
+  get options(): Record<string, unknown> {
+    return this.ctx.options;
+  }
+  get state(): SessionState {
+    return this.ctx.state;
+  }
+  get cursor(): CaptureCursor {
+    return this.ctx.cursor;
+  }
+  get accepting(): boolean {
+    return this.ctx.accepting;
+  }
+  get rate(): number {
+    return this.ctx.rate;
+  }
+  get hasSocket(): boolean {
+    return this.ctx.socket !== null;
+  }
+  /** The session's recognizer (tests reach it to stall or crash its worker). */
+  get stream(): RecognitionStream | null {
+    return this.ctx.stream;
+  }
+  get ownership(): SessionFence | null {
+    return this.ctx.moved ? null : this.ctx.fence;
+  }
+  get hasMoved(): boolean {
+    return this.ctx.moved;
+  }
+  /** True while a recognizer is open for this session (a socket attaching needs no new one). */
+  get holdsDecoder(): boolean {
+    return this.ctx.stream !== null;
+  }
+}
