@@ -81,7 +81,8 @@ export async function updateTranscriptionStatus(
   now: string,
 ): Promise<void> {
   const samples = audioSamples === undefined ? null : int64(audioSamples, 'audioSamples');
-  const before = await tx.one<{ status: TranscriptionStatus }>('SELECT status FROM transcriptions WHERE id = ?', [transcriptionId]);
+  // Locked: two writers of one row's status take turns, so only one sees the change and raises its event.
+  const before = await tx.lockOne<{ status: TranscriptionStatus }>('SELECT status FROM transcriptions WHERE id = ?', [transcriptionId]);
   if (!before) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
   const after = await tx.one<TranscriptionRow>(
     `UPDATE transcriptions
