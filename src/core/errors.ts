@@ -59,6 +59,11 @@ export const ERRORS = {
   // erasure (docs/redaction.md)
   TRANSCRIPTION_IN_PROGRESS: { wire: -1, http: 409, summary: 'the transcription (or a leg of the call) is still recording or processing; delete it once it has ended' },
 
+  // webhooks (docs/webhooks.md)
+  WEBHOOK_ENDPOINT_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many webhook endpoints as it may (20); delete one first' },
+  WEBHOOK_URL_TOO_LONG: { wire: -1, http: 422, summary: 'a webhook endpoint url is over 2048 characters' },
+  WEBHOOK_URL_FORBIDDEN: { wire: -1, http: 422, summary: 'a webhook endpoint url names a destination webhooks may not reach (loopback, private, link-local, metadata, multicast; docs/webhooks.md)' },
+
   // music projects (spec codes)
   MUSIC_BRIEF_INVALID: { wire: 47001, http: 422, summary: 'the creative brief failed validation' },
   MUSIC_PROJECT_NOT_FOUND: { wire: 47009, http: 404, summary: 'the music project does not exist or is not owned by the account' },

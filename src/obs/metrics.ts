@@ -46,6 +46,8 @@ export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknow
 export const BATCH_JOB_OUTCOMES = ['queued', 'completed', 'failed'] as const;
 export const INTERPRETATION_RETRY_OUTCOMES = ['retried', 'replayed', 'key_mismatch', 'not_found', 'refused', 'insufficient'] as const;
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
+/** A webhook attempt's outcome (src/core/webhook-delivery.ts AttemptVerdict). */
+export const WEBHOOK_OUTCOMES = ['delivered', 'retry', 'failed', 'gone'] as const;
 export const WATCHER_DROP_REASONS = ['slow'] as const;
 /** The two sockets and what became of an upgrade request: `upgraded` (the socket is open and
  * its session attached), `refused` (an error answer before the upgrade: the HTTP status and
@@ -138,6 +140,24 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     charactersDebited: new Counter({ name: 'scribed_characters_debited_total', help: 'Characters debited for real-time audio', registers: r }),
     interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
     callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
+    webhookDeliveries: new Counter({
+      name: 'scribed_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this node, by outcome (delivered, retry, failed, gone)',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    webhookAttemptSeconds: new Histogram({
+      name: 'scribed_webhook_attempt_seconds',
+      help: 'Time from sending a webhook to its answer (or timeout, or connection error)',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: r,
+    }),
+    webhookOutboxDepth: new Gauge({ name: 'scribed_webhook_outbox_depth', help: 'Webhook deliveries pending in the store (all nodes), sampled by this node', registers: r }),
+    webhookOutboxOldestSeconds: new Gauge({
+      name: 'scribed_webhook_outbox_oldest_seconds',
+      help: 'Age of the oldest pending webhook delivery (0 when none), sampled by this node',
+      registers: r,
+    }),
     recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
     httpErrors: new Counter({
       name: 'scribed_http_errors_total',
@@ -193,6 +213,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   seriesAtZero(m.batchJobs, BATCH_JOB_OUTCOMES.map((outcome) => ({ outcome })));
   seriesAtZero(m.interpretationRetries, INTERPRETATION_RETRY_OUTCOMES.map((outcome) => ({ outcome })));
   seriesAtZero(m.callbackDeliveries, CALLBACK_OUTCOMES.map((outcome) => ({ outcome })));
+  seriesAtZero(m.webhookDeliveries, WEBHOOK_OUTCOMES.map((outcome) => ({ outcome })));
   seriesAtZero(m.watchersDropped, WATCHER_DROP_REASONS.map((reason) => ({ reason })));
   seriesAtZero(m.httpErrors, (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })));
   seriesAtZero(m.wsUpgrades, WS_SOCKETS.flatMap((socket) => WS_UPGRADE_OUTCOMES.map((outcome) => ({ socket, outcome }))));

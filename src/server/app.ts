@@ -17,6 +17,7 @@ import { accountRoutes } from './routes/account.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { callRoutes } from './routes/calls.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -105,6 +106,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   };
   await app.register(voiceRoutes(ctx, files));
   await app.register(userGroupRoutes(ctx, files.keys));
+  await app.register(webhookRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
   // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).
   await app.register(facadeRoutes(ctx));

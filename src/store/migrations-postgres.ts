@@ -318,6 +318,61 @@ ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
 `,
   },
   {
+    // SQLite version 10: webhook endpoints, the delivery outbox and its attempts.
+    version: 5,
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id                 TEXT PRIMARY KEY,
+  account_id         TEXT NOT NULL REFERENCES accounts(id),
+  url                TEXT NOT NULL,
+  description        TEXT,
+  events_json        TEXT NOT NULL,
+  include_transcript BIGINT NOT NULL CHECK (include_transcript IN (0, 1)),
+  secret_generation  BIGINT NOT NULL CHECK (secret_generation >= 1),
+  previous_until     TEXT,
+  enabled            BIGINT NOT NULL CHECK (enabled IN (0, 1)),
+  disabled_reason    TEXT,
+  failing_since      TEXT,
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX webhook_endpoints_account ON webhook_endpoints(account_id, created_at, id);
+
+CREATE TABLE webhook_deliveries (
+  id               TEXT PRIMARY KEY,
+  endpoint_id      TEXT NOT NULL REFERENCES webhook_endpoints(id),
+  account_id       TEXT NOT NULL,
+  event_type       TEXT NOT NULL,
+  payload_json     TEXT NOT NULL,
+  status           TEXT NOT NULL CHECK (status IN ('PENDING', 'DELIVERED', 'FAILED')),
+  attempts         BIGINT NOT NULL CHECK (attempts >= 0),
+  schedule_base    BIGINT NOT NULL CHECK (schedule_base >= 0),
+  next_attempt_at  TEXT,
+  last_status_code BIGINT,
+  last_error       TEXT,
+  last_response    TEXT,
+  claimed_by       TEXT,
+  lease_until      TEXT,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  delivered_at     TEXT
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at, id);
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, created_at, id);
+
+CREATE TABLE webhook_attempts (
+  delivery_id  TEXT NOT NULL REFERENCES webhook_deliveries(id),
+  attempt      BIGINT NOT NULL CHECK (attempt >= 1),
+  node         TEXT NOT NULL,
+  started_at   TEXT NOT NULL,
+  duration_ms  BIGINT NOT NULL CHECK (duration_ms >= 0),
+  status_code  BIGINT,
+  error        TEXT,
+  PRIMARY KEY (delivery_id, attempt)
+);
+`,
+  },
+  {
     // SQLite version 11: access-key rotation and revocation.
     version: 6,
     sql: `

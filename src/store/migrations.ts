@@ -372,6 +372,65 @@ ALTER TABLE rt_sessions ADD COLUMN speaker TEXT;
 `,
   },
   {
+    // Webhooks (issue 29, docs/webhooks.md): an account's endpoints (their signing secrets are
+    // derived from a server key and the secret's generation, never stored); the deliveries table is
+    // the transactional outbox (a row is written in the transaction that changes the state it
+    // reports, one per subscribed endpoint, and claimed with a lease by any node, as job rows
+    // are); each attempt is logged. A delivery's id is its webhook-id on every attempt.
+    version: 10,
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id                 TEXT PRIMARY KEY,
+  account_id         TEXT NOT NULL REFERENCES accounts(id),
+  url                TEXT NOT NULL,
+  description        TEXT,
+  events_json        TEXT NOT NULL,
+  include_transcript INTEGER NOT NULL CHECK (include_transcript IN (0, 1)),
+  secret_generation  INTEGER NOT NULL CHECK (secret_generation >= 1),
+  previous_until     TEXT,
+  enabled            INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  disabled_reason    TEXT,
+  failing_since      TEXT,
+  created_at         TEXT NOT NULL,
+  updated_at         TEXT NOT NULL
+);
+CREATE INDEX webhook_endpoints_account ON webhook_endpoints(account_id, created_at, id);
+
+CREATE TABLE webhook_deliveries (
+  id               TEXT PRIMARY KEY,
+  endpoint_id      TEXT NOT NULL REFERENCES webhook_endpoints(id),
+  account_id       TEXT NOT NULL,
+  event_type       TEXT NOT NULL,
+  payload_json     TEXT NOT NULL,
+  status           TEXT NOT NULL CHECK (status IN ('PENDING', 'DELIVERED', 'FAILED')),
+  attempts         INTEGER NOT NULL CHECK (attempts >= 0),
+  schedule_base    INTEGER NOT NULL CHECK (schedule_base >= 0),
+  next_attempt_at  TEXT,
+  last_status_code INTEGER,
+  last_error       TEXT,
+  last_response    TEXT,
+  claimed_by       TEXT,
+  lease_until      TEXT,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  delivered_at     TEXT
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at, id);
+CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries(endpoint_id, created_at, id);
+
+CREATE TABLE webhook_attempts (
+  delivery_id  TEXT NOT NULL REFERENCES webhook_deliveries(id),
+  attempt      INTEGER NOT NULL CHECK (attempt >= 1),
+  node         TEXT NOT NULL,
+  started_at   TEXT NOT NULL,
+  duration_ms  INTEGER NOT NULL CHECK (duration_ms >= 0),
+  status_code  INTEGER,
+  error        TEXT,
+  PRIMARY KEY (delivery_id, attempt)
+) WITHOUT ROWID;
+`,
+  },
+  {
     // Access-key rotation and revocation (issue 33, docs/operations.md "Access keys"): a
     // rotated key stays valid until expires_at (its grace), a revoked one is refused from
     // revoked_at on. Both NULL, as every key created before this version has them, is a key in

@@ -21,6 +21,7 @@ import * as sharedFiles from './areas/shared-files.js';
 import * as batchAudio from './areas/batch-audio.js';
 import * as calls from './areas/calls.js';
 import * as erasure from './areas/erasure.js';
+import * as webhooks from './areas/webhooks.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -189,4 +190,19 @@ export class SqlStore implements Store {
   deleteUnreferencedBlobs = this.call(sharedFiles.deleteUnreferencedBlobs);
   loadServerKey = this.call(sharedFiles.loadServerKey);
   clearOtherVoiceDesignClaims = this.call(designs.clearOtherVoiceDesignClaims);
+
+  // webhooks: endpoints, the delivery outbox (written by history's status changes) and its log
+  createWebhookEndpoint = this.call(webhooks.createWebhookEndpoint);
+  listWebhookEndpoints = this.call(webhooks.listWebhookEndpoints);
+  getWebhookEndpoint = this.call(webhooks.getWebhookEndpoint);
+  updateWebhookEndpoint = this.call(webhooks.updateWebhookEndpoint);
+  rotateWebhookSecret = this.call(webhooks.rotateWebhookSecret);
+  deleteWebhookEndpoint = this.call(webhooks.deleteWebhookEndpoint);
+  listWebhookDeliveries = this.call(webhooks.listWebhookDeliveries);
+  retryWebhookDelivery = this.call(webhooks.retryWebhookDelivery);
+  claimWebhookDelivery = this.call(webhooks.claimWebhookDelivery);
+  finishWebhookAttempt = this.call(webhooks.finishWebhookAttempt);
+  clearOtherWebhookClaims = this.call(webhooks.clearOtherWebhookClaims);
+  pruneWebhookDeliveries = this.call(webhooks.pruneWebhookDeliveries);
+  webhookOutboxStats = this.call(webhooks.webhookOutboxStats);
 }

@@ -23,6 +23,7 @@ import type { SharedFileStore } from './contract/shared-files.js';
 import type { UserGroupStore } from './contract/user-groups.js';
 import type { VoiceDesignStore } from './contract/voice-designs.js';
 import type { VoiceStore } from './contract/voices.js';
+import type { WebhookStore } from './contract/webhooks.js';
 
 export type * from './contract/accounts.js';
 export type * from './contract/batch.js';
@@ -38,6 +39,7 @@ export type * from './contract/shared-files.js';
 export type * from './contract/user-groups.js';
 export type * from './contract/voice-designs.js';
 export type * from './contract/voices.js';
+export type * from './contract/webhooks.js';
 
 export interface Store
   extends AccountStore,
@@ -54,7 +56,8 @@ export interface Store
     BatchWorkStore,
     SharedFileStore,
     CallStore,
-    ErasureStore {
+    ErasureStore,
+    WebhookStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

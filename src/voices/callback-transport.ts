@@ -41,12 +41,36 @@ export interface PostResult {
   status: number;
   /** The peer address the request was sent to (for the server log). */
   address: string | null;
+  /** The first `snippetBytes` of the answer's body, when asked for. */
+  snippet?: string;
 }
 
 export interface OutboundRequest {
   headers: Record<string, string>;
   body: string;
   signal: AbortSignal;
+  /** Read this many bytes of the answer's body (webhook delivery logs); 0 or absent: none. */
+  snippetBytes?: number;
+}
+
+/** Up to `want` bytes of an answer's body (fewer when it ends first), then the answer is let go. */
+function readSnippet(res: http.IncomingMessage, want: number): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let have = 0;
+    const done = () => {
+      res.destroy();
+      resolve(Buffer.concat(chunks).subarray(0, want).toString('utf8'));
+    };
+    res.on('data', (c: Buffer) => {
+      chunks.push(c);
+      have += c.length;
+      if (have >= want) done();
+    });
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
+  });
 }
 
 export class GuardedTransport {
@@ -81,12 +105,16 @@ export class GuardedTransport {
   }
 
   /** POST `body` to `url`; resolves with the answer's status, rejects with DestinationRefused
-   * or the network error. The answer's body is not read. */
+   * or the network error. The answer's body is not read, but for `snippetBytes` of it. */
   async post(url: string, req: OutboundRequest): Promise<PostResult> {
     const res = await this.send('POST', url, { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, req.body, req.signal);
     const address = res.socket?.remoteAddress ?? null;
-    res.destroy();
-    return { status: res.statusCode ?? 0, address };
+    const status = res.statusCode ?? 0;
+    if (!req.snippetBytes || req.snippetBytes <= 0) {
+      res.destroy();
+      return { status, address };
+    }
+    return { status, address, snippet: await readSnippet(res, req.snippetBytes) };
   }
 
   /** GET `url` under the same checks (fetching audio a client names by URL); resolves with the

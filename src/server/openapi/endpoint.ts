@@ -12,7 +12,7 @@ export interface ServerFacts {
   recognizerLanguages?: readonly string[];
 }
 
-export type Method = 'get' | 'post' | 'put' | 'delete' | 'head';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
 
 /** accessKey: the `accessKey` header; userGroupToken: `Authorization: Token <token>`;
  * socket: the `accessKey` header or a single-use `?ticket=`; none: open. */

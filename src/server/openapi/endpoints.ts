@@ -6,6 +6,7 @@
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
+import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -364,4 +365,5 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
+  ...WEBHOOK_ENDPOINTS,
 ];

@@ -2,6 +2,8 @@
 import { ScribedError } from '../../core/errors.js';
 import type { HistoryPosition, SegmentRecord, SegmentWord, TranscriptionRecord, TranscriptionStatus } from '../store.js';
 import { greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
+import { callCompletedEvent, callEnded, transcriptionEvent, transcriptionEventType } from '../../core/webhook-events.js';
+import { enqueueWebhookEvent } from './webhooks.js';
 
 export interface TranscriptionRow {
   id: string;
@@ -69,7 +71,8 @@ export async function getTranscription(db: Tx, transcriptionId: string, accountI
 }
 
 /** completed_at is stamped the first time status becomes COMPLETED; audio_samples never
- * goes down. One statement: callers inside a transaction pass their tx. */
+ * goes down. A change of status that raises a webhook event (core/webhook-events.ts) writes
+ * it to the outbox in the same transaction: callers pass their tx. */
 export async function updateTranscriptionStatus(
   tx: Tx,
   transcriptionId: string,
@@ -78,16 +81,47 @@ export async function updateTranscriptionStatus(
   now: string,
 ): Promise<void> {
   const samples = audioSamples === undefined ? null : int64(audioSamples, 'audioSamples');
-  const changed = await tx.run(
+  // Locked: two writers of one row's status take turns, so only one sees the change and raises its event.
+  const before = await tx.lockOne<{ status: TranscriptionStatus }>('SELECT status FROM transcriptions WHERE id = ?', [transcriptionId]);
+  if (!before) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+  const after = await tx.one<TranscriptionRow>(
     `UPDATE transcriptions
         SET status        = ?,
             audio_samples = ${greatest(tx, 'audio_samples', 'COALESCE(?, audio_samples)')},
             completed_at  = CASE WHEN CAST(? AS TEXT) = 'COMPLETED' THEN COALESCE(completed_at, ?) ELSE completed_at END,
             updated_at    = ?
-      WHERE id = ?`,
+      WHERE id = ?
+      RETURNING *`,
     [status, samples, status, now, now, transcriptionId],
   );
-  if (changed === 0) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+  if (!after) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+  await raiseStatusEvents(tx, before.status, toTranscription(after), now);
+}
+
+/** The outbox rows a status change raises: its own event, and call.completed when it ended
+ * the last open leg of a call. */
+async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: TranscriptionRecord, now: string): Promise<void> {
+  const type = transcriptionEventType(before, t.status, t.kind);
+  if (type === null) return;
+  await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent(type, t, now));
+  if (t.callId === null || type === 'session.paused') return;
+  const call = await tx.one<{ id: string; external_id: string | null; title: string }>('SELECT id, external_id, title FROM calls WHERE id = ?', [t.callId]);
+  if (!call) return;
+  const legs = await tx.all<TranscriptionRow>('SELECT * FROM transcriptions WHERE call_id = ? ORDER BY created_at, id', [t.callId]);
+  const facts = {
+    id: call.id,
+    externalId: call.external_id,
+    title: call.title,
+    legs: legs.map((l) => ({
+      speaker: l.speaker ?? '',
+      transcriptionId: l.id,
+      sessionId: l.session_id,
+      status: l.status,
+      sampleRateHz: Number(l.sample_rate_hz),
+      audioSamples: l.audio_samples,
+    })),
+  };
+  if (callEnded(facts.legs)) await enqueueWebhookEvent(tx, t.accountId, callCompletedEvent(facts, now));
 }
 
 export async function setTranscriptionStatus(db: Db, transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void> {
