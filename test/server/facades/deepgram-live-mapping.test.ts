@@ -128,6 +128,8 @@ describe('DeepgramLiveMessages', () => {
     expect(m.translate(ack(4000))).toEqual([]);
     expect(m.translate(serverEvent.notice({ code: 'RECOGNITION_DEFERRED', message: 'x' }))).toEqual([]);
     expect(m.translate(serverEvent.error({ code: 'NOT_ACCEPTING', message: 'NOT_ACCEPTING: stop', fatal: false }))).toEqual([{ type: 'Error', err_code: 'NOT_ACCEPTING', err_msg: 'NOT_ACCEPTING: stop', request_id: 'req-1' }]);
+    expect(m.translate(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }))).toMatchObject([{ type: 'Error', err_code: 'INSUFFICIENT_CHARACTERS' }]);
+    expect(m.translate(serverEvent.accepting({ accepting: true }))).toEqual([]);
     expect(m.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '12000', segments: 1 }))).toEqual([
       { type: 'Metadata', transaction_key: 'deprecated', request_id: 'req-1', sha256: '', created: '2026-11-28T06:00:00.000Z', duration: 1.5, channels: 1, models: ['scribed-pocketsphinx'], model_info: { 'scribed-pocketsphinx': { name: 'scribed-pocketsphinx', version: 'scribed', arch: 'scribed-pocketsphinx' } }, transcription_ids: ['stt_1'] },
     ]);

@@ -172,6 +172,7 @@ describe('GET /v1/listen through the @deepgram/sdk live client', () => {
 
 describe('GET /v1/listen handshake and the browser form', () => {
   it('refuses an unsupported parameter before the upgrade, naming it, in Deepgram shape', async () => {
+    const rowsBefore = (await native(`${HISTORY}?limit=100`, alice.accessKey)).data.items.length;
     const url = `${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&diarize=true`;
     const r = await refusedUpgrade(url, { headers: { Authorization: `Token ${alice.accessKey}` } });
     expect(r.status).toBe(400);
@@ -183,6 +184,15 @@ describe('GET /v1/listen handshake and the browser form', () => {
     expect(multi.body.err_msg).toMatch(/^multichannel: /);
     const alaw = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=alaw&sample_rate=8000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
     expect(alaw.body.err_msg).toMatch(/^encoding: /);
+    const language = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&language=xx`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    expect(language.status).toBe(400);
+    expect(language.body.err_code).toBe('Bad Request');
+    // A plain GET (no upgrade) is answered in Deepgram's shape too.
+    const plain = await fetch(`${svc.baseUrl}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    expect(plain.status).toBe(400);
+    expect(Object.keys(await plain.json()).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
+    // Nothing was created by a refused handshake.
+    expect((await native(`${HISTORY}?limit=100`, alice.accessKey)).data.items.length).toBe(rowsBefore);
   });
 
   it('refuses a bad key with 401 INVALID_AUTH, and no key reaches the log', async () => {

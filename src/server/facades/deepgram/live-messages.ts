@@ -111,6 +111,10 @@ export class DeepgramLiveMessages {
         return [...this.utteranceEndDue(true), this.metadata()];
       case 'error':
         return [{ type: 'Error', err_code: event.code, err_msg: event.message, request_id: this.opts.requestId }];
+      case 'accepting':
+        // A Deepgram client cannot hold its audio back: it is told, and what it sends meanwhile
+        // is dropped (the route stops framing it) until audio is accepted again.
+        return event.accepting ? [] : [{ type: 'Error', err_code: event.reason ?? 'NOT_ACCEPTING', err_msg: `audio is not accepted now (${event.reason ?? 'not accepting'}); audio sent until it is accepted again is dropped`, request_id: this.opts.requestId }];
       default:
         return [];
     }

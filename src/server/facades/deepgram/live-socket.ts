@@ -119,6 +119,9 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
   }
 
   return async (app) => {
+    // A refusal from before the route (a GET that is no upgrade, a malformed upgrade) in
+    // Deepgram's shape too.
+    app.setErrorHandler(sendDeepgramError);
     app.get<{ Querystring: Query }>(
       '/v1/listen',
       {
@@ -151,13 +154,17 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
         });
         const sink: SessionSocket = {
           send: (event) => {
+            if (event.type === 'accepting') accepting = event.accepting;
             if (socket.readyState !== socket.OPEN) return;
             for (const m of messages.translate(event)) socket.send(JSON.stringify(m));
           },
           close: (code, reason) => socket.close(code, reason),
         };
         // The frame cursor: a fresh session's epoch, from its first sample. A linear16 message
-        // may split a sample; its odd byte waits for the next message.
+        // may split a sample; its odd byte waits for the next message. While the session does
+        // not accept audio (spent balance, recognition backlog) audio is dropped here without
+        // moving the cursor, so only what was in flight is a gap (filled with silence).
+        let accepting = true;
         const epoch = session.cursor.epoch;
         let sampleOffset = session.cursor.epochReceived;
         let carry: Buffer | null = null;
@@ -173,6 +180,7 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           });
         };
         const audio = (data: Buffer) => {
+          if (!accepting) return;
           let bytes = carry ? Buffer.concat([carry, data]) : data;
           carry = null;
           const whole = bytes.length - (bytes.length % request.bytesPerSample);
