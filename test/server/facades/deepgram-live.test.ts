@@ -190,7 +190,7 @@ describe('GET /v1/listen handshake and the browser form', () => {
     // A plain GET (no upgrade) is answered in Deepgram's shape too.
     const plain = await fetch(`${svc.baseUrl}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
     expect(plain.status).toBe(400);
-    expect(Object.keys(await plain.json()).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
+    expect(Object.keys((await plain.json()) as object).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
     // Nothing was created by a refused handshake.
     expect((await native(`${HISTORY}?limit=100`, alice.accessKey)).data.items.length).toBe(rowsBefore);
   });
