@@ -236,3 +236,10 @@ describe('GET /v1/listen handshake and the browser form', () => {
     expect(text.trim()).toBe(final.channel.alternatives[0].transcript.trim());
   }, 90_000);
 });
+
+describe('the log', () => {
+  it('never holds the access key, whichever way it was sent', () => {
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(logLines.join('\n')).not.toContain(alice.accessKey);
+  });
+});
