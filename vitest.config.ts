@@ -19,6 +19,7 @@ const BOTH_STORES = [
   'test/server/facades/openai.test.ts',
   'test/server/facades/deepgram.test.ts',
   'test/server/facades/batch-wait.test.ts',
+  'test/server/facades/deepgram-live.test.ts',
 ];
 
 export default defineConfig({

@@ -7,7 +7,7 @@ import type { Endpoint } from './endpoint.js';
 import { ENDPOINTS } from './endpoints.js';
 import { IDEMPOTENCY_KEY_SCHEMA, type ServerFacts } from './schemas.js';
 import type { JsonSchema } from './json-schema.js';
-import { FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths } from './facades.js';
+import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths } from './facades.js';
 
 export interface DocumentOptions extends ServerFacts {
   /** Leave out the batch routes (a node without batch transcription does not serve them). */
@@ -140,6 +140,9 @@ export function openApiDocument(opts: DocumentOptions = {}, endpoints: readonly 
     Object.assign(paths, facadePaths());
     tags.push(...FACADE_TAGS);
   }
+  // Deepgram's live socket drives a native session: served with or without batch.
+  Object.assign((paths['/v1/listen'] ??= {}), { get: deepgramLiveOperation() });
+  if (!tags.includes('Deepgram-compatible')) tags.push('Deepgram-compatible');
   return {
     openapi: '3.1.0',
     info: {

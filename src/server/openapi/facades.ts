@@ -5,7 +5,7 @@
 // error table); `x-scribed-errors` is empty for them, and each says its errors in its own
 // response schemas. The parameter lists come from the facades' own tables, so the document
 // cannot drift from what the routes accept.
-import { ACTING, IGNORED, REFUSED } from '../facades/deepgram/parameters.js';
+import { ACTING, IGNORED, LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED, REFUSED } from '../facades/deepgram/parameters.js';
 import { OPENAI_MODEL_ALIASES, RESPONSE_FORMATS } from '../facades/openai/names.js';
 
 type Json = Record<string, unknown>;
@@ -152,7 +152,7 @@ const LISTEN_RESPONSE: Json = {
   },
 };
 
-const BOOLEAN_PARAMS = new Set(['multichannel', 'utterances', 'punctuate', 'smart_format', 'numerals', 'filler_words', 'mip_opt_out']);
+const BOOLEAN_PARAMS = new Set(['multichannel', 'utterances', 'punctuate', 'smart_format', 'numerals', 'filler_words', 'mip_opt_out', 'interim_results', 'vad_events', 'no_delay']);
 const REPEATED_PARAMS = new Set(['keywords', 'keyterm', 'tag']);
 
 function listenParameters(): Json[] {
@@ -168,6 +168,50 @@ function listenParameters(): Json[] {
     ...Object.entries(ACTING).map(([name, what]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `acts: ${what}` })),
     ...Object.entries(IGNORED).map(([name, why]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `accepted and ignored: ${why}` })),
   ];
+}
+
+function liveParameters(): Json[] {
+  const schemaOf = (name: string): Json => {
+    if (name === 'encoding') return { enum: ['linear16', 'mulaw'] };
+    if (name === 'sample_rate') return { enum: [8000, 16000, 22050, 24000, 44100, 48000] };
+    if (name === 'channels') return { const: 1 };
+    if (name === 'endpointing') return { oneOf: [{ type: 'integer', minimum: 0, maximum: 60000 }, { type: 'boolean' }] };
+    if (name === 'utterance_end_ms') return { type: 'integer', minimum: 1000, maximum: 60000 };
+    if (BOOLEAN_PARAMS.has(name)) return { type: 'boolean' };
+    if (REPEATED_PARAMS.has(name)) return { type: 'array', items: { type: 'string' } };
+    return { type: 'string' };
+  };
+  return [
+    ...Object.entries(LIVE_ACTING).map(([name, what]) => ({ name, in: 'query', required: name === 'encoding' || name === 'sample_rate', schema: schemaOf(name), description: `acts: ${what}` })),
+    ...Object.entries(LIVE_IGNORED).map(([name, why]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `accepted and ignored: ${why}` })),
+  ];
+}
+
+/** Deepgram's live socket (served on every node: it drives a native real-time session). */
+export function deepgramLiveOperation(): Json {
+  return {
+    operationId: 'deepgramListenLive',
+    tags: ['Deepgram-compatible'],
+    summary: 'Stream audio as to Deepgram\'s live WebSocket (GET /v1/listen)',
+    description: [
+      'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters).',
+      'The key is `Authorization: Token <access key>` (or Bearer), or the browser form `Sec-WebSocket-Protocol: token, <access key>`.',
+      `Refused before the upgrade with their reason: ${Object.keys(LIVE_REFUSED).join(', ')}; any other parameter not listed is refused as unknown. docs/compat.md.`,
+    ].join(' '),
+    security: [{ deepgramToken: [] }],
+    parameters: liveParameters(),
+    responses: {
+      '101': { description: 'the upgrade: the stream is open' },
+      ...errors(DEEPGRAM_ERROR, {
+        '400': 'a refused or malformed parameter (named), or a language the recognizer does not have',
+        '401': 'a missing or unknown access key (INVALID_AUTH)',
+        '429': 'the account streams as many sessions on this node as it may',
+        '500': 'a server fault',
+        '503': 'every recognizer is busy',
+      }),
+    },
+    'x-scribed-errors': [],
+  };
 }
 
 /** The facades' operations by path, in the document's form (served only with batch). */

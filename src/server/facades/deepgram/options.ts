@@ -20,21 +20,21 @@ export interface ListenRequest {
 
 export type Query = Readonly<Record<string, string | string[] | undefined>>;
 
-function bad(message: string): never {
+export function bad(message: string): never {
   throw new DeepgramError(400, 'INVALID_QUERY_PARAMETER', message);
 }
 
-function all(q: Query, name: string): string[] {
+export function all(q: Query, name: string): string[] {
   const v = q[name];
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
-function last(q: Query, name: string): string | undefined {
+export function last(q: Query, name: string): string | undefined {
   const v = all(q, name);
   return v.length === 0 ? undefined : v[v.length - 1];
 }
 
-function bool(q: Query, name: string): boolean | undefined {
+export function bool(q: Query, name: string): boolean | undefined {
   const v = last(q, name);
   if (v === undefined) return undefined;
   if (v === 'true' || v === '') return true;
@@ -42,7 +42,7 @@ function bool(q: Query, name: string): boolean | undefined {
   return bad(`${name}: must be true or false, not ${JSON.stringify(v)}`);
 }
 
-function integer(q: Query, name: string, min: number, max: number): number | undefined {
+export function integer(q: Query, name: string, min: number, max: number): number | undefined {
   const v = last(q, name);
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -51,7 +51,7 @@ function integer(q: Query, name: string, min: number, max: number): number | und
 }
 
 /** A keyword without Deepgram's `:intensifier` suffix. */
-function keywordTerm(k: string): string {
+export function keywordTerm(k: string): string {
   const m = /^(.*?):-?\d+(?:\.\d+)?$/.exec(k);
   return (m ? m[1]! : k).trim();
 }

@@ -53,3 +53,39 @@ export const REFUSED = {
   measurements: 'no measurement formatting',
   diarize_version: 'no speaker diarization',
 } as const;
+
+/** The live socket's parameters (GET /v1/listen), three lists as above: the audio is raw
+ * frames in a native input encoding, so containers, A-law and two channels are refused. */
+export const LIVE_ACTING = {
+  encoding: 'linear16 (PCM s16le at 8000, 16000, 22050, 24000, 44100 or 48000 Hz) or mulaw (8000 Hz): the native inputEncoding',
+  sample_rate: 'the rate of the audio (required with encoding)',
+  channels: '1 (the only value served live)',
+  interim_results: 'true: partials as Results with is_final false',
+  endpointing: 'ms of silence ending an utterance: segmentCommitMode vad with commitSilenceMs; false: manual (finals on Finalize or the 30 s bound)',
+  utterance_end_ms: 'UtteranceEnd once this much audio passed the last final word without new speech',
+  vad_events: 'SpeechStarted when a segment opens',
+  punctuate: 'readable text (native options.readableText)',
+  smart_format: 'readable text (native options.readableText)',
+  numerals: 'readable text (native options.readableText: spoken numbers as digits)',
+  filler_words: 'false (the default) removes fillers (native removeDisfluencies); true keeps them',
+  keywords: 'vocabulary hints (native options.vocabularyHints; intensifier dropped)',
+  keyterm: 'vocabulary hints (native options.vocabularyHints)',
+  language: 'the language (native languageHint, checked against the recognizer)',
+  tag: 'the History row title',
+} as const;
+
+export const LIVE_IGNORED = {
+  model: 'scribed serves its own recognizer whatever model is named',
+  version: 'always the latest',
+  tier: 'no tiers',
+  mip_opt_out: 'nothing is sent to a model-improvement programme',
+  no_delay: 'results are sent as soon as they are decoded',
+} as const;
+
+export const LIVE_REFUSED = {
+  ...REFUSED,
+  redact: 'redaction is not served on the live socket',
+  multichannel: 'one channel per live socket: open one socket per leg of a call (or use the native calls API, docs/calls.md)',
+  utterances: 'pre-recorded only; live utterances end with speech_final and UtteranceEnd',
+  utt_split: 'pre-recorded only',
+} as const;

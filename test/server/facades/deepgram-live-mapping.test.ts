@@ -1,0 +1,137 @@
+// The live socket's pure parts: Deepgram's live query as a native session body
+// (live-params.ts) and a native session's events as Deepgram's live messages
+// (live-messages.ts).
+import { describe, expect, it } from 'vitest';
+import { validateCreateSession } from '../../../src/core/session-options.js';
+import { mapLiveQuery } from '../../../src/server/facades/deepgram/live-params.js';
+import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED } from '../../../src/server/facades/deepgram/parameters.js';
+import { DeepgramLiveMessages } from '../../../src/server/facades/deepgram/live-messages.js';
+import { DeepgramError } from '../../../src/server/facades/deepgram/errors.js';
+import { serverEvent, type TimePoint } from '../../../src/core/protocol.js';
+
+function refusal(q: Record<string, string>): string {
+  try {
+    mapLiveQuery(q);
+  } catch (err) {
+    expect(err).toBeInstanceOf(DeepgramError);
+    expect((err as DeepgramError).status).toBe(400);
+    expect((err as DeepgramError).errCode).toBe('INVALID_QUERY_PARAMETER');
+    return (err as Error).message;
+  }
+  throw new Error('not refused');
+}
+
+describe('mapLiveQuery', () => {
+  it('maps the acting parameters onto a body the native create accepts', () => {
+    const r = mapLiveQuery({ encoding: 'linear16', sample_rate: '16000', channels: '1', interim_results: 'true', endpointing: '300', utterance_end_ms: '1000', vad_events: 'true', smart_format: 'true', keywords: ['refund:2', 'invoice'], keyterm: 'Acme', language: 'en', model: 'nova-3', tag: ['a', 'b'] });
+    expect(r).toMatchObject({ sampleRate: 16000, bytesPerSample: 2, interimResults: true, utteranceEndMs: 1000, vadEvents: true, model: 'nova-3' });
+    expect(r.sessionBody).toEqual({
+      title: 'Deepgram live: a, b',
+      languageHint: 'en',
+      options: { inputEncoding: 'pcm_s16le_16000', segmentCommitMode: 'vad', commitSilenceMs: 300, readableText: true, removeDisfluencies: true, vocabularyHints: ['refund', 'invoice', 'Acme'] },
+    });
+    const valid = validateCreateSession(r.sessionBody);
+    expect(valid.effectiveOptions).toMatchObject({ inputEncoding: 'pcm_s16le_16000', segmentCommitMode: 'vad', commitSilenceMs: 300 });
+  });
+
+  it('defaults: vad with the native silence, no interim, plain text, fillers removed; endpointing=false is manual', () => {
+    const r = mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000' });
+    expect(r).toMatchObject({ bytesPerSample: 1, interimResults: false, utteranceEndMs: null, vadEvents: false, model: null });
+    expect(r.sessionBody).toEqual({ title: 'Deepgram live', options: { inputEncoding: 'mulaw_8000', segmentCommitMode: 'vad', readableText: false, removeDisfluencies: true } });
+    expect(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', endpointing: 'false', filler_words: 'true' }).sessionBody.options).toEqual({ inputEncoding: 'mulaw_8000', segmentCommitMode: 'manual', readableText: false });
+  });
+
+  it('refuses, naming the parameter: refused, unknown, and audio the live socket does not take', () => {
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', diarize: 'true' })).toMatch(/^diarize: not supported/);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', multichannel: 'true' })).toMatch(/^multichannel: /);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', redact: 'pci' })).toMatch(/^redact: /);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', frobnicate: '1' })).toMatch(/^frobnicate: unknown/);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', token: 'sk_x' })).toMatch(/^token: unknown/);
+    expect(refusal({ sample_rate: '8000' })).toMatch(/^encoding: required/);
+    expect(refusal({ encoding: 'alaw', sample_rate: '8000' })).toMatch(/^encoding: /);
+    expect(refusal({ encoding: 'opus', sample_rate: '48000' })).toMatch(/^encoding: /);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '16000' })).toMatch(/^sample_rate: 16000 is not served for mulaw/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '11025' })).toMatch(/^sample_rate: /);
+    expect(refusal({ encoding: 'linear16' })).toMatch(/^sample_rate: required/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2' })).toMatch(/^channels: /);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', endpointing: 'soon' })).toMatch(/^endpointing: /);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', utterance_end_ms: '500' })).toMatch(/^utterance_end_ms: /);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', interim_results: 'yes' })).toMatch(/^interim_results: /);
+  });
+
+  it('each parameter is in exactly one live list', () => {
+    const names = [...Object.keys(LIVE_ACTING), ...Object.keys(LIVE_IGNORED), ...Object.keys(LIVE_REFUSED)];
+    expect(new Set(names).size).toBe(names.length);
+  });
+});
+
+const at = (ms: number): TimePoint => ({ sample: String(ms * 8), ms, epoch: 1, epochSample: ms * 8, epochMs: ms });
+const word = (w: string, s: number, e: number, confidence: number | null = 0.9) => ({ word: w, confidence, start: at(s), end: at(e) });
+const ack = (samples: number) => serverEvent.ack({ epoch: 1, sampleOffset: samples, capturedSamples: String(samples) });
+
+function messages(over: Partial<ConstructorParameters<typeof DeepgramLiveMessages>[0]> = {}) {
+  return new DeepgramLiveMessages({ requestId: 'req-1', transcriptionId: 'stt_1', created: '2026-11-28T06:00:00.000Z', sampleRate: 8000, modelName: 'scribed-pocketsphinx', interimResults: true, vadEvents: true, utteranceEndMs: 1000, ...over });
+}
+
+describe('DeepgramLiveMessages', () => {
+  it('partials are interim Results (once per text), finals are final Results with words; SpeechStarted opens a segment', () => {
+    const m = messages();
+    expect(m.translate(serverEvent.partial({ segmentId: 'seg_0', text: '', start: at(0), end: at(200) }))).toEqual([]);
+    const first = m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he was', start: at(100), end: at(700) }));
+    expect(first.map((x) => x.type)).toEqual(['SpeechStarted', 'Results']);
+    expect(first[0]).toEqual({ type: 'SpeechStarted', channel: [0, 1], timestamp: 0.1 });
+    expect(first[1]).toMatchObject({ type: 'Results', channel_index: [0, 1], start: 0.1, duration: 0.6, is_final: false, speech_final: false, from_finalize: false, metadata: { request_id: 'req-1' } });
+    expect((first[1] as any).channel.alternatives[0]).toEqual({
+      transcript: 'he was',
+      confidence: 0,
+      words: [
+        { word: 'he', start: 0.1, end: 0.4, confidence: 0, punctuated_word: 'he' },
+        { word: 'was', start: 0.4, end: 0.7, confidence: 0, punctuated_word: 'was' },
+      ],
+    });
+    expect(m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he was', start: at(100), end: at(900) }))).toEqual([]);
+    const fin = m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'He was 12', trigger: 'vad', start: at(100), end: at(1500), words: [word('He', 100, 300, 0.8), word('was', 300, 700, null), word('12', 700, 1400, 0.6)] }));
+    expect(fin).toHaveLength(1);
+    expect(fin[0]).toMatchObject({ is_final: true, speech_final: true, from_finalize: false, start: 0.1, duration: 1.4 });
+    expect((fin[0] as any).channel.alternatives[0]).toEqual({
+      transcript: 'He was 12',
+      confidence: 0.467,
+      words: [
+        { word: 'he', start: 0.1, end: 0.3, confidence: 0.8, punctuated_word: 'He' },
+        { word: 'was', start: 0.3, end: 0.7, confidence: 0, punctuated_word: 'was' },
+        { word: '12', start: 0.7, end: 1.4, confidence: 0.6, punctuated_word: '12' },
+      ],
+    });
+  });
+
+  it('a commit (Finalize) is from_finalize; a close is speech_final; without interim_results partials are not sent', () => {
+    const m = messages({ interimResults: false, vadEvents: false });
+    expect(m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he', start: at(0), end: at(300) }))).toEqual([]);
+    expect(m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'commit', start: at(0), end: at(300), words: [word('he', 0, 300)] }))[0]).toMatchObject({ is_final: true, from_finalize: true, speech_final: false });
+    expect(m.translate(serverEvent.final({ segmentId: 'seg_1', text: 'was', trigger: 'close', start: at(300), end: at(600), words: [word('was', 300, 600)] }))[0]).toMatchObject({ from_finalize: false, speech_final: true });
+  });
+
+  it('UtteranceEnd once the audio passed the last final word by utterance_end_ms with no new speech', () => {
+    const m = messages();
+    m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'vad', start: at(0), end: at(900), words: [word('he', 100, 500)] }));
+    expect(m.translate(ack(8 * 1400))).toEqual([]);
+    expect(m.translate(ack(8 * 1500))).toEqual([{ type: 'UtteranceEnd', channel: [0, 1], last_word_end: 0.5 }]);
+    expect(m.translate(ack(8 * 3000))).toEqual([]);
+    // New speech before the gap passed: no UtteranceEnd for the words before it.
+    m.translate(serverEvent.final({ segmentId: 'seg_1', text: 'was', trigger: 'vad', start: at(3000), end: at(3600), words: [word('was', 3100, 3500)] }));
+    m.translate(serverEvent.partial({ segmentId: 'seg_2', text: 'not', start: at(3700), end: at(4000) }));
+    expect(m.translate(ack(8 * 5000))).toEqual([]);
+  });
+
+  it('Metadata when the stream closes; acks, ready, notices are consumed; errors named', () => {
+    const m = messages({ utteranceEndMs: null });
+    expect(m.translate(ack(4000))).toEqual([]);
+    expect(m.translate(serverEvent.notice({ code: 'RECOGNITION_DEFERRED', message: 'x' }))).toEqual([]);
+    expect(m.translate(serverEvent.error({ code: 'NOT_ACCEPTING', message: 'NOT_ACCEPTING: stop', fatal: false }))).toEqual([{ type: 'Error', err_code: 'NOT_ACCEPTING', err_msg: 'NOT_ACCEPTING: stop', request_id: 'req-1' }]);
+    expect(m.translate(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }))).toMatchObject([{ type: 'Error', err_code: 'INSUFFICIENT_CHARACTERS' }]);
+    expect(m.translate(serverEvent.accepting({ accepting: true }))).toEqual([]);
+    expect(m.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '12000', segments: 1 }))).toEqual([
+      { type: 'Metadata', transaction_key: 'deprecated', request_id: 'req-1', sha256: '', created: '2026-11-28T06:00:00.000Z', duration: 1.5, channels: 1, models: ['scribed-pocketsphinx'], model_info: { 'scribed-pocketsphinx': { name: 'scribed-pocketsphinx', version: 'scribed', arch: 'scribed-pocketsphinx' } }, transcription_ids: ['stt_1'] },
+    ]);
+  });
+});
