@@ -7,7 +7,8 @@ import { fail, wsError } from '../../core/envelope.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { CLOSE_CODES } from '../../core/protocol.js';
 import { hasFreeDecoder } from '../capacity.js';
-import { accountStreamLimit, AccountStreams } from '../../core/account-streams.js';
+import { accountStreamLimit } from '../../core/account-streams.js';
+import { accountStreamsOf } from '../account-admission.js';
 import { API, type AppContext } from '../context.js';
 import { identify } from './identify.js';
 
@@ -31,7 +32,7 @@ function refuse(reply: FastifyReply, err: ScribedError) {
 }
 
 export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
-  const accountStreams = new AccountStreams();
+  const accountStreams = accountStreamsOf(ctx);
 
   /** Take one of the account's places on this node for this handshake, or refuse it. The
    * returned settle() is called once the socket is attached (its session counts it from then

@@ -17,10 +17,11 @@ import { CLOSE_CODES } from '../../../core/protocol.js';
 import { newId } from '../../../core/ids.js';
 import { requestHash, validateCreateSession } from '../../../core/session-options.js';
 import { applyRecognizerCapabilities } from '../../../core/recognizer-capabilities.js';
-import { accountStreamLimit, AccountStreams } from '../../../core/account-streams.js';
+import { accountStreamLimit } from '../../../core/account-streams.js';
+import { accountStreamsOf } from '../../account-admission.js';
 import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
 import { authenticate, headerValue } from '../../auth.js';
-import { hasFreeDecoder, nodeCapacity } from '../../capacity.js';
+import { hasFreeDecoder } from '../../capacity.js';
 import type { AppContext } from '../../context.js';
 import { authorizationCredential } from '../credentials.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
@@ -56,7 +57,7 @@ export function liveCredential(authorization: string | undefined, protocols: str
 }
 
 export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
-  const accountStreams = new AccountStreams();
+  const accountStreams = accountStreamsOf(ctx);
 
   /** A native session for the stream, created as POST .../sessions creates one (same
    * validation, same store call; a fresh idempotency key: each socket is its own session). */
@@ -91,7 +92,7 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
     const request = mapLiveQuery(req.query ?? {});
     const key = liveCredential(headerValue(req.headers.authorization), headerValue(req.headers['sec-websocket-protocol']));
     const accountId = await authenticate(ctx.store, 'access_key', key);
-    const limit = accountStreamLimit(nodeCapacity(ctx)?.decoders ?? ctx.config.maxDecoders, ctx.config.maxStreamsPerAccount);
+    const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
     const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
     const pendingId = `deepgram-${requestId}`;
     if (!accountStreams.tryAdmit(accountId, pendingId, limit, streaming)) {
