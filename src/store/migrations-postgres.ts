@@ -325,4 +325,14 @@ ALTER TABLE credentials ADD COLUMN expires_at TEXT;
 ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
+  {
+    // SQLite version 12: full-text search over final segments (docs/search.md). PostgreSQL's
+    // own: a GIN index on the segment's tsvector (the `simple` configuration: no stemming, as
+    // FTS5's unicode61 has none), which follows the row on insert, update and delete, in the
+    // row's transaction. Creating it indexes the existing segments.
+    version: 7,
+    sql: `
+CREATE INDEX segments_search ON segments USING GIN (to_tsvector('simple', text));
+`,
+  },
 ];

@@ -20,6 +20,7 @@ import * as jobs from './areas/job-claims.js';
 import * as sharedFiles from './areas/shared-files.js';
 import * as batchAudio from './areas/batch-audio.js';
 import * as calls from './areas/calls.js';
+import * as search from './areas/search.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -113,6 +114,9 @@ export class SqlStore implements Store {
   createCall = this.call(calls.createCall);
   getCall = this.call(calls.getCall);
   listCalls = this.call(calls.listCalls);
+
+  // full-text search over final segments
+  searchSegments = this.call(search.searchSegments);
 
   // batch jobs
   createBatchJob = this.call(batch.createBatchJob);
