@@ -18,6 +18,9 @@ export const MAX_SEARCH_TITLE_CHARS = 200;
 
 /** Private-use characters the engines put around a match: they cannot occur in a hit's
  * marked text otherwise (stored text is from the recognizer), so splitting on them is exact. */
+/** What the API document says a from or to looks like (the parser takes any ISO 8601 time). */
+export const SEARCH_TIME_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)$';
+
 export const MATCH_OPEN = '\uE000';
 export const MATCH_CLOSE = '\uE001';
 
@@ -78,7 +81,7 @@ function tokenize(q: string): Token[] {
  * exclusion inside an OR, and a query of exclusions only (which would list everything). */
 export function parseSearchQuery(raw: unknown): SearchQuery {
   if (typeof raw !== 'string' || raw.trim() === '') invalid('q', 'a search query is required');
-  if (raw.length > MAX_SEARCH_QUERY_CHARS) invalid('q', `at most ${MAX_SEARCH_QUERY_CHARS} characters`);
+  if ([...raw].length > MAX_SEARCH_QUERY_CHARS) invalid('q', `at most ${MAX_SEARCH_QUERY_CHARS} characters`);
   const tokens = tokenize(raw);
   const all: SearchPhrase[][] = [];
   const none: SearchPhrase[] = [];
@@ -156,7 +159,20 @@ export function highlightParts(marked: string): { text: string; match: boolean }
     }
   }
   push(run, match);
-  return parts;
+  // FTS5 marks a phrase as one run, PostgreSQL each of its words: matches parted only by
+  // spaces read as one run, so both engines answer alike.
+  const joined: { text: string; match: boolean }[] = [];
+  for (const p of parts) {
+    const prev = joined[joined.length - 1];
+    const gap = joined[joined.length - 2];
+    if (p.match && prev && !prev.match && /^\s+$/.test(prev.text) && gap?.match) {
+      joined.pop();
+      gap.text += prev.text + p.text;
+    } else {
+      joined.push(p);
+    }
+  }
+  return joined;
 }
 
 /** Where a page of hits ends: newest first by (createdAt, transcriptionId, index). */
@@ -230,7 +246,7 @@ export function parseSearchRequest(q: Record<string, unknown>): SearchRequest {
   const filters: SearchFilters = {};
   if (given(q.from)) filters.from = isoTime(q.from, 'from');
   if (given(q.to)) filters.to = isoTime(q.to, 'to');
-  if (filters.from !== undefined && filters.to !== undefined && filters.from >= filters.to) invalid('to', 'must be after from');
+  // from at or after to is an empty range: no hits, as any range holding no finals.
   if (given(q.callId)) {
     if (!isId(q.callId, 'call')) invalid('callId', 'not a call id');
     filters.callId = q.callId as string;
@@ -241,7 +257,7 @@ export function parseSearchRequest(q: Record<string, unknown>): SearchRequest {
     filters.speaker = q.speaker;
   }
   if (given(q.title)) {
-    if (typeof q.title !== 'string' || q.title.length > MAX_SEARCH_TITLE_CHARS) invalid('title', `at most ${MAX_SEARCH_TITLE_CHARS} characters`);
+    if (typeof q.title !== 'string' || [...q.title].length > MAX_SEARCH_TITLE_CHARS) invalid('title', `at most ${MAX_SEARCH_TITLE_CHARS} characters`);
     filters.title = q.title;
   }
   const out: SearchRequest = { query, filters, limit };

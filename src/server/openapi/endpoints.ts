@@ -6,6 +6,7 @@
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
+import { SEARCH_ENDPOINTS } from './search.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -357,4 +358,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
+
+  // ---------------------------------------------------------------- search (openapi/search.ts)
+  ...SEARCH_ENDPOINTS,
 ];
