@@ -18,6 +18,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { callRoutes } from './routes/calls.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { searchRoutes } from './routes/search.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -93,6 +94,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));
   await app.register(callRoutes(ctx));
+  await app.register(searchRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));

@@ -381,6 +381,21 @@ ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
   {
+    // SQLite version 12: full-text search over final segments (docs/search.md). PostgreSQL's
+    // own: the text's tsvector (the `simple` configuration: no stemming, as FTS5's unicode61
+    // has none) in a generated column, so it follows the row on insert, update and delete in
+    // the row's transaction, and is computed once a write rather than once a row a search
+    // reads; a GIN index on it. segments_newest serves the hits' order: a word in many
+    // segments is found walking it newest first and stopping at a page, rather than sorting
+    // every match. Adding the column computes it for the existing segments.
+    version: 7,
+    sql: `
+ALTER TABLE segments ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED;
+CREATE INDEX segments_search ON segments USING GIN (search_vector);
+CREATE INDEX segments_newest ON segments (created_at, transcription_id, idx);
+`,
+  },
+  {
     // SQLite version 13: retention policies and the audit trail (docs/redaction.md).
     version: 8,
     sql: `

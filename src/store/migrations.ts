@@ -442,6 +442,42 @@ ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
   {
+    // Full-text search over final segments (issue 32, docs/search.md): SQLite's own FTS5.
+    // segments is WITHOUT ROWID and FTS5 keys its rows by an integer, so segments_fts_rows
+    // gives each segment one; triggers keep both in the segment's own statement (so its
+    // transaction) on insert, on a text change (redaction) and on delete (erasure). The
+    // tokenizer keeps diacritics, as PostgreSQL's `simple` configuration does. Existing
+    // segments are indexed here.
+    version: 12,
+    sql: `
+CREATE TABLE segments_fts_rows (
+  id               INTEGER PRIMARY KEY,
+  transcription_id TEXT NOT NULL,
+  idx              INTEGER NOT NULL,
+  UNIQUE (transcription_id, idx)
+);
+CREATE VIRTUAL TABLE segments_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 0');
+
+CREATE TRIGGER segments_fts_insert AFTER INSERT ON segments BEGIN
+  INSERT INTO segments_fts_rows (transcription_id, idx) VALUES (new.transcription_id, new.idx);
+  INSERT INTO segments_fts (rowid, text) VALUES (last_insert_rowid(), new.text);
+END;
+CREATE TRIGGER segments_fts_update AFTER UPDATE OF text ON segments BEGIN
+  UPDATE segments_fts SET text = new.text
+   WHERE rowid = (SELECT id FROM segments_fts_rows WHERE transcription_id = old.transcription_id AND idx = old.idx);
+END;
+CREATE TRIGGER segments_fts_delete AFTER DELETE ON segments BEGIN
+  DELETE FROM segments_fts
+   WHERE rowid = (SELECT id FROM segments_fts_rows WHERE transcription_id = old.transcription_id AND idx = old.idx);
+  DELETE FROM segments_fts_rows WHERE transcription_id = old.transcription_id AND idx = old.idx;
+END;
+
+INSERT INTO segments_fts_rows (transcription_id, idx) SELECT transcription_id, idx FROM segments ORDER BY created_at, transcription_id, idx;
+INSERT INTO segments_fts (rowid, text)
+  SELECT r.id, s.text FROM segments_fts_rows r JOIN segments s ON s.transcription_id = r.transcription_id AND s.idx = r.idx;
+`,
+  },
+  {
     // Erasure, retention and the audit trail (issue 30, docs/redaction.md): an account's
     // retention in days (null: kept until deleted), set by the operator (scribed accounts
     // retention); and who downloaded or deleted which transcript, by ids only (no content, no

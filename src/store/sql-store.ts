@@ -22,6 +22,7 @@ import * as batchAudio from './areas/batch-audio.js';
 import * as calls from './areas/calls.js';
 import * as erasure from './areas/erasure.js';
 import * as webhooks from './areas/webhooks.js';
+import * as search from './areas/search.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -124,6 +125,9 @@ export class SqlStore implements Store {
   listExpiredTranscriptions = this.call(erasure.listExpiredTranscriptions);
   recordAudit = this.call(erasure.recordAudit);
   listAudit = this.call(erasure.listAudit);
+
+  // full-text search over final segments
+  searchSegments = this.call(search.searchSegments);
 
   // batch jobs
   createBatchJob = this.call(batch.createBatchJob);

@@ -18,6 +18,7 @@ import type { InterpretationStore } from './contract/interpretation.js';
 import type { JobClaimStore } from './contract/job-claims.js';
 import type { MusicStore } from './contract/music.js';
 import type { SessionOwnershipStore } from './contract/ownership.js';
+import type { SearchStore } from './contract/search.js';
 import type { SessionStore } from './contract/sessions.js';
 import type { SharedFileStore } from './contract/shared-files.js';
 import type { UserGroupStore } from './contract/user-groups.js';
@@ -34,6 +35,7 @@ export type * from './contract/interpretation.js';
 export type * from './contract/job-claims.js';
 export type * from './contract/music.js';
 export type * from './contract/ownership.js';
+export type * from './contract/search.js';
 export type * from './contract/sessions.js';
 export type * from './contract/shared-files.js';
 export type * from './contract/user-groups.js';
@@ -57,7 +59,8 @@ export interface Store
     SharedFileStore,
     CallStore,
     ErasureStore,
-    WebhookStore {
+    WebhookStore,
+    SearchStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

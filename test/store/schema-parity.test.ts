@@ -12,6 +12,17 @@ import { LATEST_SCHEMA_VERSION, MIGRATIONS } from '../../src/store/migrations.js
 import { POSTGRES_MIGRATIONS } from '../../src/store/migrations-postgres.js';
 import { createHarness, type StoreHarness } from './harness.js';
 
+// Full-text search (docs/search.md) is each engine's own: SQLite's FTS5 table with its shadow
+// tables and the integer keys it indexes segments by (migration 12), PostgreSQL's GIN index
+// on the segment text's tsvector (a generated column of segments) and the index giving hits
+// newest first (its migration 7).
+// Each side's is checked to exist.
+const SQLITE_ONLY_TABLES = /^segments_fts(_|$)/;
+const SQLITE_SEARCH_TABLES = ['segments_fts', 'segments_fts_rows'];
+const POSTGRES_SEARCH_COLUMN = 'search_vector';
+const POSTGRES_SEARCH_INDEX = 'segments(search_vector)';
+const POSTGRES_SEARCH_ORDER = 'segments(created_at, transcription_id, idx)';
+
 interface Column {
   type: string;
   notNull: boolean;
@@ -49,6 +60,7 @@ function sqliteSchema(file: string): Schema {
     const schema: Schema = { columns: {}, primaryKeys: {}, indexes: [] };
     const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
     for (const { name } of tables) {
+      if (SQLITE_ONLY_TABLES.test(name)) continue;
       const cols = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value AS dflt, pk FROM pragma_table_info(?)').all(name) as {
         name: string;
         type: string;
@@ -84,8 +96,9 @@ async function postgresSchema(url: string): Promise<Schema> {
     for (const c of cols.rows) {
       (schema.columns[c.table_name] ??= {})[c.column_name] = { type: typeFamily(c.data_type), notNull: c.is_nullable === 'NO', default: defaultValue(c.column_default) };
     }
-    const ix = await client.query<{ table_name: string; primary: boolean; unique: boolean; columns: string[]; predicate: string | null }>(`
+    const ix = await client.query<{ table_name: string; primary: boolean; unique: boolean; columns: string[]; expressions: string | null; predicate: string | null }>(`
       SELECT t.relname AS table_name, i.indisprimary AS primary, i.indisunique AS unique,
+             pg_get_expr(i.indexprs, i.indrelid) AS expressions,
              ARRAY(SELECT a.attname FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
                    JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum ORDER BY k.n)::text[] AS columns,
              pg_get_expr(i.indpred, i.indrelid) AS predicate
@@ -98,7 +111,8 @@ async function postgresSchema(url: string): Promise<Schema> {
       }
       // pg_get_expr wraps a predicate in parentheses; SQLite keeps it as written.
       const where = r.predicate?.replace(/^\((.*)\)$/s, '$1');
-      schema.indexes.push(`${r.table_name}(${r.columns.join(', ')})${r.unique ? ' UNIQUE' : ''}${where ? ` WHERE ${where}` : ''}`);
+      const on = r.expressions === null ? r.columns : [...r.columns, r.expressions];
+      schema.indexes.push(`${r.table_name}(${on.join(', ')})${r.unique ? ' UNIQUE' : ''}${where ? ` WHERE ${where}` : ''}`);
     }
     for (const t of Object.keys(schema.columns)) schema.primaryKeys[t] ??= [];
     schema.indexes.sort();
@@ -130,7 +144,9 @@ describe('one schema in two dialects', () => {
 
   it('has the same tables with the same columns, types, nullability and defaults', () => {
     expect(Object.keys(lite.columns).length).toBeGreaterThan(20);
-    expect(pgs.columns).toEqual(lite.columns);
+    const { [POSTGRES_SEARCH_COLUMN]: searchVector, ...segments } = pgs.columns.segments!;
+    expect(searchVector?.type).toBe('unknown:tsvector');
+    expect({ ...pgs.columns, segments }).toEqual(lite.columns);
   });
 
   it('has the same primary keys', () => {
@@ -141,9 +157,20 @@ describe('one schema in two dialects', () => {
     // Nodes sharing PostgreSQL look sessions up by their owner (lease renewal, orphan
     // adoption: src/store/areas/ownership.ts); one SQLite node owns every session it serves,
     // and SQLite's version 7 shipped without it (a shipped migration is never edited).
-    const POSTGRES_ONLY = ['rt_sessions(owner_node) WHERE owner_node IS NOT NULL'];
+    const POSTGRES_ONLY = ['rt_sessions(owner_node) WHERE owner_node IS NOT NULL', POSTGRES_SEARCH_INDEX, POSTGRES_SEARCH_ORDER];
     expect(pgs.indexes.filter((i) => !POSTGRES_ONLY.includes(i))).toEqual(lite.indexes);
     for (const i of POSTGRES_ONLY) expect(pgs.indexes).toContain(i);
+  });
+
+  it("has each engine's own full-text search: FTS5 tables on SQLite, a GIN index on PostgreSQL", () => {
+    const db = new Database(path.join(sqlite.settings.dataDir, DATABASE_FILE), { readonly: true });
+    try {
+      const names = (db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name);
+      for (const t of SQLITE_SEARCH_TABLES) expect(names).toContain(t);
+    } finally {
+      db.close();
+    }
+    expect(pgs.indexes).toContain(POSTGRES_SEARCH_INDEX);
   });
 
   it('reaches its latest version in both lists (PostgreSQL version 1 is SQLite versions 1 to 6 in one)', () => {

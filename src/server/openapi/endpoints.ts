@@ -7,6 +7,7 @@ import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
+import { SEARCH_ENDPOINTS } from './search.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -366,4 +367,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
   ...WEBHOOK_ENDPOINTS,
+
+  // ---------------------------------------------------------------- search (openapi/search.ts)
+  ...SEARCH_ENDPOINTS,
 ];

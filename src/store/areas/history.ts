@@ -160,7 +160,13 @@ export async function appendSegment(db: Db, segment: SegmentRecord): Promise<voi
 }
 
 export async function listSegments(db: Tx, transcriptionId: string): Promise<SegmentRecord[]> {
-  return (await db.all<SegmentRow>('SELECT * FROM segments WHERE transcription_id = ? ORDER BY idx', [transcriptionId])).map(toSegment);
+  // Named columns: PostgreSQL's segments also hold the search tsvector, which no reader wants.
+  return (
+    await db.all<SegmentRow>(
+      'SELECT transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at FROM segments WHERE transcription_id = ? ORDER BY idx',
+      [transcriptionId],
+    )
+  ).map(toSegment);
 }
 
 /** An account's History rows, newest first. Keyset pagination on (created_at, id), served by

@@ -1,0 +1,101 @@
+// Full-text search over final segments (contract/search.ts, docs/search.md), each engine with
+// its own: SQLite's FTS5 table segments_fts (kept by triggers on segments, migration 12) and
+// PostgreSQL's GIN index on the generated tsvector column search_vector (migration 7).
+// The query arrives parsed (core/search-query.ts) and is rebuilt from its words for each engine, always as a
+// bound parameter. The account is a condition of the query itself, never a filter after it.
+import { MATCH_CLOSE, MATCH_OPEN, toFts5Match, toPostgresTsquery, type SearchFilters, type SearchPosition, type SearchQuery } from '../../core/search-query.js';
+import type { SearchHit } from '../store.js';
+import type { SqlValue, Tx } from '../sql/db.js';
+
+interface HitRow {
+  transcription_id: string;
+  idx: bigint;
+  start_sample: bigint;
+  end_sample: bigint;
+  text: string;
+  marked: string;
+  created_at: string;
+  call_id: string | null;
+  speaker: string | null;
+  sample_rate_hz: bigint;
+}
+
+function filterSql(dialect: Tx['dialect'], accountId: string, filters: SearchFilters, after: SearchPosition | undefined): { where: string; params: SqlValue[] } {
+  const where: string[] = ['t.account_id = ?'];
+  const params: SqlValue[] = [accountId];
+  const add = (condition: string, ...values: SqlValue[]): void => {
+    where.push(condition);
+    params.push(...values);
+  };
+  if (filters.from !== undefined) add('s.created_at >= ?', filters.from);
+  if (filters.to !== undefined) add('s.created_at < ?', filters.to);
+  if (filters.callId !== undefined) add('t.call_id = ?', filters.callId);
+  if (filters.externalId !== undefined) add('c.external_id = ?', filters.externalId);
+  if (filters.speaker !== undefined) add('t.speaker = ?', filters.speaker);
+  // A leg's History row carries the session's title, its call the call's: either matches.
+  if (filters.title !== undefined) add('(t.title = ? OR c.title = ?)', filters.title, filters.title);
+  if (after !== undefined) {
+    if (dialect === 'sqlite') add('segments_fts.rowid < (SELECT id FROM segments_fts_rows WHERE transcription_id = ? AND idx = ?)', after.transcriptionId, BigInt(after.index));
+    else add('(s.created_at, s.transcription_id, s.idx) < (?, ?, ?)', after.createdAt, after.transcriptionId, BigInt(after.index));
+  }
+  return { where: where.join(' AND '), params };
+}
+
+const COLUMNS = 's.transcription_id, s.idx, s.start_sample, s.end_sample, s.text, s.created_at, t.call_id, t.speaker, t.sample_rate_hz';
+// Newest first, each engine by what its index gives in order, so a page of a word in most
+// segments stops after its first rows rather than sorting every match: FTS5 streams its
+// rowids (given as finals are stored) in order; PostgreSQL walks segments_newest when the
+// words are common and the GIN index when they are rare (its planner chooses).
+const SQLITE_ORDER = 'ORDER BY segments_fts.rowid DESC';
+const POSTGRES_ORDER = 'ORDER BY s.created_at DESC, s.transcription_id DESC, s.idx DESC';
+
+export async function searchSegments(
+  db: Tx,
+  accountId: string,
+  query: SearchQuery,
+  filters: SearchFilters,
+  limit: number,
+  after?: SearchPosition,
+): Promise<SearchHit[]> {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
+  const f = filterSql(db.dialect, accountId, filters, after);
+  const ts = db.dialect === 'postgres' ? toPostgresTsquery(query) : null;
+  const rows =
+    db.dialect === 'sqlite'
+      ? await db.all<HitRow>(
+          `SELECT ${COLUMNS}, highlight(segments_fts, 0, ?, ?) AS marked
+             FROM segments_fts
+             JOIN segments_fts_rows r ON r.id = segments_fts.rowid
+             JOIN segments s ON s.transcription_id = r.transcription_id AND s.idx = r.idx
+             JOIN transcriptions t ON t.id = s.transcription_id
+             LEFT JOIN calls c ON c.id = t.call_id
+            WHERE segments_fts MATCH ? AND ${f.where}
+            ${SQLITE_ORDER} LIMIT ?`,
+          [MATCH_OPEN, MATCH_CLOSE, toFts5Match(query), ...f.params, BigInt(limit)],
+        )
+      : // ts_headline on the page only: in one SELECT it would run for every match before the sort.
+        await db.all<HitRow>(
+          `SELECT page.*, ts_headline('simple', page.text, page.query, ?) AS marked
+             FROM (SELECT ${COLUMNS}, q.query
+                     FROM segments s
+                     CROSS JOIN (SELECT ${ts!.sql} AS query) AS q
+                     JOIN transcriptions t ON t.id = s.transcription_id
+                     LEFT JOIN calls c ON c.id = t.call_id
+                    WHERE s.search_vector @@ q.query AND ${f.where}
+                    ${POSTGRES_ORDER} LIMIT ?) AS page
+            ${POSTGRES_ORDER.replace(/\bs\./g, 'page.')}`,
+          [`StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, HighlightAll=true`, ...ts!.params, ...f.params, BigInt(limit)],
+        );
+  return rows.map((r) => ({
+    transcriptionId: r.transcription_id,
+    index: Number(r.idx),
+    text: r.text,
+    marked: r.marked,
+    callId: r.call_id,
+    speaker: r.speaker,
+    startSample: BigInt(r.start_sample),
+    endSample: BigInt(r.end_sample),
+    sampleRateHz: Number(r.sample_rate_hz),
+    createdAt: r.created_at,
+  }));
+}
