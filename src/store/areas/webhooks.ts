@@ -233,6 +233,11 @@ export async function retryWebhookDelivery(db: Db, deliveryId: string, accountId
 
 export async function claimWebhookDelivery(db: Db, node: string, leaseMs: number, now: Date, perEndpoint: number): Promise<ClaimedWebhookDelivery | null> {
   const at = now.toISOString();
+  // Every node polls several times a second: a plain read first, so an idle node takes no
+  // write lock (on SQLite a transaction is BEGIN IMMEDIATE, the file's one writer) and writes
+  // nothing to the disk while nothing is due.
+  const due = await db.one<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= ? LIMIT 1", [at]);
+  if (!due) return null;
   return db.tx(async (tx) => {
     const row = await tx.claimOne<DeliveryRow>(
       `SELECT d.* FROM webhook_deliveries d
@@ -286,6 +291,8 @@ export async function clearOtherWebhookClaims(db: Db, node: string): Promise<num
 }
 
 export async function pruneWebhookDeliveries(db: Db, before: string, limit: number): Promise<number> {
+  // A plain read first: most samples find nothing to prune and take no write lock.
+  if (!(await db.one("SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? LIMIT 1", [before]))) return 0;
   return db.tx(async (tx) => {
     const ids = (
       await tx.all<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? ORDER BY updated_at LIMIT ?", [before, limit])
