@@ -10,6 +10,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,6 +115,20 @@ async function sendAudio(client: StreamClient, epoch: number, from: number, audi
   }
   await client.next('ack', (e) => e.epoch === epoch && e.sampleOffset === offset, 60_000);
   return offset;
+}
+
+/** A webhook receiver on loopback that answers 500: the stream's close raises a delivery whose
+ * attempts fail and retry (5 s, then 20 s later), so the outbox holds it for the samples. */
+async function webhookTraffic(key: string): Promise<() => void> {
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(receiver.address() as import('node:net').AddressInfo).port}/hook`;
+  const created = await post(`${API}/webhooks/endpoints`, key, { url, events: ['transcription.completed'] });
+  expect(created.status, JSON.stringify(created.json)).toBe(201);
+  return () => receiver.close();
 }
 
 async function streamTraffic(key: string, otherKey: string): Promise<void> {
@@ -259,7 +274,7 @@ function substitute(expr: string): string {
 beforeAll(async () => {
   const dataDir = tempDir();
   const port = await freePort();
-  await serve(dataDir, port, children, ['--max-streams-per-account', '1']);
+  await serve(dataDir, port, children, ['--max-streams-per-account', '1', '--callback-allow-cidr', '127.0.0.1/32']);
   base = `http://127.0.0.1:${port}`;
   const rtpKeyFile = path.join(tempDir(), 'access-key');
   fs.writeFileSync(rtpKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
@@ -286,6 +301,7 @@ beforeAll(async () => {
   trafficStart = Date.now();
   const key = createAccount(dataDir);
   const otherKey = createAccount(dataDir);
+  const stopReceiver = await webhookTraffic(key);
   await Promise.all([streamTraffic(key, otherKey), batchTraffic(otherKey), rtpTraffic(rtpPort), gatewayTraffic(gatewayListen)]);
   // The RTP call's session closes once the daemon saw the BYE.
   await prom.waitFor('scribed_rtp_streams_ended_total{reason="bye"}', (v) => v === 1);
@@ -294,6 +310,10 @@ beforeAll(async () => {
   await prom.waitFor('sum(scribed_gateway_legs)', (v) => v === 0);
   closes += 1;
   await prom.waitFor('scribed_sessions_closed_total', (v) => v === closes, 30_000);
+  // The closed sessions' transcription.completed: attempted, refused with 500, pending for a retry.
+  await prom.waitFor('sum(scribed_webhook_attempts_total{outcome="retry"})', (v) => v >= 1, 30_000);
+  await prom.waitFor('scribed_webhook_outbox_depth', (v) => v >= 1, 30_000);
+  stopReceiver();
   await new Promise((r) => setTimeout(r, 3000)); // a few more scrapes after the last event
 }, 150_000);
 
