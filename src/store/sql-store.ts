@@ -209,4 +209,5 @@ export class SqlStore implements Store {
   clearOtherWebhookClaims = this.call(webhooks.clearOtherWebhookClaims);
   pruneWebhookDeliveries = this.call(webhooks.pruneWebhookDeliveries);
   webhookOutboxStats = this.call(webhooks.webhookOutboxStats);
+  enqueueCallbackDelivery = this.call(webhooks.enqueueCallbackDelivery);
 }

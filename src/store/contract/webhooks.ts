@@ -49,6 +49,9 @@ export interface WebhookDeliveryRecord {
   createdAt: string;
   updatedAt: string;
   deliveredAt: string | null;
+  /** A Deepgram callback's own destination (its endpoint is the account's hidden callback
+   * endpoint); null for a delivery to a webhook endpoint. */
+  callbackUrl: string | null;
   log: WebhookAttemptRecord[];
 }
 
@@ -118,4 +121,17 @@ export interface WebhookStore {
   pruneWebhookDeliveries(before: string, limit: number): Promise<number>;
   /** Pending deliveries and the oldest one's creation time. */
   webhookOutboxStats(): Promise<{ depth: number; oldestCreatedAt: string | null }>;
+  /** Queue a one-off delivery of `payload` to `url` (Deepgram's `callback`), due now, on the
+   * account's hidden callback endpoint (created on first use); answers the delivery's id. */
+  enqueueCallbackDelivery(input: CallbackDeliveryInput): Promise<string>;
+}
+
+export interface CallbackDeliveryInput {
+  accountId: string;
+  url: string;
+  /** The body sent, as is. */
+  payload: string;
+  /** What the job ended in: transcription.completed or transcription.failed. */
+  eventType: WebhookEventType;
+  now: Date;
 }
