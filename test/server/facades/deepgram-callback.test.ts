@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../../helpers/service.js';
 import { loadClips } from '../../helpers/audio.js';
 import { wordErrorRate } from '../../../src/core/wer.js';
+import { documentedAnswer } from '../../helpers/openapi-answer.js';
 
 const clip = loadClips().find((c) => c.id === 'librivox-0870')!;
 
@@ -69,6 +70,7 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
       expect(error).toBeNull();
       const requestId = (result as { request_id: string }).request_id;
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Object.keys(result as object)).toEqual(['request_id']);
       // Answered before the job ran: nothing delivered yet.
       expect(receiverHits).toHaveLength(0);
 
@@ -83,6 +85,7 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
       const transcript: string = body.results.channels[0].alternatives[0].transcript;
       expect(wordErrorRate(clip.reference, transcript).wer).toBeLessThan(0.45);
       expect(body.results.channels[0].alternatives[0].words.length).toBeGreaterThan(10);
+      expect((await documentedAnswer(svc.baseUrl, '/v1/listen', 'post'))(body)).toBeNull();
       // Charged as the synchronous request is.
       expect(await characters(svc, alice.accessKey)).toBe(1_000n - BigInt(Math.ceil(clip.durationSec)));
       await new Promise((r) => setTimeout(r, 700));
