@@ -9,6 +9,7 @@ import type { WebhookEvent, WebhookEventType } from '../../core/webhook-events.j
 import type {
   CallbackDeliveryInput,
   ClaimedWebhookDelivery,
+  ParkedCallback,
   CreateWebhookEndpointInput,
   WebhookAttemptOutcome,
   WebhookAttemptRecord,
@@ -146,11 +147,11 @@ export async function enqueueWebhookEvent(tx: Tx, accountId: string, event: Webh
 }
 
 /**
- * A Deepgram callback's delivery: the account's hidden callback endpoint (kind 'callback',
+ * A Deepgram callback's delivery, parked until its job ends: the account's hidden callback endpoint (kind 'callback',
  * subscribed to no event, never listed; created on first use under the account's lock) holds
  * it, so the claim, lease and per-endpoint limit treat it as any delivery; its URL is its own.
  */
-export async function enqueueCallbackDelivery(db: Db, input: CallbackDeliveryInput): Promise<string> {
+export async function parkCallbackDelivery(db: Db, input: CallbackDeliveryInput): Promise<string> {
   return db.tx(async (tx) => {
     const at = input.now.toISOString();
     let endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [input.accountId]);
@@ -171,11 +172,29 @@ export async function enqueueCallbackDelivery(db: Db, input: CallbackDeliveryInp
     await tx.run(
       `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload_json, status, attempts, schedule_base, next_attempt_at,
                                        last_status_code, last_error, last_response, claimed_by, lease_until, created_at, updated_at, delivered_at, callback_url)
-       VALUES (?, ?, ?, ?, ?, 'PENDING', 0, 0, ?, NULL, NULL, NULL, NULL, NULL, ?, ?, NULL, ?)`,
-      [id, endpoint.id, input.accountId, input.eventType, input.payload, at, at, at, input.url],
+       VALUES (?, ?, ?, 'transcription.completed', ?, 'PENDING', 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, NULL, ?)`,
+      [id, endpoint.id, input.accountId, input.payload, at, at, input.url],
     );
     return id;
   });
+}
+
+export async function listParkedCallbacks(db: Tx, limit: number): Promise<ParkedCallback[]> {
+  const rows = await db.all<{ id: string; account_id: string; payload_json: string }>(
+    "SELECT id, account_id, payload_json FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NULL AND callback_url IS NOT NULL ORDER BY created_at, id LIMIT ?",
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id, payload: r.payload_json }));
+}
+
+export async function releaseCallbackDelivery(db: Db, id: string, payload: string, eventType: WebhookEventType, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const changed = await db.run(
+    `UPDATE webhook_deliveries SET payload_json = ?, event_type = ?, next_attempt_at = ?, created_at = ?, updated_at = ?
+      WHERE id = ? AND status = 'PENDING' AND next_attempt_at IS NULL AND callback_url IS NOT NULL`,
+    [payload, eventType, at, at, at, id],
+  );
+  return changed === 1;
 }
 
 export async function createWebhookEndpoint(db: Db, input: CreateWebhookEndpointInput, maxPerAccount: number): Promise<WebhookEndpointRecord | null> {
@@ -262,7 +281,7 @@ export async function retryWebhookDelivery(db: Db, deliveryId: string, accountId
     );
     const row = await tx.one<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?', [deliveryId, accountId]);
     if (!row) return null;
-    if (changed === 0 && row.status === 'PENDING') await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', [at, deliveryId]);
+    if (changed === 0 && row.status === 'PENDING') await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND next_attempt_at IS NOT NULL', [at, deliveryId]);
     return (await withLog(tx, [{ ...row, next_attempt_at: at }]))[0]!;
   });
 }
@@ -334,6 +353,6 @@ export async function pruneWebhookDeliveries(db: Db, before: string, limit: numb
 }
 
 export async function webhookOutboxStats(db: Tx): Promise<{ depth: number; oldestCreatedAt: string | null }> {
-  const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING'");
+  const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NOT NULL");
   return { depth: Number(r?.n ?? 0), oldestCreatedAt: r?.oldest ?? null };
 }

@@ -121,17 +121,27 @@ export interface WebhookStore {
   pruneWebhookDeliveries(before: string, limit: number): Promise<number>;
   /** Pending deliveries and the oldest one's creation time. */
   webhookOutboxStats(): Promise<{ depth: number; oldestCreatedAt: string | null }>;
-  /** Queue a one-off delivery of `payload` to `url` (Deepgram's `callback`), due now, on the
-   * account's hidden callback endpoint (created on first use); answers the delivery's id. */
-  enqueueCallbackDelivery(input: CallbackDeliveryInput): Promise<string>;
+  /** Park a one-off delivery to `url` (Deepgram's `callback`) on the account's hidden callback
+   * endpoint (created on first use): not due (next_attempt_at null, never claimed, not counted
+   * in the stats) until released; `payload` is what the releaser needs. Answers its id. */
+  parkCallbackDelivery(input: CallbackDeliveryInput): Promise<string>;
+  /** Parked callback deliveries, oldest first. */
+  listParkedCallbacks(limit: number): Promise<ParkedCallback[]>;
+  /** Make a parked delivery due now with the body sent; false when it is not parked (another
+   * node released it). */
+  releaseCallbackDelivery(id: string, payload: string, eventType: WebhookEventType, now: Date): Promise<boolean>;
+}
+
+export interface ParkedCallback {
+  id: string;
+  accountId: string;
+  payload: string;
 }
 
 export interface CallbackDeliveryInput {
   accountId: string;
   url: string;
-  /** The body sent, as is. */
+  /** What the releaser needs (the body sent replaces it at release). */
   payload: string;
-  /** What the job ended in: transcription.completed or transcription.failed. */
-  eventType: WebhookEventType;
   now: Date;
 }

@@ -19,7 +19,7 @@ import type { AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';
 import { facadeAccount } from '../credentials.js';
 import { stageStream, stagingPath, submitStaged, transcribeStaged, type StagedFile } from '../staged-upload.js';
-import { callbackUrl, deliverWhenDone } from './callback.js';
+import { CallbackSweeper, callbackUrl, parkedPayload } from './callback.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapListenQuery, type ListenRequest, type Query } from './options.js';
 import { wavHeader, wavSizes, WAV_HEADER_BYTES } from './raw-audio.js';
@@ -89,15 +89,11 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     }
   }
 
-  // Callbacks whose jobs this node watches; closing stops the watch (callback.ts).
-  const closing = new AbortController();
-  const watching = new Set<Promise<void>>();
+  const sweeper = new CallbackSweeper(ctx, ctx.log.child({ component: 'deepgram-callbacks' }));
 
   return async (app) => {
-    app.addHook('onClose', async () => {
-      closing.abort();
-      await Promise.allSettled([...watching]);
-    });
+    app.addHook('onReady', async () => sweeper.start());
+    app.addHook('onClose', async () => sweeper.close());
     app.setErrorHandler(sendDeepgramError);
     app.addHook('onRequest', async (req, reply) => {
       void reply.header('dg-request-id', randomUUID());
@@ -120,10 +116,8 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
           const ids = await submitStaged(ctx, batch, req, accountId, staged, request.nativeFields);
           const requestId = String(reply.getHeader('dg-request-id'));
           const render = { requestId, sha256: staged.sha256, model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances, readable: request.readable };
-          const watch = deliverWhenDone(ctx, accountId, ids, callback, render, closing.signal, req.log)
-            .catch((err: unknown) => req.log.error({ err, requestId }, 'Deepgram callback could not be queued'))
-            .finally(() => watching.delete(watch));
-          watching.add(watch);
+          const deliveryId = await ctx.store.parkCallbackDelivery({ accountId, url: callback, payload: parkedPayload(ids, render), now: ctx.now() });
+          req.log.info({ deliveryId, transcriptionIds: ids }, 'Deepgram callback parked until its job ends');
           return await reply.header('x-scribed-transcription-id', ids[0]!).type('application/json').send(JSON.stringify({ request_id: requestId }));
         }
         const done = await transcribeStaged(ctx, batch, req, reply, accountId, staged, request.nativeFields, maxWaitMs);
