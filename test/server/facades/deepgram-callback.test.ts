@@ -95,6 +95,32 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
     }
   }, 120_000);
 
+  it('a callback accepted by a process stopped before its job ended is delivered by the next process on the data', async () => {
+    const first = await startService({ maxDecoders: 1, callbackAllowCidrs: ['127.0.0.1/32'] });
+    let second: TestService | null = null;
+    try {
+      const carol = await first.account(1_000n);
+      receiverHits = [];
+      statuses = [];
+      const { result, error } = await createClient(carol.accessKey, { global: { url: first.baseUrl } }).listen.prerecorded.transcribeFileCallback(
+        fs.readFileSync(clip.wavFile),
+        new CallbackUrl(receiverUrl),
+        {},
+      );
+      expect(error).toBeNull();
+      // Stopped at once: the job (seconds of decoding) has not ended, so nothing was sent.
+      await first.stop();
+      expect(receiverHits).toHaveLength(0);
+      second = await startService({ maxDecoders: 1, callbackAllowCidrs: ['127.0.0.1/32'], dataDir: first.dataDir });
+      await waitForHits(1, 60_000);
+      const body = JSON.parse(receiverHits[0]!.body);
+      expect(body.metadata.request_id).toBe((result as { request_id: string }).request_id);
+      expect(wordErrorRate(clip.reference, body.results.channels[0].alternatives[0].transcript).wer).toBeLessThan(0.45);
+    } finally {
+      await second?.stop();
+    }
+  }, 120_000);
+
   it('refuses a loopback callback without the operator flag, and callback_method=put, charging nothing', async () => {
     const svc = await startService({ maxDecoders: 1 });
     try {

@@ -22,7 +22,7 @@ export const ACTING = {
   keyterm: 'vocabulary hints (native options.vocabularyHints)',
   language: 'the language (native languageHint, checked against the recognizer)',
   tag: 'the History row title',
-  callback: 'answer {request_id} at once; the response body is POSTed to this URL when the job ends, through the webhook outbox (docs/webhooks.md)',
+  callback: 'answer {request_id} at once; the response body is POSTed to this URL when the job ends, at least once, through the webhook outbox (docs/webhooks.md)',
   callback_method: 'post (the default); put is refused',
 } as const;
 
