@@ -18,6 +18,7 @@ const BOTH_STORES = [
   // The API facades through the official SDKs (mapping.test.ts is pure: once is enough).
   'test/server/facades/openai.test.ts',
   'test/server/facades/deepgram.test.ts',
+  'test/server/facades/deepgram-callback.test.ts',
   'test/server/facades/batch-wait.test.ts',
   'test/server/facades/deepgram-live.test.ts',
 ];

@@ -417,4 +417,12 @@ CREATE TABLE audit_events (
 CREATE INDEX audit_events_account_newest ON audit_events(account_id, created_at, id);
 `,
   },
+  {
+    // SQLite version 14: Deepgram callbacks through the webhook outbox.
+    version: 9,
+    sql: `
+ALTER TABLE webhook_endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'endpoint' CHECK (kind IN ('endpoint', 'callback'));
+ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
+`,
+  },
 ];

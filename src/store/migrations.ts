@@ -502,6 +502,18 @@ CREATE TABLE audit_events (
 CREATE INDEX audit_events_account_newest ON audit_events(account_id, created_at, id);
 `,
   },
+  {
+    // Deepgram's pre-recorded `callback` (docs/compat.md, docs/webhooks.md "Deepgram
+    // callbacks"): a one-off destination delivered through the webhook outbox. Each account
+    // gets one hidden endpoint of kind 'callback' (never listed, subscribed to no event) that
+    // its callback deliveries hang on, so the claim, lease and per-endpoint limit apply
+    // unchanged; the delivery carries its own URL. Existing rows are endpoints without one.
+    version: 14,
+    sql: `
+ALTER TABLE webhook_endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'endpoint' CHECK (kind IN ('endpoint', 'callback'));
+ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
+`,
+  },
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

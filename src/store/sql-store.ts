@@ -209,4 +209,7 @@ export class SqlStore implements Store {
   clearOtherWebhookClaims = this.call(webhooks.clearOtherWebhookClaims);
   pruneWebhookDeliveries = this.call(webhooks.pruneWebhookDeliveries);
   webhookOutboxStats = this.call(webhooks.webhookOutboxStats);
+  parkCallbackDelivery = this.call(webhooks.parkCallbackDelivery);
+  listParkedCallbacks = this.call(webhooks.listParkedCallbacks);
+  releaseCallbackDelivery = this.call(webhooks.releaseCallbackDelivery);
 }

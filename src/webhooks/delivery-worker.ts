@@ -44,6 +44,19 @@ export interface WebhookWorkerOptions {
   onStats?: (depth: number, oldestSeconds: number) => void;
 }
 
+/**
+ * Where a Deepgram callback goes: unsigned, as Deepgram's are; credentials in the URL's
+ * userinfo (Deepgram's way of authenticating a callback) become Basic authorization.
+ */
+export function callbackTarget(raw: string): { url: string; headers: Record<string, string> } {
+  const url = new URL(raw);
+  if (url.username === '' && url.password === '') return { url: raw, headers: {} };
+  const basic = Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64');
+  url.username = '';
+  url.password = '';
+  return { url: url.toString(), headers: { authorization: `Basic ${basic}` } };
+}
+
 export class WebhookWorker {
   private inFlight = 0;
   private closed = false;
@@ -114,10 +127,11 @@ export class WebhookWorker {
     }
   }
 
-  /** The body sent: the stored event, with the transcript's text when the endpoint asks. */
+  /** The body sent: the stored event, with the transcript's text when the endpoint asks; a
+   * callback's stored body as is. */
   private async body(c: ClaimedWebhookDelivery): Promise<string> {
     const payload = c.delivery.payload;
-    if (!c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed') return payload;
+    if (c.delivery.callbackUrl !== null || !c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed') return payload;
     const event = JSON.parse(payload) as { data: { transcriptionId: string; transcript?: unknown } };
     const segments = await this.o.store.listSegments(event.data.transcriptionId);
     event.data.transcript = { text: segments.map((s) => s.text).join(' ') };
@@ -142,13 +156,14 @@ export class WebhookWorker {
     let result: AttemptResult;
     let snippet: string | null = null;
     try {
-      const r = await this.o.transport.post(c.endpoint.url, {
+      const target = d.callbackUrl === null ? { url: c.endpoint.url, headers: { 'webhook-signature': this.signatures(c, started, body) } } : callbackTarget(d.callbackUrl);
+      const r = await this.o.transport.post(target.url, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'scribed-webhooks/1',
           'webhook-id': d.id,
           'webhook-timestamp': String(Math.floor(started.getTime() / 1000)),
-          'webhook-signature': this.signatures(c, started, body),
+          ...target.headers,
         },
         body,
         signal: AbortSignal.timeout(this.o.timeoutMs),
@@ -168,7 +183,9 @@ export class WebhookWorker {
     let status: WebhookDeliveryStatus = verdict === 'delivered' ? 'DELIVERED' : verdict === 'retry' ? 'PENDING' : 'FAILED';
     const next = verdict === 'retry' ? new Date(this.o.now().getTime() + retryDelayMs(inSchedule, this.o.retryBaseMs, Math.random())).toISOString() : null;
     let disable: string | null = null;
-    if (verdict === 'gone') disable = 'the endpoint answered 410 Gone';
+    // A callback's endpoint is the account's hidden holder of one-off URLs: never disabled.
+    if (d.callbackUrl !== null) disable = null;
+    else if (verdict === 'gone') disable = 'the endpoint answered 410 Gone';
     else if (verdict === 'failed' && inSchedule >= MAX_ATTEMPTS && failingLongEnough(c.endpoint.failingSince, d.createdAt)) {
       disable = `every attempt failed since ${c.endpoint.failingSince}; last: ${error ?? `HTTP ${result.kind === 'answered' ? result.status : ''}`}`;
     }

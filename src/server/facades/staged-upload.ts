@@ -48,6 +48,23 @@ export async function stageStream(source: Readable, file: string, maxBytes: numb
   return { path: file, sha256: hash.digest('hex'), bytes };
 }
 
+/** Submit a staged file as native batch fields (charged, queued); answers the ids of its
+ * transcriptions (every leg of a multichannel upload). The file may be deleted afterwards. */
+export async function submitStaged(
+  ctx: AppContext,
+  opts: BatchRouteOptions,
+  req: FastifyRequest,
+  accountId: string,
+  staged: StagedFile,
+  fields: Record<string, string>,
+): Promise<string[]> {
+  const submitter = batchSubmitterFor(opts, () => ({ ...opts, store: ctx.store, engine: ctx.engine, metrics: ctx.metrics, now: ctx.now }));
+  const outcome: BatchSubmitOutcome = await submitter.submit({ accountId, file: staged.path, audioSha256: staged.sha256, fields, uploadName: null }, req.log);
+  // No Idempotency-Key is passed, so nothing is replayed.
+  if (outcome.kind !== 'created' || outcome.job === null) throw new ScribedError('INTERNAL', 'a facade upload was answered as a replay');
+  return uploadJobs(ctx.store, outcome.job);
+}
+
 /** Submit a staged file as native batch fields and wait for its transcriptions (every leg of
  * a multichannel upload), bounded by maxWaitMs; the caller deletes the staged file. */
 export async function transcribeStaged(
@@ -60,11 +77,7 @@ export async function transcribeStaged(
   fields: Record<string, string>,
   maxWaitMs: number,
 ): Promise<FinishedTranscription[]> {
-  const submitter = batchSubmitterFor(opts, () => ({ ...opts, store: ctx.store, engine: ctx.engine, metrics: ctx.metrics, now: ctx.now }));
-  const outcome: BatchSubmitOutcome = await submitter.submit({ accountId, file: staged.path, audioSha256: staged.sha256, fields, uploadName: null }, req.log);
-  // No Idempotency-Key is passed, so nothing is replayed.
-  if (outcome.kind !== 'created' || outcome.job === null) throw new ScribedError('INTERNAL', 'a facade upload was answered as a replay');
-  const ids = await uploadJobs(ctx.store, outcome.job);
+  const ids = await submitStaged(ctx, opts, req, accountId, staged, fields);
   // A client that hangs up stops the wait: its jobs are cancelled and refunded.
   const gone = new AbortController();
   const onClose = () => {

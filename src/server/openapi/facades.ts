@@ -297,7 +297,12 @@ export function facadePaths(): Record<string, Record<string, Json>> {
           },
         },
         responses: {
-          '200': { description: 'the transcript, one channel per channel transcribed', content: { 'application/json': { schema: LISTEN_RESPONSE } } },
+          '200': {
+            // The field table stays this shape's: the callback's immediate answer is one field, named here.
+            description:
+              'the transcript, one channel per channel transcribed. With `callback`: `{"request_id": "..."}` at once, and this body POSTed to the callback when the job ends (docs/compat.md, "Callbacks")',
+            content: { 'application/json': { schema: LISTEN_RESPONSE } },
+          },
           ...errors(DEEPGRAM_ERROR, {
             '400': 'a refused or malformed parameter (named), audio that cannot be read, or a URL not allowed or not fetched',
             '401': 'a missing or unknown access key (INVALID_AUTH)',

@@ -7,7 +7,9 @@
 import { newId } from '../../core/ids.js';
 import type { WebhookEvent, WebhookEventType } from '../../core/webhook-events.js';
 import type {
+  CallbackDeliveryInput,
   ClaimedWebhookDelivery,
+  ParkedCallback,
   CreateWebhookEndpointInput,
   WebhookAttemptOutcome,
   WebhookAttemptRecord,
@@ -50,6 +52,7 @@ interface DeliveryRow {
   created_at: string;
   updated_at: string;
   delivered_at: string | null;
+  callback_url: string | null;
 }
 
 interface AttemptRow {
@@ -108,6 +111,7 @@ function toDelivery(r: DeliveryRow, log: WebhookAttemptRecord[]): WebhookDeliver
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     deliveredAt: r.delivered_at,
+    callbackUrl: r.callback_url,
     log,
   };
 }
@@ -142,10 +146,61 @@ export async function enqueueWebhookEvent(tx: Tx, accountId: string, event: Webh
   return written;
 }
 
+/**
+ * A Deepgram callback's delivery, parked until its job ends: the account's hidden callback endpoint (kind 'callback',
+ * subscribed to no event, never listed; created on first use under the account's lock) holds
+ * it, so the claim, lease and per-endpoint limit treat it as any delivery; its URL is its own.
+ */
+export async function parkCallbackDelivery(db: Db, input: CallbackDeliveryInput): Promise<string> {
+  return db.tx(async (tx) => {
+    const at = input.now.toISOString();
+    let endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [input.accountId]);
+    if (!endpoint) {
+      await lockAccount(tx, input.accountId);
+      endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [input.accountId]);
+      if (!endpoint) {
+        endpoint = { id: newId('whe', input.now) };
+        await tx.run(
+          `INSERT INTO webhook_endpoints (id, account_id, url, description, events_json, include_transcript, secret_generation, previous_until,
+                                          enabled, disabled_reason, failing_since, created_at, updated_at, kind)
+           VALUES (?, ?, '', 'Deepgram callbacks', '[]', 0, 1, NULL, 1, NULL, NULL, ?, ?, 'callback')`,
+          [endpoint.id, input.accountId, at, at],
+        );
+      }
+    }
+    const id = newId('msg', input.now);
+    await tx.run(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, payload_json, status, attempts, schedule_base, next_attempt_at,
+                                       last_status_code, last_error, last_response, claimed_by, lease_until, created_at, updated_at, delivered_at, callback_url)
+       VALUES (?, ?, ?, 'transcription.completed', ?, 'PENDING', 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, NULL, ?)`,
+      [id, endpoint.id, input.accountId, input.payload, at, at, input.url],
+    );
+    return id;
+  });
+}
+
+export async function listParkedCallbacks(db: Tx, limit: number): Promise<ParkedCallback[]> {
+  const rows = await db.all<{ id: string; account_id: string; payload_json: string }>(
+    "SELECT id, account_id, payload_json FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NULL AND callback_url IS NOT NULL ORDER BY created_at, id LIMIT ?",
+    [limit],
+  );
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id, payload: r.payload_json }));
+}
+
+export async function releaseCallbackDelivery(db: Db, id: string, payload: string, eventType: WebhookEventType, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const changed = await db.run(
+    `UPDATE webhook_deliveries SET payload_json = ?, event_type = ?, next_attempt_at = ?, created_at = ?, updated_at = ?
+      WHERE id = ? AND status = 'PENDING' AND next_attempt_at IS NULL AND callback_url IS NOT NULL`,
+    [payload, eventType, at, at, at, id],
+  );
+  return changed === 1;
+}
+
 export async function createWebhookEndpoint(db: Db, input: CreateWebhookEndpointInput, maxPerAccount: number): Promise<WebhookEndpointRecord | null> {
   return db.tx(async (tx) => {
     await lockAccount(tx, input.accountId);
-    const count = await tx.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ?', [input.accountId]);
+    const count = await tx.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint'", [input.accountId]);
     if (Number(count?.n ?? 0) >= maxPerAccount) return null;
     await tx.run(
       `INSERT INTO webhook_endpoints (id, account_id, url, description, events_json, include_transcript, secret_generation, previous_until,
@@ -158,11 +213,11 @@ export async function createWebhookEndpoint(db: Db, input: CreateWebhookEndpoint
 }
 
 export async function listWebhookEndpoints(db: Tx, accountId: string): Promise<WebhookEndpointRecord[]> {
-  return (await db.all<EndpointRow>('SELECT * FROM webhook_endpoints WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toEndpoint);
+  return (await db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint' ORDER BY created_at, id", [accountId])).map(toEndpoint);
 }
 
 export async function getWebhookEndpoint(db: Tx, endpointId: string, accountId: string): Promise<WebhookEndpointRecord | null> {
-  const row = await db.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ?', [endpointId, accountId]);
+  const row = await db.one<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [endpointId, accountId]);
   return row ? toEndpoint(row) : null;
 }
 
@@ -181,7 +236,7 @@ export async function updateWebhookEndpoint(db: Db, endpointId: string, accountI
   if (patch.enabled === false) sets.push("enabled = 0, disabled_reason = 'disabled by the account'");
   set('updated_at = ?', now.toISOString());
   return db.tx(async (tx) => {
-    const changed = await tx.run(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = ? AND account_id = ?`, [...params, endpointId, accountId]);
+    const changed = await tx.run(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = ? AND account_id = ? AND kind = 'endpoint'`, [...params, endpointId, accountId]);
     return changed === 1 ? getWebhookEndpoint(tx, endpointId, accountId) : null;
   });
 }
@@ -189,7 +244,7 @@ export async function updateWebhookEndpoint(db: Db, endpointId: string, accountI
 export async function rotateWebhookSecret(db: Db, endpointId: string, accountId: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null> {
   return db.tx(async (tx) => {
     const changed = await tx.run(
-      'UPDATE webhook_endpoints SET secret_generation = secret_generation + 1, previous_until = ?, updated_at = ? WHERE id = ? AND account_id = ?',
+      "UPDATE webhook_endpoints SET secret_generation = secret_generation + 1, previous_until = ?, updated_at = ? WHERE id = ? AND account_id = ? AND kind = 'endpoint'",
       [previousUntil, now.toISOString(), endpointId, accountId],
     );
     return changed === 1 ? getWebhookEndpoint(tx, endpointId, accountId) : null;
@@ -198,7 +253,7 @@ export async function rotateWebhookSecret(db: Db, endpointId: string, accountId:
 
 export async function deleteWebhookEndpoint(db: Db, endpointId: string, accountId: string): Promise<boolean> {
   return db.tx(async (tx) => {
-    if (!(await tx.lockOne<{ id: string }>('SELECT id FROM webhook_endpoints WHERE id = ? AND account_id = ?', [endpointId, accountId]))) return false;
+    if (!(await tx.lockOne<{ id: string }>("SELECT id FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [endpointId, accountId]))) return false;
     await tx.run('DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)', [endpointId]);
     await tx.run('DELETE FROM webhook_deliveries WHERE endpoint_id = ?', [endpointId]);
     await tx.run('DELETE FROM webhook_endpoints WHERE id = ?', [endpointId]);
@@ -226,7 +281,7 @@ export async function retryWebhookDelivery(db: Db, deliveryId: string, accountId
     );
     const row = await tx.one<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?', [deliveryId, accountId]);
     if (!row) return null;
-    if (changed === 0 && row.status === 'PENDING') await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', [at, deliveryId]);
+    if (changed === 0 && row.status === 'PENDING') await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND next_attempt_at IS NOT NULL', [at, deliveryId]);
     return (await withLog(tx, [{ ...row, next_attempt_at: at }]))[0]!;
   });
 }
@@ -305,6 +360,6 @@ export async function pruneWebhookDeliveries(db: Db, before: string, limit: numb
 }
 
 export async function webhookOutboxStats(db: Tx): Promise<{ depth: number; oldestCreatedAt: string | null }> {
-  const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING'");
+  const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NOT NULL");
   return { depth: Number(r?.n ?? 0), oldestCreatedAt: r?.oldest ?? null };
 }

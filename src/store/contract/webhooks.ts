@@ -49,6 +49,9 @@ export interface WebhookDeliveryRecord {
   createdAt: string;
   updatedAt: string;
   deliveredAt: string | null;
+  /** A Deepgram callback's own destination (its endpoint is the account's hidden callback
+   * endpoint); null for a delivery to a webhook endpoint. */
+  callbackUrl: string | null;
   log: WebhookAttemptRecord[];
 }
 
@@ -118,4 +121,27 @@ export interface WebhookStore {
   pruneWebhookDeliveries(before: string, limit: number): Promise<number>;
   /** Pending deliveries and the oldest one's creation time. */
   webhookOutboxStats(): Promise<{ depth: number; oldestCreatedAt: string | null }>;
+  /** Park a one-off delivery to `url` (Deepgram's `callback`) on the account's hidden callback
+   * endpoint (created on first use): not due (next_attempt_at null, never claimed, not counted
+   * in the stats) until released; `payload` is what the releaser needs. Answers its id. */
+  parkCallbackDelivery(input: CallbackDeliveryInput): Promise<string>;
+  /** Parked callback deliveries, oldest first. */
+  listParkedCallbacks(limit: number): Promise<ParkedCallback[]>;
+  /** Make a parked delivery due now with the body sent; false when it is not parked (another
+   * node released it). */
+  releaseCallbackDelivery(id: string, payload: string, eventType: WebhookEventType, now: Date): Promise<boolean>;
+}
+
+export interface ParkedCallback {
+  id: string;
+  accountId: string;
+  payload: string;
+}
+
+export interface CallbackDeliveryInput {
+  accountId: string;
+  url: string;
+  /** What the releaser needs (the body sent replaces it at release). */
+  payload: string;
+  now: Date;
 }

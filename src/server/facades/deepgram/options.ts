@@ -16,6 +16,8 @@ export interface ListenRequest {
   readable: boolean;
   multichannel: boolean;
   model: string | null;
+  /** Where the response is POSTed when the job ends (the request answers at once), or null. */
+  callback: string | null;
 }
 
 export type Query = Readonly<Record<string, string | string[] | undefined>>;
@@ -86,5 +88,9 @@ export function mapListenQuery(q: Query): ListenRequest {
   const nativeFields: Record<string, string> = { title: tags.length > 0 ? `Deepgram: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram transcription', options: JSON.stringify(options) };
   const language = last(q, 'language');
   if (language !== undefined && language.trim() !== '') nativeFields.languageHint = language.trim();
-  return { nativeFields, raw, utterances: bool(q, 'utterances') ?? false, readable, multichannel, model: last(q, 'model') ?? null };
+  const method = last(q, 'callback_method')?.toLowerCase();
+  if (method !== undefined && method !== 'post') bad(`callback_method: ${JSON.stringify(method)} is not supported; scribed POSTs callbacks`);
+  const callback = last(q, 'callback') ?? null;
+  if (method !== undefined && callback === null) bad('callback_method: applies with callback only');
+  return { nativeFields, raw, utterances: bool(q, 'utterances') ?? false, readable, multichannel, model: last(q, 'model') ?? null, callback };
 }

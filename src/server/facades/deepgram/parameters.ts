@@ -22,6 +22,8 @@ export const ACTING = {
   keyterm: 'vocabulary hints (native options.vocabularyHints)',
   language: 'the language (native languageHint, checked against the recognizer)',
   tag: 'the History row title',
+  callback: 'answer {request_id} at once; the response body is POSTed to this URL when the job ends, at least once, through the webhook outbox (docs/webhooks.md)',
+  callback_method: 'post (the default); put is refused',
 } as const;
 
 /** Parameters accepted and ignored. */
@@ -35,8 +37,6 @@ export const IGNORED = {
 
 /** Refused parameters with why (others are refused as unknown). */
 export const REFUSED = {
-  callback: 'asynchronous callbacks are not served; the request waits for the transcript',
-  callback_method: 'asynchronous callbacks are not served',
   diarize: 'no speaker diarization; send stereo with multichannel=true for two parties',
   detect_language: 'the recognizer cannot name the spoken language',
   redact: 'redaction is not served on pre-recorded audio',
@@ -84,6 +84,8 @@ export const LIVE_IGNORED = {
 
 export const LIVE_REFUSED = {
   ...REFUSED,
+  callback: 'pre-recorded only: results come on the socket',
+  callback_method: 'pre-recorded only',
   redact: 'redaction is not served on the live socket',
   multichannel: 'one channel per live socket: open one socket per leg of a call (or use the native calls API, docs/calls.md)',
   utterances: 'pre-recorded only; live utterances end with speech_final and UtteranceEnd',

@@ -3,7 +3,7 @@
 // `{"url": ...}` as JSON, fetched only from a destination the operator's outbound policy
 // allows (the voice callbacks' policy and transport: src/core/outbound-policy.ts,
 // src/voices/callback-transport.ts). The mapping is in options.ts, raw-audio.ts and
-// response.ts (pure); this adapter authenticates (`Authorization: Token <access key>` or
+// response.ts (pure), `callback` in callback.ts; this adapter authenticates (`Authorization: Token <access key>` or
 // `Bearer`), stages the audio, submits it as a native batch job (History row, Characters
 // charged as the native batch API does), waits for it (batch-wait.ts) and answers in
 // Deepgram's shapes, errors included (errors.ts). The live socket (GET /v1/listen) is not here.
@@ -18,7 +18,8 @@ import type { BatchRouteOptions } from '../../context.js';
 import type { AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';
 import { facadeAccount } from '../credentials.js';
-import { stageStream, stagingPath, transcribeStaged, type StagedFile } from '../staged-upload.js';
+import { stageStream, stagingPath, submitStaged, transcribeStaged, type StagedFile } from '../staged-upload.js';
+import { CallbackSweeper, callbackUrl, parkedPayload } from './callback.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapListenQuery, type ListenRequest, type Query } from './options.js';
 import { wavHeader, wavSizes, WAV_HEADER_BYTES } from './raw-audio.js';
@@ -88,7 +89,11 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     }
   }
 
+  const sweeper = new CallbackSweeper(ctx, ctx.log.child({ component: 'deepgram-callbacks' }));
+
   return async (app) => {
+    app.addHook('onReady', async () => sweeper.start());
+    app.addHook('onClose', async () => sweeper.close());
     app.setErrorHandler(sendDeepgramError);
     app.addHook('onRequest', async (req, reply) => {
       void reply.header('dg-request-id', randomUUID());
@@ -102,9 +107,19 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
       const accountId = accountOf(req);
       const request = mapListenQuery(req.query);
       const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');
+      const callback = request.callback === null ? null : callbackUrl(request.callback, policy);
       const file = await stagingPath(batch);
       try {
         const staged = await stage(req.body, isJson, request, file);
+        if (callback !== null) {
+          // Answered at once; the response goes to the callback when the job ends (callback.ts).
+          const ids = await submitStaged(ctx, batch, req, accountId, staged, request.nativeFields);
+          const requestId = String(reply.getHeader('dg-request-id'));
+          const render = { requestId, sha256: staged.sha256, model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances, readable: request.readable };
+          const deliveryId = await ctx.store.parkCallbackDelivery({ accountId, url: callback, payload: parkedPayload(ids, render), now: ctx.now() });
+          req.log.info({ deliveryId, transcriptionIds: ids }, 'Deepgram callback parked until its job ends');
+          return await reply.header('x-scribed-transcription-id', ids[0]!).type('application/json').send(JSON.stringify({ request_id: requestId }));
+        }
         const done = await transcribeStaged(ctx, batch, req, reply, accountId, staged, request.nativeFields, maxWaitMs);
         const requestId = String(reply.getHeader('dg-request-id'));
         const body = listenResponse(
