@@ -51,7 +51,10 @@ describe('recognition worker heartbeat', () => {
 
   it('a busy worker is not mistaken for a stuck one: it answers pings while decoding a long frame', async () => {
     const clips = loadClips();
-    const parts = ['librivox-0870', 'librivox-0920', 'librivox-0890'].map((id) => pcmSamples(clips.find((c) => c.id === id)!));
+    // Twice over (about 36 s): on a fast, quiet day these machines decode 18 s in 1.5 s, under
+    // the interval, and the frame must outlast it for the test to mean anything.
+    const three = ['librivox-0870', 'librivox-0920', 'librivox-0890'].map((id) => pcmSamples(clips.find((c) => c.id === id)!));
+    const parts = [...three, ...three];
     const pcm = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
     parts.reduce((at, p) => (pcm.set(p, at), at + p.length), 0);
     // 2 s: under a loaded machine (CI shares two cores) a 50 ms piece can take a while; the
@@ -59,7 +62,7 @@ describe('recognition worker heartbeat', () => {
     const stream = await engine.open({ inputRate: 16000, profile: 'wideband', heartbeatIntervalMs: 2000 });
     let lost: Error | null = null;
     stream.onLost((err) => (lost = err));
-    // 18 s of audio in one call: longer than the interval to decode, none of it a hang
+    // 36 s of audio in one call: longer than the interval to decode, none of it a hang
     const t0 = performance.now();
     const r = await stream.accept(pcm);
     const decodeMs = performance.now() - t0;
