@@ -8,12 +8,8 @@ export const RAW_ENCODINGS = ['linear16', 'mulaw', 'alaw'] as const;
 export type RawEncoding = (typeof RAW_ENCODINGS)[number];
 
 /** Parameters that act, and what they map to. */
-export const ACTING = {
-  encoding: 'headerless audio: linear16, mulaw or alaw (with sample_rate)',
-  sample_rate: 'the rate of headerless audio (required with encoding)',
-  channels: 'channels of headerless audio (1 or 2, interleaved)',
-  multichannel: 'each of 2 channels transcribed as a leg of a call (native options.multichannel)',
-  utterances: 'results.utterances: one per segment scribed cut at a pause',
+/** Parameters that act alike on both routes: text options, hints, language, tag. */
+const TEXT_AND_TAGGING = {
   punctuate: 'readable text (native options.readableText)',
   smart_format: 'readable text (native options.readableText)',
   numerals: 'readable text (native options.readableText: spoken numbers as digits)',
@@ -22,6 +18,15 @@ export const ACTING = {
   keyterm: 'vocabulary hints (native options.vocabularyHints)',
   language: 'the language (native languageHint, checked against the recognizer)',
   tag: 'the History row title',
+} as const;
+
+export const ACTING = {
+  encoding: 'headerless audio: linear16, mulaw or alaw (with sample_rate)',
+  sample_rate: 'the rate of headerless audio (required with encoding)',
+  channels: 'channels of headerless audio (1 or 2, interleaved)',
+  multichannel: 'each of 2 channels transcribed as a leg of a call (native options.multichannel)',
+  utterances: 'results.utterances: one per segment scribed cut at a pause',
+  ...TEXT_AND_TAGGING,
   callback: 'answer {request_id} at once; the response body is POSTed to this URL when the job ends, at least once, through the webhook outbox (docs/webhooks.md)',
   callback_method: 'post (the default); put is refused',
 } as const;
@@ -64,14 +69,7 @@ export const LIVE_ACTING = {
   endpointing: 'ms of silence ending an utterance: segmentCommitMode vad with commitSilenceMs; false: manual (finals on Finalize or the 30 s bound)',
   utterance_end_ms: 'UtteranceEnd once this much audio passed the last final word without new speech',
   vad_events: 'SpeechStarted when a segment opens',
-  punctuate: 'readable text (native options.readableText)',
-  smart_format: 'readable text (native options.readableText)',
-  numerals: 'readable text (native options.readableText: spoken numbers as digits)',
-  filler_words: 'false (the default) removes fillers (native removeDisfluencies); true keeps them',
-  keywords: 'vocabulary hints (native options.vocabularyHints; intensifier dropped)',
-  keyterm: 'vocabulary hints (native options.vocabularyHints)',
-  language: 'the language (native languageHint, checked against the recognizer)',
-  tag: 'the History row title',
+  ...TEXT_AND_TAGGING,
 } as const;
 
 export const LIVE_IGNORED = {
