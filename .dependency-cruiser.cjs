@@ -2,7 +2,8 @@
 // `npm test` (`npm run lint:deps`). Bottom to top:
 //
 //   core                                  pure decisions: no I/O, nothing else from src/
-//   text, vad, threads, obs, media        leaf adapters over core
+//   text, vad, threads, obs, media,       leaf adapters over core
+//   outbound
 //   store, engine                         persistence; recognition on worker threads
 //   accounts, music, voices, batch,       the service's work, over store and engine
 //   session
@@ -104,6 +105,7 @@ module.exports = {
     layer('threads-on-core', '^src/threads/', ['core', 'threads'], 'Worker start-up builds on the cores only.'),
     layer('obs-on-core', '^src/obs/', ['core', 'obs'], 'Logging and metrics build on the cores only.'),
     layer('media-on-core', '^src/media/', ['core', 'media'], 'Media probing builds on the cores only.'),
+    layer('outbound-on-core', '^src/outbound/', ['core', 'outbound'], "Requests sent on a user's behalf, checked against the outbound policy (a core), and nothing else."),
 
     // ------------------------------------------------------------------ persistence and recognition
     layer('store-below-the-service', '^src/store/', ['core', 'threads', 'store'], 'The store knows no session, server, engine or CLI: it persists what it is given.'),
@@ -117,7 +119,7 @@ module.exports = {
     // ------------------------------------------------------------------ the service's work
     layer('accounts-on-store', '^src/accounts/', ['core', 'store', 'accounts'], 'Account provisioning is store work.'),
     layer('music-on-store', '^src/music/', ['core', 'store', 'music'], 'Music jobs are store work.'),
-    layer('voices-on-store', '^src/voices/', ['core', 'store', 'voices'], 'Voice design jobs and callbacks are store work.'),
+    layer('voices-on-store', '^src/voices/', ['core', 'outbound', 'store', 'voices'], 'Voice design jobs and callbacks are store work.'),
     layer('batch-below-the-server', '^src/batch/', ['core', 'text', 'obs', 'media', 'store', 'engine', 'batch'], 'Batch jobs know no session, server or CLI.'),
     layer(
       'session-below-the-server',

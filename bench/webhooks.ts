@@ -32,7 +32,7 @@ import { OutboundPolicy } from '../src/core/outbound-policy.js';
 import { webhookSecret } from '../src/core/webhook-endpoints.js';
 import { openStore } from '../src/store/index.js';
 import type { Store } from '../src/store/store.js';
-import { GuardedTransport } from '../src/voices/callback-transport.js';
+import { GuardedTransport } from '../src/outbound/guarded-transport.js';
 import { WebhookWorker } from '../src/webhooks/delivery-worker.js';
 
 const N = Number(process.argv[2] ?? 1000);

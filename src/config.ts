@@ -9,7 +9,7 @@ import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEME
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
 import { packageRoot } from './threads/package-root.js';
-import type { Resolver } from './voices/callback-transport.js';
+import type { Resolver } from './outbound/guarded-transport.js';
 
 // Its home is below the engine (which needs it); re-exported for the callers that import it from here.
 export { packageRoot };

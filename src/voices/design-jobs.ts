@@ -35,7 +35,7 @@ import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, callbackSecret, retryDelayMs, signCallback } from '../core/callback-signature.js';
 import type { EspeakParams } from '../core/voice-description.js';
 import type { RecordingStore } from '../store/recordings.js';
-import { DestinationRefused, type GuardedTransport } from './callback-transport.js';
+import { DestinationRefused, type GuardedTransport } from '../outbound/guarded-transport.js';
 import type { JobClaim, Store, VoiceDesignRecord } from '../store/store.js';
 
 export const CALLBACK_TIMEOUT_MS = 5_000;

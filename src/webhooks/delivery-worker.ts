@@ -16,7 +16,7 @@ import {
   type AttemptVerdict,
 } from '../core/webhook-delivery.js';
 import type { ClaimedWebhookDelivery, Store, WebhookDeliveryStatus } from '../store/store.js';
-import { DestinationRefused, type GuardedTransport } from '../voices/callback-transport.js';
+import { DestinationRefused, type GuardedTransport } from '../outbound/guarded-transport.js';
 
 const PRUNE_BATCH = 500;
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, type Service } from '../../src/service.js';
 import type { ConfigInput } from '../../src/config.js';
 import { provisionAccount, type ProvisionedAccount } from '../../src/accounts/provision.js';
-import type { ResolvedAddress } from '../../src/voices/callback-transport.js';
+import type { ResolvedAddress } from '../../src/outbound/guarded-transport.js';
 import { storeSettingsFor, tempDir } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
 

@@ -13,7 +13,7 @@ import { startService, type TestService } from '../helpers/service.js';
 import { call } from '../helpers/api.js';
 import { createSession, streamAndClose } from '../helpers/live.js';
 import { StreamClient } from '../helpers/stream-client.js';
-import type { ResolvedAddress } from '../../src/voices/callback-transport.js';
+import type { ResolvedAddress } from '../../src/outbound/guarded-transport.js';
 
 const ENDPOINTS = '/sound_clone/api/v1/webhooks/endpoints';
 

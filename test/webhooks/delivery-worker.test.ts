@@ -10,7 +10,7 @@ import { OutboundPolicy } from '../../src/core/outbound-policy.js';
 import { MAX_ATTEMPTS } from '../../src/core/webhook-delivery.js';
 import { webhookSecret } from '../../src/core/webhook-endpoints.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import { GuardedTransport } from '../../src/voices/callback-transport.js';
+import { GuardedTransport } from '../../src/outbound/guarded-transport.js';
 import { WebhookWorker } from '../../src/webhooks/delivery-worker.js';
 import { T0, addAccount, createHarness, type StoreHarness } from '../store/harness.js';
 

@@ -10,7 +10,7 @@ import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
 import { OutboundPolicy } from '../../core/outbound-policy.js';
-import { GuardedTransport, systemResolver } from '../../voices/callback-transport.js';
+import { GuardedTransport, systemResolver } from '../../outbound/guarded-transport.js';
 import { DesignJobs } from '../../voices/design-jobs.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';

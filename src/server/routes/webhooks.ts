@@ -10,7 +10,7 @@ import { DEFAULT_RETRY_BASE_MS } from '../../core/webhook-delivery.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, validateCreateEndpoint, validatePatchEndpoint, webhookSecret } from '../../core/webhook-endpoints.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
-import { GuardedTransport, systemResolver } from '../../voices/callback-transport.js';
+import { GuardedTransport, systemResolver } from '../../outbound/guarded-transport.js';
 import { WebhookWorker } from '../../webhooks/delivery-worker.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';

@@ -13,7 +13,7 @@ import { Stream, type Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { ScribedError } from '../../../core/errors.js';
 import { OutboundPolicy } from '../../../core/outbound-policy.js';
-import { DestinationRefused, GuardedTransport, systemResolver } from '../../../voices/callback-transport.js';
+import { DestinationRefused, GuardedTransport, systemResolver } from '../../../outbound/guarded-transport.js';
 import type { BatchRouteOptions } from '../../context.js';
 import type { AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';

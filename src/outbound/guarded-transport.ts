@@ -1,7 +1,7 @@
-// The one way the service sends a request on a user's behalf (voice design callbacks, and the
-// audio URL of a Deepgram-style pre-recorded request, src/server/facades/deepgram): an HTTP(S) POST or
-// GET whose destination is checked against the operator's policy (src/core/outbound-policy.ts)
-// at connect time.
+// The one way the service sends a request on a user's behalf (voice design callbacks, webhook
+// deliveries and Deepgram callbacks, and the audio URL of a Deepgram-style pre-recorded request,
+// src/server/facades/deepgram): an HTTP(S) POST or GET whose destination is checked against the
+// operator's policy (src/core/outbound-policy.ts) at connect time.
 //
 //  - An IP literal in the URL is checked before anything is sent (node:net never resolves a
 //    literal, so the check below would not see it).

@@ -7,7 +7,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OUTBOUND_POLICY, OutboundPolicy } from '../../src/core/outbound-policy.js';
-import { DestinationRefused, GuardedTransport, type ResolvedAddress } from '../../src/voices/callback-transport.js';
+import { DestinationRefused, GuardedTransport, type ResolvedAddress } from '../../src/outbound/guarded-transport.js';
 
 interface Hit {
   host: string | undefined;
