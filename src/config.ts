@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { EngineKind } from './engine/types.js';
 import { POSTGRES_DEFAULTS } from './store/sql/postgres-db.js';
 import type { StoreSettings } from './store/index.js';
+import { DEFAULT_RETRY_BASE_MS } from './core/webhook-delivery.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
@@ -86,6 +87,9 @@ export interface ServiceConfig {
   voiceDesignConcurrency: number;
   /** First retry delay of a failed arrangement job, doubled per retry (src/music/arrangement-retry.ts). */
   arrangementRetryBaseMs: number;
+  /** First retry delay of a failed webhook delivery, x4 per attempt (src/core/webhook-delivery.ts;
+   * SCRIBED_WEBHOOK_RETRY_BASE_MS: tests shorten it). */
+  webhookRetryBaseMs: number;
   /** Voice design callbacks: first retry delay (doubles per attempt) and attempts in all. */
   callbackBaseDelayMs: number;
   callbackMaxAttempts: number;
@@ -173,6 +177,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
     voiceDesignConcurrency: input.voiceDesignConcurrency ?? envInt(DESIGN_CONCURRENCY_ENV) ?? DEFAULT_DESIGN_CONCURRENCY,
     arrangementRetryBaseMs: input.arrangementRetryBaseMs ?? envInt(ARRANGEMENT_RETRY_ENV) ?? DEFAULT_ARRANGEMENT_RETRY_BASE_MS,
+    webhookRetryBaseMs: input.webhookRetryBaseMs ?? envInt('SCRIBED_WEBHOOK_RETRY_BASE_MS') ?? DEFAULT_RETRY_BASE_MS,
     callbackBaseDelayMs: input.callbackBaseDelayMs ?? 2000,
     callbackMaxAttempts: input.callbackMaxAttempts ?? 6,
     headersTimeoutMs: input.headersTimeoutMs ?? envInt('SCRIBED_HEADERS_TIMEOUT_MS') ?? 10_000,
@@ -225,6 +230,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   }
   if (!(cfg.arrangementRetryBaseMs >= 1 && cfg.arrangementRetryBaseMs <= MAX_ARRANGEMENT_RETRY_BASE_MS)) {
     throw new Error(`${ARRANGEMENT_RETRY_ENV} must be an integer 1..${MAX_ARRANGEMENT_RETRY_BASE_MS}, got ${cfg.arrangementRetryBaseMs}`);
+  }
+  if (!(cfg.webhookRetryBaseMs >= 10 && cfg.webhookRetryBaseMs <= 3_600_000)) {
+    throw new Error(`SCRIBED_WEBHOOK_RETRY_BASE_MS must be an integer 10..3600000, got ${cfg.webhookRetryBaseMs}`);
   }
   try {
     new OutboundPolicy({ allowPrivate: cfg.callbackAllowPrivate, allowCidrs: cfg.callbackAllowCidrs });

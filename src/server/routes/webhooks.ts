@@ -6,7 +6,6 @@ import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { OutboundPolicy } from '../../core/outbound-policy.js';
-import { DEFAULT_RETRY_BASE_MS } from '../../core/webhook-delivery.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, validateCreateEndpoint, validatePatchEndpoint, webhookSecret } from '../../core/webhook-endpoints.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
@@ -58,15 +57,6 @@ export function deliveryView(d: WebhookDeliveryRecord) {
   };
 }
 
-/** The retry schedule's base interval: SCRIBED_WEBHOOK_RETRY_BASE_MS (tests shorten it). */
-function retryBaseMs(): number {
-  const raw = process.env.SCRIBED_WEBHOOK_RETRY_BASE_MS;
-  if (raw === undefined || raw === '') return DEFAULT_RETRY_BASE_MS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 10 || n > 3_600_000) throw new Error('SCRIBED_WEBHOOK_RETRY_BASE_MS must be an integer 10..3600000');
-  return n;
-}
-
 export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
   const base = `${API}/webhooks`;
   const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
@@ -88,7 +78,7 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
       log: ctx.log.child({ component: 'webhooks' }),
       node: ctx.config.nodeId,
       now: ctx.now,
-      retryBaseMs: retryBaseMs(),
+      retryBaseMs: ctx.config.webhookRetryBaseMs,
       // A claim outlives the longest attempt, so a live node never loses one mid-attempt.
       leaseMs: Math.max(ctx.config.sessionLeaseMs, ATTEMPT_TIMEOUT_MS + 5_000),
       timeoutMs: ATTEMPT_TIMEOUT_MS,
