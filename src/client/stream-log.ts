@@ -3,10 +3,10 @@
 // stderr is not a terminal (a unit's journal, a pipe, a test), as before. In a terminal the
 // log would mix JSON with those lines, so there it is pretty-printed (pino-pretty), only
 // warnings and worse unless --log-level (or SCRIBED_LOG_LEVEL) asks for more, and a message
-// said in a plain line goes to the log at debug only, so it is not said twice.
+// said in a plain line goes to the log at debug only, so it is not said twice. The logger is the
+// node's (src/obs/log.ts), so credentials are scrubbed from these lines as from the node's.
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
-import { REDACT_PATHS } from '../obs/log.js';
+import { createLogger } from '../obs/log.js';
 
 export interface StreamLog {
   logger: Logger;
@@ -19,10 +19,9 @@ export interface StreamLog {
 
 export function streamLog(o: { level: string | undefined; service: string; prefix: string; terminal?: boolean }): StreamLog {
   const terminal = o.terminal ?? process.stderr.isTTY === true;
-  const base = { redact: { paths: REDACT_PATHS, censor: '[Redacted]' }, base: { service: o.service } };
-  const logger = terminal
-    ? pino({ ...base, level: o.level ?? 'warn' }, pretty({ destination: 2, sync: true, singleLine: true, ignore: 'pid,hostname,service,streamId', translateTime: 'SYS:HH:MM:ss' }))
-    : pino({ ...base, level: o.level ?? 'info' }, pino.destination(2));
+  // The node's logger set-up (src/obs/log.ts): the same redaction and credential scrubbing, and
+  // readable lines on a terminal; only the quieter default level there is the stream's own.
+  const logger = createLogger({ level: o.level ?? (terminal ? 'warn' : 'info'), destination: pino.destination({ fd: 2, sync: true }), terminal, service: o.service, hiddenOnTerminal: ['streamId'] });
   return {
     logger,
     terminal,

@@ -41,20 +41,24 @@ function destinationFd(destination: pino.DestinationStream | undefined): number 
 /** A synchronous pretty-printer on a file descriptor (or a stream): records are written
  * before the process may exit, as with pino.destination. Fields every line of this process
  * shares are left out. */
-function prettyStream(destination: number | pino.DestinationStream): pino.DestinationStream {
-  return PinoPretty({ destination, sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+function prettyStream(destination: number | pino.DestinationStream, hidden: readonly string[]): pino.DestinationStream {
+  return PinoPretty({ destination, sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: ['pid', 'hostname', 'service', ...hidden].join(',') });
 }
 
 /**
  * @param opts.destination where lines go (default stdout)
  * @param opts.terminal whether that is a terminal (default: asked of its file descriptor);
  *   true writes readable lines, false JSON
+ * @param opts.service the `service` field of every line (default scribed)
+ * @param opts.hiddenOnTerminal fields every line of this process shares, left out of readable lines
  */
-export function createLogger(opts: { level?: string; destination?: pino.DestinationStream; terminal?: boolean } = {}): Logger {
+export function createLogger(
+  opts: { level?: string; destination?: pino.DestinationStream; terminal?: boolean; service?: string; hiddenOnTerminal?: readonly string[] } = {},
+): Logger {
   const options: LoggerOptions = {
     level: opts.level ?? process.env.SCRIBED_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
-    base: { service: 'scribed' },
+    base: { service: opts.service ?? 'scribed' },
     serializers: {
       req(req: { method?: string; url?: string; id?: unknown; ip?: string }) {
         return { id: req.id, method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip };
@@ -64,7 +68,7 @@ export function createLogger(opts: { level?: string; destination?: pino.Destinat
   };
   const fd = destinationFd(opts.destination);
   const terminal = opts.terminal ?? (fd !== null && tty.isatty(fd));
-  if (terminal) return pino(options, prettyStream(fd ?? opts.destination!));
+  if (terminal) return pino(options, prettyStream(fd ?? opts.destination!, opts.hiddenOnTerminal ?? []));
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }
 

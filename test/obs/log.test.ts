@@ -68,6 +68,20 @@ describe('log lines', () => {
     expect(text).not.toContain(SECRET_PART);
   });
 
+  it("name their service, and a terminal's lines leave out the fields every line shares (the stream client's set-up)", async () => {
+    const json = memory();
+    createLogger({ destination: json.stream as never, terminal: false, service: 'scribed-stream' }).warn({ streamId: 's1', err: `refused ${SECRET}` }, 'x');
+    const rec = JSON.parse(json.text().trim()) as Record<string, unknown>;
+    expect(rec).toMatchObject({ service: 'scribed-stream', streamId: 's1' });
+    expect(json.text()).not.toContain(SECRET_PART);
+
+    const pretty = memory();
+    createLogger({ destination: pretty.stream as never, terminal: true, service: 'scribed-stream', hiddenOnTerminal: ['streamId'] }).warn({ streamId: 's1', streams: 2 }, 'x');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pretty.text()).toContain('"streams":2');
+    expect(pretty.text()).not.toContain('streamId');
+  });
+
   it('a CLI writing to a pipe (journald, a file) writes JSON', async () => {
     const out = await outputUntil(process.execPath, [CLI, ...rtpArgs(tempDir())], 'stderr', 'rtp receiver listening');
     const first = out.split('\n').find((l) => l.trim() !== '')!;
