@@ -6,7 +6,7 @@
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"
       ],
-      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
+      "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"],
       "cflags_cc": ["-std=c++17", "-fexceptions", "<!@(pkg-config --cflags pocketsphinx sphinxbase soxr)"],
