@@ -1,8 +1,9 @@
 // Fair share of a node's recognizers among accounts (issue 34). One account may use every
 // recognizer while no other account waits; when accounts compete, each is owed at least its
 // share (recognizers / competing accounts), and a freed recognizer goes to the waiting session
-// whose account is furthest below its share. Pure: the recognizer queue
-// (src/session/recognizer-queue.ts) asks it which deferred session to serve next.
+// whose account is furthest below its share; an account holding two or more than a waiting one
+// gives one back between segments (preemption). Pure: the recognizer queue
+// (src/session/recognizer-queue.ts) asks it which deferred session to serve next and who yields.
 
 /** Recognizers each of `competing` accounts is owed on a node of `decoders` (fractional: with
  * 3 recognizers and 2 accounts each is owed 1.5, so the one holding 1 comes before the one
@@ -37,4 +38,24 @@ export function nextToServe(waiting: readonly string[], held: ReadonlyMap<string
     }
   });
   return best;
+}
+
+/**
+ * Preemption: when a waiting session's account holds at least two recognizers fewer than
+ * another account, that account gives one back (its session yields between segments, and
+ * waits deferred like any other). The gap of two means a transfer never reverses itself: after
+ * it the giver still holds at least as many as the taker. Returns the account that should
+ * yield (the one holding most; ties to the first seen) and the waiting account it yields to,
+ * or null when the split is already as even as whole recognizers allow.
+ */
+export function accountToYield(waiting: readonly string[], held: ReadonlyMap<string, number>): { from: string; to: string } | null {
+  let best: { from: string; to: string; gap: number } | null = null;
+  for (const to of new Set(waiting)) {
+    const taker = held.get(to) ?? 0;
+    for (const [from, giver] of held) {
+      const gap = giver - taker;
+      if (from !== to && gap >= 2 && (!best || gap > best.gap)) best = { from, to, gap };
+    }
+  }
+  return best && { from: best.from, to: best.to };
 }

@@ -103,6 +103,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
     // Deferred recognition (src/core/recognition-backlog.ts): sessions admitted while every
     // recognizer was busy, and how far behind their audio recognition ran.
     recognitionDeferred: new Counter({ name: 'scribed_recognition_deferred_total', help: 'Sockets served while every recognizer was busy: their recognition waited for one (deferred)', registers: r }),
+    recognizerYields: new Counter({ name: 'scribed_recognizer_yields_total', help: 'Recognizers a session gave back between segments for an account below its fair share (its recognition then waited, deferred)', registers: r }),
     deferredSessions: new Gauge({ name: 'scribed_recognition_deferred_sessions', help: 'Sessions whose recognition runs behind their audio: waiting for a recognizer or catching up', registers: r }),
     deferredBacklog: new Gauge({
       name: 'scribed_recognition_deferred_backlog_seconds',

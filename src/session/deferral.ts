@@ -62,6 +62,16 @@ export class Deferral {
     }
   }
 
+  /** Fair share (recognizer-queue.ts): the session gave its recognizer back between segments
+   * for an account below its share, and waits like any deferred session. */
+  yielded(): void {
+    const queue = this.queue;
+    if (!queue || this.deferred) return;
+    this.ctx.metrics.recognizerYields.inc();
+    this.defer(queue);
+    this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
+  }
+
   private defer(queue: RecognizerQueue): void {
     this.deferred = true;
     this.feed.count(queue.budget);

@@ -44,6 +44,8 @@ export type { LiveSessionDeps, SessionSocket } from './session-context.js';
 
 export class LiveSession extends SessionView implements DeferredSession {
   private queue: Promise<unknown> = Promise.resolve();
+  /** A yield of the recognizer is queued (fair share): asked once at a time. */
+  private yielding = false;
   private readonly events: SessionEvents;
   private readonly writes: FencedWrites;
   private readonly decoder: DecoderHold;
@@ -231,6 +233,37 @@ export class LiveSession extends SessionView implements DeferredSession {
   }
 
   // ---------------------------------------------------------------- deferred recognition
+
+  /** Recognizing live with no segment open and nothing waiting to be fed. */
+  private get betweenSegments(): boolean {
+    const ctx = this.ctx;
+    return ctx.stream !== null && ctx.socket !== null && ctx.state === 'RECORDING' && ctx.segment === null && !this.deferral.active && this.feed.empty;
+  }
+
+  /** Whether yieldRecognizer would give the recognizer back now (no yield already queued). */
+  get canYieldRecognizer(): boolean {
+    return !this.yielding && this.betweenSegments;
+  }
+
+  /** Fair share: another account waits far below its share, so this session gives its
+   * recognizer back, but only between segments (no utterance is cut) and with nothing left to
+   * feed; its audio then waits deferred. False when it cannot now (the queue asks again). */
+  yieldRecognizer(): Promise<boolean> {
+    if (!this.canYieldRecognizer) return Promise.resolve(false);
+    this.yielding = true;
+    return this.run(async () => {
+      const ctx = this.ctx;
+      if (!this.betweenSegments) return false;
+      await this.feed.idle();
+      if (!this.betweenSegments) return false;
+      await this.effects.releaseDecoder();
+      this.deferral.yielded();
+      ctx.log.info('recognizer given back for an account below its fair share: recognition deferred');
+      return true;
+    }).finally(() => {
+      this.yielding = false;
+    });
+  }
 
   /** Called by the queue while the backlog is below its bound. */
   backlogHasRoom(): void {

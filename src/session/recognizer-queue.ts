@@ -4,8 +4,9 @@
 // (src/core/fair-share.ts): the queue offers it whenever a live session lets a decoder go, and
 // on a short timer for decoders freed elsewhere (batch jobs share the pool). A session stays
 // known to the queue until it has caught up, so sessions held by the backlog bound are told
-// when there is room.
-import { nextToServe } from '../core/fair-share.js';
+// when there is room. When none is free and an account holds two or more recognizers than a
+// waiting one, the queue asks the registry for one of its sessions to yield (preemption).
+import { accountToYield, nextToServe } from '../core/fair-share.js';
 import type { BacklogBudget } from '../core/recognition-backlog.js';
 
 /** What the queue needs of a deferred session (LiveSession implements it). */
@@ -37,12 +38,15 @@ export class RecognizerQueue {
   private again = false;
   /** Without it (no registry wired yet) the longest-waiting session is served first. */
   private usage: (() => RecognizerUsage) | null = null;
+  /** Asks a session of the account to give its recognizer back between segments. */
+  private yieldFrom: ((accountId: string) => void) | null = null;
 
   constructor(readonly budget: BacklogBudget) {}
 
   /** Where the queue reads who holds the node's recognizers, for the fair-share order. */
-  observeUsage(usage: () => RecognizerUsage): void {
+  observeUsage(usage: () => RecognizerUsage, yieldFrom?: (accountId: string) => void): void {
     this.usage = usage;
+    this.yieldFrom = yieldFrom ?? null;
   }
 
   /** Sessions waiting for a recognizer now. */
@@ -96,12 +100,20 @@ export class RecognizerQueue {
     while (this.waiting.length > 0) {
       const next = this.waiting[this.nextIndex()]!;
       const outcome = await next.tryCatchUp().catch(() => 'gone' as const);
-      if (outcome === 'busy') return;
+      if (outcome === 'busy') return this.preempt();
       // 'started' or 'gone': the session no longer waits for a recognizer.
       const i = this.waiting.indexOf(next);
       if (i >= 0) this.waiting.splice(i, 1);
       if (outcome === 'gone') this.deferred.delete(next);
     }
+  }
+
+  /** Every recognizer busy: an account far above a waiting one's holding gives one back. The
+   * session yields when it is between segments; until then the timer asks again. */
+  private preempt(): void {
+    if (!this.usage || !this.yieldFrom) return;
+    const pair = accountToYield(this.waiting.map((s) => s.accountId), this.usage().held);
+    if (pair) this.yieldFrom(pair.from);
   }
 
   private nextIndex(): number {

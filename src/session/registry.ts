@@ -38,6 +38,8 @@ export class SessionRegistry {
   private readonly taking = new Map<string, Promise<LiveSession | null>>();
   private readonly deps: LiveSessionDeps;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Accounts with a session giving its recognizer back now (fair share). */
+  private readonly yieldingAccounts = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -52,7 +54,25 @@ export class SessionRegistry {
       reclaimDecoder: () => this.reclaimDecoder(),
       onClosed: (session) => this.forget(session),
     };
-    deps.deferral?.observeUsage(() => this.recognizerUsage());
+    deps.deferral?.observeUsage(
+      () => this.recognizerUsage(),
+      (accountId) => this.yieldOne(accountId),
+    );
+  }
+
+  /** Fair share: one of the account's sessions that is between segments now (the most recently
+   * loaded first) gives its recognizer back. None may be: the queue asks again on its timer. */
+  private yieldOne(accountId: string): void {
+    // One yield of an account at a time: the queue asks every 200 ms, and a second yield before
+    // the first is done would give back more than the share asks.
+    if (this.yieldingAccounts.has(accountId)) return;
+    const session = [...this.live.values()].reverse().find((s) => s.accountId === accountId && s.canYieldRecognizer);
+    if (!session) return;
+    this.yieldingAccounts.add(accountId);
+    void session
+      .yieldRecognizer()
+      .catch((err: unknown) => this.opts.log.warn({ err, sessionId: session.id }, 'giving a recognizer back failed'))
+      .finally(() => this.yieldingAccounts.delete(accountId));
   }
 
   /** The node's recognizers and those its sessions hold, per account (fair share's input). */

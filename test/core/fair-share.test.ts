@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { competingAccounts, fairShare, nextToServe } from '../../src/core/fair-share.js';
+import { accountToYield, competingAccounts, fairShare, nextToServe } from '../../src/core/fair-share.js';
 
 const held = (entries: Record<string, number>) => new Map(Object.entries(entries));
 
@@ -71,6 +71,41 @@ describe('nextToServe', () => {
         const counts = names.map((n) => m.get(n) ?? 0);
         expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
         expect(Math.min(...counts)).toBeGreaterThanOrEqual(Math.floor(decoders / nAccounts));
+      }),
+    );
+  });
+});
+
+describe('accountToYield (preemption)', () => {
+  it('an account holding every recognizer gives one to a waiting account that holds none', () => {
+    expect(accountToYield(['b'], held({ a: 2 }))).toEqual({ from: 'a', to: 'b' });
+  });
+
+  it('nobody yields to its own account, or when the split is as even as whole recognizers allow', () => {
+    expect(accountToYield(['a'], held({ a: 2 }))).toBeNull();
+    expect(accountToYield(['b'], held({ a: 1, b: 0 }))).toBeNull();
+    expect(accountToYield(['b'], held({ a: 2, b: 1 }))).toBeNull();
+    expect(accountToYield([], held({ a: 4 }))).toBeNull();
+  });
+
+  it('the account holding most gives first', () => {
+    expect(accountToYield(['c'], held({ a: 2, b: 3 }))).toEqual({ from: 'b', to: 'c' });
+  });
+
+  it('a yield never reverses: after it the giver holds at least what the taker holds, and nothing is owed once no gap of two is left (property)', () => {
+    const accounts = fc.constantFrom('a', 'b', 'c', 'd');
+    fc.assert(
+      fc.property(fc.array(accounts, { minLength: 1, maxLength: 6 }), fc.dictionary(accounts, fc.nat(8)), (waiting, h) => {
+        const m = held(h);
+        const pair = accountToYield(waiting, m);
+        if (pair) {
+          const giver = m.get(pair.from)! - 1;
+          const taker = (m.get(pair.to) ?? 0) + 1;
+          expect(giver).toBeGreaterThanOrEqual(taker);
+          expect(waiting).toContain(pair.to);
+        } else {
+          for (const w of waiting) for (const [other, n] of m) if (other !== w) expect(n - (m.get(w) ?? 0)).toBeLessThan(2);
+        }
       }),
     );
   });

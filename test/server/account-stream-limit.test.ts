@@ -102,7 +102,7 @@ describe('per-account streams by default: fair share, no cap', () => {
     for (const c of [a2, a3] as StreamClient[]) await end(c);
   }, 60_000);
 
-  it('two accounts competing for two recognizers each get one: the freed recognizer goes to the account below its share', async () => {
+  it('two accounts competing for two recognizers each get one: the account holding both gives one back, between segments, to the account below its share', async () => {
     const alice = await svc.account(10_000n);
     const bob = await svc.account(10_000n);
     const aUrls = [await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey)];
@@ -110,28 +110,43 @@ describe('per-account streams by default: fair share, no cap', () => {
     const a1 = (await connect(svc, alice.accessKey, aUrls[0]!)) as StreamClient;
     const a2 = (await connect(svc, alice.accessKey, aUrls[1]!)) as StreamClient;
     expect(recognizing(aUrls[0]!) && recognizing(aUrls[1]!)).toBe(true);
-    // Alice's third socket waits first, Bob's after it: both deferred, neither refused.
+    // Alice's third socket waits first: her own account holds both, so nobody yields to it.
     const a3 = (await connect(svc, alice.accessKey, aUrls[2]!)) as StreamClient;
     await a3.next('notice', (n) => n.code === 'RECOGNITION_DEFERRED');
-    const b1 = await connect(svc, bob.accessKey, bUrl);
-    expect(b1).toBeInstanceOf(StreamClient);
-    await (b1 as StreamClient).next('notice', (n) => n.code === 'RECOGNITION_DEFERRED');
-    for (const c of [a3, b1] as StreamClient[]) {
+    // Both of Alice's live sessions are inside a segment (manual commit: audio opens one), so
+    // neither may give its recognizer back yet: no utterance is cut for fair share.
+    for (const c of [a1, a2, a3]) {
       someAudio(c);
       await c.next('ack');
     }
+    const b1 = (await connect(svc, bob.accessKey, bUrl)) as StreamClient;
+    await b1.next('notice', (n) => n.code === 'RECOGNITION_DEFERRED');
+    someAudio(b1);
+    await b1.next('ack');
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(recognizing(aUrls[0]!) && recognizing(aUrls[1]!)).toBe(true);
+    expect(recognizing(bUrl)).toBe(false);
 
-    // One of Alice's recognizers frees. Alice holds 1, her share is 1; Bob holds 0: he is
-    // furthest below his share and gets it, though Alice's socket has waited longer.
-    await end(a1);
-    await (b1 as StreamClient).next('notice', (n) => n.code === 'RECOGNITION_CAUGHT_UP');
+    // a2's segment ends (its final is sent): between segments, it gives its recognizer back.
+    // Alice holds 2 and Bob 0: Bob gets it, though Alice's third socket has waited longer.
+    a2.control({ type: 'commit' });
+    await a2.next('final');
+    await b1.next('notice', (n) => n.code === 'RECOGNITION_CAUGHT_UP');
+    await a2.next('notice', (n) => n.code === 'RECOGNITION_DEFERRED');
     expect(recognizing(bUrl)).toBe(true);
-    expect(recognizing(aUrls[1]!)).toBe(true);
+    expect(served(aUrls[1]!)?.isDeferred).toBe(true);
+    expect(recognizing(aUrls[0]!)).toBe(true);
     expect(served(aUrls[2]!)?.isDeferred).toBe(true);
-    expect(recognizing(aUrls[2]!)).toBe(false);
-    expect(a3.ofType('notice').some((n) => n.code === 'RECOGNITION_CAUGHT_UP')).toBe(false);
+    expect(a1.ofType('notice').some((n) => n.code === 'RECOGNITION_DEFERRED')).toBe(false);
+    // One each now: nobody yields again.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(recognizing(aUrls[0]!) && recognizing(bUrl)).toBe(true);
+    const yields = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+    expect(yields).toMatch(/^scribed_recognizer_yields_total 1$/m);
 
-    for (const c of [a2, b1, a3] as StreamClient[]) await end(c);
+    // A deferred session's close waits for a recognizer (its audio is transcribed first): end
+    // those holding one first.
+    for (const c of [a1, b1, a2, a3]) await end(c);
   }, 60_000);
 });
 
