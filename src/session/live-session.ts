@@ -254,7 +254,10 @@ export class LiveSession extends SessionView implements DeferredSession {
     return this.run(async () => {
       const ctx = this.ctx;
       if (!this.betweenSegments) return false;
+      // The last segment's final is still decoding on this recognizer until it settles (finals
+      // are pipelined behind the feed), and goes out before the notice that recognition waits.
       await this.feed.idle();
+      await this.finals.settled();
       if (!this.betweenSegments) return false;
       await this.effects.releaseDecoder();
       this.deferral.yielded();
