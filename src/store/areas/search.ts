@@ -58,38 +58,37 @@ const FEW_MATCHES = 5000;
  * phrase for as common as its words standing anywhere in a segment, so for a phrase of two
  * common words that rarely stand together ("thank you" in synthetic text) it expects thousands
  * of matches, walks segments_newest and checks most of the table (806,000 rows at 1M segments,
- * 350 ms). One probe through the GIN index counts the phrase's matches up to FEW_MATCHES:
- * below it, the page is cut from all of them, sorted (a subquery kept apart with OFFSET 0, so
- * it is read from the GIN index); at it, the phrase is common and the planner's walk along
+ * 350 ms). So the phrase's matches are first read through the GIN index, up to FEW_MATCHES
+ * (a materialized CTE): below it, they are every match, and the page is cut from them, sorted,
+ * in the same statement; at it, the phrase is common, and the planner's walk along
  * segments_newest finds the page within its first rows. Queries of single words keep the
- * planner's choice: its word statistics are right, and a probe would cost a common word
- * FEW_MATCHES heap reads for nothing.
+ * planner's choice: its word statistics are right, and reading up to FEW_MATCHES rows first
+ * would cost a common word for nothing.
  */
 async function postgresSearch(db: Tx, query: SearchQuery, f: { where: string; params: SqlValue[] }, limit: number): Promise<HitRow[]> {
   const ts = toPostgresTsquery(query);
-  let few = false;
-  if (query.all.some((group) => group.some((phrase) => phrase.length > 1))) {
-    const probe = await db.one<{ n: bigint }>(
-      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM segments s WHERE s.search_vector @@ (${ts.sql}) LIMIT ${FEW_MATCHES}) AS m`,
-      ts.params,
-    );
-    few = Number(probe?.n ?? 0) < FEW_MATCHES;
-  }
+  const headline = `StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, HighlightAll=true`;
   // ts_headline on the page only: in one SELECT it would run for every match before the sort.
-  const source = few
-    ? `(SELECT s.* FROM segments s WHERE s.search_vector @@ (${ts.sql}) OFFSET 0) AS s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`
-    : `segments s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`;
-  return db.all<HitRow>(
-    `SELECT page.*, ts_headline('simple', page.text, page.query, ?) AS marked
+  const page = (source: string) => `SELECT page.*, ts_headline('simple', page.text, page.query, ?) AS marked
        FROM (SELECT ${COLUMNS}, q.query
                FROM ${source}
                JOIN transcriptions t ON t.id = s.transcription_id
                LEFT JOIN calls c ON c.id = t.call_id
               WHERE s.search_vector @@ q.query AND ${f.where}
-              ${POSTGRES_ORDER} LIMIT ?) AS page
-      ${POSTGRES_ORDER.replace(/\bs\./g, 'page.')}`,
-    [`StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, HighlightAll=true`, ...(few ? [...ts.params, ...ts.params] : ts.params), ...f.params, BigInt(limit)],
-  );
+              ${POSTGRES_ORDER} LIMIT ?) AS page`;
+  const pageOrder = POSTGRES_ORDER.replace(/\bs\./g, 'hit.');
+  if (query.all.some((group) => group.some((phrase) => phrase.length > 1))) {
+    const rows = await db.all<HitRow & { matches: bigint }>(
+      `WITH m AS MATERIALIZED (SELECT s.* FROM segments s WHERE s.search_vector @@ (${ts.sql}) LIMIT ${FEW_MATCHES})
+       SELECT counted.matches, hit.*
+         FROM (SELECT COUNT(*) AS matches FROM m) AS counted
+         LEFT JOIN (${page(`m AS s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ON true
+        ${pageOrder}`,
+      [...ts.params, headline, ...ts.params, ...f.params, BigInt(limit)],
+    );
+    if (Number(rows[0]?.matches ?? 0) < FEW_MATCHES) return rows.filter((r) => r.transcription_id !== null);
+  }
+  return db.all<HitRow>(`SELECT hit.* FROM (${page(`segments s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ${pageOrder}`, [headline, ...ts.params, ...f.params, BigInt(limit)]);
 }
 
 export async function searchSegments(
