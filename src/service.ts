@@ -24,6 +24,7 @@ import path from 'node:path';
 import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
 import { RecognizerQueue } from './session/recognizer-queue.js';
+import { RuleAlerts } from './session/rule-alerts.js';
 
 export interface Service {
   config: Readonly<ServiceConfig>;
@@ -99,6 +100,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   // spool when nodes share PostgreSQL (another node must be able to replay it).
   const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
+  const ruleAlerts = new RuleAlerts({ store, metrics, log });
   const sessionDeps = {
     spool,
     store,
@@ -113,6 +115,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
     // behind a balancer (shared store) it refuses so the balancer tries another node.
     deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
+    observeEvent: ruleAlerts.observe,
   };
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
@@ -154,6 +157,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
       maxConcurrentDecodes: config.batchMaxConcurrentDecodes,
     },
     now: now ?? (() => new Date()),
+    ruleAlerts,
   });
 
   let stopping: Promise<void> | null = null;

@@ -87,6 +87,10 @@ export const ERRORS = {
   // dashboard user groups
   USER_GROUP_TOKEN_MISMATCH: { wire: -1, http: 403, summary: 'current_token is not the group\'s current token' },
 
+  // live rules (docs/rules.md)
+  RULE_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many live rules as it may (50); delete one first' },
+  RULE_PATTERN_INVALID: { wire: -1, http: 422, summary: 'pattern is not a regular expression this server runs (RE2 syntax: no backreferences or lookaround)' },
+
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

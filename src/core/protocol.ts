@@ -176,6 +176,29 @@ export interface ClosedEvent {
   segments: number;
 }
 
+/** A live rule matched (docs/rules.md): sent on the session's socket and its watchers'. */
+export interface AlertEvent {
+  type: 'alert';
+  alertId: string;
+  ruleId: string;
+  ruleName: string;
+  /** phrases, pattern, entity, silence or talkOver */
+  condition: string;
+  /** The segment whose final (or partial) matched, or that ended the silence or talk-over. */
+  segmentId: string;
+  final: boolean;
+  /** The segment's text as read, and where in it the rule matched (text conditions). */
+  text: string;
+  match: { text: string; start: number; end: number } | null;
+  speaker: string | null;
+  callId: string | null;
+  /** Session-wide ms: the match's words, the silence, or the talk-over. */
+  startMs: number;
+  endMs: number;
+  /** Talk-over: the leg talked over. */
+  otherSpeaker?: string | null;
+}
+
 /** Every event the server sends on the stream socket. */
 export type ServerEvent =
   | ReadyEvent
@@ -189,7 +212,8 @@ export type ServerEvent =
   | ErrorEvent
   | PongEvent
   | WatchingEvent
-  | ClosedEvent;
+  | ClosedEvent
+  | AlertEvent;
 
 export type ServerEventType = ServerEvent['type'];
 
@@ -209,6 +233,7 @@ export const serverEvent = {
   pong: (f: Fields<PongEvent>): PongEvent => ({ type: 'pong', ...f }),
   watching: (f: Fields<WatchingEvent>): WatchingEvent => ({ type: 'watching', ...f }),
   closed: (f: Fields<ClosedEvent>): ClosedEvent => ({ type: 'closed', ...f }),
+  alert: (f: Fields<AlertEvent>): AlertEvent => ({ type: 'alert', ...f }),
 } as const;
 
 // What a client checks before it trusts an event: the fields it relies on, by kind. Optional
@@ -251,6 +276,7 @@ const REQUIRED: { [K in ServerEventType]: Record<string, Kind> } = {
     segments: 'number',
   },
   closed: { status: 'string', capturedSamples: 'string', segments: 'number' },
+  alert: { alertId: 'string', ruleId: 'string', ruleName: 'string', condition: 'string', segmentId: 'string', final: 'boolean', startMs: 'number', endMs: 'number' },
 };
 
 function isTimePoint(v: unknown): v is TimePoint {

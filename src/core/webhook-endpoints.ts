@@ -57,7 +57,7 @@ export function webhookUrl(v: unknown, policy: OutboundPolicy): string {
 
 function events(v: unknown): WebhookEventType[] {
   if (!Array.isArray(v) || v.length === 0 || !v.every(isWebhookEventType)) {
-    throw field('a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused', 'events');
+    throw field('a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, alert.triggered', 'events');
   }
   return [...new Set(v)];
 }

@@ -4,7 +4,7 @@
 import { API_BASE } from './protocol.js';
 import type { TranscriptionStatus } from './session-status.js';
 
-export const WEBHOOK_EVENT_TYPES = ['transcription.completed', 'transcription.failed', 'call.completed', 'session.paused'] as const;
+export const WEBHOOK_EVENT_TYPES = ['transcription.completed', 'transcription.failed', 'call.completed', 'session.paused', 'alert.triggered'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export function isWebhookEventType(v: unknown): v is WebhookEventType {

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { ERRORS, type ErrorCode } from '../core/errors.js';
 import { INPUT_ENCODING_NAMES } from '../core/audio/encodings.js';
 import type { FinalTrigger } from '../core/protocol.js';
+import { RULE_CONDITION_KINDS } from '../core/rules.js';
 
 /** How often the event-loop lag metric samples the loop. prom-client's default, 10 ms, is a
  * timer that wakes the event loop 100 times a second, busy or idle: about 6 ms of CPU a second
@@ -203,6 +204,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       buckets: HTTP_DURATION_BUCKETS,
       registers: r,
     }),
+    ruleAlerts: new Counter({ name: 'scribed_rule_alerts_total', help: 'Alerts raised by live rules (docs/rules.md), by the rule\'s condition', labelNames: ['condition'], registers: r }),
   };
   const m = metrics;
   for (const state of LIVE_SESSION_STATES) m.sessions.set({ state }, 0);
@@ -217,6 +219,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   seriesAtZero(m.webhookDeliveries, WEBHOOK_OUTCOMES.map((outcome) => ({ outcome })));
   seriesAtZero(m.watchersDropped, WATCHER_DROP_REASONS.map((reason) => ({ reason })));
   seriesAtZero(m.httpErrors, (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })));
+  seriesAtZero(m.ruleAlerts, RULE_CONDITION_KINDS.map((condition) => ({ condition })));
   seriesAtZero(m.wsUpgrades, WS_SOCKETS.flatMap((socket) => WS_UPGRADE_OUTCOMES.map((outcome) => ({ socket, outcome }))));
   return metrics;
 }

@@ -19,6 +19,7 @@ import { transcriptionRoutes } from './routes/transcriptions.js';
 import { callRoutes } from './routes/calls.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { searchRoutes } from './routes/search.js';
+import { ruleRoutes } from './routes/rules.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -95,6 +96,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(transcriptionRoutes(ctx));
   await app.register(callRoutes(ctx));
   await app.register(searchRoutes(ctx));
+  await app.register(ruleRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));

@@ -4,6 +4,7 @@ import type { ServiceConfig } from '../config.js';
 import type { Engine } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { SessionRegistry } from '../session/registry.js';
+import type { RuleAlerts } from '../session/rule-alerts.js';
 import type { Store } from '../store/store.js';
 import type { BatchRunner } from '../batch/runner.js';
 import { API_BASE } from '../core/protocol.js';
@@ -19,6 +20,8 @@ export interface AppContext {
   batch?: BatchRouteOptions;
   /** Injected clock, so ticket expiry is testable. */
   now: () => Date;
+  /** Live rules' evaluator (absent: rules are stored, and read by sessions within its cache time). */
+  ruleAlerts?: RuleAlerts;
 }
 
 export interface BatchRouteOptions {

@@ -52,6 +52,9 @@ export interface LiveSessionDeps {
   /** The store is shared with other nodes: a session whose held decoder is released is given
    * up (its state lives in the store), and another node may adopt it. */
   shared?: boolean;
+  /** Sees every event the session fans out, after its sockets did (live rules:
+   * rule-alerts.ts); `emit` sends one more event the same way. */
+  observeEvent?: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => void;
 }
 
 export interface OpenSegment {

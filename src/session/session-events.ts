@@ -15,6 +15,7 @@ export class SessionEvents {
     this.ctx.socket?.send(event);
     if (event.type === 'pong' || event.type === 'error') return;
     for (const w of this.watchers) w.send(event);
+    this.ctx.deps.observeEvent?.(this.ctx, event, (e) => this.emit(e));
   }
 
   emitError(err: unknown): void {

@@ -23,6 +23,7 @@ import * as calls from './areas/calls.js';
 import * as erasure from './areas/erasure.js';
 import * as webhooks from './areas/webhooks.js';
 import * as search from './areas/search.js';
+import * as rules from './areas/rules.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -212,4 +213,12 @@ export class SqlStore implements Store {
   parkCallbackDelivery = this.call(webhooks.parkCallbackDelivery);
   listParkedCallbacks = this.call(webhooks.listParkedCallbacks);
   releaseCallbackDelivery = this.call(webhooks.releaseCallbackDelivery);
+
+  // live rules, and their alerts through the webhook outbox
+  createRule = this.call(rules.createRule);
+  listRules = this.call(rules.listRules);
+  getRule = this.call(rules.getRule);
+  updateRule = this.call(rules.updateRule);
+  deleteRule = this.call(rules.deleteRule);
+  raiseRuleAlert = this.call(rules.raiseRuleAlert);
 }

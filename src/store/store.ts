@@ -19,6 +19,7 @@ import type { JobClaimStore } from './contract/job-claims.js';
 import type { MusicStore } from './contract/music.js';
 import type { SessionOwnershipStore } from './contract/ownership.js';
 import type { SearchStore } from './contract/search.js';
+import type { RuleStore } from './contract/rules.js';
 import type { SessionStore } from './contract/sessions.js';
 import type { SharedFileStore } from './contract/shared-files.js';
 import type { UserGroupStore } from './contract/user-groups.js';
@@ -36,6 +37,7 @@ export type * from './contract/job-claims.js';
 export type * from './contract/music.js';
 export type * from './contract/ownership.js';
 export type * from './contract/search.js';
+export type * from './contract/rules.js';
 export type * from './contract/sessions.js';
 export type * from './contract/shared-files.js';
 export type * from './contract/user-groups.js';
@@ -60,7 +62,8 @@ export interface Store
     CallStore,
     ErasureStore,
     WebhookStore,
-    SearchStore {
+    SearchStore,
+    RuleStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

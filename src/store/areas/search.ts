@@ -49,6 +49,48 @@ const COLUMNS = 's.transcription_id, s.idx, s.start_sample, s.end_sample, s.text
 const SQLITE_ORDER = 'ORDER BY segments_fts.rowid DESC';
 const POSTGRES_ORDER = 'ORDER BY s.created_at DESC, s.transcription_id DESC, s.idx DESC';
 
+/** Matches (over every account) up to which PostgreSQL sorts them all rather than walk
+ * segments_newest: under it, the GIN index finds every match and sorting them is cheap. */
+const FEW_MATCHES = 5000;
+
+/**
+ * For a query with a phrase, PostgreSQL's plan is chosen here, not by the planner: it takes a
+ * phrase for as common as its words standing anywhere in a segment, so for a phrase of two
+ * common words that rarely stand together ("thank you" in synthetic text) it expects thousands
+ * of matches, walks segments_newest and checks most of the table (806,000 rows at 1M segments,
+ * 350 ms). So the phrase's matches are first read through the GIN index, up to FEW_MATCHES
+ * (a materialized CTE): below it, they are every match, and the page is cut from them, sorted,
+ * in the same statement; at it, the phrase is common, and the planner's walk along
+ * segments_newest finds the page within its first rows. Queries of single words keep the
+ * planner's choice: its word statistics are right, and reading up to FEW_MATCHES rows first
+ * would cost a common word for nothing.
+ */
+async function postgresSearch(db: Tx, query: SearchQuery, f: { where: string; params: SqlValue[] }, limit: number): Promise<HitRow[]> {
+  const ts = toPostgresTsquery(query);
+  const headline = `StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, HighlightAll=true`;
+  // ts_headline on the page only: in one SELECT it would run for every match before the sort.
+  const page = (source: string) => `SELECT page.*, ts_headline('simple', page.text, page.query, ?) AS marked
+       FROM (SELECT ${COLUMNS}, q.query
+               FROM ${source}
+               JOIN transcriptions t ON t.id = s.transcription_id
+               LEFT JOIN calls c ON c.id = t.call_id
+              WHERE s.search_vector @@ q.query AND ${f.where}
+              ${POSTGRES_ORDER} LIMIT ?) AS page`;
+  const pageOrder = POSTGRES_ORDER.replace(/\bs\./g, 'hit.');
+  if (query.all.some((group) => group.some((phrase) => phrase.length > 1))) {
+    const rows = await db.all<HitRow & { matches: bigint }>(
+      `WITH m AS MATERIALIZED (SELECT s.* FROM segments s WHERE s.search_vector @@ (${ts.sql}) LIMIT ${FEW_MATCHES})
+       SELECT counted.matches, hit.*
+         FROM (SELECT COUNT(*) AS matches FROM m) AS counted
+         LEFT JOIN (${page(`m AS s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ON true
+        ${pageOrder}`,
+      [...ts.params, headline, ...ts.params, ...f.params, BigInt(limit)],
+    );
+    if (Number(rows[0]?.matches ?? 0) < FEW_MATCHES) return rows.filter((r) => r.transcription_id !== null);
+  }
+  return db.all<HitRow>(`SELECT hit.* FROM (${page(`segments s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ${pageOrder}`, [headline, ...ts.params, ...f.params, BigInt(limit)]);
+}
+
 export async function searchSegments(
   db: Tx,
   accountId: string,
@@ -59,7 +101,6 @@ export async function searchSegments(
 ): Promise<SearchHit[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   const f = filterSql(db.dialect, accountId, filters, after);
-  const ts = db.dialect === 'postgres' ? toPostgresTsquery(query) : null;
   const rows =
     db.dialect === 'sqlite'
       ? await db.all<HitRow>(
@@ -73,19 +114,7 @@ export async function searchSegments(
             ${SQLITE_ORDER} LIMIT ?`,
           [MATCH_OPEN, MATCH_CLOSE, toFts5Match(query), ...f.params, BigInt(limit)],
         )
-      : // ts_headline on the page only: in one SELECT it would run for every match before the sort.
-        await db.all<HitRow>(
-          `SELECT page.*, ts_headline('simple', page.text, page.query, ?) AS marked
-             FROM (SELECT ${COLUMNS}, q.query
-                     FROM segments s
-                     CROSS JOIN (SELECT ${ts!.sql} AS query) AS q
-                     JOIN transcriptions t ON t.id = s.transcription_id
-                     LEFT JOIN calls c ON c.id = t.call_id
-                    WHERE s.search_vector @@ q.query AND ${f.where}
-                    ${POSTGRES_ORDER} LIMIT ?) AS page
-            ${POSTGRES_ORDER.replace(/\bs\./g, 'page.')}`,
-          [`StartSel=${MATCH_OPEN}, StopSel=${MATCH_CLOSE}, HighlightAll=true`, ...ts!.params, ...f.params, BigInt(limit)],
-        );
+      : await postgresSearch(db, query, f, limit);
   return rows.map((r) => ({
     transcriptionId: r.transcription_id,
     index: Number(r.idx),
