@@ -172,9 +172,9 @@ function listenParameters(): Json[] {
 
 function liveParameters(): Json[] {
   const schemaOf = (name: string): Json => {
-    if (name === 'encoding') return { enum: ['linear16', 'mulaw'] };
+    if (name === 'encoding') return { enum: ['linear16', 'mulaw', 'alaw'] };
     if (name === 'sample_rate') return { enum: [8000, 16000, 22050, 24000, 44100, 48000] };
-    if (name === 'channels') return { const: 1 };
+    if (name === 'channels') return { enum: [1, 2] };
     if (name === 'endpointing') return { oneOf: [{ type: 'integer', minimum: 0, maximum: 60000 }, { type: 'boolean' }] };
     if (name === 'utterance_end_ms') return { type: 'integer', minimum: 1000, maximum: 60000 };
     if (BOOLEAN_PARAMS.has(name)) return { type: 'boolean' };
