@@ -235,7 +235,7 @@ export function facadePaths(): Record<string, Record<string, Json>> {
                   file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio (any format the native batch upload reads)' },
                   model: { type: 'string', description: `a model GET /v1/models lists: scribed-<engine>, or ${OPENAI_MODEL_ALIASES.join(', ')}` },
                   language: { type: 'string', description: 'the native languageHint (a language the recognizer has)' },
-                  prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints; not applied by batch jobs today)' },
+                  prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints)' },
                   response_format: { enum: [...RESPONSE_FORMATS], default: 'json' },
                   'timestamp_granularities[]': { type: 'array', items: { enum: ['word', 'segment'] }, description: 'with verbose_json only; default segment' },
                   temperature: { type: 'number', minimum: 0, maximum: 1, description: 'accepted and ignored' },
