@@ -194,7 +194,7 @@ export function deepgramLiveOperation(): Json {
     tags: ['Deepgram-compatible'],
     summary: 'Stream audio as to Deepgram\'s live WebSocket (GET /v1/listen)',
     description: [
-      'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters).',
+      'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters); with channels=2 and multichannel=true (interleaved audio) a call of two such sessions, one leg per channel, whose Results carry channel_index [i, 2].',
       'The key is `Authorization: Token <access key>` (or Bearer), or the browser form `Sec-WebSocket-Protocol: token, <access key>`.',
       `Refused before the upgrade with their reason: ${Object.keys(LIVE_REFUSED).join(', ')}; any other parameter not listed is refused as unknown. docs/compat.md.`,
     ].join(' '),
