@@ -177,3 +177,41 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
     expect((await native(`${API}/calls/${legs[0].callId}`)).data.status).toBe('ACTIVE');
   }, 120_000);
 });
+
+describe('a stereo handshake needs a recognizer per channel', () => {
+  it('one decoder, no deferral: stereo is 503 before anything is created, mono opens', async () => {
+    const one = await startService({ maxDecoders: 1, maxDeferredSeconds: 0 });
+    try {
+      const bob = await one.account(1_000n);
+      const headers = { Authorization: `Token ${bob.accessKey}` };
+      const refused = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const ws = new WebSocket(`${one.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&channels=2&multichannel=true`, { headers });
+        ws.on('open', () => reject(new Error('upgrade was accepted')));
+        ws.on('unexpected-response', (_req, res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        });
+        ws.on('error', () => undefined);
+      });
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ err_code: 'SERVICE_UNAVAILABLE' });
+      expect(refused.body.err_msg).toMatch(/one per channel/);
+      const list = async (p: string) => (await (await fetch(`${one.baseUrl}${API}/${p}`, { headers: { accessKey: bob.accessKey } })).json()) as any;
+      expect((await list('transcriptions?limit=10')).data.items).toEqual([]);
+      expect((await list('calls?limit=10')).data.items).toEqual([]);
+
+      const mono = new WebSocket(`${one.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers });
+      const seen: any[] = [];
+      mono.on('message', (d) => seen.push(JSON.parse(d.toString())));
+      await new Promise<void>((resolve, reject) => {
+        mono.on('open', () => resolve());
+        mono.on('error', reject);
+      });
+      mono.send(JSON.stringify({ type: 'CloseStream' }));
+      expect(await waitFor(() => seen.find((m) => m.type === 'Metadata'), 20_000, 'Metadata')).toMatchObject({ channels: 1 });
+    } finally {
+      await one.stop();
+    }
+  }, 60_000);
+});
