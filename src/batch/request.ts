@@ -31,7 +31,6 @@ const NOT_APPLIED_IN_BATCH = [
   'minimumSpeechMs',
   'minimumSilenceMs',
   'includeDetectedLanguage',
-  'vocabularyHints',
   'suppressBackgroundSpeech',
   'heartbeatIntervalMs',
 ] as const;

@@ -341,12 +341,14 @@ export class BatchRunner {
       // would across utterances (and across a restart or a takeover, from the last stored
       // segment).
       let channel = job.channelState;
+      // Validated at upload as a session's are (strings).
+      const hints = { words: Array.isArray(job.options.vocabularyHints) ? (job.options.vocabularyHints as string[]) : [], told: false };
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
         if (claim.lost) throw new LostClaim();
         const audio = await this.audio.read(name, seg.startSample, seg.endSample);
-        const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, jlog);
+        const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, hints, jlog);
         cpuMs += cpu;
         channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
@@ -399,15 +401,22 @@ export class BatchRunner {
 
   /** One segment through one decoder, retried on a fresh decoder if the worker dies. The
    * decoder starts from `channel` (the state the previous segment left) and the state it
-   * ends in is returned (null when the engine keeps none or cannot say). */
+   * ends in is returned (null when the engine keeps none or cannot say). `hints`: the job's
+   * vocabularyHints, applied to the decoder as a live session's are (the pool then retires
+   * that decoder, so each hinted segment costs a decoder load). */
   private async recognize(
     audio: Int16Array,
     rate: number,
     channel: number[] | null,
+    hints: { words: string[]; told: boolean },
     jlog: Logger,
   ): Promise<{ result: FinalResult; cpu: number; channelState: number[] | null }> {
     for (let attempt = 1; ; attempt++) {
-      const stream = await this.openDecoder(rate);
+      const stream = await this.openDecoder(rate, hints.words);
+      if (!hints.told && hints.words.length > 0 && (stream.vocabulary === null || stream.vocabulary.unknown.length > 0)) {
+        hints.told = true;
+        jlog.warn({ notApplied: stream.vocabulary?.unknown ?? hints.words }, 'vocabulary hints the recognizer could not apply');
+      }
       let cpu = 0;
       try {
         // Every open() starts from the initial state (-cmninit): without this, each segment
@@ -430,7 +439,7 @@ export class BatchRunner {
   }
 
   /** A decoder, waiting while every decoder is in use. */
-  private async openDecoder(rate: number): Promise<RecognitionStream> {
+  private async openDecoder(rate: number, hints: string[]): Promise<RecognitionStream> {
     for (;;) {
       if (this.stopping) throw new Stopping();
       try {
@@ -438,6 +447,7 @@ export class BatchRunner {
           inputRate: rate,
           profile: rate <= 8000 ? 'telephony' : 'wideband',
           heartbeatIntervalMs: this.deps.heartbeatIntervalMs ?? BATCH_HEARTBEAT_MS,
+          ...(hints.length > 0 ? { vocabularyHints: hints } : {}),
         });
       } catch (err) {
         if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) throw err;

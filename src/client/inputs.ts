@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
-import { INPUT_ENCODINGS, encodeMulaw, decodeToPcm16, type InputEncodingName } from '../core/audio/encodings.js';
+import { INPUT_ENCODINGS, encodeAlaw, encodeMulaw, decodeToPcm16, type InputEncodingName } from '../core/audio/encodings.js';
 import { MAX_HEAD_BYTES, decideHead, sniffAudioHead, type HeadDecision } from '../core/audio/sniff.js';
 
 const require = createRequire(import.meta.url);
@@ -47,7 +47,7 @@ export const RAW_EXTENSIONS = ['.raw', '.ulaw', '.mulaw', '.ul', '.pcm', '.sln',
  * `scribed stream --channels 2`) the file's two channels kept, interleaved. */
 export function ffmpegOutputArgs(encoding: InputEncodingName, channels: 1 | 2 = 1): string[] {
   const enc = INPUT_ENCODINGS[encoding];
-  const format = encoding === 'mulaw_8000' ? 'mulaw' : 's16le';
+  const format = encoding === 'mulaw_8000' ? 'mulaw' : encoding === 'alaw_8000' ? 'alaw' : 's16le';
   return ['-f', format, '-ar', String(enc.sampleRateHz), '-ac', String(channels)];
 }
 
@@ -235,13 +235,19 @@ function openMic(encoding: InputEncodingName, opts: { recorder?: string; device?
   });
   const pcm = rec.stream();
   // Read at once (see the ffmpeg case); mu-law sessions get the PCM converted.
-  const stream = pcm.pipe(encoding === 'mulaw_8000' ? pcmToMulaw() : new PassThrough());
+  const stream = pcm.pipe(INPUT_ENCODINGS[encoding].bytesPerSample === 1 ? pcmToG711(encoding) : new PassThrough());
   pcm.on('error', (err) => stream.emit('error', err instanceof Error ? err : new Error(String(err))));
   return { stream, live: true, kind: 'mic', stop: () => rec.stop(), done: endOf(stream), head: settledRaw() };
 }
 
 /** 16-bit PCM to G.711 mu-law, keeping a split sample across chunks. */
 export function pcmToMulaw(): Transform {
+  return pcmToG711('mulaw_8000');
+}
+
+/** 16-bit PCM to the G.711 law of `encoding` (mu-law or A-law), keeping a split sample. */
+export function pcmToG711(encoding: InputEncodingName): Transform {
+  const encode = encoding === 'alaw_8000' ? encodeAlaw : encodeMulaw;
   let carry: Buffer | null = null;
   return new Transform({
     transform(chunk: Buffer, _enc, cb) {
@@ -251,7 +257,7 @@ export function pcmToMulaw(): Transform {
         carry = Buffer.from(data.subarray(data.length - 1));
         data = data.subarray(0, data.length - 1);
       }
-      cb(null, Buffer.from(encodeMulaw(decodeToPcm16('pcm_s16le_8000', data))));
+      cb(null, Buffer.from(encode(decodeToPcm16('pcm_s16le_8000', data))));
     },
   });
 }

@@ -13,7 +13,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { INPUT_ENCODINGS } from '../core/audio/encodings.js';
+import { INPUT_ENCODINGS, silenceByteOf } from '../core/audio/encodings.js';
 import type { ServerEvent } from '../core/protocol.js';
 import { withDefaults, type SessionStreamerOptions, type StreamSummary, type StreamerOptions } from './stream-options.js';
 import { SessionHttpClient, StreamFatalError } from './session-http.js';
@@ -63,7 +63,7 @@ export class SessionStreamer extends EventEmitter {
     this.state = new StreamEventState(this.rate);
     const o = this.opts;
     this.window = new SendWindow(
-      { bytesPerSample: enc.bytesPerSample, sampleRateHz: this.rate, bufferSamples: opts.bufferSamples, silenceByte: opts.encoding === 'mulaw_8000' ? 0xff : 0, frameMs: o.frameMs, windowMs: o.windowMs, onFull: o.onFull },
+      { bytesPerSample: enc.bytesPerSample, sampleRateHz: this.rate, bufferSamples: opts.bufferSamples, silenceByte: silenceByteOf(opts.encoding), frameMs: o.frameMs, windowMs: o.windowMs, onFull: o.onFull },
       this.state.acct,
     );
     this.log = opts.logger.child({ streamId: opts.streamId });

@@ -28,6 +28,7 @@ describe('encodings table', () => {
       { name: 'pcm_s16le_44100', sampleRateHz: 44100, bytesPerSample: 2, profile: 'wideband' },
       { name: 'pcm_s16le_48000', sampleRateHz: 48000, bytesPerSample: 2, profile: 'wideband' },
       { name: 'mulaw_8000', sampleRateHz: 8000, bytesPerSample: 1, profile: 'telephony' },
+      { name: 'alaw_8000', sampleRateHz: 8000, bytesPerSample: 1, profile: 'telephony' },
     ]);
     expect(Object.keys(INPUT_ENCODINGS)).toEqual([...INPUT_ENCODING_NAMES]);
   });

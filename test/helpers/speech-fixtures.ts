@@ -46,3 +46,11 @@ export function joined(inputs: string[], gapSeconds: number): string {
   execFileSync('ffmpeg', ['-v', 'error', '-y', ...inputs.flatMap((p) => ['-i', p]), '-filter_complex', `${filters};${labels}concat=n=${inputs.length}:v=0:a=1`, '-ac', '1', out]);
   return out;
 }
+
+/** Raw G.711 A-law of `input` at 8 kHz mono, converted by ffmpeg (`-c:a pcm_alaw`), as a
+ * European PBX sends it. */
+export function rawAlaw(input: string): Buffer {
+  return execFileSync('ffmpeg', ['-v', 'error', '-i', input, '-ac', '1', '-ar', '8000', '-c:a', 'pcm_alaw', '-f', 'alaw', '-'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}

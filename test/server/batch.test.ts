@@ -493,12 +493,12 @@ describe('text options on finals', () => {
 
   it('rewriteInstruction and processingContentStorage: batch jobs say they were not applied', async () => {
     const r = await upload(svc, alice.accessKey, clips[1]!.wavFile, {
-      options: JSON.stringify({ rewriteInstruction: 'make it formal', processingContentStorage: true, vocabularyHints: ['Dashwood'], includeAlignment: false }),
+      options: JSON.stringify({ rewriteInstruction: 'make it formal', processingContentStorage: true, suppressBackgroundSpeech: true, includeAlignment: false }),
     });
     expect(r.status).toBe(200);
     const codes = r.json.data.notices.map((n: Json) => n.code);
     expect(codes).toEqual(['PROCESSING_STORAGE_NOT_APPLIED', 'REWRITE_NOT_APPLIED', 'BATCH_OPTIONS_NOT_APPLIED']);
-    expect(r.json.data.effectiveOptions.notApplied).toEqual(['rewriteInstruction', 'processingContentStorage', 'vocabularyHints']);
+    expect(r.json.data.effectiveOptions.notApplied).toEqual(['rewriteInstruction', 'processingContentStorage', 'suppressBackgroundSpeech']);
     const detail = (await getJson(svc, `${TRANSCRIPTIONS}/${r.json.data.transcriptionId}`, alice.accessKey)).json.data;
     expect(detail.notices.map((n: Json) => n.code)).toEqual(codes);
     await svc.service.batch.idle();

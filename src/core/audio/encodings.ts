@@ -23,6 +23,7 @@ export const INPUT_ENCODING_NAMES = [
   'pcm_s16le_44100',
   'pcm_s16le_48000',
   'mulaw_8000',
+  'alaw_8000',
 ] as const;
 
 export type InputEncodingName = (typeof INPUT_ENCODING_NAMES)[number];
@@ -39,7 +40,16 @@ export const INPUT_ENCODINGS: Readonly<Record<InputEncodingName, InputEncoding>>
   pcm_s16le_44100: pcm('pcm_s16le_44100', 44100),
   pcm_s16le_48000: pcm('pcm_s16le_48000', 48000),
   mulaw_8000: { name: 'mulaw_8000', sampleRateHz: 8000, bytesPerSample: 1, profile: 'telephony' },
+  // G.711 A-law: what European PBXs and carriers send (RTP payload type 8).
+  alaw_8000: { name: 'alaw_8000', sampleRateHz: 8000, bytesPerSample: 1, profile: 'telephony' },
 });
+
+/** The byte a G.711 encoding sends for silence (its quietest level); 0 for 16-bit PCM. */
+export function silenceByteOf(encoding: InputEncodingName): number {
+  if (encoding === 'mulaw_8000') return 0xff;
+  if (encoding === 'alaw_8000') return 0xd5;
+  return 0;
+}
 
 export const DEFAULT_INPUT_ENCODING: InputEncodingName = 'pcm_s16le_16000';
 
@@ -149,7 +159,7 @@ function decodePcm16le(bytes: Uint8Array): Int16Array {
 export function decodeToPcm16(encoding: InputEncodingName, bytes: Uint8Array): Int16Array {
   const enc = INPUT_ENCODINGS[encoding];
   if (enc.bytesPerSample === 2) return decodePcm16le(bytes);
-  return decodeG711(bytes, MULAW_DECODE);
+  return decodeG711(bytes, g711Table(encoding));
 }
 
 /** Decode `count` samples of a payload in `encoding`, from sample `from` on, straight into
@@ -163,10 +173,15 @@ export function decodePcm16Into(encoding: InputEncodingName, bytes: Uint8Array, 
     }
     return;
   }
-  for (let i = 0; i < count; i++) target[at + i] = MULAW_DECODE[bytes[from + i]!]!;
+  const table = g711Table(encoding);
+  for (let i = 0; i < count; i++) target[at + i] = table[bytes[from + i]!]!;
 }
 
-/** A-law buffer decoder (RTP payload type 8); not a session input encoding yet. */
+function g711Table(encoding: InputEncodingName): Int16Array {
+  return encoding === 'alaw_8000' ? ALAW_DECODE : MULAW_DECODE;
+}
+
+/** A-law buffer decoder (RTP payload type 8). */
 export function decodeAlaw(bytes: Uint8Array): Int16Array {
   return decodeG711(bytes, ALAW_DECODE);
 }

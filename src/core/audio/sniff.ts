@@ -217,7 +217,7 @@ export function describeWavFormat(format: WavFormat): string {
 /** The ffmpeg command that turns any audio into raw bytes of `encoding` (stdin to stdout). */
 export function ffmpegDecodeCommand(encoding: InputEncodingName): string {
   const enc = INPUT_ENCODINGS[encoding];
-  return `ffmpeg -loglevel error -i pipe:0 -f ${enc.bytesPerSample === 1 ? 'mulaw' : 's16le'} -ar ${enc.sampleRateHz} -ac 1 pipe:1`;
+  return `ffmpeg -loglevel error -i pipe:0 -f ${encoding === 'alaw_8000' ? 'alaw' : enc.bytesPerSample === 1 ? 'mulaw' : 's16le'} -ar ${enc.sampleRateHz} -ac 1 pipe:1`;
 }
 
 export type HeadDecision =

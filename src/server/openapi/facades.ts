@@ -172,9 +172,9 @@ function listenParameters(): Json[] {
 
 function liveParameters(): Json[] {
   const schemaOf = (name: string): Json => {
-    if (name === 'encoding') return { enum: ['linear16', 'mulaw'] };
+    if (name === 'encoding') return { enum: ['linear16', 'mulaw', 'alaw'] };
     if (name === 'sample_rate') return { enum: [8000, 16000, 22050, 24000, 44100, 48000] };
-    if (name === 'channels') return { const: 1 };
+    if (name === 'channels') return { enum: [1, 2] };
     if (name === 'endpointing') return { oneOf: [{ type: 'integer', minimum: 0, maximum: 60000 }, { type: 'boolean' }] };
     if (name === 'utterance_end_ms') return { type: 'integer', minimum: 1000, maximum: 60000 };
     if (BOOLEAN_PARAMS.has(name)) return { type: 'boolean' };
@@ -194,7 +194,7 @@ export function deepgramLiveOperation(): Json {
     tags: ['Deepgram-compatible'],
     summary: 'Stream audio as to Deepgram\'s live WebSocket (GET /v1/listen)',
     description: [
-      'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters).',
+      'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters); with channels=2 and multichannel=true (interleaved audio) a call of two such sessions, one leg per channel, whose Results carry channel_index [i, 2].',
       'The key is `Authorization: Token <access key>` (or Bearer), or the browser form `Sec-WebSocket-Protocol: token, <access key>`.',
       `Refused before the upgrade with their reason: ${Object.keys(LIVE_REFUSED).join(', ')}; any other parameter not listed is refused as unknown. docs/compat.md.`,
     ].join(' '),
@@ -235,7 +235,7 @@ export function facadePaths(): Record<string, Record<string, Json>> {
                   file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio (any format the native batch upload reads)' },
                   model: { type: 'string', description: `a model GET /v1/models lists: scribed-<engine>, or ${OPENAI_MODEL_ALIASES.join(', ')}` },
                   language: { type: 'string', description: 'the native languageHint (a language the recognizer has)' },
-                  prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints; not applied by batch jobs today)' },
+                  prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints)' },
                   response_format: { enum: [...RESPONSE_FORMATS], default: 'json' },
                   'timestamp_granularities[]': { type: 'array', items: { enum: ['word', 'segment'] }, description: 'with verbose_json only; default segment' },
                   temperature: { type: 'number', minimum: 0, maximum: 1, description: 'accepted and ignored' },

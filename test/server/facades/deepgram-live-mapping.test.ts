@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { validateCreateSession } from '../../../src/core/session-options.js';
 import { mapLiveQuery } from '../../../src/server/facades/deepgram/live-params.js';
 import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED } from '../../../src/server/facades/deepgram/parameters.js';
-import { DeepgramLiveMessages } from '../../../src/server/facades/deepgram/live-messages.js';
+import { DeepgramLiveMessages, streamMetadata } from '../../../src/server/facades/deepgram/live-messages.js';
+import { ChannelSplitter } from '../../../src/server/facades/deepgram/live-channels.js';
 import { DeepgramError } from '../../../src/server/facades/deepgram/errors.js';
 import { serverEvent, type TimePoint } from '../../../src/core/protocol.js';
 
@@ -48,15 +49,28 @@ describe('mapLiveQuery', () => {
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', frobnicate: '1' })).toMatch(/^frobnicate: unknown/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', token: 'sk_x' })).toMatch(/^token: unknown/);
     expect(refusal({ sample_rate: '8000' })).toMatch(/^encoding: required/);
-    expect(refusal({ encoding: 'alaw', sample_rate: '8000' })).toMatch(/^encoding: /);
+    expect(refusal({ encoding: 'alaw', sample_rate: '16000' })).toMatch(/^sample_rate: 16000 is not served for alaw/);
     expect(refusal({ encoding: 'opus', sample_rate: '48000' })).toMatch(/^encoding: /);
     expect(refusal({ encoding: 'mulaw', sample_rate: '16000' })).toMatch(/^sample_rate: 16000 is not served for mulaw/);
     expect(refusal({ encoding: 'linear16', sample_rate: '11025' })).toMatch(/^sample_rate: /);
     expect(refusal({ encoding: 'linear16' })).toMatch(/^sample_rate: required/);
-    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2' })).toMatch(/^channels: /);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2' })).toMatch(/^channels: 2 channels are served with multichannel=true/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2', multichannel: 'false' })).toMatch(/^channels: /);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '3', multichannel: 'true' })).toMatch(/^channels: at most 2/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '1', multichannel: 'true' })).toMatch(/^multichannel: needs channels=2/);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', endpointing: 'soon' })).toMatch(/^endpointing: /);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', utterance_end_ms: '500' })).toMatch(/^utterance_end_ms: /);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', interim_results: 'yes' })).toMatch(/^interim_results: /);
+  });
+
+  it('alaw is the native alaw_8000; channels=2 with multichannel=true is two channels of the same encoding', () => {
+    const alaw = mapLiveQuery({ encoding: 'alaw', sample_rate: '8000' });
+    expect(alaw).toMatchObject({ bytesPerSample: 1, channels: 1 });
+    expect(validateCreateSession(alaw.sessionBody).effectiveOptions.inputEncoding).toBe('alaw_8000');
+    const stereo = mapLiveQuery({ encoding: 'linear16', sample_rate: '16000', channels: '2', multichannel: 'true', tag: 'crm' });
+    expect(stereo).toMatchObject({ bytesPerSample: 2, channels: 2, sampleRate: 16000 });
+    expect(stereo.sessionBody).toMatchObject({ title: 'Deepgram live: crm', options: { inputEncoding: 'pcm_s16le_16000' } });
+    expect(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', multichannel: 'false' }).channels).toBe(1);
   });
 
   it('each parameter is in exactly one live list', () => {
@@ -133,5 +147,43 @@ describe('DeepgramLiveMessages', () => {
     expect(m.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '12000', segments: 1 }))).toEqual([
       { type: 'Metadata', transaction_key: 'deprecated', request_id: 'req-1', sha256: '', created: '2026-11-28T06:00:00.000Z', duration: 1.5, channels: 1, models: ['scribed-pocketsphinx'], model_info: { 'scribed-pocketsphinx': { name: 'scribed-pocketsphinx', version: 'scribed', arch: 'scribed-pocketsphinx' } }, transcription_ids: ['stt_1'] },
     ]);
+  });
+});
+
+describe('ChannelSplitter', () => {
+  it('mono: whole samples only, a split sample waits for the next message', () => {
+    const s = new ChannelSplitter(2, 1);
+    expect(s.push(Buffer.from([1, 2, 3]))).toEqual([Buffer.from([1, 2])]);
+    expect(s.push(Buffer.from([4, 5, 6]))).toEqual([Buffer.from([3, 4, 5, 6])]);
+  });
+
+  it('two channels of linear16: interleaved frames split per channel, across odd message boundaries', () => {
+    const s = new ChannelSplitter(2, 2);
+    // L0 R0 L1 R1 as little-endian 16-bit samples, sent 3 bytes then 5.
+    const frames = Buffer.from([0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00]);
+    const a = s.push(frames.subarray(0, 3));
+    expect(a.map((b) => b.length)).toEqual([0, 0]);
+    const b = s.push(frames.subarray(3));
+    expect(b).toEqual([Buffer.from([0x01, 0x00, 0x03, 0x00]), Buffer.from([0x02, 0x00, 0x04, 0x00])]);
+  });
+
+  it('two channels of G.711 bytes', () => {
+    const s = new ChannelSplitter(1, 2);
+    expect(s.push(Buffer.from([10, 20, 11, 21, 12]))).toEqual([Buffer.from([10, 11]), Buffer.from([20, 21])]);
+    expect(s.push(Buffer.from([22]))).toEqual([Buffer.from([12]), Buffer.from([22])]);
+  });
+});
+
+describe('two channels: messages per channel, one Metadata', () => {
+  it('Results, SpeechStarted and UtteranceEnd carry [i, 2]; closed sends no Metadata per channel; streamMetadata names both rows', () => {
+    const left = messages({ channel: [0, 2] });
+    const right = messages({ channel: [1, 2], transcriptionId: 'stt_2' });
+    const out = right.translate(serverEvent.final({ segmentId: 's1', start: at(100), end: at(700), text: 'refund', trigger: 'vad', words: [word('refund', 100, 600)] }));
+    expect(out.find((m) => m.type === 'SpeechStarted')).toMatchObject({ channel: [1, 2] });
+    expect(out.find((m) => m.type === 'Results')).toMatchObject({ channel_index: [1, 2], is_final: true });
+    expect(right.translate(ack(8 * 1000))).toEqual([]);
+    expect(right.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '24000', segments: 1 }))).toEqual([{ type: 'UtteranceEnd', channel: [1, 2], last_word_end: 0.6 }]);
+    expect(left.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '16000', segments: 0 }))).toEqual([]);
+    expect(streamMetadata([left, right])).toMatchObject({ type: 'Metadata', request_id: 'req-1', channels: 2, duration: 3, transcription_ids: ['stt_1', 'stt_2'] });
   });
 });

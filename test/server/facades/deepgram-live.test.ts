@@ -179,11 +179,13 @@ describe('GET /v1/listen handshake and the browser form', () => {
     expect(r.body).toMatchObject({ err_code: 'INVALID_QUERY_PARAMETER' });
     expect(r.body.err_msg).toMatch(/^diarize: /);
     expect(r.body.request_id).toBe(r.requestId);
-    const multi = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&channels=2&multichannel=true`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const multi = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&multichannel=true`, { headers: { Authorization: `Token ${alice.accessKey}` } });
     expect(multi.status).toBe(400);
     expect(multi.body.err_msg).toMatch(/^multichannel: /);
-    const alaw = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=alaw&sample_rate=8000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
-    expect(alaw.body.err_msg).toMatch(/^encoding: /);
+    const mixed = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&channels=2`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    expect(mixed.body.err_msg).toMatch(/^channels: /);
+    const opus = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=opus&sample_rate=48000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    expect(opus.body.err_msg).toMatch(/^encoding: /);
     const language = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&language=xx`, { headers: { Authorization: `Token ${alice.accessKey}` } });
     expect(language.status).toBe(400);
     expect(language.body.err_code).toBe('Bad Request');

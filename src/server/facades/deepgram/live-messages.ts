@@ -73,12 +73,14 @@ export interface LiveMessageOptions {
   interimResults: boolean;
   vadEvents: boolean;
   utteranceEndMs: number | null;
+  /** [index, count] of the channel this translator speaks for (default [0, 1]). With more
+   * than one channel the stream's Metadata is sent by the route once every channel closed
+   * (streamMetadata), not by each channel's translator. */
+  channel?: [number, number];
 }
 
 const seconds = (t: TimePoint): number => t.ms / 1000;
 const round3 = (s: number): number => Math.round(s * 1000) / 1000;
-const CHANNEL: [number, number] = [0, 1];
-
 export class DeepgramLiveMessages {
   private readonly openedSegments = new Set<string>();
   private lastPartialText = new Map<string, string>();
@@ -86,9 +88,15 @@ export class DeepgramLiveMessages {
   private pendingUtteranceEnd: number | null = null;
   private capturedSamples = 0n;
   private readonly modelInfo: { name: string; version: string; arch: string };
+  private readonly channel: [number, number];
 
   constructor(private readonly opts: LiveMessageOptions) {
     this.modelInfo = { name: opts.modelName, version: 'scribed', arch: opts.modelName };
+    this.channel = opts.channel ?? [0, 1];
+  }
+
+  get transcriptionId(): string {
+    return this.opts.transcriptionId;
   }
 
   /** The stream's audio so far, in seconds. */
@@ -108,7 +116,7 @@ export class DeepgramLiveMessages {
         return this.final(event);
       case 'closed':
         this.capturedSamples = BigInt(event.capturedSamples);
-        return [...this.utteranceEndDue(true), this.metadata()];
+        return this.channel[1] === 1 ? [...this.utteranceEndDue(true), this.metadata()] : this.utteranceEndDue(true);
       case 'error':
         return [{ type: 'Error', err_code: event.code, err_msg: event.message, request_id: this.opts.requestId }];
       case 'accepting':
@@ -121,24 +129,18 @@ export class DeepgramLiveMessages {
   }
 
   metadata(): MetadataMessage {
-    return {
-      type: 'Metadata',
-      transaction_key: 'deprecated',
-      request_id: this.opts.requestId,
-      sha256: '',
-      created: this.opts.created,
-      duration: round3(this.durationSeconds),
-      channels: 1,
-      models: [this.opts.modelName],
-      model_info: { [this.opts.modelName]: this.modelInfo },
-      transcription_ids: [this.opts.transcriptionId],
-    };
+    return streamMetadata([this]);
+  }
+
+  /** The fields of the stream's Metadata this channel's translator holds. */
+  metadataFields(): Pick<MetadataMessage, 'request_id' | 'created' | 'models' | 'model_info'> {
+    return { request_id: this.opts.requestId, created: this.opts.created, models: [this.opts.modelName], model_info: { [this.opts.modelName]: this.modelInfo } };
   }
 
   private speechStarted(segmentId: string, start: TimePoint): LiveMessage[] {
     if (this.openedSegments.has(segmentId)) return [];
     this.openedSegments.add(segmentId);
-    return this.opts.vadEvents ? [{ type: 'SpeechStarted', channel: CHANNEL, timestamp: round3(seconds(start)) }] : [];
+    return this.opts.vadEvents ? [{ type: 'SpeechStarted', channel: this.channel, timestamp: round3(seconds(start)) }] : [];
   }
 
   private partial(e: PartialEvent): LiveMessage[] {
@@ -176,14 +178,14 @@ export class DeepgramLiveMessages {
     if (gap === null || last === null) return [];
     if (!ending && this.durationSeconds < last + gap / 1000) return [];
     this.pendingUtteranceEnd = null;
-    return [{ type: 'UtteranceEnd', channel: CHANNEL, last_word_end: last }];
+    return [{ type: 'UtteranceEnd', channel: this.channel, last_word_end: last }];
   }
 
   private results(start: TimePoint, end: TimePoint, transcript: string, words: LiveWord[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): ResultsMessage {
     const confidence = words.length === 0 ? 0 : words.reduce((s, w) => s + w.confidence, 0) / words.length;
     return {
       type: 'Results',
-      channel_index: CHANNEL,
+      channel_index: this.channel,
       start: round3(seconds(start)),
       duration: round3(Math.max(0, seconds(end) - seconds(start))),
       is_final: isFinal,
@@ -193,6 +195,20 @@ export class DeepgramLiveMessages {
       metadata: { request_id: this.opts.requestId, model_info: this.modelInfo, model_uuid: this.opts.modelName },
     };
   }
+}
+
+/** The Metadata of a stream whose channels these translators speak for (in channel order):
+ * its duration the longest channel's, a History row per channel. */
+export function streamMetadata(channels: readonly DeepgramLiveMessages[]): MetadataMessage {
+  return {
+    type: 'Metadata',
+    transaction_key: 'deprecated',
+    sha256: '',
+    ...channels[0]!.metadataFields(),
+    duration: round3(Math.max(...channels.map((c) => c.durationSeconds))),
+    channels: channels.length,
+    transcription_ids: channels.map((c) => c.transcriptionId),
+  };
 }
 
 /** A partial carries text only: its words share the partial's span evenly (derived, not

@@ -4,6 +4,7 @@
 // refused naming it, before the upgrade. The native body is then validated by the same code
 // as a native create (src/core/session-options.ts), so both APIs accept the same sessions.
 import { isInputEncodingName } from '../../../core/audio/encodings.js';
+import { MULTICHANNEL_CHANNELS } from '../../../core/channels.js';
 import { all, bad, bool, integer, keywordTerm, last, type Query } from './options.js';
 import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED } from './parameters.js';
 
@@ -11,8 +12,10 @@ export interface LiveListenRequest {
   /** The native create-session body: title, languageHint, options. */
   sessionBody: { title: string; languageHint?: string; options: Record<string, unknown> };
   sampleRate: number;
-  /** Bytes of one sample on the wire (2 for linear16, 1 for mulaw). */
+  /** Bytes of one sample of one channel on the wire (2 for linear16, 1 for mulaw and alaw). */
   bytesPerSample: 1 | 2;
+  /** 2 with multichannel=true: interleaved channels, each a leg of a call; else 1. */
+  channels: 1 | 2;
   interimResults: boolean;
   /** UtteranceEnd after this much audio past the last final word; null: not sent. */
   utteranceEndMs: number | null;
@@ -27,18 +30,24 @@ export function mapLiveQuery(q: Query): LiveListenRequest {
     bad(`${name}: unknown or unsupported parameter`);
   }
   const encoding = last(q, 'encoding');
-  if (encoding === undefined) bad('encoding: required on the live socket (linear16 or mulaw with sample_rate); containers are not read live');
+  if (encoding === undefined) bad('encoding: required on the live socket (linear16, mulaw or alaw with sample_rate); containers are not read live');
   const sampleRate = integer(q, 'sample_rate', 8000, 48000);
   if (sampleRate === undefined) bad('sample_rate: required with encoding');
   let inputEncoding: string;
   if (encoding === 'linear16') inputEncoding = `pcm_s16le_${sampleRate}`;
   else if (encoding === 'mulaw') inputEncoding = `mulaw_${sampleRate}`;
-  else return bad(`encoding: ${JSON.stringify(encoding)} is not served on the live socket; send linear16 or mulaw`);
+  else if (encoding === 'alaw') inputEncoding = `alaw_${sampleRate}`;
+  else return bad(`encoding: ${JSON.stringify(encoding)} is not served on the live socket; send linear16, mulaw or alaw`);
   if (!isInputEncodingName(inputEncoding)) {
-    bad(`sample_rate: ${sampleRate} is not served for ${encoding} (linear16: 8000, 16000, 22050, 24000, 44100 or 48000; mulaw: 8000)`);
+    bad(`sample_rate: ${sampleRate} is not served for ${encoding} (linear16: 8000, 16000, 22050, 24000, 44100 or 48000; mulaw and alaw: 8000)`);
   }
-  const channels = integer(q, 'channels', 1, 8);
-  if (channels !== undefined && channels !== 1) bad('channels: one channel per live socket; open one socket per leg of a call');
+  // Two channels are two parties (a call): each is recognized alone, as a leg. A stereo
+  // stream mixed into one recognizer gives neither party's words, so it is not offered.
+  const channels = integer(q, 'channels', 1, 8) ?? 1;
+  const multichannel = bool(q, 'multichannel') ?? false;
+  if (channels > MULTICHANNEL_CHANNELS) bad(`channels: at most ${MULTICHANNEL_CHANNELS} (interleaved, with multichannel=true: one leg of a call per channel)`);
+  if (channels === 2 && !multichannel) bad('channels: 2 channels are served with multichannel=true (each channel a leg of a call); a mixed-down stereo stream is not');
+  if (multichannel && channels !== 2) bad('multichannel: needs channels=2 (interleaved audio, one party per channel); one channel is a plain stream');
 
   const options: Record<string, unknown> = { inputEncoding };
   const endpointing = last(q, 'endpointing');
@@ -65,6 +74,7 @@ export function mapLiveQuery(q: Query): LiveListenRequest {
     sessionBody,
     sampleRate: sampleRate!,
     bytesPerSample: encoding === 'linear16' ? 2 : 1,
+    channels: channels === 2 ? 2 : 1,
     interimResults: bool(q, 'interim_results') ?? false,
     utteranceEndMs: integer(q, 'utterance_end_ms', 1000, 60_000) ?? null,
     vadEvents: bool(q, 'vad_events') ?? false,

@@ -3,37 +3,44 @@
 // the key read from `Authorization: Token|Bearer <key>` or the browser form
 // `Sec-WebSocket-Protocol: token, <key>` (ws answers the first protocol offered, `token`), the
 // node's room checked, and a native real-time session of the account created and claimed
-// exactly as the native create and stream routes do. After it, the socket drives that session
-// through the native socket's API (onBinary/onText/attach/detach): raw audio is framed here
-// (Deepgram clients send no epoch or sampleOffset), KeepAlive is absorbed, Finalize is a
-// commit, CloseStream a close; the session's events go out as Deepgram messages
-// (live-messages.ts). A dropped socket pauses the session like a native one.
+// exactly as the native create and stream routes do; with `channels=2&multichannel=true` a
+// call and one session per channel, its legs (docs/calls.md). After it, the socket drives each
+// session through the native socket's API (onBinary/onText/attach/detach; live-leg.ts): raw
+// audio is split by channel (live-channels.ts) and framed here (Deepgram clients send no epoch
+// or sampleOffset), KeepAlive is absorbed, Finalize is a commit and CloseStream a close of
+// every leg; the sessions' events go out as Deepgram messages (live-messages.ts) with their
+// channel's index. A dropped socket pauses every session like a native one.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { ScribedError, toScribedError } from '../../../core/errors.js';
-import { encodeAudioFrame } from '../../../core/frame.js';
 import { CLOSE_CODES } from '../../../core/protocol.js';
 import { newId } from '../../../core/ids.js';
 import { requestHash, validateCreateSession } from '../../../core/session-options.js';
 import { applyRecognizerCapabilities } from '../../../core/recognizer-capabilities.js';
 import { accountStreamLimit } from '../../../core/account-streams.js';
+import { callRequestHash, sessionRequestHashWithCall, type CallLink } from '../../../core/calls.js';
+import { DEFAULT_CHANNEL_SPEAKERS, legTitle } from '../../../core/channels.js';
 import { accountStreamsOf } from '../../account-admission.js';
-import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
+import type { LiveSession } from '../../../session/live-session.js';
 import { authenticate, headerValue } from '../../auth.js';
-import { hasFreeDecoder } from '../../capacity.js';
+import { nodeCapacity } from '../../capacity.js';
 import type { AppContext } from '../../context.js';
 import { authorizationCredential } from '../credentials.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapLiveQuery, type LiveListenRequest } from './live-params.js';
-import { DeepgramLiveMessages } from './live-messages.js';
+import { ChannelSplitter } from './live-channels.js';
+import { LiveLeg } from './live-leg.js';
+import { DeepgramLiveMessages, streamMetadata } from './live-messages.js';
 import type { Query } from './options.js';
 
 const QUEUE_HIGH = 64;
 const QUEUE_LOW = 16;
 
 interface LiveHandshake {
-  session: LiveSession;
+  /** One per channel, in channel order (two: the legs of a call). */
+  sessions: LiveSession[];
+  callId: string | null;
   request: LiveListenRequest;
   requestId: string;
   settle: () => void;
@@ -61,8 +68,7 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
 
   /** A native session for the stream, created as POST .../sessions creates one (same
    * validation, same store call; a fresh idempotency key: each socket is its own session). */
-  async function createSession(accountId: string, request: LiveListenRequest): Promise<string> {
-    const body = request.sessionBody;
+  async function createSession(accountId: string, body: LiveListenRequest['sessionBody'], call: CallLink | null): Promise<string> {
     const valid = applyRecognizerCapabilities(validateCreateSession(body), {
       languages: ctx.engine.info.languages,
       detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
@@ -70,9 +76,9 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
     const outcome = await ctx.store.createSession({
       accountId,
       idempotencyKey: `deepgram-live-${randomUUID()}`,
-      requestHash: requestHash(body),
+      requestHash: sessionRequestHashWithCall(requestHash(body), call),
       sampleRateHz: valid.effectiveOptions.sampleRateHz,
-      call: null,
+      call,
       session: {
         id: newId('rts', ctx.now()),
         accountId,
@@ -88,33 +94,70 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
     return outcome.session.id;
   }
 
+  /** A stereo stream's call (docs/calls.md), created as POST .../stt/calls creates one; its
+   * legs join it as the pre-recorded multichannel path's legs do: channel 0 `agent`, channel 1
+   * `customer`, each titled `<call title>: <speaker>`. */
+  async function createLegs(accountId: string, request: LiveListenRequest): Promise<{ callId: string; sessionIds: string[] }> {
+    const title = request.sessionBody.title;
+    const outcome = await ctx.store.createCall({
+      call: { id: newId('call', ctx.now()), accountId, externalId: null, title, createdAt: ctx.now().toISOString() },
+      idempotency: { key: `deepgram-live-${randomUUID()}`, requestHash: callRequestHash({ title, externalId: null }) },
+    });
+    if (outcome.kind === 'conflict') throw new ScribedError('INTERNAL', 'a fresh idempotency key conflicted');
+    ctx.metrics.callsCreated.inc();
+    const callId = outcome.call.id;
+    const sessionIds: string[] = [];
+    for (const speaker of DEFAULT_CHANNEL_SPEAKERS.slice(0, request.channels)) {
+      sessionIds.push(await createSession(accountId, { ...request.sessionBody, title: legTitle(title, speaker) }, { callId, speaker }));
+    }
+    return { callId, sessionIds };
+  }
+
+  /** Recognizers for `n` sockets now (free or held by paused sessions), or room to defer. */
+  function hasRoomFor(n: number): boolean {
+    const c = nodeCapacity(ctx);
+    if (c === null || c.decoders - c.busy + c.reclaimable >= n) return true;
+    return ctx.sessions.deferral?.budget.hasRoom() ?? false;
+  }
+
   async function handshake(req: FastifyRequest<{ Querystring: Query }>, requestId: string): Promise<LiveHandshake> {
     const request = mapLiveQuery(req.query ?? {});
     const key = liveCredential(headerValue(req.headers.authorization), headerValue(req.headers['sec-websocket-protocol']));
     const accountId = await authenticate(ctx.store, 'access_key', key);
     const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
     const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
-    const pendingId = `deepgram-${requestId}`;
-    if (!accountStreams.tryAdmit(accountId, pendingId, limit, streaming)) {
-      throw new DeepgramError(429, 'TOO_MANY_REQUESTS', `this account already streams ${limit} sessions on this node, its limit`);
-    }
+    // Each channel is a stream of the account (a leg counts as a stream everywhere).
+    const pendingIds = Array.from({ length: request.channels }, (_, i) => `deepgram-${requestId}-${i}`);
+    const admitted: string[] = [];
     let settled = false;
     const settle = () => {
       if (settled) return;
       settled = true;
-      accountStreams.settle(accountId, pendingId);
+      for (const id of admitted) accountStreams.settle(accountId, id);
     };
-    req.raw.socket.once('close', settle);
-    try {
-      if (!hasFreeDecoder(ctx) && !(ctx.sessions.deferral?.budget.hasRoom() ?? false)) {
-        throw new ScribedError('ENGINE_BUSY', 'every recognizer of this node is in use; try again later');
+    for (const id of pendingIds) {
+      if (!accountStreams.tryAdmit(accountId, id, limit, streaming)) {
+        settle();
+        throw new DeepgramError(429, 'TOO_MANY_REQUESTS', `this account already streams ${limit} sessions on this node, its limit${request.channels > 1 ? ` (each of the ${request.channels} channels is one)` : ''}`);
       }
-      const sessionId = await createSession(accountId, request);
-      const session = await ctx.sessions.take(sessionId, accountId);
-      if (!session) throw new ScribedError('INTERNAL', `session ${sessionId} vanished after its creation`);
-      return { session, request, requestId, settle };
+      admitted.push(id);
+    }
+    req.raw.socket.once('close', settle);
+    const taken: LiveSession[] = [];
+    try {
+      if (!hasRoomFor(request.channels)) {
+        throw new ScribedError('ENGINE_BUSY', `${request.channels > 1 ? `${request.channels} recognizers (one per channel) are` : 'a recognizer is'} not free on this node now; try again later`);
+      }
+      const { callId, sessionIds } = request.channels === 1 ? { callId: null, sessionIds: [await createSession(accountId, request.sessionBody, null)] } : await createLegs(accountId, request);
+      for (const sessionId of sessionIds) {
+        const session = await ctx.sessions.take(sessionId, accountId);
+        if (!session) throw new ScribedError('INTERNAL', `session ${sessionId} vanished after its creation`);
+        taken.push(session);
+      }
+      return { sessions: taken, callId, request, requestId, settle };
     } catch (err) {
       settle();
+      for (const session of taken) await ctx.sessions.releaseIfIdle(session).catch(() => undefined);
       throw err;
     }
   }
@@ -141,36 +184,9 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
         },
       },
       (socket: WebSocket, req) => {
-        const { session, request, requestId, settle: settleAdmission } = req.deepgramLive!;
-        const log = req.log.child({ sessionId: session.id, requestId });
-        const messages = new DeepgramLiveMessages({
-          requestId,
-          transcriptionId: session.transcriptionId,
-          created: ctx.now().toISOString(),
-          sampleRate: request.sampleRate,
-          modelName: `scribed-${ctx.engine.info.name}`,
-          interimResults: request.interimResults,
-          vadEvents: request.vadEvents,
-          utteranceEndMs: request.utteranceEndMs,
-        });
-        const sink: SessionSocket = {
-          send: (event) => {
-            if (event.type === 'accepting') accepting = event.accepting;
-            if (socket.readyState !== socket.OPEN) return;
-            for (const m of messages.translate(event)) socket.send(JSON.stringify(m));
-          },
-          close: (code, reason) => socket.close(code, reason),
-        };
-        // The frame cursor: a fresh session's epoch, from its first sample. A linear16 message
-        // may split a sample; its odd byte waits for the next message. While the session does
-        // not accept audio (spent balance, recognition backlog) audio is dropped here without
-        // moving the cursor, so only what was in flight is a gap (filled with silence).
-        let accepting = true;
-        const epoch = session.cursor.epoch;
-        let sampleOffset = session.cursor.epochReceived;
-        let carry: Buffer | null = null;
-        const maxPayload = ctx.config.maxFramePayloadBytes - (ctx.config.maxFramePayloadBytes % request.bytesPerSample);
-
+        const { sessions, callId, request, requestId, settle: settleAdmission } = req.deepgramLive!;
+        const log = req.log.child({ sessionIds: sessions.map((s) => s.id), ...(callId ? { callId } : {}), requestId });
+        const created = ctx.now().toISOString();
         let queued = 0;
         const track = (work: Promise<void>) => {
           queued += 1;
@@ -180,19 +196,33 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
             if (queued <= QUEUE_LOW && socket.isPaused) socket.resume();
           });
         };
-        const audio = (data: Buffer) => {
-          if (!accepting) return;
-          let bytes = carry ? Buffer.concat([carry, data]) : data;
-          carry = null;
-          const whole = bytes.length - (bytes.length % request.bytesPerSample);
-          if (whole < bytes.length) carry = Buffer.from(bytes.subarray(whole));
-          bytes = bytes.subarray(0, whole);
-          for (let at = 0; at < bytes.length; at += maxPayload) {
-            const payload = bytes.subarray(at, Math.min(bytes.length, at + maxPayload));
-            track(session.onBinary(sink, encodeAudioFrame({ epoch, sampleOffset, payload })));
-            sampleOffset += payload.length / request.bytesPerSample;
-          }
+        const translators = sessions.map(
+          (session, i) =>
+            new DeepgramLiveMessages({
+              requestId,
+              transcriptionId: session.transcriptionId,
+              created,
+              sampleRate: request.sampleRate,
+              modelName: `scribed-${ctx.engine.info.name}`,
+              interimResults: request.interimResults,
+              vadEvents: request.vadEvents,
+              utteranceEndMs: request.utteranceEndMs,
+              channel: [i, sessions.length],
+            }),
+        );
+        // A leg that ended normally waits for the others; the stream ends (Metadata, 1000) with
+        // the last. A leg refused or failed ends the socket with its code; the other legs then
+        // lose their socket and pause, as a dropped socket pauses them.
+        const onRelease = (ended: boolean, code: number, reason: string) => {
+          if (ended && !legs.every((l) => l.ended)) return;
+          if (ended && legs.length > 1 && socket.readyState === socket.OPEN) socket.send(JSON.stringify(streamMetadata(translators)));
+          socket.close(code, reason);
         };
+        const legs = sessions.map(
+          (session, i) =>
+            new LiveLeg({ session, messages: translators[i]!, socket, bytesPerSample: request.bytesPerSample, maxFramePayloadBytes: ctx.config.maxFramePayloadBytes, track, onRelease }),
+        );
+        const splitter = new ChannelSplitter(request.bytesPerSample, request.channels);
         const control = (text: string) => {
           let type: unknown;
           try {
@@ -201,36 +231,36 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
             type = undefined;
           }
           if (type === 'KeepAlive') return;
-          if (type === 'Finalize') return track(session.onText(sink, '{"type":"commit"}'));
-          if (type === 'CloseStream') return track(session.onText(sink, '{"type":"close"}'));
+          if (type === 'Finalize') return legs.forEach((l) => l.finalize());
+          if (type === 'CloseStream') return legs.forEach((l) => l.close());
           socket.send(JSON.stringify({ type: 'Error', err_code: 'INVALID_MESSAGE', err_msg: 'text messages are KeepAlive, Finalize or CloseStream; audio goes in binary messages', request_id: requestId }));
         };
 
         socket.on('message', (data, isBinary) => {
           const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-          if (isBinary) audio(buf);
+          if (isBinary) splitter.push(buf).forEach((channel, i) => legs[i]!.audio(channel));
           else control(buf.toString('utf8'));
         });
         socket.on('close', () => {
-          void session.detach(sink).catch((err) => log.error({ err }, 'detach failed'));
+          for (const leg of legs) void leg.detach().catch((err) => log.error({ err, sessionId: leg.session.id }, 'detach failed'));
         });
 
-        const attaching = session.attach(sink);
-        void attaching.finally(settleAdmission).catch(() => undefined);
-        attaching.then(
-          () => {
+        const attaching = Promise.allSettled(legs.map((l) => l.attach()));
+        void attaching.finally(settleAdmission);
+        void attaching.then((outcomes) => {
+          const refused = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [{ leg: legs[i]!, err: toScribedError(o.reason) }] : []));
+          if (refused.length === 0) {
             ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'upgraded' });
-            log.info({ model: request.model }, 'Deepgram live stream opened');
-          },
-          (err: unknown) => {
-            const e = toScribedError(err);
-            ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'attach_failed' });
-            log.warn({ code: e.code }, 'socket attach refused');
-            void ctx.sessions.releaseIfIdle(session).catch((releaseErr: unknown) => log.warn({ err: releaseErr }, 'could not release the claim'));
-            if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId }));
-            socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
-          },
-        );
+            log.info({ model: request.model, channels: request.channels }, 'Deepgram live stream opened');
+            return;
+          }
+          const e = refused[0]!.err;
+          ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'attach_failed' });
+          log.warn({ code: e.code }, 'socket attach refused');
+          for (const { leg } of refused) void ctx.sessions.releaseIfIdle(leg.session).catch((releaseErr: unknown) => log.warn({ err: releaseErr }, 'could not release the claim'));
+          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId }));
+          socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
+        });
       },
     );
   };

@@ -60,11 +60,12 @@ export const REFUSED = {
 } as const;
 
 /** The live socket's parameters (GET /v1/listen), three lists as above: the audio is raw
- * frames in a native input encoding, so containers, A-law and two channels are refused. */
+ * frames in a native input encoding, so containers are refused. */
 export const LIVE_ACTING = {
-  encoding: 'linear16 (PCM s16le at 8000, 16000, 22050, 24000, 44100 or 48000 Hz) or mulaw (8000 Hz): the native inputEncoding',
+  encoding: 'linear16 (PCM s16le at 8000, 16000, 22050, 24000, 44100 or 48000 Hz), mulaw or alaw (8000 Hz): the native inputEncoding',
   sample_rate: 'the rate of the audio (required with encoding)',
-  channels: '1 (the only value served live)',
+  channels: '1, or 2 (interleaved) with multichannel=true',
+  multichannel: 'with channels=2: each channel a leg of a call (one native session per channel, docs/calls.md), its Results with channel_index [i, 2]',
   interim_results: 'true: partials as Results with is_final false',
   endpointing: 'ms of silence ending an utterance: segmentCommitMode vad with commitSilenceMs; false: manual (finals on Finalize or the 30 s bound)',
   utterance_end_ms: 'UtteranceEnd once this much audio passed the last final word without new speech',
@@ -85,7 +86,6 @@ export const LIVE_REFUSED = {
   callback: 'pre-recorded only: results come on the socket',
   callback_method: 'pre-recorded only',
   redact: 'redaction is not served on the live socket',
-  multichannel: 'one channel per live socket: open one socket per leg of a call (or use the native calls API, docs/calls.md)',
   utterances: 'pre-recorded only; live utterances end with speech_final and UtteranceEnd',
   utt_split: 'pre-recorded only',
 } as const;

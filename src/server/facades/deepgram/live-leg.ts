@@ -1,0 +1,82 @@
+// One channel of a Deepgram live socket driving its native session (a leg of a call when the
+// socket carries two channels): the channel's audio framed for the session (Deepgram clients
+// send no epoch or sampleOffset), Finalize and CloseStream as the native commit and close, and
+// the session's events translated for the shared socket with the channel's index.
+import type { WebSocket } from 'ws';
+import { encodeAudioFrame } from '../../../core/frame.js';
+import { CLOSE_CODES } from '../../../core/protocol.js';
+import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
+import type { DeepgramLiveMessages } from './live-messages.js';
+
+export interface LiveLegOptions {
+  session: LiveSession;
+  messages: DeepgramLiveMessages;
+  socket: WebSocket;
+  /** Bytes of one sample of this channel. */
+  bytesPerSample: 1 | 2;
+  maxFramePayloadBytes: number;
+  /** Counts the session's pending work (the socket is paused while too much is pending). */
+  track: (work: Promise<void>) => void;
+  /** The session let its socket go: `ended` after its `closed` (the stream's normal end),
+   * else a refusal or a fault with the native socket's code. */
+  onRelease: (ended: boolean, code: number, reason: string) => void;
+}
+
+export class LiveLeg {
+  readonly sink: SessionSocket;
+  /** The session sent `closed`. */
+  ended = false;
+  private accepting = true;
+  private readonly epoch: number;
+  private sampleOffset: number;
+  private readonly maxPayload: number;
+
+  constructor(private readonly o: LiveLegOptions) {
+    // A fresh session's epoch, from its first sample.
+    this.epoch = o.session.cursor.epoch;
+    this.sampleOffset = o.session.cursor.epochReceived;
+    this.maxPayload = o.maxFramePayloadBytes - (o.maxFramePayloadBytes % o.bytesPerSample);
+    const socket = o.socket;
+    this.sink = {
+      send: (event) => {
+        if (event.type === 'accepting') this.accepting = event.accepting;
+        if (event.type === 'closed') this.ended = true;
+        if (socket.readyState !== socket.OPEN) return;
+        for (const m of o.messages.translate(event)) socket.send(JSON.stringify(m));
+      },
+      close: (code, reason) => o.onRelease(this.ended && code === CLOSE_CODES.normal, code, reason),
+    };
+  }
+
+  get session(): LiveSession {
+    return this.o.session;
+  }
+
+  /** Whole samples of this channel. While the session does not accept audio (spent balance,
+   * recognition backlog) they are dropped without moving the cursor, so only what was in
+   * flight becomes a gap (filled with silence). */
+  audio(bytes: Buffer): void {
+    if (!this.accepting) return;
+    for (let at = 0; at < bytes.length; at += this.maxPayload) {
+      const payload = bytes.subarray(at, Math.min(bytes.length, at + this.maxPayload));
+      this.o.track(this.o.session.onBinary(this.sink, encodeAudioFrame({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload })));
+      this.sampleOffset += payload.length / this.o.bytesPerSample;
+    }
+  }
+
+  finalize(): void {
+    this.o.track(this.o.session.onText(this.sink, '{"type":"commit"}'));
+  }
+
+  close(): void {
+    this.o.track(this.o.session.onText(this.sink, '{"type":"close"}'));
+  }
+
+  attach(): Promise<void> {
+    return this.o.session.attach(this.sink);
+  }
+
+  detach(): Promise<void> {
+    return this.o.session.detach(this.sink);
+  }
+}
