@@ -23,6 +23,7 @@ import * as calls from './areas/calls.js';
 import * as erasure from './areas/erasure.js';
 import * as webhooks from './areas/webhooks.js';
 import * as search from './areas/search.js';
+import * as desk from './areas/desk-sessions.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -212,4 +213,11 @@ export class SqlStore implements Store {
   parkCallbackDelivery = this.call(webhooks.parkCallbackDelivery);
   listParkedCallbacks = this.call(webhooks.listParkedCallbacks);
   releaseCallbackDelivery = this.call(webhooks.releaseCallbackDelivery);
+
+  // the desk: login links and browser sessions (docs/desk.md)
+  insertDeskLoginLink = this.call(desk.insertDeskLoginLink);
+  redeemDeskLoginLink = this.call(desk.redeemDeskLoginLink);
+  useDeskSession = this.call(desk.useDeskSession);
+  endDeskSession = this.call(desk.endDeskSession);
+  listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
 }
