@@ -21,6 +21,8 @@ const BOTH_STORES = [
   'test/server/facades/deepgram-callback.test.ts',
   'test/server/facades/batch-wait.test.ts',
   'test/server/facades/deepgram-live.test.ts',
+  // The desk's login links and sessions (docs/desk.md).
+  'test/desk/desk-auth.test.ts',
 ];
 
 export default defineConfig({

@@ -87,6 +87,9 @@ export const ERRORS = {
   // dashboard user groups
   USER_GROUP_TOKEN_MISMATCH: { wire: -1, http: 403, summary: 'current_token is not the group\'s current token' },
 
+  // the desk (docs/desk.md)
+  DESK_REQUEST_REFUSED: { wire: -1, http: 403, summary: 'a desk request that changes state came from another origin or without the page\'s CSRF token' },
+
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

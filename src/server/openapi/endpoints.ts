@@ -8,6 +8,7 @@ import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
+import { DESK_ENDPOINTS } from './desk.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -370,4 +371,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- search (openapi/search.ts)
   ...SEARCH_ENDPOINTS,
+
+  // ---------------------------------------------------------------- the desk (openapi/desk.ts)
+  ...DESK_ENDPOINTS,
 ];
