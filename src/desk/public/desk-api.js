@@ -67,9 +67,13 @@ export const transcriptOf = (id) => getDocument(`${API}/transcriptions/${encodeU
 export const callOf = (id) => getJson(`${API}/calls/${encodeURIComponent(id)}`);
 export const callTranscriptOf = (id) => getDocument(`${API}/calls/${encodeURIComponent(id)}/transcript?format=json`);
 
-/** The recording's address: a call's both legs (stereo) or one transcription's audio. */
-export function recordingUrl(kind, id) {
-  return kind === 'call' ? `${API}/calls/${encodeURIComponent(id)}/audio?leg=stereo` : `${API}/transcriptions/${encodeURIComponent(id)}/audio`;
+/** The recording's address: one transcription's audio; a call's two legs as one stereo file,
+ * or, for a call of one leg or more than two, its first leg's (the recordings route mixes
+ * exactly two). */
+export function recordingUrl(kind, id, legs = []) {
+  if (kind !== 'call') return `${API}/transcriptions/${encodeURIComponent(id)}/audio`;
+  const leg = legs.length === 2 || legs.length === 0 ? 'stereo' : legs[0];
+  return `${API}/calls/${encodeURIComponent(id)}/audio?leg=${encodeURIComponent(leg)}`;
 }
 
 /** True when the recording is there (a 404 means none was kept). */

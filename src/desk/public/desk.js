@@ -112,9 +112,11 @@ async function openReader(params) {
   state.textContent = 'Loading...';
   try {
     let segments;
+    let legs = [];
     if (kind === 'call') {
       const t = await api.callTranscriptOf(id);
       segments = t.segments;
+      legs = t.legs.map((l) => l.speaker);
       $('reader-heading').textContent = `Call: ${t.title || t.callId}`;
       $('reader-facts').textContent = `${t.callId}${t.externalId ? ` · PBX ${t.externalId}` : ''} · ${t.status} · ${t.legs.map((l) => l.speaker).join(', ')} · ${formatMs(t.durationMs)}`;
     } else {
@@ -125,7 +127,7 @@ async function openReader(params) {
     }
     const hitLine = renderTranscript(document, $('transcript'), segments, player, hitSeg ? { transcriptionId: hitT, segmentId: hitSeg } : null);
     state.textContent = `${segments.length} line${segments.length === 1 ? '' : 's'}.`;
-    await showRecording(api.recordingUrl(kind === 'call' ? 'call' : 'transcription', id), at);
+    await showRecording(api.recordingUrl(kind === 'call' ? 'call' : 'transcription', id, legs), at);
     $('reader-heading').focus();
     hitLine?.scrollIntoView({ block: 'center' });
   } catch (err) {

@@ -5,13 +5,14 @@
 import { watchTicket } from './desk-api.js';
 import { formatMs } from './transcript-view.js';
 
-/** What an alert says, whatever fields its rule gives. */
+/** What an alert says (the `alert` event of live rules: docs/rules.md): its rule, who, the
+ * words that matched (or the segment's text) and where on the session's clock. */
 export function alertText(a) {
-  const rule = a.ruleName ?? a.name ?? a.ruleId ?? 'rule';
-  const said = a.text ?? a.match ?? a.phrase ?? '';
+  const rule = a.ruleName ?? a.ruleId ?? 'a rule';
+  const said = a.match?.text ?? a.text ?? '';
   const who = a.speaker ? ` (${a.speaker})` : '';
-  const at = a.start?.ms ?? a.startMs;
-  return `Alert: ${rule}${who}${said ? `: "${said}"` : ''}${typeof at === 'number' ? ` at ${formatMs(at)}` : ''}`;
+  const at = typeof a.startMs === 'number' ? ` at ${formatMs(a.startMs)}` : '';
+  return `Alert: ${rule}${who}${said ? `: "${said}"` : ''}${at}`;
 }
 
 export class LiveWatch {
@@ -70,7 +71,7 @@ export class LiveWatch {
     const text = this.doc.createElement('span');
     text.className = 'text';
     text.textContent = event.text;
-    li.append(time, this.doc.createElement('span'), text);
+    li.append(time, ' ', this.doc.createElement('span'), ' ', text);
     this.els.finals.append(li);
     this.els.partial.textContent = '';
   }

@@ -32,7 +32,7 @@ export function renderTranscript(doc, list, segments, player, hit) {
     time.type = 'button';
     time.className = 'seek';
     time.textContent = `${formatMs(seg.startMs)}-${formatMs(seg.endMs)}`;
-    time.setAttribute('aria-label', `Play from ${formatMs(seg.startMs)}`);
+    time.setAttribute('aria-label', `${time.textContent}, play from here`);
     time.addEventListener('click', () => seekTo(player, seg.startMs));
     const speaker = doc.createElement('span');
     speaker.className = 'speaker';
@@ -54,7 +54,8 @@ export function renderTranscript(doc, list, segments, player, hit) {
     } else {
       text.textContent = seg.text;
     }
-    li.append(time, speaker, text);
+    // The spaces read as such in a copy or a screen reader (the grid ignores them).
+    li.append(time, ' ', speaker, ' ', text);
     if (hit && seg.id === hit.segmentId && (seg.transcriptionId ?? hit.transcriptionId) === hit.transcriptionId) {
       li.classList.add('hit');
       hitLine = li;
