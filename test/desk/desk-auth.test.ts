@@ -211,6 +211,10 @@ describe('a desk session', () => {
     expect((await get(`${STT}/transcriptions/${own.alice.transcriptionId}`, cookie)).json.data.transcriptionId).toBe(own.alice.transcriptionId);
     const transcript = await get(`${STT}/transcriptions/${own.alice.transcriptionId}/transcript?format=json`, cookie);
     expect(transcript.json.segments[0].text).toBe('alice wants to cancel my subscription');
+    // The audit trail names the desk session that downloaded it (docs/redaction.md).
+    const audit = await svc.service.store.listAudit(alice.accountId, 100);
+    const sessionId = `ds_${cookie.split('=')[1]!.split('_')[1]}`;
+    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId])).toEqual([['transcript.download', own.alice.transcriptionId]]);
     expect((await get(`${STT}/calls/${own.alice.callId}`, cookie)).json.data.legs[0].speaker).toBe('customer');
     const merged = await get(`${STT}/calls/${own.alice.callId}/transcript?format=json`, cookie);
     expect(merged.json.segments.map((s: any) => [s.speaker, s.startMs])).toEqual([['customer', 1000]]);

@@ -145,7 +145,7 @@ describe('the desk in Chromium', () => {
       const p = (globalThis as any).document.getElementById('player');
       return !p.hidden && p.readyState >= 1;
     });
-    expect(stub.served).toContain(`HEAD ${STT}/calls/${ids.heard}/audio?leg=stereo 200`);
+    expect(stub.served).toContain(`GET ${STT}/calls/${ids.heard}/audio?leg=stereo 200`);
     const word = page.locator('#transcript .word', { hasText: 'subscription' });
     const startMs = Number(await word.getAttribute('data-start-ms'));
     expect(startMs).toBeGreaterThan(2000);

@@ -75,9 +75,3 @@ export function recordingUrl(kind, id, legs = []) {
   const leg = legs.length === 2 || legs.length === 0 ? 'stereo' : legs[0];
   return `${API}/calls/${encodeURIComponent(id)}/audio?leg=${encodeURIComponent(leg)}`;
 }
-
-/** True when the recording is there (a 404 means none was kept). */
-export async function hasRecording(url) {
-  const res = await fetch(url, { method: 'HEAD', credentials: 'same-origin' });
-  return res.ok;
-}

@@ -89,18 +89,35 @@ $('more').addEventListener('click', () => void runSearch(true));
 const player = $('player');
 followPlayback($('transcript'), player);
 
-async function showRecording(url, atMs) {
+// The recording is asked for once, by the player itself (ranges as it plays): shown when its
+// metadata arrives, "No recording" when the answer is not audio (404: none kept; 409: still
+// being made) or cannot be played.
+function showRecording(url, atMs) {
   player.hidden = true;
   $('no-recording').hidden = true;
-  player.removeAttribute('src');
-  if (!(await api.hasRecording(url))) {
-    $('no-recording').hidden = false;
-    return;
-  }
+  const shown = new AbortController();
+  player.addEventListener(
+    'loadedmetadata',
+    () => {
+      shown.abort();
+      player.hidden = false;
+      if (atMs > 0) player.currentTime = atMs / 1000;
+    },
+    { signal: shown.signal },
+  );
+  player.addEventListener(
+    'error',
+    () => {
+      shown.abort();
+      $('no-recording').hidden = false;
+    },
+    { signal: shown.signal },
+  );
   player.src = url;
-  player.hidden = false;
-  if (atMs > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = atMs / 1000), { once: true });
+  return shown;
 }
+
+let recording = null;
 
 async function openReader(params) {
   const kind = params.has('call') ? 'call' : 't';
@@ -127,7 +144,8 @@ async function openReader(params) {
     }
     const hitLine = renderTranscript(document, $('transcript'), segments, player, hitSeg ? { transcriptionId: hitT, segmentId: hitSeg } : null);
     state.textContent = `${segments.length} line${segments.length === 1 ? '' : 's'}.`;
-    await showRecording(api.recordingUrl(kind === 'call' ? 'call' : 'transcription', id, legs), at);
+    recording?.abort();
+    recording = showRecording(api.recordingUrl(kind === 'call' ? 'call' : 'transcription', id, legs), at);
     $('reader-heading').focus();
     hitLine?.scrollIntoView({ block: 'center' });
   } catch (err) {
