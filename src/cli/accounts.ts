@@ -195,9 +195,32 @@ const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
   },
 };
 
+interface DeskLogoutArgs extends StoreArgs {
+  account: string;
+  json?: boolean;
+}
+
+// Ends every desk session of the account at once (a lost laptop, a link sent to the wrong person).
+const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
+  command: 'desk-logout',
+  describe: "end every desk session of the account at once and void its unused login links",
+  builder: (y) => withStoreOptions(y.option('account', { type: 'string', demandOption: true }).option('json', { type: 'boolean', describe: 'print one JSON line' })),
+  handler: async (args) => {
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      if (!(await store.getAccount(args.account))) throw new Error(`NOT_FOUND: account ${args.account} does not exist`);
+      const ended = await store.endAccountDeskSessions(args.account, new Date());
+      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, ...ended })}\n`);
+      else process.stdout.write(`ended ${ended.sessions} desk session(s), voided ${ended.links} unused login link(s)\n`);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
 export const accountsCommand: CommandModule = {
   command: 'accounts <command>',
   describe: 'manage accounts (create, credit, list, rotate-key, revoke-key)',
-  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(loginLinkCommand).demandCommand(1),
+  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(loginLinkCommand).command(deskLogoutCommand).demandCommand(1),
   handler: () => undefined,
 };

@@ -219,5 +219,6 @@ export class SqlStore implements Store {
   redeemDeskLoginLink = this.call(desk.redeemDeskLoginLink);
   useDeskSession = this.call(desk.useDeskSession);
   endDeskSession = this.call(desk.endDeskSession);
+  endAccountDeskSessions = this.call(desk.endAccountDeskSessions);
   listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
 }

@@ -289,6 +289,20 @@ describe('a desk session', () => {
     expect((await deskPost(path, cookie, { origin: origin(), 'x-scribed-desk-csrf': csrf })).status).toBe(401);
   });
 
+  it("the operator's desk-logout ends every session of the account and voids its unused links; another account's stay", async () => {
+    const [one, two, bobs] = [await session(alice.accountId), await session(alice.accountId), await session(bob.accountId)];
+    const unused = await link(alice.accountId);
+    const { stdout } = await run(process.execPath, [CLI, 'accounts', 'desk-logout', '--account', alice.accountId, '--json', ...(await storeArgsFor(svc.dataDir))]);
+    const out = JSON.parse(stdout);
+    expect(out.accountId).toBe(alice.accountId);
+    expect(out.sessions).toBeGreaterThanOrEqual(2);
+    expect(out.links).toBeGreaterThanOrEqual(1);
+    for (const cookie of [one, two]) expect((await get(`${STT}/search?q=cancel`, cookie)).status).toBe(401);
+    expect((await login(unused)).status).toBe(401);
+    expect((await get(`${STT}/search?q=cancel`, bobs)).status).toBe(200);
+    expect((await login(await link(alice.accountId))).status).toBe(200); // a new link works again
+  });
+
   it('stores link tokens and session cookies hashed only, and logs neither', async () => {
     const token = await link(alice.accountId);
     const r = await login(token);

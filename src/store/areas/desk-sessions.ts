@@ -86,6 +86,14 @@ export async function endDeskSession(db: Db, sessionId: string, now: Date): Prom
   return (await db.run('UPDATE desk_sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL', [now.toISOString(), sessionId])) === 1;
 }
 
+export async function endAccountDeskSessions(db: Db, accountId: string, now: Date): Promise<{ sessions: number; links: number }> {
+  const at = now.toISOString();
+  return db.tx(async (tx) => ({
+    sessions: await tx.run('UPDATE desk_sessions SET ended_at = ? WHERE account_id = ? AND ended_at IS NULL AND expires_at > ?', [at, accountId, at]),
+    links: await tx.run('UPDATE desk_login_links SET used_at = ? WHERE account_id = ? AND used_at IS NULL AND expires_at > ?', [at, accountId, at]),
+  }));
+}
+
 export async function listDeskLiveSessions(db: Db, accountId: string, limit: number): Promise<DeskLiveSession[]> {
   const rows = await db.all<{ id: string; transcription_id: string; title: string; state: 'RECORDING' | 'PAUSED'; call_id: string | null; speaker: string | null; created_at: string }>(
     `SELECT id, transcription_id, title, state, call_id, speaker, created_at FROM rt_sessions

@@ -57,6 +57,9 @@ export interface DeskSessionStore {
   useDeskSession(sessionId: string, secretHash: Buffer, now: Date, idleMs: number, touchAfterMs: number): Promise<DeskSessionOutcome>;
   /** Log out: the session is refused from now on. False when there was no such open session. */
   endDeskSession(sessionId: string, now: Date): Promise<boolean>;
+  /** The operator's stop: every open desk session of the account ends and its unused login
+   * links are spent, in one transaction. Counts what it ended. */
+  endAccountDeskSessions(accountId: string, now: Date): Promise<{ sessions: number; links: number }>;
   /** An account's sessions not closed yet (RECORDING or PAUSED), newest first, at most `limit`. */
   listDeskLiveSessions(accountId: string, limit: number): Promise<DeskLiveSession[]>;
 }
