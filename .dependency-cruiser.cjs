@@ -130,6 +130,7 @@ module.exports = {
 
     // ------------------------------------------------------------------ settings and adapters
     layer('console-on-config', '^src/console/', ['core', 'config.ts', 'console'], 'The console plugin serves files under the settings.'),
+    layer('desk-on-store', '^src/desk/', ['core', 'config.ts', 'store', 'desk'], 'The desk plugin serves files; its login links are store work (issued by the CLI).'),
     {
       name: 'only-the-process-imports-the-server',
       comment: 'The server (routes, sockets) is assembled by service.ts and the CLI only.',

@@ -22,6 +22,8 @@ const BOTH_STORES = [
   'test/server/facades/batch-wait.test.ts',
   'test/server/facades/deepgram-live.test.ts',
   'test/server/facades/deepgram-live-multichannel.test.ts',
+  // The desk's login links and sessions (docs/desk.md).
+  'test/desk/desk-auth.test.ts',
 ];
 
 export default defineConfig({

@@ -5,8 +5,11 @@ import type { CommandModule } from 'yargs';
 import { provisionAccount } from '../accounts/provision.js';
 import { DEFAULT_GRACE_SECONDS, checkGraceSeconds, listAccountViews, revokeAccessKeys, rotateAccessKey, type AccessKeyView } from '../accounts/access-keys.js';
 import { CREDENTIAL_ID_CHARS } from '../core/credentials.js';
-import { storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
+import { storeConfigInput, storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
 import { openStore } from '../store/index.js';
+import { loadConfig, storeSettings } from '../config.js';
+import { issueLoginLink } from '../desk/login-link.js';
+import { parseLinkTtl } from '../desk/policy.js';
 
 function parseCharacters(value: unknown): bigint {
   const s = String(value ?? '0');
@@ -158,9 +161,66 @@ const revokeCommand: CommandModule<object, RevokeArgs> = {
   },
 };
 
+interface LoginLinkArgs extends StoreArgs {
+  account: string;
+  'base-url'?: string;
+  ttl: string;
+  json?: boolean;
+}
+
+// The desk's login link (docs/desk.md): read-only, single-use, short-lived; printed once.
+const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
+  command: 'login-link',
+  describe: "print a single-use, read-only login link to the account's desk (/desk/); it expires after --ttl",
+  builder: (y) =>
+    withStoreOptions(
+      y
+        .option('account', { type: 'string', demandOption: true })
+        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default http://SCRIBED_HOST:SCRIBED_PORT]' })
+        .option('ttl', { type: 'string', describe: 'how long the link may be opened: 90s, 15m, 2h (at most 24h)', default: '15m' })
+        .option('json', { type: 'boolean', describe: 'print one JSON line' }),
+    ),
+  handler: async (args) => {
+    const ttlMs = parseLinkTtl(args.ttl);
+    const config = loadConfig(storeConfigInput(args));
+    const baseUrl = args['base-url'] ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const store = await openStore(storeSettings(config));
+    try {
+      const out = await issueLoginLink(store, args.account, baseUrl, ttlMs, new Date());
+      if (args.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+      else process.stdout.write(`${out.url}\n(single use, read-only; expires ${out.expiresAt}; not shown again)\n`);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
+interface DeskLogoutArgs extends StoreArgs {
+  account: string;
+  json?: boolean;
+}
+
+// Ends every desk session of the account at once (a lost laptop, a link sent to the wrong person).
+const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
+  command: 'desk-logout',
+  describe: "end every desk session of the account at once and void its unused login links",
+  builder: (y) => withStoreOptions(y.option('account', { type: 'string', demandOption: true }).option('json', { type: 'boolean', describe: 'print one JSON line' })),
+  handler: async (args) => {
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      if (!(await store.getAccount(args.account))) throw new Error(`NOT_FOUND: account ${args.account} does not exist`);
+      const ended = await store.endAccountDeskSessions(args.account, new Date());
+      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, ...ended })}\n`);
+      else process.stdout.write(`ended ${ended.sessions} desk session(s), voided ${ended.links} unused login link(s)\n`);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
 export const accountsCommand: CommandModule = {
   command: 'accounts <command>',
   describe: 'manage accounts (create, credit, list, rotate-key, revoke-key)',
-  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).demandCommand(1),
+  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(loginLinkCommand).command(deskLogoutCommand).demandCommand(1),
   handler: () => undefined,
 };

@@ -32,6 +32,9 @@ import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
+import { deskPages } from '../desk/plugin.js';
+import { installDeskReads } from './routes/desk-auth.js';
+import { deskRoutes } from './routes/desk.js';
 
 /** Default JSON body limit. It covers every legal body except interpretation create, whose
  * source.text may be 100,000 code points (up to 1.2 MB as JSON); that route sets its own
@@ -90,6 +93,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
   // After the websocket plugin (its onRequest hook marks upgrades) and before any route.
   installConnectionGuards(app, ctx.config, ctx.metrics);
+  // The desk's session cookie on the native reads it may make (docs/desk.md); before every route.
+  installDeskReads(app, ctx);
   await app.register(healthRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(sessionRoutes(ctx));
@@ -116,6 +121,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(facadeRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
+  // The desk: its pages at /desk/ and its session routes at /desk/api/ (docs/desk.md).
+  await app.register(deskPages());
+  await app.register(deskRoutes(ctx));
   // The API document (src/server/openapi, docs/api-reference.md).
   await app.register(openApiRoutes(ctx));
 

@@ -10,7 +10,8 @@ import type { AppContext } from './context.js';
 
 /** Record `action` on `subjectId` by the request's access key (authenticated before). */
 export async function audit(ctx: AppContext, req: FastifyRequest, accountId: string, action: AuditAction, subjectId: string): Promise<void> {
-  const credentialId = parseCredential(presentedCredential(req, 'access_key')?.trim(), 'sk')?.id ?? null;
+  // A desk session's read names the session (`ds_...`, docs/desk.md), a key's its public id.
+  const credentialId = parseCredential(presentedCredential(req, 'access_key')?.trim(), 'sk')?.id ?? req.deskSessionId ?? null;
   const now = ctx.now();
   req.log.info({ audit: { action, subjectId, accountId, credentialId } }, 'audit');
   await ctx.store.recordAudit({ id: newId('aud', now), accountId, credentialId, action, subjectId, createdAt: now.toISOString() });

@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated account, set by requireCredential (null on routes without it). */
     accountId: string | null;
+    /** The desk session that authorised this read (routes/desk-auth.ts), or null. */
+    deskSessionId: string | null;
   }
 }
 
@@ -51,6 +53,8 @@ export function presentedCredential(req: FastifyRequest, kind: CredentialKind): 
 /** onRequest hook for a route plugin whose every route needs a credential of `kind`. */
 export function requireCredential(store: Store, kind: CredentialKind): onRequestAsyncHookHandler {
   return async (req) => {
+    // A desk session authorised this GET already: only listed reads get here (desk-auth.ts).
+    if (req.deskSessionId) return;
     req.accountId = await authenticate(store, kind, presentedCredential(req, kind));
   };
 }

@@ -8,6 +8,7 @@
 // hashes are BYTEA.
 import type { PostgresMigration } from './sql/postgres-db.js';
 import { POSTGRES_V12_RULES } from './migrations/postgres-v12-rules.js';
+import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -427,4 +428,5 @@ ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
 `,
   },
   ...POSTGRES_V12_RULES,
+  ...POSTGRES_V13_DESK,
 ];

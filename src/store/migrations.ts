@@ -21,11 +21,13 @@ import type { SqliteMigration } from './sql/sqlite-db.js';
 import { SQLITE_V01_V09 } from './migrations/sqlite-v01-v09.js';
 import { SQLITE_V10_V14 } from './migrations/sqlite-v10-v14.js';
 import { SQLITE_V17_RULES } from './migrations/sqlite-v17-rules.js';
+import { SQLITE_V18_DESK } from './migrations/sqlite-v18-desk.js';
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
   ...SQLITE_V10_V14,
   ...SQLITE_V17_RULES,
+  ...SQLITE_V18_DESK,
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

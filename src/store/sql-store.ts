@@ -24,6 +24,7 @@ import * as erasure from './areas/erasure.js';
 import * as webhooks from './areas/webhooks.js';
 import * as search from './areas/search.js';
 import * as rules from './areas/rules.js';
+import * as desk from './areas/desk-sessions.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -221,4 +222,11 @@ export class SqlStore implements Store {
   updateRule = this.call(rules.updateRule);
   deleteRule = this.call(rules.deleteRule);
   raiseRuleAlert = this.call(rules.raiseRuleAlert);
+  // the desk: login links and browser sessions (docs/desk.md)
+  insertDeskLoginLink = this.call(desk.insertDeskLoginLink);
+  redeemDeskLoginLink = this.call(desk.redeemDeskLoginLink);
+  useDeskSession = this.call(desk.useDeskSession);
+  endDeskSession = this.call(desk.endDeskSession);
+  endAccountDeskSessions = this.call(desk.endAccountDeskSessions);
+  listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
 }

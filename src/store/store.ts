@@ -12,6 +12,7 @@
 import type { AccountStore } from './contract/accounts.js';
 import type { BatchStore, BatchWorkStore } from './contract/batch.js';
 import type { CallStore } from './contract/calls.js';
+import type { DeskSessionStore } from './contract/desk-sessions.js';
 import type { ErasureStore } from './contract/erasure.js';
 import type { HistoryStore } from './contract/history.js';
 import type { InterpretationStore } from './contract/interpretation.js';
@@ -30,6 +31,7 @@ import type { WebhookStore } from './contract/webhooks.js';
 export type * from './contract/accounts.js';
 export type * from './contract/batch.js';
 export type * from './contract/calls.js';
+export type * from './contract/desk-sessions.js';
 export type * from './contract/erasure.js';
 export type * from './contract/history.js';
 export type * from './contract/interpretation.js';
@@ -63,7 +65,8 @@ export interface Store
     ErasureStore,
     WebhookStore,
     SearchStore,
-    RuleStore {
+    RuleStore,
+    DeskSessionStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
 import { RULE_ENDPOINTS } from './rules.js';
+import { DESK_ENDPOINTS } from './desk.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -374,4 +375,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
   ...RULE_ENDPOINTS,
+  // ---------------------------------------------------------------- the desk (openapi/desk.ts)
+  ...DESK_ENDPOINTS,
 ];

@@ -138,29 +138,33 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(await view(await ownedSession(record.id, accountId)));
     });
 
-    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => {
-      const accountId = accountOf(req);
-      const record = await ownedSession(req.params.sessionId, accountId);
-      if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-      const cred = generateCredential('tkt');
-      const ticketId = `tkt_${cred.id}`;
-      const now = ctx.now();
-      await ctx.store.insertTicket({
-        id: ticketId,
-        accountId,
-        sessionId: record.id,
-        secretHash: cred.secretHash,
-        expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
-        usedAt: null,
-      });
-      ctx.metrics.tickets.inc({ outcome: 'issued' });
-      return ok({
-        ticketId,
-        sessionId: record.id,
-        streamUrl: streamPath(record.id),
-        expiresInSeconds: ctx.config.ticketTtlSeconds,
-        ticket: cred.value,
-      });
-    });
+    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => ok(await issueTicket(ctx, accountOf(req), req.params.sessionId)));
+  };
+}
+
+/** A browser ticket for one of the account's sessions (spec: "Create a browser ticket"); also
+ * what the desk's watch-ticket route hands its page (routes/desk.ts). */
+export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string) {
+  const record = await ctx.store.getSession(sessionId, accountId);
+  if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+  if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
+  const cred = generateCredential('tkt');
+  const ticketId = `tkt_${cred.id}`;
+  const now = ctx.now();
+  await ctx.store.insertTicket({
+    id: ticketId,
+    accountId,
+    sessionId: record.id,
+    secretHash: cred.secretHash,
+    expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
+    usedAt: null,
+  });
+  ctx.metrics.tickets.inc({ outcome: 'issued' });
+  return {
+    ticketId,
+    sessionId: record.id,
+    streamUrl: streamPath(record.id),
+    expiresInSeconds: ctx.config.ticketTtlSeconds,
+    ticket: cred.value,
   };
 }

@@ -1,0 +1,65 @@
+// The desk's login links and browser sessions (areas/desk-sessions.ts, docs/desk.md). Secrets
+// never reach the store in clear: callers pass the SHA-256 of the secret part and the store
+// compares in constant time, as for tickets.
+
+export interface DeskLoginLinkRecord {
+  id: string;
+  accountId: string;
+  secretHash: Buffer;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** The session a redeemed link becomes (its account is the link's). */
+export interface NewDeskSession {
+  id: string;
+  secretHash: Buffer;
+  createdAt: string;
+  /** Absolute end, whatever the activity. */
+  expiresAt: string;
+}
+
+export type DeskLinkRedeemOutcome =
+  | { ok: true; accountId: string }
+  | { ok: false; reason: 'unknown' | 'forged' | 'used' | 'expired' };
+
+export interface DeskSessionRecord {
+  id: string;
+  accountId: string;
+  createdAt: string;
+  lastSeenAt: string;
+  expiresAt: string;
+}
+
+export type DeskSessionOutcome =
+  | { ok: true; session: DeskSessionRecord }
+  | { ok: false; reason: 'unknown' | 'forged' | 'ended' | 'expired' | 'idle' };
+
+/** A live (not closed) real-time session of an account, as the desk lists it. */
+export interface DeskLiveSession {
+  sessionId: string;
+  transcriptionId: string;
+  title: string;
+  state: 'RECORDING' | 'PAUSED';
+  callId: string | null;
+  speaker: string | null;
+  createdAt: string;
+}
+
+export interface DeskSessionStore {
+  /** Store a login link; links expired before `now` are swept in the same transaction. */
+  insertDeskLoginLink(link: DeskLoginLinkRecord, now: Date): Promise<void>;
+  /** Spend a link (exists, hash matches, unused, unexpired) and create the session it becomes,
+   * in one transaction: of two redeems of one link exactly one succeeds. */
+  redeemDeskLoginLink(linkId: string, secretHash: Buffer, session: NewDeskSession, now: Date): Promise<DeskLinkRedeemOutcome>;
+  /** The session if its hash matches and it has not ended, passed its absolute end or been
+   * idle `idleMs` or more; its last_seen_at moves to `now` when older than `touchAfterMs`. */
+  useDeskSession(sessionId: string, secretHash: Buffer, now: Date, idleMs: number, touchAfterMs: number): Promise<DeskSessionOutcome>;
+  /** Log out: the session is refused from now on. False when there was no such open session. */
+  endDeskSession(sessionId: string, now: Date): Promise<boolean>;
+  /** The operator's stop: every open desk session of the account ends and its unused login
+   * links are spent, in one transaction. Counts what it ended. */
+  endAccountDeskSessions(accountId: string, now: Date): Promise<{ sessions: number; links: number }>;
+  /** An account's sessions not closed yet (RECORDING or PAUSED), newest first, at most `limit`. */
+  listDeskLiveSessions(accountId: string, limit: number): Promise<DeskLiveSession[]>;
+}
