@@ -4,6 +4,7 @@
 // applied in order, a malformed batch is refused alone, and (PostgreSQL) a session whose row
 // another transaction holds is passed over at once rather than waited for.
 import pg from 'pg';
+import { mulawToPcm16 } from '../../src/core/audio/encodings.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import type { SessionFence, SpoolBatch, SpoolOp } from '../../src/store/store.js';
@@ -95,6 +96,30 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
     await store.writeSpools([{ fence: fences[1]!, ops: cleared }]);
     expect((await store.readSpool(s2)).map((c) => c.startSample)).toEqual([800n]);
     expect(await store.readSpool(s2)).toEqual(await store.readSpool(s1));
+  });
+
+  it('telephony audio (mu-law values only) is stored one byte a sample and read back as the same PCM; other audio stays PCM', async () => {
+    const [s1] = ids as [string];
+    const law = new Int16Array(320);
+    for (let i = 0; i < law.length; i++) law[i] = mulawToPcm16((i * 37) & 0xff);
+    const wide = Int16Array.from(law, (v, i) => (i === 100 ? v + 1 : v)); // one value no mu-law byte gives
+    const bytes = (x: Int16Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    await store.writeSpools([
+      {
+        fence: fences[0]!,
+        ops: [
+          { type: 'append', chunk: { startSample: 0n, frames: [160, 160], pcm: bytes(law) } },
+          { type: 'append', chunk: { startSample: 320n, frames: [320], pcm: bytes(wide) } },
+        ],
+      },
+    ]);
+    const back = await store.readSpool(s1);
+    expect(back.map((c) => c.pcm)).toEqual([bytes(law), bytes(wide)]);
+    const stored = await store.db.all<{ n: bigint; encoding: string }>('SELECT LENGTH(pcm) AS n, encoding FROM spool_chunks WHERE session_id = ? ORDER BY start_sample', [s1]);
+    expect(stored.map((r) => [Number(r.n), r.encoding])).toEqual([
+      [320, 'mulaw'],
+      [640, 'pcm_s16le'],
+    ]);
   });
 
   it('a malformed batch is refused alone', async () => {

@@ -12,8 +12,10 @@
 // Cheap per audio byte: a session's audio of one window is one chunk row, the rows of every
 // session go in a few multi-row INSERTs, and nothing else is written per window (no lease
 // update on the session row; the lease loop renews it). So the WAL is the chunks, their index
-// entries, one lock record per session and a commit record per window.
+// entries, one lock record per session and a commit record per window; and a chunk of
+// telephony audio is its mu-law bytes, one a sample (spool-samples.ts).
 import type { SessionFence, SessionProgress, SpoolBatch, SpoolCommitOutcome, SpoolOp } from '../store.js';
+import { packSamples, type SpoolEncoding } from './spool-samples.js';
 import { greatest, INT64_MAX, int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
 
 /** The net effect of one session's batch, equal to applying its ops in order. */
@@ -23,7 +25,8 @@ export interface SpoolPlan {
   deleteUpTo: bigint | null;
   /** The channel state of the batch's last keepFrom/clear that carried one. */
   channelState: readonly number[] | null;
-  chunks: Array<{ startSample: bigint; endSample: bigint; framesJson: string; pcm: Buffer }>;
+  /** The chunks to insert, samples in their stored form (spool-samples.ts). */
+  chunks: Array<{ startSample: bigint; endSample: bigint; framesJson: string; encoding: SpoolEncoding; bytes: Buffer }>;
   progress: SessionProgress | null;
 }
 
@@ -44,7 +47,7 @@ export function planSpoolBatch(batch: SpoolBatch): SpoolPlan {
       const samples = c.frames.reduce((n, f) => n + f, 0);
       if (samples * 2 !== c.pcm.length) throw new RangeError('spool chunk: frame sizes and PCM length disagree');
       const endSample = int64(c.startSample, 'startSample') + BigInt(samples);
-      if (later === null || endSample > later) chunks.push({ startSample: c.startSample, endSample, framesJson: JSON.stringify(c.frames), pcm: c.pcm });
+      if (later === null || endSample > later) chunks.push({ startSample: c.startSample, endSample, framesJson: JSON.stringify(c.frames), ...packSamples(c.pcm) });
     } else {
       const from = op.type === 'clear' ? INT64_MAX : op.fromSample;
       if (later === null || from > later) later = from;
@@ -157,10 +160,10 @@ async function lockFences(tx: Tx, plans: readonly SpoolPlan[]): Promise<{ held: 
 }
 
 async function insertChunks(tx: Tx, plans: readonly SpoolPlan[]): Promise<void> {
-  const rows = plans.flatMap((p) => p.chunks.map((c) => [p.fence.sessionId, c.startSample, c.endSample, c.framesJson, c.pcm] as SqlValue[]));
+  const rows = plans.flatMap((p) => p.chunks.map((c) => [p.fence.sessionId, c.startSample, c.endSample, c.framesJson, c.bytes, c.encoding] as SqlValue[]));
   for (const slice of slices(rows)) {
     await tx.run(
-      `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm) VALUES ${marks(slice.length, '(?, ?, ?, ?, ?)')}
+      `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES ${marks(slice.length, '(?, ?, ?, ?, ?, ?)')}
        ON CONFLICT (session_id, start_sample) DO NOTHING`,
       slice.flat(),
     );
