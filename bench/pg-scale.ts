@@ -12,7 +12,7 @@
 // - PostgreSQL CPU: utime+stime of the cluster's processes from /proc (postmaster, live
 //   children, reaped children), per call as % of a core;
 // - WAL bytes: pg_current_wal_lsn() difference, per call per second and per audio byte (the
-//   spool stores 16-bit PCM: 2 bytes a sample, 16,000 B/s a call);
+//   audio as it comes, 8 kHz mu-law: one byte a sample, 8,000 B/s a call);
 // - audio spooled: the spool's end summed over sessions, at the window's ends;
 // - transactions/s: pg_stat_database.xact_commit of the database (stats lag a second or so);
 // - the node's ack lag (send -> ack of each frame sent in the window) p50/p95, and how late
@@ -127,7 +127,7 @@ interface Row {
   build: string;
   n: number;
   wall: number;
-  audioBytes: number; // PCM spooled in the window
+  audioBytes: number; // audio spooled in the window, as mu-law bytes (one a sample)
   pgCpu: number;
   serverCpu: number;
   wal: number;
@@ -222,7 +222,7 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
       build,
       n,
       wall: (b.t - a.t) / 1000,
-      audioBytes: 2 * (b.samples - a.samples),
+      audioBytes: b.samples - a.samples,
       pgCpu: b.pg - a.pg,
       serverCpu: b.server - a.server,
       wal,
@@ -250,7 +250,7 @@ function print(r: Row): void {
     `  ${r.build.padEnd(6)} N=${String(r.n).padStart(3)}  postgres ${(perCall(r.pgCpu) * 100).toFixed(3).padStart(6)}% core/call  ` +
       `WAL ${(perCall(r.wal) / 1024).toFixed(1).padStart(6)} KiB/s/call ${(r.wal / r.audioBytes).toFixed(2).padStart(5)} B/audio B  ` +
       `xact ${(r.xacts / r.wall).toFixed(0).padStart(5)}/s  ack p50 ${r.ackP50.toFixed(0).padStart(4)} p95 ${r.ackP95.toFixed(0).padStart(5)} ms  ` +
-      `node ${(perCall(r.serverCpu) * 100).toFixed(2).padStart(5)}% core/call  send late p95 ${r.lateP95.toFixed(0)} ms  audio ${(r.audioBytes / 16000 / r.wall / r.n).toFixed(2)}x rt  load ${r.load}` +
+      `node ${(perCall(r.serverCpu) * 100).toFixed(2).padStart(5)}% core/call  send late p95 ${r.lateP95.toFixed(0)} ms  audio ${(r.audioBytes / 8000 / r.wall / r.n).toFixed(2)}x rt  load ${r.load}` +
       (r.errors.length > 0 ? `  errors: ${r.errors.slice(0, 3).join('; ')}` : ''),
   );
 }
@@ -298,6 +298,6 @@ for (const build of builds) {
   if (!top) continue;
   const cores = (top.pgCpu / top.wall / top.n) * 1000;
   const walMBs = (top.wal / top.wall / top.n) * 1000 / 1e6;
-  console.log(`\n  ${build.label}: 1,000 calls (from N=${top.n}): PostgreSQL ${cores.toFixed(1)} cores, WAL ${walMBs.toFixed(1)} MB/s (${((1000 * 16000) / 1e6).toFixed(0)} MB/s of PCM spooled)`);
+  console.log(`\n  ${build.label}: 1,000 calls (from N=${top.n}): PostgreSQL ${cores.toFixed(1)} cores, WAL ${walMBs.toFixed(1)} MB/s (the audio itself: ${((1000 * 8000) / 1e6).toFixed(0)} MB/s)`);
 }
 console.log(`load at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
