@@ -80,12 +80,35 @@ export class SpoolCommitter {
       this.commits += 1;
       outcome = await this.opts.store.writeSpools(taken.map((t) => t.taken.batch));
     } catch (err) {
+      if (taken.length > 1 && refusedByData(err)) {
+        // One session's rows made the database refuse the statement (a constraint, a
+        // trigger): each session on its own, so only that one fails.
+        this.opts.log?.warn({ err, sessions: taken.length }, 'spool group commit refused; committing each session alone');
+        await Promise.all(taken.map((t) => this.commitAlone(t.member, t.taken)));
+        return;
+      }
       // Nothing of this commit is stored: no session's frames are acknowledged, and each
       // session gives its socket up (the client resumes and sends them again).
       this.opts.log?.warn({ err, sessions: taken.length }, 'spool group commit failed');
       for (const t of taken) t.member.settle(t.taken, { kind: 'failed', error: err as Error });
       return;
     }
+    this.settleAll(taken, outcome);
+  }
+
+  private async commitAlone(member: CommitMember, taken: TakenBatch): Promise<void> {
+    let outcome: SpoolCommitOutcome;
+    try {
+      this.commits += 1;
+      outcome = await this.opts.store.writeSpools([taken.batch]);
+    } catch (err) {
+      member.settle(taken, { kind: 'failed', error: err as Error });
+      return;
+    }
+    this.settleAll([{ member, taken }], outcome);
+  }
+
+  private settleAll(taken: ReadonlyArray<{ member: CommitMember; taken: TakenBatch }>, outcome: SpoolCommitOutcome): void {
     const results = new Map<string, CommitResult>();
     for (const id of outcome.written) results.set(id, { kind: 'written' });
     for (const id of outcome.fenced) results.set(id, { kind: 'fenced' });
@@ -96,6 +119,16 @@ export class SpoolCommitter {
       t.member.settle(t.taken, r);
     }
   }
+}
+
+/** True when the database refused the statement for what it held (PostgreSQL SQLSTATE of a
+ * data, constraint or raised error; SQLite's constraint errors), not because it could not be
+ * reached or ran out of room: then committing sessions one by one isolates the culprit. */
+export function refusedByData(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  if (code.startsWith('SQLITE_CONSTRAINT')) return true;
+  return /^(22|23|P0|42)/.test(code);
 }
 
 /** Two progress saves of one session as one: each cursor the larger. */

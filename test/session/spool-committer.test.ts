@@ -119,6 +119,22 @@ describe('the node-wide spool commit', () => {
     expect((await store.readSpool(slow.id)).map((c) => c.startSample)).toEqual([0n]);
     expect(slow.spool.durableEnd).toBe(160n);
   });
+
+  it.runIf(testStore() === 'postgres')('a session whose rows the database refuses fails alone; the others of its window commit', async () => {
+    const { store, settings, members } = await node(3);
+    const [a, bad, c] = members as [(typeof members)[0], (typeof members)[0], (typeof members)[0]];
+    const other = new pg.Client({ connectionString: settings.databaseUrl });
+    await other.connect();
+    cleanups.push(() => other.end());
+    await other.query(`CREATE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.session_id = '${bad.id}' THEN RAISE EXCEPTION 'injected storage fault'; END IF; RETURN NEW; END $$`);
+    await other.query('CREATE TRIGGER spool_fault BEFORE INSERT ON spool_chunks FOR EACH ROW EXECUTE FUNCTION spool_fault()');
+    for (const m of members) m.spool.append(0n, frame());
+    const results = await Promise.allSettled(members.map((m) => m.spool.whenDurable()));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/injected storage fault/);
+    for (const m of [a, c]) expect((await store.readSpool(m.id)).length).toBe(1);
+    expect(await store.readSpool(bad.id)).toEqual([]);
+  });
 });
 
 describe.runIf(testStore() === 'postgres')('a live session on the node-wide commit', () => {
