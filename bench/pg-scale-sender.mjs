@@ -6,7 +6,7 @@
 // (a deferred session's close would wait for its whole backlog to be recognized).
 //
 // Usage: SCRIBED_ACCESS_KEY=... node bench/pg-scale-sender.mjs --url http://127.0.0.1:PORT
-//          --file AUDIO.ulaw --streams N [--stagger-ms 20]
+//          --file AUDIO.ulaw --streams N [--stagger-ms 20] [--frame-ms 20]
 // stdout: "ready" once every stream has had its `ready`; then, after "mark" on stdin, the
 // latencies of the frames sent after the mark are collected; after "stop", one JSON line:
 // { ackMs: [...], lateMs: [...], sent, acked, errors }.
@@ -23,11 +23,14 @@ const { values: a } = parseArgs({
     file: { type: 'string' },
     streams: { type: 'string', default: '1' },
     'stagger-ms': { type: 'string', default: '20' },
+    'frame-ms': { type: 'string', default: '20' },
   },
 });
-const key = process.env.SCRIBED_ACCESS_KEY;
-if (!a.url || !a.file || !key) throw new Error('--url, --file and env SCRIBED_ACCESS_KEY are required');
-const FRAME = 160; // 20 ms of 8 kHz, one byte a sample
+// One access key, or several separated by commas: stream i uses key i mod their count.
+const keys = (process.env.SCRIBED_ACCESS_KEY ?? '').split(',').filter(Boolean);
+if (!a.url || !a.file || keys.length === 0) throw new Error('--url, --file and env SCRIBED_ACCESS_KEY are required');
+const FRAME_MS = Number(a['frame-ms']);
+const FRAME = 8 * FRAME_MS; // 8 kHz, one byte a sample
 const audio = fs.readFileSync(a.file);
 const api = `${a.url}/sound_clone/api/v1`;
 const N = Number(a.streams);
@@ -50,6 +53,7 @@ const errors = [];
 const streams = [];
 
 async function open(i) {
+  const key = keys[i % keys.length];
   const res = await fetch(`${api}/stt/realtime/sessions`, {
     method: 'POST',
     headers: { accessKey: key, 'Idempotency-Key': `pgscale-${randomUUID()}`, 'content-type': 'application/json' },
@@ -96,12 +100,12 @@ for (let i = 0; i < N; i++) {
 }
 await Promise.all(opened);
 const start = performance.now();
-for (const s of streams) s.t0 = start + (s.i % 50) * 0.4; // spread the sends over a frame
+for (const s of streams) s.t0 = start + ((s.i % 50) * FRAME_MS) / 50; // spread the sends over a frame
 const tick = () => {
   const now = performance.now();
   for (const s of streams) {
-    while (s.t0 + s.k * 20 <= now) {
-      const due = s.t0 + s.k * 20;
+    while (s.t0 + s.k * FRAME_MS <= now) {
+      const due = s.t0 + s.k * FRAME_MS;
       const from = (s.k * FRAME) % (audio.length - FRAME);
       const t = performance.now();
       s.sentAt[s.k] = t;

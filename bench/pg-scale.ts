@@ -18,6 +18,10 @@
 // - the node's ack lag (send -> ack of each frame sent in the window) p50/p95, and how late
 //   the senders sent (p95): a sender that fell behind measures itself, not the node;
 // - the node's CPU per call.
+// The streams belong to accounts of BENCH_STREAMS_PER_ACCOUNT (2) each, and the node's pool has
+// BENCH_POOL (50) connections: a session debits its account once a second in a transaction of
+// several round trips that locks the account row, so on a loaded machine 100 calls of one
+// account (or 100 calls through 10 connections) fall behind real time on the debits alone.
 // Then the extrapolation to 1,000 calls from the largest N: PostgreSQL cores and WAL MB/s.
 //
 // A/B: BENCH_BEFORE_CLI=/path/to/other/dist/cli.js measures that build too at every N, in the
@@ -42,6 +46,14 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 5);
 const BEFORE_CLI = process.env.BENCH_BEFORE_CLI;
 const PER_SENDER = Number(process.env.BENCH_STREAMS_PER_SENDER ?? 100);
+/** Frame length: 20 ms as telephony sends; longer frames cost the node (and the senders) less
+ * per second of audio on a loaded machine, while the spool still commits once a window. */
+const FRAME_MS = Number(process.env.BENCH_FRAME_MS ?? 20);
+const PER_ACCOUNT = Number(process.env.BENCH_STREAMS_PER_ACCOUNT ?? 2);
+/** The node's --database-pool-size: a debit a second per call, each a transaction of several
+ * round trips, must not queue for a connection (the default 10 carries about 30 calls at a
+ * loaded machine's round-trip times). */
+const POOL = Number(process.env.BENCH_POOL ?? 50);
 const CLK_TCK = 100;
 const SENDER = path.join(path.dirname(new URL(import.meta.url).pathname), 'pg-scale-sender.mjs');
 
@@ -136,15 +148,27 @@ interface Row {
   ackP95: number;
   lateP95: number;
   errors: string[];
+  nodeLog: string[];
   load: string;
 }
 
-async function startNode(cli: string, dbUrl: string, dataDir: string): Promise<{ base: string; proc: ChildProcess; accessKey: string }> {
+async function startNode(cli: string, dbUrl: string, dataDir: string, n: number): Promise<{ base: string; proc: ChildProcess; accessKeys: string[]; log: string[] }> {
   const storeArgs = ['--data-dir', dataDir, '--database-url', dbUrl];
-  const { stdout } = await execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '1000000000', '--json', ...storeArgs], { encoding: 'utf8' });
-  const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
+  // Accounts of PER_ACCOUNT streams each: every session debits its account once a second in a
+  // transaction that locks the account row, so one account of 100 calls queues 100 such
+  // transactions a second on one row (see docs/benchmarks.md); this bench measures the spool.
+  const accounts = Math.ceil(n / PER_ACCOUNT);
+  const accessKeys: string[] = [];
+  for (let i = 0; i < accounts; i += 8) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(8, accounts - i) }, () =>
+        execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '1000000000', '--json', ...storeArgs], { encoding: 'utf8' }),
+      ),
+    );
+    accessKeys.push(...batch.map((r) => (JSON.parse(r.stdout) as { accessKey: string }).accessKey));
+  }
   const port = await freeLoopbackPort();
-  const proc = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', '1', '--max-deferred-seconds', '86400', ...storeArgs], {
+  const proc = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', '1', '--max-deferred-seconds', '86400', '--database-pool-size', String(POOL), ...storeArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, SCRIBED_LOG_LEVEL: 'warn', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
   });
@@ -160,16 +184,19 @@ async function startNode(cli: string, dbUrl: string, dataDir: string): Promise<{
     }, 200);
     proc.once('exit', (code, signal) => (clearInterval(t), reject(new Error(`serve exited (${code ?? signal}): ${errs.slice(-20).join('\n')}`))));
   });
-  out.on('line', () => undefined);
-  return { base: `http://127.0.0.1:${port}`, proc, accessKey };
+  // Its warnings and errors (pino JSON on stdout), the first few kept for the report.
+  out.on('line', (l) => {
+    if (errs.length < 200 && /"level":(40|50|60)/.test(l)) errs.push(l.slice(0, 600));
+  });
+  return { base: `http://127.0.0.1:${port}`, proc, accessKeys, log: errs };
 }
 
-function startSenders(base: string, accessKey: string, n: number): Array<{ proc: ChildProcess; lines: AsyncIterableIterator<string> }> {
+function startSenders(base: string, accessKeys: string[], n: number): Array<{ proc: ChildProcess; lines: AsyncIterableIterator<string> }> {
   const out = [];
   for (let left = n; left > 0; left -= PER_SENDER) {
-    const proc = spawn(process.execPath, [SENDER, '--url', base, '--file', audioFile, '--streams', String(Math.min(PER_SENDER, left))], {
+    const proc = spawn(process.execPath, [SENDER, '--url', base, '--file', audioFile, '--streams', String(Math.min(PER_SENDER, left)), '--frame-ms', String(FRAME_MS)], {
       stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
+      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKeys.join(',') },
     });
     out.push({ proc, lines: readline.createInterface({ input: proc.stdout! })[Symbol.asyncIterator]() });
   }
@@ -185,11 +212,11 @@ async function spooledSamples(db: pg.Client): Promise<number> {
 async function measure(build: string, cli: string, n: number): Promise<Row> {
   const db = await freshDatabase(pgc.url);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-scale-node-'));
-  const node = await startNode(cli, db.url, dataDir);
+  const node = await startNode(cli, db.url, dataDir, n);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   const dbName = new URL(db.url).pathname.slice(1);
-  const senders = startSenders(node.base, node.accessKey, n);
+  const senders = startSenders(node.base, node.accessKeys, n);
   try {
     for (const s of senders) {
       const first = await s.lines.next();
@@ -231,6 +258,7 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
       ackP95: pct(ackMs, 0.95),
       lateP95: pct(lateMs, 0.95),
       errors: results.flatMap((r) => r.errors),
+      nodeLog: node.log.slice(0, 5),
       load: load(),
     };
   } finally {
@@ -244,20 +272,25 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
   }
 }
 
+/** Per real-time call: per second of audio spooled (when the node falls behind real time on a
+ * loaded machine, per stream would flatter it). */
+const perRt = (r: Row, x: number) => x / (r.audioBytes / 8000);
+
 function print(r: Row): void {
   const perCall = (x: number) => x / r.wall / r.n;
   console.log(
-    `  ${r.build.padEnd(6)} N=${String(r.n).padStart(3)}  postgres ${(perCall(r.pgCpu) * 100).toFixed(3).padStart(6)}% core/call  ` +
+    `  ${r.build.padEnd(6)} N=${String(r.n).padStart(3)}  postgres ${(perRt(r, r.pgCpu) * 100).toFixed(3).padStart(6)}% core/rt call (${(perCall(r.pgCpu) * 100).toFixed(3)}%/stream)  ` +
       `WAL ${(perCall(r.wal) / 1024).toFixed(1).padStart(6)} KiB/s/call ${(r.wal / r.audioBytes).toFixed(2).padStart(5)} B/audio B  ` +
       `xact ${(r.xacts / r.wall).toFixed(0).padStart(5)}/s  ack p50 ${r.ackP50.toFixed(0).padStart(4)} p95 ${r.ackP95.toFixed(0).padStart(5)} ms  ` +
-      `node ${(perCall(r.serverCpu) * 100).toFixed(2).padStart(5)}% core/call  send late p95 ${r.lateP95.toFixed(0)} ms  audio ${(r.audioBytes / 8000 / r.wall / r.n).toFixed(2)}x rt  load ${r.load}` +
+      `node ${(perRt(r, r.serverCpu) * 100).toFixed(2).padStart(5)}% core/rt call  send late p95 ${r.lateP95.toFixed(0)} ms  audio ${(r.audioBytes / 8000 / r.wall / r.n).toFixed(2)}x rt  load ${r.load}` +
       (r.errors.length > 0 ? `  errors: ${r.errors.slice(0, 3).join('; ')}` : ''),
   );
+  if (process.env.BENCH_DEBUG === '1') for (const l of r.nodeLog) console.log(`    node: ${l}`);
 }
 
 const builds: Array<{ label: string; cli: string }> = [{ label: 'after', cli: CLI }];
 if (BEFORE_CLI) builds.push({ label: 'before', cli: BEFORE_CLI });
-console.log(`builds: ${builds.map((b) => `${b.label}=${b.cli}`).join(', ')}; N = ${STREAMS.join(', ')}; ${SECONDS} s measured after ${WARMUP_S} s\n`);
+console.log(`builds: ${builds.map((b) => `${b.label}=${b.cli}`).join(', ')}; N = ${STREAMS.join(', ')}; ${FRAME_MS} ms frames; ${SECONDS} s measured after ${WARMUP_S} s\n`);
 const rows: Row[] = [];
 try {
   for (const [i, n] of STREAMS.entries()) {
@@ -274,10 +307,10 @@ try {
   await pgc.stop();
 }
 
-console.log('\n  build   N   PG %core/call  WAL B/audio B  WAL KiB/s/call  xact/s  ack p95 ms  send late p95  load');
+console.log('\n  build   N   PG %core/rt call  WAL B/audio B  WAL KiB/s/rt call  xact/s  ack p50 ms  ack p95 ms  send late p95  audio x rt  load');
 for (const r of rows) {
   console.log(
-    `  ${r.build.padEnd(6)} ${String(r.n).padStart(3)}  ${((r.pgCpu / r.wall / r.n) * 100).toFixed(3).padStart(12)}  ${(r.wal / r.audioBytes).toFixed(2).padStart(13)}  ${(r.wal / r.wall / r.n / 1024).toFixed(1).padStart(14)}  ${(r.xacts / r.wall).toFixed(0).padStart(6)}  ${r.ackP95.toFixed(0).padStart(10)}  ${r.lateP95.toFixed(0).padStart(13)}  ${r.load}`,
+    `  ${r.build.padEnd(6)} ${String(r.n).padStart(3)}  ${(perRt(r, r.pgCpu) * 100).toFixed(3).padStart(15)}  ${(r.wal / r.audioBytes).toFixed(2).padStart(13)}  ${(perRt(r, r.wal) / 1024).toFixed(1).padStart(17)}  ${(r.xacts / r.wall).toFixed(0).padStart(6)}  ${r.ackP50.toFixed(0).padStart(10)}  ${r.ackP95.toFixed(0).padStart(10)}  ${r.lateP95.toFixed(0).padStart(13)}  ${(r.audioBytes / 8000 / r.wall / r.n).toFixed(2).padStart(10)}  ${r.load}`,
   );
 }
 if (BEFORE_CLI) {
@@ -286,7 +319,7 @@ if (BEFORE_CLI) {
     const a = rows.find((r) => r.build === 'after' && r.n === n);
     const b = rows.find((r) => r.build === 'before' && r.n === n);
     if (!a || !b) continue;
-    const cpu = (r: Row) => r.pgCpu / r.wall / r.n;
+    const cpu = (r: Row) => perRt(r, r.pgCpu);
     console.log(
       `                       ${String(n).padStart(3)}  ${(cpu(a) / cpu(b)).toFixed(3).padStart(11)}  ${(a.wal / a.audioBytes / (b.wal / b.audioBytes)).toFixed(2).padStart(14)}  ${(a.xacts / a.wall / (b.xacts / b.wall)).toFixed(3).padStart(6)}  ${(a.ackP95 / b.ackP95).toFixed(2).padStart(7)}`,
     );
@@ -296,8 +329,8 @@ for (const build of builds) {
   const mine = rows.filter((r) => r.build === build.label);
   const top = mine.reduce<Row | null>((m, r) => (m === null || r.n > m.n ? r : m), null);
   if (!top) continue;
-  const cores = (top.pgCpu / top.wall / top.n) * 1000;
-  const walMBs = (top.wal / top.wall / top.n) * 1000 / 1e6;
+  const cores = perRt(top, top.pgCpu) * 1000;
+  const walMBs = (perRt(top, top.wal) * 1000) / 1e6;
   console.log(`\n  ${build.label}: 1,000 calls (from N=${top.n}): PostgreSQL ${cores.toFixed(1)} cores, WAL ${walMBs.toFixed(1)} MB/s (the audio itself: ${((1000 * 8000) / 1e6).toFixed(0)} MB/s)`);
 }
 console.log(`load at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
