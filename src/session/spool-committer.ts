@@ -36,12 +36,16 @@ export interface SpoolCommitterOptions {
   log?: Logger;
 }
 
+/** Windows in a row a failing commit is tried before its sessions' acks fail. */
+export const WINDOW_ATTEMPTS = 3;
+
 export class SpoolCommitter {
   private readonly pending = new Set<CommitMember>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   /** Commits so far (one transaction each): for tests and the bench's arithmetic. */
   commits = 0;
+  private failedInARow = 0;
 
   constructor(private readonly opts: SpoolCommitterOptions) {}
 
@@ -87,12 +91,20 @@ export class SpoolCommitter {
         await Promise.all(taken.map((t) => this.commitAlone(t.member, t.taken)));
         return;
       }
-      // Nothing of this commit is stored: no session's frames are acknowledged, and each
-      // session gives its socket up (the client resumes and sends them again).
-      this.opts.log?.warn({ err, sessions: taken.length }, 'spool group commit failed');
-      for (const t of taken) t.member.settle(t.taken, { kind: 'failed', error: err as Error });
+      // A window shared by every session must not drop them all for one passing failure (a
+      // connection lost, the pool's connect timeout while debits hold every connection): the
+      // batches go into the next window (writing them twice changes nothing), up to
+      // WINDOW_ATTEMPTS windows in a row. Then nothing of them is stored: no frame is
+      // acknowledged, and each session gives its socket up (the client resumes and sends
+      // them again), as when the database is gone.
+      this.failedInARow += 1;
+      const giveUp = this.failedInARow >= WINDOW_ATTEMPTS;
+      this.opts.log?.warn({ err, sessions: taken.length, attempt: this.failedInARow }, giveUp ? 'spool group commit failed' : 'spool group commit failed; trying again next window');
+      if (giveUp) this.failedInARow = 0;
+      for (const t of taken) t.member.settle(t.taken, giveUp ? { kind: 'failed', error: err as Error } : { kind: 'busy' });
       return;
     }
+    this.failedInARow = 0;
     this.settleAll(taken, outcome);
   }
 

@@ -6,10 +6,11 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DatabaseSpools, type DatabaseSpool } from '../../src/session/database-spool.js';
+import { DatabaseSpool, DatabaseSpools } from '../../src/session/database-spool.js';
+import { SpoolCommitter, WINDOW_ATTEMPTS } from '../../src/session/spool-committer.js';
 import { openStore } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
-import type { SessionFence } from '../../src/store/store.js';
+import type { SessionFence, SpoolBatch, Store } from '../../src/store/store.js';
 import { FakeEngine, tone } from '../helpers/fake-engine.js';
 import { audioFrame, liveSession, RecordingSocket } from '../helpers/live.js';
 import { storeSettingsFor, tempDir, testStore } from '../helpers/service.js';
@@ -168,5 +169,43 @@ describe.runIf(testStore() === 'postgres')('a live session on the node-wide comm
     expect(s2.closed?.code ?? s2.ofType('error')[0]?.code).toSatisfy((x: unknown) => x === 4000 || x === 'SESSION_MOVED');
     const stored = await h.store.readSpool(second.id);
     expect(stored.reduce((n, c) => Math.max(n, Number(c.startSample) + c.frames.reduce((a, b) => a + b, 0)), 0)).toBe(end2);
+  });
+});
+
+describe('a window that fails as a whole', () => {
+  /** A store whose group commit fails `failures` times, then writes everything. */
+  function flaky(failures: number) {
+    const calls: SpoolBatch[][] = [];
+    const store = {
+      async writeSpools(batches: readonly SpoolBatch[]) {
+        calls.push([...batches]);
+        if (calls.length <= failures) throw new Error('Connection terminated unexpectedly');
+        return { written: batches.map((b) => b.fence.sessionId), fenced: [], busy: [], invalid: [] };
+      },
+    } as unknown as Store;
+    const committer = new SpoolCommitter({ store, windowMs: 5 });
+    const spools = ['s1', 's2'].map((id) => new DatabaseSpool(id, () => ({ sessionId: id, epoch: 1, node: 'n' }), committer, { store, windowMs: 5, leaseMs: LEASE }, 0n));
+    return { calls, spools };
+  }
+
+  it(`is tried again in the next windows (up to ${WINDOW_ATTEMPTS}), its frames kept, and the acks go out once it commits`, async () => {
+    const { calls, spools } = flaky(WINDOW_ATTEMPTS - 1);
+    for (const s of spools) s.append(0n, frame());
+    await Promise.all(spools.map((s) => s.whenDurable()));
+    expect(calls).toHaveLength(WINDOW_ATTEMPTS);
+    expect(calls.at(-1)!.map((b) => [b.fence.sessionId, b.ops.length])).toEqual([
+      ['s1', 1],
+      ['s2', 1],
+    ]);
+    for (const s of spools) expect(s.durableEnd).toBe(160n);
+  });
+
+  it(`fails every waiting ack after ${WINDOW_ATTEMPTS} windows in a row`, async () => {
+    const { calls, spools } = flaky(Number.POSITIVE_INFINITY);
+    for (const s of spools) s.append(0n, frame());
+    const results = await Promise.allSettled(spools.map((s) => s.whenDurable()));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(calls).toHaveLength(WINDOW_ATTEMPTS);
+    for (const s of spools) expect(s.durableEnd).toBe(0n);
   });
 });
