@@ -84,11 +84,13 @@ export class SpoolCommitter {
       this.commits += 1;
       outcome = await this.opts.store.writeSpools(taken.map((t) => t.taken.batch));
     } catch (err) {
-      if (taken.length > 1 && refusedByData(err)) {
+      if (refusedByData(err)) {
         // One session's rows made the database refuse the statement (a constraint, a
-        // trigger): each session on its own, so only that one fails.
+        // trigger): each session on its own, so only that one fails; trying the same rows
+        // again would be refused again.
         this.opts.log?.warn({ err, sessions: taken.length }, 'spool group commit refused; committing each session alone');
-        await Promise.all(taken.map((t) => this.commitAlone(t.member, t.taken)));
+        if (taken.length === 1) taken[0]!.member.settle(taken[0]!.taken, { kind: 'failed', error: err as Error });
+        else await Promise.all(taken.map((t) => this.commitAlone(t.member, t.taken)));
         return;
       }
       // A window shared by every session must not drop them all for one passing failure (a
