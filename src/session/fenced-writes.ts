@@ -4,6 +4,7 @@
 import { ScribedError } from '../core/errors.js';
 import type { SegmentRecord, SessionFence, SessionState, TranscriptionStatus } from '../store/store.js';
 import type { SessionContext } from './session-context.js';
+import { DatabaseSpool } from './database-spool.js';
 
 export class FencedWrites {
   private lastSavedAt = 0;
@@ -43,6 +44,8 @@ export class FencedWrites {
     const durable = ctx.spool?.durableEnd ?? null;
     const captured = durable !== null && durable < ctx.cursor.capturedSamples ? durable : ctx.cursor.capturedSamples;
     const progress = { capturedSamples: captured, charactersCharged: ctx.charged, nextSegmentIndex: ctx.nextSegmentIndex };
-    await this.write((f) => ctx.store.saveFencedProgress(f, progress));
+    // On the shared spool the save rides the node's next group commit (spool-committer.ts).
+    const spool = ctx.spool;
+    await this.write((f) => (spool instanceof DatabaseSpool ? spool.saveProgress(f, progress) : ctx.store.saveFencedProgress(f, progress)));
   }
 }

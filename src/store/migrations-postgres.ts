@@ -9,6 +9,7 @@
 import type { PostgresMigration } from './sql/postgres-db.js';
 import { POSTGRES_V12_RULES } from './migrations/postgres-v12-rules.js';
 import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
+import { POSTGRES_V14_SPOOL_ENCODING } from './migrations/postgres-v14-spool-encoding.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -429,4 +430,5 @@ ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
   },
   ...POSTGRES_V12_RULES,
   ...POSTGRES_V13_DESK,
+  ...POSTGRES_V14_SPOOL_ENCODING,
 ];

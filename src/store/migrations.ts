@@ -29,6 +29,9 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V17_RULES,
   ...SQLITE_V18_DESK,
 ];
+import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encoding.js';
+
+export const MIGRATIONS: readonly SqliteMigration[] = [...SQLITE_V01_V09, ...SQLITE_V10_V14, ...SQLITE_V19_SPOOL_ENCODING];
 
 /** Highest schema version this code knows; a database above it is refused. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

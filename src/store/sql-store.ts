@@ -16,6 +16,7 @@ import * as voices from './areas/voices.js';
 import * as userGroups from './areas/user-groups.js';
 import * as designs from './areas/voice-designs.js';
 import * as ownership from './areas/ownership.js';
+import * as spoolCommit from './areas/spool-commit.js';
 import * as jobs from './areas/job-claims.js';
 import * as sharedFiles from './areas/shared-files.js';
 import * as batchAudio from './areas/batch-audio.js';
@@ -94,6 +95,7 @@ export class SqlStore implements Store {
   sessionOwner = this.call(ownership.sessionOwner);
   listOrphanedSessions = this.call(ownership.listOrphanedSessions);
   writeSpool = this.call(ownership.writeSpool);
+  writeSpools = this.call(spoolCommit.writeSpools);
   readSpool = this.call(ownership.readSpool);
   deleteSpool = this.call(ownership.deleteSpool);
   saveFencedProgress = this.call(ownership.saveFencedProgress);

@@ -24,6 +24,7 @@ import type {
   TranscriptionStatus,
 } from '../store.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
+import { unpackSamples } from './spool-samples.js';
 import { INT64_MAX, int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { raiseProgress, toSession, type SessionRow } from './sessions.js';
 
@@ -199,11 +200,11 @@ export async function writeSpool(db: Db, fence: SessionFence, ops: readonly Spoo
 }
 
 export async function readSpool(db: Tx, sessionId: string): Promise<SpoolChunk[]> {
-  const rows = await db.all<{ start_sample: bigint; frames_json: string; pcm: Buffer }>(
-    'SELECT start_sample, frames_json, pcm FROM spool_chunks WHERE session_id = ? ORDER BY start_sample',
+  const rows = await db.all<{ start_sample: bigint; frames_json: string; pcm: Buffer; encoding: string }>(
+    'SELECT start_sample, frames_json, pcm, encoding FROM spool_chunks WHERE session_id = ? ORDER BY start_sample',
     [sessionId],
   );
-  return rows.map((r) => ({ startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], pcm: r.pcm }));
+  return rows.map((r) => ({ startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], pcm: unpackSamples(r.encoding, r.pcm) }));
 }
 
 /** The end of the spooled audio (0 when none). */

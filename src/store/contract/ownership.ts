@@ -32,6 +32,29 @@ export type SpoolOp =
   | { type: 'keepFrom'; fromSample: bigint; channelState: readonly number[] | null }
   | { type: 'clear'; channelState: readonly number[] | null };
 
+/** One session's part of a node's group commit (writeSpools): its spool operations, in the
+ * order they were queued, and the progress to save with them, if any. */
+export interface SpoolBatch {
+  fence: SessionFence;
+  ops: readonly SpoolOp[];
+  /** Saved as saveFencedProgress would (cursors only ever raised). */
+  progress?: SessionProgress;
+}
+
+/** What a group commit did with each session's batch (by session id). */
+export interface SpoolCommitOutcome {
+  /** Stored: ops and progress, in the one transaction, which committed. */
+  written: string[];
+  /** The fence did not hold: nothing of the session's was written (SESSION_MOVED). */
+  fenced: string[];
+  /** Another transaction held the session row (a resume, a claim, a lease renewal in
+   * progress): nothing of the session's was written; offer the batch again. */
+  busy: string[];
+  /** Malformed (frame sizes that disagree with the PCM, a non-finite channel state, a
+   * second batch for one session): nothing of the session's was written. */
+  invalid: Array<{ sessionId: string; reason: string }>;
+}
+
 export interface SessionOwnershipStore {
   /** Take the session for `node` at its current epoch (busy while another node's lease on the
    * same epoch runs); the cursor is raised to the end of the spooled audio. */
@@ -51,6 +74,11 @@ export interface SessionOwnershipStore {
   listOrphanedSessions(now: Date, limit: number): Promise<Array<{ id: string; accountId: string }>>;
   /** Spool operations in order, in one transaction; SESSION_MOVED when fenced. */
   writeSpool(fence: SessionFence, ops: readonly SpoolOp[], now: Date, leaseMs: number): Promise<void>;
+  /** A node's group commit: every batch in one transaction, each session's part written only
+   * while its fence holds, the others' regardless of it. A session whose row another
+   * transaction holds is passed over (busy) rather than waited for, so one session never
+   * holds up the rest. Unlike writeSpool the lease is not extended (the lease loop does). */
+  writeSpools(batches: readonly SpoolBatch[]): Promise<SpoolCommitOutcome>;
   readSpool(sessionId: string): Promise<SpoolChunk[]>;
   deleteSpool(sessionId: string): Promise<void>;
   saveFencedProgress(fence: SessionFence, progress: SessionProgress): Promise<boolean>;
