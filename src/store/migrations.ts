@@ -22,16 +22,15 @@ import { SQLITE_V01_V09 } from './migrations/sqlite-v01-v09.js';
 import { SQLITE_V10_V14 } from './migrations/sqlite-v10-v14.js';
 import { SQLITE_V17_RULES } from './migrations/sqlite-v17-rules.js';
 import { SQLITE_V18_DESK } from './migrations/sqlite-v18-desk.js';
+import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encoding.js';
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
   ...SQLITE_V10_V14,
   ...SQLITE_V17_RULES,
   ...SQLITE_V18_DESK,
+  ...SQLITE_V19_SPOOL_ENCODING,
 ];
-import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encoding.js';
-
-export const MIGRATIONS: readonly SqliteMigration[] = [...SQLITE_V01_V09, ...SQLITE_V10_V14, ...SQLITE_V19_SPOOL_ENCODING];
 
 /** Highest schema version this code knows; a database above it is refused. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
