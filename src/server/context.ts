@@ -6,6 +6,7 @@ import type { Metrics } from '../obs/metrics.js';
 import type { SessionRegistry } from '../session/registry.js';
 import type { Store } from '../store/store.js';
 import type { BatchRunner } from '../batch/runner.js';
+import type { RecordingKeeper } from '../recording/keeper.js';
 import { API_BASE } from '../core/protocol.js';
 
 export interface AppContext {
@@ -19,6 +20,8 @@ export interface AppContext {
   batch?: BatchRouteOptions;
   /** Injected clock, so ticket expiry is testable. */
   now: () => Date;
+  /** Redacted recordings (recordAudio; docs/recordings.md). Absent: no recording route. */
+  recordings?: RecordingKeeper;
 }
 
 export interface BatchRouteOptions {

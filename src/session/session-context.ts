@@ -52,6 +52,15 @@ export interface LiveSessionDeps {
   /** The store is shared with other nodes: a session whose held decoder is released is given
    * up (its state lives in the store), and another node may adopt it. */
   shared?: boolean;
+  /** Opens the recorder of a session asking for `recordAudio` (absent: nothing is recorded). */
+  recorders?: { open(session: { transcriptionId: string; accountId: string; rate: number; log: Logger }): SessionRecorder };
+}
+
+/** The recorder of a session with `recordAudio` (src/recording/live-recorder.ts): given the
+ * audio as it is placed (or replayed after a takeover) and the session's events. */
+export interface SessionRecorder {
+  audio(at: bigint, samples: Int16Array): void;
+  event(event: ServerEvent): void;
 }
 
 export interface OpenSegment {
@@ -107,6 +116,8 @@ export class SessionContext {
   closing = false;
   /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
   heldByBacklog = false;
+  /** recordAudio: the session's recorder (null without the option or a recorder). */
+  recorder: SessionRecorder | null = null;
 
   constructor(
     record: SessionRecord,

@@ -23,6 +23,7 @@ import * as calls from './areas/calls.js';
 import * as erasure from './areas/erasure.js';
 import * as webhooks from './areas/webhooks.js';
 import * as search from './areas/search.js';
+import * as sessionRecordings from './areas/session-recordings.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -212,4 +213,12 @@ export class SqlStore implements Store {
   parkCallbackDelivery = this.call(webhooks.parkCallbackDelivery);
   listParkedCallbacks = this.call(webhooks.listParkedCallbacks);
   releaseCallbackDelivery = this.call(webhooks.releaseCallbackDelivery);
+
+  // redacted recordings: pieces while a session runs, then the finished file's row
+  putRecordingPiece = this.call(sessionRecordings.putRecordingPiece);
+  listRecordingPieces = this.call(sessionRecordings.listRecordingPieces);
+  saveSessionRecording = this.call(sessionRecordings.saveSessionRecording);
+  getSessionRecording = this.call(sessionRecordings.getSessionRecording);
+  listExpiredRecordings = this.call(sessionRecordings.listExpiredRecordings);
+  eraseSessionRecording = this.call(sessionRecordings.eraseSessionRecording);
 }

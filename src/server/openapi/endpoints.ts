@@ -8,6 +8,7 @@ import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
+import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -370,4 +371,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- search (openapi/search.ts)
   ...SEARCH_ENDPOINTS,
+
+  // ---------------------------------------------------------------- recordings (openapi/recordings.ts)
+  ...RECORDING_ENDPOINTS,
 ];

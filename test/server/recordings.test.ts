@@ -1,0 +1,241 @@
+// Redacted recordings end to end with real speech (docs/recordings.md), on both stores:
+// Allison's digit prompts read the test card 4111 1111 1111 1111 (as in redaction-speech.test.ts).
+// - A batch job with redact ["pci", "numbers"] and recordAudio keeps FLAC that ffmpeg decodes
+//   to the job's length, equal to the audio sent outside the redacted spans and the mask tone
+//   inside them; byte ranges are served; another account gets 404; downloads are audited;
+//   DELETE removes the rows and the stored file (data dir) or blob (PostgreSQL).
+// - A live session with recordAudio: its recording, made of pieces cut at each final and
+//   finished at close, equals the audio streamed, sample for sample, for the session's length.
+// - A stereo upload split into a call: each leg's recording, and the stereo mix with the agent
+//   left and the customer right.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MASK_PAD_MS, MASK_TONE_AMPLITUDE } from '../../src/recording/mask.js';
+import { secondConnection, startService, tempDir, testStore, type TestService } from '../helpers/service.js';
+import { createSession, streamAndClose } from '../helpers/live.js';
+
+const API = '/sound_clone/api/v1/stt';
+const DIGITS = '/usr/share/asterisk/sounds/en/digits';
+const CARD = '4111111111111111';
+const dir = tempDir('scribed-recordings-');
+
+type Json = any;
+
+/** The card read in groups of four, 0.4 s between groups (8 kHz WAV). */
+function cardClip(): string {
+  const gap = path.join(dir, 'gap.wav');
+  execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', gap, 'trim', '0', '0.4']);
+  const parts: string[] = [gap];
+  for (let g = 0; g < 4; g++) parts.push(...[...CARD.slice(g * 4, g * 4 + 4)].map((d) => path.join(DIGITS, `${d}.wav`)), gap);
+  const out = path.join(dir, 'card.wav');
+  execFileSync('sox', [...parts, out]);
+  return out;
+}
+
+function pcmOf(file: string, rate = 8000, args: string[] = []): Int16Array {
+  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, ...args, '-ac', '1', '-ar', String(rate), '-f', 's16le', '-acodec', 'pcm_s16le', '-'], { maxBuffer: 64 << 20 });
+  return new Int16Array(raw.buffer, raw.byteOffset, raw.length >> 1);
+}
+
+function decode(flac: Buffer, channel?: number): Int16Array {
+  const file = path.join(dir, `dl-${Math.random().toString(36).slice(2)}.flac`);
+  fs.writeFileSync(file, flac);
+  return pcmOf(file, 8000, channel === undefined ? [] : ['-af', `pan=mono|c0=c${channel}`]);
+}
+
+function channels(flac: Buffer): number {
+  const file = path.join(dir, `probe-${Math.random().toString(36).slice(2)}.flac`);
+  fs.writeFileSync(file, flac);
+  return Number(execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=channels', '-of', 'csv=p=0', file]).toString().trim());
+}
+
+function rms(a: Int16Array, from: number, to: number): number {
+  let s = 0;
+  for (let i = from; i < to; i++) s += a[i]! * a[i]!;
+  return Math.sqrt(s / Math.max(1, to - from));
+}
+
+function correlation(a: Int16Array, b: Int16Array, from: number, to: number): number {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = from; i < to; i++) {
+    ab += a[i]! * b[i]!;
+    aa += a[i]! * a[i]!;
+    bb += b[i]! * b[i]!;
+  }
+  return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
+}
+
+async function download(s: TestService, url: string, key: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; headers: Headers }> {
+  const res = await fetch(`${s.baseUrl}${url}`, { headers: { accessKey: key, ...headers } });
+  return { status: res.status, body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+}
+
+async function upload(s: TestService, key: string, file: string, options: Record<string, unknown>): Promise<Json> {
+  const form = new FormData();
+  form.append('options', JSON.stringify(options));
+  form.append('file', new Blob([fs.readFileSync(file)]), path.basename(file));
+  const res = await fetch(`${s.baseUrl}${API}/transcriptions`, { method: 'POST', headers: { accessKey: key }, body: form });
+  const json = (await res.json()) as Json;
+  expect(res.status, JSON.stringify(json)).toBe(200);
+  await s.service.batch.idle();
+  return json.data;
+}
+
+/** Where the stored content of a recording is: a file in the data dir, or a blob row. */
+async function contentStored(s: TestService, sha256: string): Promise<boolean> {
+  if (testStore() === 'sqlite') return fs.existsSync(path.join(s.dataDir, 'recordings', sha256.slice(0, 2), sha256));
+  return (await s.service.store.getBlob(sha256)) !== null;
+}
+
+let svc: TestService;
+let clip: string;
+let sent: Int16Array;
+
+beforeAll(async () => {
+  clip = cardClip();
+  sent = pcmOf(clip);
+  svc = await startService();
+}, 60_000);
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe('batch recording with redaction', () => {
+  it('decodes to the job, masks exactly the redacted spans, serves ranges, is 404 to others and goes with DELETE', async () => {
+    const a = await svc.account(1_000n);
+    const b = await svc.account(1_000n);
+    const job = await upload(svc, a.accessKey, clip, { redact: ['pci', 'numbers'], recordAudio: true });
+    expect(job.effectiveOptions.recordAudio).toBe(true);
+    const id = job.transcriptionId as string;
+
+    const transcript = (await (await fetch(`${svc.baseUrl}${API}/transcriptions/${id}/transcript?format=json`, { headers: { accessKey: a.accessKey } })).json()) as Json;
+    const spans = (transcript.segments as Json[]).flatMap((s) => (s.redactions ?? []) as Array<{ startMs: number; endMs: number }>);
+    expect(spans.length).toBeGreaterThan(0);
+
+    const dl = await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey);
+    expect(dl.status).toBe(200);
+    expect(dl.headers.get('content-type')).toBe('audio/flac');
+    expect(dl.headers.get('accept-ranges')).toBe('bytes');
+    const rec = decode(dl.body);
+    expect(rec.length).toBe(sent.length);
+
+    const pad = (MASK_PAD_MS * 8000) / 1000;
+    const masked = new Uint8Array(rec.length);
+    for (const sp of spans) {
+      const from = Math.max(0, Math.round((sp.startMs * 8000) / 1000) - pad);
+      const to = Math.min(rec.length, Math.round((sp.endMs * 8000) / 1000) + pad);
+      // Inside: the tone, not the digits (the tone's level, no likeness to what was said).
+      const inner = [from + pad + 8, to - pad - 8] as const;
+      expect(rms(rec, ...inner)).toBeGreaterThan(MASK_TONE_AMPLITUDE * 0.6);
+      expect(rms(rec, ...inner)).toBeLessThan(MASK_TONE_AMPLITUDE * 0.8);
+      expect(rms(sent, ...inner)).toBeGreaterThan(rms(rec, ...inner)); // there was speech under it
+      expect(Math.abs(correlation(sent, rec, ...inner))).toBeLessThan(0.2);
+      masked.fill(1, from, to);
+    }
+    // Outside the spans: what was sent, sample for sample (FLAC is lossless), speech included.
+    let unmaskedEnergy = 0;
+    for (let i = 0; i < rec.length; i++) {
+      if (masked[i]) continue;
+      if (Math.abs(rec[i]! - sent[i]!) > 1) throw new Error(`sample ${i} differs outside the redacted spans: ${rec[i]} vs ${sent[i]}`);
+      unmaskedEnergy += Math.abs(rec[i]!);
+    }
+    expect(unmaskedEnergy).toBeGreaterThan(0);
+
+    const range = await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey, { range: 'bytes=0-99' });
+    expect(range.status).toBe(206);
+    expect(range.body.equals(dl.body.subarray(0, 100))).toBe(true);
+    expect(range.headers.get('content-range')).toBe(`bytes 0-99/${dl.body.length}`);
+    expect((await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey, { range: `bytes=${dl.body.length}-` })).status).toBe(416);
+
+    expect((await download(svc, `${API}/transcriptions/${id}/audio`, b.accessKey)).status).toBe(404);
+    const audits = await svc.service.store.listAudit(a.accountId, 10);
+    expect(audits.filter((e) => e.action === 'recording.download' && e.subjectId === id).length).toBe(3);
+
+    const stored = (await svc.service.store.getSessionRecording(id, a.accountId))!;
+    expect(stored.format).toBe('flac');
+    expect(await contentStored(svc, stored.sha256)).toBe(true);
+    const del = await fetch(`${svc.baseUrl}${API}/transcriptions/${id}`, { method: 'DELETE', headers: { accessKey: a.accessKey } });
+    expect(del.status).toBe(200);
+    const direct = await secondConnection(svc);
+    try {
+      expect(await direct.getSessionRecording(id, a.accountId)).toBeNull();
+      expect(await direct.listRecordingPieces(id)).toEqual([]);
+    } finally {
+      await direct.close();
+    }
+    expect(await contentStored(svc, stored.sha256)).toBe(false);
+    expect((await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey)).status).toBe(404);
+  }, 90_000);
+});
+
+describe('live session recording', () => {
+  it('is made of the pieces cut at each final and equals the audio streamed, for the session\'s length', async () => {
+    const a = await svc.account(1_000n);
+    const s = await createSession(svc, a.accessKey, { inputEncoding: 'pcm_s16le_8000', segmentCommitMode: 'vad', recordAudio: true });
+    expect(s.effectiveOptions.recordAudio).toBe(true);
+    const part = sent.subarray(0, 5 * 8000); // the first group of digits
+    const { finals } = await streamAndClose(svc, a.accessKey, s.streamUrl, part, 8000);
+    expect(finals.length).toBeGreaterThan(0);
+    let dl = await download(svc, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey);
+    for (let i = 0; i < 100 && dl.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      dl = await download(svc, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey);
+    }
+    expect(dl.status).toBe(200);
+    const rec = decode(dl.body);
+    const row = (await svc.service.store.getTranscription(s.transcriptionId, a.accountId))!;
+    expect(BigInt(rec.length)).toBe(row.audioSamples);
+    expect(rec.length).toBe(part.length);
+    expect(correlation(part, rec, 0, rec.length)).toBeGreaterThan(0.999);
+    // Finished: no piece is left in the store.
+    expect(await svc.service.store.listRecordingPieces(s.transcriptionId)).toEqual([]);
+  }, 60_000);
+
+  it('is not kept without recordAudio', async () => {
+    const a = await svc.account(1_000n);
+    const s = await createSession(svc, a.accessKey, { inputEncoding: 'pcm_s16le_8000', segmentCommitMode: 'vad' });
+    await streamAndClose(svc, a.accessKey, s.streamUrl, sent.subarray(0, 16000), 8000);
+    expect((await download(svc, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey)).status).toBe(404);
+  });
+});
+
+describe('call recording', () => {
+  it('offers each leg and a stereo mix, agent left and customer right', async () => {
+    const a = await svc.account(1_000n);
+    const b = await svc.account(1_000n);
+    const leftFile = path.join(dir, 'left.wav');
+    execFileSync('sox', [clip, leftFile, 'trim', '0', '3']);
+    const right = path.join(dir, 'right.wav');
+    execFileSync('sox', [leftFile, right, 'reverse']);
+    const stereo = path.join(dir, 'stereo.wav');
+    execFileSync('sox', ['-M', leftFile, right, stereo]);
+    const short = sent.subarray(0, 3 * 8000);
+    const up = await upload(svc, a.accessKey, stereo, { multichannel: true, recordAudio: true });
+    const callId = up.callId as string;
+
+    const agent = await download(svc, `${API}/calls/${callId}/audio?leg=agent`, a.accessKey);
+    const customer = await download(svc, `${API}/calls/${callId}/audio?leg=customer`, a.accessKey);
+    expect(agent.status).toBe(200);
+    expect(customer.status).toBe(200);
+    expect(correlation(short, decode(agent.body), 0, short.length)).toBeGreaterThan(0.999);
+    const mix = await download(svc, `${API}/calls/${callId}/audio?leg=stereo`, a.accessKey);
+    expect(mix.status).toBe(200);
+    expect(channels(mix.body)).toBe(2);
+    const left = decode(mix.body, 0);
+    const rightCh = decode(mix.body, 1);
+    expect(left.length).toBe(short.length);
+    expect(correlation(decode(agent.body), left, 0, short.length)).toBeGreaterThan(0.999);
+    expect(correlation(decode(customer.body), rightCh, 0, short.length)).toBeGreaterThan(0.999);
+    expect(Math.abs(correlation(left, rightCh, 0, short.length))).toBeLessThan(0.5);
+    expect((await download(svc, `${API}/calls/${callId}/audio`, b.accessKey)).status).toBe(404);
+    expect((await download(svc, `${API}/calls/${callId}/audio?leg=nobody`, a.accessKey)).status).toBe(404);
+
+    const del = await fetch(`${svc.baseUrl}${API}/calls/${callId}`, { method: 'DELETE', headers: { accessKey: a.accessKey } });
+    expect(del.status).toBe(200);
+    expect((await download(svc, `${API}/calls/${callId}/audio?leg=agent`, a.accessKey)).status).toBe(404);
+  }, 60_000);
+});
