@@ -15,6 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASK_PAD_MS, MASK_TONE_AMPLITUDE } from '../../src/recording/mask.js';
 import { secondConnection, startService, tempDir, testStore, type TestService } from '../helpers/service.js';
 import { createSession, streamAndClose } from '../helpers/live.js';
+import pino from 'pino';
+import { RetentionSweeper } from '../../src/batch/retention-sweeper.js';
+import { RecordingKeeper } from '../../src/recording/keeper.js';
+import { recordingStoreFor } from '../../src/store/recordings.js';
 
 const API = '/sound_clone/api/v1/stt';
 const DIGITS = '/usr/share/asterisk/sounds/en/digits';
@@ -237,5 +241,33 @@ describe('call recording', () => {
     const del = await fetch(`${svc.baseUrl}${API}/calls/${callId}`, { method: 'DELETE', headers: { accessKey: a.accessKey } });
     expect(del.status).toBe(200);
     expect((await download(svc, `${API}/calls/${callId}/audio?leg=agent`, a.accessKey)).status).toBe(404);
+  }, 60_000);
+});
+
+describe('recordings retention', () => {
+  it('the sweeper deletes recordings past the account\'s recordings retention and keeps the transcript', async () => {
+    const a = await svc.account(1_000n);
+    const quiet = path.join(dir, 'quiet.wav');
+    execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', quiet, 'trim', '0', '1']);
+    const id = (await upload(svc, a.accessKey, quiet, { recordAudio: true })).transcriptionId as string;
+    const stored = (await svc.service.store.getSessionRecording(id, a.accountId))!;
+    expect(stored).not.toBeNull();
+    await svc.service.store.setRetention(a.accountId, { transcriptsDays: null, recordingsDays: 2 }, new Date());
+    const direct = await secondConnection(svc);
+    try {
+      const log = pino({ level: 'silent' });
+      const keeper = new RecordingKeeper({ store: direct, files: recordingStoreFor(testStore() === 'postgres', direct, svc.dataDir, log), log });
+      const sweepAt = (days: number) => new RetentionSweeper({ store: direct, log, recordings: keeper, now: () => new Date(Date.now() + days * 86_400_000) }).sweep();
+      expect(await sweepAt(1)).toBe(0);
+      expect(await contentStored(svc, stored.sha256)).toBe(true);
+      expect(await sweepAt(3)).toBe(1);
+      expect(await direct.getSessionRecording(id, a.accountId)).toBeNull();
+      expect(await contentStored(svc, stored.sha256)).toBe(false);
+      expect((await direct.listAudit(a.accountId, 10)).map((e) => e.action)).toContain('retention.recording.delete');
+    } finally {
+      await direct.close();
+    }
+    expect((await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey)).status).toBe(404);
+    expect((await download(svc, `${API}/transcriptions/${id}/transcript?format=json`, a.accessKey)).status).toBe(200);
   }, 60_000);
 });
