@@ -14,7 +14,7 @@ import { maskSpans, spanOf, type MaskSpan } from './mask.js';
 export interface RecordedFinal {
   startSample: bigint;
   endSample: bigint;
-  redactions: ReadonlyArray<{ startSample: unknown; endSample: unknown }>;
+  redactions: ReadonlyArray<{ type?: string; startSample: unknown; endSample: unknown }>;
 }
 
 const TOKEN = /^\[[A-Z][A-Z_]*\]$/;

@@ -216,6 +216,7 @@ export class SqlStore implements Store {
 
   // redacted recordings: pieces while a session runs, then the finished file's row
   putRecordingPiece = this.call(sessionRecordings.putRecordingPiece);
+  hasRecordingPieces = this.call(sessionRecordings.hasRecordingPieces);
   listRecordingPieces = this.call(sessionRecordings.listRecordingPieces);
   saveSessionRecording = this.call(sessionRecordings.saveSessionRecording);
   getSessionRecording = this.call(sessionRecordings.getSessionRecording);

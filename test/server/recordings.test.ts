@@ -199,12 +199,36 @@ describe('live session recording', () => {
     expect(await svc.service.store.listRecordingPieces(s.transcriptionId)).toEqual([]);
   }, 60_000);
 
-  it('is not kept without recordAudio', async () => {
+  it('is not kept without recordAudio; pieces a stopped node left are finished by a later download', async () => {
     const a = await svc.account(1_000n);
     const s = await createSession(svc, a.accessKey, { inputEncoding: 'pcm_s16le_8000', segmentCommitMode: 'vad' });
     await streamAndClose(svc, a.accessKey, s.streamUrl, sent.subarray(0, 16000), 8000);
-    expect((await download(svc, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey)).status).toBe(404);
-  });
+    const url = `${API}/transcriptions/${s.transcriptionId}/audio`;
+    expect((await download(svc, url, a.accessKey)).status).toBe(404);
+
+    // As a node that stopped between the session's close and its recording would leave it:
+    // pieces (masked already), no recording. Just after the close the download waits for the
+    // closing node; later it finishes the recording itself.
+    const keeper = new RecordingKeeper({ store: svc.service.store, files: recordingStoreFor(testStore() === 'postgres', svc.service.store, svc.dataDir, pino({ level: 'silent' })), log: pino({ level: 'silent' }) });
+    await keeper.putPiece(s.transcriptionId, 0n, sent.subarray(0, 8000), 8000);
+    await keeper.putPiece(s.transcriptionId, 12000n, sent.subarray(12000, 16000), 8000);
+    expect((await download(svc, url, a.accessKey)).status).toBe(409);
+    const direct = await secondConnection(svc);
+    try {
+      const past = new Date(Date.now() - 60_000).toISOString();
+      await direct.db.run('UPDATE transcriptions SET completed_at = ?, updated_at = ? WHERE id = ?', [past, past, s.transcriptionId]);
+    } finally {
+      await direct.close();
+    }
+    const dl = await download(svc, url, a.accessKey);
+    expect(dl.status).toBe(200);
+    const rec = decode(dl.body);
+    expect(rec.length).toBe(16000);
+    expect([...rec.subarray(0, 8000)]).toEqual([...sent.subarray(0, 8000)]);
+    expect(rms(rec, 8000, 12000)).toBe(0); // no piece: silence
+    expect([...rec.subarray(12000)]).toEqual([...sent.subarray(12000, 16000)]);
+    expect(await svc.service.store.hasRecordingPieces(s.transcriptionId)).toBe(false);
+  }, 60_000);
 });
 
 describe('call recording', () => {

@@ -12,6 +12,8 @@ import { audit } from '../audit.js';
 import { API, type AppContext } from '../context.js';
 
 const ENDED = new Set(['COMPLETED', 'FAILED']);
+/** How long after a row ended its own node is left to finish its recording. */
+const FINISH_GRACE_MS = 30_000;
 
 /** `Range: bytes=a-b | a- | -n` (one range) against a body of `size` bytes: the inclusive
  * byte span to send, null for the whole body, or 'unsatisfiable'. */
@@ -47,7 +49,14 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
     if (!ENDED.has(t.status)) {
       throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${t.id} has not ended; its recording is stored when its session closes or its job ends`);
     }
-    if (await keeper.finishFromPieces(t.id, t.accountId, t.audioSamples)) {
+    if (await ctx.store.hasRecordingPieces(t.id)) {
+      // Just closed: the closing node is finishing it from its pieces (its last piece may
+      // still be on the way); a download finishes it only when that node evidently did not.
+      const endedAt = Date.parse(t.completedAt ?? t.updatedAt);
+      if (Number.isFinite(endedAt) && ctx.now().getTime() - endedAt < FINISH_GRACE_MS) {
+        throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `the recording of ${t.id} is being finished; try again in a few seconds`);
+      }
+      await keeper.finishFromPieces(t.id, t.accountId, t.audioSamples);
       const finished = await keeper.read(t.id, t.accountId);
       if (finished) return finished;
     }

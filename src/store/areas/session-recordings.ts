@@ -25,6 +25,10 @@ export async function putRecordingPiece(db: Db, p: RecordingPiece): Promise<void
   );
 }
 
+export async function hasRecordingPieces(db: Db, transcriptionId: string): Promise<boolean> {
+  return (await db.one('SELECT 1 FROM recording_pieces WHERE transcription_id = ? LIMIT 1', [transcriptionId])) !== undefined;
+}
+
 export async function listRecordingPieces(db: Db, transcriptionId: string): Promise<RecordingPiece[]> {
   const rows = await db.all<{ start_sample: bigint; end_sample: bigint; sample_rate: bigint; pcm_deflated: Buffer; created_at: string }>(
     'SELECT start_sample, end_sample, sample_rate, pcm_deflated, created_at FROM recording_pieces WHERE transcription_id = ? ORDER BY start_sample',

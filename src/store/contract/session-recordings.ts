@@ -31,6 +31,8 @@ export interface SessionRecordingRecord {
 export interface SessionRecordingStore {
   /** Store a piece (a piece stored again at the same start replaces it). */
   putRecordingPiece(piece: RecordingPiece): Promise<void>;
+  /** True when a row has pieces (a recording not finished yet). */
+  hasRecordingPieces(transcriptionId: string): Promise<boolean>;
   /** A row's pieces in sample order. */
   listRecordingPieces(transcriptionId: string): Promise<RecordingPiece[]>;
   /** Name the finished recording of a row (replacing any earlier one) and delete its pieces,
