@@ -13,8 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MASK_PAD_MS, MASK_TONE_AMPLITUDE } from '../../src/recording/mask.js';
-import { secondConnection, startService, tempDir, testStore, type TestService } from '../helpers/service.js';
-import { createSession, streamAndClose } from '../helpers/live.js';
+import { secondConnection, startService, storeSettingsFor, tempDir, testStore, type TestService } from '../helpers/service.js';
+import { createSession, pcmBytes, streamAndClose } from '../helpers/live.js';
+import { StreamClient } from '../helpers/stream-client.js';
 import pino from 'pino';
 import { RetentionSweeper } from '../../src/batch/retention-sweeper.js';
 import { RecordingKeeper } from '../../src/recording/keeper.js';
@@ -27,13 +28,13 @@ const dir = tempDir('scribed-recordings-');
 
 type Json = any;
 
-/** The card read in groups of four, 0.4 s between groups (8 kHz WAV). */
-function cardClip(): string {
+/** The card read in groups of four (the first `groups` of them), 0.4 s between groups (8 kHz WAV). */
+function cardClip(groups = 4): string {
   const gap = path.join(dir, 'gap.wav');
   execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', gap, 'trim', '0', '0.4']);
   const parts: string[] = [gap];
-  for (let g = 0; g < 4; g++) parts.push(...[...CARD.slice(g * 4, g * 4 + 4)].map((d) => path.join(DIGITS, `${d}.wav`)), gap);
-  const out = path.join(dir, 'card.wav');
+  for (let g = 0; g < groups; g++) parts.push(...[...CARD.slice(g * 4, g * 4 + 4)].map((d) => path.join(DIGITS, `${d}.wav`)), gap);
+  const out = path.join(dir, `card-${groups}.wav`);
   execFileSync('sox', [...parts, out]);
   return out;
 }
@@ -98,10 +99,15 @@ async function contentStored(s: TestService, sha256: string): Promise<boolean> {
 let svc: TestService;
 let clip: string;
 let sent: Int16Array;
+/** Two groups of the card: enough for a redacted run, half the recognition of the whole. */
+let half: string;
+let halfSent: Int16Array;
 
 beforeAll(async () => {
   clip = cardClip();
   sent = pcmOf(clip);
+  half = cardClip(2);
+  halfSent = pcmOf(half);
   svc = await startService();
 }, 60_000);
 afterAll(async () => {
@@ -112,7 +118,7 @@ describe('batch recording with redaction', () => {
   it('decodes to the job, masks exactly the redacted spans, serves ranges, is 404 to others and goes with DELETE', async () => {
     const a = await svc.account(1_000n);
     const b = await svc.account(1_000n);
-    const job = await upload(svc, a.accessKey, clip, { redact: ['pci', 'numbers'], recordAudio: true });
+    const job = await upload(svc, a.accessKey, half, { redact: ['pci', 'numbers'], recordAudio: true });
     expect(job.effectiveOptions.recordAudio).toBe(true);
     const id = job.transcriptionId as string;
 
@@ -125,7 +131,7 @@ describe('batch recording with redaction', () => {
     expect(dl.headers.get('content-type')).toBe('audio/flac');
     expect(dl.headers.get('accept-ranges')).toBe('bytes');
     const rec = decode(dl.body);
-    expect(rec.length).toBe(sent.length);
+    expect(rec.length).toBe(halfSent.length);
 
     const pad = (MASK_PAD_MS * 8000) / 1000;
     const masked = new Uint8Array(rec.length);
@@ -136,15 +142,15 @@ describe('batch recording with redaction', () => {
       const inner = [from + pad + 8, to - pad - 8] as const;
       expect(rms(rec, ...inner)).toBeGreaterThan(MASK_TONE_AMPLITUDE * 0.6);
       expect(rms(rec, ...inner)).toBeLessThan(MASK_TONE_AMPLITUDE * 0.8);
-      expect(rms(sent, ...inner)).toBeGreaterThan(rms(rec, ...inner)); // there was speech under it
-      expect(Math.abs(correlation(sent, rec, ...inner))).toBeLessThan(0.2);
+      expect(rms(halfSent, ...inner)).toBeGreaterThan(rms(rec, ...inner)); // there was speech under it
+      expect(Math.abs(correlation(halfSent, rec, ...inner))).toBeLessThan(0.2);
       masked.fill(1, from, to);
     }
     // Outside the spans: what was sent, sample for sample (FLAC is lossless), speech included.
     let unmaskedEnergy = 0;
     for (let i = 0; i < rec.length; i++) {
       if (masked[i]) continue;
-      if (Math.abs(rec[i]! - sent[i]!) > 1) throw new Error(`sample ${i} differs outside the redacted spans: ${rec[i]} vs ${sent[i]}`);
+      if (Math.abs(rec[i]! - halfSent[i]!) > 1) throw new Error(`sample ${i} differs outside the redacted spans: ${rec[i]} vs ${halfSent[i]}`);
       unmaskedEnergy += Math.abs(rec[i]!);
     }
     expect(unmaskedEnergy).toBeGreaterThan(0);
@@ -173,7 +179,7 @@ describe('batch recording with redaction', () => {
     }
     expect(await contentStored(svc, stored.sha256)).toBe(false);
     expect((await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey)).status).toBe(404);
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('live session recording', () => {
@@ -294,4 +300,54 @@ describe('recordings retention', () => {
     expect((await download(svc, `${API}/transcriptions/${id}/audio`, a.accessKey)).status).toBe(404);
     expect((await download(svc, `${API}/transcriptions/${id}/transcript?format=json`, a.accessKey)).status).toBe(200);
   }, 60_000);
+});
+
+describe.skipIf(testStore() !== 'postgres')('a live recording across two nodes', () => {
+  it('a session resumed on another node still makes one recording: pieces from both, finished by the node that closes', async () => {
+    const dirA = tempDir();
+    const { databaseUrl } = await storeSettingsFor(dirA);
+    const [nodeA, nodeB] = await Promise.all([startService({ dataDir: dirA }), startService({ dataDir: tempDir(), databaseUrl })]);
+    try {
+      const a = await nodeA.account(1_000n);
+      const s = await createSession(nodeA, a.accessKey, { inputEncoding: 'pcm_s16le_8000', recordAudio: true });
+      const first = sent.subarray(0, 3 * 8000);
+      const second = sent.subarray(3 * 8000, 6 * 8000);
+      const send = async (client: StreamClient, epoch: number, pcm: Int16Array) => {
+        for (let at = 0; at < pcm.length; at += 320) client.audio(epoch, at, pcmBytes(pcm.subarray(at, at + 320)));
+        await client.next('ack', (e) => e.epoch === epoch && e.sampleOffset === pcm.length, 60_000);
+      };
+      const onA = await StreamClient.connect(`${nodeA.wsBase}${s.streamUrl}`, { accessKey: a.accessKey });
+      await onA.next('ready');
+      await send(onA, 1, first);
+      onA.control({ type: 'commit' });
+      expect((await onA.next('final', () => true, 60_000)).end.sample).toBe(String(first.length));
+      onA.terminate();
+
+      // Any node takes a resume (docs/scaling.md): node B carries on from the stored cursor.
+      const r = await fetch(`${nodeB.baseUrl}${API}/realtime/sessions/${s.sessionId}/resume`, {
+        method: 'POST',
+        headers: { accessKey: a.accessKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ capturedSamples: String(first.length) }),
+      });
+      expect(r.status, await r.clone().text()).toBe(200);
+      const onB = await StreamClient.connect(`${nodeB.wsBase}${s.streamUrl}`, { accessKey: a.accessKey });
+      await onB.next('ready');
+      await send(onB, 2, second);
+      onB.control({ type: 'close' });
+      await onB.next('closed', () => true, 60_000);
+
+      let dl = await download(nodeA, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey);
+      for (let i = 0; i < 100 && dl.status !== 200; i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        dl = await download(nodeA, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey);
+      }
+      expect(dl.status).toBe(200);
+      const rec = decode(dl.body);
+      expect(rec.length).toBe(first.length + second.length);
+      expect(correlation(sent, rec, 0, first.length)).toBeGreaterThan(0.999);
+      expect(correlation(sent, rec, first.length, rec.length)).toBeGreaterThan(0.999);
+    } finally {
+      await Promise.all([nodeA.stop(), nodeB.stop()]);
+    }
+  }, 90_000);
 });
