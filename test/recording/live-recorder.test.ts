@@ -52,6 +52,10 @@ describe('LiveRecorder', () => {
       if (inSpan) expect(Math.abs(p.pcm[i]!)).toBeLessThanOrEqual(MASK_TONE_AMPLITUDE);
       else expect(p.pcm[i]).toBe(audio[i]);
     }
+    // The same final's event after it (the finals' listener cut it first): nothing left to cut.
+    rec.event({ type: 'final', segmentId: 'seg_0', text: '[NUMBER]', trigger: 'commit', start: { sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 }, end: { sample: '16000', ms: 2000, epoch: 1, epochSample: 16000, epochMs: 2000 } });
+    await rec.settled();
+    expect(keeper.pieces).toHaveLength(1);
     // The shared frames were copied, not masked in place.
     expect(audio[10000]).toBe(speech(1, 10000)[0]);
     await rec.final({ startSample: 16000n, endSample: 20000n, redactions: [] });
