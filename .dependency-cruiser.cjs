@@ -5,8 +5,8 @@
 //   text, vad, threads, obs, media,       leaf adapters over core
 //   outbound
 //   store, engine                         persistence; recognition on worker threads
-//   accounts, music, voices, batch,       the service's work, over store and engine
-//   session
+//   accounts, music, voices, recording,   the service's work, over store and engine
+//   batch, session
 //   config.ts -> console -> server        the operator's settings; the HTTP and socket adapters
 //   service.ts -> cli, cli.ts             the process
 //   client -> gateway, rtp                the client side (library and daemons), over core only
@@ -120,6 +120,12 @@ module.exports = {
     layer('accounts-on-store', '^src/accounts/', ['core', 'store', 'accounts'], 'Account provisioning is store work.'),
     layer('music-on-store', '^src/music/', ['core', 'store', 'music'], 'Music jobs are store work.'),
     layer('voices-on-store', '^src/voices/', ['core', 'outbound', 'store', 'voices'], 'Voice design jobs and callbacks are store work.'),
+    layer(
+      'recording-on-store',
+      '^src/recording/',
+      ['core', 'store', 'recording'],
+      'Recordings (masking, mixing, FLAC through ffmpeg, pieces and files in the store) know no session, batch job or server: they are handed masked-to-be audio and spans.',
+    ),
     layer('batch-below-the-server', '^src/batch/', ['core', 'text', 'obs', 'media', 'store', 'engine', 'batch'], 'Batch jobs know no session, server or CLI.'),
     layer(
       'session-below-the-server',

@@ -20,6 +20,9 @@ import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
 import { RetentionSweeper } from './batch/retention-sweeper.js';
+import { RecordingKeeper } from './recording/keeper.js';
+import { LiveRecorder } from './recording/live-recorder.js';
+import { recordingStoreFor } from './store/recordings.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
@@ -101,8 +104,12 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
   const ruleAlerts = new RuleAlerts({ store, metrics, log });
+  // Redacted recordings (recordAudio, docs/recordings.md): files in the data dir on one node,
+  // blobs in the shared store otherwise, as voice recordings.
+  const recordings = new RecordingKeeper({ store, files: recordingStoreFor(shared, store, config.dataDir, log, now), log, ...(now ? { now } : {}) });
   const sessionDeps = {
     spool,
+    recorders: { open: (s: { transcriptionId: string; accountId: string; rate: number; log: typeof log }) => new LiveRecorder(recordings, s.transcriptionId, s.accountId, s.rate, s.log) },
     store,
     engine,
     metrics,
@@ -136,10 +143,11 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     leaseMs: config.sessionLeaseMs,
     maxDecoders: config.batchMaxDecoders,
     maxSegmentSeconds: config.maxSegmentSeconds,
+    recordings,
   });
   await batch.start();
   // Rows past their account's retention are erased at start and then every few minutes.
-  const retention = new RetentionSweeper({ store, log, audio: batch.audio, ...(now ? { now } : {}) });
+  const retention = new RetentionSweeper({ store, log, audio: batch.audio, recordings, ...(now ? { now } : {}) });
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const app = await buildApp({
@@ -158,6 +166,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     },
     now: now ?? (() => new Date()),
     ruleAlerts,
+    recordings,
   });
 
   let stopping: Promise<void> | null = null;

@@ -1,6 +1,7 @@
 // The retention sweeper (docs/redaction.md): on every live node, every `everyMs`, erase the
 // History rows older than their account's transcripts retention (scribed accounts retention),
-// with everything eraseTranscription erases, plus the batch audio files a node keeps on disk.
+// with everything eraseTranscription erases, plus the batch audio files a node keeps on disk;
+// and the recordings older than their account's recordings retention (the transcript stays).
 // It sits beside the batch runner because it removes batch audio as the runner does.
 //
 // Several nodes on one store need no claim: each erasure is one transaction that locks the
@@ -21,6 +22,12 @@ export interface RetentionSweeperDeps {
   log: Logger;
   /** Where this node keeps batch audio (files are removed; store rows went with the row). */
   audio?: BatchAudioStore;
+  /** Where recordings are kept (src/recording/keeper.ts): erased rows' recordings are removed,
+   * and recordings past the recordings retention are deleted. */
+  recordings?: {
+    erase(transcriptionId: string, accountId: string): Promise<void>;
+    removeContent(shas: readonly string[]): Promise<void>;
+  };
   now?: () => Date;
   everyMs?: number;
 }
@@ -67,12 +74,34 @@ export class RetentionSweeper {
         progressed = true;
         erased++;
         for (const name of outcome.audioFiles) await this.deps.audio?.remove(name).catch(() => undefined);
+        await this.deps.recordings?.removeContent(outcome.recordingFiles);
         log.info({ audit: { action: 'retention.delete', subjectId: transcriptionId, accountId, credentialId: null } }, 'audit');
         await store.recordAudit({ id: newId('aud', now), accountId, credentialId: null, action: 'retention.delete', subjectId: transcriptionId, createdAt: now.toISOString() });
       }
       if (expired.length < ROUND || !progressed) break;
     }
     if (erased > 0) log.info({ erased }, 'retention sweep erased expired transcripts');
-    return erased;
+    return erased + (await this.sweepRecordings());
+  }
+
+  /** Recordings past their account's recordings retention: deleted, transcripts kept. Each
+   * delete is one transaction, so nodes sweeping together delete each once. */
+  private async sweepRecordings(): Promise<number> {
+    const { store, log, recordings } = this.deps;
+    if (!recordings) return 0;
+    let deleted = 0;
+    for (;;) {
+      const now = this.now();
+      const expired = await store.listExpiredRecordings(now, ROUND);
+      for (const { transcriptionId, accountId } of expired) {
+        await recordings.erase(transcriptionId, accountId);
+        deleted++;
+        log.info({ audit: { action: 'retention.recording.delete', subjectId: transcriptionId, accountId, credentialId: null } }, 'audit');
+        await store.recordAudit({ id: newId('aud', now), accountId, credentialId: null, action: 'retention.recording.delete', subjectId: transcriptionId, createdAt: now.toISOString() });
+      }
+      if (expired.length < ROUND) break;
+    }
+    if (deleted > 0) log.info({ deleted }, 'retention sweep deleted expired recordings');
+    return deleted;
   }
 }

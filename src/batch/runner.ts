@@ -32,7 +32,7 @@ import { ScribedError } from '../core/errors.js';
 import { wordsOnTimeline } from '../core/word-span.js';
 import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
-import type { BatchJobRecord, Store } from '../store/store.js';
+import type { BatchJobRecord, SegmentRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
 import { redactFinal } from '../text/redaction/apply.js';
 import { redactionPolicies } from '../text/redaction/options.js';
@@ -67,6 +67,9 @@ export interface BatchRunnerDeps {
    * BATCH_HEARTBEAT_MS. */
   heartbeatIntervalMs?: number;
   now?: () => Date;
+  /** recordAudio: keeps a job's audio, masked where its segments were redacted
+   * (src/recording/keeper.ts). Absent: nothing is recorded. */
+  recordings?: { saveBatch(transcriptionId: string, accountId: string, pcm: Int16Array, rate: number, segments: readonly SegmentRecord[]): Promise<unknown> };
 }
 
 /** A batch decoder whose worker has not answered a ping for this long is stuck (a hung
@@ -374,6 +377,13 @@ export class BatchRunner {
         );
         if (!kept) throw new LostClaim();
         metrics.segments.inc({ trigger: 'batch' });
+      }
+      // recordAudio: the recording is made from the stored segments' redactions, after every
+      // segment (a job taken up again makes it again, the same), before the job is DONE and
+      // its audio deleted.
+      if (job.options.recordAudio === true && this.deps.recordings) {
+        const pcm = await this.audio.read(name, 0, totalSamples);
+        await this.deps.recordings.saveBatch(id, job.accountId, pcm, row.sampleRateHz, await store.listSegments(id));
       }
       if (!(await store.setClaimedBatchJobState(id, this.node, 'DONE'))) throw new LostClaim();
       done = { audioSec: totalSamples / row.sampleRateHz, cpuMs, segments: plan.length };

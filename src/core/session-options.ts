@@ -78,6 +78,9 @@ export interface EffectiveOptions {
    * Named only when requested: effectiveOptions of requests without it (and their hashes)
    * are what they were before the option existed. */
   redact?: RedactionPolicy[];
+  /** Keep the audio, redacted spans masked (docs/recordings.md). Named only when true, as
+   * `redact` is. */
+  recordAudio?: true;
 }
 
 export interface ValidSessionRequest {
@@ -107,6 +110,7 @@ export const OPTION_KEYS = [
   'heartbeatIntervalMs',
   'processingContentStorage',
   'redact',
+  'recordAudio',
 ] as const;
 
 /** BCP-47-ish: a 2-3 letter language, then subtags of 1-8 letters or digits. */
@@ -268,6 +272,8 @@ function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface):
     invalid('options.redact', 'is applied to batch transcription only so far; real-time sessions do not redact yet');
   }
 
+  const recordAudio = optBoolean(o, 'recordAudio', 'options.recordAudio');
+
   // Mutual exclusions, after every field is individually valid.
   if (includeAlignment === true && suppressBackgroundSpeech === true) {
     invalid('options.suppressBackgroundSpeech', 'cannot be true together with includeAlignment; alignment needs every word timed');
@@ -296,6 +302,7 @@ function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface):
     heartbeatIntervalMs,
     processingContentStorage: processingContentStorage ?? false,
     ...(redact.length > 0 ? { redact: redact as RedactionPolicy[] } : {}),
+    ...(recordAudio === true ? { recordAudio: true as const } : {}),
   };
 }
 

@@ -28,6 +28,7 @@ import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
 import { recordingStoreFor } from '../store/recordings.js';
+import { recordingRoutes } from './routes/recordings.js';
 import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
@@ -117,6 +118,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(userGroupRoutes(ctx, files.keys));
   await app.register(webhookRoutes(ctx, files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
+  if (ctx.recordings) await app.register(recordingRoutes(ctx, ctx.recordings));
   // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).
   await app.register(facadeRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).

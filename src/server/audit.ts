@@ -17,6 +17,11 @@ export async function audit(ctx: AppContext, req: FastifyRequest, accountId: str
   await ctx.store.recordAudit({ id: newId('aud', now), accountId, credentialId, action, subjectId, createdAt: now.toISOString() });
 }
 
+/** Recordings an erasure left unreferenced: their stored content goes too (rows are gone). */
+export async function removeErasedRecordings(ctx: AppContext, recordingFiles: readonly string[]): Promise<void> {
+  await ctx.recordings?.removeContent(recordingFiles);
+}
+
 /** Batch audio a node keeps as files, named by an erasure: removed too (the rows are gone
  * from the store already). A failure is logged; the runner's sweep removes what no job names. */
 export async function removeErasedAudio(ctx: AppContext, req: FastifyRequest, audioFiles: readonly string[]): Promise<void> {

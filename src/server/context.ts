@@ -7,6 +7,7 @@ import type { SessionRegistry } from '../session/registry.js';
 import type { RuleAlerts } from '../session/rule-alerts.js';
 import type { Store } from '../store/store.js';
 import type { BatchRunner } from '../batch/runner.js';
+import type { RecordingKeeper } from '../recording/keeper.js';
 import { API_BASE } from '../core/protocol.js';
 
 export interface AppContext {
@@ -22,6 +23,8 @@ export interface AppContext {
   now: () => Date;
   /** Live rules' evaluator (absent: rules are stored, and read by sessions within its cache time). */
   ruleAlerts?: RuleAlerts;
+  /** Redacted recordings (recordAudio; docs/recordings.md). Absent: no recording route. */
+  recordings?: RecordingKeeper;
 }
 
 export interface BatchRouteOptions {

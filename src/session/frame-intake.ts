@@ -89,6 +89,7 @@ export class FrameIntake {
       await this.failures.loseSocket('INTERNAL');
       return;
     }
+    ctx.recorder?.audio(at, samples);
     this.reportGap(placed);
     ctx.cursor = placed.next;
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);

@@ -62,6 +62,11 @@ export class LiveSession extends SessionView implements DeferredSession {
     super(new SessionContext(record, deps));
     const ctx = this.ctx;
     this.events = new SessionEvents(ctx);
+    if (ctx.options.recordAudio === true && deps.recorders) {
+      const recorder = deps.recorders.open({ transcriptionId: ctx.transcriptionId, accountId: ctx.accountId, rate: ctx.rate, log: ctx.log });
+      ctx.recorder = recorder;
+      this.events.tap((e) => recorder.event(e));
+    }
     this.writes = new FencedWrites(ctx, (reason) => this.dropMoved(reason));
     this.decoder = new DecoderHold(ctx, {
       // Batched decoding reports partials as they are decoded, between frames.

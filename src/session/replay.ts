@@ -50,6 +50,12 @@ export class Replay {
     const ctx = this.ctx;
     if (ctx.state === 'CLOSED' || ctx.segment) return false;
     const samples = frames.reduce((n, f) => n + f.length, 0);
+    // recordAudio: the recorder of this node never saw this audio arrive.
+    let recorded = startSample;
+    for (const f of frames) {
+      ctx.recorder?.audio(recorded, f);
+      recorded += BigInt(f.length);
+    }
     if (ctx.options.segmentCommitMode === 'vad') {
       // The detector decides again where segments lie in the recovered audio; the first
       // one it opens takes the index of the segment that was open at the crash.

@@ -55,6 +55,19 @@ export interface LiveSessionDeps {
   /** Sees every event the session fans out, after its sockets did (live rules:
    * rule-alerts.ts); `emit` sends one more event the same way. */
   observeEvent?: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => void;
+  /** Opens the recorder of a session asking for `recordAudio` (absent: nothing is recorded). */
+  recorders?: { open(session: { transcriptionId: string; accountId: string; rate: number; log: Logger }): SessionRecorder };
+}
+
+/** The recorder of a session with `recordAudio` (src/recording/live-recorder.ts): given the
+ * audio as it is placed (or replayed after a takeover) and the session's events. */
+export interface SessionRecorder {
+  audio(at: bigint, samples: Int16Array): void;
+  event(event: ServerEvent): void;
+  /** A persisted final with its redacted spans (session samples), before the spool lets go of
+   * its audio: cuts and stores the piece up to its end (a later `final` event of the same
+   * segment then finds nothing left to cut). */
+  final(segment: { startSample: bigint; endSample: bigint; redactions: ReadonlyArray<{ startSample: unknown; endSample: unknown }> }): Promise<void>;
 }
 
 export interface OpenSegment {
@@ -110,6 +123,8 @@ export class SessionContext {
   closing = false;
   /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
   heldByBacklog = false;
+  /** recordAudio: the session's recorder (null without the option or a recorder). */
+  recorder: SessionRecorder | null = null;
 
   constructor(
     record: SessionRecord,

@@ -8,12 +8,15 @@ import type { SessionContext, SessionSocket } from './session-context.js';
 
 export class SessionEvents {
   private readonly watchers = new Set<SessionSocket>();
+  /** In-process listeners of every event (the session's recorder). */
+  private readonly taps: Array<(event: ServerEvent) => void> = [];
 
   constructor(private readonly ctx: SessionContext) {}
 
   emit(event: ServerEvent): void {
     this.ctx.socket?.send(event);
     if (event.type === 'pong' || event.type === 'error') return;
+    for (const t of this.taps) t(event);
     for (const w of this.watchers) w.send(event);
     this.ctx.deps.observeEvent?.(this.ctx, event, (e) => this.emit(e));
   }
@@ -34,6 +37,11 @@ export class SessionEvents {
     if (this.watchers.size >= limit) throw new ScribedError('WATCHER_LIMIT', `session ${this.ctx.id} already has ${limit} watchers, its limit`);
     this.watchers.add(watcher);
     watcher.send(this.watchingEvent());
+  }
+
+  /** Listen to the session's events in process (after the stream socket, before watchers). */
+  tap(listener: (event: ServerEvent) => void): void {
+    this.taps.push(listener);
   }
 
   unwatch(watcher: SessionSocket): void {

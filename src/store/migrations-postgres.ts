@@ -7,6 +7,7 @@
 // BIGINT (read as bigint), timestamps are ISO-8601 TEXT (they sort as text), JSON is TEXT,
 // hashes are BYTEA.
 import type { PostgresMigration } from './sql/postgres-db.js';
+import { POSTGRES_V11_RECORDINGS } from './migrations/postgres-v11-recordings.js';
 import { POSTGRES_V12_RULES } from './migrations/postgres-v12-rules.js';
 import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
 import { POSTGRES_V14_SPOOL_ENCODING } from './migrations/postgres-v14-spool-encoding.js';
@@ -428,6 +429,7 @@ ALTER TABLE webhook_endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'endpoint' C
 ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
 `,
   },
+  ...POSTGRES_V11_RECORDINGS,
   ...POSTGRES_V12_RULES,
   ...POSTGRES_V13_DESK,
   ...POSTGRES_V14_SPOOL_ENCODING,

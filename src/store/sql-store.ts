@@ -26,6 +26,7 @@ import * as webhooks from './areas/webhooks.js';
 import * as search from './areas/search.js';
 import * as rules from './areas/rules.js';
 import * as desk from './areas/desk-sessions.js';
+import * as sessionRecordings from './areas/session-recordings.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -231,4 +232,12 @@ export class SqlStore implements Store {
   endDeskSession = this.call(desk.endDeskSession);
   endAccountDeskSessions = this.call(desk.endAccountDeskSessions);
   listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
+  // redacted recordings: pieces while a session runs, then the finished file's row
+  putRecordingPiece = this.call(sessionRecordings.putRecordingPiece);
+  hasRecordingPieces = this.call(sessionRecordings.hasRecordingPieces);
+  listRecordingPieces = this.call(sessionRecordings.listRecordingPieces);
+  saveSessionRecording = this.call(sessionRecordings.saveSessionRecording);
+  getSessionRecording = this.call(sessionRecordings.getSessionRecording);
+  listExpiredRecordings = this.call(sessionRecordings.listExpiredRecordings);
+  eraseSessionRecording = this.call(sessionRecordings.eraseSessionRecording);
 }

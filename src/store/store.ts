@@ -22,6 +22,7 @@ import type { SessionOwnershipStore } from './contract/ownership.js';
 import type { SearchStore } from './contract/search.js';
 import type { RuleStore } from './contract/rules.js';
 import type { SessionStore } from './contract/sessions.js';
+import type { SessionRecordingStore } from './contract/session-recordings.js';
 import type { SharedFileStore } from './contract/shared-files.js';
 import type { UserGroupStore } from './contract/user-groups.js';
 import type { VoiceDesignStore } from './contract/voice-designs.js';
@@ -41,6 +42,7 @@ export type * from './contract/ownership.js';
 export type * from './contract/search.js';
 export type * from './contract/rules.js';
 export type * from './contract/sessions.js';
+export type * from './contract/session-recordings.js';
 export type * from './contract/shared-files.js';
 export type * from './contract/user-groups.js';
 export type * from './contract/voice-designs.js';
@@ -66,7 +68,8 @@ export interface Store
     WebhookStore,
     SearchStore,
     RuleStore,
-    DeskSessionStore {
+    DeskSessionStore,
+    SessionRecordingStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

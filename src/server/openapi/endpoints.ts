@@ -10,6 +10,7 @@ import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
 import { RULE_ENDPOINTS } from './rules.js';
 import { DESK_ENDPOINTS } from './desk.js';
+import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
   ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
@@ -377,4 +378,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...RULE_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
+  // ---------------------------------------------------------------- recordings (openapi/recordings.ts)
+  ...RECORDING_ENDPOINTS,
 ];

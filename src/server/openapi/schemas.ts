@@ -83,6 +83,7 @@ const SESSION_OPTIONS = {
     items: { enum: [...REDACTION_POLICIES] },
     description: `a real-time session refuses any policy until the live path redacts; batch uploads take ${REDACTION_POLICIES.join(', ')} (docs/redaction.md)`,
   }),
+  recordAudio: nullable({ type: 'boolean', description: 'keep the audio as FLAC, redacted spans masked by a tone; GET .../transcriptions/{id}/audio (docs/recordings.md)' }),
 } satisfies Record<(typeof OPTION_KEYS)[number], JsonSchema>;
 
 /** The mutual exclusions validateCreateSession checks after each option on its own. */

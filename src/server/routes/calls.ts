@@ -21,7 +21,7 @@ import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { newId } from '../../core/ids.js';
 import type { CallRecord } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
-import { audit, removeErasedAudio } from '../audit.js';
+import { audit, removeErasedAudio, removeErasedRecordings } from '../audit.js';
 import { API, type AppContext } from '../context.js';
 
 const CONTENT_TYPES: Record<CallTranscriptFormat, string> = {
@@ -129,6 +129,7 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       if (outcome.kind === 'not_found') throw new ScribedError('NOT_FOUND', `call ${id} does not exist`);
       if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `leg ${outcome.transcriptionId} of call ${id} has not ended`);
       await removeErasedAudio(ctx, req, outcome.audioFiles);
+      await removeErasedRecordings(ctx, outcome.recordingFiles);
       await audit(ctx, req, accountId, 'call.delete', id);
       return ok({ callId: id, deleted: true, transcriptionIds: outcome.transcriptionIds });
     });

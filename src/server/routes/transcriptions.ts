@@ -6,7 +6,7 @@ import { ScribedError } from '../../core/errors.js';
 import { toJson, toSrt, toText, toVtt } from '../../core/transcript.js';
 import type { TranscriptionRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
-import { audit, removeErasedAudio } from '../audit.js';
+import { audit, removeErasedAudio, removeErasedRecordings } from '../audit.js';
 import { API, type AppContext } from '../context.js';
 import { batchDetail, transcriptionView } from './history-views.js';
 
@@ -79,6 +79,7 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
       if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${id} has not ended; close its session or wait for its job`);
       if (outcome.kind !== 'erased') throw new ScribedError('NOT_FOUND', `transcription ${id} does not exist`);
       await removeErasedAudio(ctx, req, outcome.audioFiles);
+      await removeErasedRecordings(ctx, outcome.recordingFiles);
       await audit(ctx, req, accountId, 'transcription.delete', id);
       return ok({ transcriptionId: id, deleted: true });
     });

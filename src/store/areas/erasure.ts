@@ -1,11 +1,12 @@
 // Erasure, retention and the audit trail (contract/erasure.ts). A History row is erased with
 // everything that holds its words or audio: segments, its batch job and that job's audio
-// rows, and for a real-time row its session with the session's tickets, idempotency keys and
-// spool chunks. The characters ledger keeps its rows (amounts and ids only, no content: the
+// rows, its recording (and the pieces of one being written), and for a real-time row its
+// session with the session's tickets, idempotency keys and spool chunks. The characters ledger keeps its rows (amounts and ids only, no content: the
 // account's balance must still add up). An erased row is gone for every reader at commit;
 // what the database files still hold afterwards is in docs/redaction.md.
 import type { AuditEvent, EraseOutcome, RetentionPolicy } from '../store.js';
 import type { Db, Tx } from '../sql/db.js';
+import { deleteRecordingRows, unreferencedContent } from './session-recordings.js';
 
 /** Statuses a row can be erased in: it has ended, so nothing writes to it any more. */
 const ENDED = new Set(['COMPLETED', 'FAILED']);
@@ -16,9 +17,11 @@ interface RowToErase {
   session_id: string | null;
 }
 
-async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<string[]> {
+async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<{ audioFiles: string[]; recordingFiles: string[] }> {
   const audioFiles: string[] = [];
+  const recordings: string[] = [];
   for (const row of rows) {
+    recordings.push(...(await deleteRecordingRows(tx, row.id)));
     const job = await tx.one<{ audio_file: string }>('SELECT audio_file FROM batch_jobs WHERE transcription_id = ?', [row.id]);
     if (job) {
       await tx.run('DELETE FROM batch_audio WHERE audio_file = ?', [job.audio_file]);
@@ -33,7 +36,7 @@ async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<string[]> {
     await tx.run('DELETE FROM segments WHERE transcription_id = ?', [row.id]);
     await tx.run('DELETE FROM transcriptions WHERE id = ?', [row.id]);
   }
-  return audioFiles;
+  return { audioFiles, recordingFiles: await unreferencedContent(tx, recordings) };
 }
 
 export async function eraseTranscription(db: Db, transcriptionId: string, accountId: string): Promise<EraseOutcome> {
@@ -41,7 +44,7 @@ export async function eraseTranscription(db: Db, transcriptionId: string, accoun
     const row = await tx.lockOne<RowToErase>('SELECT id, status, session_id FROM transcriptions WHERE id = ? AND account_id = ?', [transcriptionId, accountId]);
     if (!row) return { kind: 'not_found' };
     if (!ENDED.has(row.status)) return { kind: 'in_progress', transcriptionId: row.id };
-    return { kind: 'erased', transcriptionIds: [row.id], audioFiles: await eraseRows(tx, [row]) };
+    return { kind: 'erased', transcriptionIds: [row.id], ...(await eraseRows(tx, [row])) };
   });
 }
 
@@ -52,9 +55,9 @@ export async function eraseCall(db: Db, callId: string, accountId: string): Prom
     const legs = await tx.all<RowToErase>('SELECT id, status, session_id FROM transcriptions WHERE call_id = ? ORDER BY id', [callId]);
     const busy = legs.find((l) => !ENDED.has(l.status));
     if (busy) return { kind: 'in_progress', transcriptionId: busy.id };
-    const audioFiles = await eraseRows(tx, legs);
+    const files = await eraseRows(tx, legs);
     await tx.run('DELETE FROM calls WHERE id = ?', [callId]);
-    return { kind: 'erased', transcriptionIds: legs.map((l) => l.id), audioFiles };
+    return { kind: 'erased', transcriptionIds: legs.map((l) => l.id), ...files };
   });
 }
 

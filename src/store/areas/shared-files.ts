@@ -53,8 +53,9 @@ export async function deleteUnreferencedBlobs(db: Db, shas: readonly string[]): 
       const n = await tx.run(
         `DELETE FROM blobs WHERE sha256 = ?
             AND NOT EXISTS (SELECT 1 FROM voice_recordings WHERE sha256 = ?)
-            AND NOT EXISTS (SELECT 1 FROM voice_designs WHERE preview_sha256 = ?)`,
-        [sha, sha, sha],
+            AND NOT EXISTS (SELECT 1 FROM voice_designs WHERE preview_sha256 = ?)
+            AND NOT EXISTS (SELECT 1 FROM session_recordings WHERE sha256 = ?)`,
+        [sha, sha, sha, sha],
       );
       if (n === 1) gone.push(sha);
     }

@@ -73,6 +73,7 @@ async function unreferenced(tx: Tx, shas: string[]): Promise<string[]> {
   for (const sha of new Set(shas)) {
     if (await tx.one('SELECT 1 FROM voice_recordings WHERE sha256 = ? LIMIT 1', [sha])) continue;
     if (await tx.one('SELECT 1 FROM voice_designs WHERE preview_sha256 = ? LIMIT 1', [sha])) continue;
+    if (await tx.one('SELECT 1 FROM session_recordings WHERE sha256 = ? LIMIT 1', [sha])) continue;
     gone.push(sha);
   }
   return gone;

@@ -4,7 +4,9 @@
  * erased jobs had, whose rows are gone from the store; a node keeping batch audio as files
  * removes those too (BatchAudioStore.remove). */
 export type EraseOutcome =
-  | { kind: 'erased'; transcriptionIds: string[]; audioFiles: string[] }
+  /** `recordingFiles`: content hashes of erased recordings nothing references any more, for
+   * the recording store to remove (RecordingStore.remove). */
+  | { kind: 'erased'; transcriptionIds: string[]; audioFiles: string[]; recordingFiles: string[] }
   | { kind: 'not_found' }
   /** A row still recording or processing: a live session or a pending batch job. */
   | { kind: 'in_progress'; transcriptionId: string };
@@ -17,7 +19,15 @@ export interface RetentionPolicy {
   updatedAt: string;
 }
 
-export type AuditAction = 'transcript.download' | 'transcription.delete' | 'call.transcript.download' | 'call.delete' | 'retention.delete';
+export type AuditAction =
+  | 'transcript.download'
+  | 'transcription.delete'
+  | 'call.transcript.download'
+  | 'call.delete'
+  | 'retention.delete'
+  | 'recording.download'
+  | 'call.recording.download'
+  | 'retention.recording.delete';
 
 /** Who did what to which transcript: ids only, never content. */
 export interface AuditEvent {
