@@ -84,7 +84,11 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
     for (const op of ops) await store.writeSpool(fences[0]!, [op], at(0), LEASE);
     expect(await store.writeSpools([{ fence: fences[1]!, ops }])).toMatchObject({ written: [s2] });
     const [a, b] = [await store.readSpool(s1), await store.readSpool(s2)];
-    expect(a.map((c) => c.startSample)).toEqual([320n, 480n]);
+    // keepFrom 400 falls inside the chunk at 320: it is cut to start there (80 samples left)
+    expect(a.map((c) => [c.startSample, c.frames])).toEqual([
+      [400n, [80]],
+      [480n, [80, 80]],
+    ]);
     expect(b).toEqual(a);
     const channel = async (id: string) => ((await store.claimSession(id, 'acc_1', 'node-a', LEASE, at(0))) as { channelState: number[] | null }).channelState;
     expect(await channel(s2)).toEqual([3]);
@@ -120,6 +124,32 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
       [320, 'mulaw'],
       [640, 'pcm_s16le'],
     ]);
+  });
+
+  it('keepFrom inside a stored chunk cuts it there, mu-law or PCM, in one batch or in a later one: nothing before the sample stays', async () => {
+    const [s1, s2] = ids as [string, string];
+    const law = new Int16Array(320);
+    for (let i = 0; i < law.length; i++) law[i] = mulawToPcm16(i & 0xff);
+    const wide = Int16Array.from(law, (v) => v + 1);
+    const bytes = (x: Int16Array) => Buffer.from(x.buffer, x.byteOffset, x.byteLength);
+    for (const [i, audio] of [law, wide].entries()) {
+      const fence = fences[i]!;
+      await store.writeSpools([{ fence, ops: [{ type: 'append', chunk: { startSample: 0n, frames: [160, 160], pcm: bytes(audio) } }] }]);
+      // a later window's keepFrom, 10 samples into the second frame
+      await store.writeSpools([{ fence, ops: [{ type: 'keepFrom', fromSample: 170n, channelState: null }] }]);
+      const back = await store.readSpool(fence.sessionId);
+      expect(back.map((c) => [c.startSample, c.frames])).toEqual([[170n, [150]]]);
+      expect(back[0]!.pcm).toEqual(bytes(audio.subarray(170)));
+    }
+    // an append and a keepFrom inside it in the same window
+    await store.writeSpools([{ fence: fences[2]!, ops: [{ type: 'append', chunk: { startSample: 0n, frames: [160, 160], pcm: bytes(law) } }, { type: 'keepFrom', fromSample: 100n, channelState: null }] }]);
+    const third = await store.readSpool(ids[2]!);
+    expect(third.map((c) => [c.startSample, c.frames])).toEqual([[100n, [60, 160]]]);
+    expect(third[0]!.pcm).toEqual(bytes(law.subarray(100)));
+    // writeSpool (the one-session path) cuts the same way
+    await store.writeSpool(fences[1]!, [{ type: 'keepFrom', fromSample: 200n, channelState: null }], at(0), LEASE);
+    expect((await store.readSpool(s2)).map((c) => [c.startSample, c.frames])).toEqual([[200n, [120]]]);
+    expect((await store.readSpool(s1)).length).toBe(1);
   });
 
   it('a malformed batch is refused alone', async () => {

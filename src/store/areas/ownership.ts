@@ -25,6 +25,7 @@ import type {
 } from '../store.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
 import { unpackSamples } from './spool-samples.js';
+import { dropSpoolBefore } from './spool-commit.js';
 import { INT64_MAX, int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { raiseProgress, toSession, type SessionRow } from './sessions.js';
 
@@ -187,7 +188,7 @@ export async function writeSpool(db: Db, fence: SessionFence, ops: readonly Spoo
         );
       } else {
         const from = op.type === 'clear' ? INT64_MAX : op.fromSample;
-        await tx.run('DELETE FROM spool_chunks WHERE session_id = ? AND end_sample <= ?', [fence.sessionId, from]);
+        await dropSpoolBefore(tx, fence.sessionId, from);
         if (op.channelState !== null && op.channelState.length > 0) {
           if (!op.channelState.every(Number.isFinite)) throw new RangeError('channel state must be finite numbers');
           await tx.run('UPDATE rt_sessions SET channel_state_json = ? WHERE id = ?', [JSON.stringify(op.channelState), fence.sessionId]);

@@ -15,7 +15,7 @@
 // entries, one lock record per session and a commit record per window; and a chunk of
 // telephony audio is its mu-law bytes, one a sample (spool-samples.ts).
 import type { SessionFence, SessionProgress, SpoolBatch, SpoolCommitOutcome, SpoolOp } from '../store.js';
-import { packSamples, type SpoolEncoding } from './spool-samples.js';
+import { chunkFrom, packSamples, type SpoolEncoding } from './spool-samples.js';
 import { greatest, INT64_MAX, int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
 
 /** The net effect of one session's batch, equal to applying its ops in order. */
@@ -31,10 +31,10 @@ export interface SpoolPlan {
 }
 
 /**
- * Reduce a batch to deletes first, then inserts. Deletes compose (each removes the chunks
- * ending at or before its sample, so several remove what the largest does), and an append
- * survives only the deletes queued after it, so: delete up to the largest, and insert each
- * append that ends past every delete queued after it. Throws RangeError on a malformed batch.
+ * Reduce a batch to deletes first, then inserts. Deletes compose (each removes what lies
+ * before its sample, so several remove what the largest does), and an append survives only
+ * the deletes queued after it, so: delete up to the largest, and insert what of each append
+ * lies past every delete queued after it. Throws RangeError on a malformed batch.
  */
 export function planSpoolBatch(batch: SpoolBatch): SpoolPlan {
   const chunks: SpoolPlan['chunks'] = [];
@@ -47,7 +47,12 @@ export function planSpoolBatch(batch: SpoolBatch): SpoolPlan {
       const samples = c.frames.reduce((n, f) => n + f, 0);
       if (samples * 2 !== c.pcm.length) throw new RangeError('spool chunk: frame sizes and PCM length disagree');
       const endSample = int64(c.startSample, 'startSample') + BigInt(samples);
-      if (later === null || endSample > later) chunks.push({ startSample: c.startSample, endSample, framesJson: JSON.stringify(c.frames), ...packSamples(c.pcm) });
+      if (later !== null && endSample <= later) continue;
+      if (later !== null && c.startSample < later) {
+        // A delete queued after it falls inside it: only the part after the delete is kept.
+        const cut = chunkFrom({ startSample: c.startSample, frames: c.frames, encoding: 'pcm_s16le', bytes: c.pcm }, later);
+        chunks.push({ startSample: later, endSample, framesJson: JSON.stringify(cut.frames), ...packSamples(cut.bytes) });
+      } else chunks.push({ startSample: c.startSample, endSample, framesJson: JSON.stringify(c.frames), ...packSamples(c.pcm) });
     } else {
       const from = op.type === 'clear' ? INT64_MAX : op.fromSample;
       if (later === null || from > later) later = from;
@@ -106,7 +111,7 @@ export async function writeSpools(db: Db, batches: readonly SpoolBatch[]): Promi
     const passed = [...plans.values()].filter((p) => held.has(p.fence.sessionId));
     for (const p of passed) {
       const id = p.fence.sessionId;
-      if (p.deleteUpTo !== null) await tx.run('DELETE FROM spool_chunks WHERE session_id = ? AND end_sample <= ?', [id, p.deleteUpTo]);
+      if (p.deleteUpTo !== null) await dropSpoolBefore(tx, id, p.deleteUpTo);
       if (p.channelState !== null) await tx.run('UPDATE rt_sessions SET channel_state_json = ? WHERE id = ?', [JSON.stringify(p.channelState), id]);
     }
     await insertChunks(tx, passed);
@@ -189,6 +194,30 @@ async function raiseProgresses(tx: Tx, plans: readonly SpoolPlan[]): Promise<voi
               updated_at         = ?
          FROM v WHERE rt_sessions.id = v.id`,
       [...slice.flat(), now],
+    );
+  }
+}
+
+/**
+ * The spool keeps nothing before `from`: chunks ending at or before it go, and a chunk it
+ * falls inside is cut to start there. A finished segment's audio so leaves the spool exactly
+ * (docs/recordings.md: no unredacted audio of a finished segment stays behind), as the file
+ * spool's keepFrom does; a chunk holds up to one commit window, which would otherwise keep
+ * the last ~50 ms of the segment until the next final.
+ */
+export async function dropSpoolBefore(tx: Tx, sessionId: string, from: bigint): Promise<void> {
+  await tx.run('DELETE FROM spool_chunks WHERE session_id = ? AND end_sample <= ?', [sessionId, from]);
+  const straddling = await tx.all<{ start_sample: bigint; end_sample: bigint; frames_json: string; pcm: Buffer; encoding: string }>(
+    'SELECT start_sample, end_sample, frames_json, pcm, encoding FROM spool_chunks WHERE session_id = ? AND start_sample < ?',
+    [sessionId, from],
+  );
+  for (const r of straddling) {
+    const cut = chunkFrom({ startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], encoding: r.encoding, bytes: r.pcm }, from);
+    await tx.run('DELETE FROM spool_chunks WHERE session_id = ? AND start_sample = ?', [sessionId, r.start_sample]);
+    await tx.run(
+      `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (session_id, start_sample) DO NOTHING`,
+      [sessionId, from, r.end_sample, JSON.stringify(cut.frames), cut.bytes, r.encoding],
     );
   }
 }

@@ -35,3 +35,28 @@ export function unpackSamples(encoding: string, bytes: Buffer): Buffer {
   for (let i = 0; i < bytes.length; i++) pcm.writeInt16LE(mulawToPcm16(bytes[i]!), i * 2);
   return pcm;
 }
+
+/** Bytes one sample takes in a stored chunk. */
+function bytesPerSample(encoding: string): number {
+  return encoding === 'mulaw' ? 1 : 2;
+}
+
+/** A stored chunk cut to start at `from` (inside it): its frames from there on (the frame
+ * `from` falls in is cut too) and their bytes. */
+export function chunkFrom(
+  chunk: { startSample: bigint; frames: readonly number[]; encoding: string; bytes: Buffer },
+  from: bigint,
+): { frames: number[]; bytes: Buffer } {
+  let skip = Number(from - chunk.startSample);
+  const frames: number[] = [];
+  for (const f of chunk.frames) {
+    if (skip >= f) {
+      skip -= f;
+      continue;
+    }
+    frames.push(f - skip);
+    skip = 0;
+  }
+  const cut = Number(from - chunk.startSample) * bytesPerSample(chunk.encoding);
+  return { frames, bytes: chunk.bytes.subarray(cut) };
+}
