@@ -47,7 +47,11 @@ export class RecognitionFeed {
   /** Feed the recognizer from now on (it is open, and the audio restored before is fed). */
   start(): void {
     this.feeding = true;
-    this.kick();
+    // Nothing waiting and nothing under way: the feed is dry now (a deferred session that
+    // took a recognizer before any audio came has caught up). A pump under way reports it
+    // when it ends.
+    if (!this.pumping && this.items.empty) this.drained();
+    else this.kick();
   }
 
   /** Stop after the item under way (the recognizer is released or lost). */
