@@ -23,13 +23,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startService, tempDir } from '../test/helpers/service.js';
+import { startLocalService, tempDir } from '../test/helpers/local-service.js';
 import { loadClips } from '../test/helpers/audio.js';
 import { convert, joined, rawPcm } from '../test/helpers/speech-fixtures.js';
 import { wordErrorRate } from '../src/core/wer.js';
 
 const T = '/sound_clone/api/v1/stt/transcriptions';
-const svc = await startService({ maxDecoders: 2 });
+const svc = await startLocalService({ maxDecoders: 2 });
 const acct = await svc.account(1_000_000n);
 const clips = loadClips();
 const allRefs = clips.map((c) => c.reference).join(' ');

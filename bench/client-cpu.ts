@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startService, tempDir } from '../test/helpers/service.js';
+import { startLocalService, tempDir } from '../test/helpers/local-service.js';
 import { loadClips } from '../test/helpers/audio.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 2);
@@ -48,7 +48,7 @@ async function timed(argv: string[], input: Buffer, env: NodeJS.ProcessEnv, capt
   return { cpu: user! + sys!, wall, captured: captured(out, err) };
 }
 
-const svc = await startService({ maxDecoders: STREAMS });
+const svc = await startLocalService({ maxDecoders: STREAMS });
 const { accessKey } = await svc.account(100_000_000n);
 const env = { ...process.env, SCRIBED_ACCESS_KEY: accessKey, SCRIBED_LOG_LEVEL: 'info' };
 

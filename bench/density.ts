@@ -286,7 +286,10 @@ function sessionAudio(i: number, seconds: number): { audio: Buffer; commitsAt: n
     const c = clips[(i + n) % clips.length]!.mulaw8k;
     parts.push(c);
     len += c.length;
-    commitsAt.push(Math.min(len, seconds * RATE));
+    const at = Math.min(len, seconds * RATE);
+    // One commit per frame at most: a clip ending in the last frame, cut there, is one segment
+    // (the session's frame loop sends one commit per frame).
+    if (commitsAt.length === 0 || Math.ceil(at / FRAME) > Math.ceil(commitsAt.at(-1)! / FRAME)) commitsAt.push(at);
   }
   return { audio: Buffer.concat(parts).subarray(0, seconds * RATE), commitsAt };
 }

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { startService, tempDir } from '../test/helpers/service.js';
+import { startLocalService, tempDir } from '../test/helpers/local-service.js';
 import { loadClips } from '../test/helpers/audio.js';
 import { packetize, RtpTestSender } from '../test/helpers/rtp.js';
 
@@ -39,7 +39,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const svc = await startService({ maxDecoders: STREAMS });
+const svc = await startLocalService({ maxDecoders: STREAMS });
 const { accessKey } = await svc.account(100_000_000n);
 const port = await freePort();
 const rtcpPort = await freePort();

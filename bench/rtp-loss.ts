@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { pino } from 'pino';
-import { startService } from '../test/helpers/service.js';
+import { startLocalService } from '../test/helpers/local-service.js';
 import { chunks, devSetDir, loadClips, type Clip } from '../test/helpers/audio.js';
 import { packetize, RtpTestSender, type PacketPlan } from '../test/helpers/rtp.js';
 import { RtpIngest, type RtpSessionReport } from '../src/rtp/ingest.js';
@@ -95,7 +95,7 @@ const logger = pino({ level: process.env.SCRIBED_BENCH_LOG ?? 'silent' });
 async function main(): Promise<void> {
   const dir = devSetDir();
   const clips = loadClips(dir);
-  const svc = await startService({ maxDecoders: 2 });
+  const svc = await startLocalService({ maxDecoders: 2 });
   const { accessKey } = await svc.account(10_000_000n);
   const ingest = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 2000, jitter: { concealMs: Number(process.env.CONCEAL_MS ?? 0) }, url: svc.baseUrl, accessKey, logger, sessionOptions: RECOGNIZER_TEXT });
   const address = await ingest.start();

@@ -1,8 +1,6 @@
 // All benchmarks, one after another, each printing its own figures and baseline ratio.
-import { benchIngest } from './ingest.js';
-
 console.log('== ingest ==');
-await benchIngest();
+await import('./ingest.js');
 console.log('\n== engine (accuracy and real-time factor) ==');
 await import('./engine-rtf.js');
 console.log('\n== RTP loss handling ==');

@@ -47,7 +47,7 @@ export class FrameIntake {
     m.audioBytes.inc({ encoding: ctx.encoding.name }, frame.payload.byteLength);
     if (!ctx.accepting) throw new ScribedError('NOT_ACCEPTING', 'the session is not accepting audio; wait for an accepting event');
 
-    if (!this.deferral.active) await this.feed.whenBelow(MAX_LIVE_FEED_SECONDS);
+    if (!this.deferral.active && this.feed.behind(MAX_LIVE_FEED_SECONDS)) await this.feed.whenBelow(MAX_LIVE_FEED_SECONDS);
     const maxGap = Math.round(ctx.deps.maxGapSeconds * ctx.rate);
     const placed = placeFrame(ctx.cursor, { epoch: frame.epoch, sampleOffset: frame.sampleOffset, samples: frame.samples }, maxGap);
     if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);

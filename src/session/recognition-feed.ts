@@ -47,7 +47,11 @@ export class RecognitionFeed {
   /** Feed the recognizer from now on (it is open, and the audio restored before is fed). */
   start(): void {
     this.feeding = true;
-    this.kick();
+    // Nothing waiting and nothing under way: the feed is dry now (a deferred session that
+    // took a recognizer before any audio came has caught up). A pump under way reports it
+    // when it ends.
+    if (!this.pumping && this.items.empty) this.drained();
+    else this.kick();
   }
 
   /** Stop after the item under way (the recognizer is released or lost). */
@@ -74,7 +78,13 @@ export class RecognitionFeed {
   /** Resolves once at most `seconds` of audio wait, or nothing is being fed: a live session
    * more than that behind is not taken more audio (its acks wait), so memory stays bounded. */
   async whenBelow(seconds: number): Promise<void> {
-    while (this.feeding && this.items.seconds > seconds) await new Promise<void>((resolve) => this.progressed.push(resolve));
+    while (this.behind(seconds)) await new Promise<void>((resolve) => this.progressed.push(resolve));
+  }
+
+  /** More than `seconds` of audio waits while feeding (whenBelow would wait): a check before
+   * it spares each frame an await when, as nearly always, nothing is that far behind. */
+  behind(seconds: number): boolean {
+    return this.feeding && this.items.seconds > seconds;
   }
 
   /** Everything waiting is taken out (the node's budget gets it back), in order. */
@@ -91,31 +101,42 @@ export class RecognitionFeed {
   }
 
   private wake(): void {
+    if (this.progressed.length === 0) return;
     for (const resolve of this.progressed.splice(0)) resolve();
   }
 
   private kick(): void {
     if (this.pumping || !this.feeding || this.items.empty) return;
-    this.pumping = this.pump().finally(() => {
-      this.pumping = null;
-      this.kick();
-    });
+    this.pumping = this.pump();
   }
 
+  /** Feeds until nothing waits (or feeding stops), then reports it dry. One pump per run dry,
+   * not per item: a live session's frames each start one (they come one at a time, each fed
+   * before the next arrives), so it is kept to a single async call, its own try/catch and no
+   * promise chained to it. */
   private async pump(): Promise<void> {
-    while (this.feeding && !this.items.empty) {
-      const deferred = this.budget !== null;
-      const taken = this.items.take(0);
-      this.uncountTaken(taken);
-      for (const item of taken) {
-        const ok = await this.handle(item, deferred).catch(() => false);
-        if (!ok) {
-          this.feeding = false;
-          this.wake();
-          return;
+    try {
+      while (this.feeding && !this.items.empty) {
+        const deferred = this.budget !== null;
+        const taken = this.items.take(0);
+        this.uncountTaken(taken);
+        for (const item of taken) {
+          let ok: boolean;
+          try {
+            ok = await this.handle(item, deferred);
+          } catch {
+            ok = false;
+          }
+          if (!ok) {
+            this.feeding = false;
+            this.wake();
+            return;
+          }
         }
+        this.wake();
       }
-      this.wake();
+    } finally {
+      this.pumping = null;
     }
     if (this.feeding && this.items.empty) this.drained();
   }

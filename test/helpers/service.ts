@@ -1,35 +1,18 @@
 // A real scribed service for integration tests: real store, real engine, listening on an
-// ephemeral loopback port. The store is SQLite in the temp data dir, or, when the run sets
+// ephemeral loopback port (test/helpers/local-service.ts, which the benches use without
+// vitest). The store is SQLite in the temp data dir, or, when the run sets
 // SCRIBED_TEST_STORE=postgres (the vitest project "postgres"), a database of its own on the
 // run's PostgreSQL cluster, the same one for every service started on that data dir.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { openStore, type StoreSettings } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { freshDatabase } from './postgres-cluster.js';
-import { createService, type Service } from '../../src/service.js';
 import { createLogger } from '../../src/obs/log.js';
-import { provisionAccount, type ProvisionedAccount } from '../../src/accounts/provision.js';
-import type { ConfigInput } from '../../src/config.js';
+import { startLocalService, tempDir, type LocalServiceOptions, type TestService } from './local-service.js';
 
-export interface TestService {
-  service: Service;
-  baseUrl: string;
-  wsBase: string;
-  dataDir: string;
-  /** The store the service runs on, for tests and operator commands that open it too. */
-  storeSettings: StoreSettings;
-  account(characters?: bigint): Promise<ProvisionedAccount>;
-  stop(): Promise<void>;
-}
-
-export function tempDir(prefix = 'scribed-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-}
+export { tempDir, type TestService } from './local-service.js';
 
 const databases = new Map<string, string>();
 
@@ -54,30 +37,11 @@ export async function storeArgsFor(dataDir: string): Promise<string[]> {
 
 /** `logger`: the service's logger (default: silent, or SCRIBED_TEST_LOG's level); tests that
  * look at log lines pass one built by createLogger (src/obs/log.ts) on a capturing stream. */
-export async function startService(opts: ConfigInput & { now?: () => Date; logger?: Logger } = {}): Promise<TestService> {
+export async function startService(opts: LocalServiceOptions = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
   const storeSettings = await storeSettingsFor(dataDir);
-  const service = await createService({
-    maxDecoders: 2,
-    databaseUrl: storeSettings.databaseUrl,
-    databasePoolSize: storeSettings.databasePoolSize,
-    ...opts,
-    host: '127.0.0.1',
-    port: opts.port ?? 0,
-    dataDir,
-    logger: opts.logger ?? pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' }),
-  });
-  const address = await service.listen();
-  const url = new URL(address);
-  return {
-    service,
-    baseUrl: `http://127.0.0.1:${url.port}`,
-    wsBase: `ws://127.0.0.1:${url.port}`,
-    dataDir,
-    storeSettings,
-    account: (characters = 100_000n) => provisionAccount(service.store, 'test', characters),
-    stop: () => service.stop(),
-  };
+  const svc = await startLocalService({ databaseUrl: storeSettings.databaseUrl, databasePoolSize: storeSettings.databasePoolSize, ...opts, dataDir });
+  return { ...svc, storeSettings };
 }
 
 /** Another connection to a test service's store (as an operator's or another node's), for

@@ -1,9 +1,14 @@
 // The recognition feed (src/session/recognition-feed.ts): items recognized one at a time, in
 // the order pushed, only while feeding; idle() waits out the item under way; the node's budget
-// counts exactly the audio waiting while deferred.
-import { describe, expect, it } from 'vitest';
+// counts exactly the audio waiting while deferred; it reports running dry, also when it is
+// started with nothing waiting (a deferred session that took a recognizer before any audio
+// came has caught up at once).
+import { afterEach, describe, expect, it } from 'vitest';
 import { BacklogBudget, type BacklogItem } from '../../src/core/recognition-backlog.js';
 import { RecognitionFeed } from '../../src/session/recognition-feed.js';
+import { RecognizerQueue } from '../../src/session/recognizer-queue.js';
+import { FakeEngine } from '../helpers/fake-engine.js';
+import { liveSession, RecordingSocket } from '../helpers/live.js';
 
 const audio = (at: number, n = 1600): BacklogItem => ({ kind: 'audio', at: BigInt(at), samples: new Int16Array(n), arrivedAtMs: 0 });
 
@@ -91,5 +96,44 @@ describe('RecognitionFeed', () => {
     await f.step();
     await held;
     expect(f.feed.seconds).toBeLessThanOrEqual(1);
+  });
+
+  it('reports running dry when started with nothing waiting', async () => {
+    const f = gatedFeed();
+    f.feed.start();
+    await f.feed.idle();
+    expect(f.drained()).toBe(1);
+    // And again after more came and went.
+    f.feed.push(audio(0));
+    await f.step();
+    await f.feed.idle();
+    expect(f.drained()).toBe(2);
+  });
+});
+
+describe('a deferred session with no audio', () => {
+  const open: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    for (const h of open.splice(0)) await h.close();
+  });
+
+  it('is told RECOGNITION_CAUGHT_UP once it takes a recognizer', async () => {
+    const engine = new FakeEngine({ decoders: 1 });
+    const queue = new RecognizerQueue(new BacklogBudget(60));
+    const h = await liveSession(engine, {}, { deferral: queue });
+    open.push(h);
+    const first = new RecordingSocket();
+    await h.session.attach(first);
+    const second = await h.newSession({});
+    const socket = new RecordingSocket();
+    await second.attach(socket);
+    expect(second.isDeferred).toBe(true);
+
+    // The first session closes: its decoder goes to the waiting one, which has nothing to catch up on.
+    void h.session.onText(first, JSON.stringify({ type: 'close' }));
+    await socket.until((ev) => ev.some((e) => e.type === 'notice' && e.code === 'RECOGNITION_CAUGHT_UP'), 5000);
+    expect(second.isDeferred).toBe(false);
+    expect(queue.deferredCount).toBe(0);
+    queue.stop();
   });
 });

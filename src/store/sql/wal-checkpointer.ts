@@ -80,6 +80,10 @@ export class WalCheckpointer {
     const w = this.worker;
     if (w === null) return;
     const exited = once(w, 'exit');
+    // The thread is unref'd so it never keeps a process alive; waiting for its exit it must:
+    // otherwise a process with nothing else left (a bench after its service stopped) ends
+    // here, silently, with this promise and everything after it never settled.
+    w.ref();
     w.postMessage({ type: 'close' } satisfies CheckpointerRequest);
     await exited;
   }
