@@ -107,7 +107,8 @@ export class Deferral {
    * the node's backlog drains (accepting: false, RECOGNITION_BACKLOG; the client keeps it). */
   admit(seconds: number): void {
     const budget = this.budget;
-    if (!this.deferred || !budget || budget.fits(seconds)) return;
+    // Loading aside, the session waits for no other's recognizer: the node's bound is not its.
+    if (!this.deferred || this.aside || !budget || budget.fits(seconds)) return;
     if (!this.ctx.heldByBacklog) {
       this.ctx.heldByBacklog = true;
       this.ctx.accepting = false;

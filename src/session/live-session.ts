@@ -400,8 +400,25 @@ export class LiveSession extends SessionView implements DeferredSession {
     return this.run(async () => {
       await this.feed.idle();
       if (!this.replay.prepare(startSample, frames, index)) return;
-      this.loadAside();
+      // With no decoder free, the attach that comes opens one or defers, as for any socket.
+      if (this.decoderFree()) this.loadAside();
     });
+  }
+
+  /** A session taken over with nothing to restore (its open segment empty): its decoder
+   * loads beside the queue all the same, when one is free, so the socket that took it over
+   * is not held by a model load (loadAside). */
+  loadDecoderAside(): Promise<void> {
+    return this.run(async () => {
+      const ctx = this.ctx;
+      if (!ctx.stream && !this.deferral.active && ctx.state !== 'CLOSED' && !ctx.moved && this.decoderFree()) this.loadAside();
+    });
+  }
+
+  /** The engine has a decoder no stream uses now (an engine that does not say: assumed). */
+  private decoderFree(): boolean {
+    const capacity = this.ctx.deps.engine.capacity?.();
+    return !capacity || capacity.busy < capacity.decoders;
   }
 
   /** The restored session's decoder loads beside the queue (a model load can take seconds):

@@ -128,6 +128,9 @@ export class SessionRegistry {
     if (this.opts.shared) {
       const claimedAt = performance.now();
       const restored = await this.restoreShared(session, record, claim.channelState);
+      // A session resumed from elsewhere (epoch 2 on) with an empty open segment: its decoder
+      // loads aside too, queued before the socket's attach, which then does not wait for it.
+      if (restored.openSamples === 0 && record.epoch > 1) void session.loadDecoderAside().catch((err: unknown) => this.opts.log.warn({ err, sessionId }, 'loading a decoder for a taken-over session failed'));
       // The takeover's own cost, logged so failovers can be split (bench/failover-haproxy.ts).
       this.opts.log.info(
         { sessionId, previousOwner: claim.previousOwner, epoch: record.epoch, claimMs: Math.round(claimedAt - startedAt), spoolReadMs: Math.round(restored.readMs), openSamples: restored.openSamples },
