@@ -98,5 +98,5 @@ describe('failover through HAProxy with `scribed stream` (kill -9, real time)', 
     expect(Math.max(...faulted.finals.map((s) => Number(s.endSample)))).toBe(audio.length);
     expect(faulted.words).toEqual(reference.words);
     process.stderr.write(`failover through HAProxy with scribed stream: kill -> first new ack ${kills.map((k) => k.ms).join(', ')} ms\n`);
-  }, 180_000);
+  }, 400_000);
 });
