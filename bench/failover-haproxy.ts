@@ -9,8 +9,8 @@
 // manual`: a segment ends at the 30 s bound, so a kill finds up to 30 s of open segment to
 // take over, the worst case; and the words must equal an undisturbed run's exactly).
 //
-// 1. Undisturbed: one CLI run over the file, not paced (manual segments end at the same
-//    samples at any pace); its words are the reference.
+// 1. Undisturbed: one CLI run over the file, paced the same way (a manual segment ends with
+//    the frame that reaches the bound, so frame sizes move it); its words are the reference.
 // 2. Faulted: the same file, BENCH_KILLS (default 12) times: after 3-6 s (seeded), find the node
 //    serving the session (rt_sessions.owner_node names its pid), read the CLI's captured count
 //    (its --metrics-port), kill -9 that node, and poll the CLI's metrics every 5 ms until it
@@ -108,8 +108,9 @@ try {
   console.log(`${NODES} nodes, HAProxy ${CHECKS === 'deploy' ? 'with deploy/haproxy.cfg as is (checks inter 1s fall 2 rise 2)' : 'with fast checks (200 ms, fall 1)'}; ${SECONDS} s of speech per run; load ${load()}`);
 
   const t0 = Date.now();
-  // Not paced: manual segments end at the same samples whatever the pace, so the words are the same.
-  const clean = await startCli(accessKey, []);
+  // Paced as well: a manual segment ends with the frame that reaches the bound, and the
+  // CLI's frames are 20 ms paced, up to 100 ms unpaced, so the bounds (and words) would differ.
+  const clean = await startCli(accessKey, ['--realtime']);
   if ((await clean.exited) !== 0) throw new Error(`undisturbed run failed: ${JSON.stringify(clean.log.slice(-5))}`);
   const reference = streamCliResult(clean);
   console.log(`undisturbed: ${reference.words.length} words, ${reference.finals.length} segments, ${((Date.now() - t0) / 1000).toFixed(0)} s wall; load ${load()}`);
