@@ -1,12 +1,13 @@
 // The streamer's connection: one socket at a time to the session's stream endpoint, and the
 // reconnect policy around it (docs/ingest.md): after a socket ends without the session being
-// closed, resume and connect again after an exponential backoff with jitter (backoff.ts); a
+// closed, resume and connect again, the first time after a socket that worked at once (a few
+// ms of jitter), then after an exponential backoff with jitter (backoff.ts); a
 // refused handshake is mapped to what it means (handshakeOutcome). What the socket carries is
 // the streamer's business, through the hooks.
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { API_BASE, parseServerEvent, type ServerEvent } from '../core/protocol.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, reconnectDelay, type BackoffPolicy } from './backoff.js';
 import { codeOf, readBody, RetryableError, safeMessage, StreamFatalError } from './session-http.js';
 
 /** What a refused socket upgrade means: the session closed by this client's own close (while
@@ -127,7 +128,7 @@ export class StreamConnection {
       if (this.hooks.finished()) break;
       needResume = true;
       this.hooks.reconnecting();
-      const delay = backoffDelay(this.attempt, this.opts.backoff);
+      const delay = reconnectDelay(this.attempt, this.opts.backoff);
       this.attempt += 1;
       this.log().info({ delayMs: delay, attempt: this.attempt, failed }, 'reconnecting');
       await this.pause(delay);

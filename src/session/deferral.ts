@@ -25,6 +25,9 @@ export class Deferral {
   /** When the session started waiting for a recognizer (ms), for the wait metric. */
   private since = 0;
   private deferred = false;
+  /** Deferred only while this session's own recognizer loads (beginAside), not waiting for a
+   * freed one: no notices, no wait metric. */
+  private aside = false;
 
   constructor(
     private readonly ctx: SessionContext,
@@ -46,6 +49,35 @@ export class Deferral {
 
   get budget(): BacklogBudget | undefined {
     return this.queue?.budget;
+  }
+
+  /** True while recognition waits for the session's own recognizer to load (beginAside). */
+  get loadingAside(): boolean {
+    return this.aside;
+  }
+
+  /** A session restored from a spool (taken over from another node, or after a restart) loads
+   * its recognizer beside its queue (live-session.ts, loadAside): a model load takes a second
+   * or more on a busy host, and meanwhile a socket is served and its audio acknowledged, held
+   * in the feed as a deferred session's is. Not counted against the node's bound: no other
+   * session's recognizer is waited for. */
+  beginAside(): void {
+    this.deferred = true;
+    this.aside = true;
+    this.since = Date.now();
+  }
+
+  /** The aside load failed: wait in the node's queue for a freed recognizer instead, when it
+   * has room (true); else the session is no longer deferred (false). */
+  asideFailed(): boolean {
+    this.aside = false;
+    const queue = this.queue;
+    if (queue?.budget.hasRoom()) {
+      this.defer(queue);
+      return true;
+    }
+    this.deferred = false;
+    return false;
   }
 
   /** A recognizer for an attaching socket, or, when every one is busy and the node's backlog
@@ -85,7 +117,8 @@ export class Deferral {
    * the node's backlog drains (accepting: false, RECOGNITION_BACKLOG; the client keeps it). */
   admit(seconds: number): void {
     const budget = this.budget;
-    if (!this.deferred || !budget || budget.fits(seconds)) return;
+    // Loading aside, the session waits for no other's recognizer: the node's bound is not its.
+    if (!this.deferred || this.aside || !budget || budget.fits(seconds)) return;
     if (!this.ctx.heldByBacklog) {
       this.ctx.heldByBacklog = true;
       this.ctx.accepting = false;
@@ -121,7 +154,7 @@ export class Deferral {
       }
     }
     const waited = (Date.now() - this.since) / 1000;
-    ctx.metrics.recognitionWait.observe(waited);
+    if (!this.aside) ctx.metrics.recognitionWait.observe(waited);
     ctx.log.info({ waitedSeconds: Number(waited.toFixed(2)), backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'recognizer free: catching up');
     // Audio recovered from the spool after a restart comes before the backlog.
     if (!(await this.replay.feed())) return 'gone';
@@ -133,9 +166,10 @@ export class Deferral {
    * the session was not (or no longer is) catching up. */
   async caughtUp(): Promise<boolean> {
     if (!this.deferred || !this.feed.empty || this.ctx.state === 'CLOSED') return false;
+    const wasAside = this.aside;
     this.end();
     this.ctx.log.info('deferred recognition caught up');
-    this.events.emit(serverEvent.notice({ code: 'RECOGNITION_CAUGHT_UP', message: 'recognition has caught up with the audio; results follow it live again' }));
+    if (!wasAside) this.events.emit(serverEvent.notice({ code: 'RECOGNITION_CAUGHT_UP', message: 'recognition has caught up with the audio; results follow it live again' }));
     await this.acceptAgain(true);
     return true;
   }
@@ -145,6 +179,7 @@ export class Deferral {
   end(): number {
     if (!this.deferred) return 0;
     this.deferred = false;
+    this.aside = false;
     let dropped = 0;
     for (const item of this.feed.clear()) if (item.kind === 'audio') dropped += item.samples.length / this.ctx.rate;
     this.feed.uncount();

@@ -15,7 +15,7 @@
 //   session-effects.ts  the state machine's effects carried out; the paused decoder's hold
 //   lost-recognizer.ts, departure.ts, epochs.ts, session-view.ts: a lost decoder, leaving
 //   this node, resume's epoch, what callers read
-import { ScribedError } from '../core/errors.js';
+import { ScribedError, toScribedError } from '../core/errors.js';
 import { parseControlMessage } from '../core/frame.js';
 import { transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
 import { sessionNotices } from '../core/session-notices.js';
@@ -80,7 +80,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     this.finals = new Finals(ctx, this.events, this.writes, (stream, err, seg) => this.recognizerLost(stream, err, false, seg));
     this.recognition = new Recognition(ctx, this.events, this.finals, (stream, err) => this.recognizerLost(stream, err, true));
     this.feed = new RecognitionFeed(ctx.rate, (item, deferred) => this.recognizeItem(item, deferred), () => this.feedDrained());
-    this.replay = new Replay(ctx, this.decoder, this.recognition);
+    this.replay = new Replay(ctx, this.recognition);
     this.deferral = new Deferral(ctx, this, this.feed, this.decoder, this.replay, this.events);
     this.departure = new Departure(ctx, { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder }, {
       release: () => this.effects.releaseDecoder(),
@@ -191,7 +191,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       ctx.accepting = !ctx.heldByBacklog && (await ctx.canAccept());
       this.events.ready();
       for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.events.emit(serverEvent.notice(notice));
-      if (this.deferral.active) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
+      if (this.deferral.active && !this.deferral.loadingAside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
       if (!ctx.accepting) this.events.emit(serverEvent.accepting({ accepting: false, reason: ctx.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
       ctx.log.info({ epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples.toString(), deferred: this.deferral.active }, 'socket attached');
     });
@@ -432,17 +432,65 @@ export class LiveSession extends SessionView implements DeferredSession {
     });
   }
 
-  /** After a restart: the open segment's audio, read back from the spool, becomes this
-   * session's open segment again (replay.ts); decoded now if a decoder is free, the decoder
-   * is then held like a paused session's, so a client that resumes continues the same
-   * segment; otherwise the hold's end finalizes it (trigger `pause`). */
+  /** After a restart, or on the node that took the session over: the open segment's audio,
+   * read back from the spool, becomes this session's open segment again (replay.ts), and a
+   * decoder loads for it beside the queue (loadAside). Once decoded, the decoder is held like
+   * a paused session's, so a client that resumes continues the same segment; if none does,
+   * the hold's end finalizes it (trigger `pause`). */
   restoreOpenSegment(startSample: bigint, frames: Int16Array[], index = this.ctx.nextSegmentIndex): Promise<void> {
     return this.run(async () => {
       await this.feed.idle();
-      if (!(await this.replay.restore(startSample, frames, index))) return;
-      this.feed.start();
-      if (!this.ctx.socket) this.effects.holdDecoder();
+      if (!this.replay.prepare(startSample, frames, index)) return;
+      // With no decoder free, the attach that comes opens one or defers, as for any socket.
+      if (this.decoderFree()) this.loadAside();
     });
+  }
+
+  /** A session taken over with nothing to restore (its open segment empty): its decoder
+   * loads beside the queue all the same, when one is free, so the socket that took it over
+   * is not held by a model load (loadAside). */
+  loadDecoderAside(): Promise<void> {
+    return this.run(async () => {
+      const ctx = this.ctx;
+      if (!ctx.stream && !this.deferral.active && ctx.state !== 'CLOSED' && !ctx.moved && this.decoderFree()) this.loadAside();
+    });
+  }
+
+  /** The engine has a decoder no stream uses now (an engine that does not say: assumed). */
+  private decoderFree(): boolean {
+    const capacity = this.ctx.deps.engine.capacity?.();
+    return !capacity || capacity.busy < capacity.decoders;
+  }
+
+  /** The restored session's decoder loads beside the queue (a model load can take seconds):
+   * meanwhile a socket is served and its audio acknowledged and held in the feed (Deferral,
+   * beginAside). Once loaded, the restored audio and what came since are recognized as a
+   * deferred session's are when it catches up. A load that fails leaves the session waiting
+   * for a freed recognizer (the node's queue), or, without one, its socket is closed (1011)
+   * so the client resumes. */
+  private loadAside(): void {
+    const ctx = this.ctx;
+    this.deferral.beginAside();
+    const startedAt = Date.now();
+    this.decoder
+      .open()
+      .then(
+        async () => {
+          ctx.log.info({ loadMs: Date.now() - startedAt }, 'recognizer loaded for the restored session');
+          const outcome = await this.tryCatchUp();
+          if (outcome === 'started') return this.feedDrained();
+          // Moved on or closed while it loaded: the decoder goes back to the pool.
+          await this.run(async () => {
+            if (ctx.stream && (ctx.moved || ctx.state === 'CLOSED')) await this.effects.releaseDecoder();
+          });
+        },
+        (err: unknown) =>
+          this.run(async () => {
+            ctx.log.warn({ err: toScribedError(err).code }, 'no decoder free for the restored session now');
+            if (!this.deferral.asideFailed() && ctx.socket) await this.loseSocket('ENGINE_FAILED');
+          }),
+      )
+      .catch((err: unknown) => ctx.log.error({ err }, 'loading a decoder for the restored session failed'));
   }
 
   /** After a restart: the channel state spooled with the last final; the next decoder this

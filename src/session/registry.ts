@@ -8,6 +8,7 @@
 // Loops on the shared store: leases are renewed every third of their length (a session whose
 // lease could not be renewed moved on and is dropped), and sessions whose owner stopped
 // renewing (it died) with spooled audio are adopted, so their held segment is finalized here.
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { decodeToPcm16, INPUT_ENCODINGS } from '../core/audio/encodings.js';
@@ -129,6 +130,7 @@ export class SessionRegistry {
   }
 
   private async claim(sessionId: string, accountId: string | null): Promise<LiveSession | null> {
+    const startedAt = performance.now();
     const claim = await this.store.claimSession(sessionId, accountId, this.opts.node, this.opts.leaseMs, new Date());
     if (claim.kind === 'not_found') return null;
     if (claim.kind === 'busy') throw new ScribedError('SESSION_BUSY', 'another node serves a socket of this session epoch; resume to move it here');
@@ -143,12 +145,24 @@ export class SessionRegistry {
     session.ownedAt(record.epoch);
     if (record.state === 'CLOSED') return session;
     this.live.set(sessionId, session);
-    if (this.opts.shared) await this.restoreShared(session, record, claim.channelState);
+    if (this.opts.shared) {
+      const claimedAt = performance.now();
+      const restored = await this.restoreShared(session, record, claim.channelState);
+      // A session resumed from elsewhere (epoch 2 on) with an empty open segment: its decoder
+      // loads aside too, queued before the socket's attach, which then does not wait for it.
+      if (restored.openSamples === 0 && record.epoch > 1) void session.loadDecoderAside().catch((err: unknown) => this.opts.log.warn({ err, sessionId }, 'loading a decoder for a taken-over session failed'));
+      // The takeover's own cost, logged so failovers can be split (bench/failover-haproxy.ts).
+      this.opts.log.info(
+        { sessionId, previousOwner: claim.previousOwner, epoch: record.epoch, claimMs: Math.round(claimedAt - startedAt), spoolReadMs: Math.round(restored.readMs), openSamples: restored.openSamples },
+        'session taken over',
+      );
+    }
     return session;
   }
 
   /** A session taken over on the shared store: the open segment from the shared spool. */
-  private async restoreShared(session: LiveSession, record: SessionRecord, channelState: number[] | null): Promise<void> {
+  private async restoreShared(session: LiveSession, record: SessionRecord, channelState: number[] | null): Promise<{ readMs: number; openSamples: number }> {
+    const readFrom = performance.now();
     const chunks = await this.store.readSpool(record.id);
     const records: SpoolRecord[] = [];
     for (const c of chunks) {
@@ -159,7 +173,9 @@ export class SessionRegistry {
         at += n;
       }
     }
-    await restoreSpooledAudio({ store: this.store, log: this.opts.log }, session, record, records, channelState);
+    const readMs = performance.now() - readFrom;
+    const openSamples = await restoreSpooledAudio({ store: this.store, log: this.opts.log }, session, record, records, channelState);
+    return { readMs, openSamples };
   }
 
   /**

@@ -2,18 +2,18 @@
 // the session over) the spool's audio after the last persisted segment; after a recognizer
 // failure, the audio acknowledged and not given to the lost decoder yet. It is fed to the
 // session's next decoder frame by frame, as it first arrived, before any new audio.
-import { toScribedError } from '../core/errors.js';
 import { LevelMeter } from '../core/background-speech.js';
-import type { DecoderHold } from './decoder-hold.js';
 import type { Recognition } from './recognition.js';
 import type { SessionContext } from './session-context.js';
 
 export class Replay {
   constructor(
     private readonly ctx: SessionContext,
-    private readonly decoder: DecoderHold,
     private readonly recognition: Recognition,
   ) {}
+
+  /** The open segment prepare() restored, until it is fed. */
+  private restored: { startSample: bigint; samples: number } | null = null;
 
   /** Feed pending replayed audio to the open decoder. False when the recognizer failed on it. */
   async feed(): Promise<boolean> {
@@ -39,14 +39,21 @@ export class Replay {
       if (!(await this.recognition.recognize(stream, frame, at))) return false;
       at += BigInt(frame.length);
     }
+    const fromSpool = this.restored;
+    this.restored = null;
+    if (fromSpool) {
+      ctx.log.info({ startSample: fromSpool.startSample.toString(), samples: fromSpool.samples }, 'open segment restored from the spool');
+      if (ctx.segment && ctx.segment.samples >= ctx.deps.maxSegmentSeconds * ctx.rate) await this.recognition.finalize('bound');
+    }
     return true;
   }
 
-  /** After a restart: the open segment's audio, read back from the spool, becomes this
-   * session's open segment again and is decoded now if a decoder is free (else at the next
-   * attach). True when it was decoded (the coordinator then holds the decoder like a paused
-   * session's, so a client that resumes continues the same segment). */
-  async restore(startSample: bigint, frames: Int16Array[], index: number): Promise<boolean> {
+  /** After a restart, or on the node that took the session over: the open segment's audio,
+   * read back from the spool, becomes this session's open segment again, to be fed to the
+   * session's next decoder (feed(), before any new audio). The decoder is not opened here: the
+   * coordinator loads it beside the session's queue (live-session.ts, loadAside), so a socket
+   * is served while a model loads. False when there is nothing to restore. */
+  prepare(startSample: bigint, frames: Int16Array[], index: number): boolean {
     const ctx = this.ctx;
     if (ctx.state === 'CLOSED' || ctx.segment) return false;
     const samples = frames.reduce((n, f) => n + f.length, 0);
@@ -69,15 +76,7 @@ export class Replay {
       ctx.segment = { index, startSample, samples, lastPartial: '', meter };
     }
     ctx.replay = { startSample, frames };
-    try {
-      if (!ctx.stream) await this.decoder.open();
-    } catch (err) {
-      ctx.log.warn({ err: toScribedError(err).code }, 'no decoder free to restore the open segment now; it is decoded when a socket attaches');
-      return false;
-    }
-    if (!(await this.feed())) return false;
-    ctx.log.info({ startSample: startSample.toString(), samples }, 'open segment restored from the spool');
-    if (ctx.segment && ctx.segment.samples >= ctx.deps.maxSegmentSeconds * ctx.rate) await this.recognition.finalize('bound');
+    this.restored = { startSample, samples };
     return true;
   }
 }

@@ -30,8 +30,10 @@ export async function restoreSpooledAudio(
   // The recognizer's channel state after the last final: the decoder that replays the open
   // segment (or decodes the next one) continues from it, as the lost one would have.
   if (channelState) session.restoreChannelState(channelState);
-  // Not awaited: decoding the restored audio takes as long as it took the first time. The
-  // restore is first in the session's queue, so a resume or a socket for it waits for it.
+  // Not awaited. The restore is first in the session's queue but only sets the open segment
+  // up: its decoder loads beside the queue and decodes it then (live-session.ts, loadAside),
+  // so a socket for the session is served, and its audio acknowledged, without waiting for a
+  // model load or a replay.
   if (open) {
     // It keeps the index it had: the one after the last persisted segment.
     void session
