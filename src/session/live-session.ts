@@ -8,6 +8,7 @@
 //   recognition.ts      segmentation actions, partials, the open segment
 //   finals.ts           finals decoded, persisted, then sent, in order
 //   deferral.ts         recognition deferred while every recognizer is busy; catching up
+//   recognizer-yield.ts a recognizer given back between segments for fair share (preemption)
 //   decoder-hold.ts     the decoder, and its hold while the session is paused
 //   replay.ts           stored audio no decoder decoded (restart, lost recognizer)
 //   fenced-writes.ts    store writes through the session's fence (SESSION_MOVED)
@@ -30,6 +31,7 @@ import { SessionView } from './session-view.js';
 import { FencedWrites } from './fenced-writes.js';
 import { DecoderHold } from './decoder-hold.js';
 import { Finals } from './finals.js';
+import { RecognizerYield } from './recognizer-yield.js';
 import { Recognition } from './recognition.js';
 import { RecognitionFeed } from './recognition-feed.js';
 import { Replay } from './replay.js';
@@ -44,8 +46,6 @@ export type { LiveSessionDeps, SessionSocket } from './session-context.js';
 
 export class LiveSession extends SessionView implements DeferredSession {
   private queue: Promise<unknown> = Promise.resolve();
-  /** A yield of the recognizer is queued (fair share): asked once at a time. */
-  private yielding = false;
   private readonly events: SessionEvents;
   private readonly writes: FencedWrites;
   private readonly decoder: DecoderHold;
@@ -57,6 +57,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   private readonly intake: FrameIntake;
   private readonly departure: Departure;
   private readonly effects: SessionEffects;
+  private readonly yielder: RecognizerYield;
 
   constructor(record: SessionRecord, deps: LiveSessionDeps) {
     super(new SessionContext(record, deps));
@@ -90,6 +91,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       run: (fn) => this.run(fn),
       giveUp: () => this.departure.giveUp(),
     });
+    this.yielder = new RecognizerYield(ctx, { feed: this.feed, finals: this.finals, effects: this.effects, deferral: this.deferral }, (fn) => this.run(fn));
     this.intake = new FrameIntake(ctx, this.events, this.writes, this.feed, this.deferral, {
       loseSocket: (reason) => this.loseSocket(reason),
       movedOn: (reason) => void this.movedOn(reason),
@@ -239,38 +241,14 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   // ---------------------------------------------------------------- deferred recognition
 
-  /** Recognizing live with no segment open and nothing waiting to be fed. */
-  private get betweenSegments(): boolean {
-    const ctx = this.ctx;
-    return ctx.stream !== null && ctx.socket !== null && ctx.state === 'RECORDING' && ctx.segment === null && !this.deferral.active && this.feed.empty;
-  }
-
-  /** Whether yieldRecognizer would give the recognizer back now (no yield already queued). */
+  /** Whether yieldRecognizer would give the recognizer back now (recognizer-yield.ts). */
   get canYieldRecognizer(): boolean {
-    return !this.yielding && this.betweenSegments;
+    return this.yielder.possible;
   }
 
-  /** Fair share: another account waits far below its share, so this session gives its
-   * recognizer back, but only between segments (no utterance is cut) and with nothing left to
-   * feed; its audio then waits deferred. False when it cannot now (the queue asks again). */
+  /** Fair share: give the recognizer back between segments and wait deferred. */
   yieldRecognizer(): Promise<boolean> {
-    if (!this.canYieldRecognizer) return Promise.resolve(false);
-    this.yielding = true;
-    return this.run(async () => {
-      const ctx = this.ctx;
-      if (!this.betweenSegments) return false;
-      // The last segment's final is still decoding on this recognizer until it settles (finals
-      // are pipelined behind the feed), and goes out before the notice that recognition waits.
-      await this.feed.idle();
-      await this.finals.settled();
-      if (!this.betweenSegments) return false;
-      await this.effects.releaseDecoder();
-      this.deferral.yielded();
-      ctx.log.info('recognizer given back for an account below its fair share: recognition deferred');
-      return true;
-    }).finally(() => {
-      this.yielding = false;
-    });
+    return this.yielder.yieldNow();
   }
 
   /** Called by the queue while the backlog is below its bound. */
