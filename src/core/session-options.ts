@@ -74,7 +74,7 @@ export interface EffectiveOptions {
   suppressBackgroundSpeech: boolean;
   heartbeatIntervalMs: number | null;
   processingContentStorage: boolean;
-  /** Policies whose spans become tokens in every output (batch jobs; see ValidationSurface).
+  /** Policies whose spans become tokens in every output, live and batch (docs/redaction.md).
    * Named only when requested: effectiveOptions of requests without it (and their hashes)
    * are what they were before the option existed. */
   redact?: RedactionPolicy[];
@@ -189,14 +189,7 @@ function checkLanguageTag(tag: string, path: string): void {
   if (!LANGUAGE_TAG.test(tag)) invalid(path, 'must be a language tag such as "en" or "pt-BR"');
 }
 
-/** Where the request is validated for. Redaction is applied to batch jobs only so far: a
- * real-time session asking for it is refused rather than given unredacted partials and finals
- * (docs/redaction.md, "Not covered yet"). */
-export interface ValidationSurface {
-  redactionApplied: boolean;
-}
-
-export function validateCreateSession(body: unknown, surface: ValidationSurface = { redactionApplied: false }): ValidSessionRequest {
+export function validateCreateSession(body: unknown): ValidSessionRequest {
   if (!isPlainObject(body)) invalid('body', 'must be a JSON object');
   rejectUnknownKeys(body, TOP_LEVEL_KEYS, '');
 
@@ -209,10 +202,10 @@ export function validateCreateSession(body: unknown, surface: ValidationSurface 
 
   const rawOptions = body.options ?? {};
   if (!isPlainObject(rawOptions)) invalid('options', 'must be a JSON object');
-  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions, surface) };
+  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions) };
 }
 
-function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface): EffectiveOptions {
+function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   rejectUnknownKeys(o, OPTION_KEYS, 'options.');
 
   const encoding = o.inputEncoding ?? DEFAULT_INPUT_ENCODING;
@@ -264,9 +257,6 @@ function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface):
     if (!(REDACTION_POLICIES as readonly string[]).includes(p)) invalid(`options.redact[${i}]`, `must be one of ${REDACTION_POLICIES.join(', ')}`);
     if (redact.indexOf(p) !== i) invalid(`options.redact[${i}]`, `duplicate policy ${p}`);
   });
-  if (redact.length > 0 && !surface.redactionApplied) {
-    invalid('options.redact', 'is applied to batch transcription only so far; real-time sessions do not redact yet');
-  }
 
   // Mutual exclusions, after every field is individually valid.
   if (includeAlignment === true && suppressBackgroundSpeech === true) {

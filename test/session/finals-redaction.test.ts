@@ -1,0 +1,68 @@
+// options.redact on a live session (src/session/finals.ts) with the fake engine hearing a card
+// number one word per frame: every partial on the way shows no three digits in a row, the
+// final, its stored segment and rawText carry the token and the redactions (timed even without
+// alignment), and a session without the option is untouched.
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeEngine, tone } from '../helpers/fake-engine.js';
+import { audioFrame, liveSession, RecordingSocket } from '../helpers/live.js';
+import { normalizeToken, numberRuns } from '../../src/text/redaction/spans.js';
+
+const FRAME = 640;
+const CARD = ['my', 'card', 'is', 'four', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'thanks'];
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const h of open.splice(0)) await h.close();
+});
+
+function longestDigitRun(text: string): number {
+  const norm = text.split(/\s+/).map(normalizeToken).filter((t) => t !== '');
+  return numberRuns(norm).reduce((m, run) => Math.max(m, run.reduce((n, u) => n + u.digits.length, 0)), 0);
+}
+
+async function speakCard(options: Record<string, unknown>) {
+  const engine = new FakeEngine({ samplesPerWord: FRAME, script: CARD });
+  const h = await liveSession(engine, options);
+  open.push(h);
+  const socket = new RecordingSocket();
+  await h.session.attach(socket);
+  const audio = tone(16000, 0.04);
+  for (let i = 0; i < CARD.length; i++) await h.session.onBinary(socket, audioFrame(1, i * FRAME, audio.subarray(0, FRAME)));
+  await h.session.onText(socket, JSON.stringify({ type: 'commit' }));
+  await socket.until((ev) => ev.some((e) => e.type === 'committed'));
+  return { h, socket };
+}
+
+describe('redact on a live session', () => {
+  it('without it, partials and the final show the digits (the fixture says what the guard must hide)', async () => {
+    const { socket } = await speakCard({});
+    expect(Math.max(...socket.ofType('partial').map((p) => longestDigitRun(p.text)))).toBeGreaterThanOrEqual(16);
+    expect(longestDigitRun(socket.ofType('final')[0]!.text)).toBe(16);
+  });
+
+  it('partials never show three digits; the final, stored segment and rawText hold the token, and the spans are kept', async () => {
+    const { h, socket } = await speakCard({ redact: ['pci', 'numbers'], readableText: true, removeDisfluencies: true, entityCategories: ['credit_card', 'spelled_digits'] });
+    const partials = socket.ofType('partial');
+    expect(partials.length).toBeGreaterThan(3);
+    for (const p of partials) expect(longestDigitRun(p.text), p.text).toBeLessThan(3);
+    // A run still growing is held back, then masked once it is three digits long.
+    expect(partials.some((p) => p.text.includes('[NUMBER]'))).toBe(true);
+    const final = socket.ofType('final')[0]!;
+    expect(final.text).toMatch(/\[CARD_NUMBER\]/);
+    expect(longestDigitRun(`${final.text} ${final.rawText ?? ''}`)).toBeLessThan(3);
+    expect(final.entities ?? []).toEqual([]);
+    expect(final.words.map((w: { word: string }) => w.word)).toContain('[CARD_NUMBER]');
+    expect(final.redactions).toBeUndefined(); // the socket's final is as the protocol says
+    const [seg] = await h.store.listSegments(h.session.transcriptionId);
+    expect(seg!.text).toBe(final.text);
+    expect(JSON.stringify({ ...seg, startSample: null, endSample: null })).not.toMatch(/\bone one one\b|1111/);
+    expect(seg!.annotations?.redactions).toEqual([{ type: 'card_number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }]);
+  });
+
+  it('without alignment, no word times are kept but the redacted span still is', async () => {
+    const { h, socket } = await speakCard({ redact: ['numbers'], includeAlignment: false });
+    expect(socket.ofType('final')[0]!.text).toBe('My card is [NUMBER] thanks');
+    const [seg] = await h.store.listSegments(h.session.transcriptionId);
+    expect(seg!.words).toEqual([]);
+    expect(seg!.annotations?.redactions).toEqual([{ type: 'number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }]);
+  });
+});
