@@ -21,6 +21,7 @@ const BOTH_STORES = [
   'test/server/facades/deepgram-callback.test.ts',
   'test/server/facades/batch-wait.test.ts',
   'test/server/facades/deepgram-live.test.ts',
+  'test/process/redaction-default-cli.test.ts',
 ];
 
 export default defineConfig({

@@ -289,6 +289,17 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   };
 }
 
+/** Options with the account's default redaction policies added (docs/redaction.md, "Account
+ * default"): a request adds policies to the default and cannot remove one, as a compliance
+ * rule expects. The requested ones come first, in their order; unknown names are dropped. The
+ * Idempotency-Key hash is of the request, not of this: a change of the default does not turn
+ * a replay into a conflict. */
+export function withRedactionDefault<T extends { redact?: RedactionPolicy[] }>(options: T, defaults: readonly string[] | null | undefined): T {
+  const known = (defaults ?? []).filter((p): p is RedactionPolicy => (REDACTION_POLICIES as readonly string[]).includes(p));
+  const merged = [...new Set([...(options.redact ?? []), ...known])];
+  return merged.length === 0 ? options : { ...options, redact: merged };
+}
+
 /** JSON with object keys sorted at every level, so equal values serialise identically. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

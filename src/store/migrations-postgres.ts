@@ -7,6 +7,7 @@
 // BIGINT (read as bigint), timestamps are ISO-8601 TEXT (they sort as text), JSON is TEXT,
 // hashes are BYTEA.
 import type { PostgresMigration } from './sql/postgres-db.js';
+import { POSTGRES_V10_REDACTION_DEFAULT } from './migrations/postgres-v10-redaction-default.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -425,4 +426,5 @@ ALTER TABLE webhook_endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'endpoint' C
 ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
 `,
   },
+  ...POSTGRES_V10_REDACTION_DEFAULT,
 ];

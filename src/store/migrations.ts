@@ -20,8 +20,13 @@
 import type { SqliteMigration } from './sql/sqlite-db.js';
 import { SQLITE_V01_V09 } from './migrations/sqlite-v01-v09.js';
 import { SQLITE_V10_V14 } from './migrations/sqlite-v10-v14.js';
+import { SQLITE_V15_REDACTION_DEFAULT } from './migrations/sqlite-v15-redaction-default.js';
 
-export const MIGRATIONS: readonly SqliteMigration[] = [...SQLITE_V01_V09, ...SQLITE_V10_V14];
+export const MIGRATIONS: readonly SqliteMigration[] = [
+  ...SQLITE_V01_V09,
+  ...SQLITE_V10_V14,
+  ...SQLITE_V15_REDACTION_DEFAULT,
+];
 
 /** Highest schema version this code knows; a database above it is refused. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ScribedError } from '../../src/core/errors.js';
-import { validateCreateSession } from '../../src/core/session-options.js';
+import { validateCreateSession, withRedactionDefault } from '../../src/core/session-options.js';
 
 function refusal(fn: () => unknown): { field: unknown; message: string } {
   try {
@@ -33,5 +33,24 @@ describe('options.redact', () => {
 
   it('is accepted on a real-time session (the live path redacts partials and finals)', () => {
     expect(validateCreateSession({ options: { redact: ['numbers'] } }).effectiveOptions.redact).toEqual(['numbers']);
+  });
+});
+
+describe('the account default (withRedactionDefault)', () => {
+  const requested = (redact?: string[]) => validateCreateSession({ options: redact ? { redact } : {} }).effectiveOptions;
+
+  it('applies to a request that asks for nothing, and a request adds to it but cannot remove any', () => {
+    expect(withRedactionDefault(requested(), ['pci', 'numbers']).redact).toEqual(['pci', 'numbers']);
+    expect(withRedactionDefault(requested(['email', 'pci']), ['pci', 'numbers']).redact).toEqual(['email', 'pci', 'numbers']);
+  });
+
+  it('without a default, options are left as they were (no redact key named)', () => {
+    expect('redact' in withRedactionDefault(requested(), null)).toBe(false);
+    expect('redact' in withRedactionDefault(requested(), [])).toBe(false);
+    expect(withRedactionDefault(requested(['ssn']), undefined).redact).toEqual(['ssn']);
+  });
+
+  it('drops a name this version does not know', () => {
+    expect(withRedactionDefault(requested(), ['pii', 'numbers']).redact).toEqual(['numbers']);
   });
 });
