@@ -16,7 +16,7 @@ import { segmentId, serverEvent, type FinalTrigger } from '../core/protocol.js';
 import type { AcceptResult, FinalResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentWord } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
-import { guardPartial, redactFinal } from '../text/redaction/apply.js';
+import { guardPartialText, redactFinal } from '../text/redaction/apply.js';
 import { redactionPolicies } from '../text/redaction/options.js';
 import type { FencedWrites } from './fenced-writes.js';
 import type { SessionEvents } from './session-events.js';
@@ -65,7 +65,7 @@ export class Finals {
       this.heldPartial = { seg, partial: result };
       return;
     }
-    const partial = this.shownPartial(result.partial);
+    const partial = guardPartialText(result.partial, redactionPolicies(this.ctx.options));
     if (!partial || partial === seg.lastPartial) return;
     seg.lastPartial = partial;
     const { cursor, rate } = this.ctx;
@@ -75,17 +75,6 @@ export class Finals {
       start: timePoint(cursor, seg.startSample, rate),
       end: timePoint(cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), rate),
     }));
-  }
-
-  /** What of a partial may be shown under the session's redaction policies (all of it
-   * without any). */
-  private shownPartial(partial: string): string {
-    const policies = redactionPolicies(this.ctx.options);
-    if (policies.length === 0) return partial;
-    const words = partial.split(/\s+/).filter((w) => w !== '').map((word) => ({ word }));
-    return guardPartial(words, policies, (_first, _last, token) => ({ word: token }))
-      .words.map((w) => w.word)
-      .join(' ');
   }
 
   /** Ends the open segment on the decoder and answers as soon as that is asked of it, with

@@ -122,3 +122,13 @@ export function guardPartial<W extends { word: string }>(
   out.push(...redacted.slice(next, end));
   return { words: out, heldBack: redacted.length - end };
 }
+
+/** A partial's text as guardPartial lets it be shown (the recognizer's partial is text only:
+ * its words are its whitespace-separated tokens). Without policies, the text as it is. */
+export function guardPartialText(text: string, policies: readonly RedactionPolicy[]): string {
+  if (policies.length === 0) return text;
+  const words = text.split(/\s+/).filter((w) => w !== '').map((word) => ({ word }));
+  return guardPartial(words, policies, (_first, _last, token) => ({ word: token }))
+    .words.map((w) => w.word)
+    .join(' ');
+}
