@@ -17,6 +17,7 @@ import type { AcceptResult, FinalResult, RecognitionStream } from '../engine/typ
 import type { SegmentWord } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
 import { guardPartialText, redactFinal } from '../text/redaction/apply.js';
+import { continueFinal, digitsCarried } from '../text/redaction/carry.js';
 import { redactionPolicies } from '../text/redaction/options.js';
 import type { FencedWrites } from './fenced-writes.js';
 import type { SessionEvents } from './session-events.js';
@@ -37,6 +38,8 @@ export class Finals {
   /** suppressBackgroundSpeech: the primary speaker's level so far (dBFS). */
   private primaryDb = -100;
   private readonly finalListeners: FinalListener[] = [];
+  /** Redaction: digits of the number run the last final ended with (src/text/redaction/carry.ts). */
+  private carriedDigits = 0;
 
   constructor(
     private readonly ctx: SessionContext,
@@ -65,7 +68,7 @@ export class Finals {
       this.heldPartial = { seg, partial: result };
       return;
     }
-    const partial = guardPartialText(result.partial, redactionPolicies(this.ctx.options));
+    const partial = guardPartialText(result.partial, redactionPolicies(this.ctx.options), this.carriedDigits);
     if (!partial || partial === seg.lastPartial) return;
     seg.lastPartial = partial;
     const { cursor, rate } = this.ctx;
@@ -136,7 +139,9 @@ export class Finals {
     const timeline: SegmentWord[] = seg.samples > 0 ? wordsOnTimeline(result.words, seg.startSample, seg.samples) : [];
     // Redaction first: every later step (readable text, entities, rawText) sees only tokens
     // where a sensitive value was said.
-    const redacted = redactFinal(result.text, timeline, redactionPolicies(ctx.options));
+    const policies = redactionPolicies(ctx.options);
+    const redacted = continueFinal(redactFinal(result.text, timeline, policies), this.carriedDigits, policies);
+    if (policies.length > 0) this.carriedDigits = digitsCarried(redacted.text, this.carriedDigits);
     const words = aligned ? redacted.words : [];
     const shaped = shapeFinal(redacted.text, words, ctx.options); // text options: src/text/final-text.ts
     const annotations = { ...shaped.annotations, ...(redacted.redactions.length > 0 ? { redactions: redacted.redactions } : {}) };

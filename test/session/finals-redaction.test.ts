@@ -65,4 +65,28 @@ describe('redact on a live session', () => {
     expect(seg!.words).toEqual([]);
     expect(seg!.annotations?.redactions).toEqual([{ type: 'number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }]);
   });
+
+  it('a number said across two segments: the second final and its partials do not complete three digits', async () => {
+    const script = ['my', 'card', 'one', 'one', 'one', 'thanks'];
+    const engine = new FakeEngine({ samplesPerWord: FRAME, script });
+    const h = await liveSession(engine, { redact: ['numbers'] });
+    open.push(h);
+    const socket = new RecordingSocket();
+    await h.session.attach(socket);
+    const audio = tone(16000, 0.04);
+    for (let i = 0; i < 4; i++) await h.session.onBinary(socket, audioFrame(1, i * FRAME, audio.subarray(0, FRAME)));
+    await h.session.onText(socket, JSON.stringify({ type: 'commit' }));
+    await socket.until((ev) => ev.filter((e) => e.type === 'committed').length === 1);
+    for (let i = 4; i < 6; i++) await h.session.onBinary(socket, audioFrame(1, i * FRAME, audio.subarray(0, FRAME)));
+    await h.session.onText(socket, JSON.stringify({ type: 'commit' }));
+    await socket.until((ev) => ev.filter((e) => e.type === 'committed').length === 2);
+    const finals = socket.ofType('final').map((f) => f.text);
+    expect(finals).toEqual(['My card one one', '[NUMBER] thanks']);
+    // What a reader of the events in order sees: never three digits in a row.
+    const shown = socket.events.filter((e) => e.type === 'final' || (e.type === 'partial' && e.segmentId === 'seg_1')).map((e) => e.text);
+    for (let i = 1; i < shown.length; i++) expect(longestDigitRun(`${shown[i - 1]} ${shown[i]}`), `${shown[i - 1]} | ${shown[i]}`).toBeLessThan(3);
+    const segs = await h.store.listSegments(h.session.transcriptionId);
+    expect(longestDigitRun(segs.map((s) => s.text).join(' '))).toBeLessThan(3);
+    expect(segs[1]!.annotations?.redactions).toEqual([{ type: 'number', startSample: String(4 * FRAME), endSample: String(5 * FRAME) }]);
+  });
 });
