@@ -26,7 +26,8 @@ import type { OpenSegment, SessionContext } from './session-context.js';
 type Partial = Pick<AcceptResult, 'partial' | 'partialSamples'>;
 
 /** Called with each final once it is persisted, before it is sent and before the spool lets go
- * of the audio under it (a recorder masks `redactions` in that audio). */
+ * of the audio under it (a recorder masks `redactions` in that audio). Awaited in turn; a
+ * listener that fails is logged and the final goes out all the same. */
 export type FinalListener = (segment: FinishedSegment) => void | Promise<void>;
 
 export class Finals {
@@ -162,7 +163,12 @@ export class Finals {
     await this.writes.saveProgress(true);
     const id = segmentId(seg.index);
     const finished: FinishedSegment = { segmentId: id, trigger, startSample: seg.startSample, endSample, shaped, redactions: redacted.redactions, suppressedWords, aligned };
-    for (const listener of this.finalListeners) await listener(finished);
+    for (const listener of this.finalListeners) {
+      // The final is stored: a listener's failure must not keep it from the client.
+      await Promise.resolve()
+        .then(() => listener(finished))
+        .catch((err: unknown) => ctx.log.error({ err, segmentId: id }, 'a final listener failed'));
+    }
     // Everything spooled up to the segment's end is in persisted segments; audio after it (vad
     // mode: the rest of the frame the commit fell in; audio acknowledged and not decoded yet)
     // stays, and so does the channel state.

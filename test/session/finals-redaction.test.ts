@@ -89,4 +89,26 @@ describe('redact on a live session', () => {
     expect(longestDigitRun(segs.map((s) => s.text).join(' '))).toBeLessThan(3);
     expect(segs[1]!.annotations?.redactions).toEqual([{ type: 'number', startSample: String(4 * FRAME), endSample: String(5 * FRAME) }]);
   });
+
+  it('Finals.onFinal: each final with its redacted spans, once stored and before it is sent; a failing listener does not keep it back', async () => {
+    const engine = new FakeEngine({ samplesPerWord: FRAME, script: CARD });
+    const h = await liveSession(engine, { redact: ['numbers'], includeAlignment: false });
+    open.push(h);
+    const socket = new RecordingSocket();
+    const seen: Array<{ redactions: unknown; stored: number; sent: number }> = [];
+    const finals = (h.session as unknown as { finals: { onFinal(l: (f: { redactions: unknown }) => unknown): void } }).finals;
+    finals.onFinal(async (f) => {
+      seen.push({ redactions: f.redactions, stored: (await h.store.listSegments(h.session.transcriptionId)).length, sent: socket.ofType('final').length });
+    });
+    finals.onFinal(() => {
+      throw new Error('recorder down');
+    });
+    await h.session.attach(socket);
+    const audio = tone(16000, 0.04);
+    for (let i = 0; i < CARD.length; i++) await h.session.onBinary(socket, audioFrame(1, i * FRAME, audio.subarray(0, FRAME)));
+    await h.session.onText(socket, JSON.stringify({ type: 'commit' }));
+    await socket.until((ev) => ev.some((e) => e.type === 'committed'));
+    expect(seen).toEqual([{ redactions: [{ type: 'number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }], stored: 1, sent: 0 }]);
+    expect(socket.ofType('final')).toHaveLength(1);
+  });
 });
