@@ -34,3 +34,9 @@ export const SPOKEN_RUN = /\b(zero|oh|one|two|three|four|five|six|seven|eight|ni
 export function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
+
+/** A JSON log line with its numeric values (times, counts, sample offsets, also as digit-only
+ * strings) blanked: they are not content, and an epoch in ms may hold "4111". */
+export function withoutNumericValues(line: string): string {
+  return line.replace(/:(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|"\d+")(?=[,}\]])/gi, ':#');
+}

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLogger, startService, storeDump, type TestService } from '../helpers/service.js';
-import { SPOKEN_RUN, cardClip, filesUnder, longestDigitRun } from '../helpers/card-speech.js';
+import { SPOKEN_RUN, cardClip, filesUnder, longestDigitRun, withoutNumericValues } from '../helpers/card-speech.js';
 import { rawPcm } from '../helpers/speech-fixtures.js';
 import { createSession } from '../helpers/live.js';
 import { StreamClient, type StreamEvent } from '../helpers/stream-client.js';
@@ -155,7 +155,7 @@ describe('redact on a live session, with a card number read by a human voice', (
     expect(logLines.some((l) => l.includes('"level":20'))).toBe(true); // debug lines were written
     for (const line of logLines) {
       expect(line).not.toMatch(SPOKEN_RUN);
-      expect(line).not.toMatch(/4111|1111 1111/);
+      expect(withoutNumericValues(line)).not.toMatch(/4111|1111/);
     }
     const dump = await storeDump(redacting);
     expect(dump).not.toMatch(SPOKEN_RUN);
