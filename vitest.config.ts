@@ -24,6 +24,7 @@ const BOTH_STORES = [
   'test/server/facades/deepgram-live-multichannel.test.ts',
   // The desk's login links and sessions (docs/desk.md).
   'test/desk/desk-auth.test.ts',
+  'test/process/redaction-default-cli.test.ts',
 ];
 
 export default defineConfig({

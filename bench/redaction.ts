@@ -8,12 +8,18 @@
 // jobs and finals already pay. Recognition itself costs 0.15-0.26 CPU s per audio s on this
 // project's machines (the bare pocketsphinx CLI on the dev clips).
 //
+// The live path (src/session/finals.ts) pays redactFinal once per final and guardPartialText
+// once per partial shown. A session sends a partial when the decoded text changed, at most once
+// per new word; the bench guards every word prefix of every segment (the upper bound), and
+// prints the two together as the live cost.
+//
 // Run: npx vite-node bench/redaction.ts
 import { loadClips } from '../test/helpers/audio.js';
 import type { TimelineWord } from '../src/core/final-event.js';
 import type { RedactionPolicy } from '../src/core/session-options.js';
 import { shapeFinal } from '../src/text/final-text.js';
-import { redactFinal } from '../src/text/redaction/apply.js';
+import { guardPartialText, redactFinal } from '../src/text/redaction/apply.js';
+import os from 'node:os';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const SENSITIVE = [
@@ -43,10 +49,21 @@ function cpuPerAudioSecond(fn: (words: TimelineWord[]) => unknown): number {
 }
 
 const text = (w: TimelineWord[]) => w.map((x) => x.word).join(' ');
+// Every word prefix of a segment, as the partials of a live session grow (texts made before
+// the clock starts: the session has the decoder's partial text already).
+const prefixes = new Map<TimelineWord[], string[]>(segments.map((w) => [w, w.map((_, k) => text(w.slice(0, k + 1)))]));
+const guardAll = (w: TimelineWord[], policies: RedactionPolicy[]) => {
+  for (const p of prefixes.get(w)!) guardPartialText(p, policies);
+};
 const rows: Array<[string, number]> = [
   ['redact pci+numbers', cpuPerAudioSecond((w) => redactFinal(text(w), w, ['pci', 'numbers']))],
   ['redact all five policies', cpuPerAudioSecond((w) => redactFinal(text(w), w, ['pci', 'numbers', 'ssn', 'phone', 'email'] as RedactionPolicy[]))],
+  ['live partials pci+numbers', cpuPerAudioSecond((w) => guardAll(w, ['pci', 'numbers']))],
+  ['live final+partials pci+numbers', cpuPerAudioSecond((w) => {
+    redactFinal(text(w), w, ['pci', 'numbers']);
+    guardAll(w, ['pci', 'numbers']);
+  })],
   ['shapeFinal readable+entities', cpuPerAudioSecond((w) => shapeFinal(text(w), w, { readableText: true, entityCategories: ['credit_card', 'spelled_digits', 'phone_number'] }))],
 ];
-console.log(`${segments.length} segments, ${audioSec.toFixed(0)} audio s`);
+console.log(`${segments.length} segments, ${audioSec.toFixed(0)} audio s; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 for (const [name, cpu] of rows) console.log(`${name.padEnd(30)} ${(cpu * 1000).toFixed(4)} ms CPU per audio s (${((cpu / 0.15) * 100).toFixed(4)}% of 0.15 s recognition)`);

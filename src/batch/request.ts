@@ -78,7 +78,7 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
     title: fields.title,
     languageHint: fields.languageHint === '' ? undefined : fields.languageHint,
     options: o,
-  }, { redactionApplied: true });
+  });
   // Named as requested: capabilities may turn includeDetectedLanguage off in effect.
   const skipped = NOT_APPLIED_IN_BATCH.filter((k) => isSet(requested.effectiveOptions[k]));
   const valid = applyRecognizerCapabilities(requested, recognizer);

@@ -14,7 +14,7 @@ import { callRequestHash } from '../core/calls.js';
 import { checkMultichannelFile, legTitle } from '../core/channels.js';
 import { ScribedError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { DEFAULT_TITLE } from '../core/session-options.js';
+import { DEFAULT_TITLE, withRedactionDefault } from '../core/session-options.js';
 import type { EngineInfo } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { BatchJobRecord, Store } from '../store/store.js';
@@ -140,7 +140,11 @@ export class BatchSubmitter {
         return { kind: 'decoded' as const, probed, rate, valid, idempotency, samples };
       });
       if (prepared.kind === 'replay') return { kind: 'replayed', job: prepared.job };
-      const { probed, rate, valid, idempotency, samples } = prepared;
+      const { probed, rate, idempotency, samples } = prepared;
+      // The account's default redact policies are added after the Idempotency-Key hash (of the
+      // request alone) was taken (docs/redaction.md).
+      const defaults = (await store.getRedactionDefault(accountId))?.policies;
+      const valid = { ...prepared.valid, effectiveOptions: withRedactionDefault(prepared.valid.effectiveOptions, defaults) };
       if (channels) {
         const now = this.deps.now();
         const callTitle = valid.title === DEFAULT_TITLE && upload.uploadName !== null ? upload.uploadName : valid.title;

@@ -6,6 +6,7 @@ import { provisionAccount } from '../accounts/provision.js';
 import { DEFAULT_GRACE_SECONDS, checkGraceSeconds, listAccountViews, revokeAccessKeys, rotateAccessKey, type AccessKeyView } from '../accounts/access-keys.js';
 import { CREDENTIAL_ID_CHARS } from '../core/credentials.js';
 import { storeConfigInput, storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
+import { REDACTION_POLICIES } from '../core/session-options.js';
 import { openStore } from '../store/index.js';
 import { loadConfig, storeSettings } from '../config.js';
 import { issueLoginLink } from '../desk/login-link.js';
@@ -218,9 +219,47 @@ const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
   },
 };
 
+interface RedactionArgs extends StoreArgs {
+  account: string;
+  redact?: string;
+}
+
+/** --redact: undefined (not given: show), [] (`none`: clear) or distinct known policies. */
+function parseRedact(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === 'none') return [];
+  const names = value.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const p of names) if (!(REDACTION_POLICIES as readonly string[]).includes(p)) throw new Error(`--redact: ${JSON.stringify(p)} is not a policy; use a comma-separated list of ${REDACTION_POLICIES.join(', ')}, or none`);
+  if (names.length === 0) throw new Error(`--redact: name at least one of ${REDACTION_POLICIES.join(', ')}, or none`);
+  return [...new Set(names)];
+}
+
+const setRedactionCommand: CommandModule<object, RedactionArgs> = {
+  command: 'set-redaction',
+  describe: "set or show an account's default redact policies: every session and batch job of the account gets them, whatever its request asks (a request may add policies, not remove these)",
+  builder: (y) =>
+    withStoreOptions(
+      y
+        .option('account', { type: 'string', demandOption: true })
+        .option('redact', { type: 'string', describe: `comma-separated policies (${REDACTION_POLICIES.join(', ')}), or none to clear; without it the current default is printed` }),
+    ),
+  handler: async (args) => {
+    const policies = parseRedact(args.redact);
+    const store = await openStore(storeSettingsFrom(args));
+    try {
+      if (!(await store.getAccount(args.account))) throw new Error(`NOT_FOUND: account ${args.account} does not exist`);
+      if (policies !== undefined) await store.setRedactionDefault(args.account, policies, new Date());
+      const now = await store.getRedactionDefault(args.account);
+      process.stdout.write(`${JSON.stringify({ accountId: args.account, redact: now?.policies ?? [] })}\n`);
+    } finally {
+      await store.close();
+    }
+  },
+};
+
 export const accountsCommand: CommandModule = {
   command: 'accounts <command>',
-  describe: 'manage accounts (create, credit, list, rotate-key, revoke-key)',
-  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(loginLinkCommand).command(deskLogoutCommand).demandCommand(1),
+  describe: 'manage accounts (create, credit, list, rotate-key, revoke-key, set-redaction, login-link, desk-logout)',
+  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(setRedactionCommand).command(loginLinkCommand).command(deskLogoutCommand).demandCommand(1),
   handler: () => undefined,
 };

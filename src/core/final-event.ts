@@ -6,6 +6,14 @@ import { timePoint, type CaptureCursor } from './capture-cursor.js';
 import { serverEvent, type FinalEvent, type FinalTrigger } from './protocol.js';
 import type { ShapedFinal } from './text-options.js';
 
+/** A span the `redact` option replaced by a token (src/text/redaction/apply.ts): its type and
+ * session samples (decimal strings, as the words'), never a value. */
+export interface RedactedSpan {
+  type: string;
+  startSample: string;
+  endSample: string;
+}
+
 /** A word of a final on the session timeline. */
 export interface TimelineWord {
   word: string;
@@ -21,6 +29,9 @@ export interface FinishedSegment {
   startSample: bigint;
   endSample: bigint;
   shaped: ShapedFinal<TimelineWord>;
+  /** The redacted spans, timed even without alignment (not sent on the socket: the stored
+   * segment and its transcript carry them; a recorder masks the audio under them). */
+  redactions: readonly RedactedSpan[];
   /** suppressBackgroundSpeech: words dropped as background speech. */
   suppressedWords: number;
   /** includeAlignment: word and character times are sent. */

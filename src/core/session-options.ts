@@ -74,7 +74,7 @@ export interface EffectiveOptions {
   suppressBackgroundSpeech: boolean;
   heartbeatIntervalMs: number | null;
   processingContentStorage: boolean;
-  /** Policies whose spans become tokens in every output (batch jobs; see ValidationSurface).
+  /** Policies whose spans become tokens in every output, live and batch (docs/redaction.md).
    * Named only when requested: effectiveOptions of requests without it (and their hashes)
    * are what they were before the option existed. */
   redact?: RedactionPolicy[];
@@ -193,14 +193,7 @@ function checkLanguageTag(tag: string, path: string): void {
   if (!LANGUAGE_TAG.test(tag)) invalid(path, 'must be a language tag such as "en" or "pt-BR"');
 }
 
-/** Where the request is validated for. Redaction is applied to batch jobs only so far: a
- * real-time session asking for it is refused rather than given unredacted partials and finals
- * (docs/redaction.md, "Not covered yet"). */
-export interface ValidationSurface {
-  redactionApplied: boolean;
-}
-
-export function validateCreateSession(body: unknown, surface: ValidationSurface = { redactionApplied: false }): ValidSessionRequest {
+export function validateCreateSession(body: unknown): ValidSessionRequest {
   if (!isPlainObject(body)) invalid('body', 'must be a JSON object');
   rejectUnknownKeys(body, TOP_LEVEL_KEYS, '');
 
@@ -213,10 +206,10 @@ export function validateCreateSession(body: unknown, surface: ValidationSurface 
 
   const rawOptions = body.options ?? {};
   if (!isPlainObject(rawOptions)) invalid('options', 'must be a JSON object');
-  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions, surface) };
+  return { title, languageHint, effectiveOptions: resolveOptions(rawOptions) };
 }
 
-function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface): EffectiveOptions {
+function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   rejectUnknownKeys(o, OPTION_KEYS, 'options.');
 
   const encoding = o.inputEncoding ?? DEFAULT_INPUT_ENCODING;
@@ -268,9 +261,6 @@ function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface):
     if (!(REDACTION_POLICIES as readonly string[]).includes(p)) invalid(`options.redact[${i}]`, `must be one of ${REDACTION_POLICIES.join(', ')}`);
     if (redact.indexOf(p) !== i) invalid(`options.redact[${i}]`, `duplicate policy ${p}`);
   });
-  if (redact.length > 0 && !surface.redactionApplied) {
-    invalid('options.redact', 'is applied to batch transcription only so far; real-time sessions do not redact yet');
-  }
 
   const recordAudio = optBoolean(o, 'recordAudio', 'options.recordAudio');
 
@@ -304,6 +294,17 @@ function resolveOptions(o: Record<string, unknown>, surface: ValidationSurface):
     ...(redact.length > 0 ? { redact: redact as RedactionPolicy[] } : {}),
     ...(recordAudio === true ? { recordAudio: true as const } : {}),
   };
+}
+
+/** Options with the account's default redaction policies added (docs/redaction.md, "Account
+ * default"): a request adds policies to the default and cannot remove one, as a compliance
+ * rule expects. The requested ones come first, in their order; unknown names are dropped. The
+ * Idempotency-Key hash is of the request, not of this: a change of the default does not turn
+ * a replay into a conflict. */
+export function withRedactionDefault<T extends { redact?: RedactionPolicy[] }>(options: T, defaults: readonly string[] | null | undefined): T {
+  const known = (defaults ?? []).filter((p): p is RedactionPolicy => (REDACTION_POLICIES as readonly string[]).includes(p));
+  const merged = [...new Set([...(options.redact ?? []), ...known])];
+  return merged.length === 0 ? options : { ...options, redact: merged };
 }
 
 /** JSON with object keys sorted at every level, so equal values serialise identically. */

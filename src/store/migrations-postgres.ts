@@ -7,6 +7,7 @@
 // BIGINT (read as bigint), timestamps are ISO-8601 TEXT (they sort as text), JSON is TEXT,
 // hashes are BYTEA.
 import type { PostgresMigration } from './sql/postgres-db.js';
+import { POSTGRES_V10_REDACTION_DEFAULT } from './migrations/postgres-v10-redaction-default.js';
 import { POSTGRES_V11_RECORDINGS } from './migrations/postgres-v11-recordings.js';
 import { POSTGRES_V12_RULES } from './migrations/postgres-v12-rules.js';
 import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
@@ -429,6 +430,7 @@ ALTER TABLE webhook_endpoints ADD COLUMN kind TEXT NOT NULL DEFAULT 'endpoint' C
 ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
 `,
   },
+  ...POSTGRES_V10_REDACTION_DEFAULT,
   ...POSTGRES_V11_RECORDINGS,
   ...POSTGRES_V12_RULES,
   ...POSTGRES_V13_DESK,

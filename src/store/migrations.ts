@@ -20,6 +20,7 @@
 import type { SqliteMigration } from './sql/sqlite-db.js';
 import { SQLITE_V01_V09 } from './migrations/sqlite-v01-v09.js';
 import { SQLITE_V10_V14 } from './migrations/sqlite-v10-v14.js';
+import { SQLITE_V15_REDACTION_DEFAULT } from './migrations/sqlite-v15-redaction-default.js';
 import { SQLITE_V16_RECORDINGS } from './migrations/sqlite-v16-recordings.js';
 import { SQLITE_V17_RULES } from './migrations/sqlite-v17-rules.js';
 import { SQLITE_V18_DESK } from './migrations/sqlite-v18-desk.js';
@@ -28,6 +29,7 @@ import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encodin
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
   ...SQLITE_V10_V14,
+  ...SQLITE_V15_REDACTION_DEFAULT,
   ...SQLITE_V16_RECORDINGS,
   ...SQLITE_V17_RULES,
   ...SQLITE_V18_DESK,

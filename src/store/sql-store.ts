@@ -77,6 +77,8 @@ export class SqlStore implements Store {
   revokeAccessKeys = this.call(accounts.revokeAccessKeys);
   creditCharacters = this.call(accounts.creditCharacters);
   debitCharacters = this.call(accounts.debitCharacters);
+  setRedactionDefault = this.call(accounts.setRedactionDefault);
+  getRedactionDefault = this.call(accounts.getRedactionDefault);
 
   // real-time sessions and tickets
   createSession = this.call(sessions.createSession);

@@ -12,13 +12,18 @@
 // removed, which loses nothing of meaning.
 // Matching is on whole words, case-insensitive, ignoring punctuation glued to the word
 // ("um," -> removed together with its comma). Spacing is normalised to single spaces.
+import { REDACTION_TOKENS } from './redaction/spans.js';
 
+const REDACTION_TOKEN_SET = new Set(Object.values(REDACTION_TOKENS));
 const FILLERS = new Set(['uh', 'uhh', 'uhm', 'um', 'umm', 'er', 'erm', 'err', 'ah', 'ahh', 'hmm', 'hm', 'hmmm', 'mm']);
 
 /** True for a token that is a filler (see above). */
 export function isFiller(token: string): boolean {
   const t = token.trim().toLowerCase();
   if (t === '') return false;
+  // A redaction token ([CARD_NUMBER], [NUMBER]) looks like an engine marker but marks where
+  // something was said: it stays.
+  if (REDACTION_TOKEN_SET.has(token.trim().replace(/[.,;:!?]+$/, ''))) return false;
   // Engine markers: <sil>, </s>, [noise], ++garbage++.
   if (/^<\/?[a-z_]*>$/.test(t) || /^\[[a-z_]*\]$/.test(t) || /^\+\+[a-z_]*\+\+$/.test(t)) return true;
   const bare = t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '');

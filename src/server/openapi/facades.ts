@@ -153,7 +153,7 @@ const LISTEN_RESPONSE: Json = {
 };
 
 const BOOLEAN_PARAMS = new Set(['multichannel', 'utterances', 'punctuate', 'smart_format', 'numerals', 'filler_words', 'mip_opt_out', 'interim_results', 'vad_events', 'no_delay']);
-const REPEATED_PARAMS = new Set(['keywords', 'keyterm', 'tag']);
+const REPEATED_PARAMS = new Set(['keywords', 'keyterm', 'tag', 'redact']);
 
 function listenParameters(): Json[] {
   const schemaOf = (name: string): Json => {

@@ -79,9 +79,10 @@ const SESSION_OPTIONS = {
   readableText: nullable({ type: 'boolean', default: true, description: 'numbers, dates and money as digits, sentence case (docs/options.md)' }),
   redact: nullable({
     type: 'array',
-    maxItems: 0,
+    maxItems: REDACTION_POLICIES.length,
+    uniqueItems: true,
     items: { enum: [...REDACTION_POLICIES] },
-    description: `a real-time session refuses any policy until the live path redacts; batch uploads take ${REDACTION_POLICIES.join(', ')} (docs/redaction.md)`,
+    description: 'sensitive spans become tokens such as [CARD_NUMBER] or [NUMBER] in partials, finals and every stored or sent output; added to the account default, which a request cannot remove (docs/redaction.md)',
   }),
   recordAudio: nullable({ type: 'boolean', description: 'keep the audio as FLAC, redacted spans masked by a tone; GET .../transcriptions/{id}/audio (docs/recordings.md)' }),
 } satisfies Record<(typeof OPTION_KEYS)[number], JsonSchema>;

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
-import { requestHash, validateCreateSession } from '../../core/session-options.js';
+import { requestHash, validateCreateSession, withRedactionDefault } from '../../core/session-options.js';
 import { sessionRequestHashWithCall, splitSessionCallFields } from '../../core/calls.js';
 import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.js';
 import { parseSampleCount } from '../../core/capture-cursor.js';
@@ -72,7 +72,8 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
           transcriptionId: newId('stt', ctx.now()),
           title: valid.title,
           languageHint: valid.languageHint,
-          options: valid.effectiveOptions as unknown as Record<string, unknown>,
+          // The account's default redact policies are added (docs/redaction.md).
+          options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(accountId))?.policies) as unknown as Record<string, unknown>,
           createdAt: now,
         },
       });

@@ -5,7 +5,7 @@
 // and revoked_at are null; a rotated key is still valid until expires_at passes. Validity is
 // decided in findCredential's query, on every request: nothing caches a credential, so a
 // revocation written by the operator's CLI holds from the server's next request.
-import type { AccessKeyInfo, Account, AccountListing, CredentialKind, CredentialRecord, NewAccount } from '../store.js';
+import type { AccessKeyInfo, Account, AccountListing, CredentialKind, CredentialRecord, NewAccount, RedactionDefault } from '../store.js';
 import { int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { lockAccount, moveCharacters } from './ledger.js';
 import { ScribedError } from '../../core/errors.js';
@@ -135,4 +135,26 @@ export async function debitCharacters(
     await tx.run('UPDATE rt_sessions SET characters_charged = ?, updated_at = ? WHERE id = ?', [charged, new Date().toISOString(), sessionId]);
     return next;
   });
+}
+
+/** An account's default redaction policies (contract/accounts.ts): one row per account, the
+ * row removed when the list is emptied. */
+export async function setRedactionDefault(db: Db, accountId: string, policies: readonly string[], now: Date): Promise<void> {
+  await db.tx(async (tx) => {
+    if (!(await tx.one('SELECT id FROM accounts WHERE id = ?', [accountId]))) throw new ScribedError('NOT_FOUND', `account ${accountId} does not exist`);
+    if (policies.length === 0) {
+      await tx.run('DELETE FROM account_redaction_defaults WHERE account_id = ?', [accountId]);
+      return;
+    }
+    await tx.run(
+      `INSERT INTO account_redaction_defaults (account_id, policies_json, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (account_id) DO UPDATE SET policies_json = excluded.policies_json, updated_at = excluded.updated_at`,
+      [accountId, JSON.stringify(policies), now.toISOString()],
+    );
+  });
+}
+
+export async function getRedactionDefault(db: Tx, accountId: string): Promise<RedactionDefault | null> {
+  const r = await db.one<{ policies_json: string; updated_at: string }>('SELECT policies_json, updated_at FROM account_redaction_defaults WHERE account_id = ?', [accountId]);
+  return r ? { accountId, policies: JSON.parse(r.policies_json) as string[], updatedAt: r.updated_at } : null;
 }

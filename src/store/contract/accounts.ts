@@ -44,6 +44,15 @@ export interface AccountListing extends Account {
   accessKeys: AccessKeyInfo[];
 }
 
+/** The `redact` policies an account's sessions and batch jobs get whatever they ask for
+ * (docs/redaction.md, "Account default"). */
+export interface RedactionDefault {
+  accountId: string;
+  /** Policy names, in the order the operator gave them. */
+  policies: string[];
+  updatedAt: string;
+}
+
 export interface AccountStore {
   createAccount(input: NewAccount): Promise<Account>;
   getAccount(accountId: string): Promise<Account | null>;
@@ -69,4 +78,9 @@ export interface AccountStore {
    * raises that session's charactersCharged by the same amount in the same transaction.
    * Returns the new balance, or null when the balance is short. */
   debitCharacters(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId?: string): Promise<bigint | null>;
+  /** Set the account's default redaction policies (an empty list clears it). NOT_FOUND for
+   * an unknown account. */
+  setRedactionDefault(accountId: string, policies: readonly string[], now: Date): Promise<void>;
+  /** The account's default redaction policies, or null when none is set. */
+  getRedactionDefault(accountId: string): Promise<RedactionDefault | null>;
 }

@@ -14,6 +14,7 @@
 import type { RedactionPolicy } from '../../core/session-options.js';
 import type { TimelineWord } from '../../core/final-event.js';
 import { REDACTION_TOKENS, findSensitiveSpans, normalizeToken, numberRuns, type RedactionType } from './spans.js';
+import { maskLeadingRun } from './carry.js';
 
 export { REDACTION_TOKENS, type RedactionType } from './spans.js';
 
@@ -121,4 +122,17 @@ export function guardPartial<W extends { word: string }>(
   }
   out.push(...redacted.slice(next, end));
   return { words: out, heldBack: redacted.length - end };
+}
+
+/** A partial's text as guardPartial lets it be shown (the recognizer's partial is text only:
+ * its words are its whitespace-separated tokens), its leading run masked when it makes three
+ * digits with the `carried` ones the last final ended with (carry.ts). Without policies, the
+ * text as it is. */
+export function guardPartialText(text: string, policies: readonly RedactionPolicy[], carried = 0): string {
+  if (policies.length === 0) return text;
+  const words = text.split(/\s+/).filter((w) => w !== '').map((word) => ({ word }));
+  const merge = (_first: { word: string }, _last: { word: string }, token: string) => ({ word: token });
+  const guarded = guardPartial(words, policies, merge).words;
+  const shown = policies.some((p) => DIGIT_POLICIES.includes(p)) ? maskLeadingRun(guarded, carried, merge).words : guarded;
+  return shown.map((w) => w.word).join(' ');
 }

@@ -45,7 +45,7 @@ describe('mapLiveQuery', () => {
   it('refuses, naming the parameter: refused, unknown, and audio the live socket does not take', () => {
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', diarize: 'true' })).toMatch(/^diarize: not supported/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', multichannel: 'true' })).toMatch(/^multichannel: /);
-    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', redact: 'pci' })).toMatch(/^redact: /);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', redact: 'pii' })).toMatch(/^redact: "pii" is not served/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', frobnicate: '1' })).toMatch(/^frobnicate: unknown/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', token: 'sk_x' })).toMatch(/^token: unknown/);
     expect(refusal({ sample_rate: '8000' })).toMatch(/^encoding: required/);

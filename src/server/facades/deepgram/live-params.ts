@@ -7,6 +7,7 @@ import { isInputEncodingName } from '../../../core/audio/encodings.js';
 import { MULTICHANNEL_CHANNELS } from '../../../core/channels.js';
 import { all, bad, bool, integer, keywordTerm, last, type Query } from './options.js';
 import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED } from './parameters.js';
+import { redactPolicies } from './redact.js';
 
 export interface LiveListenRequest {
   /** The native create-session body: title, languageHint, options. */
@@ -65,6 +66,8 @@ export function mapLiveQuery(q: Query): LiveListenRequest {
   if (!(bool(q, 'filler_words') ?? false)) options.removeDisfluencies = true;
   const hints = [...all(q, 'keywords').map(keywordTerm), ...all(q, 'keyterm').map((k) => k.trim())].filter((h) => h !== '');
   if (hints.length > 0) options.vocabularyHints = [...new Set(hints)];
+  const redact = redactPolicies(q);
+  if (redact.length > 0) options.redact = redact;
 
   const tags = all(q, 'tag').map((t) => t.trim()).filter((t) => t !== '');
   const sessionBody: LiveListenRequest['sessionBody'] = { title: tags.length > 0 ? `Deepgram live: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram live', options };

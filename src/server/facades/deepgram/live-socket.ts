@@ -16,7 +16,7 @@ import type { WebSocket } from 'ws';
 import { ScribedError, toScribedError } from '../../../core/errors.js';
 import { CLOSE_CODES } from '../../../core/protocol.js';
 import { newId } from '../../../core/ids.js';
-import { requestHash, validateCreateSession } from '../../../core/session-options.js';
+import { requestHash, validateCreateSession, withRedactionDefault } from '../../../core/session-options.js';
 import { applyRecognizerCapabilities } from '../../../core/recognizer-capabilities.js';
 import { accountStreamLimit } from '../../../core/account-streams.js';
 import { callRequestHash, sessionRequestHashWithCall, type CallLink } from '../../../core/calls.js';
@@ -85,7 +85,7 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
         transcriptionId: newId('stt', ctx.now()),
         title: valid.title,
         languageHint: valid.languageHint,
-        options: valid.effectiveOptions as unknown as Record<string, unknown>,
+        options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(accountId))?.policies) as unknown as Record<string, unknown>,
         createdAt: ctx.now().toISOString(),
       },
     });

@@ -5,6 +5,7 @@
 // change the result.
 import { DeepgramError } from './errors.js';
 import { ACTING, IGNORED, RAW_ENCODINGS, REFUSED, type RawEncoding } from './parameters.js';
+import { redactPolicies } from './redact.js';
 
 export interface ListenRequest {
   /** The native batch form fields (title, languageHint, options). */
@@ -84,6 +85,8 @@ export function mapListenQuery(q: Query): ListenRequest {
   if (!keepFillers) options.removeDisfluencies = true;
   if (hints.length > 0) options.vocabularyHints = [...new Set(hints)];
   if (multichannel) options.multichannel = true;
+  const redact = redactPolicies(q);
+  if (redact.length > 0) options.redact = redact;
   const tags = all(q, 'tag').map((t) => t.trim()).filter((t) => t !== '');
   const nativeFields: Record<string, string> = { title: tags.length > 0 ? `Deepgram: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram transcription', options: JSON.stringify(options) };
   const language = last(q, 'language');

@@ -18,6 +18,7 @@ const TEXT_AND_TAGGING = {
   keyterm: 'vocabulary hints (native options.vocabularyHints)',
   language: 'the language (native languageHint, checked against the recognizer)',
   tag: 'the History row title',
+  redact: 'native options.redact: numbers, true or aggressive_numbers -> numbers; pci (credit_card, credit_card_expiration, cvv) -> pci; ssn; phone_number -> phone; email_address -> email; repeated or comma-separated; pii, phi and other entities are refused (docs/compat.md)',
 } as const;
 
 export const ACTING = {
@@ -44,7 +45,6 @@ export const IGNORED = {
 export const REFUSED = {
   diarize: 'no speaker diarization; send stereo with multichannel=true for two parties',
   detect_language: 'the recognizer cannot name the spoken language',
-  redact: 'redaction is not served on pre-recorded audio',
   summarize: 'no summaries',
   topics: 'no topic detection',
   intents: 'no intent detection',
@@ -85,7 +85,6 @@ export const LIVE_REFUSED = {
   ...REFUSED,
   callback: 'pre-recorded only: results come on the socket',
   callback_method: 'pre-recorded only',
-  redact: 'redaction is not served on the live socket',
   utterances: 'pre-recorded only; live utterances end with speech_final and UtteranceEnd',
   utt_split: 'pre-recorded only',
 } as const;
