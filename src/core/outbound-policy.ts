@@ -1,7 +1,7 @@
 // Where the service may send requests on a user's behalf (today: voice design callbacks).
 // Pure: classifies IP addresses and host names with node:net's BlockList and decides against
 // the operator's setting; the connect-time guard that applies it is
-// src/voices/callback-transport.ts. docs/security.md, "Outbound requests".
+// src/outbound/guarded-transport.ts. docs/security.md, "Outbound requests".
 //
 // Classes, first match wins:
 //  - never allowed, whatever the operator sets: unspecified (0.0.0.0/8, ::), cloud metadata
@@ -161,7 +161,7 @@ export class OutboundPolicy {
 
   /** A URL's host (as `new URL(...).hostname` gives it, brackets allowed): the verdict when
    * the host alone decides (an IP literal, a loopback or metadata name), null when the name
-   * must be resolved, which happens only when connecting (src/voices/callback-transport.ts). */
+   * must be resolved, which happens only when connecting (src/outbound/guarded-transport.ts). */
   checkHost(host: string): Verdict | null {
     const ip = ipLiteral(host);
     if (ip) return this.checkAddress(ip.address);

@@ -5,7 +5,7 @@
 //     (src/store/recordings.ts) and the design becomes COMPLETED (or FAILED);
 //  2. callback delivery when a callbackUrl was given: POST of the design as JSON, signed
 //     (src/core/callback-signature.ts), sent through the guarded transport (only to
-//     destinations the operator allows, checked at connect time: src/voices/callback-transport.ts),
+//     destinations the operator allows, checked at connect time: src/outbound/guarded-transport.ts),
 //     retried with doubling delays until a 2xx or the attempt limit. GET /voices/design/{id}
 //     shows only the state (PENDING, DELIVERED, FAILED) and the attempt count: what the target
 //     answered (status, network error) goes to the server log, never to the client, so a
@@ -88,7 +88,7 @@ export interface DesignJobOptions {
   /** Body of the callback and of GET /voices/design/{id}: one shape. */
   view: (d: VoiceDesignRecord) => Record<string, unknown>;
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
-  /** Sends the callbacks, to allowed destinations only (src/voices/callback-transport.ts). */
+  /** Sends the callbacks, to allowed destinations only (src/outbound/guarded-transport.ts). */
   transport: GuardedTransport;
   /** espeak-ng processes at once (src/voices/design-limits.ts). */
   maxConcurrentSyntheses: number;

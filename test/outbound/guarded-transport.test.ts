@@ -1,4 +1,4 @@
-// The guarded transport (src/voices/callback-transport.ts) against real local HTTP servers and
+// The guarded transport (src/outbound/guarded-transport.ts) against real local HTTP servers and
 // a scripted resolver: literal addresses refused before a connection, names checked on the
 // answer the connection actually uses (a DNS answer that changes between a check and a
 // connect cannot reach a closed address), only allowed addresses of a mixed answer used,

@@ -54,7 +54,7 @@ function text(v: unknown, field: string, max: number): string {
 /** The callbackUrl of a new design, normalised (`new URL`: `http://2130706433/` is
  * `http://127.0.0.1/`). A host that is by itself a destination the policy refuses (an IP
  * literal in a closed range, `localhost`, a metadata name) is 422 CALLBACK_URL_FORBIDDEN here;
- * names are resolved and checked only when a callback connects (src/voices/callback-transport.ts),
+ * names are resolved and checked only when a callback connects (src/outbound/guarded-transport.ts),
  * so a name that resolves somewhere closed ends FAILED like any unreachable receiver. */
 function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (v === undefined || v === null) return null;

@@ -2,7 +2,7 @@
 // the body (any Content-Type but JSON, the SDK's `deepgram/audio+video` included) or
 // `{"url": ...}` as JSON, fetched only from a destination the operator's outbound policy
 // allows (the voice callbacks' policy and transport: src/core/outbound-policy.ts,
-// src/voices/callback-transport.ts). The mapping is in options.ts, raw-audio.ts and
+// src/outbound/guarded-transport.ts). The mapping is in options.ts, raw-audio.ts and
 // response.ts (pure), `callback` in callback.ts; this adapter authenticates (`Authorization: Token <access key>` or
 // `Bearer`), stages the audio, submits it as a native batch job (History row, Characters
 // charged as the native batch API does), waits for it (batch-wait.ts) and answers in
