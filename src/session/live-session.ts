@@ -79,6 +79,9 @@ export class LiveSession extends SessionView implements DeferredSession {
       lost: (stream, err) => this.recognizerLost(stream, err, true),
     });
     this.finals = new Finals(ctx, this.events, this.writes, (stream, err, seg) => this.recognizerLost(stream, err, false, seg));
+    // The recorder cuts and stores each final's piece, masked, before the spool lets go of it.
+    const recorder = ctx.recorder;
+    if (recorder) this.finals.onFinal((seg) => recorder.final(seg));
     this.recognition = new Recognition(ctx, this.events, this.finals, (stream, err) => this.recognizerLost(stream, err, true));
     this.feed = new RecognitionFeed(ctx.rate, (item, deferred) => this.recognizeItem(item, deferred), () => this.feedDrained());
     this.replay = new Replay(ctx, this.recognition);
