@@ -30,13 +30,14 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { wordsOnTimeline } from '../core/word-span.js';
-import type { Engine, FinalResult, RecognitionStream } from '../engine/types.js';
+import type { Engine } from '../engine/types.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { BatchJobRecord, SegmentRecord, Store } from '../store/store.js';
 import { shapeFinal } from '../text/final-text.js';
 import { redactFinal } from '../text/redaction/apply.js';
 import { redactionPolicies } from '../text/redaction/options.js';
 import { FileBatchAudioStore, type BatchAudioStore } from './audio-store.js';
+import { decodeSegment, Stopping, type JobHints, type SegmentDecoding } from './segment-decoding.js';
 import { frameEnergies, frameSamples, planFromEnergies } from './segmenter.js';
 
 export interface BatchRunnerDeps {
@@ -89,16 +90,10 @@ export const LEFTOVER_GRACE_MS = 10 * 60_000;
 /** How often a node on a shared store sweeps leftover audio (besides at start). */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
-/** Samples fed to the decoder per call: 1 s at 16 kHz, 2 s at 8 kHz. */
-const CHUNK_SAMPLES = 16_000;
-/** Attempts per segment when the decoder's worker dies under it. */
-const SEGMENT_ATTEMPTS = 2;
-
 /** The jobs a runner claims: not ended (a RUNNING job nobody holds was left by a node that
  * stopped or died). */
 const PENDING = "state IN ('QUEUED', 'RUNNING')";
 
-class Stopping extends Error {}
 /** This node no longer holds the job: another node claimed it after this node's lease ran out. */
 class LostClaim extends Error {}
 
@@ -114,6 +109,7 @@ export class BatchRunner {
   private readonly shared: boolean;
   private readonly leaseMs: number;
   private readonly now: () => Date;
+  private readonly decoding: SegmentDecoding;
   private readonly active = new Map<string, { job: ActiveJob; done: Promise<void> }>();
   private started = false;
   private stopping = false;
@@ -130,6 +126,13 @@ export class BatchRunner {
     this.shared = deps.shared ?? false;
     this.leaseMs = deps.leaseMs ?? DEFAULT_BATCH_LEASE_MS;
     this.now = deps.now ?? (() => new Date());
+    this.decoding = {
+      engine: deps.engine,
+      log: deps.log,
+      heartbeatIntervalMs: deps.heartbeatIntervalMs ?? BATCH_HEARTBEAT_MS,
+      busyRetryMs: deps.busyRetryMs ?? 250,
+      stopping: () => this.stopping,
+    };
   }
 
   /** Delete what earlier runs left (see sweep), then take up the jobs nobody holds: on one
@@ -345,13 +348,13 @@ export class BatchRunner {
       // segment).
       let channel = job.channelState;
       // Validated at upload as a session's are (strings).
-      const hints = { words: Array.isArray(job.options.vocabularyHints) ? (job.options.vocabularyHints as string[]) : [], told: false };
+      const hints: JobHints = { words: Array.isArray(job.options.vocabularyHints) ? (job.options.vocabularyHints as string[]) : [], told: false };
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
         if (claim.lost) throw new LostClaim();
         const audio = await this.audio.read(name, seg.startSample, seg.endSample);
-        const { result, cpu, channelState } = await this.recognize(audio, row.sampleRateHz, channel, hints, jlog);
+        const { result, cpu, channelState } = await decodeSegment(this.decoding, audio, row.sampleRateHz, channel, hints, jlog);
         cpuMs += cpu;
         channel = channelState ?? channel;
         const base = BigInt(seg.startSample);
@@ -407,63 +410,6 @@ export class BatchRunner {
     jlog.info({ audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments }, 'batch job done');
     await removeAudio(this.audio, name, jlog);
     return true;
-  }
-
-  /** One segment through one decoder, retried on a fresh decoder if the worker dies. The
-   * decoder starts from `channel` (the state the previous segment left) and the state it
-   * ends in is returned (null when the engine keeps none or cannot say). `hints`: the job's
-   * vocabularyHints, applied to the decoder as a live session's are (the pool then retires
-   * that decoder, so each hinted segment costs a decoder load). */
-  private async recognize(
-    audio: Int16Array,
-    rate: number,
-    channel: number[] | null,
-    hints: { words: string[]; told: boolean },
-    jlog: Logger,
-  ): Promise<{ result: FinalResult; cpu: number; channelState: number[] | null }> {
-    for (let attempt = 1; ; attempt++) {
-      const stream = await this.openDecoder(rate, hints.words);
-      if (!hints.told && hints.words.length > 0 && (stream.vocabulary === null || stream.vocabulary.unknown.length > 0)) {
-        hints.told = true;
-        jlog.warn({ notApplied: stream.vocabulary?.unknown ?? hints.words }, 'vocabulary hints the recognizer could not apply');
-      }
-      let cpu = 0;
-      try {
-        // Every open() starts from the initial state (-cmninit): without this, each segment
-        // would adapt to the channel all over again, as real time does not.
-        if (channel !== null && !(await stream.setChannelState(channel))) jlog.warn('the decoder keeps no channel state; segment starts from the initial state');
-        for (let i = 0; i < audio.length; i += CHUNK_SAMPLES) {
-          cpu += (await stream.accept(audio.subarray(i, i + CHUNK_SAMPLES))).cpuMs;
-        }
-        const result = await stream.finish();
-        // Read between utterances, before the decoder goes back to the pool.
-        const channelState = await stream.channelState().catch(() => null);
-        return { result, cpu, channelState };
-      } catch (err) {
-        if (!(err instanceof ScribedError && err.code === 'ENGINE_FAILED') || attempt >= SEGMENT_ATTEMPTS) throw err;
-        this.deps.log.warn({ err }, 'batch decoder failed; retrying the segment on a new decoder');
-      } finally {
-        await stream.release().catch(() => undefined);
-      }
-    }
-  }
-
-  /** A decoder, waiting while every decoder is in use. */
-  private async openDecoder(rate: number, hints: string[]): Promise<RecognitionStream> {
-    for (;;) {
-      if (this.stopping) throw new Stopping();
-      try {
-        return await this.deps.engine.open({
-          inputRate: rate,
-          profile: rate <= 8000 ? 'telephony' : 'wideband',
-          heartbeatIntervalMs: this.deps.heartbeatIntervalMs ?? BATCH_HEARTBEAT_MS,
-          ...(hints.length > 0 ? { vocabularyHints: hints } : {}),
-        });
-      } catch (err) {
-        if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) throw err;
-        await new Promise((r) => setTimeout(r, this.deps.busyRetryMs ?? 250));
-      }
-    }
   }
 
   /** A job that cannot finish: marked FAILED and its Characters given back, in one store
