@@ -3,9 +3,11 @@
 // change what scribed does, ignored ones are accepted and have no effect, and any other is
 // refused with a message naming it: scribed never silently drops a parameter that would
 // change the result.
-import { DeepgramError } from './errors.js';
 import { ACTING, IGNORED, RAW_ENCODINGS, REFUSED, type RawEncoding } from './parameters.js';
 import { redactPolicies } from './redact.js';
+import { all, bad, last, type Query } from './query.js';
+
+export { all, bad, last, type Query };
 
 export interface ListenRequest {
   /** The native batch form fields (title, languageHint, options). */
@@ -21,21 +23,6 @@ export interface ListenRequest {
   callback: string | null;
 }
 
-export type Query = Readonly<Record<string, string | string[] | undefined>>;
-
-export function bad(message: string): never {
-  throw new DeepgramError(400, 'INVALID_QUERY_PARAMETER', message);
-}
-
-export function all(q: Query, name: string): string[] {
-  const v = q[name];
-  return v === undefined ? [] : Array.isArray(v) ? v : [v];
-}
-
-export function last(q: Query, name: string): string | undefined {
-  const v = all(q, name);
-  return v.length === 0 ? undefined : v[v.length - 1];
-}
 
 export function bool(q: Query, name: string): boolean | undefined {
   const v = last(q, name);

@@ -5,7 +5,7 @@
 // to the policy that covers it, never to a narrower one); groups that need a named-entity
 // model (pii, phi, names, places) are refused, never silently left unredacted.
 import type { RedactionPolicy } from '../../../core/session-options.js';
-import { all, bad, type Query } from './options.js';
+import { all, bad, type Query } from './query.js';
 
 const DEEPGRAM_REDACT: Readonly<Record<string, RedactionPolicy | null>> = {
   true: 'numbers',
