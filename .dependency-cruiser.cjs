@@ -121,6 +121,12 @@ module.exports = {
     layer('music-on-store', '^src/music/', ['core', 'store', 'music'], 'Music jobs are store work.'),
     layer('voices-on-store', '^src/voices/', ['core', 'outbound', 'store', 'voices'], 'Voice design jobs and callbacks are store work.'),
     layer(
+      'webhooks-on-store',
+      '^src/webhooks/',
+      ['core', 'outbound', 'store', 'webhooks'],
+      'Webhook delivery is store work (the outbox is the queue) sent through the outbound policy.',
+    ),
+    layer(
       'recording-on-store',
       '^src/recording/',
       ['core', 'store', 'recording'],

@@ -1,7 +1,7 @@
 // `scribed retention`: an account's retention (docs/redaction.md). Transcripts older than
-// --transcripts-days are erased by the sweeper every live node runs; --recordings-days is
-// stored for the recordings that a later version keeps (none are kept yet). `none` keeps
-// them until deleted. Without a days flag the command prints the current setting. Writes the
+// --transcripts-days are erased by the sweeper every live node runs, and recordings
+// (recordAudio, docs/recordings.md) older than --recordings-days are deleted by it while their
+// transcripts stay. `none` keeps them until deleted. Without a days flag the command prints the current setting. Writes the
 // same store a running server uses, as `scribed accounts` does.
 import type { CommandModule } from 'yargs';
 import { openStore } from '../store/index.js';
