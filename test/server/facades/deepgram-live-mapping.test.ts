@@ -42,6 +42,14 @@ describe('mapLiveQuery', () => {
     expect(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', endpointing: 'false', filler_words: 'true' }).sessionBody.options).toEqual({ inputEncoding: 'mulaw_8000', segmentCommitMode: 'manual', readableText: false });
   });
 
+  it('accepts a refused yes/no feature switched off (every value false), as frameworks send every switch; refuses it on, and a valued one either way', () => {
+    const off = { encoding: 'mulaw', sample_rate: '8000', dictation: 'false', diarize: 'False', profanity_filter: ['false', 'false'] };
+    expect(mapLiveQuery(off).sessionBody).toEqual(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000' }).sessionBody);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', dictation: 'true' })).toMatch(/^dictation: not supported/);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', profanity_filter: ['false', 'true'] })).toMatch(/^profanity_filter: not supported/);
+    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', search: 'false' })).toMatch(/^search: not supported/);
+  });
+
   it('refuses, naming the parameter: refused, unknown, and audio the live socket does not take', () => {
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', diarize: 'true' })).toMatch(/^diarize: not supported/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', multichannel: 'true' })).toMatch(/^multichannel: /);

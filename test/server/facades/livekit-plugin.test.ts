@@ -2,9 +2,10 @@
 // Node Deepgram STT plugin (`@livekit/agents-plugin-deepgram` 1.9), pointed at a real server
 // by its `baseUrl` option with the account's access key as the Deepgram key, fed AudioFrames
 // of real speech as a room's track would deliver them (no LiveKit room or server: the STT
-// stream is the plugin's own object). Its default options send `dictation=false`,
-// `diarize=false` and `profanity_filter=false`, which scribed refuses by name; with those
-// three left unset the plugin streams, and its interim and final transcripts, its end of
+// stream is the plugin's own object). Its default options send every switch, off ones too
+// (`dictation=false`, `diarize=false`, `profanity_filter=false`): scribed accepts a refused
+// feature switched off (it asks for nothing scribed does not do) and refuses it switched on.
+// With the defaults the plugin streams, and its interim and final transcripts, its end of
 // speech and the native session behind it are checked (docs/compat.md).
 import { initializeLogger, stt as agentsStt } from '@livekit/agents';
 import * as deepgram from '@livekit/agents-plugin-deepgram';
@@ -94,9 +95,9 @@ const kinds = (run: Run) => run.events.map((e) => agentsStt.SpeechEventType[e.ty
 const texts = (run: Run, type: agentsStt.SpeechEventType) => run.events.filter((e) => e.type === type).map((e) => e.alternatives![0].text);
 
 describe('LiveKit Agents Deepgram STT plugin (Node) against GET /v1/listen', () => {
-  it('with its defaults: refused before the upgrade (dictation=false is named), nothing created or charged', async () => {
+  it('a refused feature switched on is still refused before the upgrade, named, nothing created or charged', async () => {
     const account = await svc.account(1_000n);
-    const run = await streamClip(account, {});
+    const run = await streamClip(account, { dictation: true });
     expect(run.events.filter((e) => e.type !== agentsStt.SpeechEventType.RECOGNITION_USAGE)).toEqual([]);
     expect(run.errors.length).toBeGreaterThan(0);
     expect(run.errors[0]!.message).toMatch(/status 400/);
@@ -104,16 +105,16 @@ describe('LiveKit Agents Deepgram STT plugin (Node) against GET /v1/listen', () 
     expect(await balance(account.accessKey)).toBe(1_000n);
     // The refusal the plugin reports only as "status 400", asked as the plugin asks it: the
     // handshake's answer names the parameter.
-    const query = 'model=nova-3&punctuate=true&smart_format=true&dictation=false&diarize=false&numerals=false&no_delay=true&interim_results=true&encoding=linear16&vad_events=true&sample_rate=16000&channels=1&endpointing=25&filler_words=false&profanity_filter=false&language=en-US&mip_opt_out=false';
+    const query = 'model=nova-3&punctuate=true&smart_format=true&dictation=true&diarize=false&numerals=false&no_delay=true&interim_results=true&encoding=linear16&vad_events=true&sample_rate=16000&channels=1&endpointing=25&filler_words=false&profanity_filter=false&language=en-US&mip_opt_out=false';
     const refusal = await refusedUpgrade(`${svc.wsBase}/v1/listen?${query}`, account.accessKey);
     expect(refusal.status).toBe(400);
     expect(refusal.body.err_code).toBe('INVALID_QUERY_PARAMETER');
     expect(refusal.body.err_msg).toMatch(/^dictation: /);
   }, 60_000);
 
-  it('with dictation, diarize and profanityFilter unset: interim and final transcripts of real speech, end of speech, a completed session of the account', async () => {
+  it('with its defaults (every switch sent, the unsupported ones false): interim and final transcripts of real speech, end of speech, a completed session of the account', async () => {
     const account = await svc.account(1_000n);
-    const run = await streamClip(account, { dictation: undefined, diarize: undefined, profanityFilter: undefined });
+    const run = await streamClip(account, {});
     expect(run.errors).toEqual([]);
     const seen = kinds(run);
     expect(seen[0]).toBe('START_OF_SPEECH');

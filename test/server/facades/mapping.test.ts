@@ -49,6 +49,9 @@ describe('Deepgram query', () => {
       expect(e.message.startsWith(`${name}: not supported`)).toBe(true);
       expect(e.status).toBe(400);
     }
+    // switched off, a yes/no feature asks for nothing scribed lacks (LiveKit's recognize() sends detect_language=false)
+    expect(mapListenQuery({ detect_language: 'false', profanity_filter: 'false' }).nativeFields).toEqual(mapListenQuery({}).nativeFields);
+    expect(refusal(() => mapListenQuery({ replace: 'false' })).message).toMatch(/^replace: not supported/);
     expect(refusal(() => mapListenQuery({ bogus: '1' })).message).toMatch(/^bogus: unknown/);
     expect(refusal(() => mapListenQuery({ punctuate: 'yes' })).message).toMatch(/^punctuate: must be true or false/);
     expect(refusal(() => mapListenQuery({ encoding: 'opus', sample_rate: '16000' })).message).toMatch(/^encoding:/);

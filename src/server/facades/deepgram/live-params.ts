@@ -6,7 +6,8 @@
 import { isInputEncodingName } from '../../../core/audio/encodings.js';
 import { MULTICHANNEL_CHANNELS } from '../../../core/channels.js';
 import { all, bad, bool, integer, keywordTerm, last, type Query } from './options.js';
-import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED } from './parameters.js';
+import { switchedOff } from './query.js';
+import { LIVE_ACTING, LIVE_IGNORED, LIVE_REFUSED, OFF_SWITCHES } from './parameters.js';
 import { redactPolicies } from './redact.js';
 
 export interface LiveListenRequest {
@@ -26,7 +27,7 @@ export interface LiveListenRequest {
 
 export function mapLiveQuery(q: Query): LiveListenRequest {
   for (const name of Object.keys(q)) {
-    if (Object.hasOwn(LIVE_ACTING, name) || Object.hasOwn(LIVE_IGNORED, name)) continue;
+    if (Object.hasOwn(LIVE_ACTING, name) || Object.hasOwn(LIVE_IGNORED, name) || switchedOff(q, name, OFF_SWITCHES)) continue;
     if (Object.hasOwn(LIVE_REFUSED, name)) bad(`${name}: not supported by scribed on the live socket (${LIVE_REFUSED[name as keyof typeof LIVE_REFUSED]})`);
     bad(`${name}: unknown or unsupported parameter`);
   }

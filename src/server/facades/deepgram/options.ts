@@ -3,9 +3,9 @@
 // change what scribed does, ignored ones are accepted and have no effect, and any other is
 // refused with a message naming it: scribed never silently drops a parameter that would
 // change the result.
-import { ACTING, IGNORED, RAW_ENCODINGS, REFUSED, type RawEncoding } from './parameters.js';
+import { ACTING, IGNORED, OFF_SWITCHES, RAW_ENCODINGS, REFUSED, type RawEncoding } from './parameters.js';
 import { redactPolicies } from './redact.js';
-import { all, bad, last, type Query } from './query.js';
+import { all, bad, last, switchedOff, type Query } from './query.js';
 
 export { all, bad, last, type Query };
 
@@ -48,7 +48,7 @@ export function keywordTerm(k: string): string {
 
 export function mapListenQuery(q: Query): ListenRequest {
   for (const name of Object.keys(q)) {
-    if (Object.hasOwn(ACTING, name) || Object.hasOwn(IGNORED, name)) continue;
+    if (Object.hasOwn(ACTING, name) || Object.hasOwn(IGNORED, name) || switchedOff(q, name, OFF_SWITCHES)) continue;
     if (Object.hasOwn(REFUSED, name)) bad(`${name}: not supported by scribed (${REFUSED[name as keyof typeof REFUSED]})`);
     bad(`${name}: unknown or unsupported parameter`);
   }

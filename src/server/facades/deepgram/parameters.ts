@@ -59,6 +59,23 @@ export const REFUSED = {
   diarize_version: 'no speaker diarization',
 } as const;
 
+/** Refused features that are yes/no switches: `false` asks for the feature to be off, which
+ * is what scribed does, so a client that sends every switch (LiveKit's plugin sends
+ * dictation=false, diarize=false, profanity_filter=false) is served; `true` is refused. */
+export const OFF_SWITCHES: ReadonlySet<string> = new Set([
+  'diarize',
+  'detect_language',
+  'summarize',
+  'topics',
+  'intents',
+  'sentiment',
+  'detect_entities',
+  'paragraphs',
+  'profanity_filter',
+  'dictation',
+  'measurements',
+]);
+
 /** The live socket's parameters (GET /v1/listen), three lists as above: the audio is raw
  * frames in a native input encoding, so containers are refused. */
 export const LIVE_ACTING = {

@@ -14,6 +14,12 @@ export function all(q: Query, name: string): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
+/** A refused yes/no feature every value of which is `false`: it asks for nothing scribed
+ * does not do, so it is accepted (parameters.ts, OFF_SWITCHES). */
+export function switchedOff(q: Query, name: string, switches: ReadonlySet<string>): boolean {
+  return switches.has(name) && all(q, name).every((v) => v.trim().toLowerCase() === 'false');
+}
+
 export function last(q: Query, name: string): string | undefined {
   const v = all(q, name);
   return v.length === 0 ? undefined : v[v.length - 1];
