@@ -13,6 +13,7 @@ import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
 import { AudioSpoolDir } from './session/audio-spool.js';
 import { DatabaseSpools } from './session/database-spool.js';
+import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
@@ -107,8 +108,11 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   // Redacted recordings (recordAudio, docs/recordings.md): files in the data dir on one node,
   // blobs in the shared store otherwise, as voice recordings.
   const recordings = new RecordingKeeper({ store, files: recordingStoreFor(shared, store, config.dataDir, log, now), log, ...(now ? { now } : {}) });
+  // Sessions' debits for their audio: one transaction a spool window for the whole node.
+  const debits = new DebitBatcher({ store, windowMs: config.spoolFsyncMs, log });
   const sessionDeps = {
     spool,
+    debits,
     recorders: { open: (s: { transcriptionId: string; accountId: string; rate: number; log: typeof log }) => new LiveRecorder(recordings, s.transcriptionId, s.accountId, s.rate, s.log) },
     store,
     engine,

@@ -63,7 +63,9 @@ export class FrameIntake {
     // not acknowledged); the client keeps it buffered.
     const need = chargeNeeded(ctx.charged, placed.next.capturedSamples, ctx.rate);
     if (need > 0n) {
-      const balance = await ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id);
+      // On a node with a debit batcher, the debit rides the node's next group debit (debit-batcher.ts).
+      const debits = ctx.deps.debits;
+      const balance = await (debits ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id) : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
       if (balance === null) {
         ctx.accepting = false;
         this.events.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));

@@ -15,6 +15,7 @@ import type { ServerEvent } from '../core/protocol.js';
 import type { SessionSpool } from './audio-spool.js';
 import type { Segmentation } from './segmentation.js';
 import type { RecognizerQueue } from './recognizer-queue.js';
+import type { SessionDebits } from './debit-batcher.js';
 
 /** What the session needs of a socket; the WebSocket adapter provides it. */
 export interface SessionSocket {
@@ -57,6 +58,9 @@ export interface LiveSessionDeps {
   observeEvent?: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => void;
   /** Opens the recorder of a session asking for `recordAudio` (absent: nothing is recorded). */
   recorders?: { open(session: { transcriptionId: string; accountId: string; rate: number; log: Logger }): SessionRecorder };
+  /** The node's group debit (debit-batcher.ts): sessions' debits for their audio in one
+   * transaction a window. Absent: each debit is its own transaction (store.debitCharacters). */
+  debits?: SessionDebits;
 }
 
 /** The recorder of a session with `recordAudio` (src/recording/live-recorder.ts): given the

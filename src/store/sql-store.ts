@@ -7,6 +7,7 @@ import { PostgresDb, type PostgresOptions } from './sql/postgres-db.js';
 import { MIGRATIONS } from './migrations.js';
 import { POSTGRES_MIGRATIONS } from './migrations-postgres.js';
 import * as accounts from './areas/accounts.js';
+import * as debits from './areas/debits.js';
 import * as sessions from './areas/sessions.js';
 import * as history from './areas/history.js';
 import * as batch from './areas/batch.js';
@@ -79,6 +80,7 @@ export class SqlStore implements Store {
   debitCharacters = this.call(accounts.debitCharacters);
   setRedactionDefault = this.call(accounts.setRedactionDefault);
   getRedactionDefault = this.call(accounts.getRedactionDefault);
+  debitMany = this.call(debits.debitMany);
 
   // real-time sessions and tickets
   createSession = this.call(sessions.createSession);

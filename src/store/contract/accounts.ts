@@ -83,4 +83,23 @@ export interface AccountStore {
   setRedactionDefault(accountId: string, policies: readonly string[], now: Date): Promise<void>;
   /** The account's default redaction policies, or null when none is set. */
   getRedactionDefault(accountId: string): Promise<RedactionDefault | null>;
+  /** Carry out many sessions' debits in one transaction (areas/debits.ts): each as
+   * debitCharacters with its sessionId would, in the order given, each answered on its own
+   * (a short balance refuses only the debits it cannot cover; an unknown account or session,
+   * or an amount that is not a count of Characters, refuses only that debit). The accounts
+   * are locked once each, in id order. Answers in the order of `debits`. */
+  debitMany(debits: readonly SessionDebit[]): Promise<DebitOutcome[]>;
 }
+
+/** One session's debit for its audio (debitMany). */
+export interface SessionDebit {
+  accountId: string;
+  sessionId: string;
+  amount: bigint;
+  reason: string;
+  ref: string | null;
+}
+
+/** A debit's answer: the balance after it, `short` (nothing written: the balance could not
+ * cover it), or refused with the error debitCharacters would have thrown. */
+export type DebitOutcome = { kind: 'debited'; balance: bigint } | { kind: 'short' } | { kind: 'refused'; error: Error };

@@ -1,0 +1,86 @@
+// The node's group debit (docs/scaling.md, "Group debit"): every live session pays for its
+// audio once per started second before the audio is accepted (frame-intake.ts). Asked one
+// transaction each, a node's calls of one account (a call center is one tenant) took turns on
+// that account's row, a hundred transactions a second for a hundred calls. Here the debits
+// asked within a window (`windowMs` from the first after the last transaction) are carried
+// out in ONE transaction for the node (store.debitMany), so a node asks the database for at
+// most about 1000 / windowMs debit transactions a second however many calls it carries.
+//
+// Each debit is answered on its own: the new balance, or null when the account could not
+// cover it (the frame is refused, as with debitCharacters). A transaction that fails fails
+// every debit it carried, and nothing is retried here: those frames are refused and so never
+// acknowledged, and the client sends them again; no debit is ever applied twice.
+import type { Logger } from 'pino';
+import type { DebitOutcome, SessionDebit, Store } from '../store/store.js';
+
+/** What frame intake asks of a debit batcher: debitCharacters with a session, batched. */
+export interface SessionDebits {
+  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string): Promise<bigint | null>;
+}
+
+export interface DebitBatcherOptions {
+  store: Pick<Store, 'debitMany'>;
+  /** The window (the spool's, SCRIBED_SPOOL_FSYNC_MS). */
+  windowMs: number;
+  log?: Logger;
+}
+
+interface Waiter {
+  debit: SessionDebit;
+  resolve(balance: bigint | null): void;
+  reject(err: Error): void;
+}
+
+export class DebitBatcher implements SessionDebits {
+  private pending: Waiter[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  /** Transactions so far: for tests and the bench's arithmetic. */
+  transactions = 0;
+
+  constructor(private readonly opts: DebitBatcherOptions) {}
+
+  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string): Promise<bigint | null> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ debit: { accountId, sessionId, amount, reason, ref }, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once no transaction is in flight. */
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.running || this.pending.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.carryOut().finally(() => {
+        this.running = null;
+        this.schedule();
+      });
+    }, Math.max(0, this.opts.windowMs));
+  }
+
+  private async carryOut(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    let outcomes: DebitOutcome[];
+    try {
+      this.transactions += 1;
+      outcomes = await this.opts.store.debitMany(batch.map((w) => w.debit));
+    } catch (err) {
+      this.opts.log?.warn({ err, debits: batch.length }, 'group debit failed; its frames are refused');
+      for (const w of batch) w.reject(err as Error);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const o = outcomes[i];
+      if (!o) w.reject(new Error(`group debit did not answer for session ${w.debit.sessionId}`));
+      else if (o.kind === 'debited') w.resolve(o.balance);
+      else if (o.kind === 'short') w.resolve(null);
+      else w.reject(o.error);
+    });
+  }
+}
