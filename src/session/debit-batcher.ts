@@ -2,9 +2,11 @@
 // audio once per started second before the audio is accepted (frame-intake.ts). Asked one
 // transaction each, a node's calls of one account (a call center is one tenant) took turns on
 // that account's row, a hundred transactions a second for a hundred calls. Here the debits
-// asked within a window (`windowMs` from the first after the last transaction) are carried
-// out in ONE transaction for the node (store.debitMany), so a node asks the database for at
-// most about 1000 / windowMs debit transactions a second however many calls it carries.
+// are carried out in ONE transaction for the node (store.debitMany), at most one every
+// `windowMs`: a debit asked when the last transaction started longer ago than that goes at
+// once (a node with few calls pays no wait), and debits asked sooner wait for the window's end
+// and go together. So a node asks the database for at most about 1000 / windowMs debit
+// transactions a second however many calls it carries.
 //
 // Each debit is answered on its own: the new balance, or null when the account could not
 // cover it (the frame is refused, as with debitCharacters). A transaction that fails fails
@@ -35,6 +37,8 @@ export class DebitBatcher implements SessionDebits {
   private pending: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  /** When the last transaction started (ms since the epoch; 0: none yet). */
+  private lastStart = 0;
   /** Transactions so far: for tests and the bench's arithmetic. */
   transactions = 0;
 
@@ -54,13 +58,15 @@ export class DebitBatcher implements SessionDebits {
 
   private schedule(): void {
     if (this.timer || this.running || this.pending.length === 0) return;
+    const wait = Math.max(0, this.lastStart + this.opts.windowMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.lastStart = Date.now();
       this.running = this.carryOut().finally(() => {
         this.running = null;
         this.schedule();
       });
-    }, Math.max(0, this.opts.windowMs));
+    }, wait);
   }
 
   private async carryOut(): Promise<void> {

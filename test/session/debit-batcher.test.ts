@@ -72,6 +72,20 @@ describe('debit batcher', () => {
     expect(batcher.transactions).toBe(3);
   });
 
+  it('a debit goes at once when the last transaction started over a window ago (few calls wait for nothing); one asked sooner waits for the window', async () => {
+    const first = await node(2, 10n);
+    const batcher = new DebitBatcher({ store: first.counted, windowMs: 1000 });
+    let t = Date.now();
+    expect(await batcher.debit('acc_1', 1n, 'realtime_audio', first.ids[0]!, first.ids[0]!)).toBe(9n);
+    const firstMs = Date.now() - t;
+    expect(firstMs).toBeLessThan(700);
+    t = Date.now();
+    expect(await batcher.debit('acc_1', 1n, 'realtime_audio', first.ids[1]!, first.ids[1]!)).toBe(8n);
+    // it waited for the window that began when the first transaction started
+    expect(Date.now() - t).toBeGreaterThanOrEqual(1000 - firstMs - 50);
+    expect(batcher.transactions).toBe(2);
+  });
+
   it('a transaction that fails rejects every debit it carried and writes nothing', async () => {
     const { store, ids } = await node(3, 100n);
     let fail = true;

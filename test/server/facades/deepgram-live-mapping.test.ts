@@ -46,7 +46,7 @@ describe('mapLiveQuery', () => {
     const off = { encoding: 'mulaw', sample_rate: '8000', dictation: 'false', diarize: 'False', profanity_filter: ['false', 'false'] };
     expect(mapLiveQuery(off).sessionBody).toEqual(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000' }).sessionBody);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', dictation: 'true' })).toMatch(/^dictation: not supported/);
-    expect(refusal({ encoding: 'mulaw', sample_rate: '8000', profanity_filter: ['false', 'true'] })).toMatch(/^profanity_filter: not supported/);
+    expect(() => mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', profanity_filter: ['false', 'true'] })).toThrow(/^profanity_filter: not supported/);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', search: 'false' })).toMatch(/^search: not supported/);
   });
 
