@@ -1,8 +1,8 @@
 // The dashboards and alert rules against a real Prometheus (Debian's) scraping a real
 // `scribed serve` node, a `scribed rtp` and a `scribed gateway` daemon every second, under
-// traffic: a stream of a sample clip with a rejected frame, a duplicate and a gap, two resumes
-// and a close; a close by request; a ticket; a watcher; refused handshakes (429, 404); a batch
-// job; an RTP call with lost packets, an RTCP BYE and a malformed datagram; a Twilio media
+// traffic: a stream of a sample clip (a live rule matching its words) with a rejected frame, a
+// duplicate and a gap, two resumes and a close; a close by request; a ticket; a watcher;
+// refused handshakes (429, 404); a batch job; an RTP call with lost packets, an RTCP BYE and a malformed datagram; a Twilio media
 // stream with a message that is not JSON, and a path the gateway refuses. Then every query of
 // every panel of docs/grafana/*.json is run with Grafana's variables put in, and must parse and
 // (but for the panels listed below) show data; the issue-31 figures are checked on the node;
@@ -132,6 +132,9 @@ async function webhookTraffic(key: string): Promise<() => void> {
 }
 
 async function streamTraffic(key: string, otherKey: string): Promise<void> {
+  // A live rule any spoken word matches: the session's finals raise alerts.
+  const rule = await post(`${API}/stt/rules`, key, { name: 'any word', pattern: '\\w' });
+  expect(rule.status, JSON.stringify(rule.json)).toBe(201);
   // A session streamed over a ticket, watched, with a rejected frame, a duplicate and a gap.
   const s = await createSession(key);
   const ticket = await post(`${SESSIONS}/${s.sessionId}/tickets`, key);
