@@ -197,8 +197,28 @@ export function availableMemory(memAvailable: number | null, cgroupLimit: number
 /** The cost a plan is made from: the larger of one stream alone and `underLoad` (the streams
  * that cost planned, live at once; null when not measured). Under load a stream costs more
  * (shared threads and caches); where it measures less, the plan stays at the load measured. */
-export function plannedCost(single: number, underLoad: number | null): number {
-  return underLoad === null ? single : Math.max(single, underLoad);
+export function plannedCost(single: number, underLoad: number | null, late: number | null = null): number {
+  return Math.max(single, underLoad ?? 0, late ?? 0);
+}
+
+/** How late the load phase may finish (its paced audio plus the last finals) before it counts
+ * as having fallen behind: a second, as "seconds behind" is what a caller notices. */
+export const LOAD_LATE_MS = 1000;
+
+/**
+ * The cost the load phase implies when the host could not keep its streams in real time: the
+ * process's CPU clock counts only the time it ran, so on a host whose cores other work takes
+ * (a busy neighbour, a CPU quota shared with other services, a slower core than the count
+ * suggests) the measured cost plans more streams than the host carries. Streams that took
+ * `wallMs` to play `audioMsPerStream` each were carried at `streams x audio / wall` real-time
+ * streams with the cores saturated; the cost that plans exactly that many at full use,
+ * `cores x wall / (streams x audio)`, then plans CPU_TARGET of it like any other cost. Null
+ * when the phase finished within LOAD_LATE_MS of real time (its CPU cost is then the truth).
+ */
+export function lateLoadCost(load: { streams: number; wallMs: number; audioMsPerStream: number }, cores: number): number | null {
+  if (!(load.streams > 0) || !(load.audioMsPerStream > 0) || !(cores > 0)) return null;
+  if (load.wallMs <= load.audioMsPerStream + LOAD_LATE_MS) return null;
+  return (cores * load.wallMs) / (load.streams * load.audioMsPerStream);
 }
 
 /** Recognizer cost from a calibration's figures: CPU seconds per audio second. */

@@ -21,12 +21,15 @@
 // the 2-core machine it read 0.27-0.32 CPU s per audio second at 7-8 streams, against
 // 0.19-0.22 for one stream alone in the same runs: planning 5 streams, not 7-8, and 5 kept
 // the latency goal (docs/benchmarks.md, "finals first"). The cost planned from is the larger
-// of the two phases: a plan never exceeds the load it was measured at.
+// of the two phases: a plan never exceeds the load it was measured at. And when the load phase
+// itself fell behind real time (the host's cores are busy with other work, or slower than
+// their count suggests), the cost is raised to what the host actually carried
+// (lateLoadCost, src/core/capacity-plan.ts): CPU time alone would not show it.
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { decodeMulaw } from '../core/audio/encodings.js';
-import { costFromMeasurement, plannedCost } from '../core/capacity-plan.js';
+import { costFromMeasurement, lateLoadCost, plannedCost } from '../core/capacity-plan.js';
 import {
   CALIBRATION_CLIP,
   CALIBRATION_LOAD_CLIPS,
@@ -62,14 +65,18 @@ function calibrationEngine(cfg: CalibrationSettings, maxDecoders: number, log?: 
 export async function measureCalibration(cfg: CalibrationSettings, keyed: { key: CalibrationKey; hash: string }, log?: Pick<Logger, 'warn' | 'info'>): Promise<Calibration> {
   const single = await measureOneStream(cfg, log);
   const singleCost = Math.round(single.cost * 10_000) / 10_000;
-  const streams = planFor({ costPerAudioSecond: singleCost, memoryPerDecoderBytes: single.memoryPerDecoderBytes }).streams;
+  const firstPlan = planFor({ costPerAudioSecond: singleCost, memoryPerDecoderBytes: single.memoryPerDecoderBytes });
+  const streams = firstPlan.streams;
   const load = streams > 1 ? await measureUnderLoad(cfg, streams, log) : null;
+  // A load phase that fell behind real time says the host gives less CPU than its cores suggest.
+  const late = load ? lateLoadCost({ streams: load.streams, wallMs: load.wallMs, audioMsPerStream: (load.audioSeconds / load.streams) * 1000 }, firstPlan.cores) : null;
+  if (late !== null) log?.warn(`capacity: ${load!.streams} calibration streams fell ${Math.round(load!.wallMs - (load!.audioSeconds / load!.streams) * 1000)} ms behind real time: planning from what the host carried`);
   return {
     version: CALIBRATION_VERSION,
     keyHash: keyed.hash,
     key: keyed.key,
     measuredAt: new Date().toISOString(),
-    costPerAudioSecond: plannedCost(singleCost, load?.costPerAudioSecond ?? null),
+    costPerAudioSecond: Math.round(plannedCost(singleCost, load?.costPerAudioSecond ?? null, late) * 10_000) / 10_000,
     singleCostPerAudioSecond: singleCost,
     workerCpuMs: Math.round(single.workerCpuMs),
     processCpuMs: Math.round(single.processCpuMs),

@@ -15,6 +15,8 @@ import {
   parseMemAvailable,
   planCapacity,
   plannedCost,
+  lateLoadCost,
+  LOAD_LATE_MS,
 } from '../../src/core/capacity-plan.js';
 
 const MiB = 2 ** 20;
@@ -167,6 +169,19 @@ describe('what the adapter reads', () => {
     expect(plannedCost(0.18, 0.27)).toBe(0.27);
     expect(plannedCost(0.2, 0.15)).toBe(0.2);
     expect(plannedCost(0.4, null)).toBe(0.4);
+  });
+
+  it('a load phase that fell behind real time raises the cost to what the host carried; one on time leaves it', () => {
+    // 7 streams of 4 s each on 2 cores: on time (finals within a second) says nothing more
+    expect(lateLoadCost({ streams: 7, wallMs: 4000 + LOAD_LATE_MS, audioMsPerStream: 4000 }, 2)).toBeNull();
+    // ... but 8 s to play 4 s: the host carried 3.5 streams with its cores busy
+    const late = lateLoadCost({ streams: 7, wallMs: 8000, audioMsPerStream: 4000 }, 2)!;
+    expect(late).toBeCloseTo((2 * 8000) / (7 * 4000), 10);
+    expect(plannedCost(0.2, 0.25, late)).toBe(late);
+    const plan = planCapacity({ costPerAudioSecond: plannedCost(0.2, 0.25, late), cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null });
+    // CPU_TARGET of the 3.5 streams it carried, never the 7 its CPU clock planned
+    expect(plan.streams).toBe(Math.floor(3.5 * CPU_TARGET));
+    expect(plannedCost(0.2, 0.25, null)).toBe(0.25);
   });
 
   it('cost from a measurement', () => {
