@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
 const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
-  packages: Record<string, { version?: string; engines?: Record<string, string> | string[]; optional?: boolean; os?: string[]; cpu?: string[] }>;
+  packages: Record<string, { version?: string; engines?: Record<string, string> | string[]; dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }>;
 };
 
 /**
@@ -30,7 +30,12 @@ function excluding(version: string): string[] {
     const node = entry.engines && !Array.isArray(entry.engines) ? entry.engines.node : undefined;
     if (!node) continue;
     // Optional packages for other platforms (esbuild's darwin build, fsevents) count too: where
-    // they are installed, they must run on the promised Node as well.
+    // they are installed, they must run on the promised Node as well. Except a development
+    // package for a platform other than Linux: the tests and tools run on Debian only (the
+    // README's set-up), so it is never installed where the promise is kept (sharp's Windows
+    // 32-bit build, a dependency of LiveKit's SDK in the facade tests, declares Node 20 only,
+    // as Node no longer ships for Windows on ia32).
+    if (entry.dev && entry.os && !entry.os.includes('linux')) continue;
     if (!semver.satisfies(version, node, { includePrerelease: true })) out.push(`${where}@${entry.version} (node ${node})`);
   }
   return out;
