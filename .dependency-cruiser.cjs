@@ -105,6 +105,7 @@ module.exports = {
     layer('threads-on-core', '^src/threads/', ['core', 'threads'], 'Worker start-up builds on the cores only.'),
     layer('obs-on-core', '^src/obs/', ['core', 'obs'], 'Logging and metrics build on the cores only.'),
     layer('media-on-core', '^src/media/', ['core', 'media'], 'Media probing builds on the cores only.'),
+    layer('pages-on-core', '^src/pages/', ['core', 'pages'], "A browser page's static files, served from a fixed list: on the cores only."),
     layer('outbound-on-core', '^src/outbound/', ['core', 'outbound'], "Requests sent on a user's behalf, checked against the outbound policy (a core), and nothing else."),
 
     // ------------------------------------------------------------------ persistence and recognition
@@ -141,8 +142,8 @@ module.exports = {
     ),
 
     // ------------------------------------------------------------------ settings and adapters
-    layer('console-on-config', '^src/console/', ['core', 'config.ts', 'console'], 'The console plugin serves files under the settings.'),
-    layer('desk-on-store', '^src/desk/', ['core', 'config.ts', 'store', 'desk'], 'The desk plugin serves files; its login links are store work (issued by the CLI).'),
+    layer('console-on-config', '^src/console/', ['core', 'config.ts', 'pages', 'console'], 'The console plugin serves files under the settings.'),
+    layer('desk-on-store', '^src/desk/', ['core', 'config.ts', 'pages', 'store', 'desk'], 'The desk plugin serves files; its login links are store work (issued by the CLI).'),
     {
       name: 'only-the-process-imports-the-server',
       comment: 'The server (routes, sockets) is assembled by service.ts and the CLI only.',

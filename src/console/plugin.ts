@@ -7,12 +7,10 @@
 // file system. Every answer carries a Content-Security-Policy that lets the page load its own
 // scripts and styles only and connect only to this origin (the socket included), so a ticket
 // in the page can go nowhere else.
-import fs from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { packageRoot } from '../config.js';
-import { ScribedError } from '../core/errors.js';
+import { staticPages } from '../pages/static-pages.js';
 
 export const CONSOLE_PATH = '/console/';
 
@@ -48,37 +46,16 @@ export function consolePublicDir(): string {
   return path.join(packageRoot(), 'src', 'console', 'public');
 }
 
-interface Asset {
-  body: Buffer;
-  type: string;
-  etag: string;
-}
-
 export function consoleRoutes(dir = consolePublicDir()): FastifyPluginAsync {
-  const assets = new Map<string, Asset>();
-  for (const [name, type] of Object.entries(FILES)) {
-    const body = fs.readFileSync(path.join(dir, name));
-    assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
-  }
-  const send = (reply: FastifyReply, asset: Asset, ifNoneMatch: string | undefined) => {
-    void reply
-      .header('content-security-policy', CONSOLE_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-cache')
-      .header('etag', asset.etag);
-    if (ifNoneMatch === asset.etag) return reply.code(304).send();
-    return reply.type(asset.type).send(asset.body);
-  };
-
+  const pages = staticPages(dir, FILES, {
+    'content-security-policy': CONSOLE_CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  });
   return async (app) => {
     // A redirect keeps the fragment (browsers carry it over when Location has none).
     app.get('/console', async (_req, reply) => reply.redirect(CONSOLE_PATH, 301));
-    app.get(CONSOLE_PATH, async (req, reply) => send(reply, assets.get('index.html')!, req.headers['if-none-match']));
-    app.get<{ Params: { file: string } }>(`${CONSOLE_PATH}:file`, async (req, reply) => {
-      const asset = Object.hasOwn(FILES, req.params.file) ? assets.get(req.params.file) : undefined;
-      if (!asset) throw new ScribedError('NOT_FOUND', `no console file ${req.params.file}`);
-      return send(reply, asset, req.headers['if-none-match']);
-    });
+    app.get(CONSOLE_PATH, async (req, reply) => pages.send(reply, 'index.html', req.headers['if-none-match']));
+    pages.route(app, CONSOLE_PATH, 'console');
   };
 }

@@ -4,12 +4,10 @@
 // request reaches the file system. The Content-Security-Policy keeps the page to its own
 // scripts and styles, its connections and recordings to this origin, and forbids framing (the
 // desk acts with a session cookie, so it must not be clickjacked).
-import fs from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { packageRoot } from '../config.js';
-import { ScribedError } from '../core/errors.js';
+import { staticPages } from '../pages/static-pages.js';
 import { DESK_LOGIN_PATH, DESK_PATH } from './policy.js';
 
 const FILES: Record<string, string> = {
@@ -39,39 +37,18 @@ export function deskPublicDir(): string {
   return path.join(packageRoot(), 'src', 'desk', 'public');
 }
 
-interface Asset {
-  body: Buffer;
-  type: string;
-  etag: string;
-}
-
 export function deskPages(dir = deskPublicDir()): FastifyPluginAsync {
-  const assets = new Map<string, Asset>();
-  for (const [name, type] of Object.entries(FILES)) {
-    const body = fs.readFileSync(path.join(dir, name));
-    assets.set(name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
-  }
-  const send = (reply: FastifyReply, asset: Asset, ifNoneMatch: string | undefined) => {
-    void reply
-      .header('content-security-policy', DESK_CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'no-referrer')
-      .header('cache-control', 'no-cache')
-      .header('etag', asset.etag);
-    if (ifNoneMatch === asset.etag) return reply.code(304).send();
-    return reply.type(asset.type).send(asset.body);
-  };
-
+  const pages = staticPages(dir, FILES, {
+    'content-security-policy': DESK_CSP,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  });
   return async (app) => {
     app.get('/desk', async (_req, reply) => reply.redirect(DESK_PATH, 301));
-    app.get(DESK_PATH, async (req, reply) => send(reply, assets.get('index.html')!, req.headers['if-none-match']));
+    app.get(DESK_PATH, async (req, reply) => pages.send(reply, 'index.html', req.headers['if-none-match']));
     // The login link's address; its token is in the fragment, which no request carries.
-    app.get(DESK_LOGIN_PATH, async (req, reply) => send(reply, assets.get('login.html')!, req.headers['if-none-match']));
-    app.get<{ Params: { file: string } }>(`${DESK_PATH}:file`, async (req, reply) => {
-      const asset = Object.hasOwn(FILES, req.params.file) ? assets.get(req.params.file) : undefined;
-      if (!asset) throw new ScribedError('NOT_FOUND', `no desk file ${req.params.file}`);
-      return send(reply, asset, req.headers['if-none-match']);
-    });
+    app.get(DESK_LOGIN_PATH, async (req, reply) => pages.send(reply, 'login.html', req.headers['if-none-match']));
+    pages.route(app, DESK_PATH, 'desk');
   };
 }
