@@ -221,7 +221,8 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     //  6. the routes' workers stop (Deepgram callback sweep, arrangements, designs, webhook
     //     deliveries), each after its work in flight: what sessions and jobs wrote last is in
     //     the store for any node, or this one after a restart, to carry on;
-    //  7. the engine, then the store closes, and the data dir is released.
+    //  7. the debit batcher settles the debits still pending, without waiting for its window;
+    //  8. the engine, then the store closes, and the data dir is released.
     stop() {
       stopping ??= (async () => {
         const batchStopped = batch.stop();
@@ -230,6 +231,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
         await app.close();
         await batchStopped;
         await stopRouteWorkers(workers);
+        await debits.drain();
         await engine.close();
         await store.close();
         releaseDataDir();
