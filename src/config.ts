@@ -268,3 +268,29 @@ export function describeStore(cfg: Readonly<ServiceConfig>): string {
     return 'postgres (unparsable URL)';
   }
 }
+
+// ------------------------------------------------------------------ the other commands
+// What the commands besides `serve` read from the environment: read here too, so that no
+// module of src/ but this one (and the engine's own src/engine/environment.ts) reads
+// process.env (eslint.config.js). Each returns undefined when the variable is unset or empty.
+
+/** SCRIBED_LOG_LEVEL for the client commands (stream, rtp, gateway). */
+export function logLevelFromEnv(): string | undefined {
+  return envStr('SCRIBED_LOG_LEVEL');
+}
+
+/** SCRIBED_ACCESS_KEY: the client commands' access key when no --access-key-file is given. */
+export function accessKeyFromEnv(): string | undefined {
+  return envStr('SCRIBED_ACCESS_KEY');
+}
+
+/** SCRIBED_GATEWAY_TOKEN: the secret PBXs present to `scribed gateway`, when no file is given. */
+export function gatewayTokenFromEnv(): string | undefined {
+  return envStr('SCRIBED_GATEWAY_TOKEN');
+}
+
+/** SCRIBED_MODELS_DIR: where `scribed models` keeps installed models. */
+export function modelsDirFromEnv(): string | undefined {
+  const v = envStr('SCRIBED_MODELS_DIR');
+  return v === undefined || v.trim() === '' ? undefined : v;
+}

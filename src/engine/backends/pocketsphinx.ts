@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AudioProfile, BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
 import { HINT_WEIGHT, hintArpa, planVocabulary } from '../vocabulary.js';
 import { requireAddon } from '../native.js';
+import { pocketsphinxSharingSettings, shortCmnSetting } from '../environment.js';
 
 export const ENGINE_RATE = 16_000;
 /** pocketsphinx reports word boundaries in 10 ms frames. */
@@ -118,27 +119,25 @@ export function pocketsphinxSharing(): PocketsphinxSharing | null {
  * only. The telephony profile's -cmninit is already a narrowband mean, the stock wideband one
  * is not. SCRIBED_POCKETSPHINX_SHORT_CMN=0 or 1 overrides it for both (for measuring). */
 function shortUtteranceCmn(profile: AudioProfile): boolean {
-  const forced = process.env.SCRIBED_POCKETSPHINX_SHORT_CMN;
-  if (forced === '0' || forced === '1') return forced === '1';
-  return profile === 'wideband';
+  return shortCmnSetting() ?? profile === 'wideband';
 }
 
 /** Decoders share one language model per process unless SCRIBED_POCKETSPHINX_SHARE_LM=0
  * (for measuring; results are the same either way). */
 function shareLanguageModel(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_LM !== '0';
+  return pocketsphinxSharingSettings().languageModel;
 }
 
 /** Decoders that share the language model share the pronunciation dictionary too, unless
  * SCRIBED_POCKETSPHINX_SHARE_DICT=0 (same results either way). */
 function shareDictionary(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_DICT !== '0';
+  return pocketsphinxSharingSettings().dictionary;
 }
 
 /** Decoders that share both share the search's vocabulary over them too, unless
  * SCRIBED_POCKETSPHINX_SHARE_VOCAB=0 (same results either way). */
 function shareVocabulary(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_VOCAB !== '0';
+  return pocketsphinxSharingSettings().vocabulary;
 }
 
 /** An adapted telephony acoustic model's folder inside an assets dir. */
