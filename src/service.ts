@@ -88,7 +88,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
-  // Admission by capacity (issue 13): without --max-decoders the pool is sized by what this
+  // Admission by capacity (no more streams than the node recognizes in real time): without --max-decoders the pool is sized by what this
   // node measures it can carry in real time (src/engine/calibration.ts).
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;

@@ -32,8 +32,8 @@ export function hasFreeDecoder(ctx: AppContext): boolean {
   return c === null || c.decoders - c.busy + c.reclaimable > 0;
 }
 
-/** How the engine's maxDecoders was decided and the measured capacity behind it (issue 13,
- * src/engine/calibration.ts), recorded by createService for the engine it made. Keyed by the
+/** How the engine's maxDecoders was decided and the measured capacity behind it
+ * (src/engine/calibration.ts), recorded by createService for the engine it made. Keyed by the
  * engine so an app built without it (tests, wrappers) simply has none. */
 const reports = new WeakMap<Engine, CapacityReport>();
 

@@ -1,4 +1,4 @@
-// Live rules (issue 32, docs/rules.md): CRUD per account under .../stt/rules. Another
+// Live rules (docs/rules.md): CRUD per account under .../stt/rules. Another
 // account's rule reads as missing. A change drops this node's cached rules of the account at
 // once (other nodes read them again within the evaluator's cache time, 2 s).
 import type { FastifyPluginAsync } from 'fastify';

@@ -1,4 +1,4 @@
-// Webhook endpoints (issue 29, docs/webhooks.md): CRUD per account, secret rotation, the
+// Webhook endpoints (docs/webhooks.md): CRUD per account, secret rotation, the
 // delivery log and manual retry; the delivery worker runs with the node (service.ts). Another
 // account's endpoint or delivery reads as missing.
 import type { FastifyPluginAsync } from 'fastify';
