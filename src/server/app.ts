@@ -28,9 +28,7 @@ import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
-import { recordingStoreFor } from '../store/recordings.js';
 import { recordingRoutes } from './routes/recordings.js';
-import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
@@ -112,16 +110,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
-  // Recordings, design previews and server keys: in the store when nodes share PostgreSQL
-  // (any node reads what another wrote), files in the data dir otherwise (docs/scaling.md).
-  const shared = ctx.config.databaseUrl !== undefined;
-  const files = {
-    recordings: recordingStoreFor(shared, ctx.store, ctx.config.dataDir, ctx.log, ctx.now),
-    keys: serverKeysFor(shared, ctx.store, ctx.config.dataDir, ctx.now),
-  };
-  await app.register(voiceRoutes(ctx, files));
-  await app.register(userGroupRoutes(ctx, files.keys));
-  await app.register(webhookRoutes(ctx, files.keys));
+  // Recordings, design previews and server keys: the node's one copy, made by service.ts.
+  await app.register(voiceRoutes(ctx, ctx.files));
+  await app.register(userGroupRoutes(ctx, ctx.files.keys));
+  await app.register(webhookRoutes(ctx, ctx.files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
   if (ctx.recordings) await app.register(recordingRoutes(ctx, ctx.recordings));
   // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).
