@@ -2,5 +2,6 @@
 // generated from this list (src/server/openapi/document.ts). A new resource adds its table here.
 import type { RouteTable } from '../openapi/route-schema.js';
 import { RULE_TABLE } from './rules.js';
+import { WEBHOOK_TABLE } from './webhooks.js';
 
-export const DECLARED_ROUTES: readonly RouteTable[] = [RULE_TABLE];
+export const DECLARED_ROUTES: readonly RouteTable[] = [RULE_TABLE, WEBHOOK_TABLE];
