@@ -10,7 +10,6 @@ import { SEARCH_ENDPOINTS } from './search.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
-  ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
   BRIEF,
   CAPABILITIES_VIEW,
@@ -89,12 +88,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: 'This document, as this node serves it',
     description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
     response: { kind: 'raw', contentTypes: ['application/json'], schema: OPENAPI_VIEW, description: 'the OpenAPI 3.1 document' },
-    errors: [],
-  },
-  {
-    method: 'get', path: `${API}/account`, operationId: 'getAccount', tag: 'Account', auth: 'accessKey',
-    summary: "The caller's account and Characters balance",
-    response: envelope(ACCOUNT_VIEW, 'the account'),
     errors: [],
   },
 
