@@ -9,7 +9,7 @@ import { storeConfigInput, storeSettingsFrom, withStoreOptions, type StoreArgs }
 import { REDACTION_POLICIES } from '../core/session-options.js';
 import { openStore } from '../store/index.js';
 import { loadConfig, storeSettings } from '../config.js';
-import { issueLoginLink } from '../desk/login-link.js';
+import { endAccountDeskAccess, issueLoginLink } from '../desk/login-link.js';
 import { parseLinkTtl } from '../desk/policy.js';
 
 function parseCharacters(value: unknown): bigint {
@@ -154,8 +154,14 @@ const revokeCommand: CommandModule<object, RevokeArgs> = {
     const store = await openStore(storeSettingsFrom(args));
     try {
       const revoked = await revokeAccessKeys(store, args.account, keyId);
-      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked })}\n`);
-      else process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
+      // A revoked key ends the account's desk sessions too: a desk session is a read of the
+      // account that outlives no revocation (docs/desk.md, "Sessions").
+      const desk = await endAccountDeskAccess(store, args.account, new Date());
+      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked, deskSessionsEnded: desk.sessions, loginLinksVoided: desk.links })}\n`);
+      else {
+        process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
+        if (desk.sessions > 0 || desk.links > 0) process.stdout.write(`ended ${desk.sessions} desk session(s), voided ${desk.links} unused login link(s)\n`);
+      }
     } finally {
       await store.close();
     }
@@ -210,7 +216,7 @@ const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
     const store = await openStore(storeSettingsFrom(args));
     try {
       if (!(await store.getAccount(args.account))) throw new Error(`NOT_FOUND: account ${args.account} does not exist`);
-      const ended = await store.endAccountDeskSessions(args.account, new Date());
+      const ended = await endAccountDeskAccess(store, args.account, new Date());
       if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, ...ended })}\n`);
       else process.stdout.write(`ended ${ended.sessions} desk session(s), voided ${ended.links} unused login link(s)\n`);
     } finally {

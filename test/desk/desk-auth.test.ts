@@ -214,7 +214,10 @@ describe('a desk session', () => {
     // The audit trail names the desk session that downloaded it (docs/redaction.md).
     const audit = await svc.service.store.listAudit(alice.accountId, 100);
     const sessionId = `ds_${cookie.split('=')[1]!.split('_')[1]}`;
-    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId])).toEqual([['transcript.download', own.alice.transcriptionId]]);
+    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId]).sort()).toEqual([
+      ['desk.login', sessionId],
+      ['transcript.download', own.alice.transcriptionId],
+    ]);
     expect((await get(`${STT}/calls/${own.alice.callId}`, cookie)).json.data.legs[0].speaker).toBe('customer');
     const merged = await get(`${STT}/calls/${own.alice.callId}/transcript?format=json`, cookie);
     expect(merged.json.segments.map((s: any) => [s.speaker, s.startMs])).toEqual([['customer', 1000]]);
