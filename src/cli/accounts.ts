@@ -183,14 +183,18 @@ const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
     withStoreOptions(
       y
         .option('account', { type: 'string', demandOption: true })
-        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default http://SCRIBED_HOST:SCRIBED_PORT]' })
+        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default: SCRIBED_PUBLIC_URL; required without it]' })
         .option('ttl', { type: 'string', describe: 'how long the link may be opened: 90s, 15m, 2h (at most 24h)', default: '15m' })
         .option('json', { type: 'boolean', describe: 'print one JSON line' }),
     ),
   handler: async (args) => {
     const ttlMs = parseLinkTtl(args.ttl);
     const config = loadConfig(storeConfigInput(args));
-    const baseUrl = args['base-url'] ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    // Never guessed: a link to the wrong origin cannot sign anyone in (docs/desk.md).
+    const baseUrl = args['base-url'] ?? config.publicUrl;
+    if (baseUrl === undefined) {
+      throw new Error("login-link needs the desk's public address: pass --base-url https://scribed.example, or set the server's --public-url (SCRIBED_PUBLIC_URL) in this environment");
+    }
     const store = await openStore(storeSettings(config));
     try {
       const out = await issueLoginLink(store, args.account, baseUrl, ttlMs, new Date());

@@ -205,6 +205,17 @@ export function splitCidrList(text: string): string[] {
   return text.split(/[\s,]+/).filter((s) => s !== '');
 }
 
+/** How the operator opens a class of destination (for the refusal's message): the flag by name,
+ * since a developer's receiver on this host is the common case and the flag is the answer.
+ * `host`: the refused host as the URL wrote it (an address gives the exact CIDR to open). */
+export function openedBy(cls: AddressClass, host: string): string {
+  if (NEVER_ALLOWED.has(cls)) return 'no setting opens it';
+  const ip = ipLiteral(host);
+  const cidr = ip ? `${ip.address}/${ip.family === 'ipv4' ? 32 : 128}` : '127.0.0.1/32';
+  if (cls === 'loopback') return `the server's operator opens it with --callback-allow-cidr ${cidr} (SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
+  return `the server's operator opens it with --callback-allow-private or --callback-allow-cidr ${ip ? cidr : 'CIDR'} (SCRIBED_CALLBACK_ALLOW_PRIVATE, SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
+}
+
 export class OutboundPolicy {
   readonly #allowPrivate: boolean;
   readonly #allowed = new net.BlockList();

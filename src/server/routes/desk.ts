@@ -41,7 +41,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
       if (typeof presented !== 'string' || !presented.startsWith('dl_')) {
         throw new ScribedError('VALIDATION_FAILED', "token: the login link's token (dl_..., the link's fragment) is required", { details: { field: 'token' } });
       }
-      requireSameOrigin(req);
+      requireSameOrigin(ctx, req);
       const link = parseDeskToken(presented, 'dl');
       const refused = new ScribedError('UNAUTHORIZED', 'this login link is not valid: unknown, already used or expired; ask your operator for a new one');
       if (!link) throw refused;
@@ -56,7 +56,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
       req.log.info({ linkId: link.id, deskSessionId: session.id, accountId: outcome.accountId }, 'desk login');
       req.deskSessionId = session.id;
       await audit(ctx, req, outcome.accountId, 'desk.login', session.id);
-      void reply.header('set-cookie', sessionCookie(req, session.value));
+      void reply.header('set-cookie', sessionCookie(ctx, session.value));
       return ok({ accountId: outcome.accountId, expiresAt });
     });
 
@@ -75,7 +75,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(`${DESK_API}/logout`, async (req, reply) => {
       const auth = await required(req);
-      requireCsrf(req, auth);
+      requireCsrf(ctx, req, auth);
       await ctx.store.endDeskSession(auth.session.id, ctx.now());
       // This node's watch sockets of the session close now; other nodes' within a poll.
       deskWatchers(ctx).endSession(auth.session.id);
@@ -94,7 +94,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
     // page never holds a key, so the cookie stands in for the backend of docs/console.md.
     app.post<{ Params: { sessionId: string } }>(`${DESK_API}/sessions/:sessionId/watch-ticket`, async (req) => {
       const auth = await required(req);
-      requireCsrf(req, auth);
+      requireCsrf(ctx, req, auth);
       // Watch scope only: the stream socket refuses it (ws/identify.ts), so the desk stays
       // read-only; and it names the desk session, so it dies with it.
       const t = await issueTicket(ctx, auth.session.accountId, req.params.sessionId, { scope: 'watch', deskSessionId: auth.session.id });
