@@ -9,6 +9,7 @@ import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
 import { RULE_ENDPOINTS } from './rules.js';
+import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
@@ -376,6 +377,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
   ...RULE_ENDPOINTS,
+  // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
+  ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
   // ---------------------------------------------------------------- recordings (openapi/recordings.ts)
