@@ -8,7 +8,6 @@ import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
-import { RULE_ENDPOINTS } from './rules.js';
 import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
@@ -376,7 +375,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...SEARCH_ENDPOINTS,
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
-  ...RULE_ENDPOINTS,
   // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
   ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
