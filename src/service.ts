@@ -23,6 +23,7 @@ import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
+import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
@@ -74,6 +75,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
 async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() => Date) | undefined, releaseDataDir: () => void): Promise<Service> {
   const metrics = createMetrics();
   const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
+  installAnalyticsHooks(metrics);
 
   const shared = config.sharedStore;
   if (!shared) {
