@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { AJV_OPTIONS, plainSerializerCompiler } from './openapi/route-schema.js';
 import { countHttpError } from '../obs/metrics.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
@@ -53,10 +54,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     trustProxy: false,
+    // Requests are checked against their routes' schemas as the hand validation did
+    // (openapi/route-schema.ts); compiled once per route at registration.
+    ajv: AJV_OPTIONS,
     // Timeouts, the connection cap and the answers below the routes (connections.ts).
     ...connectionOptions(ctx.config),
   });
   installErrorHandling(app);
+  app.setSerializerCompiler(plainSerializerCompiler);
   // Every authenticated route plugin sets this in its onRequest hook (auth.ts).
   app.decorateRequest('accountId', null);
   app.decorateRequest('errorCode', null);

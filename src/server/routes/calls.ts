@@ -38,6 +38,8 @@ export function callView(c: CallRecord) {
     externalId: c.externalId,
     title: c.title,
     status: callStatus(c.legs),
+    // The longest leg's audio so far: legs share the call's clock from their own first sample.
+    durationMs: c.legs.reduce((longest, l) => Math.max(longest, l.sampleRateHz > 0 ? Math.round((Number(l.audioSamples) * 1000) / l.sampleRateHz) : 0), 0),
     legs: c.legs.map((l) => ({
       speaker: l.speaker,
       sessionId: l.sessionId,
