@@ -1,21 +1,22 @@
-// The one place the OpenAI Realtime facade meets today's session API (so it can be switched
-// to the session commands in one place): a native real-time session of the account opened as
-// POST .../sessions opens one (same validation, redaction default, History row, Characters),
-// claimed for this socket, and driven with the native socket's calls: audio framed here (OpenAI
-// clients send no epoch or sampleOffset), commit and close as the native text commands, the
-// session's events handed to the facade's translator.
-import { randomUUID } from 'node:crypto';
-import { encodeAudioFrame } from '../../../core/frame.js';
-import { newId } from '../../../core/ids.js';
+// The OpenAI Realtime socket's native session, opened and driven as every adapter does
+// (docs/architecture.md, "Driving a session from an adapter"): opened through openLive /
+// createLiveSession (the create request's validation, redaction default, History row,
+// Characters, the account's places and the node's room), attached with attachLive, and driven
+// with the session's typed commands (SessionDriver) under the one backpressure rule. Unlike
+// Deepgram's socket, OpenAI's client configures the session after the upgrade, so the session
+// is opened at its first audio; the handshake only checks there is room (precheck), so a full
+// node still refuses before the upgrade and a balancer retries another.
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
 import { ScribedError } from '../../../core/errors.js';
-import { requestHash, validateCreateSession, withRedactionDefault } from '../../../core/session-options.js';
-import { applyRecognizerCapabilities } from '../../../core/recognizer-capabilities.js';
 import { accountStreamLimit } from '../../../core/account-streams.js';
-import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
 import type { ServerEvent } from '../../../core/protocol.js';
+import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
+import { SessionDriver, type Backpressure } from '../../../session/session-driver.js';
 import { accountStreamsOf } from '../../account-admission.js';
-import { nodeCapacity } from '../../capacity.js';
 import type { AppContext } from '../../context.js';
+import { attachLive, createLiveSession, openLive, type LiveRefusals } from '../../live/open-live.js';
+import { OpenAiError } from './errors.js';
 
 export interface SessionBody {
   title: string;
@@ -23,73 +24,36 @@ export interface SessionBody {
   options: Record<string, unknown>;
 }
 
-/** Admission of one stream of the account on this node, before its session exists: the
- * account's stream limit and a recognizer (free, reclaimable or deferrable). `settle` lets the
- * admission go once the session holds its socket (or never will). */
-export function admitStream(ctx: AppContext, accountId: string, pendingId: string): { settle: () => void } | { refused: 'account_limit' | 'busy'; limit: number } {
-  const accountStreams = accountStreamsOf(ctx);
-  const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
-  const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
-  if (!accountStreams.tryAdmit(accountId, pendingId, limit, streaming)) return { refused: 'account_limit', limit };
-  let settled = false;
-  const settle = () => {
-    if (settled) return;
-    settled = true;
-    accountStreams.settle(accountId, pendingId);
-  };
-  const c = nodeCapacity(ctx);
-  const room = c === null || c.decoders - c.busy + c.reclaimable >= 1 || (ctx.sessions.deferral?.budget.hasRoom() ?? false);
-  if (!room) {
-    settle();
-    return { refused: 'busy', limit };
-  }
-  return { settle };
-}
+const refusals: LiveRefusals = {
+  streamLimit: (limit) => new OpenAiError(429, 'invalid_request_error', `this account already streams ${limit} sessions on this node, its limit`, null, 'rate_limit_exceeded'),
+  engineBusy: () => new ScribedError('ENGINE_BUSY', 'no recognizer is free on this node now; try again later'),
+};
 
-/** A new native session of the account, claimed for a socket. */
-export async function openSession(ctx: AppContext, accountId: string, body: SessionBody): Promise<LiveSession> {
-  const valid = applyRecognizerCapabilities(validateCreateSession(body), {
-    languages: ctx.engine.info.languages,
-    detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
-  });
-  const outcome = await ctx.store.createSession({
-    accountId,
-    // Each socket is its own session: a fresh key, nothing to replay.
-    idempotencyKey: `openai-realtime-${randomUUID()}`,
-    requestHash: requestHash(body),
-    sampleRateHz: valid.effectiveOptions.sampleRateHz,
-    call: null,
-    session: {
-      id: newId('rts', ctx.now()),
-      accountId,
-      transcriptionId: newId('stt', ctx.now()),
-      title: valid.title,
-      languageHint: valid.languageHint,
-      options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(accountId))?.policies) as unknown as Record<string, unknown>,
-      createdAt: ctx.now().toISOString(),
-    },
-  });
-  if (outcome.kind === 'conflict') throw new ScribedError('INTERNAL', 'a fresh idempotency key conflicted');
-  ctx.metrics.sessionsCreated.inc();
-  const session = await ctx.sessions.take(outcome.session.id, accountId);
-  if (!session) throw new ScribedError('INTERNAL', `session ${outcome.session.id} vanished after its creation`);
-  return session;
+/** Before the upgrade: the refusal openLive would give now (the account at its limit, no room
+ * on the node), or null. Nothing is held: the session is opened at the first audio. */
+export function precheck(ctx: AppContext, accountId: string): Error | null {
+  const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
+  const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).length;
+  if (streaming + accountStreamsOf(ctx).inFlight(accountId) >= limit) return refusals.streamLimit(limit);
+  if (!ctx.sessions.hasRoomFor(1)) return refusals.engineBusy();
+  return null;
 }
 
 export interface RealtimeLegOptions {
-  session: LiveSession;
+  req: FastifyRequest;
+  socket: WebSocket;
+  log: FastifyBaseLogger;
+  pressure: Backpressure;
   bytesPerSample: 1 | 2;
-  maxFramePayloadBytes: number;
   /** Every native event, in order. */
   onEvent: (event: ServerEvent) => void;
   /** The session let the socket go (after `closed`, or a refusal or fault with its code). */
   onRelease: (code: number, reason: string) => void;
-  /** Counts the session's pending work (the socket is paused while too much is pending). */
-  track: (work: Promise<void>) => void;
+  /** A refusal of the open or the attach, in the facade's shape, before the socket closes. */
+  sendError: (e: ScribedError) => void;
 }
 
 export class RealtimeLeg {
-  private readonly sink: SessionSocket;
   private accepting = true;
   private readonly epoch: number;
   private sampleOffset: number;
@@ -97,51 +61,71 @@ export class RealtimeLeg {
   /** Bytes short of a whole sample, kept for the next append. */
   private carry = Buffer.alloc(0);
 
-  constructor(private readonly o: RealtimeLegOptions) {
-    this.epoch = o.session.cursor.epoch;
-    this.sampleOffset = o.session.cursor.epochReceived;
-    this.maxPayload = o.maxFramePayloadBytes - (o.maxFramePayloadBytes % o.bytesPerSample);
-    this.sink = {
+  private constructor(
+    readonly driver: SessionDriver,
+    private readonly bytesPerSample: 1 | 2,
+  ) {
+    const session = driver.session;
+    // A fresh session's epoch, from its first sample.
+    this.epoch = session.cursor.epoch;
+    this.sampleOffset = session.cursor.epochReceived;
+    this.maxPayload = session.maxFramePayloadBytes - (session.maxFramePayloadBytes % bytesPerSample);
+  }
+
+  /** The socket's session, created with `body`, claimed and attached; null when refused (the
+   * refusal was sent and the socket closed). */
+  static async open(ctx: AppContext, accountId: string, body: SessionBody, o: RealtimeLegOptions): Promise<RealtimeLeg | null> {
+    const opening = await openLive(ctx, o.req, {
+      accountId,
+      target: {
+        count: 1,
+        create: async () => {
+          const outcome = await createLiveSession(ctx, { accountId, body, call: null });
+          if (outcome.kind === 'conflict') throw new ScribedError('INTERNAL', 'a fresh idempotency key conflicted');
+          return [outcome.session.id];
+        },
+      },
+      refusals,
+    });
+    const session: LiveSession = opening.sessions[0]!;
+    let leg: RealtimeLeg | null = null;
+    const sink: SessionSocket = {
       send: (event) => {
-        if (event.type === 'accepting') this.accepting = event.accepting;
+        if (event.type === 'accepting' && leg) leg.accepting = event.accepting;
         o.onEvent(event);
       },
       close: (code, reason) => o.onRelease(code, reason),
     };
+    leg = new RealtimeLeg(new SessionDriver(session, sink, o.pressure), o.bytesPerSample);
+    const attached = await attachLive(ctx, opening, [leg.driver], { socket: o.socket, log: o.log, sendError: o.sendError });
+    return attached ? leg : null;
   }
 
   get session(): LiveSession {
-    return this.o.session;
+    return this.driver.session;
   }
 
-  attach(): Promise<void> {
-    return this.o.session.attach(this.sink);
-  }
-
-  detach(): Promise<void> {
-    return this.o.session.detach(this.sink);
-  }
-
-  /** Audio bytes; while the session does not accept audio they are dropped without moving the
-   * cursor (what was in flight becomes a gap). */
+  /** Audio bytes, numbered for the session (OpenAI clients send no epoch or sampleOffset). While
+   * the session does not accept audio they are dropped without moving the cursor (what was in
+   * flight becomes a gap). */
   audio(bytes: Buffer): void {
     let data = this.carry.length > 0 ? Buffer.concat([this.carry, bytes]) : bytes;
-    const whole = data.length - (data.length % this.o.bytesPerSample);
+    const whole = data.length - (data.length % this.bytesPerSample);
     this.carry = Buffer.from(data.subarray(whole));
     data = data.subarray(0, whole);
     if (!this.accepting) return;
     for (let at = 0; at < data.length; at += this.maxPayload) {
       const payload = data.subarray(at, Math.min(data.length, at + this.maxPayload));
-      this.o.track(this.o.session.onBinary(this.sink, encodeAudioFrame({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload })));
-      this.sampleOffset += payload.length / this.o.bytesPerSample;
+      void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
+      this.sampleOffset += payload.length / this.bytesPerSample;
     }
   }
 
   commit(): void {
-    this.o.track(this.o.session.onText(this.sink, '{"type":"commit"}'));
+    void this.driver.commit();
   }
 
-  close(): void {
-    this.o.track(this.o.session.onText(this.sink, '{"type":"close"}'));
+  close(): Promise<void> {
+    return this.driver.close();
   }
 }

@@ -11,13 +11,14 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { ScribedError, toScribedError } from '../../../core/errors.js';
+import type { ScribedError } from '../../../core/errors.js';
 import { CLOSE_CODES } from '../../../core/protocol.js';
 import type { ServerEvent } from '../../../core/protocol.js';
 import { authenticate, headerValue } from '../../auth.js';
 import type { AppContext } from '../../context.js';
 import { authorizationCredential } from '../credentials.js';
-import { OpenAiError, sendOpenAiError } from './errors.js';
+import { Backpressure } from '../../../session/session-driver.js';
+import { OpenAiError, sendOpenAiError, toOpenAiError } from './errors.js';
 import {
   applySessionUpdate,
   applyTranscriptionSessionUpdate,
@@ -31,17 +32,14 @@ import {
   sessionView,
   type RealtimeConfig,
 } from './realtime-config.js';
-import { admitStream, openSession, RealtimeLeg } from './realtime-leg.js';
+import { precheck, RealtimeLeg } from './realtime-leg.js';
 import { readClientEvent, RealtimeMessages, type ClientEvent } from './realtime-messages.js';
 
-const QUEUE_HIGH = 64;
-const QUEUE_LOW = 16;
 /** Client events held while the native session opens (the socket is paused past it). */
 const PENDING_HIGH = 256;
 
 interface RealtimeHandshake {
   accountId: string;
-  settle: () => void;
 }
 
 declare module 'fastify' {
@@ -60,13 +58,9 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
     }
     if (q.intent !== 'transcription') throw new OpenAiError(400, 'invalid_request_error', 'intent: open the socket with intent=transcription', 'intent');
     const accountId = await authenticate(ctx.store, 'access_key', authorizationCredential(headerValue(req.headers.authorization), ['Bearer']));
-    const admission = admitStream(ctx, accountId, `openai-${randomBytes(8).toString('hex')}`);
-    if ('refused' in admission) {
-      if (admission.refused === 'busy') throw new ScribedError('ENGINE_BUSY', 'no recognizer is free on this node now; try again later');
-      throw new OpenAiError(429, 'invalid_request_error', `this account already streams ${admission.limit} sessions on this node, its limit`, null, 'rate_limit_exceeded');
-    }
-    req.raw.socket.once('close', admission.settle);
-    return { accountId, settle: admission.settle };
+    const refusal = precheck(ctx, accountId);
+    if (refusal) throw refusal;
+    return { accountId };
   }
 
   return async (app) => {
@@ -87,7 +81,7 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
         },
       },
       (socket: WebSocket, req) => {
-        const { accountId, settle } = req.openAiRealtime!;
+        const { accountId } = req.openAiRealtime!;
         const sessionId = `sess_${randomBytes(12).toString('hex')}`;
         let log = req.log.child({ realtimeSessionId: sessionId });
         let config: RealtimeConfig = defaultConfig(ctx.engine.info.name);
@@ -96,7 +90,6 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
         let opening: Promise<void> | null = null;
         let pending: ClientEvent[] = [];
         let closed = false;
-        ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'upgraded' });
 
         const send = (m: object) => {
           if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(m));
@@ -104,18 +97,10 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
         // Before the native session exists, errors still need event ids: a translator for them.
         const early = new RealtimeMessages({ vad: true, itemPrefix: sessionId.slice(5, 13) });
         const ids = () => messages ?? early;
-        const fail = (code: string | null, message: string, param: string | null, eventId: string | null) => send(ids().error(code, message, param, eventId));
+        const fail = (code: string | null, message: string, param: string | null, eventId: string | null, type?: 'invalid_request_error' | 'server_error') =>
+          send(ids().error(code, message, param, eventId, type));
 
-        let queued = 0;
-        const track = (work: Promise<void>) => {
-          queued += 1;
-          if (queued >= QUEUE_HIGH && !socket.isPaused) socket.pause();
-          void work.finally(() => {
-            queued -= 1;
-            if (queued <= QUEUE_LOW && socket.isPaused && pending.length < PENDING_HIGH) socket.resume();
-          });
-        };
-
+        const pressure = new Backpressure(socket);
         const onEvent = (event: ServerEvent) => {
           if (messages) for (const m of messages.translate(event)) send(m);
         };
@@ -123,35 +108,40 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
           if (socket.readyState === socket.OPEN) socket.close(code, reason);
         };
 
-        /** The native session, opened with the configuration as it stands at the first audio. */
-        function open(): Promise<void> {
-          const shape = formatShape(config.format);
+        /** The native session, opened with the configuration as it stands at the first audio;
+         * the events that came meanwhile follow in order. */
+        async function open(): Promise<void> {
           messages = new RealtimeMessages({ vad: config.turnDetection !== null, itemPrefix: sessionId.slice(5, 13) });
-          return openSession(ctx, accountId, nativeSessionBody(config))
-            .then(async (session) => {
-              log = log.child({ sessionId: session.id });
-              const l = new RealtimeLeg({ session, bytesPerSample: shape.bytesPerSample, maxFramePayloadBytes: ctx.config.maxFramePayloadBytes, onEvent, onRelease, track });
-              try {
-                await l.attach();
-              } catch (err) {
-                await ctx.sessions.releaseIfIdle(session).catch(() => undefined);
-                throw err;
-              }
-              leg = l;
-              log.info({ format: config.format, vad: config.turnDetection !== null }, 'OpenAI realtime transcription session opened');
-              if (closed) return void leg.close();
-              const held = pending;
-              pending = [];
-              for (const e of held) act(e);
-              if (socket.isPaused && queued <= QUEUE_LOW) socket.resume();
-            })
-            .catch((err: unknown) => {
-              const e = toScribedError(err);
-              log.warn({ code: e.code }, 'OpenAI realtime session could not open');
-              fail(e.code.toLowerCase(), e.message, null, null);
-              socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : e.spec.http < 500 ? 1008 : CLOSE_CODES.internal, e.code);
-            })
-            .finally(settle);
+          const sendError = (e: ScribedError) => fail(e.code.toLowerCase(), e.message, null, null, e.spec.http >= 500 ? 'server_error' : 'invalid_request_error');
+          try {
+            leg = await RealtimeLeg.open(ctx, accountId, nativeSessionBody(config), {
+              req,
+              socket,
+              log,
+              pressure,
+              bytesPerSample: formatShape(config.format).bytesPerSample,
+              onEvent,
+              onRelease,
+              sendError,
+            });
+          } catch (err) {
+            // Refused before a session was held (the account's places, the node's room, the
+            // options): said in OpenAI's shape, and the socket closes.
+            const e = toOpenAiError(err);
+            log.warn({ status: e.status }, 'OpenAI realtime session could not open');
+            fail(e.code, e.message, e.param, null, e.status >= 500 ? 'server_error' : 'invalid_request_error');
+            socket.close(e.status === 503 ? CLOSE_CODES.tryAgainLater : e.status < 500 ? 1008 : CLOSE_CODES.internal, e.code ?? 'refused');
+            return;
+          }
+          if (!leg) return;
+          log = log.child({ sessionId: leg.session.id });
+          log.info({ format: config.format, vad: config.turnDetection !== null }, 'OpenAI realtime transcription session opened');
+          if (closed) return void leg.close();
+          const held = pending;
+          pending = [];
+          // Resumed first: the backpressure rule pauses it again if the held events fill the queue.
+          if (socket.isPaused) socket.resume();
+          for (const e of held) act(e);
         }
 
         function configure(e: Extract<ClientEvent, { type: 'session.update' | 'transcription_session.update' }>): void {
@@ -199,11 +189,14 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
 
         socket.on('close', () => {
           closed = true;
-          settle();
           // An OpenAI client never resumes: the socket's end is the session's end (its last
           // words recognized, History completed).
-          // The session's own queue keeps the close after every audio event before it.
-          if (leg) (leg as RealtimeLeg).close();
+          // The session's own queue keeps the close after every audio event before it; a
+          // session not closed (refused) pauses as any dropped socket's does.
+          if (leg) {
+            const l: RealtimeLeg = leg;
+            void l.close().finally(() => l.driver.detach().catch((err: unknown) => log.debug({ err }, 'detach after close')));
+          }
         });
 
         send({ type: 'session.created', event_id: early.eventId(), session: sessionView(sessionId, config) });
