@@ -25,6 +25,9 @@ export interface AppContext {
   ruleAlerts?: RuleAlerts;
   /** Redacted recordings (recordAudio; docs/recordings.md). Absent: no recording route. */
   recordings?: RecordingKeeper;
+  /** The node is draining before it stops (src/server/drain.ts): no new sockets or resumes,
+   * not ready. Absent: never. */
+  draining?: () => boolean;
 }
 
 export interface BatchRouteOptions {

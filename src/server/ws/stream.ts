@@ -66,6 +66,8 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
           let settle = () => {};
           try {
             const { accountId } = await identify(ctx, req);
+            // A draining node takes no new socket: the balancer retries another node (503).
+            if (ctx.draining?.()) throw new ScribedError('NODE_DRAINING', 'this node is draining before it stops; another node takes the socket');
             // Before the recognizer check: an account at its limit is told so, not ENGINE_BUSY.
             settle = admitForAccount(req, accountId);
             // No recognizer here for a session that needs one, and no room to defer its
@@ -100,6 +102,7 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
             if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
           },
           close: (code, reason) => socket.close(code, reason),
+          canResume: true,
         };
         let queued = 0;
         const settle = () => {
