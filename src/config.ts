@@ -30,6 +30,9 @@ export interface ServiceConfig {
   dataDir: string;
   /** postgres://... : the store shared by every node (docs/scaling.md); absent: SQLite. */
   databaseUrl: string | undefined;
+  /** Derived once from databaseUrl: nodes share the store (PostgreSQL), so spools, recordings,
+   * server keys and job claims live in it; false: one node on its embedded SQLite store. */
+  sharedStore: boolean;
   /** PostgreSQL pool per process: connections, wait for one, statement bound. */
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
@@ -157,6 +160,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
     dataDir: path.resolve(input.dataDir ?? envStr('SCRIBED_DATA_DIR') ?? './data'),
     databaseUrl: input.databaseUrl ?? envStr('SCRIBED_DATABASE_URL'),
+    sharedStore: false,
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
     databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
@@ -254,6 +258,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   } catch (err) {
     throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS: ${(err as Error).message}`);
   }
+  cfg.sharedStore = cfg.databaseUrl !== undefined;
   return Object.freeze(cfg);
 }
 
@@ -277,4 +282,30 @@ export function describeStore(cfg: Readonly<ServiceConfig>): string {
   } catch {
     return 'postgres (unparsable URL)';
   }
+}
+
+// ------------------------------------------------------------------ the other commands
+// What the commands besides `serve` read from the environment: read here too, so that no
+// module of src/ but this one (and the engine's own src/engine/environment.ts) reads
+// process.env (eslint.config.js). Each returns undefined when the variable is unset or empty.
+
+/** SCRIBED_LOG_LEVEL for the client commands (stream, rtp, gateway). */
+export function logLevelFromEnv(): string | undefined {
+  return envStr('SCRIBED_LOG_LEVEL');
+}
+
+/** SCRIBED_ACCESS_KEY: the client commands' access key when no --access-key-file is given. */
+export function accessKeyFromEnv(): string | undefined {
+  return envStr('SCRIBED_ACCESS_KEY');
+}
+
+/** SCRIBED_GATEWAY_TOKEN: the secret PBXs present to `scribed gateway`, when no file is given. */
+export function gatewayTokenFromEnv(): string | undefined {
+  return envStr('SCRIBED_GATEWAY_TOKEN');
+}
+
+/** SCRIBED_MODELS_DIR: where `scribed models` keeps installed models. */
+export function modelsDirFromEnv(): string | undefined {
+  const v = envStr('SCRIBED_MODELS_DIR');
+  return v === undefined || v.trim() === '' ? undefined : v;
 }

@@ -14,7 +14,7 @@ import { RULE_CONDITION_KINDS } from '../core/rules.js';
 
 /** How often the event-loop lag metric samples the loop. prom-client's default, 10 ms, is a
  * timer that wakes the event loop 100 times a second, busy or idle: about 6 ms of CPU a second
- * on an idle node here, the largest part of its idle cost (issue 13). Ten samples a second still
+ * on an idle node here, the largest part of its idle cost (docs/scaling.md). Ten samples a second still
  * see every stall long enough to matter to a 20 ms frame stream. */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 

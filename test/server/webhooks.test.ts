@@ -1,4 +1,4 @@
-// Signed webhooks (issue 29, docs/webhooks.md) on a real server and store: a real-time session
+// Signed webhooks (docs/webhooks.md) on a real server and store: a real-time session
 // closed over its socket raises transcription.completed through the outbox, one whose socket
 // is lost raises session.paused; the delivery
 // verifies with the standardwebhooks package under the endpoint's secret and not under

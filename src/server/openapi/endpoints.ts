@@ -8,7 +8,6 @@ import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
-import { RULE_ENDPOINTS } from './rules.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
@@ -375,7 +374,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...SEARCH_ENDPOINTS,
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
-  ...RULE_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
   // ---------------------------------------------------------------- recordings (openapi/recordings.ts)

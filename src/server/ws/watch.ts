@@ -56,7 +56,7 @@ export interface WatchLimits {
 }
 
 export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession: WATCHERS_PER_SESSION, maxBufferedBytes: WATCHER_MAX_BUFFERED_BYTES }): FastifyPluginAsync {
-  const shared = ctx.config.databaseUrl !== undefined;
+  const shared = ctx.config.sharedStore;
 
   /** The live session a watcher of this account may watch on this node. Watching never
    * claims a session away from another node: on a shared store only the node that serves the

@@ -39,6 +39,9 @@ export function callbackUrl(raw: string, policy: OutboundPolicy): string {
   return url.toString();
 }
 
+/** What the sweep reads: the store and the clock. */
+type SweepParts = Pick<AppContext, 'store' | 'now'>;
+
 const ended = (j: BatchJobRecord | null) => j === null || j.state === 'DONE' || j.state === 'FAILED';
 
 /** What a parked callback row holds until its jobs end. */
@@ -52,7 +55,7 @@ export function parkedPayload(transcriptionIds: readonly string[], render: Omit<
 }
 
 /** The body for a callback whose jobs all ended, or null while one runs. */
-async function renderWhenEnded(ctx: AppContext, accountId: string, p: ParkedPayload): Promise<{ body: string; failed: boolean } | null> {
+async function renderWhenEnded(ctx: SweepParts, accountId: string, p: ParkedPayload): Promise<{ body: string; failed: boolean } | null> {
   const jobs = await Promise.all(p.transcriptionIds.map((id) => ctx.store.getBatchJob(id)));
   if (!jobs.every(ended)) return null;
   const failed = jobs.find((j) => j === null || j.state === 'FAILED');
@@ -83,7 +86,7 @@ export class CallbackSweeper {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: SweepParts,
     private readonly log: Logger,
   ) {}
 

@@ -19,7 +19,7 @@ import type { AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';
 import { facadeAccount } from '../credentials.js';
 import { stageStream, stagingPath, submitStaged, transcribeStaged, type StagedFile } from '../staged-upload.js';
-import { CallbackSweeper, callbackUrl, parkedPayload } from './callback.js';
+import { callbackUrl, parkedPayload } from './callback.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapListenQuery, type ListenRequest, type Query } from './options.js';
 import { wavHeader, wavSizes, WAV_HEADER_BYTES } from './raw-audio.js';
@@ -89,11 +89,8 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     }
   }
 
-  const sweeper = new CallbackSweeper(ctx, ctx.log.child({ component: 'deepgram-callbacks' }));
-
+  // The parked callbacks' sweep runs on every node, started and stopped by service.ts.
   return async (app) => {
-    app.addHook('onReady', async () => sweeper.start());
-    app.addHook('onClose', async () => sweeper.close());
     app.setErrorHandler(sendDeepgramError);
     app.addHook('onRequest', async (req, reply) => {
       void reply.header('dg-request-id', randomUUID());
