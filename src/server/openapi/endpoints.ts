@@ -75,7 +75,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     method: 'get', path: '/readyz', operationId: 'ready', tag: 'Service', auth: 'none',
     summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
     description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
-    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise)' },
+    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise, or draining while the node drains before it stops)' },
     errors: [],
   },
   {

@@ -445,7 +445,7 @@ export const DELETE_USER_VIEW: JsonSchema = object({ success: { const: 1 } }, ['
 export const HEALTH_VIEW: JsonSchema = object({ status: { const: 'ok' } }, ['status']);
 export const READY_VIEW: JsonSchema = object(
   {
-    status: { enum: ['ready', 'not_ready'] },
+    status: { enum: ['ready', 'not_ready', 'draining'] },
     checks: object({ store: { type: 'boolean' }, engine: { type: 'boolean' }, capacity: { const: false } }, ['store', 'engine']),
     engine: { type: 'object', description: 'the recognizer: name, sample rate, languages' },
     capacity: { type: 'object' },
