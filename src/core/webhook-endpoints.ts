@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import { ScribedError } from './errors.js';
 import type { WebhookEventType } from './webhook-events.js';
-import type { OutboundPolicy } from './outbound-policy.js';
+import { openedBy, type OutboundPolicy } from './outbound-policy.js';
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
 export const MAX_WEBHOOK_URL_CHARS = 2048;
@@ -51,7 +51,7 @@ export function webhookUrl(v: unknown, policy: OutboundPolicy): string {
   if (url.username || url.password) throw field('credentials in the URL are not allowed', 'url');
   const verdict = policy.checkHost(url.hostname);
   if (verdict && !verdict.allowed) {
-    throw new ScribedError('WEBHOOK_URL_FORBIDDEN', `url: ${url.hostname} (${verdict.class}) is not a destination webhooks may reach on this server`, { details: { field: 'url' } });
+    throw new ScribedError('WEBHOOK_URL_FORBIDDEN', `url: ${url.hostname} (${verdict.class}) is not a destination webhooks may reach on this server; ${openedBy(verdict.class, url.hostname)}`, { details: { field: 'url' } });
   }
   return url.toString();
 }

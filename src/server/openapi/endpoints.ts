@@ -7,6 +7,7 @@ import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
 import { SEARCH_ENDPOINTS } from './search.js';
+import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
@@ -334,6 +335,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
   ...SEARCH_ENDPOINTS,
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
+  // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
+  ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
   // ---------------------------------------------------------------- recordings (openapi/recordings.ts)

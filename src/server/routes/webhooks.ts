@@ -1,5 +1,5 @@
 // Webhook endpoints (docs/webhooks.md): CRUD per account, secret rotation, the delivery log
-// and manual retry; the delivery worker runs with the routes' lifetime. Another account's
+// and manual retry; the delivery worker runs with the node (service.ts). Another account's
 // endpoint or delivery reads as missing. Requests are checked against their declared schemas
 // (src/server/schemas/webhooks.ts) before a handler runs.
 import type { FastifyPluginAsync } from 'fastify';
@@ -11,20 +11,11 @@ import { OutboundPolicy } from '../../core/outbound-policy.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, webhookSecret } from '../../core/webhook-endpoints.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
-import { GuardedTransport, systemResolver } from '../../outbound/guarded-transport.js';
-import { WebhookWorker } from '../../webhooks/delivery-worker.js';
 import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { endpointChange, endpointFromBody, WEBHOOK_ROUTES } from '../schemas/webhooks.js';
 
-const ATTEMPT_TIMEOUT_MS = 10_000;
-const PER_ENDPOINT_IN_FLIGHT = 4;
-const NODE_IN_FLIGHT = 32;
-const POLL_MS = 250;
-const STATS_MS = 5_000;
 const DELIVERY_LIST_LIMIT = 100;
-/** How long the delivery log keeps finished deliveries. */
-const RETENTION_MS = 30 * 24 * 3600_000;
 
 /** `secret`: given only by create and rotate-secret, the one time the account sees it. */
 export function endpointView(e: WebhookEndpointRecord): ReturnType<typeof view>;
@@ -79,37 +70,8 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
     // Every node holds the same key (store/server-key.ts), so any node signs any delivery.
     const serverKey = await keys.load('webhook-signing');
     const secretOf = (endpointId: string, generation: number) => webhookSecret(serverKey, endpointId, generation);
-    const worker = new WebhookWorker({
-      store: ctx.store,
-      secretOf,
-      transport: new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver),
-      log: ctx.log.child({ component: 'webhooks' }),
-      node: ctx.config.nodeId,
-      now: ctx.now,
-      retryBaseMs: ctx.config.webhookRetryBaseMs,
-      // A claim outlives the longest attempt, so a live node never loses one mid-attempt.
-      leaseMs: Math.max(ctx.config.sessionLeaseMs, ATTEMPT_TIMEOUT_MS + 5_000),
-      timeoutMs: ATTEMPT_TIMEOUT_MS,
-      perEndpoint: PER_ENDPOINT_IN_FLIGHT,
-      maxInFlight: NODE_IN_FLIGHT,
-      pollMs: POLL_MS,
-      statsMs: STATS_MS,
-      retentionMs: RETENTION_MS,
-      onAttempt: (verdict, seconds) => {
-        ctx.metrics.webhookDeliveries.inc({ outcome: verdict });
-        ctx.metrics.webhookAttemptSeconds.observe(seconds);
-      },
-      onStats: (depth, oldest) => {
-        ctx.metrics.webhookOutboxDepth.set(depth);
-        ctx.metrics.webhookOutboxOldestSeconds.set(oldest);
-      },
-    });
-    app.addHook('onReady', async () => {
-      // The embedded store has one node: the data-dir lock proves any other claimant is gone.
-      if (ctx.config.databaseUrl === undefined) await ctx.store.clearOtherWebhookClaims(ctx.config.nodeId);
-      worker.start();
-    });
-    app.addHook('onClose', async () => worker.close());
+    // The delivery worker runs with the node (service.ts); a manual retry nudges it.
+    const worker = ctx.workers.webhooks;
 
     await app.register(async (plain) => {
       const scoped = plain.withTypeProvider<TypeBoxTypeProvider>();

@@ -10,7 +10,7 @@ const ANY_OBJECT = (description?: string) => Type.Object({}, { additionalPropert
 const readyView = (description: string) =>
   Type.Object(
   {
-    status: Type.Enum(['ready', 'not_ready']),
+    status: Type.Enum(['ready', 'not_ready', 'draining']),
     checks: Type.Object({ store: Type.Boolean(), engine: Type.Boolean(), capacity: Type.Optional(Type.Literal(false)) }),
     engine: ANY_OBJECT('the recognizer: name, sample rate, languages'),
     capacity: Type.Optional(ANY_OBJECT()),
@@ -37,7 +37,7 @@ export const SERVICE_ROUTES = {
         summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
         description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
       }),
-      response: { 200: readyView('ready'), 503: readyView('not ready (status not_ready): the same body') },
+      response: { 200: readyView('ready'), 503: readyView('not ready (status not_ready), or draining while the node drains before it stops: the same body') },
     },
   },
   metrics: {
