@@ -1,4 +1,4 @@
-// Calls (issue 15, docs/calls.md): create (idempotent), read, list (by the PBX's id), and the
+// Calls (docs/calls.md): create (idempotent), read, list (by the PBX's id), and the
 // transcript of all legs merged by time. Legs join through the create-session route (its body's
 // callId and speaker); this plugin reads them. Another account's call reads as missing.
 import type { FastifyPluginAsync } from 'fastify';
