@@ -135,7 +135,7 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
   // Deepgram's live socket drives a native session: served with or without batch.
   Object.assign((paths['/v1/listen'] ??= {}), { get: deepgramLiveOperation() });
   if (!tags.includes('Deepgram-compatible')) tags.push('Deepgram-compatible');
-  // So does OpenAI's Realtime transcription socket.
+  // So is OpenAI's Realtime transcription socket.
   Object.assign((paths['/v1/realtime'] ??= {}), { get: openAiRealtimeOperation() });
   if (!tags.includes('OpenAI-compatible')) tags.push('OpenAI-compatible');
   return {
