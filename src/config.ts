@@ -1,4 +1,5 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
+import fs from 'node:fs';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -126,6 +127,14 @@ export interface ServiceConfig {
   /** How callback host names are resolved (default: the system resolver). A seam for tests
    * that script DNS answers; the answers are checked like any others. */
   callbackResolver: Resolver | undefined;
+  /** How browsers reach this server (`https://scribed.example`): the desk's login links point
+   * there and its Origin check accepts exactly it (docs/desk.md). Unset: only the address a
+   * browser connected to directly (a loopback or lab install); `accounts login-link` then
+   * wants --base-url. Stored as the origin. */
+  publicUrl: string | undefined;
+  /** The bearer token /metrics asks for (docs/operations.md, "Metrics"). Unset: /metrics
+   * answers only requests made to this process over loopback with no proxy header. */
+  metricsToken: string | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -208,7 +217,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
     callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
     callbackResolver: input.callbackResolver,
+    publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
+    metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
   };
+  if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16) throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
@@ -260,6 +272,32 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   }
   cfg.sharedStore = cfg.databaseUrl !== undefined;
   return Object.freeze(cfg);
+}
+
+/** `--public-url` as an origin (scheme, host, port); throws when it is not an http(s) URL
+ * of an origin alone (a path would be dropped silently otherwise). */
+export function publicOrigin(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(value.trim());
+  } catch {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https URL such as https://scribed.example, got ${value}`);
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https origin (scheme, host and port, no path), got ${value}`);
+  }
+  return u.origin;
+}
+
+/** The metrics token: SCRIBED_METRICS_TOKEN, or the first line of the file
+ * SCRIBED_METRICS_TOKEN_FILE / --metrics-token-file names (kept out of `ps` and the env). */
+export function metricsTokenFrom(token: string | undefined, file: string | undefined): string | undefined {
+  if (token !== undefined && token.trim() !== '') return token.trim();
+  if (file === undefined || file.trim() === '') return undefined;
+  const text = fs.readFileSync(file.trim(), 'utf8').split('\n')[0]!.trim();
+  if (text === '') throw new Error(`the metrics token file ${file} is empty`);
+  return text;
 }
 
 /** The store a configuration names (the server and the operator commands open the same). */

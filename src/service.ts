@@ -24,6 +24,7 @@ import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
+import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
@@ -82,6 +83,7 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
 async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() => Date) | undefined, releaseDataDir: () => void): Promise<Service> {
   const metrics = createMetrics();
   const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
+  installAnalyticsHooks(metrics);
 
   const shared = config.sharedStore;
   if (!shared) {
@@ -96,8 +98,9 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
-  // Admission by capacity (no more streams than the node recognizes in real time): without --max-decoders the pool is sized by what this
-  // node measures it can carry in real time (src/engine/calibration.ts).
+  // Admission by capacity (no more streams than the node recognizes in real time): without
+  // --max-decoders the pool is sized by what this node measures it can carry in real time
+  // (src/engine/calibration.ts).
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;
   if (maxDecoders < config.batchMaxDecoders) {
@@ -241,7 +244,8 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
-    // The one shutdown order (docs/architecture.md, "One owner"):
+    // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
+    // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
     //     are not picked up by a job (its running segment finishes meanwhile);
     //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;

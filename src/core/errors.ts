@@ -90,6 +90,7 @@ export const ERRORS = {
 
   // live rules (docs/rules.md)
   RULE_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many live rules as it may (50); delete one first' },
+  CATEGORY_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many post-call categories as it may (50); delete one first' },
   RULE_PATTERN_INVALID: { wire: -1, http: 422, summary: 'pattern is not a regular expression this server runs (RE2 syntax: no backreferences or lookaround)' },
   // the desk (docs/desk.md)
   DESK_REQUEST_REFUSED: { wire: -1, http: 403, summary: 'a desk request that changes state came from another origin or without the page\'s CSRF token' },

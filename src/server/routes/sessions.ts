@@ -7,7 +7,7 @@ import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
 import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
-import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
+import type { SessionRecord, TicketScope, TranscriptionStatus } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
@@ -123,8 +123,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
 }
 
 /** A browser ticket for one of the account's sessions (spec: "Create a browser ticket"); also
- * what the desk's watch-ticket route hands its page (routes/desk.ts). */
-export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string) {
+ * what the desk's watch-ticket route hands its page (routes/desk.ts), with `watch` scope and
+ * its desk session named, so the ticket opens only the watch socket and dies with the session. */
+export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string, grant: { scope: TicketScope; deskSessionId: string | null } = { scope: 'stream', deskSessionId: null }) {
   const record = await ctx.store.getSession(sessionId, accountId);
   if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
   if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
@@ -138,6 +139,8 @@ export async function issueTicket(ctx: AppContext, accountId: string, sessionId:
     secretHash: cred.secretHash,
     expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
     usedAt: null,
+    scope: grant.scope,
+    deskSessionId: grant.deskSessionId,
   });
   ctx.metrics.tickets.inc({ outcome: 'issued' });
   return {
