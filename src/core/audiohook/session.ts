@@ -77,6 +77,13 @@ export class AudiohookSession {
   /** A client text message: checked, sequenced, and turned into what to do. */
   text(text: string): TextOutcome {
     const message = parseClientMessage(text);
+    // After a `disconnect` for a message that broke the sequence, the client's `close` cannot
+    // follow the sequence either: it is taken as it comes, so the session ends with `closed`.
+    if (this.state === 'DISCONNECTING' && message.type === 'close' && message.id === this.id) {
+      this.clientseq = message.seq;
+      this.state = 'CLOSING';
+      return { message, action: { kind: 'close', reason: message.parameters.reason }, replies: [] };
+    }
     if (message.seq !== this.clientseq + 1) throw new AudiohookProtocolError('seq', `Invalid seq value ${message.seq}: expected ${this.clientseq + 1}`);
     if (message.serverseq > this.seq) throw new AudiohookProtocolError('serverseq', `Invalid serverseq value ${message.serverseq}: the server sent ${this.seq}`);
     if (message.id !== this.id) throw new AudiohookProtocolError('session_id', 'Session identifier mismatch (the message id is not the Audiohook-Session-Id of the upgrade)');

@@ -142,3 +142,14 @@ describe('AudioHook session protocol', () => {
     expect(session.text(client(c, 'close', { reason: 'error' })).action.kind).toBe('close');
   });
 });
+
+describe('after a disconnect for a broken sequence', () => {
+  it('the client\'s close is taken whatever its seq, and answered with closed', () => {
+    const { session, c } = opened();
+    c.seq += 3;
+    expect(reason(() => session.text(client(c, 'ping', {})))).toBe('seq');
+    session.disconnect('error', 'Invalid seq');
+    expect(session.text(client(c, 'close', { reason: 'disconnect' })).action).toEqual({ kind: 'close', reason: 'disconnect' });
+    expect(session.closed().type).toBe('closed');
+  });
+});
