@@ -24,6 +24,8 @@ const BOTH_STORES = [
   'test/server/facades/deepgram-live-multichannel.test.ts',
   // The desk's login links and sessions (docs/desk.md).
   'test/desk/desk-auth.test.ts',
+  // The desk's tickets are watch-only and end with its session, on every node.
+  'test/desk/desk-revocation.test.ts',
   'test/process/redaction-default-cli.test.ts',
 ];
 

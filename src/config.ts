@@ -1,6 +1,6 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
+import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { EngineKind } from './engine/types.js';
@@ -28,6 +28,9 @@ export interface ServiceConfig {
   dataDir: string;
   /** postgres://... : the store shared by every node (docs/scaling.md); absent: SQLite. */
   databaseUrl: string | undefined;
+  /** Derived once from databaseUrl: nodes share the store (PostgreSQL), so spools, recordings,
+   * server keys and job claims live in it; false: one node on its embedded SQLite store. */
+  sharedStore: boolean;
   /** PostgreSQL pool per process: connections, wait for one, statement bound. */
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
@@ -118,6 +121,14 @@ export interface ServiceConfig {
    * JSON file SCRIBED_AUDIOHOOK_SECRETS_FILE names: an organization listed must sign its
    * upgrades. Default none. */
   audiohookClientSecrets: ReadonlyMap<string, string>;
+  /** How browsers reach this server (`https://scribed.example`): the desk's login links point
+   * there and its Origin check accepts exactly it (docs/desk.md). Unset: only the address a
+   * browser connected to directly (a loopback or lab install); `accounts login-link` then
+   * wants --base-url. Stored as the origin. */
+  publicUrl: string | undefined;
+  /** The bearer token /metrics asks for (docs/operations.md, "Metrics"). Unset: /metrics
+   * answers only requests made to this process over loopback with no proxy header. */
+  metricsToken: string | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -161,6 +172,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
     dataDir: path.resolve(input.dataDir ?? envStr('SCRIBED_DATA_DIR') ?? './data'),
     databaseUrl: input.databaseUrl ?? envStr('SCRIBED_DATABASE_URL'),
+    sharedStore: false,
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
     databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
@@ -207,7 +219,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
     callbackResolver: input.callbackResolver,
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
+    publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
+    metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
   };
+  if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16) throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
@@ -255,7 +270,34 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   } catch (err) {
     throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS: ${(err as Error).message}`);
   }
+  cfg.sharedStore = cfg.databaseUrl !== undefined;
   return Object.freeze(cfg);
+}
+
+/** `--public-url` as an origin (scheme, host, port); throws when it is not an http(s) URL
+ * of an origin alone (a path would be dropped silently otherwise). */
+export function publicOrigin(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(value.trim());
+  } catch {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https URL such as https://scribed.example, got ${value}`);
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https origin (scheme, host and port, no path), got ${value}`);
+  }
+  return u.origin;
+}
+
+/** The metrics token: SCRIBED_METRICS_TOKEN, or the first line of the file
+ * SCRIBED_METRICS_TOKEN_FILE / --metrics-token-file names (kept out of `ps` and the env). */
+export function metricsTokenFrom(token: string | undefined, file: string | undefined): string | undefined {
+  if (token !== undefined && token.trim() !== '') return token.trim();
+  if (file === undefined || file.trim() === '') return undefined;
+  const text = fs.readFileSync(file.trim(), 'utf8').split('\n')[0]!.trim();
+  if (text === '') throw new Error(`the metrics token file ${file} is empty`);
+  return text;
 }
 
 /** The store a configuration names (the server and the operator commands open the same). */
@@ -278,4 +320,30 @@ export function describeStore(cfg: Readonly<ServiceConfig>): string {
   } catch {
     return 'postgres (unparsable URL)';
   }
+}
+
+// ------------------------------------------------------------------ the other commands
+// What the commands besides `serve` read from the environment: read here too, so that no
+// module of src/ but this one (and the engine's own src/engine/environment.ts) reads
+// process.env (eslint.config.js). Each returns undefined when the variable is unset or empty.
+
+/** SCRIBED_LOG_LEVEL for the client commands (stream, rtp, gateway). */
+export function logLevelFromEnv(): string | undefined {
+  return envStr('SCRIBED_LOG_LEVEL');
+}
+
+/** SCRIBED_ACCESS_KEY: the client commands' access key when no --access-key-file is given. */
+export function accessKeyFromEnv(): string | undefined {
+  return envStr('SCRIBED_ACCESS_KEY');
+}
+
+/** SCRIBED_GATEWAY_TOKEN: the secret PBXs present to `scribed gateway`, when no file is given. */
+export function gatewayTokenFromEnv(): string | undefined {
+  return envStr('SCRIBED_GATEWAY_TOKEN');
+}
+
+/** SCRIBED_MODELS_DIR: where `scribed models` keeps installed models. */
+export function modelsDirFromEnv(): string | undefined {
+  const v = envStr('SCRIBED_MODELS_DIR');
+  return v === undefined || v.trim() === '' ? undefined : v;
 }

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { CommandModule } from 'yargs';
 import { createService } from '../service.js';
 import type { EngineKind } from '../engine/types.js';
-import { describeStore, loadConfig, type ConfigInput } from '../config.js';
+import { describeStore, loadConfig, metricsTokenFrom, type ConfigInput } from '../config.js';
 import { splitCidrList } from '../core/outbound-policy.js';
 import { storeConfigInput, withStoreOptions, type StoreArgs } from './store-options.js';
 
@@ -16,6 +16,8 @@ interface ServeArgs extends StoreArgs {
   'max-decoders'?: number;
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
+  'public-url'?: string;
+  'metrics-token-file'?: string;
   'max-connections'?: number;
   'max-streams-per-account'?: number;
   'max-deferred-seconds'?: number;
@@ -71,6 +73,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         array: true,
         describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
+      .option('public-url', { type: 'string', describe: "how browsers reach this server, e.g. https://scribed.example: the desk's login links and Origin check use it (docs/desk.md) [env SCRIBED_PUBLIC_URL, default: only the address a browser connects to directly]" })
+      .option('metrics-token-file', { type: 'string', describe: 'a file whose first line is the bearer token /metrics asks for (docs/operations.md) [env SCRIBED_METRICS_TOKEN or SCRIBED_METRICS_TOKEN_FILE, default: /metrics answers loopback requests only]' })
       // Connection bounds: docs/api.md, "Connections and timeouts".
       .option('max-streams-per-account', { type: 'number', describe: 'cap on the live sockets one account may hold on this node at once, 0 for no cap [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: no cap, accounts share the recognizers fairly and sockets beyond them are deferred]' })
       .option('max-deferred-seconds', { type: 'number', describe: 'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]' })
@@ -90,6 +94,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDecoders: args['max-decoders'],
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+      publicUrl: args['public-url'],
+      metricsToken: metricsTokenFrom(undefined, args['metrics-token-file']),
       maxConnections: args['max-connections'],
       maxStreamsPerAccount: args['max-streams-per-account'],
       maxDeferredSeconds: args['max-deferred-seconds'],

@@ -2,6 +2,7 @@
 // SessionStreamer; finals go to stdout (partials with --partials) and, with --out, to
 // `<sessionId>.jsonl` / `<sessionId>.txt`. Messages to the user are plain lines on stderr; the
 // log goes there too, as JSON off a terminal and readable in one (stream-log.ts). docs/ingest.md.
+import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CommandModule } from 'yargs';
@@ -11,23 +12,26 @@ import { FirstSecondsCheck, type Implausibility } from '../core/audio/sniff.js';
 import { SessionStreamer, type FinalSegment, type PartialSegment } from '../client/session-streamer.js';
 import { ClientMetrics, serveMetrics } from '../client/metrics.js';
 import { TranscriptFiles } from '../client/transcript-files.js';
-import { openInput } from '../client/inputs.js';
+import { RAW_EXTENSIONS, openInput } from '../client/inputs.js';
 import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
 import { creditRetryMs, giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
 import { streamLog } from '../client/stream-log.js';
+import { accessKeyFromEnv, logLevelFromEnv } from '../config.js';
 import { fileTitle } from '../client/file-title.js';
 import { judgeFirstSeconds } from '../client/encoding-check.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
 import { DEFAULT_CHANNEL_SPEAKERS, parseChannelSpeakersFlag } from '../core/channels.js';
 import { ACCEPTED_FORMATS } from '../batch/audio.js';
 import { runFfprobe } from '../media/probe.js';
+import { chooseFileEncoding } from '../core/audio/file-encoding.js';
 import { startCall, streamCall, type CallLegs, type StreamCallOptions } from './stream-call.js';
 
 interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   url: string;
   input: string;
-  encoding: string;
+  encoding?: string;
+  'force-encoding'?: boolean;
   title?: string;
   out?: string;
   realtime?: boolean;
@@ -40,13 +44,39 @@ interface StreamArgs extends SessionOptionArgs, GiveUpArgs {
   recorder?: string;
   device?: string;
   'log-level'?: string;
-  channels: number;
+  channels?: number;
   'channel-speakers'?: string;
   'ignore-encoding-check'?: boolean;
 }
 
 function clock(ms: number): string {
   return formatTimestamp(BigInt(Math.max(0, Math.round(ms))), '.');
+}
+
+/** The session encoding and channels: from the flags for stdin, the microphone and raw files
+ * (no header to read: --encoding is required); for other files from their header, an
+ * --encoding that would upsample the file refused unless --force-encoding (core/audio/file-encoding.ts). */
+async function chooseEncoding(args: StreamArgs): Promise<{ encoding: InputEncodingName; channels: 1 | 2; fileChannels: number } | { refuse: string }> {
+  const requested = args.encoding as InputEncodingName | undefined;
+  const channelsFlag = args.channels === undefined ? undefined : args.channels === 2 ? 2 : 1;
+  const device = args.input === '-' || args.input === 'mic';
+  if (!device && !fs.existsSync(args.input)) return { refuse: `input file not found: ${args.input}` };
+  const headerless = device || RAW_EXTENSIONS.includes(path.extname(args.input).toLowerCase());
+  if (headerless) {
+    if (requested === undefined) return { refuse: `--encoding is required for ${args.input === '-' ? 'stdin' : args.input === 'mic' ? 'the microphone' : `${args.input} (raw audio has no header to read it from)`}: run \`scribed stream --help\` for the encodings` };
+    return { encoding: requested, channels: channelsFlag ?? 1, fileChannels: 1 };
+  }
+  const probed = await runFfprobe(path.resolve(args.input), ACCEPTED_FORMATS, 15_000).catch(() => null);
+  const stream = probed?.streams?.find((s) => s.codec_type === 'audio');
+  const sampleRateHz = Number(stream?.sample_rate);
+  // Not probed (ffmpeg decodes it, or fails later with its own message): the flags as given.
+  if (!stream || !Number.isFinite(sampleRateHz) || sampleRateHz <= 0) {
+    if (requested === undefined) return { refuse: `could not read the sample rate of ${args.input}: give --encoding` };
+    return { encoding: requested, channels: channelsFlag ?? 1, fileChannels: 1 };
+  }
+  const file = { sampleRateHz, channels: stream.channels ?? 1, codec: stream.codec_name ?? '' };
+  const choice = chooseFileEncoding(args.input, file, requested, channelsFlag, args['force-encoding'] === true);
+  return 'refuse' in choice ? choice : { ...choice, fileChannels: file.channels };
 }
 
 export const streamCommand: CommandModule<object, StreamArgs> = {
@@ -56,7 +86,8 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     withGiveUpFlags(withSessionOptionFlags(y), { session: 'the session', stop: 'flushing and closing' })
       .option('url', { type: 'string', demandOption: true, describe: 'server base URL, http(s)://host:port' })
       .option('input', { type: 'string', demandOption: true, describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'" })
-      .option('encoding', { type: 'string', demandOption: true, choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it)' })
+      .option('encoding', { type: 'string', choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it) [files: read from the file; stdin, mic and raw files: required]' })
+      .option('force-encoding', { type: 'boolean', describe: 'stream a file in --encoding even when that upsamples it (refused by default, exit 2: upsampled telephone audio is heard as nonsense)' })
       .option('title', { type: 'string', describe: 'History title of the session' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt' })
       .option('realtime', { type: 'boolean', describe: 'pace file input at real time (default: as fast as the server acknowledges)' })
@@ -69,18 +100,22 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' })
-      .option('channels', { type: 'number', choices: [1, 2], default: 1, describe: '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call' })
+      .option('channels', { type: 'number', choices: [1, 2], describe: '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call [default 1; a file without --encoding: its own channels]' })
       .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' })
       .option('ignore-encoding-check', { type: 'boolean', describe: 'stream a file or stdin whose first seconds look like another encoding than --encoding (refused by default, exit 2)' }),
   handler: async (args) => {
-    const out = streamLog({ level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL, service: 'scribed-stream', prefix: 'scribed stream' });
+    const out = streamLog({ level: args['log-level'] ?? logLevelFromEnv(), service: 'scribed-stream', prefix: 'scribed stream' });
     const logger = out.logger;
-    const encoding = args.encoding as InputEncodingName;
+    const chosen = await chooseEncoding(args);
+    if ('refuse' in chosen) {
+      process.stderr.write(`${chosen.refuse}\n`);
+      process.exit(2);
+    }
+    const { encoding, channels, fileChannels } = chosen;
     const rate = INPUT_ENCODINGS[encoding].sampleRateHz;
     const bps = INPUT_ENCODINGS[encoding].bytesPerSample;
     let accessKey: string;
     let bounds: ReturnType<typeof giveUpOptions>;
-    const channels = args.channels === 2 ? 2 : 1;
     let speakers = [...DEFAULT_CHANNEL_SPEAKERS];
     try {
       if (args['channel-speakers'] !== undefined) {
@@ -90,7 +125,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       if (channels === 2 && bps !== 2) throw new Error(`--channels 2 takes 16-bit PCM (a pcm_s16le_* --encoding), not ${encoding}`);
       if (channels === 2 && args.input === 'mic') throw new Error('--channels 2 reads stdin or a file, not the microphone');
       bounds = giveUpOptions(args);
-      accessKey = readAccessKey(args['access-key-file']);
+      accessKey = readAccessKey(args['access-key-file'], { SCRIBED_ACCESS_KEY: accessKeyFromEnv() });
     } catch (err) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);
@@ -106,8 +141,6 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     // A stereo file streamed as one channel is mixed down: two parties talking over each other
     // come out as neither's words. Said once, before streaming (docs/ingest.md).
     if (channels === 1 && input.kind === 'ffmpeg') {
-      const probed = await runFfprobe(path.resolve(args.input), ACCEPTED_FORMATS, 15_000).catch(() => null);
-      const fileChannels = probed?.streams?.find((s) => s.codec_type === 'audio')?.channels ?? 1;
       if (fileChannels >= 2) {
         out.tell('warn', `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`, { channels: fileChannels });
       }

@@ -21,6 +21,15 @@ export interface AudioFrameInput {
   payload: Uint8Array;
 }
 
+/** Audio as every adapter hands it to a session (LiveSession.audio): the samples of the
+ * session's input encoding from `sampleOffset` of the client's `epoch`. The native socket reads
+ * it out of a binary frame (decodeAudioFrame); other adapters number their audio themselves. */
+export interface AudioInput {
+  epoch: number;
+  sampleOffset: number;
+  payload: Uint8Array;
+}
+
 export interface AudioFrame {
   epoch: number;
   sampleOffset: number;
@@ -72,7 +81,19 @@ export function decodeAudioFrame(buf: Uint8Array, encoding: InputEncodingName, m
   if (offset >= MAX_SAMPLE_OFFSET_EXCLUSIVE) {
     throw new ScribedError('MALFORMED_FRAME', `sampleOffset ${offset} is not below 2^53`);
   }
-  const payloadBytes = buf.byteLength - AUDIO_HEADER_BYTES;
+  return {
+    epoch,
+    sampleOffset: Number(offset),
+    payload: buf.subarray(AUDIO_HEADER_BYTES),
+    samples: payloadSamples(buf.byteLength - AUDIO_HEADER_BYTES, encoding, maxPayloadBytes),
+  };
+}
+
+/** The samples in an audio payload of `payloadBytes` for the session's encoding, or the
+ * reason it cannot be taken. The native frame's payload is checked with it at the socket's
+ * edge, and every adapter's audio again by the session (session/frame-intake.ts), so a
+ * payload from any adapter holds whole samples within the limit. */
+export function payloadSamples(payloadBytes: number, encoding: InputEncodingName, maxPayloadBytes: number): number {
   if (payloadBytes === 0) throw new ScribedError('MALFORMED_FRAME', 'audio frame has an empty payload');
   if (payloadBytes > maxPayloadBytes) {
     throw new ScribedError('FRAME_TOO_LARGE', `payload is ${payloadBytes} bytes; the limit is ${maxPayloadBytes}`);
@@ -84,12 +105,7 @@ export function decodeAudioFrame(buf: Uint8Array, encoding: InputEncodingName, m
       `payload is ${payloadBytes} bytes, not a whole number of ${bytesPerSample}-byte samples for ${encoding}`,
     );
   }
-  return {
-    epoch,
-    sampleOffset: Number(offset),
-    payload: buf.subarray(AUDIO_HEADER_BYTES),
-    samples: payloadBytes / bytesPerSample,
-  };
+  return payloadBytes / bytesPerSample;
 }
 
 // ------------------------------------------------------------------ control messages

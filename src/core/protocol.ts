@@ -21,6 +21,9 @@ export const CLOSE_CODES = {
   /** A watcher that did not read its events fast enough was let go (docs/protocol.md,
    * "Watching a session"). */
   watcherTooSlow: 4002,
+  /** A watch socket a desk session opened, closed because that session ended (logout,
+   * expiry, `accounts desk-logout` or `revoke-key`): docs/desk.md. */
+  deskSessionEnded: 4003,
 } as const;
 
 /** A segment's id: `seg_<index>`, the index counting from 0 per session. */

@@ -1,9 +1,10 @@
-// Frame intake: a binary frame is decoded, placed against the capture cursor (duplicates
+// Frame intake: audio from any adapter (AudioInput: the native socket decodes its binary frames
+// at its edge) is checked, placed against the capture cursor (duplicates
 // dropped, a gap filled with silence), paid for, appended to the spool, and acknowledged once
 // the spool has it durably; then it is left to the recognition feed. Nothing here waits for
 // recognition, in either commit mode (recognition-feed.ts).
 import { ScribedError } from '../core/errors.js';
-import { decodeAudioFrame } from '../core/frame.js';
+import { payloadSamples, type AudioInput } from '../core/frame.js';
 import { decodePcm16Into } from '../core/audio/encodings.js';
 import { placeFrame } from '../core/capture-cursor.js';
 import { chargeNeeded } from '../core/billing.js';
@@ -39,17 +40,23 @@ export class FrameIntake {
     private readonly failures: IntakeFailures,
   ) {}
 
-  async take(data: Uint8Array): Promise<void> {
+  /** The session takes audio only while recording and not closing: what a frame on a closed
+   * session is told first, whatever else is wrong with it. */
+  checkOpen(): void {
+    if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
+  }
+
+  async take(frame: AudioInput): Promise<void> {
     const ctx = this.ctx;
     const m = ctx.metrics;
-    if (ctx.state !== 'RECORDING' || ctx.closing) throw new ScribedError('SESSION_CLOSED');
-    const frame = decodeAudioFrame(data, ctx.encoding.name, ctx.deps.maxFramePayloadBytes);
+    this.checkOpen();
+    const samplesIn = payloadSamples(frame.payload.byteLength, ctx.encoding.name, ctx.deps.maxFramePayloadBytes);
     m.audioBytes.inc({ encoding: ctx.encoding.name }, frame.payload.byteLength);
     if (!ctx.accepting) throw new ScribedError('NOT_ACCEPTING', 'the session is not accepting audio; wait for an accepting event');
 
     if (!this.deferral.active && this.feed.behind(MAX_LIVE_FEED_SECONDS)) await this.feed.whenBelow(MAX_LIVE_FEED_SECONDS);
     const maxGap = Math.round(ctx.deps.maxGapSeconds * ctx.rate);
-    const placed = placeFrame(ctx.cursor, { epoch: frame.epoch, sampleOffset: frame.sampleOffset, samples: frame.samples }, maxGap);
+    const placed = placeFrame(ctx.cursor, { epoch: frame.epoch, sampleOffset: frame.sampleOffset, samples: samplesIn }, maxGap);
     if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);
     const added = placed.gapSamples + placed.acceptCount;
     if (added === 0) {

@@ -1,23 +1,12 @@
 // A live real-time session: the coordinator of one session's parts (session-context.ts lists
-// what they share). It owns the session's one promise queue, so frames, control messages,
-// resume and shutdown never interleave, and its state: the state machine of
-// src/core/session-state.ts decides each transition and the effects it calls for, and this
-// class carries out exactly those effects (session-effects.ts). The parts:
-//   frame-intake.ts     decode, place, bill, spool, ack (never waits for recognition)
-//   recognition-feed.ts stored audio, commits and a deferred close, fed to the recognizer in order
-//   recognition.ts      segmentation actions, partials, the open segment
-//   finals.ts           finals decoded, persisted, then sent, in order
-//   deferral.ts         recognition deferred while every recognizer is busy; catching up
-//   recognizer-yield.ts a recognizer given back between segments for fair share (preemption)
-//   decoder-hold.ts     the decoder, and its hold while the session is paused
-//   replay.ts           stored audio no decoder decoded (restart, lost recognizer)
-//   fenced-writes.ts    store writes through the session's fence (SESSION_MOVED)
-//   session-events.ts   events to the socket and the watchers
-//   session-effects.ts  the state machine's effects carried out; the paused decoder's hold
-//   lost-recognizer.ts, departure.ts, epochs.ts, session-view.ts: a lost decoder, leaving
-//   this node, resume's epoch, what callers read
+// what they share; docs/architecture.md, "The live session's modules", what each part does).
+// It owns the session's one promise queue, so commands, resume and shutdown never interleave,
+// and its state: the state machine of src/core/session-state.ts decides each transition and
+// the effects it calls for, and this class carries out exactly those (session-effects.ts).
+// Adapters drive it through typed commands (audio, commit, close, ping, keepAlive), the wire
+// decoded at their edge (session-driver.ts).
 import { ScribedError, toScribedError } from '../core/errors.js';
-import { parseControlMessage } from '../core/frame.js';
+import type { AudioInput } from '../core/frame.js';
 import { transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
 import { sessionNotices } from '../core/session-notices.js';
 import type { BacklogItem } from '../core/recognition-backlog.js';
@@ -41,6 +30,7 @@ import { loseRecognizer } from './lost-recognizer.js';
 import { Departure } from './departure.js';
 import { checkResume } from './epochs.js';
 import { SessionEffects } from './session-effects.js';
+import { recognizerRoom, recognizersFree } from './recognizer-room.js';
 
 export type { LiveSessionDeps, SessionSocket } from './session-context.js';
 
@@ -294,35 +284,57 @@ export class LiveSession extends SessionView implements DeferredSession {
     return ctx.stream === stream;
   }
 
-  // ---------------------------------------------------------------- frames and control messages
+  // ---------------------------------------------------------------- commands
+  // What every adapter drives a session with (session-driver.ts; docs/architecture.md,
+  // "Driving a session from an adapter"): typed, the wire decoded at the adapter's edge. Each
+  // runs on the session's queue and only while `sink` is the attached socket (commands that
+  // raced a failed attach, a resume or a close are dropped); a refusal goes to that socket as
+  // an `error` event, in order, and the promise resolves either way.
 
-  // Frames are only acted on while their socket is the attached one: frames that raced a
-  // failed attach, a resume or a close are dropped.
-  onBinary(socket: SessionSocket, data: Uint8Array): Promise<void> {
-    return this.run(async () => {
-      if (this.ctx.socket === socket) await this.intake.take(data);
-    }).catch((err) => this.events.emitError(err));
+  /** Audio in the session's input encoding, numbered by the client's epoch and offset. */
+  audio(sink: SessionSocket, frame: AudioInput): Promise<void> {
+    return this.command(sink, () => this.intake.take(frame));
   }
 
-  onText(socket: SessionSocket, text: string): Promise<void> {
+  /** End the open segment once the audio before it is recognized; `committed` carries today's
+   * cursor. The final and `committed` follow when the segment is decoded; audio sent after the
+   * commit is taken meanwhile. */
+  commit(sink: SessionSocket): Promise<void> {
+    return this.command(sink, async () => {
+      if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
+      this.feed.push({ kind: 'commit', capturedSamples: this.ctx.cursor.capturedSamples.toString() });
+    });
+  }
+
+  /** The client's close (see requestClose). */
+  close(sink: SessionSocket): Promise<void> {
+    return this.command(sink, () => this.requestClose());
+  }
+
+  /** Answered with `pong` (and its id), in order with the session's other events. */
+  ping(sink: SessionSocket, id?: string): Promise<void> {
+    return this.command(sink, async () => this.events.emit(serverEvent.pong(id === undefined ? {} : { id })));
+  }
+
+  /** The client is still there and has nothing to say (Deepgram's KeepAlive): nothing to do,
+   * a session with a socket attached never idles out. */
+  keepAlive(sink: SessionSocket): Promise<void> {
+    return this.command(sink, async () => undefined);
+  }
+
+  /** A message the adapter could not read, reported as the session reports a refused command,
+   * in order: malformed `audio` on a session that takes none is told SESSION_CLOSED first,
+   * as the audio itself would be; a malformed `control` message is told what is wrong. */
+  refuse(sink: SessionSocket, err: unknown, kind: 'audio' | 'control'): Promise<void> {
+    return this.command(sink, async () => {
+      if (kind === 'audio') this.intake.checkOpen();
+      throw err;
+    });
+  }
+
+  private command(sink: SessionSocket, fn: () => Promise<void>): Promise<void> {
     return this.run(async () => {
-      if (this.ctx.socket !== socket) return;
-      const msg = parseControlMessage(text);
-      switch (msg.type) {
-        case 'ping':
-          this.events.emit(serverEvent.pong(msg.id === undefined ? {} : { id: msg.id }));
-          return;
-        case 'commit':
-          if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
-          // After the audio before it is recognized; `committed` carries today's cursor. The
-          // final and `committed` follow when the segment is decoded; frames sent after the
-          // commit are taken meanwhile.
-          this.feed.push({ kind: 'commit', capturedSamples: this.ctx.cursor.capturedSamples.toString() });
-          return;
-        case 'close':
-          await this.requestClose();
-          return;
-      }
+      if (this.ctx.socket === sink) await fn();
     }).catch((err) => this.events.emitError(err));
   }
 
@@ -437,10 +449,10 @@ export class LiveSession extends SessionView implements DeferredSession {
     });
   }
 
-  /** The engine has a decoder no stream uses now (an engine that does not say: assumed). */
+  /** A decoder no stream uses now (not one a paused session holds: taking that back is for
+   * a socket's attach). */
   private decoderFree(): boolean {
-    const capacity = this.ctx.deps.engine.capacity?.();
-    return !capacity || capacity.busy < capacity.decoders;
+    return recognizersFree(recognizerRoom(this.ctx.deps.engine, []), 1);
   }
 
   /** The restored session's decoder loads beside the queue (a model load can take seconds):

@@ -17,6 +17,7 @@ import { LiveSession, type LiveSessionDeps } from './live-session.js';
 import type { SpoolRecord } from './audio-spool.js';
 import { restoreSpooledAudio } from './spool-recovery.js';
 import type { RecognizerQueue, RecognizerUsage } from './recognizer-queue.js';
+import { recognizerRoom, recognizersFree, type RecognizerRoom } from './recognizer-room.js';
 
 export interface RegistryOptions {
   node: string;
@@ -236,6 +237,18 @@ export class SessionRegistry {
     if (!fence) return;
     await this.store.releaseSession(fence);
     await session.movedOn('claim released: no socket attached');
+  }
+
+  /** This node's recognizers now (recognizer-room.ts); null when the engine cannot tell. */
+  room(): RecognizerRoom | null {
+    return recognizerRoom(this.deps.engine, this.live.values());
+  }
+
+  /** Whether `n` more sockets could be served now: recognizers free (or held by paused
+   * sessions), else room to defer their recognition. */
+  hasRoomFor(n: number): boolean {
+    if (n <= 0 || recognizersFree(this.room(), n)) return true;
+    return this.deferral?.budget.hasRoom() ?? false;
   }
 
   /** The session this node serves now, if any (no claim, no load). */

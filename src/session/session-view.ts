@@ -21,6 +21,10 @@ export class SessionView {
   get encoding(): InputEncoding {
     return this.ctx.encoding;
   }
+  /** The largest audio payload the session takes in one command. */
+  get maxFramePayloadBytes(): number {
+    return this.ctx.deps.maxFramePayloadBytes;
+  }
   get options(): Record<string, unknown> {
     return this.ctx.options;
   }

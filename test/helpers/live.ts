@@ -15,7 +15,9 @@ import { openStore } from '../../src/store/index.js';
 import { AudioSpoolDir } from '../../src/session/audio-spool.js';
 import { DatabaseSpools } from '../../src/session/database-spool.js';
 import { storeSettingsFor, testStore, type TestService } from './service.js';
-import type { LiveSessionDeps } from '../../src/session/live-session.js';
+import type { LiveSession, LiveSessionDeps, SessionSocket } from '../../src/session/live-session.js';
+import { SessionDriver } from '../../src/session/session-driver.js';
+import { nativeBinary, nativeText } from '../../src/server/ws/native-wire.js';
 import { SessionRegistry } from '../../src/session/registry.js';
 
 export const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
@@ -113,6 +115,16 @@ export function audioFrame(epoch: number, sampleOffset: number, samples: Int16Ar
   return encodeAudioFrame({ epoch, sampleOffset, payload: pcmBytes(samples) });
 }
 
+/** The session as the native stream socket drives it: wire messages (a binary frame, a control
+ * object's text) read at the socket's edge (src/server/ws/native-wire.ts) into the session's
+ * typed commands, so these tests send what a client sends and meet the same refusals. */
+function onTheWire(session: LiveSession) {
+  return Object.assign(session, {
+    onBinary: (sink: SessionSocket, bytes: Uint8Array) => nativeBinary(new SessionDriver(session, sink), bytes),
+    onText: (sink: SessionSocket, text: string) => nativeText(new SessionDriver(session, sink), text),
+  });
+}
+
 /** A live session on a real SQLite store in a temp dir, its recognizer the fake engine,
  * with its file spool: everything the session modules use but the server. */
 export async function liveSession(engine: Engine, options: Record<string, unknown> = {}, deps: Partial<LiveSessionDeps> = {}) {
@@ -165,7 +177,7 @@ export async function liveSession(engine: Engine, options: Record<string, unknow
       },
     });
     if (created.kind === 'conflict') throw new Error('session conflict');
-    return (await registry.take(created.session.id, accountId))!;
+    return onTheWire((await registry.take(created.session.id, accountId))!);
   };
   const session = await newSession(options);
   return {

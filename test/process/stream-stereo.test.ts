@@ -113,6 +113,27 @@ describe('scribed stream --channels 2', () => {
     expect(merged.findIndex((l) => l.includes('] customer: '))).toBeGreaterThan(merged.findLastIndex((l) => l.includes('] agent: ')));
   }, 240_000);
 
+  it('an 8 kHz stereo call recording: --encoding pcm_s16le_16000 is refused by name before a session exists; without --encoding it streams as two 8 kHz legs heard right', async () => {
+    const call8k = path.join(dir, 'call-8k.wav');
+    execFileSync('sox', [files.stereo, '-r', '8000', call8k]);
+    const refused = await stream(['--input', call8k, '--encoding', 'pcm_s16le_16000', '--channels', '2']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is 8000 Hz audio: --encoding pcm_s16le_16000 (16000 Hz) would upsample it');
+    expect(refused.stderr).toContain('Run with --encoding pcm_s16le_8000');
+    expect(refused.stdout).toBe('');
+
+    const run = await stream(['--input', call8k]);
+    expect(run.code, run.stderr.slice(-1500)).toBe(0);
+    const done = finished(run);
+    expect(done.legs.map((l: Json) => l.speaker)).toEqual(['agent', 'customer']);
+    const samples = Math.round((agentClip.durationSec + customerClip.durationSec + 0.5) * 8000);
+    for (const leg of done.legs) expect(Math.abs(leg.capturedSamples - samples)).toBeLessThanOrEqual(8);
+    const session = JSON.parse((await get(`/stt/realtime/sessions/${done.legs[0].sessionId}`)).text).data;
+    expect(session.effectiveOptions.inputEncoding).toBe('pcm_s16le_8000');
+    expect((await sessionWords(done.legs[0].transcriptionId)).join(' ')).toContain('dashwood');
+    expect((await sessionWords(done.legs[1].transcriptionId)).join(' ')).toContain('amiable');
+  }, 240_000);
+
   it('warns when a stereo file is streamed without --channels 2', async () => {
     const run = await stream(['--input', files.stereo, '--encoding', 'pcm_s16le_16000']);
     expect(run.code).toBe(0);

@@ -68,12 +68,13 @@ async function openedCall(conversationId: string): Promise<any> {
 }
 
 async function waitForStatus(callId: string, status: string): Promise<any> {
+  let call: any;
   for (let i = 0; i < 200; i++) {
-    const call = (await native(`${API}/stt/calls/${callId}`)).data;
+    call = (await native(`${API}/stt/calls/${callId}`)).data;
     if (call.status === status) return call;
     await sleep(50);
   }
-  throw new Error(`call ${callId} never ${status}`);
+  throw new Error(`call ${callId} never ${status}: ${JSON.stringify(call)}`);
 }
 
 describe('AudioHook v2 on /audiohook/v2', () => {

@@ -1,4 +1,4 @@
-// The documented request rules are the ones the server applies (issue 18): against the real app
+// The documented request rules are the ones the server applies: against the real app
 // (inject), instances generated from each documented JSON body and query schema of the served
 // document are never refused as invalid (and a 200 answer matches the documented response),
 // and each documented bound broken (one over maxLength or maxItems, one under minLength or

@@ -16,8 +16,8 @@ import { accountStreamLimit } from '../../core/account-streams.js';
 import { toScribedError } from '../../core/errors.js';
 import { samplesToMicros } from '../../core/audiohook/duration.js';
 import type { ServerEvent } from '../../core/protocol.js';
+import { Backpressure } from '../../session/session-driver.js';
 import { accountStreamsOf } from '../account-admission.js';
-import { nodeCapacity } from '../capacity.js';
 import type { AppContext } from '../context.js';
 import type { AudiohookMetrics } from './metrics.js';
 import { NativeConversation, NativeLeg } from './native-legs.js';
@@ -25,8 +25,6 @@ import type { AudiohookRegistry, RegisteredConnection } from './registry.js';
 
 /** Speakers of the channels: Genesys' `external` is the customer, `internal` the agent. */
 export const CHANNEL_SPEAKERS: Record<MediaChannel, string> = { external: 'customer', internal: 'agent' };
-const QUEUE_HIGH = 64;
-const QUEUE_LOW = 16;
 /** Audio held while a continued session's legs are being taken (the old connection may still
  * be letting them go): 30 s of stereo. Past it the connection is refused. */
 const MAX_PENDING_BYTES = 30 * AUDIO_RATE * 2;
@@ -53,7 +51,7 @@ export class AudiohookConnection implements RegisteredConnection {
   private language: string | null = null;
   private closeReason: string | null = null;
   private graceTimer: NodeJS.Timeout | undefined;
-  private queued = 0;
+  private readonly pressure: Backpressure;
   private readonly log: FastifyBaseLogger;
 
   constructor(
@@ -66,6 +64,7 @@ export class AudiohookConnection implements RegisteredConnection {
   ) {
     this.protocol = new AudiohookSession(info.sessionId);
     this.released = new Promise((resolve) => (this.release = resolve));
+    this.pressure = new Backpressure(socket);
     this.log = log.child({ audiohookSessionId: info.sessionId, correlationId: info.correlationId, organizationId: info.organizationId });
   }
 
@@ -112,7 +111,7 @@ export class AudiohookConnection implements RegisteredConnection {
   private act(action: SessionAction): void {
     switch (action.kind) {
       case 'open':
-        void this.open(action.open, action.media.channels).catch((err: unknown) => this.refuseOpen(err));
+        this.opening = this.open(action.open, action.media.channels).catch((err: unknown) => this.refuseOpen(err));
         return;
       case 'close':
         this.closeReason = action.reason;
@@ -179,23 +178,6 @@ export class AudiohookConnection implements RegisteredConnection {
     return true;
   }
 
-  private track = (work: Promise<void>): void => {
-    this.queued += 1;
-    if (this.queued >= QUEUE_HIGH && !this.socket.isPaused) this.socket.pause();
-    void work
-      .catch((err: unknown) => this.log.warn({ err }, 'a leg refused its audio'))
-      .finally(() => {
-        this.queued -= 1;
-        if (this.queued <= QUEUE_LOW && this.socket.isPaused) this.socket.resume();
-      });
-  };
-
-  private hasRoomFor(n: number): boolean {
-    const c = nodeCapacity(this.ctx);
-    if (c === null || c.decoders - c.busy + c.reclaimable >= n) return true;
-    return this.ctx.sessions.deferral?.budget.hasRoom() ?? false;
-  }
-
   private async open(open: OpenParameters, channels: readonly MediaChannel[]): Promise<void> {
     // The client's position at open: transcript offsets are on the AudioHook session's
     // position, the legs' own time less (their time at this open, less this position).
@@ -229,10 +211,10 @@ export class AudiohookConnection implements RegisteredConnection {
         await this.registry.releasedOf(continued, CONTINUE_WAIT_MS);
         opened = await conversation.continueFrom(spec, continued[continued.length - 1]!, speakers);
       } else {
-        if (!this.hasRoomFor(speakers.length)) throw new AudiohookProtocolError('state', `${speakers.length} recognizers are not free on this node now; try again later`);
+        if (!this.ctx.sessions.hasRoomFor(speakers.length)) throw new AudiohookProtocolError('state', `${speakers.length} recognizers are not free on this node now; try again later`);
         opened = await conversation.open(spec, speakers);
       }
-      const legs = opened.sessions.map((session, i) => new NativeLeg(session, speakers[i]!, this.observer(i), this.ctx.config.maxFramePayloadBytes, this.track));
+      const legs = opened.sessions.map((session, i) => new NativeLeg(session, speakers[i]!, this.observer(i), this.pressure));
       const attached = await Promise.allSettled(legs.map((l) => l.attach()));
       const refused = attached.find((a) => a.status === 'rejected');
       if (refused) {
@@ -287,20 +269,18 @@ export class AudiohookConnection implements RegisteredConnection {
   }
 
   private legsSettled: (() => void) | undefined;
+  /** The open in progress (a continued session's legs can take seconds to restore). */
+  private opening: Promise<void> | null = null;
 
   /** `close` from the client: `end` closes the legs (their last finals go out first), any
    * other reason lets them go paused, for a session that continues them; then `closed`. */
   private async close(reason: string): Promise<void> {
-    if (!this.legs && this.protocol.channels.length > 0) await Promise.race([new Promise((r) => setTimeout(r, 2000)), this.waitForLegs()]);
+    if (this.opening) await this.opening;
     await this.letGo(reason === 'end' || reason === 'disconnect');
     this.send([this.protocol.closed()]);
     this.log.info({ reason, audioSeconds: this.protocol.audioSamples / AUDIO_RATE }, 'AudioHook session closed');
     this.graceTimer = setTimeout(() => this.socket.close(1000, 'closed'), CLOSE_GRACE_MS);
     this.release();
-  }
-
-  private async waitForLegs(): Promise<void> {
-    while (!this.legs) await new Promise((r) => setTimeout(r, 20));
   }
 
   private letting: Promise<void> | null = null;

@@ -1,19 +1,18 @@
 // The one file where an AudioHook connection meets scribed's native real-time sessions (as
 // the Deepgram live facade's live-leg.ts does): a conversation's call and one session per
-// channel created as the native routes create them, a continued conversation's sessions
-// resumed and taken, and each leg driven through the native socket API (onBinary/onText/
-// attach/detach). Everything else in src/server/audiohook speaks AudioHook only, so moving
-// onto typed session commands changes this file alone.
+// channel created as every adapter creates them (server/live/open-live.ts), a continued
+// conversation's sessions resumed and taken, and each leg driven through the session's typed
+// commands (session/session-driver.ts). Everything else in src/server/audiohook speaks
+// AudioHook only.
 import { ScribedError } from '../../core/errors.js';
-import { encodeAudioFrame } from '../../core/frame.js';
 import { newId } from '../../core/ids.js';
 import { CLOSE_CODES, type ServerEvent } from '../../core/protocol.js';
-import { requestHash, validateCreateSession, withRedactionDefault } from '../../core/session-options.js';
-import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.js';
-import { callRequestHash, sessionRequestHashWithCall, type CallLink } from '../../core/calls.js';
+import { callRequestHash } from '../../core/calls.js';
 import { legTitle } from '../../core/channels.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
+import { SessionDriver, type Backpressure } from '../../session/session-driver.js';
 import type { AppContext } from '../context.js';
+import { createLiveSession } from '../live/open-live.js';
 
 /** What a leg's audio is: G.711 mu-law at 8 kHz, one byte a sample (AudioHook's PCMU). */
 const INPUT_ENCODING = 'mulaw_8000';
@@ -41,6 +40,7 @@ export interface LegObserver {
 
 export class NativeLeg {
   private readonly sink: SessionSocket;
+  private readonly driver: SessionDriver;
   ended = false;
   private accepting = true;
   private epoch: number;
@@ -51,12 +51,12 @@ export class NativeLeg {
     readonly session: LiveSession,
     readonly speaker: string,
     private readonly observer: LegObserver,
-    maxFramePayloadBytes: number,
-    private readonly track: (work: Promise<void>) => void,
+    pressure: Backpressure,
   ) {
     this.epoch = session.cursor.epoch;
     this.sampleOffset = session.cursor.epochReceived;
-    this.maxPayload = maxFramePayloadBytes - (maxFramePayloadBytes % BYTES_PER_SAMPLE);
+    const max = session.maxFramePayloadBytes;
+    this.maxPayload = max - (max % BYTES_PER_SAMPLE);
     this.sink = {
       send: (event) => {
         if (event.type === 'accepting') this.accepting = event.accepting;
@@ -65,6 +65,7 @@ export class NativeLeg {
       },
       close: (code, reason) => observer.released(this.ended && code === CLOSE_CODES.normal, code, reason),
     };
+    this.driver = new SessionDriver(session, this.sink, pressure);
   }
 
   get transcriptionId(): string {
@@ -82,7 +83,7 @@ export class NativeLeg {
     if (!this.accepting) return;
     for (let at = 0; at < bytes.length; at += this.maxPayload) {
       const payload = bytes.subarray(at, Math.min(bytes.length, at + this.maxPayload));
-      this.track(this.session.onBinary(this.sink, encodeAudioFrame({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload })));
+      void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
       this.sampleOffset += payload.length / BYTES_PER_SAMPLE;
     }
   }
@@ -96,7 +97,7 @@ export class NativeLeg {
   }
 
   close(): void {
-    this.track(this.session.onText(this.sink, '{"type":"close"}'));
+    void this.driver.close();
   }
 
   attach(): Promise<void> {
@@ -104,7 +105,7 @@ export class NativeLeg {
   }
 
   detach(): Promise<void> {
-    return this.session.detach(this.sink);
+    return this.driver.detach();
   }
 }
 
@@ -124,28 +125,9 @@ export class NativeConversation {
   }
 
   private async createSession(spec: ConversationSpec, callId: string, speaker: string): Promise<string> {
-    const ctx = this.ctx;
     const body = { title: legTitle(spec.title, speaker), options: { inputEncoding: INPUT_ENCODING, segmentCommitMode: 'vad' } };
-    const valid = applyRecognizerCapabilities(validateCreateSession(body), { languages: ctx.engine.info.languages, detectsLanguage: ctx.engine.info.detectsLanguage ?? false });
-    const call: CallLink = { callId, speaker };
-    const outcome = await ctx.store.createSession({
-      accountId: spec.accountId,
-      idempotencyKey: `audiohook:${spec.audiohookSessionId}:${speaker}`,
-      requestHash: sessionRequestHashWithCall(requestHash(body), call),
-      sampleRateHz: valid.effectiveOptions.sampleRateHz,
-      call,
-      session: {
-        id: newId('rts', ctx.now()),
-        accountId: spec.accountId,
-        transcriptionId: newId('stt', ctx.now()),
-        title: valid.title,
-        languageHint: valid.languageHint,
-        options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(spec.accountId))?.policies) as unknown as Record<string, unknown>,
-        createdAt: ctx.now().toISOString(),
-      },
-    });
+    const outcome = await createLiveSession(this.ctx, { accountId: spec.accountId, body, call: { callId, speaker }, idempotencyKey: `audiohook:${spec.audiohookSessionId}:${speaker}` });
     if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this AudioHook session id was used for another leg');
-    if (outcome.kind === 'created') ctx.metrics.sessionsCreated.inc();
     return outcome.session.id;
   }
 
@@ -180,6 +162,8 @@ export class NativeConversation {
       for (const speaker of speakers) {
         const leg = call?.legs.find((l) => l.speaker === speaker && l.sessionId !== null);
         const id = leg?.sessionId ?? (await this.createSession(spec, callId, speaker));
+        // A paused leg takes a socket after a resume (a new epoch: the node that served the
+        // old connection, if another, lets go).
         if (leg) await this.ctx.sessions.resume(id, spec.accountId, undefined);
         const session = await this.ctx.sessions.take(id, spec.accountId);
         if (!session) throw new ScribedError('NOT_FOUND', `session ${id} does not exist`);

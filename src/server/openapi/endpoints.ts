@@ -6,13 +6,10 @@
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
-import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
-import { RULE_ENDPOINTS } from './rules.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
-  ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
   BRIEF,
   CAPABILITIES_VIEW,
@@ -91,12 +88,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: 'This document, as this node serves it',
     description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
     response: { kind: 'raw', contentTypes: ['application/json'], schema: OPENAPI_VIEW, description: 'the OpenAPI 3.1 document' },
-    errors: [],
-  },
-  {
-    method: 'get', path: `${API}/account`, operationId: 'getAccount', tag: 'Account', auth: 'accessKey',
-    summary: "The caller's account and Characters balance",
-    response: envelope(ACCOUNT_VIEW, 'the account'),
     errors: [],
   },
 
@@ -369,13 +360,11 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
-  ...WEBHOOK_ENDPOINTS,
 
   // ---------------------------------------------------------------- search (openapi/search.ts)
   ...SEARCH_ENDPOINTS,
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
-  ...RULE_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
   // ---------------------------------------------------------------- recordings (openapi/recordings.ts)

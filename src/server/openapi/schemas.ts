@@ -161,8 +161,6 @@ export const TICKET_VIEW: JsonSchema = object(
   ['ticketId', 'sessionId', 'streamUrl', 'expiresInSeconds', 'ticket'],
 );
 
-export const ACCOUNT_VIEW: JsonSchema = object({ accountId: STRING, name: STRING, characters: DECIMAL }, ['accountId', 'name', 'characters']);
-
 // ---------------------------------------------------------------- History and batch
 
 export const TRANSCRIPTION_VIEW: JsonSchema = object(

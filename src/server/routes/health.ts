@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
+import { recognizersFree } from '../../session/recognizer-room.js';
 import { LIVE_SESSION_STATES, roundedSeconds } from '../../obs/metrics.js';
 
 /** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
@@ -10,7 +11,7 @@ const PROBE = { logLevel: 'warn' } as const;
 /** The readiness checks /readyz answers with and /metrics exports. */
 function readiness(ctx: AppContext) {
   const capacity = nodeCapacity(ctx);
-  const free = capacity === null || capacity.decoders - capacity.busy + capacity.reclaimable > 0;
+  const free = recognizersFree(capacity, 1);
   const store = ctx.store.isOpen();
   const engine = ctx.engine.ready();
   return { capacity, free, store, engine, ready: store && engine && free };

@@ -2,17 +2,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
-import { requestHash, validateCreateSession, withRedactionDefault } from '../../core/session-options.js';
-import { sessionRequestHashWithCall, splitSessionCallFields } from '../../core/calls.js';
-import { applyRecognizerCapabilities } from '../../core/recognizer-capabilities.js';
+import { splitSessionCallFields } from '../../core/calls.js';
 import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
-import { newId } from '../../core/ids.js';
 import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
-import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
+import type { SessionRecord, TicketScope, TranscriptionStatus } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
+import { createLiveSession } from '../live/open-live.js';
 
 
 export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
@@ -55,33 +53,11 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       // The call fields (docs/calls.md) are validated by the calls core; the rest as before.
       const { session: body, call } = splitSessionCallFields(req.body ?? {});
-      const valid = applyRecognizerCapabilities(validateCreateSession(body), {
-        languages: ctx.engine.info.languages,
-        detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
-      });
-      const now = ctx.now().toISOString();
-      const outcome = await ctx.store.createSession({
-        accountId,
-        idempotencyKey: key,
-        requestHash: sessionRequestHashWithCall(requestHash(body), call),
-        sampleRateHz: valid.effectiveOptions.sampleRateHz,
-        call,
-        session: {
-          id: newId('rts', ctx.now()),
-          accountId,
-          transcriptionId: newId('stt', ctx.now()),
-          title: valid.title,
-          languageHint: valid.languageHint,
-          // The account's default redact policies are added (docs/redaction.md).
-          options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(accountId))?.policies) as unknown as Record<string, unknown>,
-          createdAt: now,
-        },
-      });
+      const outcome = await createLiveSession(ctx, { accountId, body, call, idempotencyKey: key });
       if (outcome.kind === 'conflict') {
         throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, options, callId or speaker');
       }
       if (outcome.kind === 'created') {
-        ctx.metrics.sessionsCreated.inc();
         req.log.info({ sessionId: outcome.session.id }, 'session created');
       } else {
         void reply.header('idempotent-replayed', 'true');
@@ -144,8 +120,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
 }
 
 /** A browser ticket for one of the account's sessions (spec: "Create a browser ticket"); also
- * what the desk's watch-ticket route hands its page (routes/desk.ts). */
-export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string) {
+ * what the desk's watch-ticket route hands its page (routes/desk.ts), with `watch` scope and
+ * its desk session named, so the ticket opens only the watch socket and dies with the session. */
+export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string, grant: { scope: TicketScope; deskSessionId: string | null } = { scope: 'stream', deskSessionId: null }) {
   const record = await ctx.store.getSession(sessionId, accountId);
   if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
   if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
@@ -159,6 +136,8 @@ export async function issueTicket(ctx: AppContext, accountId: string, sessionId:
     secretHash: cred.secretHash,
     expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
     usedAt: null,
+    scope: grant.scope,
+    deskSessionId: grant.deskSessionId,
   });
   ctx.metrics.tickets.inc({ outcome: 'issued' });
   return {

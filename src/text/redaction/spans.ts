@@ -6,9 +6,12 @@
 // "hundred"/"thousand" (they add zeros: the digit count matters, not the value), and any token
 // holding a digit character (its digits). A run of such tokens is one number; the policies
 // then decide what in it is sensitive:
-// - pci: a window of the run whose digits are 13-19 long and pass the Luhn check is a card
-//   number; near a card (CARD_CONTEXT_WORDS either side) a run of 3-4 digits is its expiry
-//   (when it reads as MM YY, or follows a month name) or its security code.
+// - pci: a card number is a window of the run whose digits are 13-19 long and pass the Luhn
+//   check; failing that, a whole run of 13-19 digits (a recognizer mishears digits, and a
+//   misheard card fails Luhn); failing that, one misheard digit: two runs with one word between
+//   them, or a 12-digit run with one content word beside it, that make 13-19 counting that word
+//   as the lost digit (cardWithStandIn). Near a card (CARD_CONTEXT_WORDS either side) a run of
+//   3-4 digits is its expiry (when it reads as MM YY, or follows a month name) or its code.
 // - ssn: a run of exactly 9 digits.
 // - phone: 7 digits, 10, or 11 starting with 1, or a written number starting with "+" (8-15).
 // - email: written and spoken addresses, as entity detection reads them (src/text/entities.ts).
@@ -122,6 +125,54 @@ function cardWindow(units: readonly NumberUnit[]): [number, number] | null {
   return best;
 }
 
+/** Words that part two numbers or frame one ("extension", "and", "is"): never taken for a
+ * misheard digit, so a phone number and its extension stay two numbers. */
+const NOT_A_DIGIT = new Set([
+  'a', 'an', 'and', 'or', 'the', 'is', 'it', 'its', "it's", 'my', 'your', 'our', 'to', 'then', 'than', 'from', 'through', 'until',
+  'number', 'numbers', 'card', 'account', 'extension', 'ext', 'x', 'plus', 'minus', 'dash', 'hyphen', 'point', 'dot', 'comma',
+  'dollars', 'dollar', 'cents', 'percent', 'pounds', 'euros', 'code', 'pin', 'expires', 'expiry', 'exp', 'phone', 'call', 'at', 'on', 'in', 'of', 'by',
+]);
+
+/** A word that may stand for one misheard digit: letters only, short, and no framing word. */
+function mayStandForDigit(token: string | undefined): boolean {
+  return token !== undefined && /^\p{L}{2,10}$/u.test(token) && !NOT_A_DIGIT.has(token);
+}
+
+/** Whether digits counted this way are a card's length. */
+const cardLength = (n: number) => n >= 13 && n <= 19;
+
+/** Cards read with one digit misheard as a word, among the runs no other rule made a card:
+ * `runs[i]` and `runs[i + 1]` with one stand-in word between them, or a 12-digit run with a
+ * stand-in word right before or after it. Bounded: one stand-in word a card, at least four
+ * digits either side of it, and never a framing word (NOT_A_DIGIT), so a phone number and its
+ * extension are not joined. Returns word spans (inclusive). */
+function cardsWithStandIn(runs: readonly NumberUnit[][], norm: readonly string[]): Array<{ runs: number[]; first: number; last: number }> {
+  const found: Array<{ runs: number[]; first: number; last: number }> = [];
+  const used = new Set<number>();
+  for (let i = 0; i < runs.length; i++) {
+    if (used.has(i)) continue;
+    const run = runs[i]!;
+    const from = run[0]!.from;
+    const to = run[run.length - 1]!.to;
+    const digits = digitsOf(run).length;
+    const next = runs[i + 1];
+    const nextDigits = next ? digitsOf(next).length : 0;
+    // Cards are read in groups of four: both sides of a misheard digit keep at least four
+    // (a shorter side beside 12-15 digits is caught by the rules above or below).
+    const joinable = next && !used.has(i + 1) && next[0]!.from === to + 1 && digits >= 4 && nextDigits >= 4;
+    if (joinable && mayStandForDigit(norm[to]) && cardLength(digits + 1 + nextDigits)) {
+      found.push({ runs: [i, i + 1], first: from, last: next![next!.length - 1]!.to - 1 });
+      used.add(i).add(i + 1);
+      continue;
+    }
+    if (digits === 12 && (mayStandForDigit(norm[from - 1]) || mayStandForDigit(norm[to]))) {
+      found.push({ runs: [i], first: from, last: to - 1 });
+      used.add(i);
+    }
+  }
+  return found;
+}
+
 function looksLikeExpiry(digits: string, afterMonthName: boolean): boolean {
   if (afterMonthName) return digits.length >= 2 && digits.length <= 4;
   if (digits.length !== 4) return false;
@@ -165,7 +216,9 @@ export function findSensitiveSpans(words: readonly string[], policies: readonly 
   // Cards first (they decide what is "near a card"), then every other piece of every run.
   const pieces: NumberUnit[][] = [];
   const cards: Array<{ first: number; last: number }> = [];
-  for (const run of numberRuns(norm)) {
+  const runs = numberRuns(norm);
+  const plainRuns: NumberUnit[][] = [];
+  for (const run of runs) {
     if (taken(run[0]!.from, run[run.length - 1]!.to)) {
       // Split around the email: what is left of the run on each side is a number of its own.
       let piece: NumberUnit[] = [];
@@ -178,9 +231,9 @@ export function findSensitiveSpans(words: readonly string[], policies: readonly 
       pieces.push(piece);
       continue;
     }
-    const card = want.has('pci') ? cardWindow(run) : null;
+    const card = want.has('pci') ? (cardWindow(run) ?? (cardLength(digitsOf(run).length) ? [0, run.length - 1] : null)) : null;
     if (card === null) {
-      pieces.push(run);
+      plainRuns.push(run);
       continue;
     }
     const cardUnits = run.slice(card[0], card[1] + 1);
@@ -188,6 +241,13 @@ export function findSensitiveSpans(words: readonly string[], policies: readonly 
     cards.push({ first: cardUnits[0]!.from, last: cardUnits[cardUnits.length - 1]!.to - 1 });
     pieces.push(run.slice(0, card[0]), run.slice(card[1] + 1));
   }
+  const misheard = want.has('pci') ? cardsWithStandIn(plainRuns, norm) : [];
+  const inMisheard = new Set(misheard.flatMap((c) => c.runs));
+  for (const c of misheard) {
+    spans.push({ type: 'card_number', first: c.first, last: c.last });
+    cards.push(c);
+  }
+  pieces.push(...plainRuns.filter((_, i) => !inMisheard.has(i)));
   for (const piece of pieces) {
     if (piece.length === 0) continue;
     const digits = digitsOf(piece);

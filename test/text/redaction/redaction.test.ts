@@ -55,6 +55,26 @@ describe('redaction spans', () => {
     expect(findSensitiveSpans(said, ['pci', 'numbers'])).toEqual([{ type: 'number', first: 0, last: 11 }]);
   });
 
+  it('names a 13-19 digit run a card even when Luhn fails (a misheard digit breaks Luhn)', () => {
+    // Allison's "4 1 1 1 ..." heard as "color one one one ...": fifteen ones, not Luhn-valid.
+    const said = ['color', ...Array<string>(15).fill('one'), 'thanks'];
+    expect(findSensitiveSpans(said, ['pci'])).toEqual([{ type: 'card_number', first: 1, last: 15 }]);
+  });
+
+  it('names a card with one digit misheard as a word, inside the run or beside a 12-digit run', () => {
+    const inside = [...spell('4111111'), 'blue', ...spell('11111111')];
+    expect(findSensitiveSpans(inside, ['pci'])).toEqual([{ type: 'card_number', first: 0, last: 15 }]);
+    const beside = ['polar', ...spell('111111111111'), 'online'];
+    expect(findSensitiveSpans(beside, ['pci'])).toEqual([{ type: 'card_number', first: 1, last: 12 }]);
+  });
+
+  it('does not join a phone number and its extension, nor a 12-digit run framed by plain words, into a card', () => {
+    const phone = ['call', ...spell('4155551212'), 'extension', ...spell('4567')];
+    expect(findSensitiveSpans(phone, ['pci', 'phone', 'numbers']).map((s) => s.type)).toEqual(['phone', 'number']);
+    const framed = ['my', 'account', 'is', ...spell('123456789012'), 'and', 'thanks'];
+    expect(findSensitiveSpans(framed, ['pci'])).toEqual([]);
+  });
+
   it('names SSNs, phones and emails, written or spoken', () => {
     expect(redactText('my social is 123-45-6789 ok', ['ssn'])).toBe('my social is [SSN] ok');
     expect(redactText('call four one five five five five one two one two now', ['phone'])).toBe('call [PHONE] now');

@@ -3,28 +3,24 @@
 // the key read from `Authorization: Token|Bearer <key>` or the browser form
 // `Sec-WebSocket-Protocol: token, <key>` (ws answers the first protocol offered, `token`), the
 // node's room checked, and a native real-time session of the account created and claimed
-// exactly as the native create and stream routes do; with `channels=2&multichannel=true` a
-// call and one session per channel, its legs (docs/calls.md). After it, the socket drives each
-// session through the native socket's API (onBinary/onText/attach/detach; live-leg.ts): raw
-// audio is split by channel (live-channels.ts) and framed here (Deepgram clients send no epoch
-// or sampleOffset), KeepAlive is absorbed, Finalize is a commit and CloseStream a close of
-// every leg; the sessions' events go out as Deepgram messages (live-messages.ts) with their
-// channel's index. A dropped socket pauses every session like a native one.
+// exactly as the native create and stream routes do (server/live/open-live.ts); with
+// `channels=2&multichannel=true` a call and one session per channel, its legs (docs/calls.md).
+// After it, the socket drives each session through the session's typed commands
+// (session-driver.ts; live-leg.ts): raw audio is split by channel (live-channels.ts) and
+// numbered here (Deepgram clients send no epoch or sampleOffset), KeepAlive is a keep-alive,
+// Finalize a commit and CloseStream a close of every leg; the sessions' events go out as
+// Deepgram messages (live-messages.ts) with their channel's index. A dropped socket pauses
+// every session like a native one.
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
-import { ScribedError, toScribedError } from '../../../core/errors.js';
-import { CLOSE_CODES } from '../../../core/protocol.js';
+import { ScribedError } from '../../../core/errors.js';
 import { newId } from '../../../core/ids.js';
-import { requestHash, validateCreateSession, withRedactionDefault } from '../../../core/session-options.js';
-import { applyRecognizerCapabilities } from '../../../core/recognizer-capabilities.js';
-import { accountStreamLimit } from '../../../core/account-streams.js';
-import { callRequestHash, sessionRequestHashWithCall, type CallLink } from '../../../core/calls.js';
+import { callRequestHash, type CallLink } from '../../../core/calls.js';
 import { DEFAULT_CHANNEL_SPEAKERS, legTitle } from '../../../core/channels.js';
-import { accountStreamsOf } from '../../account-admission.js';
-import type { LiveSession } from '../../../session/live-session.js';
+import { Backpressure } from '../../../session/session-driver.js';
 import { authenticate, headerValue } from '../../auth.js';
-import { nodeCapacity } from '../../capacity.js';
+import { attachLive, createLiveSession, openLive, type LiveOpening } from '../../live/open-live.js';
 import type { AppContext } from '../../context.js';
 import { authorizationCredential } from '../credentials.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
@@ -34,16 +30,12 @@ import { LiveLeg } from './live-leg.js';
 import { DeepgramLiveMessages, streamMetadata } from './live-messages.js';
 import type { Query } from './options.js';
 
-const QUEUE_HIGH = 64;
-const QUEUE_LOW = 16;
-
 interface LiveHandshake {
-  /** One per channel, in channel order (two: the legs of a call). */
-  sessions: LiveSession[];
+  /** One session per channel, in channel order (two: the legs of a call). */
+  opening: LiveOpening;
   callId: string | null;
   request: LiveListenRequest;
   requestId: string;
-  settle: () => void;
 }
 
 declare module 'fastify' {
@@ -64,33 +56,11 @@ export function liveCredential(authorization: string | undefined, protocols: str
 }
 
 export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
-  const accountStreams = accountStreamsOf(ctx);
-
-  /** A native session for the stream, created as POST .../sessions creates one (same
-   * validation, same store call; a fresh idempotency key: each socket is its own session). */
+  /** A native session for the stream, created as POST .../sessions creates one (a fresh
+   * idempotency key: each socket is its own session). */
   async function createSession(accountId: string, body: LiveListenRequest['sessionBody'], call: CallLink | null): Promise<string> {
-    const valid = applyRecognizerCapabilities(validateCreateSession(body), {
-      languages: ctx.engine.info.languages,
-      detectsLanguage: ctx.engine.info.detectsLanguage ?? false,
-    });
-    const outcome = await ctx.store.createSession({
-      accountId,
-      idempotencyKey: `deepgram-live-${randomUUID()}`,
-      requestHash: sessionRequestHashWithCall(requestHash(body), call),
-      sampleRateHz: valid.effectiveOptions.sampleRateHz,
-      call,
-      session: {
-        id: newId('rts', ctx.now()),
-        accountId,
-        transcriptionId: newId('stt', ctx.now()),
-        title: valid.title,
-        languageHint: valid.languageHint,
-        options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(accountId))?.policies) as unknown as Record<string, unknown>,
-        createdAt: ctx.now().toISOString(),
-      },
-    });
+    const outcome = await createLiveSession(ctx, { accountId, body, call, idempotencyKey: `deepgram-live-${randomUUID()}` });
     if (outcome.kind === 'conflict') throw new ScribedError('INTERNAL', 'a fresh idempotency key conflicted');
-    ctx.metrics.sessionsCreated.inc();
     return outcome.session.id;
   }
 
@@ -113,53 +83,30 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
     return { callId, sessionIds };
   }
 
-  /** Recognizers for `n` sockets now (free or held by paused sessions), or room to defer. */
-  function hasRoomFor(n: number): boolean {
-    const c = nodeCapacity(ctx);
-    if (c === null || c.decoders - c.busy + c.reclaimable >= n) return true;
-    return ctx.sessions.deferral?.budget.hasRoom() ?? false;
-  }
-
   async function handshake(req: FastifyRequest<{ Querystring: Query }>, requestId: string): Promise<LiveHandshake> {
     const request = mapLiveQuery(req.query ?? {});
     const key = liveCredential(headerValue(req.headers.authorization), headerValue(req.headers['sec-websocket-protocol']));
     const accountId = await authenticate(ctx.store, 'access_key', key);
-    const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
-    const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
+    const n = request.channels;
+    let callId: string | null = null;
     // Each channel is a stream of the account (a leg counts as a stream everywhere).
-    const pendingIds = Array.from({ length: request.channels }, (_, i) => `deepgram-${requestId}-${i}`);
-    const admitted: string[] = [];
-    let settled = false;
-    const settle = () => {
-      if (settled) return;
-      settled = true;
-      for (const id of admitted) accountStreams.settle(accountId, id);
-    };
-    for (const id of pendingIds) {
-      if (!accountStreams.tryAdmit(accountId, id, limit, streaming)) {
-        settle();
-        throw new DeepgramError(429, 'TOO_MANY_REQUESTS', `this account already streams ${limit} sessions on this node, its limit${request.channels > 1 ? ` (each of the ${request.channels} channels is one)` : ''}`);
-      }
-      admitted.push(id);
-    }
-    req.raw.socket.once('close', settle);
-    const taken: LiveSession[] = [];
-    try {
-      if (!hasRoomFor(request.channels)) {
-        throw new ScribedError('ENGINE_BUSY', `${request.channels > 1 ? `${request.channels} recognizers (one per channel) are` : 'a recognizer is'} not free on this node now; try again later`);
-      }
-      const { callId, sessionIds } = request.channels === 1 ? { callId: null, sessionIds: [await createSession(accountId, request.sessionBody, null)] } : await createLegs(accountId, request);
-      for (const sessionId of sessionIds) {
-        const session = await ctx.sessions.take(sessionId, accountId);
-        if (!session) throw new ScribedError('INTERNAL', `session ${sessionId} vanished after its creation`);
-        taken.push(session);
-      }
-      return { sessions: taken, callId, request, requestId, settle };
-    } catch (err) {
-      settle();
-      for (const session of taken) await ctx.sessions.releaseIfIdle(session).catch(() => undefined);
-      throw err;
-    }
+    const opening = await openLive(ctx, req, {
+      accountId,
+      target: {
+        count: n,
+        create: async () => {
+          if (n === 1) return [await createSession(accountId, request.sessionBody, null)];
+          const legs = await createLegs(accountId, request);
+          callId = legs.callId;
+          return legs.sessionIds;
+        },
+      },
+      refusals: {
+        streamLimit: (limit) => new DeepgramError(429, 'TOO_MANY_REQUESTS', `this account already streams ${limit} sessions on this node, its limit${n > 1 ? ` (each of the ${n} channels is one)` : ''}`),
+        engineBusy: () => new ScribedError('ENGINE_BUSY', `${n > 1 ? `${n} recognizers (one per channel) are` : 'a recognizer is'} not free on this node now; try again later`),
+      },
+    });
+    return { opening, callId, request, requestId };
   }
 
   return async (app) => {
@@ -184,18 +131,11 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
         },
       },
       (socket: WebSocket, req) => {
-        const { sessions, callId, request, requestId, settle: settleAdmission } = req.deepgramLive!;
+        const { opening, callId, request, requestId } = req.deepgramLive!;
+        const sessions = opening.sessions;
         const log = req.log.child({ sessionIds: sessions.map((s) => s.id), ...(callId ? { callId } : {}), requestId });
         const created = ctx.now().toISOString();
-        let queued = 0;
-        const track = (work: Promise<void>) => {
-          queued += 1;
-          if (queued >= QUEUE_HIGH && !socket.isPaused) socket.pause();
-          void work.finally(() => {
-            queued -= 1;
-            if (queued <= QUEUE_LOW && socket.isPaused) socket.resume();
-          });
-        };
+        const pressure = new Backpressure(socket);
         const translators = sessions.map(
           (session, i) =>
             new DeepgramLiveMessages({
@@ -219,8 +159,7 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           socket.close(code, reason);
         };
         const legs = sessions.map(
-          (session, i) =>
-            new LiveLeg({ session, messages: translators[i]!, socket, bytesPerSample: request.bytesPerSample, maxFramePayloadBytes: ctx.config.maxFramePayloadBytes, track, onRelease }),
+          (session, i) => new LiveLeg({ session, messages: translators[i]!, socket, bytesPerSample: request.bytesPerSample, pressure, onRelease }),
         );
         const splitter = new ChannelSplitter(request.bytesPerSample, request.channels);
         const control = (text: string) => {
@@ -230,9 +169,9 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           } catch {
             type = undefined;
           }
-          if (type === 'KeepAlive') return;
-          if (type === 'Finalize') return legs.forEach((l) => l.finalize());
-          if (type === 'CloseStream') return legs.forEach((l) => l.close());
+          if (type === 'KeepAlive') return legs.forEach((l) => void l.driver.keepAlive());
+          if (type === 'Finalize') return legs.forEach((l) => void l.driver.commit());
+          if (type === 'CloseStream') return legs.forEach((l) => void l.driver.close());
           socket.send(JSON.stringify({ type: 'Error', err_code: 'INVALID_MESSAGE', err_msg: 'text messages are KeepAlive, Finalize or CloseStream; audio goes in binary messages', request_id: requestId }));
         };
 
@@ -242,24 +181,15 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           else control(buf.toString('utf8'));
         });
         socket.on('close', () => {
-          for (const leg of legs) void leg.detach().catch((err) => log.error({ err, sessionId: leg.session.id }, 'detach failed'));
+          for (const leg of legs) void leg.driver.detach().catch((err) => log.error({ err, sessionId: leg.session.id }, 'detach failed'));
         });
 
-        const attaching = Promise.allSettled(legs.map((l) => l.attach()));
-        void attaching.finally(settleAdmission);
-        void attaching.then((outcomes) => {
-          const refused = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [{ leg: legs[i]!, err: toScribedError(o.reason) }] : []));
-          if (refused.length === 0) {
-            ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'upgraded' });
-            log.info({ model: request.model, channels: request.channels }, 'Deepgram live stream opened');
-            return;
-          }
-          const e = refused[0]!.err;
-          ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'attach_failed' });
-          log.warn({ code: e.code }, 'socket attach refused');
-          for (const { leg } of refused) void ctx.sessions.releaseIfIdle(leg.session).catch((releaseErr: unknown) => log.warn({ err: releaseErr }, 'could not release the claim'));
-          if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId }));
-          socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
+        void attachLive(ctx, opening, legs.map((l) => l.driver), {
+          socket,
+          log,
+          sendError: (e) => socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId })),
+        }).then((attached) => {
+          if (attached) log.info({ model: request.model, channels: request.channels }, 'Deepgram live stream opened');
         });
       },
     );
