@@ -20,6 +20,10 @@ export { packageRoot };
 /** The provisional --max-decoders without the operator's: the measured capacity replaces it
  * at start (src/engine/calibration.ts), and it applies as is when the measurement fails. */
 export const FALLBACK_MAX_DECODERS = 4;
+/** How long a draining node keeps calls that have not moved (or cannot move) before it stops:
+ * long, as Deepgram self-hosted's grace is, so a call that cannot resume elsewhere (a facade's)
+ * normally ends by itself first. 30 min. */
+export const DEFAULT_DRAIN_GRACE_MS = 30 * 60_000;
 
 export interface ServiceConfig {
   host: string;
@@ -82,6 +86,13 @@ export interface ServiceConfig {
   /** Batch uploads probed and decoded (ffmpeg) at once; more wait their turn. */
   batchMaxConcurrentDecodes: number;
   shutdownTimeoutMs: number;
+  /** SIGTERM drains first (src/server/drain.ts, docs/operations.md "Draining a node"): live
+   * calls are moved to other nodes or kept until they end, for at most this long; then the
+   * stop. 0: no drain, SIGTERM stops at once as before. */
+  drainGraceMs: number;
+  /** A draining node waits this long before its first `reconnect` event, so the balancer has
+   * taken it out by the time clients resume (the reference HAProxy: fall 2 x inter 1 s). */
+  drainNoticeMs: number;
   /** Batch window of the audio spool's fdatasync before acks; negative: no sync (docs/protocol.md). */
   spoolFsyncMs: number;
   logLevel: string;
@@ -199,6 +210,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     batchMaxAudioSeconds: input.batchMaxAudioSeconds ?? envInt('SCRIBED_BATCH_MAX_AUDIO_SECONDS') ?? 4 * 3600,
     batchMaxConcurrentDecodes: input.batchMaxConcurrentDecodes ?? envInt('SCRIBED_BATCH_MAX_CONCURRENT_DECODES') ?? 2,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    drainGraceMs: input.drainGraceMs ?? envInt('SCRIBED_DRAIN_GRACE_MS') ?? DEFAULT_DRAIN_GRACE_MS,
+    drainNoticeMs: input.drainNoticeMs ?? envInt('SCRIBED_DRAIN_NOTICE_MS') ?? 2_500,
     spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? envStr('SCRIBED_LOG_LEVEL') ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
@@ -248,6 +261,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.maxDeferredSeconds !== undefined && !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)) {
     throw new Error('SCRIBED_MAX_DEFERRED_SECONDS must be 0 (never defer) .. 86400');
   }
+  if (!(Number.isInteger(cfg.drainNoticeMs) && cfg.drainNoticeMs >= 0 && cfg.drainNoticeMs <= 60_000)) throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
+  if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000)) throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {

@@ -205,6 +205,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       registers: r,
     }),
     ruleAlerts: new Counter({ name: 'scribed_rule_alerts_total', help: 'Alerts raised by live rules (docs/rules.md), by the rule\'s condition', labelNames: ['condition'], registers: r }),
+    categoryMatches: new Counter({ name: 'scribed_category_matches_total', help: 'Finished calls (and lone transcriptions) that matched a post-call category (docs/analytics.md), by category id', labelNames: ['category'], registers: r }),
   };
   const m = metrics;
   for (const state of LIVE_SESSION_STATES) m.sessions.set({ state }, 0);

@@ -21,6 +21,8 @@ import { callRoutes } from './routes/calls.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { searchRoutes } from './routes/search.js';
 import { ruleRoutes } from './routes/rules.js';
+import { analyticsRoutes } from './routes/analytics.js';
+import { categoryRoutes } from './routes/categories.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -107,6 +109,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(callRoutes(ctx));
   await app.register(searchRoutes(ctx));
   await app.register(ruleRoutes(ctx));
+  await app.register(categoryRoutes(ctx));
+  await app.register(analyticsRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));

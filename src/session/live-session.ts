@@ -374,6 +374,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     await this.effects.carryOut(this.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
+    await this.saveLevels();
     await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
     ctx.spool?.remove();
     this.events.emit(serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }));
@@ -384,6 +385,14 @@ export class LiveSession extends SessionView implements DeferredSession {
     ctx.metrics.sessionsClosed.inc();
     ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }, 'session closed');
     ctx.deps.onClosed?.(this);
+  }
+
+  /** The leg's loudness so far, for its call's analytics (read when the call ends). A track
+   * that cannot be stored costs the analytics their loudness, never the close. */
+  private async saveLevels(): Promise<void> {
+    const ctx = this.ctx;
+    if (!ctx.levels || ctx.levels.empty) return;
+    await ctx.store.saveLegLevels(ctx.transcriptionId, ctx.levels.track()).catch((err: unknown) => ctx.log.warn({ err }, 'the leg\'s loudness track could not be stored'));
   }
 
   // ---------------------------------------------------------------- HTTP-driven actions
@@ -414,6 +423,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       await this.effects.carryOut(effects, 'shutdown');
       if (ctx.moved) return;
       if (!effects.includes('persist')) await this.writes.saveProgress(true);
+      await this.saveLevels();
       await ctx.spool?.whenDurable();
       // Another node may take the session at once (the client resumes through the balancer).
       if (ctx.fence) await ctx.store.releaseSession(ctx.fence);

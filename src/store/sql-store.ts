@@ -28,6 +28,7 @@ import * as search from './areas/search.js';
 import * as rules from './areas/rules.js';
 import * as desk from './areas/desk-sessions.js';
 import * as sessionRecordings from './areas/session-recordings.js';
+import * as analytics from './areas/analytics.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -245,4 +246,13 @@ export class SqlStore implements Store {
   getSessionRecording = this.call(sessionRecordings.getSessionRecording);
   listExpiredRecordings = this.call(sessionRecordings.listExpiredRecordings);
   eraseSessionRecording = this.call(sessionRecordings.eraseSessionRecording);
+  // conversation analytics: categories, leg loudness, each finished call's figures (docs/analytics.md)
+  createCategory = this.call(analytics.createCategory);
+  listCategories = this.call(analytics.listCategories);
+  getCategory = this.call(analytics.getCategory);
+  updateCategory = this.call(analytics.updateCategory);
+  deleteCategory = this.call(analytics.deleteCategory);
+  saveLegLevels = this.call(analytics.saveLegLevels);
+  getAnalytics = this.call(analytics.getAnalytics);
+  listAnalytics = this.call(analytics.listAnalytics);
 }

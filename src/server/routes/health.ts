@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
 import { recognizersFree } from '../../session/recognizer-room.js';
 import { LIVE_SESSION_STATES, roundedSeconds } from '../../obs/metrics.js';
+import { SERVICE_ROUTES } from '../schemas/service.js';
 
 /** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
  * lines are not logged at info (failures still are). */
@@ -14,13 +16,15 @@ function readiness(ctx: AppContext) {
   const free = recognizersFree(capacity, 1);
   const store = ctx.store.isOpen();
   const engine = ctx.engine.ready();
-  return { capacity, free, store, engine, ready: store && engine && free };
+  const draining = ctx.draining?.() ?? false;
+  return { capacity, free, store, engine, draining, ready: store && engine && free && !draining };
 }
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Liveness only: the process answers. Never depends on the store, the engine or load.
-    app.get('/healthz', PROBE, async () => ({ status: 'ok' }));
+    app.route({ ...SERVICE_ROUTES.health, ...PROBE, handler: async () => ({ status: 'ok' as const }) });
 
     // Readiness for a load balancer (deploy/haproxy.cfg): 200 only when this node can take a new
     // live socket now: store open, engine started, and a decoder free (idle, room to start one,
@@ -31,21 +35,25 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // before, and a node whose store or engine is down never reports itself as merely full.
     // realtimeCapacity: how maxDecoders was decided (the measured capacity, the operator's
     // --max-decoders, or the fallback) and the plan behind it (docs/scaling.md, "Sizing a node").
-    app.get('/readyz', PROBE, async (_req, reply) => {
-      const { capacity, free, store, engine, ready } = readiness(ctx);
+    // A draining node (src/server/drain.ts) answers 503 with status "draining" and never
+    // checks.capacity = false: the balancer must mark it DOWN (not NOLB, which still sends it
+    // a session's sticky requests), so resumes reach other nodes; its store and engine checks
+    // stay true, so the API pool keeps it until it stops.
+    app.route({ ...SERVICE_ROUTES.ready, ...PROBE, handler: async (_req, reply) => {
+      const { capacity, free, store, engine, draining, ready } = readiness(ctx);
       const report = capacityReport(ctx);
       const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
-      if (checks.store && checks.engine && !free) checks.capacity = false;
+      if (checks.store && checks.engine && !free && !draining) checks.capacity = false;
       return reply.code(ready ? 200 : 503).send({
-        status: ready ? 'ready' : 'not_ready',
+        status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
         checks,
         engine: ctx.engine.info,
         ...(capacity !== null ? { capacity } : {}),
         ...(report !== null ? { realtimeCapacity: report } : {}),
       });
-    });
+    } });
 
-    app.get('/metrics', PROBE, async (_req, reply) => {
+    app.route({ ...SERVICE_ROUTES.metrics, ...PROBE, handler: async (_req, reply) => {
       // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
       // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();
@@ -58,6 +66,6 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
       ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
-    });
+    } });
   };
 }

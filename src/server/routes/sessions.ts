@@ -75,6 +75,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
       const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
+      // A draining node would keep a session it serves: the client retries, and the balancer
+      // (which has taken this node out) sends the resume to another node.
+      if (ctx.draining?.()) throw new ScribedError('NODE_DRAINING', 'this node is draining before it stops; resume through the balancer to reach another node');
       // Any node takes a resume: it opens the new epoch, which fences the node that served the
       // old one (docs/scaling.md); the next socket's node serves the session.
       const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
