@@ -214,6 +214,23 @@ describe('a two-leg call of real speech at known times', () => {
     expect(matched.get(ids.silence).hits).toEqual([{ condition: 0, ...quiet, speaker: null }]);
     expect(matched.get(ids.cutIn).hits[0]).toMatchObject({ startMs: cut.atMs, speaker: 'customer' });
 
+    // Search by category and by figure (docs/search.md), on the store under test.
+    const hits = async (filters: string, key = alice.accessKey) => {
+      const r = await call(svc.baseUrl, 'GET', `${STT}/search?q=was&${filters}`, { key });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return (r.json.data.items as Array<{ callId: string }>).filter((h) => h.callId === callId).length;
+    };
+    expect(await hits('')).toBe(1);
+    expect(await hits(`category=${ids.early}`)).toBe(1);
+    expect(await hits(`category=${ids.late}`)).toBe(0);
+    expect(await hits(`category=${ids.early}`, bob.accessKey)).toBe(0);
+    expect(await hits('silenceOver=5')).toBe(1);
+    expect(await hits('silenceOver=60')).toBe(0);
+    expect(await hits('silenceOver=5&silenceUnder=8&interruptionsOver=0')).toBe(1);
+    expect(await hits('interruptionsUnder=1')).toBe(0);
+    const badFilter = await call(svc.baseUrl, 'GET', `${STT}/search?q=was&silenceOver=-1`, { key: alice.accessKey });
+    expect([badFilter.status, badFilter.json.message]).toEqual([422, expect.stringMatching(/^VALIDATION_FAILED: silenceOver/)]);
+
     // Another account's call reads as missing; a leg reads as its call.
     const foreign = await api('GET', `${STT}/calls/${callId}/analytics`, undefined, bob.accessKey);
     expect([foreign.status, foreign.json.message]).toEqual([404, `NOT_FOUND: call ${callId} does not exist`]);
