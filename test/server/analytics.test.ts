@@ -143,8 +143,9 @@ describe('a two-leg call of real speech at known times', () => {
     };
     const at = (k: keyof typeof truth) => ({ startMs: place[k] + truth[k].startMs, endMs: place[k] + truth[k].endMs });
 
-    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, { key: alice.accessKey, body: { title: 'analytics' }, headers: { 'Idempotency-Key': `analytics-${randomUUID()}` } });
+    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, { key: alice.accessKey, body: { title: 'analytics', agentId: 'agent-7' }, headers: { 'Idempotency-Key': `analytics-${randomUUID()}` } });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
+    expect(created.json.data.agentId).toBe('agent-7');
     const callId = created.json.data.callId as string;
     const agent = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' }, { callId, speaker: 'agent' });
     const customer = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' }, { callId, speaker: 'customer' });
@@ -230,6 +231,18 @@ describe('a two-leg call of real speech at known times', () => {
     expect(await hits('interruptionsUnder=1')).toBe(0);
     const badFilter = await call(svc.baseUrl, 'GET', `${STT}/search?q=was&silenceOver=-1`, { key: alice.accessKey });
     expect([badFilter.status, badFilter.json.message]).toEqual([422, expect.stringMatching(/^VALIDATION_FAILED: silenceOver/)]);
+
+    // The agent's figures over today: this one call.
+    expect(got.json.data.agentId).toBe('agent-7');
+    const agg = await api('GET', `${STT}/agents/agent-7/analytics`);
+    expect(agg.status, JSON.stringify(agg.json)).toBe(200);
+    expect(agg.json.data).toMatchObject({
+      agentId: 'agent-7', calls: 1, callsWithAgentLeg: 1, averageDurationMs: totalMs, averageTalkShare: agentLeg.talkShare,
+      interruptionsMade: 0, interruptionsReceived: 1, averageWordsPerMinute: agentLeg.wordsPerMinute,
+    });
+    expect(agg.json.data.categories.find((x: any) => x.categoryId === ids.silence)).toMatchObject({ calls: 1, rate: 1 });
+    expect((await api('GET', `${STT}/agents/agent-7/analytics`, undefined, bob.accessKey)).json.data.calls).toBe(0);
+    expect((await api('GET', `${STT}/agents/agent-8/analytics`)).json.data.calls).toBe(0);
 
     // Another account's call reads as missing; a leg reads as its call.
     const foreign = await api('GET', `${STT}/calls/${callId}/analytics`, undefined, bob.accessKey);

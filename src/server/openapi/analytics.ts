@@ -159,6 +159,37 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     errors: ['NOT_FOUND'],
   },
   {
+    method: 'get', path: `${API}/stt/agents/{agentId}/analytics`, operationId: 'getAgentAnalytics', tag: 'Analytics', auth: 'accessKey',
+    summary: "An agent's calls over a range: count, average talk share, interruptions, pace, category hit rates",
+    description: "The calls created with this agentId and finished in [from, to); the agent's leg is the one whose speaker is agent. At most 10,000 calls.",
+    query: {
+      from: { schema: TIME_QUERY, description: 'finished at or after this time; default: a week before to' },
+      to: { schema: TIME_QUERY, description: 'finished before this time; default: now' },
+    },
+    response: {
+      kind: 'envelope',
+      description: "the agent's figures",
+      data: object(
+        {
+          agentId: { type: 'string' },
+          from: TIMESTAMP,
+          to: TIMESTAMP,
+          calls: { type: 'integer', minimum: 0 },
+          callsWithAgentLeg: { type: 'integer', minimum: 0 },
+          averageDurationMs: nullable({ type: 'number' }),
+          averageTalkShare: nullable({ type: 'number' }),
+          interruptionsMade: { type: 'integer', minimum: 0 },
+          interruptionsPerCall: nullable({ type: 'number' }),
+          interruptionsReceived: { type: 'integer', minimum: 0 },
+          averageWordsPerMinute: nullable({ type: 'number' }),
+          categories: { type: 'array', items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, calls: { type: 'integer' }, rate: { type: 'number' } }, ['categoryId', 'name', 'calls', 'rate']) },
+        },
+        ['agentId', 'from', 'to', 'calls', 'callsWithAgentLeg', 'averageDurationMs', 'averageTalkShare', 'interruptionsMade', 'interruptionsPerCall', 'interruptionsReceived', 'averageWordsPerMinute', 'categories'],
+      ),
+    },
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
     method: 'get', path: `${API}/stt/analytics/export`, operationId: 'exportAnalytics', tag: 'Analytics', auth: 'accessKey',
     summary: 'The analytics of calls and lone transcriptions finished in a range, as CSV',
     description: 'One row a call, oldest first; at most 10,000 rows (past that, 422 naming from: narrow the range).',
