@@ -13,6 +13,7 @@ import { createEngine } from './engine/pool.js';
 import { recordCapacityMetrics, resolveCapacity } from './engine/calibration.js';
 import { recordCapacityReport } from './server/capacity.js';
 import { agentAnswer, startAgentListener, type AgentListener } from './server/agent-check.js';
+import { markDrained, NodeDrain, readyAgainAfterDrain, type DrainEnd } from './server/drain.js';
 import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
@@ -38,6 +39,8 @@ import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
 import { RecognizerQueue } from './session/recognizer-queue.js';
 import { RuleAlerts } from './session/rule-alerts.js';
+import type { SessionContext } from './session/session-context.js';
+import type { ServerEvent } from './core/protocol.js';
 
 export interface Service {
   config: Readonly<ServiceConfig>;
@@ -54,6 +57,11 @@ export interface Service {
   listen(): Promise<string>;
   /** The agent-check listener's port once listening with --agent-port; null without. */
   agentPort(): number | null;
+  /** Drain before a stop (SIGTERM; src/server/drain.ts): no new sockets, live calls move to
+   * other nodes or end, for at most the drain grace. Resolves when it is over; stop() follows. */
+  drain(): Promise<DrainEnd>;
+  /** End a drain now (a second SIGTERM). */
+  cutDrain(): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
 }
@@ -90,8 +98,9 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
-  // Admission by capacity (no more streams than the node recognizes in real time): without --max-decoders the pool is sized by what this
-  // node measures it can carry in real time (src/engine/calibration.ts).
+  // Admission by capacity (no more streams than the node recognizes in real time): without
+  // --max-decoders the pool is sized by what this node measures it can carry in real time
+  // (src/engine/calibration.ts).
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;
   if (maxDecoders < config.batchMaxDecoders) {
@@ -142,8 +151,19 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
     // behind a balancer (shared store) it refuses so the balancer tries another node.
     deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
-    observeEvent: ruleAlerts.observe,
+    observeEvent: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => {
+      ruleAlerts.observe(session, event, emit);
+      drain.observe(session.id, event);
+    },
   };
+  const drain = new NodeDrain({
+    sessions: () => sessions,
+    log,
+    graceMs: config.drainGraceMs,
+    // A segment ends within its bound (30 s) plus decoding; a short grace waits half of it.
+    boundaryWaitMs: Math.min(config.maxSegmentSeconds * 1000 + 15_000, Math.floor(config.drainGraceMs / 2)),
+    noticeMs: config.drainNoticeMs,
+  });
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
   sessions.start();
@@ -191,6 +211,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     recordings,
     files,
     workers,
+    draining: () => drain.draining,
   });
   await startRouteWorkers(workers, { config, store });
 
@@ -208,11 +229,23 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     recordings,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
-      if (config.agentPort !== undefined) agent = await startAgentListener(config.host, config.agentPort, () => agentAnswer({ engine, sessions, store }, stopping !== null), log);
+      if (config.agentPort !== undefined) {
+        const readyAgain = readyAgainAfterDrain(config.dataDir);
+        const answer = () => agentAnswer({ engine, sessions, store }, stopping !== null, { draining: drain.draining, readyAgain: !drain.draining && readyAgain() });
+        agent = await startAgentListener(config.host, config.agentPort, answer, log);
+      }
       return address;
     },
     agentPort: () => agent?.port ?? null,
-    // The one shutdown order (docs/architecture.md, "One owner"):
+    drain() {
+      // One node: nowhere to move a call to; the stop finalizes as before.
+      if (!shared || config.drainGraceMs === 0) return Promise.resolve('off' as const);
+      if (!drain.draining && config.agentPort !== undefined) markDrained(config.dataDir, log);
+      return drain.start();
+    },
+    cutDrain: () => drain.cutShort(),
+    // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
+    // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
     //     are not picked up by a job (its running segment finishes meanwhile);
     //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;

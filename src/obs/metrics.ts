@@ -43,7 +43,7 @@ export const FRAME_ERROR_CODES: readonly ErrorCode[] = [
   'MALFORMED_FRAME', 'INVALID_SAMPLE_SIZE', 'FRAME_TOO_LARGE', 'STALE_EPOCH', 'GAP_TOO_LARGE', 'NOT_ACCEPTING',
   'SESSION_CLOSED', 'INSUFFICIENT_CHARACTERS', 'ENGINE_FAILED', 'INTERNAL',
 ];
-export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session'] as const;
+export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session', 'wrong_scope', 'desk_session_ended'] as const;
 export const BATCH_JOB_OUTCOMES = ['queued', 'completed', 'failed'] as const;
 export const INTERPRETATION_RETRY_OUTCOMES = ['retried', 'replayed', 'key_mismatch', 'not_found', 'refused', 'insufficient'] as const;
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;

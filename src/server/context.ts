@@ -29,6 +29,9 @@ export interface AppContext {
   ruleAlerts?: RuleAlerts;
   /** Redacted recordings (recordAudio; docs/recordings.md). Absent: no recording route. */
   recordings?: RecordingKeeper;
+  /** The node is draining before it stops (src/server/drain.ts): no new sockets or resumes,
+   * not ready. Absent: never. */
+  draining?: () => boolean;
   /** The node's one recordings store (the keeper's too) and its server keys. */
   files: VoiceFiles;
   /** Background work the routes hand new work to; service.ts starts and stops it. */

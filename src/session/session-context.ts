@@ -22,6 +22,9 @@ import type { SessionDebits } from './debit-batcher.js';
 export interface SessionSocket {
   send(event: ServerEvent): void;
   close(code: number, reason: string): void;
+  /** The client speaks scribed's own protocol and can resume on another node (a `reconnect`
+   * event means something to it); absent for the facades' sockets. */
+  canResume?: boolean;
 }
 
 export interface LiveSessionDeps {

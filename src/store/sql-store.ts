@@ -236,6 +236,7 @@ export class SqlStore implements Store {
   useDeskSession = this.call(desk.useDeskSession);
   endDeskSession = this.call(desk.endDeskSession);
   endAccountDeskSessions = this.call(desk.endAccountDeskSessions);
+  closedDeskSessions = this.call(desk.closedDeskSessions);
   listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
   // redacted recordings: pieces while a session runs, then the finished file's row
   putRecordingPiece = this.call(sessionRecordings.putRecordingPiece);

@@ -72,10 +72,23 @@ export function invalid(message: string | Record<string, string>): { 'x-invalid'
   return { 'x-invalid': message };
 }
 
-/** Rules between fields that JSON Schema can state but whose refusals name a field only code
- * knows (which of two conditions came second): the route checks them in a small function next
- * to its schema, and the document states them with the schema (`x-documented` is merged into
- * it there, swagger.ts), so a client generating bodies from the document stays within them. */
+/** The field a refusal of this schema names instead of its path (a list's items answered as
+ * the list), or `false`: the message alone. */
+export function fieldNamed(name: string | false): { 'x-field': string | false } {
+  return { 'x-field': name };
+}
+
+/** What an unknown key of this object is answered with: one message, or one per key
+ * (`default` for the rest). */
+export function unknownKey(message: string | Record<string, string>): { 'x-unknown': string | Record<string, string> } {
+  return { 'x-unknown': message };
+}
+
+/** Rules JSON Schema can state but the route checks in code, because their refusal names a
+ * field only code knows (which of two conditions came second) or answers with an identifier of
+ * its own (a URL too long): the function next to the schema checks them, and the document
+ * states them with the schema (`x-documented` is merged into it there, swagger.ts, at any
+ * depth), so a client generating bodies from the document stays within them. */
 export function documented(rules: Record<string, unknown>): { 'x-documented': Record<string, unknown> } {
   return { 'x-documented': rules };
 }
@@ -105,7 +118,7 @@ export const AJV_OPTIONS = {
     removeAdditional: false as const,
     allErrors: false,
     verbose: true,
-    keywords: ['x-invalid', 'x-unknown', 'x-documented'],
+    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented'],
   },
 };
 

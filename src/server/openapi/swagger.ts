@@ -48,11 +48,14 @@ function failureSchema(auth: Auth, codes: ErrorCode[]): JsonSchema {
   return { type: 'object', required: ['code', 'message'], properties: { code: { enum: wires }, message } };
 }
 
-/** A schema with the cross-field rules it states for the document only (route-schema.ts). */
+/** A schema with the rules it states for the document only (route-schema.ts), at any depth. */
 function withDocumentedRules(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withDocumentedRules);
   if (!schema || typeof schema !== 'object') return schema;
   const { 'x-documented': rules, ...rest } = schema as Record<string, unknown>;
-  return rules ? { ...rest, ...(rules as Record<string, unknown>) } : schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) out[k] = k === 'enum' || k === 'const' || k === 'default' ? v : withDocumentedRules(v);
+  return rules ? { ...out, ...(rules as Record<string, unknown>) } : out;
 }
 
 function documented(s: Declared, url: string): Declared {

@@ -9,7 +9,7 @@ import { codePoints } from '../../core/interpretation.js';
 import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
-import { OutboundPolicy } from '../../core/outbound-policy.js';
+import { openedBy, OutboundPolicy } from '../../core/outbound-policy.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
 import { accountOf } from '../auth.js';
@@ -63,7 +63,7 @@ function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   if (url.username || url.password) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: credentials in the URL are not allowed');
   const verdict = policy.checkHost(url.hostname);
-  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server`);
+  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server; ${openedBy(verdict.class, url.hostname)}`);
   return url.toString();
 }
 

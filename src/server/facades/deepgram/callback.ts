@@ -8,7 +8,7 @@
 // once its jobs ended (the release is conditional, so one node wins). A node that dies loses no
 // callback: any node's sweep finds the row.
 import type { Logger } from 'pino';
-import type { OutboundPolicy } from '../../../core/outbound-policy.js';
+import { openedBy, type OutboundPolicy } from '../../../core/outbound-policy.js';
 import type { AppContext } from '../../context.js';
 import type { BatchJobRecord } from '../../../store/store.js';
 import { DeepgramError } from './errors.js';
@@ -34,7 +34,7 @@ export function callbackUrl(raw: string, policy: OutboundPolicy): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse('an http(s) URL');
   const verdict = policy.checkHost(url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
   if (verdict && !verdict.allowed) {
-    refuse(`${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md)`);
+    refuse(`${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md); ${openedBy(verdict.class, url.hostname)}`);
   }
   return url.toString();
 }

@@ -1,8 +1,8 @@
-// SQLite version 20: conversation analytics (docs/analytics.md). Append-only once shipped
+// SQLite version 21: conversation analytics (docs/analytics.md). Append-only once shipped
 // (src/store/migrations.ts).
 import type { SqliteMigration } from '../sql/sqlite-db.js';
 
-export const SQLITE_V20_ANALYTICS: readonly SqliteMigration[] = [
+export const SQLITE_V21_ANALYTICS: readonly SqliteMigration[] = [
   {
     // - analytics_categories: an account's post-call categories; the conditions are one JSON
     //   list, read whole by the evaluator and never searched by their parameters.
@@ -14,7 +14,7 @@ export const SQLITE_V20_ANALYTICS: readonly SqliteMigration[] = [
     // - category_matches: which categories a subject matched, for the search filter, the
     //   agent view's hit rates and the export.
     // - calls.agent_id: the agent on the call, from the create body or the gateway.
-    version: 20,
+    version: 21,
     sql: `
 CREATE TABLE analytics_categories (
   id              TEXT PRIMARY KEY,

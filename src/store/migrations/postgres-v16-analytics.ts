@@ -1,8 +1,8 @@
-// PostgreSQL version 15 (SQLite version 20): conversation analytics (docs/analytics.md). Append-only once shipped
+// PostgreSQL version 16 (SQLite version 21): conversation analytics (docs/analytics.md). Append-only once shipped
 // (src/store/migrations.ts).
 import type { PostgresMigration } from '../sql/postgres-db.js';
 
-export const POSTGRES_V15_ANALYTICS: readonly PostgresMigration[] = [
+export const POSTGRES_V16_ANALYTICS: readonly PostgresMigration[] = [
   {
     // - analytics_categories: an account's post-call categories; the conditions are one JSON
     //   list, read whole by the evaluator and never searched by their parameters.
@@ -14,7 +14,7 @@ export const POSTGRES_V15_ANALYTICS: readonly PostgresMigration[] = [
     // - category_matches: which categories a subject matched, for the search filter, the
     //   agent view's hit rates and the export.
     // - calls.agent_id: the agent on the call, from the create body or the gateway.
-    version: 15,
+    version: 16,
     sql: `
 CREATE TABLE analytics_categories (
   id              TEXT PRIMARY KEY,
