@@ -133,6 +133,12 @@ module.exports = {
       ['core', 'store', 'recording'],
       'Recordings (masking, mixing, FLAC through ffmpeg, pieces and files in the store) know no session, batch job or server: they are handed masked-to-be audio and spans.',
     ),
+    layer(
+      'analytics-on-store',
+      '^src/analytics/',
+      ['core', 'text', 'obs', 'store', 'analytics'],
+      "Conversation analytics' adapters: the store computes a finished call's figures (a pure core); this layer hands it the text matchers and the metrics.",
+    ),
     layer('batch-below-the-server', '^src/batch/', ['core', 'text', 'obs', 'media', 'store', 'engine', 'batch'], 'Batch jobs know no session, server or CLI.'),
     layer(
       'session-below-the-server',

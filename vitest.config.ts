@@ -22,8 +22,12 @@ const BOTH_STORES = [
   'test/server/facades/batch-wait.test.ts',
   'test/server/facades/deepgram-live.test.ts',
   'test/server/facades/deepgram-live-multichannel.test.ts',
+  'test/server/facades/refused-uploads.test.ts',
+  'test/server/facades/openai-realtime.test.ts',
   // The desk's login links and sessions (docs/desk.md).
   'test/desk/desk-auth.test.ts',
+  // The desk's tickets are watch-only and end with its session, on every node.
+  'test/desk/desk-revocation.test.ts',
   'test/process/redaction-default-cli.test.ts',
 ];
 

@@ -9,5 +9,5 @@ import { renderMarkdown } from '../src/server/openapi/render.js';
 
 export const REFERENCE_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'api-reference.md');
 
-fs.writeFileSync(REFERENCE_PATH, renderMarkdown(openApiDocument()));
+fs.writeFileSync(REFERENCE_PATH, renderMarkdown(await openApiDocument()));
 console.log(`wrote ${path.relative(process.cwd(), REFERENCE_PATH)}`);

@@ -1,4 +1,5 @@
 // Service configuration: flags over environment over defaults, validated once and frozen.
+import fs from 'node:fs';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,10 @@ export { packageRoot };
 /** The provisional --max-decoders without the operator's: the measured capacity replaces it
  * at start (src/engine/calibration.ts), and it applies as is when the measurement fails. */
 export const FALLBACK_MAX_DECODERS = 4;
+/** How long a draining node keeps calls that have not moved (or cannot move) before it stops:
+ * long, as Deepgram self-hosted's grace is, so a call that cannot resume elsewhere (a facade's)
+ * normally ends by itself first. 30 min. */
+export const DEFAULT_DRAIN_GRACE_MS = 30 * 60_000;
 
 export interface ServiceConfig {
   host: string;
@@ -26,6 +31,9 @@ export interface ServiceConfig {
   dataDir: string;
   /** postgres://... : the store shared by every node (docs/scaling.md); absent: SQLite. */
   databaseUrl: string | undefined;
+  /** Derived once from databaseUrl: nodes share the store (PostgreSQL), so spools, recordings,
+   * server keys and job claims live in it; false: one node on its embedded SQLite store. */
+  sharedStore: boolean;
   /** PostgreSQL pool per process: connections, wait for one, statement bound. */
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
@@ -77,6 +85,13 @@ export interface ServiceConfig {
   /** Batch uploads probed and decoded (ffmpeg) at once; more wait their turn. */
   batchMaxConcurrentDecodes: number;
   shutdownTimeoutMs: number;
+  /** SIGTERM drains first (src/server/drain.ts, docs/operations.md "Draining a node"): live
+   * calls are moved to other nodes or kept until they end, for at most this long; then the
+   * stop. 0: no drain, SIGTERM stops at once as before. */
+  drainGraceMs: number;
+  /** A draining node waits this long before its first `reconnect` event, so the balancer has
+   * taken it out by the time clients resume (the reference HAProxy: fall 2 x inter 1 s). */
+  drainNoticeMs: number;
   /** Batch window of the audio spool's fdatasync before acks; negative: no sync (docs/protocol.md). */
   spoolFsyncMs: number;
   logLevel: string;
@@ -112,6 +127,14 @@ export interface ServiceConfig {
   /** How callback host names are resolved (default: the system resolver). A seam for tests
    * that script DNS answers; the answers are checked like any others. */
   callbackResolver: Resolver | undefined;
+  /** How browsers reach this server (`https://scribed.example`): the desk's login links point
+   * there and its Origin check accepts exactly it (docs/desk.md). Unset: only the address a
+   * browser connected to directly (a loopback or lab install); `accounts login-link` then
+   * wants --base-url. Stored as the origin. */
+  publicUrl: string | undefined;
+  /** The bearer token /metrics asks for (docs/operations.md, "Metrics"). Unset: /metrics
+   * answers only requests made to this process over loopback with no proxy header. */
+  metricsToken: string | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -146,6 +169,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     port: input.port ?? envInt('SCRIBED_PORT') ?? 8080,
     dataDir: path.resolve(input.dataDir ?? envStr('SCRIBED_DATA_DIR') ?? './data'),
     databaseUrl: input.databaseUrl ?? envStr('SCRIBED_DATABASE_URL'),
+    sharedStore: false,
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
     databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
@@ -172,6 +196,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     batchMaxAudioSeconds: input.batchMaxAudioSeconds ?? envInt('SCRIBED_BATCH_MAX_AUDIO_SECONDS') ?? 4 * 3600,
     batchMaxConcurrentDecodes: input.batchMaxConcurrentDecodes ?? envInt('SCRIBED_BATCH_MAX_CONCURRENT_DECODES') ?? 2,
     shutdownTimeoutMs: input.shutdownTimeoutMs ?? 10_000,
+    drainGraceMs: input.drainGraceMs ?? envInt('SCRIBED_DRAIN_GRACE_MS') ?? DEFAULT_DRAIN_GRACE_MS,
+    drainNoticeMs: input.drainNoticeMs ?? envInt('SCRIBED_DRAIN_NOTICE_MS') ?? 2_500,
     spoolFsyncMs: input.spoolFsyncMs ?? envInt('SCRIBED_SPOOL_FSYNC_MS') ?? 50,
     logLevel: input.logLevel ?? envStr('SCRIBED_LOG_LEVEL') ?? 'info',
     arrangementJobDelayMs: input.arrangementJobDelayMs ?? 0,
@@ -191,7 +217,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
     callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
     callbackResolver: input.callbackResolver,
+    publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
+    metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
   };
+  if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16) throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
@@ -217,6 +246,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.maxDeferredSeconds !== undefined && !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)) {
     throw new Error('SCRIBED_MAX_DEFERRED_SECONDS must be 0 (never defer) .. 86400');
   }
+  if (!(Number.isInteger(cfg.drainNoticeMs) && cfg.drainNoticeMs >= 0 && cfg.drainNoticeMs <= 60_000)) throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
+  if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000)) throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {
@@ -239,7 +270,34 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   } catch (err) {
     throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS: ${(err as Error).message}`);
   }
+  cfg.sharedStore = cfg.databaseUrl !== undefined;
   return Object.freeze(cfg);
+}
+
+/** `--public-url` as an origin (scheme, host, port); throws when it is not an http(s) URL
+ * of an origin alone (a path would be dropped silently otherwise). */
+export function publicOrigin(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(value.trim());
+  } catch {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https URL such as https://scribed.example, got ${value}`);
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) {
+    throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https origin (scheme, host and port, no path), got ${value}`);
+  }
+  return u.origin;
+}
+
+/** The metrics token: SCRIBED_METRICS_TOKEN, or the first line of the file
+ * SCRIBED_METRICS_TOKEN_FILE / --metrics-token-file names (kept out of `ps` and the env). */
+export function metricsTokenFrom(token: string | undefined, file: string | undefined): string | undefined {
+  if (token !== undefined && token.trim() !== '') return token.trim();
+  if (file === undefined || file.trim() === '') return undefined;
+  const text = fs.readFileSync(file.trim(), 'utf8').split('\n')[0]!.trim();
+  if (text === '') throw new Error(`the metrics token file ${file} is empty`);
+  return text;
 }
 
 /** The store a configuration names (the server and the operator commands open the same). */
@@ -262,4 +320,30 @@ export function describeStore(cfg: Readonly<ServiceConfig>): string {
   } catch {
     return 'postgres (unparsable URL)';
   }
+}
+
+// ------------------------------------------------------------------ the other commands
+// What the commands besides `serve` read from the environment: read here too, so that no
+// module of src/ but this one (and the engine's own src/engine/environment.ts) reads
+// process.env (eslint.config.js). Each returns undefined when the variable is unset or empty.
+
+/** SCRIBED_LOG_LEVEL for the client commands (stream, rtp, gateway). */
+export function logLevelFromEnv(): string | undefined {
+  return envStr('SCRIBED_LOG_LEVEL');
+}
+
+/** SCRIBED_ACCESS_KEY: the client commands' access key when no --access-key-file is given. */
+export function accessKeyFromEnv(): string | undefined {
+  return envStr('SCRIBED_ACCESS_KEY');
+}
+
+/** SCRIBED_GATEWAY_TOKEN: the secret PBXs present to `scribed gateway`, when no file is given. */
+export function gatewayTokenFromEnv(): string | undefined {
+  return envStr('SCRIBED_GATEWAY_TOKEN');
+}
+
+/** SCRIBED_MODELS_DIR: where `scribed models` keeps installed models. */
+export function modelsDirFromEnv(): string | undefined {
+  const v = envStr('SCRIBED_MODELS_DIR');
+  return v === undefined || v.trim() === '' ? undefined : v;
 }

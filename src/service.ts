@@ -1,5 +1,11 @@
-// Assembles the running service from its parts: store, engine, metrics, sessions, HTTP.
-// Used by `scribed serve` and by integration tests that want a real listening server.
+// The composition root: assembles the running service from its parts (store, engine, metrics,
+// sessions, HTTP) and owns every piece of background work the node runs. Each part is built
+// once, here, and handed to what uses it: one recordings store (the keeper, the voice routes
+// and the design jobs publish and delete through it, one at a time on one node), one set of
+// server keys, and every worker (sessions, batch runner, retention sweeper, debit batcher, the
+// routes' workers in src/server/route-workers.ts); routes start none of their own. stop()
+// stops them in one order, written out below. Used by `scribed serve` and by integration tests
+// that want a real listening server.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { loadConfig, storeSettings, type ConfigInput, type ServiceConfig } from './config.js';
@@ -7,6 +13,7 @@ import { createEngine } from './engine/pool.js';
 import { recordCapacityMetrics, resolveCapacity } from './engine/calibration.js';
 import { recordCapacityReport } from './server/capacity.js';
 import { agentAnswer, startAgentListener, type AgentListener } from './server/agent-check.js';
+import { markDrained, NodeDrain, readyAgainAfterDrain, type DrainEnd } from './server/drain.js';
 import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
@@ -17,6 +24,7 @@ import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
 import { openStore } from './store/index.js';
+import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
 import { batchAudioStore } from './batch/audio-store.js';
@@ -24,11 +32,15 @@ import { RetentionSweeper } from './batch/retention-sweeper.js';
 import { RecordingKeeper } from './recording/keeper.js';
 import { LiveRecorder } from './recording/live-recorder.js';
 import { recordingStoreFor } from './store/recordings.js';
+import { serverKeysFor } from './store/server-key.js';
+import { buildRouteWorkers, startRouteWorkers, stopRouteWorkers } from './server/route-workers.js';
 import path from 'node:path';
 import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
 import { RecognizerQueue } from './session/recognizer-queue.js';
 import { RuleAlerts } from './session/rule-alerts.js';
+import type { SessionContext } from './session/session-context.js';
+import type { ServerEvent } from './core/protocol.js';
 
 export interface Service {
   config: Readonly<ServiceConfig>;
@@ -39,10 +51,17 @@ export interface Service {
   log: Logger;
   sessions: SessionRegistry;
   batch: BatchRunner;
+  /** Redacted recordings, through the node's one recordings store. */
+  recordings: RecordingKeeper;
   /** Listen on config host/port (and the agent-check port when set); resolves to the bound address. */
   listen(): Promise<string>;
   /** The agent-check listener's port once listening with --agent-port; null without. */
   agentPort(): number | null;
+  /** Drain before a stop (SIGTERM; src/server/drain.ts): no new sockets, live calls move to
+   * other nodes or end, for at most the drain grace. Resolves when it is over; stop() follows. */
+  drain(): Promise<DrainEnd>;
+  /** End a drain now (a second SIGTERM). */
+  cutDrain(): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
 }
@@ -64,8 +83,9 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
 async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() => Date) | undefined, releaseDataDir: () => void): Promise<Service> {
   const metrics = createMetrics();
   const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
+  installAnalyticsHooks(metrics);
 
-  const shared = config.databaseUrl !== undefined;
+  const shared = config.sharedStore;
   if (!shared) {
     // One node: the data-dir lock proves the process that owned sessions before is gone.
     await store.clearOtherOwners(config.nodeId);
@@ -78,7 +98,7 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
-  // Admission by capacity (issue 13): without --max-decoders the pool is sized by what this
+  // Admission by capacity (no more streams than the node recognizes in real time): without --max-decoders the pool is sized by what this
   // node measures it can carry in real time (src/engine/calibration.ts).
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;
@@ -105,9 +125,13 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
   const ruleAlerts = new RuleAlerts({ store, metrics, log });
-  // Redacted recordings (recordAudio, docs/recordings.md): files in the data dir on one node,
-  // blobs in the shared store otherwise, as voice recordings.
-  const recordings = new RecordingKeeper({ store, files: recordingStoreFor(shared, store, config.dataDir, log, now), log, ...(now ? { now } : {}) });
+  // Recordings, design previews and server keys: in the store when nodes share PostgreSQL (any
+  // node reads what another wrote), files in the data dir otherwise (docs/scaling.md). ONE
+  // recordings store for the node: publishing and deleting take turns through it.
+  const files = { recordings: recordingStoreFor(shared, store, config.dataDir, log, now), keys: serverKeysFor(shared, store, config.dataDir, now) };
+  await files.recordings.start();
+  // Redacted recordings (recordAudio, docs/recordings.md), kept through that one store.
+  const recordings = new RecordingKeeper({ store, files: files.recordings, log, ...(now ? { now } : {}) });
   // Sessions' debits for their audio: one transaction a spool window for the whole node.
   const debits = new DebitBatcher({ store, windowMs: config.spoolFsyncMs, log });
   const sessionDeps = {
@@ -126,8 +150,19 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
     // behind a balancer (shared store) it refuses so the balancer tries another node.
     deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
-    observeEvent: ruleAlerts.observe,
+    observeEvent: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => {
+      ruleAlerts.observe(session, event, emit);
+      drain.observe(session.id, event);
+    },
   };
+  const drain = new NodeDrain({
+    sessions: () => sessions,
+    log,
+    graceMs: config.drainGraceMs,
+    // A segment ends within its bound (30 s) plus decoding; a short grace waits half of it.
+    boundaryWaitMs: Math.min(config.maxSegmentSeconds * 1000 + 15_000, Math.floor(config.drainGraceMs / 2)),
+    noticeMs: config.drainNoticeMs,
+  });
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
   sessions.start();
@@ -154,6 +189,8 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const retention = new RetentionSweeper({ store, log, audio: batch.audio, recordings, ...(now ? { now } : {}) });
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
+  const clock = now ?? (() => new Date());
+  const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files });
   const app = await buildApp({
     config,
     store,
@@ -168,10 +205,14 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
       maxAudioSeconds: config.batchMaxAudioSeconds,
       maxConcurrentDecodes: config.batchMaxConcurrentDecodes,
     },
-    now: now ?? (() => new Date()),
+    now: clock,
     ruleAlerts,
     recordings,
+    files,
+    workers,
+    draining: () => drain.draining,
   });
+  await startRouteWorkers(workers, { config, store });
 
   let stopping: Promise<void> | null = null;
   let agent: AgentListener | null = null;
@@ -184,22 +225,46 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     log,
     sessions,
     batch,
+    recordings,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
-      if (config.agentPort !== undefined) agent = await startAgentListener(config.host, config.agentPort, () => agentAnswer({ engine, sessions, store }, stopping !== null), log);
+      if (config.agentPort !== undefined) {
+        const readyAgain = readyAgainAfterDrain(config.dataDir);
+        const answer = () => agentAnswer({ engine, sessions, store }, stopping !== null, { draining: drain.draining, readyAgain: !drain.draining && readyAgain() });
+        agent = await startAgentListener(config.host, config.agentPort, answer, log);
+      }
       return address;
     },
     agentPort: () => agent?.port ?? null,
+    drain() {
+      // One node: nowhere to move a call to; the stop finalizes as before.
+      if (!shared || config.drainGraceMs === 0) return Promise.resolve('off' as const);
+      if (!drain.draining && config.agentPort !== undefined) markDrained(config.dataDir, log);
+      return drain.start();
+    },
+    cutDrain: () => drain.cutShort(),
+    // The one shutdown order (docs/architecture.md, "One owner"):
+    //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
+    //     are not picked up by a job (its running segment finishes meanwhile);
+    //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;
+    //  3. the retention sweeper stops (no erasure races the sessions' last writes);
+    //  4. the app closes: no new request or socket; live sessions finalize, persist and close
+    //     their sockets with 1012 (the websocket plugin's preClose, app.ts);
+    //  5. the running batch segment has finished;
+    //  6. the routes' workers stop (Deepgram callback sweep, arrangements, designs, webhook
+    //     deliveries), each after its work in flight: what sessions and jobs wrote last is in
+    //     the store for any node, or this one after a restart, to carry on;
+    //  7. the debit batcher settles the debits still pending, without waiting for its window;
+    //  8. the engine, then the store closes, and the data dir is released.
     stop() {
       stopping ??= (async () => {
-        // Batch work stops taking segments first, so decoders freed by sessions shutting down
-        // are not picked up by a job; its running segment finishes while the app closes.
         const batchStopped = batch.stop();
-        // Weight 0 from here on while the agent closes: HAProxy sends no new calls.
         await agent?.close();
         await retention.stop();
         await app.close();
         await batchStopped;
+        await stopRouteWorkers(workers);
+        await debits.drain();
         await engine.close();
         await store.close();
         releaseDataDir();

@@ -9,7 +9,7 @@ import { storeConfigInput, storeSettingsFrom, withStoreOptions, type StoreArgs }
 import { REDACTION_POLICIES } from '../core/session-options.js';
 import { openStore } from '../store/index.js';
 import { loadConfig, storeSettings } from '../config.js';
-import { issueLoginLink } from '../desk/login-link.js';
+import { endAccountDeskAccess, issueLoginLink } from '../desk/login-link.js';
 import { parseLinkTtl } from '../desk/policy.js';
 
 function parseCharacters(value: unknown): bigint {
@@ -154,8 +154,14 @@ const revokeCommand: CommandModule<object, RevokeArgs> = {
     const store = await openStore(storeSettingsFrom(args));
     try {
       const revoked = await revokeAccessKeys(store, args.account, keyId);
-      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked })}\n`);
-      else process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
+      // A revoked key ends the account's desk sessions too: a desk session is a read of the
+      // account that outlives no revocation (docs/desk.md, "Sessions").
+      const desk = await endAccountDeskAccess(store, args.account, new Date());
+      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked, deskSessionsEnded: desk.sessions, loginLinksVoided: desk.links })}\n`);
+      else {
+        process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
+        if (desk.sessions > 0 || desk.links > 0) process.stdout.write(`ended ${desk.sessions} desk session(s), voided ${desk.links} unused login link(s)\n`);
+      }
     } finally {
       await store.close();
     }
@@ -177,14 +183,18 @@ const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
     withStoreOptions(
       y
         .option('account', { type: 'string', demandOption: true })
-        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default http://SCRIBED_HOST:SCRIBED_PORT]' })
+        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default: SCRIBED_PUBLIC_URL; required without it]' })
         .option('ttl', { type: 'string', describe: 'how long the link may be opened: 90s, 15m, 2h (at most 24h)', default: '15m' })
         .option('json', { type: 'boolean', describe: 'print one JSON line' }),
     ),
   handler: async (args) => {
     const ttlMs = parseLinkTtl(args.ttl);
     const config = loadConfig(storeConfigInput(args));
-    const baseUrl = args['base-url'] ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    // Never guessed: a link to the wrong origin cannot sign anyone in (docs/desk.md).
+    const baseUrl = args['base-url'] ?? config.publicUrl;
+    if (baseUrl === undefined) {
+      throw new Error("login-link needs the desk's public address: pass --base-url https://scribed.example, or set the server's --public-url (SCRIBED_PUBLIC_URL) in this environment");
+    }
     const store = await openStore(storeSettings(config));
     try {
       const out = await issueLoginLink(store, args.account, baseUrl, ttlMs, new Date());
@@ -210,7 +220,7 @@ const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
     const store = await openStore(storeSettingsFrom(args));
     try {
       if (!(await store.getAccount(args.account))) throw new Error(`NOT_FOUND: account ${args.account} does not exist`);
-      const ended = await store.endAccountDeskSessions(args.account, new Date());
+      const ended = await endAccountDeskAccess(store, args.account, new Date());
       if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, ...ended })}\n`);
       else process.stdout.write(`ended ${ended.sessions} desk session(s), voided ${ended.links} unused login link(s)\n`);
     } finally {

@@ -7,6 +7,7 @@ import type { CommandModule } from 'yargs';
 import { pino } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { createLogger } from '../obs/log.js';
+import { accessKeyFromEnv, gatewayTokenFromEnv, logLevelFromEnv } from '../config.js';
 import { ClientMetrics } from '../client/metrics.js';
 import { readAccessKey } from '../client/access-key.js';
 import { Gateway } from '../gateway/gateway.js';
@@ -50,7 +51,7 @@ export function parseAudioSocketSpeakers(values: string[]): Map<number, string> 
 
 /** The PBX token: from a file (systemd credential), else env SCRIBED_GATEWAY_TOKEN, else none. */
 function readPbxToken(file: string | undefined): string | undefined {
-  const raw = file !== undefined ? fs.readFileSync(file, 'utf8') : process.env.SCRIBED_GATEWAY_TOKEN;
+  const raw = file !== undefined ? fs.readFileSync(file, 'utf8') : gatewayTokenFromEnv();
   if (raw === undefined) return undefined;
   const token = raw.trim();
   if (!/^[\x21-\x7e]{16,256}$/.test(token)) invalid('pbx-token-file', 'the token must be 16-256 printable ASCII characters without spaces');
@@ -75,7 +76,7 @@ export const gatewayCommand: CommandModule<object, GatewayArgs> = {
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
       .option('stop-timeout-ms', { type: 'number', default: 10_000, describe: 'on SIGTERM, how long to wait for sessions to close' }),
   handler: async (args) => {
-    const log = createLogger({ destination: pino.destination(2) }).child({ component: 'gateway' });
+    const log = createLogger({ level: logLevelFromEnv(), destination: pino.destination(2) }).child({ component: 'gateway' });
     const listen = parseListen(args.listen);
     let audioSocket: { host: string; port: number } | undefined;
     try {
@@ -94,7 +95,7 @@ export const gatewayCommand: CommandModule<object, GatewayArgs> = {
     } catch (err) {
       invalid('session-option', (err as Error).message);
     }
-    const accessKey = readAccessKey(args['access-key-file']);
+    const accessKey = readAccessKey(args['access-key-file'], { SCRIBED_ACCESS_KEY: accessKeyFromEnv() });
     const pbxToken = readPbxToken(args['pbx-token-file']);
 
     const clientMetrics = new ClientMetrics();

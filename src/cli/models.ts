@@ -2,10 +2,12 @@
 // pull downloads a release archive; install takes an archive copied to an offline host.
 // Both verify the archive's pinned SHA-256 before anything is extracted.
 import type { Argv, CommandModule } from 'yargs';
+import { modelsDirFromEnv } from '../config.js';
 import { installModelFromArchive, listModels, ModelError, pullModel, type InstallResult } from '../engine/models.js';
 
-export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SCRIBED_MODELS_DIR && env.SCRIBED_MODELS_DIR.trim() !== '' ? env.SCRIBED_MODELS_DIR : './models';
+/** SCRIBED_MODELS_DIR (read through src/config.ts), else ./models. */
+export function defaultModelsDir(): string {
+  return modelsDirFromEnv() ?? './models';
 }
 
 interface DirArgs {

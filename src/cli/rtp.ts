@@ -6,6 +6,7 @@ import type { CommandModule } from 'yargs';
 import { pino } from 'pino';
 import { ScribedError } from '../core/errors.js';
 import { createLogger } from '../obs/log.js';
+import { accessKeyFromEnv, logLevelFromEnv } from '../config.js';
 import { ClientMetrics } from '../client/metrics.js';
 import { readAccessKey } from '../client/access-key.js';
 import { giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
@@ -67,7 +68,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
       .option('access-key-file', { type: 'string', describe: 'file holding the API key [else env SCRIBED_ACCESS_KEY]' }),
   handler: async (args) => {
-    const log = createLogger({ destination: pino.destination(2) }).child({ component: 'rtp' });
+    const log = createLogger({ level: logLevelFromEnv(), destination: pino.destination(2) }).child({ component: 'rtp' });
     const { host, port } = parseListen(args.listen);
     if (!/^https?:\/\//.test(args.url)) invalid('url', 'must be http(s)://host:port');
     for (const [flag, v] of [['idle-timeout-ms', args['idle-timeout-ms']], ['jitter-delay-ms', args['jitter-delay-ms']], ['max-streams', args['max-streams']], ['buffer-seconds', args['buffer-seconds']], ['pending-audio-seconds', args['pending-audio-seconds']]] as const) {
@@ -88,7 +89,7 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       invalid(m[1]!, m[2]!);
     }
     const payloadTypes = buildPayloadTypeMap(args['payload-type'] ?? []);
-    const accessKey = readAccessKey(args['access-key-file']);
+    const accessKey = readAccessKey(args['access-key-file'], { SCRIBED_ACCESS_KEY: accessKeyFromEnv() });
     let sessionOptions: Record<string, unknown>;
     try {
       sessionOptions = sessionOptionsFrom(args);

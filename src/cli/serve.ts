@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { CommandModule } from 'yargs';
 import { createService } from '../service.js';
 import type { EngineKind } from '../engine/types.js';
-import { describeStore, loadConfig, type ConfigInput } from '../config.js';
+import { describeStore, loadConfig, metricsTokenFrom, type ConfigInput } from '../config.js';
 import { splitCidrList } from '../core/outbound-policy.js';
 import { storeConfigInput, withStoreOptions, type StoreArgs } from './store-options.js';
 
@@ -16,10 +16,13 @@ interface ServeArgs extends StoreArgs {
   'max-decoders'?: number;
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
+  'public-url'?: string;
+  'metrics-token-file'?: string;
   'max-connections'?: number;
   'max-streams-per-account'?: number;
   'max-deferred-seconds'?: number;
   'agent-port'?: number;
+  'drain-grace-ms'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -71,9 +74,12 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         array: true,
         describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
+      .option('public-url', { type: 'string', describe: "how browsers reach this server, e.g. https://scribed.example: the desk's login links and Origin check use it (docs/desk.md) [env SCRIBED_PUBLIC_URL, default: only the address a browser connects to directly]" })
+      .option('metrics-token-file', { type: 'string', describe: 'a file whose first line is the bearer token /metrics asks for (docs/operations.md) [env SCRIBED_METRICS_TOKEN or SCRIBED_METRICS_TOKEN_FILE, default: /metrics answers loopback requests only]' })
       // Connection bounds: docs/api.md, "Connections and timeouts".
       .option('max-streams-per-account', { type: 'number', describe: 'cap on the live sockets one account may hold on this node at once, 0 for no cap [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: no cap, accounts share the recognizers fairly and sockets beyond them are deferred]' })
       .option('max-deferred-seconds', { type: 'number', describe: 'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]' })
+      .option('drain-grace-ms', { type: 'number', describe: 'on SIGTERM, drain first: move live calls to other nodes (or keep them until they end) for at most this long, then stop; a second SIGTERM stops at once; 0: no drain [env SCRIBED_DRAIN_GRACE_MS, default: 1800000]' })
       .option('agent-port', { type: 'number', describe: "answer HAProxy's agent check on this TCP port with a weight from the free recognizers (deploy/haproxy.cfg agent-check) [env SCRIBED_AGENT_PORT, default: off]" })
       .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
       .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
@@ -90,10 +96,13 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDecoders: args['max-decoders'],
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+      publicUrl: args['public-url'],
+      metricsToken: metricsTokenFrom(undefined, args['metrics-token-file']),
       maxConnections: args['max-connections'],
       maxStreamsPerAccount: args['max-streams-per-account'],
       maxDeferredSeconds: args['max-deferred-seconds'],
       agentPort: args['agent-port'],
+      drainGraceMs: args['drain-grace-ms'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],
@@ -113,11 +122,12 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     }
     service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');
 
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) return;
-      signalled = true;
-      service.log.info({ signal }, 'stopping');
+    // The first signal drains (on a shared store: live calls move to other nodes, for at most
+    // the drain grace; src/server/drain.ts), then stops within the shutdown bound; a second
+    // signal during the drain cuts it short and stops now (nothing stored is lost: the stop
+    // finalizes and persists what is left, as a stop without a drain does).
+    let signals = 0;
+    const stop = () => {
       const timer = setTimeout(() => {
         service.log.error('shutdown bound exceeded; exiting');
         process.exit(1);
@@ -133,6 +143,19 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
           process.exit(1);
         },
       );
+    };
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals === 2) {
+        service.log.info({ signal }, 'second signal: the drain ends now');
+        service.cutDrain();
+      }
+      if (signals > 1) return;
+      service.log.info({ signal }, 'stopping');
+      service.drain().then(stop, (err: unknown) => {
+        service.log.error({ err }, 'drain failed; stopping');
+        stop();
+      });
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);

@@ -17,6 +17,7 @@ import { readAccessKey } from '../client/access-key.js';
 import { pacingDelayMs, splitChunk } from '../client/pacing.js';
 import { creditRetryMs, giveUpOptions, handleStopSignals, withGiveUpFlags, type GiveUpArgs } from '../client/give-up.js';
 import { streamLog } from '../client/stream-log.js';
+import { accessKeyFromEnv, logLevelFromEnv } from '../config.js';
 import { fileTitle } from '../client/file-title.js';
 import { judgeFirstSeconds } from '../client/encoding-check.js';
 import { sessionOptionsFrom, withSessionOptionFlags, type SessionOptionArgs } from './session-option-flags.js';
@@ -103,7 +104,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' })
       .option('ignore-encoding-check', { type: 'boolean', describe: 'stream a file or stdin whose first seconds look like another encoding than --encoding (refused by default, exit 2)' }),
   handler: async (args) => {
-    const out = streamLog({ level: args['log-level'] ?? process.env.SCRIBED_LOG_LEVEL, service: 'scribed-stream', prefix: 'scribed stream' });
+    const out = streamLog({ level: args['log-level'] ?? logLevelFromEnv(), service: 'scribed-stream', prefix: 'scribed stream' });
     const logger = out.logger;
     const chosen = await chooseEncoding(args);
     if ('refuse' in chosen) {
@@ -124,7 +125,7 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       if (channels === 2 && bps !== 2) throw new Error(`--channels 2 takes 16-bit PCM (a pcm_s16le_* --encoding), not ${encoding}`);
       if (channels === 2 && args.input === 'mic') throw new Error('--channels 2 reads stdin or a file, not the microphone');
       bounds = giveUpOptions(args);
-      accessKey = readAccessKey(args['access-key-file']);
+      accessKey = readAccessKey(args['access-key-file'], { SCRIBED_ACCESS_KEY: accessKeyFromEnv() });
     } catch (err) {
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(2);

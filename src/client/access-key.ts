@@ -26,8 +26,9 @@ export function parseAccessKey(text: string, source: string): string {
   return key;
 }
 
-/** The access key from `file` (its first line) or else SCRIBED_ACCESS_KEY. */
-export function readAccessKey(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+/** The access key from `file` (its first line) or else SCRIBED_ACCESS_KEY, given by the caller
+ * (the CLI reads it through src/config.ts). */
+export function readAccessKey(file: string | undefined, env: { SCRIBED_ACCESS_KEY?: string | undefined }): string {
   if (file !== undefined) return parseAccessKey(fs.readFileSync(file, 'utf8'), file);
   const value = env.SCRIBED_ACCESS_KEY ?? '';
   if (value.trim() === '') throw new ScribedError('VALIDATION_FAILED', '--access-key-file: no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY', { details: { field: 'access-key' } });

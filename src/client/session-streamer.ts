@@ -52,6 +52,10 @@ export class SessionStreamer extends EventEmitter {
   private closedWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
   private readonly creditWait: CreditWait;
   private readonly gauges: StreamGauges;
+  /** When the last ack came (the ack gap of a move is measured from it). */
+  private lastAckAt = Date.now();
+  /** A move to another node in progress: since when, and the epoch it left. */
+  private movedAt: { at: number; lastAckAt: number; epoch: number } | null = null;
 
   constructor(opts: SessionStreamerOptions) {
     super();
@@ -83,7 +87,9 @@ export class SessionStreamer extends EventEmitter {
       opened: (ws) => (this.ws = ws),
       event: (ws, e) => this.onEvent(ws, e),
       ended: (ws) => {
-        if (this.ws === ws) this.ws = null;
+        // A socket a move replaced ends after its successor took over: nothing changes.
+        if (this.ws !== ws && this.ws !== null) return;
+        this.ws = null;
         this.ready = false;
         this.state.acct.rewind();
       },
@@ -241,13 +247,31 @@ export class SessionStreamer extends EventEmitter {
   // ------------------------------------------------------------------ server events
 
   private onEvent(ws: WebSocket, e: ServerEvent): void {
+    // A socket a move replaced may still bring acks of its epoch (ignored once the new
+    // epoch is ready) and results; its other news (accepting, errors, a second reconnect)
+    // is about a socket no longer used.
+    if (ws !== this.ws && e.type !== 'ack' && e.type !== 'final' && e.type !== 'partial') return;
+    if (e.type === 'ack' && this.movedAt !== null) this.afterMove(e);
     for (const d of this.state.apply(e, Date.now())) this.carryOut(ws, d);
+  }
+
+  /** The first ack of the new epoch after a move: the gap since the last ack before it. */
+  private afterMove(e: Extract<ServerEvent, { type: 'ack' }>): void {
+    if (this.movedAt === null) return;
+    if (e.epoch === this.movedAt.epoch) {
+      this.movedAt.lastAckAt = Date.now();
+      return;
+    }
+    const now = Date.now();
+    this.log.info({ ackGapMs: now - this.movedAt.lastAckAt, moveMs: now - this.movedAt.at, epoch: e.epoch }, 'moved to another node: first ack there');
+    this.movedAt = null;
   }
 
   private carryOut(ws: WebSocket, d: Decision): void {
     const m = this.opts.metrics;
     switch (d.kind) {
       case 'acknowledged':
+        this.lastAckAt = Date.now();
         this.window.released();
         if (d.samples > 0) m?.acknowledgedSeconds.inc(d.samples / this.rate);
         this.gauges.setBuffered(this.state.acct.unacknowledged);
@@ -278,6 +302,15 @@ export class SessionStreamer extends EventEmitter {
         return;
       case 'lost':
         m?.gapSamples.inc(d.samples);
+        return;
+      case 'move':
+        // A close already sent on this socket is being carried out there; nothing to move.
+        if (ws !== this.ws || this.closeSent.has(ws) || this.stopped) return;
+        // Nothing more is sent on it: the resume that starts the move fences it.
+        this.ready = false;
+        this.state.acct.rewind();
+        this.movedAt = { at: Date.now(), lastAckAt: this.lastAckAt, epoch: this.state.acct.epoch };
+        this.connection.handOver(ws);
         return;
       case 'drop-socket':
         // Nothing more is sent on it, and the connection loop resumes (once, whether the

@@ -47,6 +47,9 @@ export class StreamConnection {
   /** Reconnect attempts since the last `ready`. */
   private attempt = 0;
   private wake: (() => void) | null = null;
+  /** A move in progress: resolves (once the next socket is opened) to that socket's life,
+   * boxed (a promise resolved with a bare promise would wait for it), or null on failure. */
+  private handing: Promise<{ closed: Promise<void> } | null> | null = null;
 
   constructor(
     private readonly opts: ConnectionOptions,
@@ -116,8 +119,16 @@ export class StreamConnection {
         // abort() during the resume: no new socket (it would flush and close the session,
         // since abort() also stops writes by marking the stream as ending).
         if (this.hooks.finished()) break;
-        await this.runSocket();
+        await this.openSocket().closed;
+        // A move (handOver) replaced the socket: its successors' lives, one after another.
+        while (this.handing) {
+          const next = await this.handing;
+          this.handing = null;
+          if (!next) break;
+          await next.closed;
+        }
       } catch (err) {
+        this.handing = null;
         if (err instanceof StreamFatalError) {
           this.hooks.fatal(err);
           return;
@@ -135,16 +146,56 @@ export class StreamConnection {
     }
   }
 
-  /** One socket's life: resolves when it closes. */
-  private runSocket(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * The server asked this client to move (a draining node's `reconnect`): make-before-break.
+   * Resume (through the balancer, which has taken the draining node out, so another node
+   * opens the new epoch), open the next socket, and only once it is open let `old` go. The
+   * caller stops sending on `old` first: the resume fences it. If the resume fails, `old` is
+   * dropped and the loop resumes as after any loss. Once per move; a second ask is ignored.
+   */
+  handOver(old: WebSocket): void {
+    if (this.handing) return;
+    const letGo = () => {
+      old.close(1000, 'moved to another node');
+      // A close handshake the draining node does not answer must not keep the socket.
+      setTimeout(() => old.terminate(), 2_000).unref();
+    };
+    this.handing = (async (): Promise<{ closed: Promise<void> } | null> => {
+      try {
+        await this.hooks.resume();
+      } catch (err) {
+        this.log().warn({ err: safeMessage(err) }, 'resuming to move failed; reconnecting as after a lost socket');
+        old.terminate();
+        return null;
+      }
+      const next = this.openSocket();
+      // Whether the next socket opened or failed, the old one goes: the resume fenced it.
+      void next.opened.then(letGo, letGo);
+      next.closed.catch(() => undefined);
+      return { closed: next.closed };
+    })();
+  }
+
+  /** One socket: `opened` once the upgrade is accepted, `closed` when it ends (rejected when
+   * it was refused or failed). Its handlers are in place before any event can come. */
+  private openSocket(): { opened: Promise<void>; closed: Promise<void> } {
+    let markOpened!: () => void;
+    let markFailed!: (err: Error) => void;
+    const opened = new Promise<void>((resolve, reject) => {
+      markOpened = resolve;
+      markFailed = reject;
+    });
+    opened.catch(() => undefined);
+    const closed = new Promise<void>((resolve, reject) => {
       const wsUrl = `${this.opts.url.replace(/^http/, 'ws')}${API_BASE}/stt/realtime/sessions/${this.sessionId()}/stream`;
       let ws: WebSocket;
       try {
         ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
       } catch (err) {
         // The upgrade request could not be built (an invalid header value): no retry helps.
-        reject(new StreamFatalError('VALIDATION_FAILED', `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`));
+        const e = new StreamFatalError('VALIDATION_FAILED', `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`);
+        markFailed(e);
+        reject(e);
         return;
       }
       this.hooks.opened(ws);
@@ -153,9 +204,11 @@ export class StreamConnection {
         if (settled) return;
         settled = true;
         this.hooks.ended(ws);
+        markFailed(err ?? new Error('the socket closed before it opened'));
         if (err) reject(err);
         else resolve();
       };
+      ws.on('open', () => markOpened());
       ws.on('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
@@ -192,5 +245,6 @@ export class StreamConnection {
         done();
       });
     });
+    return { opened, closed };
   }
 }

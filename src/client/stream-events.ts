@@ -52,6 +52,9 @@ export type Decision =
   | { kind: 'lost'; samples: number }
   /** Give up this socket and resume (a resume says exactly what the server holds). */
   | { kind: 'drop-socket' }
+  /** The node is draining: move to another node make-before-break (resume, open the next
+   * socket, then let this one go), within `withinMs`. */
+  | { kind: 'move'; withinMs: number }
   | { kind: 'closed'; capturedSamples: number; segments: number }
   | { kind: 'log'; level: LogLevel; fields: Record<string, unknown>; msg: string };
 
@@ -157,6 +160,11 @@ export class StreamEventState {
       }
       case 'closed':
         return [{ kind: 'closed', capturedSamples: wireSamples(e.capturedSamples), segments: e.segments }];
+      case 'reconnect':
+        return [
+          { kind: 'log', level: 'info', fields: { reason: e.reason, withinMs: e.withinMs }, msg: 'server asks to reconnect elsewhere; moving' },
+          { kind: 'move', withinMs: e.withinMs },
+        ];
       default:
         return []; // pong, committed, future events
     }

@@ -5,10 +5,13 @@
 // The answer is a weight only, a percentage of the server's configured weight: the share of
 // the node's recognizers a new call could get now. A full node that cannot defer answers 0%:
 // weight 0 takes it out of balancing (no new calls) while requests stuck to it still reach it,
-// as HAProxy's drain does. The agent never says `drain`, `ready`, `maint`, `up` or `down`:
-// those change the server's administrative or operational state, and `ready` would cancel an
-// operator's `set server ... state drain` at the next check; admin state stays the operator's,
-// health stays the HTTP check's (/readyz).
+// as HAProxy's drain does. Admin states are the operator's, with two exceptions of the node's
+// own: a node draining before it stops (src/server/drain.ts) answers `drain` with weight 0, so
+// HAProxy's admin state says so at once, and the first answers of the process that starts
+// after a drain on the same data dir add `ready`, which undoes that drain (HAProxy keeps an
+// agent's `drain` as it keeps an operator's, until something says `ready`). Otherwise the agent
+// never says `drain` or `ready` (a `ready` would cancel an operator's `set server ... state
+// drain`), nor `maint`, `up` or `down`: health stays the HTTP check's (/readyz).
 
 /** What the node knows at the moment of a check. */
 export interface AgentCapacity {
@@ -20,11 +23,15 @@ export interface AgentCapacity {
   canDefer: boolean;
   /** Store open, engine started, not stopping. */
   serving: boolean;
+  /** Draining before a stop: `drain`, weight 0. */
+  draining?: boolean;
+  /** The previous process on this data dir drained: `ready` undoes its `drain`. */
+  readyAgain?: boolean;
 }
 
 /** The weight, in percent of the configured weight: 0..100. */
 export function agentWeightPercent(c: AgentCapacity): number {
-  if (!c.serving) return 0;
+  if (!c.serving || c.draining) return 0;
   if (c.decoders === null || c.decoders <= 0) return 100;
   const free = Math.min(Math.max(c.free, 0), c.decoders);
   // Any free recognizer keeps at least weight 1: rounding must not drain a node that has one.
@@ -35,5 +42,6 @@ export function agentWeightPercent(c: AgentCapacity): number {
 
 /** One line of HAProxy's agent protocol. */
 export function agentReply(c: AgentCapacity): string {
-  return `${agentWeightPercent(c)}%\n`;
+  const admin = c.draining ? ' drain' : c.readyAgain ? ' ready' : '';
+  return `${agentWeightPercent(c)}%${admin}\n`;
 }

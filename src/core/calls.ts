@@ -1,4 +1,4 @@
-// Calls (issue 15, docs/calls.md): a call groups legs, one per party or channel, each leg a
+// Calls (docs/calls.md): a call groups legs, one per party or channel, each leg a
 // History row (a real-time session's, or a batch job's) labelled with its speaker. Pure: the
 // validation of the create-call body and of the two call fields a create-session body may
 // carry, the call's status from its legs, and the merged transcript of all legs in the four

@@ -1,4 +1,4 @@
-// Admission by capacity (issue 13): how many real-time streams a node carries within the
+// Admission by capacity (a node takes no more streams than it recognizes in real time): how many real-time streams a node carries within the
 // latency goal, from what was measured on it: the recognizer's CPU cost per audio second, the
 // cores it may use, the memory it may still take and the memory a decoder takes. Pure: the
 // adapter (src/engine/calibration.ts) reads /sys/fs/cgroup, /proc/meminfo and os, and
@@ -20,10 +20,10 @@
 // utilization u: 4 batches at 0.8, 9 at 0.9, unbounded at 1). Partials wait in that queue; a
 // commit's final does not (the worker decodes a stream with a final to give first, then waits
 // only for the turn in progress and that stream's own last batch), which keeps commit-to-final
-// within the 500 ms goal of issue 13 while the queue stays bounded. The cost is measured with
+// within its 500 ms commit-to-final goal (docs/scaling.md, "Sizing a node") while the queue stays bounded. The cost is measured with
 // the streams live at once (src/engine/calibration.ts), so it includes the decoders sharing
 // threads and caches; the other 20% is the service's own work per stream (the main thread:
-// frames, spool, acks, store: 0.02 CPU s per audio second, issue 13) and the OS.
+// frames, spool, acks, store: 0.02 CPU s per audio second, docs/benchmarks.md) and the OS.
 //
 // MEMORY_TARGET = 0.9: a decoder's memory is resident for as long as the pool keeps it warm;
 // the last 10% is left to the page cache, the spool, request buffers and the allocator's slack.

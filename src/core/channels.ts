@@ -1,4 +1,4 @@
-// Stereo recordings as calls (issue 15, docs/calls.md "Stereo"): one leg per channel, each
+// Stereo recordings as calls (docs/calls.md "Stereo"): one leg per channel, each
 // labelled with its speaker. Pure: the two request options of a batch upload
 // (`multichannel`, `channelSpeakers`), the speakers of `scribed stream --channel-speakers`, and
 // the rule both share. Channel 0 is `agent` and channel 1 `customer` unless the request names

@@ -46,6 +46,7 @@ export const ERRORS = {
   GAP_TOO_LARGE: { wire: -1, http: 422, summary: 'an audio frame starts further ahead than the largest gap the server fills' },
   NOT_ACCEPTING: { wire: -1, http: 409, summary: 'the session is not accepting audio (see the last accepting event)' },
   ENGINE_BUSY: { wire: -1, http: 503, summary: 'every recognizer is in use; try again later' },
+  NODE_DRAINING: { wire: -1, http: 503, summary: 'this node is draining before it stops and takes no new socket or resume; another node does (through the balancer)' },
   ACCOUNT_STREAM_LIMIT: { wire: -1, http: 429, summary: 'this account already streams as many sessions as it may at once on this node; close one or try later' },
   ENGINE_FAILED: { wire: -1, http: 500, summary: 'the recognizer failed for this session' },
   // watch sockets (docs/protocol.md, "Watching a session")
@@ -89,6 +90,7 @@ export const ERRORS = {
 
   // live rules (docs/rules.md)
   RULE_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many live rules as it may (50); delete one first' },
+  CATEGORY_LIMIT: { wire: -1, http: 409, summary: 'the account already has as many post-call categories as it may (50); delete one first' },
   RULE_PATTERN_INVALID: { wire: -1, http: 422, summary: 'pattern is not a regular expression this server runs (RE2 syntax: no backreferences or lookaround)' },
   // the desk (docs/desk.md)
   DESK_REQUEST_REFUSED: { wire: -1, http: 403, summary: 'a desk request that changes state came from another origin or without the page\'s CSRF token' },

@@ -1,4 +1,4 @@
-// Fair share of a node's recognizers among accounts (issue 34). One account may use every
+// Fair share of a node's recognizers among accounts (so one busy tenant cannot starve the others). One account may use every
 // recognizer while no other account waits; when accounts compete, each is owed at least its
 // share (recognizers / competing accounts), and a freed recognizer goes to the waiting session
 // whose account is furthest below its share; an account holding two or more than a waiting one

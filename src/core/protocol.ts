@@ -21,6 +21,9 @@ export const CLOSE_CODES = {
   /** A watcher that did not read its events fast enough was let go (docs/protocol.md,
    * "Watching a session"). */
   watcherTooSlow: 4002,
+  /** A watch socket a desk session opened, closed because that session ended (logout,
+   * expiry, `accounts desk-logout` or `revoke-key`): docs/desk.md. */
+  deskSessionEnded: 4003,
 } as const;
 
 /** A segment's id: `seg_<index>`, the index counting from 0 per session. */
@@ -199,6 +202,21 @@ export interface AlertEvent {
   otherSpeaker?: string | null;
 }
 
+/** The node is draining (it stops for a deploy): move the session to another node now,
+ * make-before-break (resume, open the new socket, then let this one go). Sent at a segment
+ * boundary, right after a final, so the move never cuts an utterance. Past `withinMs` the
+ * node closes the socket as a stopping node does (close 1012, open segment finalized with
+ * trigger `shutdown`). Clients that cannot resume ignore it (docs/protocol.md). */
+export interface ReconnectEvent {
+  type: 'reconnect';
+  /** Why: `NODE_DRAINING` (the only one so far). */
+  reason: string;
+  /** Milliseconds from this event until the node closes the socket. */
+  withinMs: number;
+  /** The same instant as an ISO time (the server's clock). */
+  deadline: string;
+}
+
 /** Every event the server sends on the stream socket. */
 export type ServerEvent =
   | ReadyEvent
@@ -213,7 +231,8 @@ export type ServerEvent =
   | PongEvent
   | WatchingEvent
   | ClosedEvent
-  | AlertEvent;
+  | AlertEvent
+  | ReconnectEvent;
 
 export type ServerEventType = ServerEvent['type'];
 
@@ -234,6 +253,7 @@ export const serverEvent = {
   watching: (f: Fields<WatchingEvent>): WatchingEvent => ({ type: 'watching', ...f }),
   closed: (f: Fields<ClosedEvent>): ClosedEvent => ({ type: 'closed', ...f }),
   alert: (f: Fields<AlertEvent>): AlertEvent => ({ type: 'alert', ...f }),
+  reconnect: (f: Fields<ReconnectEvent>): ReconnectEvent => ({ type: 'reconnect', ...f }),
 } as const;
 
 // What a client checks before it trusts an event: the fields it relies on, by kind. Optional
@@ -277,6 +297,7 @@ const REQUIRED: { [K in ServerEventType]: Record<string, Kind> } = {
   },
   closed: { status: 'string', capturedSamples: 'string', segments: 'number' },
   alert: { alertId: 'string', ruleId: 'string', ruleName: 'string', condition: 'string', segmentId: 'string', final: 'boolean', startMs: 'number', endMs: 'number' },
+  reconnect: { reason: 'string', withinMs: 'number', deadline: 'string' },
 };
 
 function isTimePoint(v: unknown): v is TimePoint {

@@ -1,4 +1,4 @@
-// Deferred recognition (issue 13): when every recognizer of a node is busy, a session is still
+// Deferred recognition (a busy node still takes the call): when every recognizer of a node is busy, a session is still
 // accepted; its audio is spooled and acknowledged as usual and waits here, in order with the
 // client's commits and close, until a recognizer frees and the session catches up. Pure: the
 // live session does the I/O (src/session/live-session.ts), the registry hands out freed

@@ -60,7 +60,9 @@ function seconds(samples: bigint, rateHz: number): number {
   return rateHz > 0 ? Math.round((Number(samples) / rateHz) * 1000) / 1000 : 0;
 }
 
-export function transcriptionEvent(type: WebhookEventType, t: TranscriptionFacts, now: string): WebhookEvent {
+/** `analytics`: a lone transcription's conversation figures and categories, on its completion
+ * (docs/analytics.md); absent otherwise. */
+export function transcriptionEvent(type: WebhookEventType, t: TranscriptionFacts, now: string, analytics?: Record<string, unknown>): WebhookEvent {
   return {
     type,
     timestamp: now,
@@ -79,12 +81,15 @@ export function transcriptionEvent(type: WebhookEventType, t: TranscriptionFacts
         transcription: `${API_BASE}/stt/transcriptions/${t.id}`,
         transcript: `${API_BASE}/stt/transcriptions/${t.id}/transcript`,
         ...(t.sessionId ? { session: `${API_BASE}/stt/realtime/sessions/${t.sessionId}` } : {}),
+        ...(analytics ? { analytics: `${API_BASE}/stt/transcriptions/${t.id}/analytics` } : {}),
       },
+      ...(analytics ? { analytics } : {}),
     },
   };
 }
 
-export function callCompletedEvent(c: CallFacts, now: string): WebhookEvent {
+/** `analytics`: the call's conversation figures and matched categories (docs/analytics.md). */
+export function callCompletedEvent(c: CallFacts, now: string, analytics?: Record<string, unknown>): WebhookEvent {
   const failed = c.legs.some((l) => l.status === 'FAILED');
   return {
     type: 'call.completed',
@@ -96,7 +101,12 @@ export function callCompletedEvent(c: CallFacts, now: string): WebhookEvent {
       status: failed ? 'FAILED' : 'COMPLETED',
       durationSeconds: Math.max(0, ...c.legs.map((l) => seconds(l.audioSamples, l.sampleRateHz))),
       legs: c.legs.map((l) => ({ speaker: l.speaker, transcriptionId: l.transcriptionId, sessionId: l.sessionId, status: l.status })),
-      links: { call: `${API_BASE}/stt/calls/${c.id}`, transcript: `${API_BASE}/stt/calls/${c.id}/transcript` },
+      links: {
+        call: `${API_BASE}/stt/calls/${c.id}`,
+        transcript: `${API_BASE}/stt/calls/${c.id}/transcript`,
+        ...(analytics ? { analytics: `${API_BASE}/stt/calls/${c.id}/analytics` } : {}),
+      },
+      ...(analytics ? { analytics } : {}),
     },
   };
 }

@@ -1,4 +1,4 @@
-// Admission by capacity (issue 13), the adapter: measures what one real-time stream costs on
+// Admission by capacity (a node takes no more streams than it can recognize in real time), the adapter: measures what one real-time stream costs on
 // this node by decoding real speech on the real engine, reads the cores and memory the node
 // may use, and lets src/core/capacity-plan.ts say how many streams it carries. The default
 // --max-decoders is that number; an operator's --max-decoders (SCRIBED_MAX_DECODERS) wins and

@@ -3,12 +3,11 @@
 // recognition workers (and the tools that drive a decoder directly).
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
-import { packageRoot } from '../threads/package-root.js';
+import { addonPath } from './environment.js';
 
 /** The addon file this process loads: SCRIBED_POCKETSPHINX_ADDON, else the checkout's build. */
 export function addonFile(): string {
-  return process.env.SCRIBED_POCKETSPHINX_ADDON ?? path.join(packageRoot(), 'build', 'Release', 'scribed_pocketsphinx.node');
+  return addonPath();
 }
 
 let loaded: unknown = null;

@@ -14,6 +14,7 @@ import { ScribedError, toScribedError } from '../core/errors.js';
 import { decodeBacklogSeconds, type DecodeBacklog } from './batching.js';
 import { DecoderThread, Slot } from './decoder-thread.js';
 import { decoderStream, type StreamContext } from './decoder-stream.js';
+import { decoderThreadsSetting } from './environment.js';
 import type { AudioProfile, BackendConfig, Engine, EngineCapacity, EngineInfo, EngineKind, RecognitionStream, StreamRequest } from './types.js';
 import type { InitReply, OpenReply } from './worker.js';
 
@@ -33,7 +34,7 @@ export interface EngineOptions {
 
 /** The number of decoder threads: the option, SCRIBED_DECODER_THREADS, or the usable cores. */
 export function decoderThreads(option?: number): number {
-  const env = process.env.SCRIBED_DECODER_THREADS;
+  const env = decoderThreadsSetting();
   const n = option ?? (env !== undefined && env !== '' ? Number(env) : os.availableParallelism());
   if (!Number.isInteger(n) || n < 1) {
     throw new RangeError(`decoder threads must be a positive integer (got ${option ?? env})`);

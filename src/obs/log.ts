@@ -56,7 +56,7 @@ export function createLogger(
   opts: { level?: string; destination?: pino.DestinationStream; terminal?: boolean; service?: string; hiddenOnTerminal?: readonly string[] } = {},
 ): Logger {
   const options: LoggerOptions = {
-    level: opts.level ?? process.env.SCRIBED_LOG_LEVEL ?? 'info',
+    level: opts.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
     base: { service: opts.service ?? 'scribed' },
     serializers: {

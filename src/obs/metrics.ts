@@ -14,7 +14,7 @@ import { RULE_CONDITION_KINDS } from '../core/rules.js';
 
 /** How often the event-loop lag metric samples the loop. prom-client's default, 10 ms, is a
  * timer that wakes the event loop 100 times a second, busy or idle: about 6 ms of CPU a second
- * on an idle node here, the largest part of its idle cost (issue 13). Ten samples a second still
+ * on an idle node here, the largest part of its idle cost (docs/scaling.md). Ten samples a second still
  * see every stall long enough to matter to a 20 ms frame stream. */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
@@ -43,7 +43,7 @@ export const FRAME_ERROR_CODES: readonly ErrorCode[] = [
   'MALFORMED_FRAME', 'INVALID_SAMPLE_SIZE', 'FRAME_TOO_LARGE', 'STALE_EPOCH', 'GAP_TOO_LARGE', 'NOT_ACCEPTING',
   'SESSION_CLOSED', 'INSUFFICIENT_CHARACTERS', 'ENGINE_FAILED', 'INTERNAL',
 ];
-export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session'] as const;
+export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session', 'wrong_scope', 'desk_session_ended'] as const;
 export const BATCH_JOB_OUTCOMES = ['queued', 'completed', 'failed'] as const;
 export const INTERPRETATION_RETRY_OUTCOMES = ['retried', 'replayed', 'key_mismatch', 'not_found', 'refused', 'insufficient'] as const;
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
@@ -205,6 +205,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       registers: r,
     }),
     ruleAlerts: new Counter({ name: 'scribed_rule_alerts_total', help: 'Alerts raised by live rules (docs/rules.md), by the rule\'s condition', labelNames: ['condition'], registers: r }),
+    categoryMatches: new Counter({ name: 'scribed_category_matches_total', help: 'Finished calls (and lone transcriptions) that matched a post-call category (docs/analytics.md), by category id', labelNames: ['category'], registers: r }),
   };
   const m = metrics;
   for (const state of LIVE_SESSION_STATES) m.sessions.set({ state }, 0);

@@ -29,12 +29,28 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
-/** The destination is not one the operator allows; `detail` is for the server log only. */
+/** The destination is not one the operator allows; `detail` is for the server log only.
+ * `byUrl`: the URL alone said so (an IP literal, a loopback or metadata name, the scheme),
+ * which a client may be told, since it tells them nothing they did not write; a refusal found
+ * only after resolving a name (or at the connected peer) must reach a client as a plain
+ * failure, or the answer would say what an internal name resolves to (outboundOutcome). */
 export class DestinationRefused extends Error {
-  constructor(readonly detail: string) {
+  constructor(
+    readonly detail: string,
+    readonly byUrl = false,
+  ) {
     super(`destination not allowed: ${detail}`);
     this.name = 'DestinationRefused';
   }
+}
+
+/** What a client is told of an outbound attempt: the whole vocabulary. Addresses, errno
+ * values, DNS answers and response bodies go to the server log only (docs/security.md). */
+export type OutboundOutcome = 'delivered' | 'refused by policy' | 'failed';
+
+/** The client's word for an attempt that threw. */
+export function outboundFailure(err: unknown): Exclude<OutboundOutcome, 'delivered'> {
+  return err instanceof DestinationRefused && err.byUrl ? 'refused by policy' : 'failed';
 }
 
 export interface PostResult {
@@ -128,12 +144,12 @@ export class GuardedTransport {
     try {
       u = new URL(url);
     } catch {
-      return Promise.reject(new DestinationRefused('not a URL'));
+      return Promise.reject(new DestinationRefused('not a URL', true));
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new DestinationRefused(`scheme ${u.protocol}`));
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new DestinationRefused(`scheme ${u.protocol}`, true));
     const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
     const early = this.policy.checkHost(host);
-    if (early && !early.allowed) return Promise.reject(new DestinationRefused(`${u.host}: ${early.reason}`));
+    if (early && !early.allowed) return Promise.reject(new DestinationRefused(`${u.host}: ${early.reason}`, true));
 
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       const options: https.RequestOptions = {

@@ -12,14 +12,17 @@ export interface AgentListener {
   close(): Promise<void>;
 }
 
-/** The reply to a check now. `stopping`: the node no longer takes calls. */
-export function agentAnswer(ctx: Pick<AppContext, 'engine' | 'sessions' | 'store'>, stopping: boolean): string {
+/** The reply to a check now. `stopping`: the node no longer takes calls; `draining`: it is
+ * draining before it stops (`drain`); `readyAgain`: the previous process on its data dir
+ * drained (`ready` undoes the drain HAProxy kept; src/server/drain.ts). */
+export function agentAnswer(ctx: Pick<AppContext, 'engine' | 'sessions' | 'store'>, stopping: boolean, admin: { draining?: boolean; readyAgain?: boolean } = {}): string {
   const c = nodeCapacity(ctx);
   return agentReply({
     decoders: c?.decoders ?? null,
     free: c ? c.decoders - c.busy + c.reclaimable : 0,
     canDefer: ctx.sessions.deferral?.budget.hasRoom() ?? false,
     serving: !stopping && ctx.store.isOpen() && ctx.engine.ready(),
+    ...admin,
   });
 }
 

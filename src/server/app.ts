@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
+import { AJV_OPTIONS, plainSerializerCompiler } from './openapi/route-schema.js';
 import { countHttpError } from '../obs/metrics.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
@@ -20,6 +21,8 @@ import { callRoutes } from './routes/calls.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { searchRoutes } from './routes/search.js';
 import { ruleRoutes } from './routes/rules.js';
+import { analyticsRoutes } from './routes/analytics.js';
+import { categoryRoutes } from './routes/categories.js';
 import { streamRoutes } from './ws/stream.js';
 import { watchRoutes } from './ws/watch.js';
 import { interpretationRoutes } from './routes/interpretation.js';
@@ -27,9 +30,7 @@ import { musicRoutes } from './routes/music.js';
 import { voiceRoutes } from './routes/voices.js';
 import { userGroupRoutes } from './routes/user-groups.js';
 import { batchRoutes } from './routes/batch.js';
-import { recordingStoreFor } from '../store/recordings.js';
 import { recordingRoutes } from './routes/recordings.js';
-import { serverKeysFor } from '../store/server-key.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
@@ -53,10 +54,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     loggerInstance: ctx.log as FastifyBaseLogger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     trustProxy: false,
+    // Requests are checked against their routes' schemas as the hand validation did
+    // (openapi/route-schema.ts); compiled once per route at registration.
+    ajv: AJV_OPTIONS,
     // Timeouts, the connection cap and the answers below the routes (connections.ts).
     ...connectionOptions(ctx.config),
   });
   installErrorHandling(app);
+  app.setSerializerCompiler(plainSerializerCompiler);
   // Every authenticated route plugin sets this in its onRequest hook (auth.ts).
   app.decorateRequest('accountId', null);
   app.decorateRequest('errorCode', null);
@@ -103,20 +108,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(callRoutes(ctx));
   await app.register(searchRoutes(ctx));
   await app.register(ruleRoutes(ctx));
+  await app.register(categoryRoutes(ctx));
+  await app.register(analyticsRoutes(ctx));
   await app.register(streamRoutes(ctx));
   await app.register(watchRoutes(ctx));
   await app.register(interpretationRoutes(ctx));
   await app.register(musicRoutes(ctx));
-  // Recordings, design previews and server keys: in the store when nodes share PostgreSQL
-  // (any node reads what another wrote), files in the data dir otherwise (docs/scaling.md).
-  const shared = ctx.config.databaseUrl !== undefined;
-  const files = {
-    recordings: recordingStoreFor(shared, ctx.store, ctx.config.dataDir, ctx.log, ctx.now),
-    keys: serverKeysFor(shared, ctx.store, ctx.config.dataDir, ctx.now),
-  };
-  await app.register(voiceRoutes(ctx, files));
-  await app.register(userGroupRoutes(ctx, files.keys));
-  await app.register(webhookRoutes(ctx, files.keys));
+  // Recordings, design previews and server keys: the node's one copy, made by service.ts.
+  await app.register(voiceRoutes(ctx, ctx.files));
+  await app.register(userGroupRoutes(ctx, ctx.files.keys));
+  await app.register(webhookRoutes(ctx, ctx.files.keys));
   if (ctx.batch) await app.register(batchRoutes(ctx, ctx.batch));
   if (ctx.recordings) await app.register(recordingRoutes(ctx, ctx.recordings));
   // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).

@@ -4,8 +4,8 @@
 //
 // Authentication runs in an onRequest hook of each route plugin (requireCredential), before
 // Fastify reads a byte of the body: a client without a valid credential is answered and
-// disconnected at once, whatever body it announces (src/server/connections.ts closes a
-// connection answered before its body arrived). Routes read the account with accountOf(req).
+// disconnected, whatever body it announces (src/server/connections.ts closes a connection
+// answered before its body arrived, lingering so that a client still writing reads the 401). Routes read the account with accountOf(req).
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { ScribedError } from '../core/errors.js';
 import { parseCredential, secretMatches } from '../core/credentials.js';

@@ -15,8 +15,8 @@ export function nodeCapacity(ctx: Pick<AppContext, 'sessions'>): NodeCapacity | 
   return ctx.sessions.room();
 }
 
-/** How the engine's maxDecoders was decided and the measured capacity behind it (issue 13,
- * src/engine/calibration.ts), recorded by createService for the engine it made. Keyed by the
+/** How the engine's maxDecoders was decided and the measured capacity behind it
+ * (src/engine/calibration.ts), recorded by createService for the engine it made. Keyed by the
  * engine so an app built without it (tests, wrappers) simply has none. */
 const reports = new WeakMap<Engine, CapacityReport>();
 

@@ -24,6 +24,7 @@ import { failRaw } from '../core/envelope.js';
 import { upgradeProblem } from '../core/websocket-handshake.js';
 import type { Metrics } from '../obs/metrics.js';
 import { noRoute, sendError } from './error-handler.js';
+import { lingerOnClose } from './lingering-close.js';
 
 export interface ConnectionLimits {
   headersTimeoutMs: number;
@@ -131,11 +132,17 @@ export function installConnectionGuards(app: FastifyInstance, limits: Connection
 
   // An answer sent before the request's body arrived (refused at authentication, no such
   // route, a limit) closes the connection: otherwise Node keeps reading and discarding that
-  // body for as long as the client trickles it. A refused upgrade closes too:
-  // @fastify/websocket drops its socket after the answer, so keep-alive would be a promise
-  // the server does not keep.
+  // body for as long as the client trickles it. It closes lingering (lingering-close.ts), so
+  // a client still writing its upload reads the answer rather than a reset. A refused upgrade
+  // closes too: @fastify/websocket drops its socket after the answer, so keep-alive would be a
+  // promise the server does not keep.
   app.addHook('onSend', async (req, reply) => {
-    if (req.ws || !req.raw.complete) void reply.header('connection', 'close');
+    if (req.ws) {
+      void reply.header('connection', 'close');
+    } else if (!req.raw.complete) {
+      void reply.header('connection', 'close');
+      lingerOnClose(req.raw);
+    }
   });
 
   // ws checks an upgrade once more when it takes it over; the hook above refuses whatever it

@@ -8,7 +8,11 @@ import type { RuleAlerts } from '../session/rule-alerts.js';
 import type { Store } from '../store/store.js';
 import type { BatchRunner } from '../batch/runner.js';
 import type { RecordingKeeper } from '../recording/keeper.js';
+import type { WebhookWorker } from '../webhooks/delivery-worker.js';
+import type { DesignJobs } from '../voices/design-jobs.js';
+import type { ArrangementJobs } from '../music/arrangement-jobs.js';
 import { API_BASE } from '../core/protocol.js';
+import type { VoiceFiles } from './voice-files.js';
 
 export interface AppContext {
   config: Readonly<ServiceConfig>;
@@ -25,6 +29,21 @@ export interface AppContext {
   ruleAlerts?: RuleAlerts;
   /** Redacted recordings (recordAudio; docs/recordings.md). Absent: no recording route. */
   recordings?: RecordingKeeper;
+  /** The node is draining before it stops (src/server/drain.ts): no new sockets or resumes,
+   * not ready. Absent: never. */
+  draining?: () => boolean;
+  /** The node's one recordings store (the keeper's too) and its server keys. */
+  files: VoiceFiles;
+  /** Background work the routes hand new work to; service.ts starts and stops it. */
+  workers: RouteWorkers;
+}
+
+/** What routes may ask of the node's background workers (src/server/route-workers.ts): new
+ * work, never their start or stop. */
+export interface RouteWorkers {
+  webhooks: Pick<WebhookWorker, 'nudge'>;
+  designs: Pick<DesignJobs, 'start'>;
+  arrangements: Pick<ArrangementJobs, 'schedule'>;
 }
 
 export interface BatchRouteOptions {

@@ -1,11 +1,13 @@
 // Any throw inside a route becomes the spec's envelope with the status from the error
 // table. Fastify's own errors (bad JSON, body too large, wrong content type, a path it cannot
-// decode or route) are mapped to table codes here, so clients see one shape whatever failed.
+// decode or route) are mapped to table codes here, so clients see one shape whatever failed;
+// a request its route's schema refuses is mapped by validation-errors.ts.
 // Below Fastify, the HTTP parser's and the WebSocket upgrade's refusals are written in the same
 // envelope by src/server/connections.ts.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ScribedError, type ErrorCode } from '../core/errors.js';
 import { fail } from '../core/envelope.js';
+import { validationFailure } from './validation-errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +54,8 @@ export function toTableError(err: FastifyError | Error): ScribedError {
 
 /** Answer any error in the envelope; a server fault is logged at error with its cause. */
 export function sendError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
-  const e = toTableError(err);
+  // A request its route's schema refuses: the table's code, in the schema's words.
+  const e = validationFailure(err, req.routeOptions.schema) ?? toTableError(err);
   if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
   req.errorCode = e.code;
   const { status, body } = fail(e);

@@ -39,6 +39,8 @@ export class DebitBatcher implements SessionDebits {
   private running: Promise<void> | null = null;
   /** When the last transaction started (ms since the epoch; 0: none yet). */
   private lastStart = 0;
+  /** Set by drain(): from then on a debit goes at once, without waiting for a window. */
+  private draining = false;
   /** Transactions so far: for tests and the bench's arithmetic. */
   transactions = 0;
 
@@ -56,17 +58,37 @@ export class DebitBatcher implements SessionDebits {
     return this.running ?? Promise.resolve();
   }
 
+  /** At shutdown, before the store closes (service.ts): every debit asked so far is carried
+   * out now, without waiting for its window, and answered; resolves when none is pending or in
+   * flight. A debit asked while the store is still open after this goes at once. Without it, a
+   * debit waiting for its window when the store closed would fail, and its frame, already
+   * spooled by then, would never be paid for. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+      this.begin();
+    }
+    while (this.running) await this.running;
+  }
+
   private schedule(): void {
     if (this.timer || this.running || this.pending.length === 0) return;
+    if (this.draining) return this.begin();
     const wait = Math.max(0, this.lastStart + this.opts.windowMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.lastStart = Date.now();
-      this.running = this.carryOut().finally(() => {
-        this.running = null;
-        this.schedule();
-      });
+      this.begin();
     }, wait);
+  }
+
+  private begin(): void {
+    this.lastStart = Date.now();
+    this.running = this.carryOut().finally(() => {
+      this.running = null;
+      this.schedule();
+    });
   }
 
   private async carryOut(): Promise<void> {

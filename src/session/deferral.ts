@@ -1,4 +1,4 @@
-// Deferred recognition (issue 13): when every recognizer is busy and the node's backlog has
+// Deferred recognition (a busy node still takes the call): when every recognizer is busy and the node's backlog has
 // room, an attaching socket is served anyway; its audio is stored and acknowledged as usual
 // and waits in the session's recognition feed, counted against the node's bound, until the
 // node's queue (recognizer-queue.ts) hands the session a freed recognizer and it catches up.

@@ -8,6 +8,7 @@ import { payloadSamples, type AudioInput } from '../core/frame.js';
 import { decodePcm16Into } from '../core/audio/encodings.js';
 import { placeFrame } from '../core/capture-cursor.js';
 import { chargeNeeded } from '../core/billing.js';
+import { LevelTrackBuilder } from '../core/analytics/levels.js';
 import { CLOSE_CODES, serverEvent } from '../core/protocol.js';
 import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
@@ -99,6 +100,7 @@ export class FrameIntake {
       return;
     }
     ctx.recorder?.audio(at, samples);
+    (ctx.levels ??= new LevelTrackBuilder(ctx.rate)).add(at, samples);
     this.reportGap(placed);
     ctx.cursor = placed.next;
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);

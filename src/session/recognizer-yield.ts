@@ -1,4 +1,4 @@
-// Fair share's preemption on the session's side (issue 34; src/core/fair-share.ts): while every
+// Fair share's preemption on the session's side (src/core/fair-share.ts): while every
 // recognizer is busy and another account waits far below its share, the node's queue asks one
 // of this account's sessions to give its recognizer back. It does so only between segments (no
 // utterance is cut) with nothing left to feed, after its last final has settled (finals are

@@ -8,6 +8,7 @@ import { ScribedError } from '../core/errors.js';
 import { INPUT_ENCODINGS, type InputEncoding } from '../core/audio/encodings.js';
 import type { CaptureCursor } from '../core/capture-cursor.js';
 import type { LevelMeter } from '../core/background-speech.js';
+import type { LevelTrackBuilder } from '../core/analytics/levels.js';
 import type { Engine, RecognitionStream } from '../engine/types.js';
 import type { SessionFence, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
@@ -22,6 +23,9 @@ import type { SessionDebits } from './debit-batcher.js';
 export interface SessionSocket {
   send(event: ServerEvent): void;
   close(code: number, reason: string): void;
+  /** The client speaks scribed's own protocol and can resume on another node (a `reconnect`
+   * event means something to it); absent for the facades' sockets. */
+  canResume?: boolean;
 }
 
 export interface LiveSessionDeps {
@@ -129,6 +133,9 @@ export class SessionContext {
   channelState: number[] | null = null;
   /** recordAudio: the session's recorder (null without the option or a recorder). */
   recorder: SessionRecorder | null = null;
+  /** The leg's loudness per second, measured as its audio is taken (docs/analytics.md);
+   * stored when the session closes or this node stops serving it. */
+  levels: LevelTrackBuilder | null = null;
 
   constructor(
     record: SessionRecord,

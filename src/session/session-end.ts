@@ -65,6 +65,7 @@ export class SessionEnd {
     const { events } = this.parts;
     await this.hooks.carryOut(this.hooks.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
+    await this.saveLevels();
     await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
     ctx.spool?.remove();
     events.emit(serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }));
@@ -88,12 +89,21 @@ export class SessionEnd {
     await this.hooks.carryOut(effects, 'shutdown');
     if (ctx.moved) return;
     if (!effects.includes('persist')) await writes.saveProgress(true);
+    await this.saveLevels();
     await ctx.spool?.whenDurable();
     // Another node may take the session at once (the client resumes through the balancer).
     if (ctx.fence) await ctx.store.releaseSession(ctx.fence);
     events.emit(serverEvent.accepting({ accepting: false, reason: 'SERVER_SHUTDOWN' }));
     ctx.releaseSocket()?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
     events.closeWatchers(CLOSE_CODES.serviceRestart, 'service restarting; watch again later');
+  }
+
+  /** The leg's loudness so far, for its call's analytics (read when the call ends). A track
+   * that cannot be stored costs the analytics their loudness, never the close. */
+  private async saveLevels(): Promise<void> {
+    const ctx = this.ctx;
+    if (!ctx.levels || ctx.levels.empty) return;
+    await ctx.store.saveLegLevels(ctx.transcriptionId, ctx.levels.track()).catch((err: unknown) => ctx.log.warn({ err }, 'the leg\'s loudness track could not be stored'));
   }
 
   /** The machine's `leave`: false when the session had already left. */

@@ -3,6 +3,7 @@
 import type { InputEncoding } from '../core/audio/encodings.js';
 import type { CaptureCursor } from '../core/capture-cursor.js';
 import type { RecognitionStream } from '../engine/types.js';
+import type { ServerEvent } from '../core/protocol.js';
 import type { SessionFence, SessionState } from '../store/store.js';
 import type { SessionContext } from './session-context.js';
 
@@ -56,5 +57,26 @@ export class SessionView {
   /** True while a recognizer is open for this session (a socket attaching needs no new one). */
   get holdsDecoder(): boolean {
     return this.ctx.stream !== null;
+  }
+
+  /** A stream socket is attached and its client can resume elsewhere (scribed's protocol). */
+  get socketCanResume(): boolean {
+    return this.ctx.socket?.canResume === true;
+  }
+  /** Samples of the open segment the recognizer has heard; 0 between utterances. */
+  get openSegmentSamples(): number {
+    return this.ctx.segment?.samples ?? 0;
+  }
+  /** Send one event to the stream socket alone (not to watchers: it is about that socket). */
+  tellSocket(event: ServerEvent): boolean {
+    const socket = this.ctx.socket;
+    if (!socket || this.ctx.moved) return false;
+    socket.send(event);
+    return true;
+  }
+  /** Resolves once what the session queued for storage so far (audio, a final's spool cut
+   * and channel state) is stored. */
+  whenStored(): Promise<void> {
+    return this.ctx.spool?.whenDurable() ?? Promise.resolve();
   }
 }

@@ -12,6 +12,8 @@ import { POSTGRES_V11_RECORDINGS } from './migrations/postgres-v11-recordings.js
 import { POSTGRES_V12_RULES } from './migrations/postgres-v12-rules.js';
 import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
 import { POSTGRES_V14_SPOOL_ENCODING } from './migrations/postgres-v14-spool-encoding.js';
+import { POSTGRES_V15_TICKET_SCOPE } from './migrations/postgres-v15-ticket-scope.js';
+import { POSTGRES_V16_ANALYTICS } from './migrations/postgres-v16-analytics.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -435,4 +437,6 @@ ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
   ...POSTGRES_V12_RULES,
   ...POSTGRES_V13_DESK,
   ...POSTGRES_V14_SPOOL_ENCODING,
+  ...POSTGRES_V15_TICKET_SCOPE,
+  ...POSTGRES_V16_ANALYTICS,
 ];

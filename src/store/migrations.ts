@@ -25,6 +25,8 @@ import { SQLITE_V16_RECORDINGS } from './migrations/sqlite-v16-recordings.js';
 import { SQLITE_V17_RULES } from './migrations/sqlite-v17-rules.js';
 import { SQLITE_V18_DESK } from './migrations/sqlite-v18-desk.js';
 import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encoding.js';
+import { SQLITE_V20_TICKET_SCOPE } from './migrations/sqlite-v20-ticket-scope.js';
+import { SQLITE_V21_ANALYTICS } from './migrations/sqlite-v21-analytics.js';
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
@@ -34,6 +36,8 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V17_RULES,
   ...SQLITE_V18_DESK,
   ...SQLITE_V19_SPOOL_ENCODING,
+  ...SQLITE_V20_TICKET_SCOPE,
+  ...SQLITE_V21_ANALYTICS,
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -28,6 +28,7 @@ import * as search from './areas/search.js';
 import * as rules from './areas/rules.js';
 import * as desk from './areas/desk-sessions.js';
 import * as sessionRecordings from './areas/session-recordings.js';
+import * as analytics from './areas/analytics.js';
 import type { Store } from './store.js';
 
 export type StoreLocation = { kind: 'sqlite'; path: string; busyTimeoutMs?: number } | ({ kind: 'postgres' } & PostgresOptions);
@@ -235,6 +236,7 @@ export class SqlStore implements Store {
   useDeskSession = this.call(desk.useDeskSession);
   endDeskSession = this.call(desk.endDeskSession);
   endAccountDeskSessions = this.call(desk.endAccountDeskSessions);
+  closedDeskSessions = this.call(desk.closedDeskSessions);
   listDeskLiveSessions = this.call(desk.listDeskLiveSessions);
   // redacted recordings: pieces while a session runs, then the finished file's row
   putRecordingPiece = this.call(sessionRecordings.putRecordingPiece);
@@ -244,4 +246,13 @@ export class SqlStore implements Store {
   getSessionRecording = this.call(sessionRecordings.getSessionRecording);
   listExpiredRecordings = this.call(sessionRecordings.listExpiredRecordings);
   eraseSessionRecording = this.call(sessionRecordings.eraseSessionRecording);
+  // conversation analytics: categories, leg loudness, each finished call's figures (docs/analytics.md)
+  createCategory = this.call(analytics.createCategory);
+  listCategories = this.call(analytics.listCategories);
+  getCategory = this.call(analytics.getCategory);
+  updateCategory = this.call(analytics.updateCategory);
+  deleteCategory = this.call(analytics.deleteCategory);
+  saveLegLevels = this.call(analytics.saveLegLevels);
+  getAnalytics = this.call(analytics.getAnalytics);
+  listAnalytics = this.call(analytics.listAnalytics);
 }

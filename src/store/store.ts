@@ -10,6 +10,7 @@
 // Secrets (access keys, API tokens, tickets) never reach the store in clear: callers pass
 // the SHA-256 of the secret part (see src/core/credentials.ts) and compare in constant time.
 import type { AccountStore } from './contract/accounts.js';
+import type { AnalyticsStore } from './contract/analytics.js';
 import type { BatchStore, BatchWorkStore } from './contract/batch.js';
 import type { CallStore } from './contract/calls.js';
 import type { DeskSessionStore } from './contract/desk-sessions.js';
@@ -30,6 +31,7 @@ import type { VoiceStore } from './contract/voices.js';
 import type { WebhookStore } from './contract/webhooks.js';
 
 export type * from './contract/accounts.js';
+export type * from './contract/analytics.js';
 export type * from './contract/batch.js';
 export type * from './contract/calls.js';
 export type * from './contract/desk-sessions.js';
@@ -69,7 +71,8 @@ export interface Store
     SearchStore,
     RuleStore,
     DeskSessionStore,
-    SessionRecordingStore {
+    SessionRecordingStore,
+    AnalyticsStore {
   /** Open the database and apply migrations. */
   open(): Promise<void>;
   close(): Promise<void>;

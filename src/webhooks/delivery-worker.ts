@@ -16,7 +16,7 @@ import {
   type AttemptVerdict,
 } from '../core/webhook-delivery.js';
 import type { ClaimedWebhookDelivery, Store, WebhookDeliveryStatus } from '../store/store.js';
-import { DestinationRefused, type GuardedTransport } from '../outbound/guarded-transport.js';
+import { DestinationRefused, outboundFailure, type GuardedTransport } from '../outbound/guarded-transport.js';
 
 const PRUNE_BATCH = 500;
 
@@ -155,6 +155,7 @@ export class WebhookWorker {
     const body = await this.body(c);
     let result: AttemptResult;
     let snippet: string | null = null;
+    let failure: string | undefined;
     try {
       const target = d.callbackUrl === null ? { url: c.endpoint.url, headers: { 'webhook-signature': this.signatures(c, started, body) } } : callbackTarget(d.callbackUrl);
       const r = await this.o.transport.post(target.url, {
@@ -173,13 +174,16 @@ export class WebhookWorker {
       snippet = r.snippet ?? null;
     } catch (err) {
       const e = err as Error;
-      if (err instanceof DestinationRefused) result = { kind: 'refused', error: e.message };
+      // What happened, for the server log only; the delivery log (the account's to read) gets
+      // the fixed word of outboundFailure, so it maps no address, port or internal name.
+      failure = err instanceof DestinationRefused ? e.message : `${(err as NodeJS.ErrnoException).code ?? e.name}: ${e.message}`.slice(0, 300);
+      if (err instanceof DestinationRefused) result = { kind: 'refused', error: outboundFailure(err) };
       else if (e.name === 'TimeoutError' || e.name === 'AbortError') result = { kind: 'timeout' };
-      else result = { kind: 'network', error: `${(err as NodeJS.ErrnoException).code ?? e.name}: ${e.message}`.slice(0, 200) };
+      else result = { kind: 'network', error: outboundFailure(err) };
     }
     const durationMs = Math.max(0, this.o.now().getTime() - started.getTime());
     const verdict = judgeAttempt(result, inSchedule);
-    const error = result.kind === 'answered' ? null : result.kind === 'timeout' ? `no answer within ${this.o.timeoutMs} ms` : result.error;
+    const error = result.kind === 'answered' ? null : result.kind === 'timeout' ? 'failed' : result.error;
     let status: WebhookDeliveryStatus = verdict === 'delivered' ? 'DELIVERED' : verdict === 'retry' ? 'PENDING' : 'FAILED';
     const next = verdict === 'retry' ? new Date(this.o.now().getTime() + retryDelayMs(inSchedule, this.o.retryBaseMs, Math.random())).toISOString() : null;
     let disable: string | null = null;
@@ -196,12 +200,25 @@ export class WebhookWorker {
       attempt: { attempt, node: this.o.node, startedAt: started.toISOString(), durationMs, statusCode: result.kind === 'answered' ? result.status : null, error },
       status,
       nextAttemptAt: next,
-      response: snippet,
+      // The receiver's words stay in the server log (below): an internal service's error page
+      // is not the account's to read.
+      response: null,
       disableEndpoint: disable,
       endpointSucceeded: verdict === 'delivered',
     });
     this.o.onAttempt?.(verdict, durationMs / 1000);
-    const fields = { deliveryId: d.id, endpointId: c.endpoint.id, eventType: d.eventType, attempt, verdict, statusCode: result.kind === 'answered' ? result.status : undefined, error };
+    const fields = {
+      deliveryId: d.id,
+      endpointId: c.endpoint.id,
+      eventType: d.eventType,
+      attempt,
+      verdict,
+      statusCode: result.kind === 'answered' ? result.status : undefined,
+      error,
+      ...(failure === undefined ? {} : { failure }),
+      ...(result.kind === 'timeout' ? { failure: `no answer within ${this.o.timeoutMs} ms` } : {}),
+      ...(snippet === null || verdict === 'delivered' ? {} : { response: snippet }),
+    };
     if (!recorded) this.o.log.warn(fields, 'webhook attempt made after this node lost its claim; another node owns the delivery');
     else if (disable) this.o.log.warn({ ...fields, reason: disable }, 'webhook endpoint disabled');
     else this.o.log.info(fields, 'webhook attempt');

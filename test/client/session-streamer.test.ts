@@ -8,6 +8,7 @@ import { freePort } from '../helpers/serve-process.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { chunks, loadClips } from '../helpers/audio.js';
+import { serverEvent } from '../../src/core/protocol.js';
 
 const clips = loadClips();
 const audio = Buffer.concat(clips.slice(0, 3).map((c) => c.mulaw8k));
@@ -25,14 +26,14 @@ function words(finals: Array<{ text: string }>): string[] {
   return finals.flatMap((f) => f.text.split(/\s+/).filter(Boolean));
 }
 
-async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; streamId?: string } = {}) {
+async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; streamId?: string; reconnectAt?: number[]; logger?: typeof logger } = {}) {
   const streamer = new SessionStreamer({
     url: svc.baseUrl,
     accessKey,
     encoding: 'mulaw_8000',
     streamId: opts.streamId ?? randomUUID(),
     bufferSamples: 16000,
-    logger,
+    logger: opts.logger ?? logger,
     metrics: opts.metrics,
     backoff: { baseMs: 20, maxMs: 200 },
   });
@@ -40,9 +41,15 @@ async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; stream
   streamer.on('final', (f) => finals.push(f));
   const { sessionId } = await streamer.start();
   const cuts = new Set(opts.cutsAt ?? []);
+  const moves = new Set(opts.reconnectAt ?? []);
   let i = 0;
   for (const c of chunks(audio, 1, 160)) {
     await streamer.write(c);
+    if (moves.has(i)) {
+      // What a draining node sends (src/server/drain.ts): here the one node takes the resume.
+      const told = svc.service.sessions.served(sessionId)?.tellSocket(serverEvent.reconnect({ reason: 'NODE_DRAINING', withinMs: 60_000, deadline: new Date(Date.now() + 60_000).toISOString() }));
+      expect(told).toBe(true);
+    }
     if (cuts.has(i++)) streamer.cutSocket();
   }
   const summary = await streamer.end();
@@ -108,6 +115,22 @@ describe('SessionStreamer', () => {
     expect(value('scribed_client_audio_acknowledged_seconds_total')).toBeCloseTo(audio.length / 8000, 6);
     expect(value('scribed_client_audio_buffered_seconds')).toBeCloseTo(0, 6);
     expect(text).toMatch(/scribed_client_resumes_total [3-9]/);
+  }, 180_000);
+
+  it('a reconnect event moves the stream make-before-break: resume, new socket, old one let go; nothing lost or sent twice, the same words', async () => {
+    const clean = await stream();
+    const lines: Array<Record<string, unknown>> = [];
+    const capture = pino({ level: "info" }, { write: (line: string) => { if (process.env.DEBUG_MOVE) process.stderr.write(line); lines.push(JSON.parse(line) as Record<string, unknown>); } });
+    const moved = await stream({ reconnectAt: [200, 600], logger: capture });
+    expect(moved.summary.resumes).toBe(2);
+    expect(moved.summary.capturedSamples).toBe(audio.length);
+    expect(moved.summary.acknowledgedSamples).toBe(audio.length);
+    expect(moved.summary.serverCapturedSamples).toBe(audio.length);
+    expect(moved.summary.gapSamples).toBe(0);
+    expect(words(moved.summary.finals)).toEqual(words(clean.summary.finals));
+    const gaps = lines.filter((l) => l.msg === 'moved to another node: first ack there');
+    expect(gaps).toHaveLength(2);
+    for (const g of gaps) expect(g.ackGapMs).toBeGreaterThanOrEqual(0);
   }, 180_000);
 
   it('abort() while a resume is in flight leaves the session open (no socket, no close)', async () => {

@@ -36,9 +36,15 @@ describe('agentWeightPercent', () => {
 });
 
 describe('agentReply', () => {
-  it('one line of the agent protocol: a weight only, never a state word', () => {
+  it('one line of the agent protocol: a weight only, never a state word, outside a drain', () => {
     expect(agentReply({ ...node, free: 2 })).toBe('50%\n');
     expect(agentReply({ ...node, free: 0 })).toBe('0%\n');
     expect(agentReply({ ...node, free: 0 })).not.toMatch(/drain|ready|maint|up|down/);
+  });
+
+  it('a draining node says drain with weight 0, free recognizers or not; the next process says ready once', () => {
+    expect(agentReply({ ...node, draining: true })).toBe('0% drain\n');
+    expect(agentReply({ ...node, draining: true, readyAgain: true })).toBe('0% drain\n');
+    expect(agentReply({ ...node, free: 2, readyAgain: true })).toBe('50% ready\n');
   });
 });

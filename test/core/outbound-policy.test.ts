@@ -2,8 +2,9 @@
 // loopback, private, link-local, metadata ... in every notation (IPv4-mapped, NAT64, 6to4),
 // what the safe default refuses, what the operator's settings open and what they never open;
 // and the settings' parsing in src/config.ts.
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { classifyAddress, DEFAULT_OUTBOUND_POLICY, OutboundPolicy, parseCidr, splitCidrList } from '../../src/core/outbound-policy.js';
+import { classifyAddress, DEFAULT_OUTBOUND_POLICY, embeddedIPv4, OutboundPolicy, parseCidr, splitCidrList } from '../../src/core/outbound-policy.js';
 import { loadConfig } from '../../src/config.js';
 
 describe('classifyAddress', () => {
@@ -54,9 +55,52 @@ describe('classifyAddress', () => {
     ['240.0.0.1', 'reserved'],
     ['::127.0.0.1', 'reserved'],
     ['2001:db8::1', 'reserved'],
+    // IPv4-translated (::ffff:0:0:0/96), the form the probe found counted as public.
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:a9fe:a9fe', 'metadata'],
+    ['::ffff:0:10.0.0.1', 'private'],
+    ['::ffff:0:808:808', 'public'],
+    // Teredo (2001::/32): the client address is the last 32 bits inverted (127.0.0.1, 169.254.169.254).
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'],
+    ['2001::ffff:5601:5601', 'metadata'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'public'],
+    // Local-use NAT64 (64:ff9b:1::/48): private, and loopback when it carries loopback.
+    ['64:ff9b:1::808:808', 'private'],
+    ['64:ff9b:1::7f00:1', 'loopback'],
+    ['64:ff9b:1:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::', 'metadata'],
   ];
   it.each(table)('%s is %s', (address, cls) => {
     expect(classifyAddress(address)).toBe(cls);
+  });
+
+  // Every IPv6 form that carries an IPv4 address is judged exactly as that address.
+  const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255));
+  const hex = (a: number, b: number) => ((a << 8) | b).toString(16);
+  const inv = (x: number) => x ^ 0xff;
+  const forms: Record<string, (o: [number, number, number, number], r: number) => string> = {
+    mapped: ([a, b, c, d]) => `::ffff:${hex(a, b)}:${hex(c, d)}`,
+    mappedDotted: ([a, b, c, d]) => `::ffff:${a}.${b}.${c}.${d}`,
+    translated: ([a, b, c, d]) => `::ffff:0:${hex(a, b)}:${hex(c, d)}`,
+    nat64: ([a, b, c, d]) => `64:ff9b::${hex(a, b)}:${hex(c, d)}`,
+    sixToFour: ([a, b, c, d], r) => `2002:${hex(a, b)}:${hex(c, d)}:${(r & 0xffff).toString(16)}::1`,
+    teredo: ([a, b, c, d], r) => `2001:0:${(r & 0xffff).toString(16)}:${((r >> 3) & 0xffff).toString(16)}:8000:${((r >> 7) & 0xffff).toString(16)}:${hex(inv(a), inv(b))}:${hex(inv(c), inv(d))}`,
+  };
+  // Biased towards the closed ranges, so every class is drawn often.
+  const interesting = fc.oneof(
+    v4,
+    fc.constantFrom<[number, number, number, number]>([127, 0, 0, 1], [169, 254, 169, 254], [10, 0, 0, 1], [192, 168, 1, 1], [0, 0, 0, 0], [224, 0, 0, 1], [255, 255, 255, 255], [100, 100, 100, 200]),
+    fc.tuple(fc.constantFrom(127, 10, 169, 172, 192, 100), fc.nat(255), fc.nat(255), fc.nat(255)),
+  );
+  it.each(Object.keys(forms))('the %s form of any IPv4 address is classed as that address', (form) => {
+    fc.assert(
+      fc.property(interesting, fc.nat(), (o, r) => {
+        const text = forms[form]!(o, r);
+        expect(embeddedIPv4(text)).toContain(o.join('.'));
+        expect(classifyAddress(text), text).toBe(classifyAddress(o.join('.')));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('throws on something that is not an address', () => {

@@ -1,74 +1,8 @@
-// Live rules' validation and matching (src/core/rules.ts, rules-match.ts; docs/rules.md):
-// exactly one condition, limits refused with the error table's codes, a pattern RE2 refuses
-// answered RULE_PATTERN_INVALID; phrases by whole words in order, case and punctuation
+// Live rules' matching (src/core/rules-match.ts; docs/rules.md; their bodies' validation:
+// test/server/schemas/rules.test.ts): phrases by whole words in order, case and punctuation
 // ignored; silence before speech; runs of speech and their overlap (talk-over); scope.
 import { describe, expect, it } from 'vitest';
-import { ScribedError } from '../../src/core/errors.js';
-import { applyRulePatch, MAX_RULE_PHRASES, validateCreateRule, validatePatchRule } from '../../src/core/rules.js';
 import { findPhrase, matchText, overlapLongerThan, ruleReads, silenceBefore, speechRuns } from '../../src/core/rules-match.js';
-
-const anyPattern = () => null;
-
-function refused(fn: () => unknown): ScribedError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ScribedError);
-    return e as ScribedError;
-  }
-  throw new Error('not refused');
-}
-
-describe('validateCreateRule', () => {
-  it('takes each condition with defaults (any leg, finals only, enabled)', () => {
-    expect(validateCreateRule({ name: 'cancel', phrases: ['cancel my subscription'] }, anyPattern)).toEqual({
-      name: 'cancel', condition: { kind: 'phrases', phrases: ['cancel my subscription'] }, speaker: null, partials: false, enabled: true,
-    });
-    expect(validateCreateRule({ name: 'p', pattern: 'refund(ed)?', caseSensitive: true }, anyPattern).condition).toEqual({ kind: 'pattern', pattern: 'refund(ed)?', caseSensitive: true });
-    expect(validateCreateRule({ name: 'e', entity: 'credit_card', speaker: 'customer', partials: true }, anyPattern)).toMatchObject({ condition: { kind: 'entity', entity: 'credit_card' }, speaker: 'customer', partials: true });
-    expect(validateCreateRule({ name: 's', silenceSeconds: 10 }, anyPattern).condition).toEqual({ kind: 'silence', seconds: 10 });
-    expect(validateCreateRule({ name: 't', talkOverSeconds: 2.5, enabled: false }, anyPattern)).toMatchObject({ condition: { kind: 'talkOver', seconds: 2.5 }, enabled: false });
-  });
-
-  it('refuses none or two conditions, bad fields and limits with VALIDATION_FAILED naming the field', () => {
-    const cases: [unknown, string][] = [
-      [{ name: 'x' }, 'phrases'],
-      [{ name: 'x', phrases: ['a'], silenceSeconds: 5 }, 'silenceSeconds'],
-      [{ phrases: ['a'] }, 'name'],
-      [{ name: ' ', phrases: ['a'] }, 'name'],
-      [{ name: 'x', phrases: [] }, 'phrases'],
-      [{ name: 'x', phrases: Array.from({ length: MAX_RULE_PHRASES + 1 }, () => 'a') }, 'phrases'],
-      [{ name: 'x', phrases: ['ok', '?!'] }, 'phrases[1]'],
-      [{ name: 'x', entity: 'person' }, 'entity'],
-      [{ name: 'x', silenceSeconds: 0.5 }, 'silenceSeconds'],
-      [{ name: 'x', talkOverSeconds: 601 }, 'talkOverSeconds'],
-      [{ name: 'x', talkOverSeconds: 2, partials: true }, 'partials'],
-      [{ name: 'x', phrases: ['a'], caseSensitive: true }, 'caseSensitive'],
-      [{ name: 'x', phrases: ['a'], speaker: 'two words' }, 'speaker'],
-      [{ name: 'x', phrases: ['a'], colour: 'red' }, 'colour'],
-      [{ name: 'x', pattern: 'a'.repeat(501) }, 'pattern'],
-    ];
-    for (const [body, fieldName] of cases) {
-      const e = refused(() => validateCreateRule(body, anyPattern));
-      expect(e.code, JSON.stringify(body)).toBe('VALIDATION_FAILED');
-      expect(e.details, JSON.stringify(body)).toEqual({ field: fieldName });
-    }
-  });
-
-  it('answers RULE_PATTERN_INVALID with the engine\'s reason for a pattern it refuses', () => {
-    const e = refused(() => validateCreateRule({ name: 'x', pattern: '(a)\\1' }, () => 'invalid escape sequence: \\1'));
-    expect(e.code).toBe('RULE_PATTERN_INVALID');
-    expect(e.message).toContain('invalid escape sequence');
-  });
-
-  it('patches: a condition replaces the old; partials with talk-over is refused on the whole rule', () => {
-    const current = validateCreateRule({ name: 't', talkOverSeconds: 2 }, anyPattern);
-    expect(refused(() => validatePatchRule({}, anyPattern)).details).toEqual({ field: 'body' });
-    const patch = validatePatchRule({ partials: true }, anyPattern);
-    expect(refused(() => applyRulePatch(current, patch)).details).toEqual({ field: 'partials' });
-    expect(applyRulePatch(current, validatePatchRule({ partials: true, phrases: ['hello'] }, anyPattern))).toMatchObject({ partials: true, condition: { kind: 'phrases' } });
-  });
-});
 
 describe('matching', () => {
   it('finds a phrase by whole words in order, case and punctuation ignored, with its offsets', () => {

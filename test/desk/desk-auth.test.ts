@@ -132,11 +132,7 @@ describe('login links', () => {
     expect(again.setCookie).toBeNull();
   });
 
-  it('a page on https gets a Secure cookie; two redeems of one link at once make one session', async () => {
-    const host = new URL(svc.baseUrl).host;
-    const secure = await login(await link(alice.accountId), { origin: `https://${host}` });
-    expect(secure.status).toBe(200);
-    expect(secure.setCookie).toMatch(/; Secure$/);
+  it('two redeems of one link at once make one session', async () => {
     const token = await link(alice.accountId);
     const both = await Promise.all([login(token), login(token), login(token)]);
     expect(both.map((r) => r.status).sort()).toEqual([200, 401, 401]);
@@ -187,7 +183,7 @@ describe('login links', () => {
   it('the operator CLI refuses an unknown account; a bad --ttl or --base-url is refused before the store', async () => {
     // One process (each start costs seconds on a loaded machine); the parsing it runs is the
     // same functions, checked here in-process.
-    const err = await run(process.execPath, [CLI, 'accounts', 'login-link', '--account', 'acct_nobody', ...(await storeArgsFor(svc.dataDir))]).then(
+    const err = await run(process.execPath, [CLI, 'accounts', 'login-link', '--account', 'acct_nobody', '--base-url', svc.baseUrl, ...(await storeArgsFor(svc.dataDir))]).then(
       () => null,
       (e: { code: number; stderr: string }) => e,
     );
@@ -214,7 +210,10 @@ describe('a desk session', () => {
     // The audit trail names the desk session that downloaded it (docs/redaction.md).
     const audit = await svc.service.store.listAudit(alice.accountId, 100);
     const sessionId = `ds_${cookie.split('=')[1]!.split('_')[1]}`;
-    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId])).toEqual([['transcript.download', own.alice.transcriptionId]]);
+    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId]).sort()).toEqual([
+      ['desk.login', sessionId],
+      ['transcript.download', own.alice.transcriptionId],
+    ]);
     expect((await get(`${STT}/calls/${own.alice.callId}`, cookie)).json.data.legs[0].speaker).toBe('customer');
     const merged = await get(`${STT}/calls/${own.alice.callId}/transcript?format=json`, cookie);
     expect(merged.json.segments.map((s: any) => [s.speaker, s.startMs])).toEqual([['customer', 1000]]);

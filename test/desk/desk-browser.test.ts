@@ -31,7 +31,10 @@ let context: BrowserContext;
 let page: Page;
 let alice: ProvisionedAccount;
 const ids = { heard: '', billing: '', live: '', liveStreamUrl: '', liveCall: '' };
-interface Segment { speaker: string; startMs: number; endMs: number; text: string; words: Array<{ word: string; startMs: number }> }
+interface Segment { speaker: string; startMs: number; endMs: number; text: string; words: Array<{ word: string; startMs: number; endMs: number }> }
+/** A line's time as the desk shows it: when its words were said (a segment's end includes the
+ * silence after them). */
+const spoken = (s: Segment) => (s.words.length > 0 ? { startMs: s.words[0]!.startMs, endMs: s.words.at(-1)!.endMs } : s);
 /** The recorded call's merged transcript as the API gives it (what the recognizer heard). */
 let heard: Segment[] = [];
 /** A word only the customer said, and two consecutive words of the customer's first line. */
@@ -168,20 +171,41 @@ describe('the desk in Chromium', () => {
     const line = query.line!;
     await page.fill('#q', query.word);
     await page.click('#search-form button[type=submit]');
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#results li').length === 2);
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#results .hits li').length === 2);
+    // One group a call, headed by its title, PBX id, parties and duration (not raw ids).
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#results > li .group-title').length === 2);
+    await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll('#results .group-title')].every((e: any) => !e.textContent.startsWith('call_')));
+    expect((await page.$$eval('#results .group-title', (els) => els.map((e) => e.textContent))).sort()).toEqual(['Billing call', 'Cancellation call']);
+    // Hits of one call, from both its parties, are one group.
+    const agentWord = wordsOf(heard.find((s) => s.speaker === 'agent')!.text).sort((a, b) => b.length - a.length)[0]!;
+    await page.fill('#q', `${query.word} OR ${agentWord}`);
+    await page.click('#search-form button[type=submit]');
+    await page.waitForFunction(() => /^3 results in 2 calls or transcripts\.$/.test((globalThis as any).document.getElementById('search-state').textContent));
+    const perGroup = await page.$$eval('#results > li', (els) => els.map((e) => [e.querySelector('.group-title')!.getAttribute('href'), e.querySelectorAll('.hits li').length]));
+    expect(perGroup).toContainEqual([`#call=${ids.heard}`, 2]);
     await page.fill('#q', `"${query.phrase}"`);
     await page.fill('#f-speaker', 'customer');
     await page.click('#search-form button[type=submit]');
-    await page.waitForFunction(() => (globalThis as any).document.getElementById('search-state').textContent === '1 result.');
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('search-state').textContent === '1 result in 1 call or transcript.');
     expect(await page.$$eval('#results li mark', (els) => els.map((e) => (e.textContent ?? '').toLowerCase()))).toEqual([query.phrase.toLowerCase()]);
-    expect(await text('#results li .meta')).toMatch(new RegExp(`^customer · ${clock(line.startMs)}-${clock(line.endMs)} · call ${ids.heard}`));
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('#results > li > .meta').textContent.startsWith('PBX'));
+    const call = await api('GET', `/calls/${ids.heard}`);
+    expect(call.durationMs).toBe(Math.round((CUSTOMER_DELAY_S + customerClip.durationSec) * 1000));
+    expect(await text('#results > li > .meta')).toMatch(new RegExp(`^PBX CA-desk-1 · agent, customer · ${clock(call.durationMs).replace('.', '\\.')} long · `));
+    expect(await text('#results .hits li .meta')).toBe(`customer · at ${clock(line.startMs)}`);
 
     // The page's own request for the recording, answered by the recordings route to the cookie.
     const recording = page.waitForResponse((r) => r.url().includes(`${STT}/calls/${ids.heard}/audio?leg=stereo`));
-    await page.click('#results li a');
+    await page.click('#results .hits a');
     await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('#transcript li').length === n, heard.length);
     expect(await text('#reader-heading')).toBe('Call: Cancellation call');
-    expect(await lines()).toEqual(heard.map((s) => `${clock(s.startMs)}-${clock(s.endMs)} ${s.speaker}: ${s.text}`.replace(/\s+/g, ' ')));
+    // The reader is a view of its own: the results wait behind it.
+    expect(await page.isVisible('#search-panel')).toBe(false);
+    expect(await page.isVisible('#back')).toBe(true);
+    expect(await lines()).toEqual(heard.map((s) => `${clock(spoken(s).startMs)}-${clock(spoken(s).endMs)} ${s.speaker}: ${s.text}`.replace(/\s+/g, ' ')));
+    // The agent's line ends when the agent stopped speaking, before the customer's begins.
+    const agentLine = heard.find((s) => s.speaker === 'agent' && s.words.length > 0)!;
+    expect(spoken(agentLine).endMs).toBeLessThan(agentLine.endMs);
     expect(await page.$eval('#transcript li.hit', (e) => e.textContent)).toContain(line.text);
 
     // The recording (stereo: the call has two legs), then a click on the customer's second word.
@@ -212,10 +236,17 @@ describe('the desk in Chromium', () => {
     await page.focus('#transcript li:first-child .seek');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-label'))).toBe(`${clock(first.startMs)}-${clock(first.endMs)}, play from here`);
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-label'))).toBe(`${clock(spoken(first).startMs)}-${clock(spoken(first).endMs)}, play from here`);
     expect(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.activeElement).outlineStyle)).toBe('solid');
     await page.keyboard.press('Enter');
-    expect(Math.abs((await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime)) - first.startMs / 1000)).toBeLessThan(0.05);
+    expect(Math.abs((await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime)) - spoken(first).startMs / 1000)).toBeLessThan(0.05);
+    expect(await axeViolations(page, ['color-contrast', 'button-name', 'link-name'])).toEqual([]);
+
+    // Back: the results as they were, the reader gone.
+    await page.click('#back');
+    await page.waitForFunction(() => !(globalThis as any).document.getElementById('search-panel').hidden);
+    expect(await page.isVisible('#reader')).toBe(false);
+    expect(await text('#search-state')).toBe('1 result in 1 call or transcript.');
     expect(await axeViolations(page)).toEqual([]);
 
     // A call with no recording says so.
@@ -225,7 +256,26 @@ describe('the desk in Chromium', () => {
     expect(await page.$eval('#player', (e) => (e as any).hidden)).toBe(true);
   });
 
+  it("dates are written in the browser's locale", async () => {
+    const german = await browser.newContext({ locale: 'de-DE', timezoneId: 'UTC' });
+    try {
+      const p = await german.newPage();
+      const link = await issueLoginLink(svc.service.store, alice.accountId, svc.baseUrl, 15 * 60_000, new Date());
+      await p.goto(link.url);
+      await p.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent.startsWith('Signed in to test'));
+      const session = (await p.evaluate(() => fetch('/desk/api/session').then((r) => r.json()))) as { data: { expiresAt: string } };
+      const expected = new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(session.data.expiresAt));
+      expect(expected).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
+      expect(await p.$eval('#who', (e) => e.textContent)).toContain(`read-only, until ${expected}`);
+    } finally {
+      await german.close();
+    }
+  });
+
   it("watches a live session and shows its alert as it arrives; axe finds nothing; logout ends the session", async () => {
+    // From the reader the previous test left open, back to the desk's panels.
+    await page.evaluate(() => ((globalThis as any).location.hash = ''));
+    await page.waitForFunction(() => !(globalThis as any).document.getElementById('live-panel').hidden);
     await page.click('#live-refresh');
     const watchButton = page.locator(`#live-list button[data-session-id="${ids.live}"]`);
     await watchButton.waitFor();
@@ -268,6 +318,9 @@ describe('the desk in Chromium', () => {
     expect((await fetch(`${svc.baseUrl}${STT}/search?q=${query.word}`, { headers: { cookie } })).status).toBe(401);
     await page.reload();
     await page.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent === 'Not signed in');
-    expect(await axeViolations(page)).toEqual([]);
+    // Signed out, the page shows sign-in and nothing else: no search form, no live panel.
+    expect(await page.isVisible('#signed-out')).toBe(true);
+    for (const hidden of ['#search-form', '#live-panel', '#desk-nav', '#reader']) expect(await page.isVisible(hidden), hidden).toBe(false);
+    expect(await axeViolations(page, ['color-contrast'])).toEqual([]);
   });
 });

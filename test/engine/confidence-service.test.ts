@@ -1,4 +1,4 @@
-// Word confidences reach clients through the service (issue 16): a live session's final and a
+// Word confidences reach clients through the service: a live session's final and a
 // batch job's transcript segments carry a posterior in [0, 1] on every word (pocketsphinx), not
 // null as before.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// pocketsphinx word confidences on the dev set (issue 16): every final word carries a posterior
+// pocketsphinx word confidences on the dev set: every final word carries a posterior
 // in [0, 1], the words are the fast search's (computing posteriors changes none), and low
 // confidence marks the wrong words: their mean is lower than the right words', and words under
 // LOW_CONFIDENCE are wrong far more often than the rest. Prints the figures docs/engines.md

@@ -1,4 +1,4 @@
-// Short first utterances (issue 16): a stream's first utterance of at most 3 s is decoded again
+// Short first utterances: a stream's first utterance of at most 3 s is decoded again
 // from a CMN state whose mean is the utterance's own. The pure part (which utterances, which
 // state) without a decoder; then the real decoder: the final is the second pass's, the live CMN
 // goes on from the streamed pass, and longer or later utterances are left alone.

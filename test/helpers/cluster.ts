@@ -62,6 +62,9 @@ export interface ClusterOptions {
   checks?: CheckTimings | 'deploy';
   /** How long a node may take to say 'scribed listening' (default 60 s). */
   startTimeoutMs?: number;
+  /** Give each node an agent-check port (--agent-port) and HAProxy the reference file's agent
+   * checks against them (weights, and a draining node's `drain`). Default false. */
+  agents?: boolean;
 }
 
 /** The first and last lines of a long output (an error is often at the top, a stack at the end). */
@@ -79,7 +82,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   let haproxy: Haproxy | null = null;
   const dirs: string[] = [];
 
-  function makeNode(i: number, port: number, dataDir: string): ClusterNode {
+  function makeNode(i: number, port: number, dataDir: string, agentPort: number | null): ClusterNode {
     const args = [
       CLI,
       'serve',
@@ -93,6 +96,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       db.url,
       '--max-decoders',
       String(opts.maxDecoders ?? 1),
+      ...(agentPort !== null ? ['--agent-port', String(agentPort)] : []),
       ...(opts.extraArgs ?? []),
     ];
     const node: ClusterNode = {
@@ -177,16 +181,19 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
 
   try {
     const starts: Array<Promise<void>> = [];
+    const agentPorts: number[] = [];
     for (let i = 0; i < count; i++) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `scribed-node${i + 1}-`));
       dirs.push(dataDir);
-      starts.push(makeNode(i, await freeLoopbackPort(), dataDir).restart());
+      const agentPort = opts.agents ? await freeLoopbackPort() : null;
+      if (agentPort !== null) agentPorts.push(agentPort);
+      starts.push(makeNode(i, await freeLoopbackPort(), dataDir, agentPort).restart());
     }
     // Started together: migrations run under an advisory lock, so concurrent starts are safe.
     const results = await Promise.allSettled(starts);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    haproxy = await startHaproxy({ serverPorts: nodes.map((n) => n.port), checks: opts.checks });
+    haproxy = await startHaproxy({ serverPorts: nodes.map((n) => n.port), checks: opts.checks, ...(opts.agents ? { agentPorts } : {}) });
   } catch (err) {
     await stop();
     throw err;

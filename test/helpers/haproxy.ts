@@ -48,6 +48,9 @@ export interface HaproxyConfigOptions {
   agentPorts?: number[];
   /** Path of the runtime API's UNIX socket (`stats socket`), if any. */
   runtimeSocket?: string;
+  /** Terminate TLS on the frontend with this PEM file (certificate and key), as the reference
+   * file's commented `bind :443 ssl crt` line does. */
+  tlsPem?: string;
 }
 
 /** The haproxy binary: PATH, else Debian's /usr/sbin (not on every user's PATH). */
@@ -111,7 +114,8 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
     }
     if (section === 'global' && SYSTEM_GLOBALS.test(trimmed)) continue;
     if (/^bind\s/.test(trimmed)) {
-      out.push(`    bind 127.0.0.1:${section.startsWith('listen stats') ? o.statsPort : o.port}`);
+      const stats = section.startsWith('listen stats');
+      out.push(`    bind 127.0.0.1:${stats ? o.statsPort : o.port}${!stats && o.tlsPem ? ` ssl crt ${o.tlsPem} alpn http/1.1` : ''}`);
       continue;
     }
     if (/^server\s/.test(trimmed)) {
@@ -137,7 +141,7 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
   }
   flush();
   // Binding twice to the same port would be silently wrong; the frontend must have had a bind.
-  if (!out.includes(`    bind 127.0.0.1:${o.port}`)) throw new Error('the reference config has no frontend bind line');
+  if (!out.some((l) => l.startsWith(`    bind 127.0.0.1:${o.port}`))) throw new Error('the reference config has no frontend bind line');
   return `${out.join('\n')}\n`;
 }
 
@@ -145,7 +149,7 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
 export type StatsRow = Record<string, string>;
 
 export interface Haproxy {
-  /** http://127.0.0.1:PORT: the frontend. */
+  /** http://127.0.0.1:PORT (https:// with tlsPem): the frontend. */
   url: string;
   port: number;
   /** The stats page (`;csv` appended gives the CSV). */
@@ -184,6 +188,25 @@ export interface StartHaproxyOptions {
   agentPorts?: number[];
   /** Defaults to deploy/haproxy.cfg. */
   referenceFile?: string;
+  /** Terminate TLS on the frontend (testCertificate()); `url` is then https://. */
+  tlsPem?: string;
+}
+
+export interface TestCertificate {
+  /** Certificate and key in one file, for `bind ... ssl crt`. */
+  pemFile: string;
+  /** The certificate alone: what a client trusts (NODE_EXTRA_CA_CERTS). */
+  certFile: string;
+}
+
+/** A self-signed certificate for 127.0.0.1 (its own CA), made with openssl in `dir`. */
+export async function testCertificate(dir: string): Promise<TestCertificate> {
+  const keyFile = path.join(dir, 'test.key');
+  const certFile = path.join(dir, 'test.crt');
+  await execFileAsync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile]);
+  const pemFile = path.join(dir, 'test.pem');
+  fs.writeFileSync(pemFile, `${fs.readFileSync(certFile, 'utf8')}${fs.readFileSync(keyFile, 'utf8')}`, { mode: 0o600 });
+  return { pemFile, certFile };
 }
 
 /** Start haproxy in the foreground (-db) on free loopback ports; resolves once the frontend
@@ -197,7 +220,7 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
   const runtimeSocket = path.join(dir, 'admin.sock');
   fs.writeFileSync(
     configFile,
-    haproxyTestConfig(reference, { port, statsPort, serverPorts: opts.serverPorts, checks: opts.checks, nodeHeader: opts.nodeHeader, agentPorts: opts.agentPorts, runtimeSocket }),
+    haproxyTestConfig(reference, { port, statsPort, serverPorts: opts.serverPorts, checks: opts.checks, nodeHeader: opts.nodeHeader, agentPorts: opts.agentPorts, runtimeSocket, tlsPem: opts.tlsPem }),
   );
 
   const proc = spawn(haproxyBinary(), ['-db', '-f', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -216,7 +239,7 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
     }),
   );
 
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${opts.tlsPem ? 'https' : 'http'}://127.0.0.1:${port}`;
   const statsUrl = `http://127.0.0.1:${statsPort}/`;
   const servers = async (backend: string): Promise<Record<string, StatsRow>> => {
     const res = await fetch(`${statsUrl};csv`);

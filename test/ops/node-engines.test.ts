@@ -21,6 +21,8 @@ const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'u
  */
 const promisedMinimums = new semver.Range(pkg.engines.node).set.map((comparators) => semver.minVersion(comparators.map((c) => c.value).join(' '))!.version);
 
+const IMITATED_API_SDKS = new Set(['node_modules/openai']);
+
 /** Locked packages (not the root) whose engines.node a version does not satisfy. */
 function excluding(version: string): string[] {
   const out: string[] = [];
@@ -36,6 +38,11 @@ function excluding(version: string): string[] {
     // 32-bit build, a dependency of LiveKit's SDK in the facade tests, declares Node 20 only,
     // as Node no longer ships for Windows on ia32).
     if (entry.dev && entry.os && !entry.os.includes('linux')) continue;
+    // And the official SDKs of the APIs scribed imitates, which the drop-in tests must run at
+    // their current versions: openai 7 declares Node >= 22 while the tests run it on this
+    // project's Node 20 in CI, so where it stops working there a test fails, not a user's
+    // install (nothing of src/ imports a development package: npm run lint:deps).
+    if (entry.dev && IMITATED_API_SDKS.has(where)) continue;
     if (!semver.satisfies(version, node, { includePrerelease: true })) out.push(`${where}@${entry.version} (node ${node})`);
   }
   return out;

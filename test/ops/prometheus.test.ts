@@ -135,6 +135,9 @@ async function streamTraffic(key: string, otherKey: string): Promise<void> {
   // A live rule any spoken word matches: the session's finals raise alerts.
   const rule = await post(`${API}/stt/rules`, key, { name: 'any word', pattern: '\\w' });
   expect(rule.status, JSON.stringify(rule.json)).toBe(201);
+  // A post-call category any spoken word matches: the session's completion counts a match.
+  const category = await post(`${API}/stt/categories`, key, { name: 'any word', conditions: [{ pattern: '\\w' }] });
+  expect(category.status, JSON.stringify(category.json)).toBe(201);
   // A session streamed over a ticket, watched, with a rejected frame, a duplicate and a gap.
   const s = await createSession(key);
   const ticket = await post(`${SESSIONS}/${s.sessionId}/tickets`, key);

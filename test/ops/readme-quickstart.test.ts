@@ -74,7 +74,7 @@ describe('README quick start', () => {
     expect(batch[0]).toContain('http://127.0.0.1:8080');
   });
 
-  it('runs as written: an account, a session, streamed events with a final, a batch job completed and downloaded', async () => {
+  it('runs as written: an account, the sample client and scribed stream with their finals, a batch job completed and downloaded', async () => {
     const [quick] = shellBlocks(README, 'Quick start');
     const [batch] = shellBlocks(README, 'Batch transcription');
     const onThisServer = (block: string) => block.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
@@ -85,14 +85,13 @@ describe('README quick start', () => {
     expect(r.status, r.stderr).toBe(0);
     const [quickOut, batchOut] = r.stdout.split('::batch::\n') as [string, string];
 
-    // The session the curl command created.
-    const created = quickOut.split('\n').find((l) => l.startsWith('{'));
-    const session = (JSON.parse(created!) as { code: number; data: { sessionId: string; status: string } }).data;
-    expect(session.sessionId).toMatch(/^rts_/);
     // The sample client's events: its session, partials, a final with words, and the SRT.
-    expect(quickOut).toMatch(/^session rts_/m);
+    const session = { sessionId: /^session (rts_\S+)/m.exec(quickOut)?.[1] ?? '' };
+    expect(session.sessionId).toMatch(/^rts_/);
     expect(quickOut).toMatch(/^final \[\d+-\d+ ms\]: \S+/m);
     expect(quickOut).toMatch(/^\d+\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n\S/m);
+    // scribed stream on the WAV, no --encoding: its finals, timed, with the words of the clip.
+    expect(quickOut).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\] .*dashwood/m);
 
     // The batch job: its id printed, polled to COMPLETED, its SRT downloaded, History lists it.
     const id = /^transcription (\S+)$/m.exec(batchOut)?.[1];

@@ -1,4 +1,4 @@
-// Failover as a call center sees it (issue 34): the real `scribed stream` CLI, paced at real
+// Failover as a call center sees it: the real `scribed stream` CLI, paced at real
 // time, through HAProxy (deploy/haproxy.cfg) to two `scribed serve` nodes on one PostgreSQL;
 // the node serving the call is killed -9 twice. The CLI's own reconnect resumes on the other
 // node, which takes the session over from the shared spool without waiting for a decoder to

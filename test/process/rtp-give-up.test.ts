@@ -1,4 +1,4 @@
-// `scribed rtp` gives up a call it cannot deliver the way `scribed stream` gives up (issue 18):
+// `scribed rtp` gives up a call it cannot deliver the way `scribed stream` gives up:
 // a server never reached is retried for --connect-timeout-ms while the call's audio is held,
 // then the call is given up with one log line and scribed_rtp_streams_given_up_total, its
 // audio written to --out; the daemon goes on and transcribes the next call once the server is

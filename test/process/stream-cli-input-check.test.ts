@@ -1,4 +1,4 @@
-// `scribed stream` against a real `scribed serve` with the wrong audio (issue 18): a WAV piped
+// `scribed stream` against a real `scribed serve` with the wrong audio: a WAV piped
 // as mu-law, an MP3 on stdin, the development set's mu-law sent as PCM and its PCM as mu-law;
 // and the History title of a file input.
 import { execFileSync, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,4 @@
-// `scribed stream` as a newcomer met it (issue 33): --realtime with an account that runs out
+// `scribed stream` as a newcomer met it: --realtime with an account that runs out
 // of Characters gives up within --credit-timeout-ms saying so once; a likely wrong --encoding is
 // refused before a session exists; a long file name is cut to the title limit; in a terminal
 // stderr holds plain lines, no JSON.
@@ -45,7 +45,7 @@ async function history(accessKey: string): Promise<Array<{ transcriptionId: stri
 
 const finished = streamFinished;
 
-describe('scribed stream: the stumbles of issue 33', () => {
+describe('scribed stream: the stumbles a newcomer met', () => {
   it('--realtime whose Characters run out mid-second gives up within --credit-timeout-ms, saying so in one line', async () => {
     // 3 Characters pay for 3 s. The raw file is read in 16 KiB pieces, so frames after the
     // first 2 s straddle the third second: the server holds part of a paid second and says

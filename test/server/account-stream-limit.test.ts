@@ -1,4 +1,4 @@
-// Per-account streams against a real server. By default (issue 34) fair share, not a cap: one
+// Per-account streams against a real server. By default fair share, not a cap: one
 // account alone uses every recognizer, sockets beyond them are deferred, and a freed
 // recognizer goes to the account furthest below its share. An operator's
 // --max-streams-per-account is a cap: past it the handshake is told ACCOUNT_STREAM_LIMIT (429)
@@ -44,7 +44,7 @@ function expectLimited(r: StreamClient | HandshakeRefused): void {
 const sessionIdOf = (streamUrl: string): string => streamUrl.split('/').at(-2)!;
 
 
-// The default is fair share, not a cap (issue 34): an account alone may use every recognizer,
+// The default is fair share, not a cap: an account alone may use every recognizer,
 // sockets beyond them are deferred (not refused) up to the backlog bound, and a freed
 // recognizer goes to the account furthest below its share. The bound is given explicitly so
 // the file runs the same on PostgreSQL, whose nodes do not defer by default.

@@ -1,4 +1,4 @@
-// Admission by capacity (issue 13): a service started without --max-decoders measures what a
+// Admission by capacity: a service started without --max-decoders measures what a
 // real-time telephony stream costs on this machine (the real engine decoding real speech),
 // caches it in its data dir, sizes its decoder pool from it and says so on /readyz and
 // /metrics; an operator's --max-decoders wins, without a measurement.

@@ -1,4 +1,4 @@
-// The documented request rules are the ones the server applies (issue 18): against the real app
+// The documented request rules are the ones the server applies: against the real app
 // (inject), instances generated from each documented JSON body and query schema of the served
 // document are never refused as invalid (and a 200 answer matches the documented response),
 // and each documented bound broken (one over maxLength or maxItems, one under minLength or
@@ -139,10 +139,13 @@ async function send(c: Case, body: unknown, query: Record<string, unknown> = {})
 const identifierOf = (json: Record<string, unknown> | null) => String(json?.message ?? '').split(':')[0];
 
 /** Rules no JSON Schema can say, kept beside the generator: the interpretation target list
- * must not repeat the source language. */
+ * must not repeat the source language; a category's talk share min is not above its max. */
 function crossFieldRules(v: unknown): boolean {
-  const b = v as { sourceLanguage?: unknown; targetLanguages?: unknown };
-  return !(Array.isArray(b?.targetLanguages) && b.targetLanguages.includes(b.sourceLanguage));
+  const b = v as { sourceLanguage?: unknown; targetLanguages?: unknown; conditions?: unknown };
+  if (Array.isArray(b?.targetLanguages) && b.targetLanguages.includes(b.sourceLanguage)) return false;
+  // A category's talk share: min not above max.
+  const shares = Array.isArray(b?.conditions) ? (b.conditions as Array<{ talkShare?: { min?: number; max?: number } }>).map((c) => c?.talkShare) : [];
+  return !shares.some((t) => t && t.min !== undefined && t.max !== undefined && t.min > t.max);
 }
 
 describe('documented request schemas against the real app', () => {

@@ -1,4 +1,4 @@
-// Health probes and metric scrapes are not logged at info on every call (issue 18); other
+// Health probes and metric scrapes are not logged at info on every call; other
 // requests still are.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLogger, startService, type TestService } from '../helpers/service.js';

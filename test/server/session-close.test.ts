@@ -1,4 +1,4 @@
-// POST .../sessions/{id}/close (issue 18): a session ends without a socket, its held audio
+// POST .../sessions/{id}/close: a session ends without a socket, its held audio
 // transcribed first; an attached socket is told `closed`; another account's session does not
 // exist; closing twice answers the same.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

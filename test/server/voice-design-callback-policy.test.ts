@@ -1,4 +1,4 @@
-// Voice design callbacks cannot probe the network (issue 14): on a real server with the
+// Voice design callbacks cannot probe the network: on a real server with the
 // default setting, a callbackUrl naming loopback, private, link-local, metadata or other
 // closed space is refused at create time (422 CALLBACK_URL_FORBIDDEN) in any notation; a name
 // that resolves there (or rebinds there between attempts) ends FAILED with nothing sent; the

@@ -1,4 +1,4 @@
-// Webhook delivery survives the node that holds it (issue 29), with real processes: the node
+// Webhook delivery survives the node that holds it, with real processes: the node
 // sending a delivery is killed with SIGKILL while the receiver has not answered; the delivery
 // goes out again with the same webhook-id, after a restart on the same data dir (SQLite) or
 // from another node once the claim's lease runs out (PostgreSQL), where the session was served

@@ -1,4 +1,4 @@
-// Signed webhooks (issue 29, docs/webhooks.md) on a real server and store: a real-time session
+// Signed webhooks (docs/webhooks.md) on a real server and store: a real-time session
 // closed over its socket raises transcription.completed through the outbox, one whose socket
 // is lost raises session.paused; the delivery
 // verifies with the standardwebhooks package under the endpoint's secret and not under
@@ -163,7 +163,7 @@ describe('webhooks, private destinations allowed by the operator', () => {
     expect(d.status).toBe('DELIVERED');
     expect(d.attempts).toBe(3);
     expect(d.attemptLog.map((x: any) => x.statusCode)).toEqual([500, 500, 200]);
-    expect(d.lastResponse).toBe('ok');
+    expect(d.lastResponse).toBeNull(); // the receiver's words stay in the server log
 
     // manual retry sends it once more, same id
     const again = await call(svc.baseUrl, 'POST', `/sound_clone/api/v1/webhooks/deliveries/${d.id}/retry`, { key: a.accessKey });
@@ -224,7 +224,7 @@ describe('webhooks, private destinations allowed by the operator', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(d.status).toBe('FAILED');
-    expect(d.lastError).toMatch(/not allowed/);
+    expect(d.lastError).toBe('failed'); // why (the address it resolved to) is in the server log only
     expect(receiver.hits.length).toBe(start);
   });
 

@@ -1,7 +1,8 @@
 // The node's group debit (src/session/debit-batcher.ts) on the run's store: the debits many
 // sessions ask within a window are one transaction, each answered on its own (its balance, or
 // null when the account cannot cover it), later debits go to the next window, and a
-// transaction that fails rejects every debit it carried and writes nothing.
+// transaction that fails rejects every debit it carried and writes nothing; at shutdown the
+// debits still waiting for their window are carried out at once (drain) before the store closes.
 import { afterEach, describe, expect, it } from 'vitest';
 import { DebitBatcher } from '../../src/session/debit-batcher.js';
 import { openStore } from '../../src/store/index.js';
@@ -15,7 +16,8 @@ afterEach(async () => {
 });
 
 async function node(sessions: number, characters: bigint) {
-  const store = (await openStore(await storeSettingsFor(tempDir('scribed-debits-')))) as SqlStore;
+  const settings = await storeSettingsFor(tempDir('scribed-debits-'));
+  const store = (await openStore(settings)) as SqlStore;
   cleanups.push(() => (store.isOpen() ? store.close() : Promise.resolve()));
   await store.createAccount({
     id: 'acc_1',
@@ -39,7 +41,7 @@ async function node(sessions: number, characters: bigint) {
   }
   const calls: SessionDebit[][] = [];
   const counted = { debitMany: (d: readonly SessionDebit[]) => (calls.push([...d]), store.debitMany(d)) };
-  return { store, ids, calls, counted };
+  return { store, ids, calls, counted, settings };
 }
 
 const ledgerCount = async (store: SqlStore) =>
@@ -106,6 +108,27 @@ describe('debit batcher', () => {
     const closed = new DebitBatcher({ store, windowMs: 10 });
     await store.close();
     await expect(closed.debit('acc_1', 1n, 'realtime_audio', ids[1]!, ids[1]!)).rejects.toThrow();
+  });
+
+  it('drain carries out the debits waiting for their window at once, answers them, and they are stored before the store closes', async () => {
+    const { store, ids, calls, counted, settings } = await node(3, 10n);
+    // A long window: the first debit goes at once, the next two wait for it.
+    const batcher = new DebitBatcher({ store: counted, windowMs: 60_000 });
+    expect(await batcher.debit('acc_1', 1n, 'realtime_audio', ids[0]!, ids[0]!)).toBe(9n);
+    const waiting = [batcher.debit('acc_1', 1n, 'realtime_audio', ids[1]!, ids[1]!), batcher.debit('acc_1', 1n, 'realtime_audio', ids[2]!, ids[2]!)];
+    const t = Date.now();
+    await batcher.drain();
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(await Promise.all(waiting)).toEqual([8n, 7n]);
+    expect(calls).toHaveLength(2);
+    // Asked after the drain began, a debit does not wait for a window either.
+    expect(await batcher.debit('acc_1', 1n, 'realtime_audio', ids[0]!, ids[0]!)).toBe(6n);
+    await batcher.drain();
+    await store.close();
+    const reopened = (await openStore(settings)) as SqlStore;
+    cleanups.push(() => reopened.close());
+    expect((await reopened.getAccount('acc_1'))!.characters).toBe(6n);
+    expect(Number(await ledgerCount(reopened))).toBe(4);
   });
 
   it('an unknown session is refused alone', async () => {

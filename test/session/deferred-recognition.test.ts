@@ -1,4 +1,4 @@
-// Deferred recognition (issue 13): more live sockets than recognizers. Sockets past the last
+// Deferred recognition: more live sockets than recognizers. Sockets past the last
 // recognizer are served anyway, their audio acknowledged as usual, and transcribed when a
 // recognizer frees, with the same text and true times as when they are alone; past the
 // node's backlog bound the handshake is refused (ENGINE_BUSY) and a deferred session is held

@@ -49,7 +49,7 @@ describe('spool recovery in vad mode', () => {
     const silenceEnd = speechA.length + SILENCE;
     send(ws, 0, silenceEnd);
     await ws.next('ack', (e) => e.capturedSamples === String(silenceEnd), 60_000);
-    // Acks do not wait for recognition (issue 27), nor recognition for the acks: the final may
+    // Acks do not wait for recognition, nor recognition for the acks: the final may
     // come before the last ack or after it (acks wait for the node's group debit, the final for
     // the recognizer), and the spool's compaction follows the final.
     const finalBy = Date.now() + 60_000;

@@ -1,4 +1,4 @@
-// The search index forgets what the store erases (issue 32, docs/search.md), on both engines,
+// The search index forgets what the store erases (docs/search.md), on both engines,
 // through the store's own erase paths rather than SQL: a History row erased by the account
 // (eraseTranscription, eraseCall) and rows the retention sweeper erases once expired are not
 // found any more, in the same transaction (no later index maintenance), while the rest still are.

@@ -100,7 +100,7 @@ describe('webhook delivery worker', () => {
     const id = await lastAttemptPending('2026-01-01T00:00:00.000Z');
     startWorker();
     const d = await settled(id);
-    expect(d).toMatchObject({ status: 'FAILED', attempts: MAX_ATTEMPTS, lastStatusCode: 503, lastResponse: 'down for maintenance' });
+    expect(d).toMatchObject({ status: 'FAILED', attempts: MAX_ATTEMPTS, lastStatusCode: 503, lastResponse: null });
     const e = await store.getWebhookEndpoint('whe_1', 'acc_a');
     expect(e!.enabled).toBe(false);
     expect(e!.disabledReason).toMatch(/every attempt failed since 2026-01-01/);

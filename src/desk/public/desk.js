@@ -8,6 +8,10 @@ import { LiveWatch } from './live-view.js';
 
 const $ = (id) => document.getElementById(id);
 
+/** Dates and times as the browser's own locale writes them (not a fixed US form). */
+const when = new Intl.DateTimeFormat(navigator.languages, { dateStyle: 'medium', timeStyle: 'short' });
+const dateOf = (iso) => when.format(new Date(iso));
+
 function signedOut(why) {
   $('desk').hidden = true;
   $('logout').hidden = true;
@@ -26,16 +30,73 @@ function failed(stateEl, err) {
 
 let filters = null;
 let nextCursor = null;
+let hitCount = 0;
 
 function localToIso(value) {
   return value ? new Date(value).toISOString() : '';
 }
 
-function hitItem(h) {
+// Hits are grouped by what they belong to (a call, or a transcription of its own), in the order
+// the search ranked their first hit; each group is headed by its title, PBX id, parties, duration
+// and date, read once per group. Hits of a group that say the same words again are one line with
+// their other times.
+let groups = new Map();
+const facts = new Map();
+
+function describe(kind, id) {
+  if (!facts.has(id)) facts.set(id, kind === 'call' ? api.callOf(id) : api.transcriptionOf(id));
+  return facts.get(id);
+}
+
+function groupHeading(kind, id, link, meta) {
+  void describe(kind, id)
+    .then((d) => {
+      link.textContent = d.title || id;
+      const parts =
+        kind === 'call'
+          ? [d.externalId ? `PBX ${d.externalId}` : null, d.legs.map((l) => l.speaker).join(', ') || null, `${formatMs(d.durationMs ?? 0)} long`, dateOf(d.createdAt)]
+          : [d.durationMs !== undefined && d.durationMs !== null ? `${formatMs(d.durationMs)} long` : null, dateOf(d.createdAt)];
+      meta.textContent = parts.filter(Boolean).join(' · ');
+    })
+    .catch(() => undefined);
+}
+
+function groupFor(h) {
+  const kind = h.callId ? 'call' : 't';
+  const id = h.callId ?? h.transcriptionId;
+  let g = groups.get(id);
+  if (g) return g;
+  const li = document.createElement('li');
+  const title = document.createElement('a');
+  title.className = 'group-title';
+  title.href = `#${kind}=${encodeURIComponent(id)}`;
+  title.textContent = id;
+  const meta = document.createElement('div');
+  meta.className = 'meta';
+  meta.textContent = dateOf(h.createdAt);
+  const hits = document.createElement('ol');
+  hits.className = 'hits';
+  hits.setAttribute('aria-label', 'Where it was said');
+  li.append(title, meta, hits);
+  $('results').append(li);
+  groupHeading(kind, id, title, meta);
+  g = { kind, id, hits, said: new Map() };
+  groups.set(id, g);
+  return g;
+}
+
+function addHit(h) {
+  const g = groupFor(h);
+  const key = `${h.speaker ?? ''}|${h.text.toLowerCase().replace(/\s+/g, ' ').trim()}`;
+  const same = g.said.get(key);
+  if (same) {
+    same.times.push(h.startMs);
+    same.meta.textContent = hitMeta(h.speaker, same.times);
+    return;
+  }
   const li = document.createElement('li');
   const link = document.createElement('a');
-  const target = h.callId ? `call=${encodeURIComponent(h.callId)}` : `t=${encodeURIComponent(h.transcriptionId)}`;
-  link.href = `#${target}&at=${h.startMs}&hit=${encodeURIComponent(`${h.transcriptionId}:${h.segmentId}`)}`;
+  link.href = `#${g.kind}=${encodeURIComponent(g.id)}&at=${h.startMs}&hit=${encodeURIComponent(`${h.transcriptionId}:${h.segmentId}`)}`;
   for (const part of h.highlights) {
     if (part.match) {
       const mark = document.createElement('mark');
@@ -45,11 +106,15 @@ function hitItem(h) {
   }
   const meta = document.createElement('div');
   meta.className = 'meta';
-  meta.textContent = [h.speaker ? `${h.speaker}` : null, `${formatMs(h.startMs)}-${formatMs(h.endMs)}`, h.callId ? `call ${h.callId}` : h.transcriptionId, new Date(h.createdAt).toLocaleString()]
-    .filter(Boolean)
-    .join(' · ');
+  const times = [h.startMs];
+  meta.textContent = hitMeta(h.speaker, times);
   li.append(link, meta);
-  return li;
+  g.hits.append(li);
+  g.said.set(key, { meta, times });
+}
+
+function hitMeta(speaker, times) {
+  return [speaker, `at ${times.map(formatMs).join(', ')}`].filter(Boolean).join(' · ');
 }
 
 async function runSearch(more) {
@@ -57,12 +122,18 @@ async function runSearch(more) {
   state.textContent = 'Searching...';
   try {
     const page = await api.search(filters, more ? nextCursor : null);
-    if (!more) $('results').replaceChildren();
-    for (const h of page.items) $('results').append(hitItem(h));
+    if (!more) {
+      $('results').replaceChildren();
+      groups = new Map();
+      hitCount = 0;
+    }
+    for (const h of page.items) addHit(h);
+    hitCount += page.items.length;
     nextCursor = page.nextCursor;
     $('more').hidden = nextCursor === null;
-    const shown = $('results').children.length;
-    state.textContent = shown === 0 ? 'Nothing found.' : `${shown} result${shown === 1 ? '' : 's'}${nextCursor ? ' so far' : ''}.`;
+    const shown = groups.size;
+    const what = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+    state.textContent = hitCount === 0 ? 'Nothing found.' : `${what(hitCount, 'result', 'results')} in ${what(shown, 'call or transcript', 'calls or transcripts')}${nextCursor ? ' so far' : ''}.`;
   } catch (err) {
     failed(state, err);
   }
@@ -135,12 +206,15 @@ async function openReader(params) {
       segments = t.segments;
       legs = t.legs.map((l) => l.speaker);
       $('reader-heading').textContent = `Call: ${t.title || t.callId}`;
-      $('reader-facts').textContent = `${t.callId}${t.externalId ? ` · PBX ${t.externalId}` : ''} · ${t.status} · ${t.legs.map((l) => l.speaker).join(', ')} · ${formatMs(t.durationMs)}`;
+      const call = await describe('call', id).catch(() => null);
+      $('reader-facts').textContent = [t.externalId ? `PBX ${t.externalId}` : null, t.legs.map((l) => l.speaker).join(', ') || null, `${formatMs(t.durationMs)} long`, call ? dateOf(call.createdAt) : null, t.status, t.callId]
+        .filter(Boolean)
+        .join(' · ');
     } else {
       const t = await api.transcriptOf(id);
       segments = t.segments;
       $('reader-heading').textContent = `Transcript: ${t.title || t.transcriptionId}`;
-      $('reader-facts').textContent = `${t.transcriptionId} · ${t.status} · ${formatMs(t.durationMs)}`;
+      $('reader-facts').textContent = `${formatMs(t.durationMs)} long · ${t.status} · ${t.transcriptionId}`;
     }
     const hitLine = renderTranscript(document, $('transcript'), segments, player, hitSeg ? { transcriptionId: hitT, segmentId: hitSeg } : null);
     state.textContent = `${segments.length} line${segments.length === 1 ? '' : 's'}.`;
@@ -154,9 +228,20 @@ async function openReader(params) {
   }
 }
 
+/** The page shows either the reader (a call or a transcript, with a way back) or the search
+ * and live panels; the results stay as they were behind the reader. */
 function route() {
   const params = new URLSearchParams(location.hash.slice(1));
-  if (params.has('call') || params.has('t')) void openReader(params);
+  const reading = params.has('call') || params.has('t');
+  $('reader').hidden = !reading;
+  $('search-panel').hidden = reading;
+  $('live-panel').hidden = reading;
+  $('desk-nav').hidden = reading;
+  if (reading) void openReader(params);
+  else {
+    recording?.abort();
+    player.pause();
+  }
 }
 window.addEventListener('hashchange', route);
 
@@ -217,7 +302,7 @@ $('logout').addEventListener('click', async () => {
 async function start() {
   try {
     const s = await api.loadSession();
-    $('who').textContent = `Signed in to ${s.accountName ? `${s.accountName} (${s.accountId})` : s.accountId}, read-only, until ${new Date(s.expiresAt).toLocaleString()}`;
+    $('who').textContent = `Signed in to ${s.accountName ? `${s.accountName} (${s.accountId})` : s.accountId}, read-only, until ${dateOf(s.expiresAt)}`;
     $('desk').hidden = false;
     $('logout').hidden = false;
     route();

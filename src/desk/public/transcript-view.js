@@ -13,6 +13,14 @@ export function formatMs(ms) {
   return `${h > 0 ? `${h}:${String(m).padStart(2, '0')}` : m}:${sec}.${tenths % 10}`;
 }
 
+/** When a segment's words were said: its first word's start to its last word's end, or the
+ * segment's own bounds when it has no words. */
+export function speechSpan(seg) {
+  const words = Array.isArray(seg.words) ? seg.words : [];
+  if (words.length === 0) return { startMs: seg.startMs, endMs: seg.endMs };
+  return { startMs: words[0].startMs, endMs: words[words.length - 1].endMs };
+}
+
 function seekTo(player, ms) {
   if (player.hidden) return;
   player.currentTime = ms / 1000;
@@ -31,9 +39,13 @@ export function renderTranscript(doc, list, segments, player, hit) {
     const time = doc.createElement('button');
     time.type = 'button';
     time.className = 'seek';
-    time.textContent = `${formatMs(seg.startMs)}-${formatMs(seg.endMs)}`;
+    // The time of speech: a segment ends after its trailing silence (the detector waits for
+    // it), so the words' own times say when the party spoke, and lines of two parties do not
+    // seem to overlap.
+    const spoken = speechSpan(seg);
+    time.textContent = `${formatMs(spoken.startMs)}-${formatMs(spoken.endMs)}`;
     time.setAttribute('aria-label', `${time.textContent}, play from here`);
-    time.addEventListener('click', () => seekTo(player, seg.startMs));
+    time.addEventListener('click', () => seekTo(player, spoken.startMs));
     const speaker = doc.createElement('span');
     speaker.className = 'speaker';
     speaker.textContent = seg.speaker ? `${seg.speaker}:` : '';

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { AudioProfile, BackendConfig, BackendFactory, BackendWord, DecoderBackend, VocabularyResult } from '../types.js';
 import { HINT_WEIGHT, hintArpa, planVocabulary } from '../vocabulary.js';
 import { requireAddon } from '../native.js';
+import { pocketsphinxSharingSettings, shortCmnSetting } from '../environment.js';
 
 export const ENGINE_RATE = 16_000;
 /** pocketsphinx reports word boundaries in 10 ms frames. */
@@ -91,7 +92,7 @@ export function loadAddon(): NativeAddon {
  * clips it changes no word (WER 39.4% at 16 kHz, 31.0% mu-law, both ways); silence is left
  * out upstream anyway in segmentCommitMode "vad".
  * -pbeam 1e-35 -lpbeam 1e-35 (5prealpha defaults 1e-48 and 1e-40): the phone-transition and
- * last-phone beams, narrowed for density (issue 13). Chosen on the tune half with
+ * last-phone beams, narrowed for density (more streams a core). Chosen on the tune half with
  * bench/search-settings.ts (1052 words each way): mu-law 63.7% to 63.8% WER, 16 kHz 37.2% to
  * 37.7%, at 0.73-0.75x the decoder CPU; on the untouched half mu-law 67.2% to 65.8%, 16 kHz
  * 39.8% to 40.2%. Narrowing -beam instead cost 7 points for the same CPU (docs/engines.md,
@@ -118,27 +119,25 @@ export function pocketsphinxSharing(): PocketsphinxSharing | null {
  * only. The telephony profile's -cmninit is already a narrowband mean, the stock wideband one
  * is not. SCRIBED_POCKETSPHINX_SHORT_CMN=0 or 1 overrides it for both (for measuring). */
 function shortUtteranceCmn(profile: AudioProfile): boolean {
-  const forced = process.env.SCRIBED_POCKETSPHINX_SHORT_CMN;
-  if (forced === '0' || forced === '1') return forced === '1';
-  return profile === 'wideband';
+  return shortCmnSetting() ?? profile === 'wideband';
 }
 
 /** Decoders share one language model per process unless SCRIBED_POCKETSPHINX_SHARE_LM=0
  * (for measuring; results are the same either way). */
 function shareLanguageModel(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_LM !== '0';
+  return pocketsphinxSharingSettings().languageModel;
 }
 
 /** Decoders that share the language model share the pronunciation dictionary too, unless
  * SCRIBED_POCKETSPHINX_SHARE_DICT=0 (same results either way). */
 function shareDictionary(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_DICT !== '0';
+  return pocketsphinxSharingSettings().dictionary;
 }
 
 /** Decoders that share both share the search's vocabulary over them too, unless
  * SCRIBED_POCKETSPHINX_SHARE_VOCAB=0 (same results either way). */
 function shareVocabulary(): boolean {
-  return process.env.SCRIBED_POCKETSPHINX_SHARE_VOCAB !== '0';
+  return pocketsphinxSharingSettings().vocabulary;
 }
 
 /** An adapted telephony acoustic model's folder inside an assets dir. */
@@ -187,7 +186,7 @@ export function pocketsphinxArgs(config: BackendConfig, extra: Record<string, st
   return { args, notices };
 }
 
-/** Short first utterances (issue 16): live CMN starts a stream from the profile's -cmninit and
+/** Short first utterances (a command said as a call begins is heard badly): live CMN starts a stream from the profile's -cmninit and
  * moves towards the channel's own mean only as frames arrive (the prior weighs 500 frames), so
  * a 2-second command at the start of a call is normalised by a mean that is mostly someone
  * else's. Such an utterance, once ended, is decoded again from a CMN state whose mean is the

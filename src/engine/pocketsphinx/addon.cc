@@ -517,7 +517,7 @@ bool AdoptSharedDict(ps_decoder_t *ps, SharedDict *s, bool refuseAfterSwap, std:
   return true;
 }
 
-// One search vocabulary (issue 13, docs/engines.md "Memory per decoder"). The n-gram search
+// One search vocabulary, so a decoder costs less memory (docs/engines.md "Memory per decoder"). The n-gram search
 // wraps its model in a one-model set and maps the set's vocabulary onto the dictionary
 // (ngram_search_update_widmap -> ngram_model_set_map_words: a copy of every dictionary word's
 // string, a word hash over them and a word-id map into the model; 9.4 MiB of each decoder for

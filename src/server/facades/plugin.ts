@@ -1,5 +1,5 @@
 // The API facades (docs/compat.md): OpenAI's transcription API and Deepgram's pre-recorded
-// listen API, each in its own encapsulated plugin with its own error shape, on the serve port
+// listen API, OpenAI's Realtime transcription socket, each in its own encapsulated plugin with its own error shape, on the serve port
 // beside the native API. The REST ones are served only where batch transcription is (they run
 // as batch jobs); Deepgram's live socket drives a native real-time session, served everywhere.
 import type { FastifyPluginAsync } from 'fastify';
@@ -8,10 +8,12 @@ import { DEFAULT_FACADE_MAX_WAIT_MS } from './batch-wait.js';
 import { deepgramRoutes } from './deepgram/routes.js';
 import { deepgramLiveRoutes } from './deepgram/live-socket.js';
 import { openAiRoutes } from './openai/routes.js';
+import { openAiRealtimeRoutes } from './openai/realtime-socket.js';
 
 export function facadeRoutes(ctx: AppContext, maxWaitMs = DEFAULT_FACADE_MAX_WAIT_MS): FastifyPluginAsync {
   return async (app) => {
     await app.register(deepgramLiveRoutes(ctx));
+    await app.register(openAiRealtimeRoutes(ctx));
     if (!ctx.batch) return;
     await app.register(openAiRoutes(ctx, ctx.batch, maxWaitMs));
     await app.register(deepgramRoutes(ctx, ctx.batch, maxWaitMs));

@@ -89,6 +89,9 @@ export interface LiveOpening {
  * (docs/scaling.md). */
 export async function openLive(ctx: AppContext, req: FastifyRequest, o: OpenLive): Promise<LiveOpening> {
   const target = o.target;
+  // A draining node (src/server/drain.ts) takes no new socket: a 503 the balancer retries on
+  // another node (a facade words it as its busy answer).
+  if (ctx.draining?.()) throw 'sessionId' in target ? new ScribedError('NODE_DRAINING', 'this node is draining before it stops; another node takes the socket') : o.refusals.engineBusy();
   const served = 'sessionId' in target ? ctx.sessions.served(target.sessionId) : undefined;
   const count = 'sessionId' in target ? 1 : target.count;
   const settle = admit(ctx, req, o.accountId, 'sessionId' in target ? [target.sessionId] : Array.from({ length: count }, () => `live-${randomUUID()}`), o.refusals);

@@ -58,6 +58,7 @@ export const CALL_VIEW: JsonSchema = object(
     externalId: nullable(STRING),
     title: STRING,
     status: CALL_STATUS,
+    durationMs: { type: 'integer', minimum: 0, description: "the longest leg's audio so far, ms (legs share the call's clock)" },
     legs: {
       type: 'array',
       description: 'in the order they joined',
@@ -76,7 +77,7 @@ export const CALL_VIEW: JsonSchema = object(
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
   },
-  ['callId', 'externalId', 'title', 'status', 'legs', 'createdAt', 'updatedAt'],
+  ['callId', 'externalId', 'title', 'status', 'durationMs', 'legs', 'createdAt', 'updatedAt'],
 );
 
 const CALL_PAGE: JsonSchema = object({ items: { type: 'array', items: CALL_VIEW }, nextCursor: nullable(STRING) }, ['items', 'nextCursor']);

@@ -6,13 +6,11 @@
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
-import { WEBHOOK_ENDPOINTS } from './webhooks.js';
 import { SEARCH_ENDPOINTS } from './search.js';
-import { RULE_ENDPOINTS } from './rules.js';
+import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
-  ACCOUNT_VIEW,
   BATCH_JOB_VIEW,
   BRIEF,
   CAPABILITIES_VIEW,
@@ -77,7 +75,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     method: 'get', path: '/readyz', operationId: 'ready', tag: 'Service', auth: 'none',
     summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
     description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
-    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise)' },
+    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise, or draining while the node drains before it stops)' },
     errors: [],
   },
   {
@@ -91,12 +89,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     summary: 'This document, as this node serves it',
     description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
     response: { kind: 'raw', contentTypes: ['application/json'], schema: OPENAPI_VIEW, description: 'the OpenAPI 3.1 document' },
-    errors: [],
-  },
-  {
-    method: 'get', path: `${API}/account`, operationId: 'getAccount', tag: 'Account', auth: 'accessKey',
-    summary: "The caller's account and Characters balance",
-    response: envelope(ACCOUNT_VIEW, 'the account'),
     errors: [],
   },
 
@@ -369,13 +361,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
-  ...WEBHOOK_ENDPOINTS,
 
   // ---------------------------------------------------------------- search (openapi/search.ts)
   ...SEARCH_ENDPOINTS,
 
   // ---------------------------------------------------------------- live rules (openapi/rules.ts)
-  ...RULE_ENDPOINTS,
+  // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
+  ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
   // ---------------------------------------------------------------- recordings (openapi/recordings.ts)

@@ -76,7 +76,18 @@ function fieldTable(s: JsonSchema): string[] {
   if (opts?.additionalProperties === false) notes.push('Unknown keys in `options` are refused.');
   if (opts && Array.isArray(opts.allOf)) notes.push('Not together: `includeAlignment` true with `suppressBackgroundSpeech` true; `entityCategories` with `rewriteInstruction`.');
   if (Array.isArray(s.anyOf)) notes.push(`One of: ${(s.anyOf as JsonSchema[]).map((a) => (a.required as string[]).map(code).join(' + ')).join(', ')}.`);
+  if (typeof s.description === 'string' && rows.length > 2) notes.push(s.description);
   return rows.length > 2 ? [...rows, ...(notes.length > 0 ? ['', notes.join(' ')] : [])] : notes;
+}
+
+/** The `data` of an envelope answer (declared inline, or by the bridge as an allOf), else the
+ * answer's own schema. */
+function envelopeData(schema: JsonSchema | undefined): JsonSchema | undefined {
+  if (!schema) return undefined;
+  if (Array.isArray(schema.allOf)) return ((schema.allOf as JsonSchema[])[1]!.properties as Record<string, JsonSchema>).data;
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (props?.data && props.code && props.message) return props.data;
+  return schema;
 }
 
 function renderOperation(method: string, path: string, op: Operation): string[] {
@@ -100,7 +111,7 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
     const content = Object.entries(r.content ?? {});
     out.push(`Answer ${status}${content.length > 0 ? ` (${content.map(([t]) => code(t)).join(', ')})` : ''}: ${r.description}.`, '');
     const schema = content[0]?.[1].schema;
-    const data = schema && Array.isArray(schema.allOf) ? ((schema.allOf as JsonSchema[])[1]!.properties as Record<string, JsonSchema>).data : schema;
+    const data = envelopeData(schema);
     if (data && data.properties) out.push(...fieldTable(data), '');
     else if (data && data.type === 'array' && (data.items as JsonSchema | undefined)?.properties) out.push('An array of:', '', ...fieldTable(data.items as JsonSchema), '');
   }

@@ -161,8 +161,6 @@ export const TICKET_VIEW: JsonSchema = object(
   ['ticketId', 'sessionId', 'streamUrl', 'expiresInSeconds', 'ticket'],
 );
 
-export const ACCOUNT_VIEW: JsonSchema = object({ accountId: STRING, name: STRING, characters: DECIMAL }, ['accountId', 'name', 'characters']);
-
 // ---------------------------------------------------------------- History and batch
 
 export const TRANSCRIPTION_VIEW: JsonSchema = object(
@@ -447,7 +445,7 @@ export const DELETE_USER_VIEW: JsonSchema = object({ success: { const: 1 } }, ['
 export const HEALTH_VIEW: JsonSchema = object({ status: { const: 'ok' } }, ['status']);
 export const READY_VIEW: JsonSchema = object(
   {
-    status: { enum: ['ready', 'not_ready'] },
+    status: { enum: ['ready', 'not_ready', 'draining'] },
     checks: object({ store: { type: 'boolean' }, engine: { type: 'boolean' }, capacity: { const: false } }, ['store', 'engine']),
     engine: { type: 'object', description: 'the recognizer: name, sample rate, languages' },
     capacity: { type: 'object' },

@@ -1,4 +1,4 @@
-// Calls (issue 15, docs/calls.md): create (idempotent), read, list (by the PBX's id), and the
+// Calls (docs/calls.md): create (idempotent), read, list (by the PBX's id), and the
 // transcript of all legs merged by time. Legs join through the create-session route (its body's
 // callId and speaker); this plugin reads them. Another account's call reads as missing.
 import type { FastifyPluginAsync } from 'fastify';
@@ -38,6 +38,8 @@ export function callView(c: CallRecord) {
     externalId: c.externalId,
     title: c.title,
     status: callStatus(c.legs),
+    // The longest leg's audio so far: legs share the call's clock from their own first sample.
+    durationMs: c.legs.reduce((longest, l) => Math.max(longest, l.sampleRateHz > 0 ? Math.round((Number(l.audioSamples) * 1000) / l.sampleRateHz) : 0), 0),
     legs: c.legs.map((l) => ({
       speaker: l.speaker,
       sessionId: l.sessionId,

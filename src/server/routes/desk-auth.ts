@@ -58,35 +58,50 @@ export async function deskSessionOf(ctx: AppContext, req: FastifyRequest): Promi
   return outcome.ok ? { session: outcome.session, secret: token.secret } : null;
 }
 
-/** True when the request's Origin is this server as the browser reached it (scheme and host
- * as the Origin says, host as the Host header says). A browser sends Origin on every POST. */
-export function sameOrigin(req: FastifyRequest): boolean {
+/** The origins the desk's pages may post from. With `--public-url` exactly that origin:
+ * behind a proxy the request's own Host says nothing trustworthy (a proxy may rewrite it, and
+ * a client may forge it). Without it, only the address the browser connected to directly, as
+ * the socket (not a header) says, plus `localhost` when that is a loopback address: a
+ * loopback or lab install works with no setting, anything behind a proxy needs the setting. */
+export function deskOrigins(ctx: AppContext, req: FastifyRequest): string[] {
+  if (ctx.config.publicUrl !== undefined) return [ctx.config.publicUrl];
+  const local = req.socket.localAddress;
+  const port = req.socket.localPort;
+  if (!local || !port) return [];
+  const address = local.startsWith('::ffff:') ? local.slice(7) : local;
+  const host = address.includes(':') ? `[${address}]` : address;
+  const origins = [`http://${host}:${port}`];
+  if (address === '::1' || address.startsWith('127.')) origins.push(`http://localhost:${port}`);
+  return origins;
+}
+
+/** True when the request's Origin is one of the desk's origins (deskOrigins). A browser sends
+ * Origin on every POST, so a missing one is refused. */
+export function sameOrigin(ctx: AppContext, req: FastifyRequest): boolean {
   const origin = headerValue(req.headers.origin);
-  const host = headerValue(req.headers.host);
-  if (!origin || !host) return false;
-  try {
-    const u = new URL(origin);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.host === host && origin === u.origin;
-  } catch {
-    return false;
+  if (!origin) return false;
+  return deskOrigins(ctx, req).includes(origin);
+}
+
+export function requireSameOrigin(ctx: AppContext, req: FastifyRequest): void {
+  if (!sameOrigin(ctx, req)) {
+    const hint = ctx.config.publicUrl === undefined ? " (behind a proxy, or reached by a name, the operator sets the desk's address with --public-url)" : '';
+    throw new ScribedError('DESK_REQUEST_REFUSED', `the request did not come from this server's own desk page (Origin)${hint}`);
   }
 }
 
-export function requireSameOrigin(req: FastifyRequest): void {
-  if (!sameOrigin(req)) throw new ScribedError('DESK_REQUEST_REFUSED', 'the request did not come from this server\'s own desk page (Origin)');
-}
-
 /** A desk request that changes state: same origin and the session's CSRF token. */
-export function requireCsrf(req: FastifyRequest, auth: DeskAuth): void {
-  requireSameOrigin(req);
+export function requireCsrf(ctx: AppContext, req: FastifyRequest, auth: DeskAuth): void {
+  requireSameOrigin(ctx, req);
   if (!csrfMatches(auth.secret, headerValue(req.headers[DESK_CSRF_HEADER]))) {
     throw new ScribedError('DESK_REQUEST_REFUSED', `the ${DESK_CSRF_HEADER} header is missing or wrong`);
   }
 }
 
-/** Set-Cookie for a new session; Secure when the page is on https (its Origin says so). */
-export function sessionCookie(req: FastifyRequest, value: string): string {
-  const secure = headerValue(req.headers.origin)?.startsWith('https:') ? '; Secure' : '';
+/** Set-Cookie for a new session; Secure when the desk is on https (`--public-url` says so; the
+ * server itself may see plain http behind a TLS proxy). */
+export function sessionCookie(ctx: AppContext, value: string): string {
+  const secure = ctx.config.publicUrl?.startsWith('https:') ? '; Secure' : '';
   return `${DESK_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_ABSOLUTE_MS / 1000}${secure}`;
 }
 

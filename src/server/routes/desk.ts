@@ -1,13 +1,15 @@
 // The desk's own routes (docs/desk.md): redeeming a login link into a session cookie, the
 // session itself (who, its CSRF token, logout), the account's live sessions, and a watch
-// ticket for one of them. The desk reads transcripts, calls, search and recordings through the
+// ticket for one of them. Each action that is not a read is in the audit trail. The desk reads transcripts, calls, search and recordings through the
 // native routes (desk-auth.ts), so none of that is written twice.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../desk/policy.js';
 import { csrfTokenFor, generateDeskToken, parseDeskToken } from '../../desk/tokens.js';
+import { audit } from '../audit.js';
 import type { AppContext } from '../context.js';
+import { deskWatchers } from '../ws/desk-watchers.js';
 import { watchPath } from '../ws/watch.js';
 import { clearSessionCookie, deskSessionOf, requireCsrf, requireSameOrigin, sessionCookie, type DeskAuth } from './desk-auth.js';
 import { issueTicket } from './sessions.js';
@@ -22,6 +24,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
     const auth = await deskSessionOf(ctx, req);
     if (!auth) throw new ScribedError('UNAUTHORIZED', 'no desk session: open a login link from your operator (scribed accounts login-link)');
     req.accountId = auth.session.accountId;
+    req.deskSessionId = auth.session.id;
     return auth;
   }
 
@@ -38,7 +41,7 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
       if (typeof presented !== 'string' || !presented.startsWith('dl_')) {
         throw new ScribedError('VALIDATION_FAILED', "token: the login link's token (dl_..., the link's fragment) is required", { details: { field: 'token' } });
       }
-      requireSameOrigin(req);
+      requireSameOrigin(ctx, req);
       const link = parseDeskToken(presented, 'dl');
       const refused = new ScribedError('UNAUTHORIZED', 'this login link is not valid: unknown, already used or expired; ask your operator for a new one');
       if (!link) throw refused;
@@ -51,7 +54,9 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
         throw refused;
       }
       req.log.info({ linkId: link.id, deskSessionId: session.id, accountId: outcome.accountId }, 'desk login');
-      void reply.header('set-cookie', sessionCookie(req, session.value));
+      req.deskSessionId = session.id;
+      await audit(ctx, req, outcome.accountId, 'desk.login', session.id);
+      void reply.header('set-cookie', sessionCookie(ctx, session.value));
       return ok({ accountId: outcome.accountId, expiresAt });
     });
 
@@ -70,9 +75,12 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(`${DESK_API}/logout`, async (req, reply) => {
       const auth = await required(req);
-      requireCsrf(req, auth);
+      requireCsrf(ctx, req, auth);
       await ctx.store.endDeskSession(auth.session.id, ctx.now());
+      // This node's watch sockets of the session close now; other nodes' within a poll.
+      deskWatchers(ctx).endSession(auth.session.id);
       req.log.info({ deskSessionId: auth.session.id }, 'desk logout');
+      await audit(ctx, req, auth.session.accountId, 'desk.logout', auth.session.id);
       clearSessionCookie(reply);
       return ok({ loggedOut: true });
     });
@@ -86,8 +94,11 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
     // page never holds a key, so the cookie stands in for the backend of docs/console.md.
     app.post<{ Params: { sessionId: string } }>(`${DESK_API}/sessions/:sessionId/watch-ticket`, async (req) => {
       const auth = await required(req);
-      requireCsrf(req, auth);
-      const t = await issueTicket(ctx, auth.session.accountId, req.params.sessionId);
+      requireCsrf(ctx, req, auth);
+      // Watch scope only: the stream socket refuses it (ws/identify.ts), so the desk stays
+      // read-only; and it names the desk session, so it dies with it.
+      const t = await issueTicket(ctx, auth.session.accountId, req.params.sessionId, { scope: 'watch', deskSessionId: auth.session.id });
+      await audit(ctx, req, auth.session.accountId, 'desk.watch_ticket', t.sessionId);
       return ok({ sessionId: t.sessionId, ticket: t.ticket, expiresInSeconds: t.expiresInSeconds, watchUrl: watchPath(t.sessionId) });
     });
   };

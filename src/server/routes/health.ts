@@ -14,7 +14,8 @@ function readiness(ctx: AppContext) {
   const free = recognizersFree(capacity, 1);
   const store = ctx.store.isOpen();
   const engine = ctx.engine.ready();
-  return { capacity, free, store, engine, ready: store && engine && free };
+  const draining = ctx.draining?.() ?? false;
+  return { capacity, free, store, engine, draining, ready: store && engine && free && !draining };
 }
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
@@ -31,13 +32,17 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // before, and a node whose store or engine is down never reports itself as merely full.
     // realtimeCapacity: how maxDecoders was decided (the measured capacity, the operator's
     // --max-decoders, or the fallback) and the plan behind it (docs/scaling.md, "Sizing a node").
+    // A draining node (src/server/drain.ts) answers 503 with status "draining" and never
+    // checks.capacity = false: the balancer must mark it DOWN (not NOLB, which still sends it
+    // a session's sticky requests), so resumes reach other nodes; its store and engine checks
+    // stay true, so the API pool keeps it until it stops.
     app.get('/readyz', PROBE, async (_req, reply) => {
-      const { capacity, free, store, engine, ready } = readiness(ctx);
+      const { capacity, free, store, engine, draining, ready } = readiness(ctx);
       const report = capacityReport(ctx);
       const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
-      if (checks.store && checks.engine && !free) checks.capacity = false;
+      if (checks.store && checks.engine && !free && !draining) checks.capacity = false;
       return reply.code(ready ? 200 : 503).send({
-        status: ready ? 'ready' : 'not_ready',
+        status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
         checks,
         engine: ctx.engine.info,
         ...(capacity !== null ? { capacity } : {}),

@@ -6,8 +6,6 @@ import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../core/music-brief.js';
-import { ArrangementJobs } from '../../music/arrangement-jobs.js';
-import { ARRANGEMENT_MAX_ATTEMPTS } from '../../music/arrangement-retry.js';
 import type { MusicOutcome, MusicProjectRecord, MusicProjectStatus } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
@@ -64,22 +62,8 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
 
   return async (app) => {
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
-    const jobs = new ArrangementJobs(
-      ctx.store,
-      ctx.log,
-      {
-        delayMs: ctx.config.arrangementJobDelayMs,
-        retryBaseMs: ctx.config.arrangementRetryBaseMs,
-        maxAttempts: ARRANGEMENT_MAX_ATTEMPTS,
-        // Nodes sharing PostgreSQL take up each other's jobs (docs/scaling.md).
-        ...(ctx.config.databaseUrl ? { shared: { node: ctx.config.nodeId, leaseMs: ctx.config.sessionLeaseMs, pollMs: 1000 } } : {}),
-      },
-      ctx.now,
-    );
-    app.addHook('onReady', async () => {
-      await jobs.resume();
-    });
-    app.addHook('onClose', async () => jobs.close());
+    // The arrangement jobs run with the node (service.ts); creating or replacing a brief schedules one.
+    const jobs = ctx.workers.arrangements;
 
     app.get(`${API}/music/capabilities`, async () => {
       return ok(CAPABILITIES);

@@ -7,11 +7,14 @@ import type { AppContext } from '../context.js';
 
 export function openApiRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
-    // Built on first request: the engine's languages are known once it has started.
-    let doc: OpenApiDocument | undefined;
+    // Built once, on first request: the engine's languages are known once it has started.
+    let doc: Promise<OpenApiDocument> | undefined;
     app.get('/openapi.json', async (_req, reply) => {
-      doc ??= openApiDocument({ recognizerLanguages: ctx.engine.info.languages, withoutBatch: ctx.batch === undefined });
-      return reply.type('application/json; charset=utf-8').send(doc);
+      doc ??= openApiDocument({ recognizerLanguages: ctx.engine.info.languages, withoutBatch: ctx.batch === undefined }).catch((err: unknown) => {
+        doc = undefined;
+        throw err;
+      });
+      return reply.type('application/json; charset=utf-8').send(await doc);
     });
   };
 }

@@ -1,4 +1,4 @@
-// Full-text search over the account's final segments (issue 32, docs/search.md):
+// Full-text search over the account's final segments (docs/search.md):
 // GET .../stt/search?q= with web-search syntax, filters and keyset pages. The query and its
 // filters are parsed in src/core/search-query.ts; the store runs each engine's own search.
 import type { FastifyPluginAsync } from 'fastify';

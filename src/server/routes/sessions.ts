@@ -7,7 +7,7 @@ import { parseSampleCount } from '../../core/capture-cursor.js';
 import { generateCredential } from '../../core/credentials.js';
 import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
-import type { SessionRecord, TranscriptionStatus } from '../../store/store.js';
+import type { SessionRecord, TicketScope, TranscriptionStatus } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
@@ -75,6 +75,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       const body = req.body ?? {};
       if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
       const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
+      // A draining node would keep a session it serves: the client retries, and the balancer
+      // (which has taken this node out) sends the resume to another node.
+      if (ctx.draining?.()) throw new ScribedError('NODE_DRAINING', 'this node is draining before it stops; resume through the balancer to reach another node');
       // Any node takes a resume: it opens the new epoch, which fences the node that served the
       // old one (docs/scaling.md); the next socket's node serves the session.
       const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
@@ -120,8 +123,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
 }
 
 /** A browser ticket for one of the account's sessions (spec: "Create a browser ticket"); also
- * what the desk's watch-ticket route hands its page (routes/desk.ts). */
-export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string) {
+ * what the desk's watch-ticket route hands its page (routes/desk.ts), with `watch` scope and
+ * its desk session named, so the ticket opens only the watch socket and dies with the session. */
+export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string, grant: { scope: TicketScope; deskSessionId: string | null } = { scope: 'stream', deskSessionId: null }) {
   const record = await ctx.store.getSession(sessionId, accountId);
   if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
   if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
@@ -135,6 +139,8 @@ export async function issueTicket(ctx: AppContext, accountId: string, sessionId:
     secretHash: cred.secretHash,
     expiresAt: new Date(now.getTime() + ctx.config.ticketTtlSeconds * 1000).toISOString(),
     usedAt: null,
+    scope: grant.scope,
+    deskSessionId: grant.deskSessionId,
   });
   ctx.metrics.tickets.inc({ outcome: 'issued' });
   return {

@@ -9,23 +9,18 @@ import { codePoints } from '../../core/interpretation.js';
 import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
-import { OutboundPolicy } from '../../core/outbound-policy.js';
-import { GuardedTransport, systemResolver } from '../../outbound/guarded-transport.js';
-import { DesignJobs } from '../../voices/design-jobs.js';
+import { openedBy, OutboundPolicy } from '../../core/outbound-policy.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
 import { accountOf } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 import type { VoiceFiles } from '../voice-files.js';
 
-/** How often each node looks for design work nobody holds, when nodes share the store. */
-export const DESIGN_POLL_MS = 1000;
-
 export const MAX_DESCRIPTION_CODE_POINTS = 1000;
 export const MAX_PREVIEW_TEXT_CODE_POINTS = 500;
 export const MAX_CALLBACK_URL_CHARS = 2048;
 
-function designView(d: VoiceDesignRecord) {
+export function designView(d: VoiceDesignRecord) {
   return {
     designId: d.id,
     status: d.status,
@@ -68,7 +63,7 @@ function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   if (url.username || url.password) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: credentials in the URL are not allowed');
   const verdict = policy.checkHost(url.hostname);
-  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server`);
+  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server; ${openedBy(verdict.class, url.hostname)}`);
   return url.toString();
 }
 
@@ -79,28 +74,10 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
   return async (app) => {
     const { recordings } = files;
     const serverKey = await files.keys.load('callback-signing');
-    // The operator's callback destinations (docs/security.md); the same policy decides at
-    // create time (literal hosts) and at connect time (every resolved address).
+    // The operator's callback destinations (docs/security.md): literal hosts are checked here
+    // at create time, every resolved address when the design jobs connect.
     const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
-    const jobs = new DesignJobs({
-      store: ctx.store,
-      recordings,
-      log: ctx.log,
-      serverKey,
-      now: ctx.now,
-      callbackBaseDelayMs: ctx.config.callbackBaseDelayMs,
-      callbackMaxAttempts: ctx.config.callbackMaxAttempts,
-      view: designView,
-      onAttempt: (outcome) => ctx.metrics.callbackDeliveries.inc({ outcome }),
-      transport: new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver),
-      maxConcurrentSyntheses: ctx.config.voiceDesignConcurrency,
-      node: ctx.config.nodeId,
-      leaseMs: ctx.config.sessionLeaseMs,
-      // Nodes sharing PostgreSQL take up each other's designs; one node works its own.
-      pollMs: ctx.config.databaseUrl !== undefined ? DESIGN_POLL_MS : null,
-    });
-    app.addHook('onReady', async () => jobs.resume());
-    app.addHook('onClose', async () => jobs.close());
+    const jobs = ctx.workers.designs;
 
     const owned = async (designId: string, accountId: string) => {
       const d = await ctx.store.getVoiceDesign(designId, accountId);

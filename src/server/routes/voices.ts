@@ -132,7 +132,6 @@ export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAs
   return async (app: FastifyInstance) => {
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     const { recordings } = files;
-    await recordings.start();
     await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES_PER_VOICE } });
 
     app.get<{ Querystring: { modelId?: string } }>(base, async (req) => {

@@ -1,30 +1,30 @@
-// Webhook endpoints (issue 29, docs/webhooks.md): CRUD per account, secret rotation, the
-// delivery log and manual retry; the delivery worker runs with the routes' lifetime. Another
-// account's endpoint or delivery reads as missing.
+// Webhook endpoints (docs/webhooks.md): CRUD per account, secret rotation, the delivery log
+// and manual retry; the delivery worker runs with the node (service.ts). Another account's
+// endpoint or delivery reads as missing. Requests are checked against their declared schemas
+// (src/server/schemas/webhooks.ts) before a handler runs.
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { OutboundPolicy } from '../../core/outbound-policy.js';
-import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, validateCreateEndpoint, validatePatchEndpoint, webhookSecret } from '../../core/webhook-endpoints.js';
+import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, webhookSecret } from '../../core/webhook-endpoints.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
-import { GuardedTransport, systemResolver } from '../../outbound/guarded-transport.js';
-import { WebhookWorker } from '../../webhooks/delivery-worker.js';
 import { accountOf, requireCredential } from '../auth.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { endpointChange, endpointFromBody, WEBHOOK_ROUTES } from '../schemas/webhooks.js';
 
-const ATTEMPT_TIMEOUT_MS = 10_000;
-const PER_ENDPOINT_IN_FLIGHT = 4;
-const NODE_IN_FLIGHT = 32;
-const POLL_MS = 250;
-const STATS_MS = 5_000;
 const DELIVERY_LIST_LIMIT = 100;
-/** How long the delivery log keeps finished deliveries. */
-const RETENTION_MS = 30 * 24 * 3600_000;
 
 /** `secret`: given only by create and rotate-secret, the one time the account sees it. */
+export function endpointView(e: WebhookEndpointRecord): ReturnType<typeof view>;
+export function endpointView(e: WebhookEndpointRecord, secret: string): ReturnType<typeof view> & { secret: string };
 export function endpointView(e: WebhookEndpointRecord, secret?: string) {
+  return view(e, secret);
+}
+
+function view(e: WebhookEndpointRecord, secret?: string) {
   return {
     id: e.id,
     url: e.url,
@@ -58,7 +58,6 @@ export function deliveryView(d: WebhookDeliveryRecord) {
 }
 
 export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
-  const base = `${API}/webhooks`;
   const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
 
   const owned = async (id: string, accountId: string) => {
@@ -71,86 +70,77 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
     // Every node holds the same key (store/server-key.ts), so any node signs any delivery.
     const serverKey = await keys.load('webhook-signing');
     const secretOf = (endpointId: string, generation: number) => webhookSecret(serverKey, endpointId, generation);
-    const worker = new WebhookWorker({
-      store: ctx.store,
-      secretOf,
-      transport: new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver),
-      log: ctx.log.child({ component: 'webhooks' }),
-      node: ctx.config.nodeId,
-      now: ctx.now,
-      retryBaseMs: ctx.config.webhookRetryBaseMs,
-      // A claim outlives the longest attempt, so a live node never loses one mid-attempt.
-      leaseMs: Math.max(ctx.config.sessionLeaseMs, ATTEMPT_TIMEOUT_MS + 5_000),
-      timeoutMs: ATTEMPT_TIMEOUT_MS,
-      perEndpoint: PER_ENDPOINT_IN_FLIGHT,
-      maxInFlight: NODE_IN_FLIGHT,
-      pollMs: POLL_MS,
-      statsMs: STATS_MS,
-      retentionMs: RETENTION_MS,
-      onAttempt: (verdict, seconds) => {
-        ctx.metrics.webhookDeliveries.inc({ outcome: verdict });
-        ctx.metrics.webhookAttemptSeconds.observe(seconds);
-      },
-      onStats: (depth, oldest) => {
-        ctx.metrics.webhookOutboxDepth.set(depth);
-        ctx.metrics.webhookOutboxOldestSeconds.set(oldest);
-      },
-    });
-    app.addHook('onReady', async () => {
-      // The embedded store has one node: the data-dir lock proves any other claimant is gone.
-      if (ctx.config.databaseUrl === undefined) await ctx.store.clearOtherWebhookClaims(ctx.config.nodeId);
-      worker.start();
-    });
-    app.addHook('onClose', async () => worker.close());
+    // The delivery worker runs with the node (service.ts); a manual retry nudges it.
+    const worker = ctx.workers.webhooks;
 
-    await app.register(async (scoped) => {
+    await app.register(async (plain) => {
+      const scoped = plain.withTypeProvider<TypeBoxTypeProvider>();
       scoped.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
+      const R = WEBHOOK_ROUTES;
 
-      scoped.post(`${base}/endpoints`, async (req, reply) => {
-        const accountId = accountOf(req);
-        const input = validateCreateEndpoint(req.body, policy);
-        const created = await ctx.store.createWebhookEndpoint({ id: newId('whe', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() }, MAX_ENDPOINTS_PER_ACCOUNT);
-        if (!created) throw new ScribedError('WEBHOOK_ENDPOINT_LIMIT', `the account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
-        req.log.info({ endpointId: created.id }, 'webhook endpoint created');
-        void reply.code(201);
-        return ok(endpointView(created, secretOf(created.id, created.secretGeneration)));
+      scoped.route({
+        ...R.create,
+        handler: async (req, reply) => {
+          const accountId = accountOf(req);
+          const input = endpointFromBody(req.body, policy);
+          const created = await ctx.store.createWebhookEndpoint({ id: newId('whe', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() }, MAX_ENDPOINTS_PER_ACCOUNT);
+          if (!created) throw new ScribedError('WEBHOOK_ENDPOINT_LIMIT', `the account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
+          req.log.info({ endpointId: created.id }, 'webhook endpoint created');
+          void reply.code(201);
+          return ok(endpointView(created, secretOf(created.id, created.secretGeneration)));
+        },
       });
 
-      scoped.get(`${base}/endpoints`, async (req) => ok({ endpoints: (await ctx.store.listWebhookEndpoints(accountOf(req))).map((e) => endpointView(e)) }));
+      scoped.route({ ...R.list, handler: async (req) => ok({ endpoints: (await ctx.store.listWebhookEndpoints(accountOf(req))).map((e) => endpointView(e)) }) });
 
-      scoped.get<{ Params: { id: string } }>(`${base}/endpoints/:id`, async (req) => ok(endpointView(await owned(req.params.id, accountOf(req)))));
+      scoped.route({ ...R.get, handler: async (req) => ok(endpointView(await owned(req.params.id, accountOf(req)))) });
 
-      scoped.patch<{ Params: { id: string } }>(`${base}/endpoints/:id`, async (req) => {
-        const accountId = accountOf(req);
-        const patch = validatePatchEndpoint(req.body, policy);
-        const updated = await ctx.store.updateWebhookEndpoint(req.params.id, accountId, patch, ctx.now());
-        if (!updated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
-        return ok(endpointView(updated));
+      scoped.route({
+        ...R.update,
+        handler: async (req) => {
+          const accountId = accountOf(req);
+          const patch = endpointChange(req.body, policy);
+          const updated = await ctx.store.updateWebhookEndpoint(req.params.id, accountId, patch, ctx.now());
+          if (!updated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
+          return ok(endpointView(updated));
+        },
       });
 
-      scoped.delete<{ Params: { id: string } }>(`${base}/endpoints/:id`, async (req) => {
-        if (!(await ctx.store.deleteWebhookEndpoint(req.params.id, accountOf(req)))) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
-        return ok({ id: req.params.id, deleted: true });
+      scoped.route({
+        ...R.delete,
+        handler: async (req) => {
+          if (!(await ctx.store.deleteWebhookEndpoint(req.params.id, accountOf(req)))) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
+          return ok({ id: req.params.id, deleted: true as const });
+        },
       });
 
-      scoped.post<{ Params: { id: string } }>(`${base}/endpoints/:id/rotate-secret`, async (req) => {
-        const now = ctx.now();
-        const rotated = await ctx.store.rotateWebhookSecret(req.params.id, accountOf(req), new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(), now);
-        if (!rotated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
-        return ok(endpointView(rotated, secretOf(rotated.id, rotated.secretGeneration)));
+      scoped.route({
+        ...R.rotateSecret,
+        handler: async (req) => {
+          const now = ctx.now();
+          const rotated = await ctx.store.rotateWebhookSecret(req.params.id, accountOf(req), new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(), now);
+          if (!rotated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
+          return ok(endpointView(rotated, secretOf(rotated.id, rotated.secretGeneration)));
+        },
       });
 
-      scoped.get<{ Params: { id: string } }>(`${base}/endpoints/:id/deliveries`, async (req) => {
-        const accountId = accountOf(req);
-        await owned(req.params.id, accountId);
-        return ok({ deliveries: (await ctx.store.listWebhookDeliveries(req.params.id, accountId, DELIVERY_LIST_LIMIT)).map(deliveryView) });
+      scoped.route({
+        ...R.deliveries,
+        handler: async (req) => {
+          const accountId = accountOf(req);
+          await owned(req.params.id, accountId);
+          return ok({ deliveries: (await ctx.store.listWebhookDeliveries(req.params.id, accountId, DELIVERY_LIST_LIMIT)).map(deliveryView) });
+        },
       });
 
-      scoped.post<{ Params: { id: string } }>(`${base}/deliveries/:id/retry`, async (req) => {
-        const d = await ctx.store.retryWebhookDelivery(req.params.id, accountOf(req), ctx.now());
-        if (!d) throw new ScribedError('NOT_FOUND', `webhook delivery ${req.params.id} does not exist`);
-        worker.nudge();
-        return ok(deliveryView(d));
+      scoped.route({
+        ...R.retry,
+        handler: async (req) => {
+          const d = await ctx.store.retryWebhookDelivery(req.params.id, accountOf(req), ctx.now());
+          if (!d) throw new ScribedError('NOT_FOUND', `webhook delivery ${req.params.id} does not exist`);
+          worker.nudge();
+          return ok(deliveryView(d));
+        },
       });
     });
   };

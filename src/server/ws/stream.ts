@@ -59,6 +59,7 @@ export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
             if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(event));
           },
           close: (code, reason) => socket.close(code, reason),
+          canResume: true,
         };
         const driver = new SessionDriver(session, sink, new Backpressure(socket));
 

@@ -11,6 +11,7 @@ import { parseControlMessage } from '../../core/frame.js';
 import { CLOSE_CODES, serverEvent, type ServerEvent } from '../../core/protocol.js';
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { API, type AppContext } from '../context.js';
+import { deskWatchers } from './desk-watchers.js';
 import { identify, type SocketRequest } from './identify.js';
 
 /** Watchers one session takes at once: a call has a supervisor or two, and each watcher costs
@@ -30,6 +31,8 @@ export function watchPath(sessionId: string): string {
 declare module 'fastify' {
   interface FastifyRequest {
     watchedSession?: LiveSession;
+    /** The desk session whose ticket opened this watch socket, if any. */
+    watchingDeskSession?: string | null;
   }
 }
 
@@ -56,7 +59,7 @@ export interface WatchLimits {
 }
 
 export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession: WATCHERS_PER_SESSION, maxBufferedBytes: WATCHER_MAX_BUFFERED_BYTES }): FastifyPluginAsync {
-  const shared = ctx.config.databaseUrl !== undefined;
+  const shared = ctx.config.sharedStore;
 
   /** The live session a watcher of this account may watch on this node. Watching never
    * claims a session away from another node: on a shared store only the node that serves the
@@ -89,13 +92,14 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
         // Every refusal that can be known before the upgrade is a plain HTTP answer.
         preValidation: async (req, reply) => {
           try {
-            const { accountId } = await identify(ctx, req as SocketRequest);
+            const { accountId, deskSessionId } = await identify(ctx, req as SocketRequest, 'watch');
             const session = await watchable(req.params.sessionId, accountId);
             if (session.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
             if (session.watcherCount >= limits.perSession) {
               throw new ScribedError('WATCHER_LIMIT', `session ${session.id} already has ${limits.perSession} watchers, its limit; close one or try later`);
             }
             req.watchedSession = session;
+            req.watchingDeskSession = deskSessionId;
           } catch (err) {
             ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'refused' });
             return refuse(reply, toScribedError(err));
@@ -106,10 +110,13 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
         const session = req.watchedSession!;
         const log = req.log.child({ sessionId: session.id, watcher: true });
         let watching = false;
+        let unregister: (() => void) | null = null;
         const own = (event: ServerEvent) => {
           if (socket.readyState === socket.OPEN) socket.send(wire(event));
         };
         const stop = () => {
+          unregister?.();
+          unregister = null;
           if (!watching) return;
           watching = false;
           session.unwatch(sink);
@@ -155,6 +162,15 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
           session.watch(sink, limits.perSession);
           watching = true;
           ctx.metrics.watchers.inc();
+          const deskSessionId = req.watchingDeskSession ?? null;
+          if (deskSessionId !== null) {
+            // The socket lives no longer than the desk session whose ticket opened it.
+            unregister = deskWatchers(ctx).add(deskSessionId, () => {
+              log.info({ deskSessionId }, 'desk session ended: watch socket closed');
+              stop();
+              socket.close(CLOSE_CODES.deskSessionEnded, 'DESK_SESSION_ENDED');
+            });
+          }
           ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'upgraded' });
         } catch (err) {
           // The session closed or moved, or racing handshakes took the last places, between

@@ -94,6 +94,24 @@ export async function endAccountDeskSessions(db: Db, accountId: string, now: Dat
   }));
 }
 
+export async function closedDeskSessions(db: Db, sessionIds: readonly string[], now: Date, idleMs: number): Promise<string[]> {
+  if (sessionIds.length === 0) return [];
+  const t = now.getTime();
+  const open = new Set<string>();
+  // Bounded batches keep the statement's parameter count small whatever a node watches.
+  for (let i = 0; i < sessionIds.length; i += 200) {
+    const batch = sessionIds.slice(i, i + 200);
+    const rows = await db.all<{ id: string; last_seen_at: string; expires_at: string; ended_at: string | null }>(
+      `SELECT id, last_seen_at, expires_at, ended_at FROM desk_sessions WHERE id IN (${batch.map(() => '?').join(', ')})`,
+      batch,
+    );
+    for (const r of rows) {
+      if (r.ended_at === null && Date.parse(r.expires_at) > t && Date.parse(r.last_seen_at) + idleMs > t) open.add(r.id);
+    }
+  }
+  return sessionIds.filter((id) => !open.has(id));
+}
+
 export async function listDeskLiveSessions(db: Db, accountId: string, limit: number): Promise<DeskLiveSession[]> {
   const rows = await db.all<{ id: string; transcription_id: string; title: string; state: 'RECORDING' | 'PAUSED'; call_id: string | null; speaker: string | null; created_at: string }>(
     `SELECT id, transcription_id, title, state, call_id, speaker, created_at FROM rt_sessions

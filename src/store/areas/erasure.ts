@@ -4,6 +4,7 @@
 // session with the session's tickets, idempotency keys and spool chunks. The characters ledger keeps its rows (amounts and ids only, no content: the
 // account's balance must still add up). An erased row is gone for every reader at commit;
 // what the database files still hold afterwards is in docs/redaction.md.
+import { eraseAnalyticsOf } from './analytics.js';
 import type { AuditEvent, EraseOutcome, RetentionPolicy } from '../store.js';
 import type { Db, Tx } from '../sql/db.js';
 import { deleteRecordingRows, unreferencedContent } from './session-recordings.js';
@@ -33,6 +34,7 @@ async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<{ audioFiles: stri
       for (const table of ['tickets', 'idempotency_keys', 'spool_chunks']) await tx.run(`DELETE FROM ${table} WHERE session_id = ?`, [session.id]);
       await tx.run('DELETE FROM rt_sessions WHERE id = ?', [session.id]);
     }
+    await eraseAnalyticsOf(tx, row.id);
     await tx.run('DELETE FROM segments WHERE transcription_id = ?', [row.id]);
     await tx.run('DELETE FROM transcriptions WHERE id = ?', [row.id]);
   }

@@ -4,6 +4,7 @@ import type { HistoryPosition, SegmentRecord, SegmentWord, TranscriptionRecord, 
 import { greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { callCompletedEvent, callEnded, transcriptionEvent, transcriptionEventType } from '../../core/webhook-events.js';
 import { enqueueWebhookEvent } from './webhooks.js';
+import { analyseFinished } from './analytics.js';
 
 export interface TranscriptionRow {
   id: string;
@@ -103,7 +104,12 @@ export async function updateTranscriptionStatus(
 async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: TranscriptionRecord, now: string): Promise<void> {
   const type = transcriptionEventType(before, t.status, t.kind);
   if (type === null) return;
-  await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent(type, t, now));
+  // A lone transcription's analytics (docs/analytics.md) ride on its completion event.
+  const lone =
+    type === 'transcription.completed' && t.callId === null
+      ? await analyseFinished(tx, t.accountId, { callId: null, transcriptionId: t.id }, [{ id: t.id, speaker: null, sample_rate_hz: BigInt(t.sampleRateHz), audio_samples: t.audioSamples }], now)
+      : undefined;
+  await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent(type, t, now, lone));
   if (t.callId === null || type === 'session.paused') return;
   const call = await tx.one<{ id: string; external_id: string | null; title: string }>('SELECT id, external_id, title FROM calls WHERE id = ?', [t.callId]);
   if (!call) return;
@@ -121,7 +127,9 @@ async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: Transcr
       audioSamples: l.audio_samples,
     })),
   };
-  if (callEnded(facts.legs)) await enqueueWebhookEvent(tx, t.accountId, callCompletedEvent(facts, now));
+  if (!callEnded(facts.legs)) return;
+  const analytics = await analyseFinished(tx, t.accountId, { callId: call.id, transcriptionId: null }, legs, now);
+  await enqueueWebhookEvent(tx, t.accountId, callCompletedEvent(facts, now, analytics));
 }
 
 export async function setTranscriptionStatus(db: Db, transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void> {

@@ -1,4 +1,4 @@
-// Interpretation projects (issue 4) on either engine (sql/db.ts). Each exported function is
+// Interpretation projects (docs/api.md) on either engine (sql/db.ts). Each exported function is
 // one method of the Store. Every function that writes runs as exactly one db.tx, so a retry's
 // key check, ownership check, plan check, debit and state change commit together or not at
 // all. Characters move only through areas/ledger.ts.

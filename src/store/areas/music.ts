@@ -1,4 +1,4 @@
-// Music projects (issue 4) on either engine (sql/db.ts). One db.tx per writing function:
+// Music projects (docs/api.md) on either engine (sql/db.ts). One db.tx per writing function:
 // state checks and the changes they guard commit together, so a brief update and a quote
 // racing each other cannot both pass the "no operation in progress" check. On PostgreSQL
 // (READ COMMITTED) that needs a lock: each check-then-write transaction reads the project row

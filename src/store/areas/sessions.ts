@@ -9,6 +9,7 @@ import type {
   SessionState,
   TicketConsumeOutcome,
   TicketRecord,
+  TicketScope,
   TranscriptionStatus,
 } from '../store.js';
 import { greatest, int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
@@ -42,6 +43,8 @@ interface TicketRow {
   session_id: string;
   expires_at: string;
   used_at: string | null;
+  scope: TicketScope;
+  desk_session_id: string | null;
 }
 
 export function toSession(r: SessionRow): SessionRecord {
@@ -170,13 +173,15 @@ export async function raiseProgress(db: Db, where: string, whereParams: readonly
 }
 
 export async function insertTicket(db: Db, ticket: TicketRecord): Promise<void> {
-  await db.run('INSERT INTO tickets (id, secret_hash, account_id, session_id, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?)', [
+  await db.run('INSERT INTO tickets (id, secret_hash, account_id, session_id, expires_at, used_at, scope, desk_session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
     ticket.id,
     ticket.secretHash,
     ticket.accountId,
     ticket.sessionId,
     ticket.expiresAt,
     ticket.usedAt,
+    ticket.scope ?? 'stream',
+    ticket.deskSessionId ?? null,
   ]);
 }
 
@@ -197,7 +202,7 @@ export async function consumeTicket(db: Db, ticketId: string, secretHash: Buffer
     if (changed !== 1) return { ok: false, reason: 'used' };
     return {
       ok: true,
-      ticket: { id: row.id, accountId: row.account_id, sessionId: row.session_id, secretHash: row.secret_hash, expiresAt: row.expires_at, usedAt },
+      ticket: { id: row.id, accountId: row.account_id, sessionId: row.session_id, secretHash: row.secret_hash, expiresAt: row.expires_at, usedAt, scope: row.scope, deskSessionId: row.desk_session_id },
     };
   });
 }

@@ -1,4 +1,4 @@
-// Dashboard user groups (issue 4), on either engine (sql/db.ts). team_id is assigned by the
+// Dashboard user groups (docs/api.md), on either engine (sql/db.ts). team_id is assigned by the
 // database (AUTOINCREMENT on SQLite, an identity column on PostgreSQL): rows are inserted
 // without it and read back by (account_id, provided_id).
 //

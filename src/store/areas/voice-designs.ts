@@ -1,4 +1,4 @@
-// Voice designs (issue 4), on either engine (sql/db.ts): the design, its preview recording
+// Voice designs (docs/api.md), on either engine (sql/db.ts): the design, its preview recording
 // (a content hash into src/store/recordings.ts) and the visible state of its callback
 // delivery.
 //

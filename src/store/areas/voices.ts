@@ -1,4 +1,4 @@
-// The voice library (issue 4): voices and their recording rows, on either engine (sql/db.ts).
+// The voice library (docs/api.md): voices and their recording rows, on either engine (sql/db.ts).
 // The files themselves live in src/store/recordings.ts; rows carry the content hash.
 //
 // Locks (PostgreSQL runs READ COMMITTED): creating a voice locks the account, so a design

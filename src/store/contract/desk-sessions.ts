@@ -60,6 +60,10 @@ export interface DeskSessionStore {
   /** The operator's stop: every open desk session of the account ends and its unused login
    * links are spent, in one transaction. Counts what it ended. */
   endAccountDeskSessions(accountId: string, now: Date): Promise<{ sessions: number; links: number }>;
+  /** Of these desk sessions, the ones that are over at `now`: ended (logout, desk-logout, a
+   * revoked key), past their absolute end, idle `idleMs` or more, or gone. What a node's open
+   * watch sockets and a ticket's consumer ask, so a session's end reaches every node. */
+  closedDeskSessions(sessionIds: readonly string[], now: Date, idleMs: number): Promise<string[]>;
   /** An account's sessions not closed yet (RECORDING or PAUSED), newest first, at most `limit`. */
   listDeskLiveSessions(accountId: string, limit: number): Promise<DeskLiveSession[]>;
 }

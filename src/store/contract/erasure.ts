@@ -27,7 +27,13 @@ export type AuditAction =
   | 'retention.delete'
   | 'recording.download'
   | 'call.recording.download'
-  | 'retention.recording.delete';
+  | 'retention.recording.delete'
+  // The desk (docs/desk.md): a login (subject: the desk session), a logout, the operator's end
+  // of an account's desk sessions (subject: the account), a watch ticket (subject: the session).
+  | 'desk.login'
+  | 'desk.logout'
+  | 'desk.sessions_ended'
+  | 'desk.watch_ticket';
 
 /** Who did what to which transcript: ids only, never content. */
 export interface AuditEvent {

@@ -28,6 +28,10 @@ export interface SessionRecord {
   updatedAt: string;
 }
 
+/** Which socket a ticket opens: `stream` (and watch: it is the stronger of the two) or
+ * `watch` only. */
+export type TicketScope = 'stream' | 'watch';
+
 export interface TicketRecord {
   id: string; // tkt_...
   accountId: string;
@@ -35,6 +39,10 @@ export interface TicketRecord {
   secretHash: Buffer;
   expiresAt: string;
   usedAt: string | null;
+  /** Absent: `stream`. */
+  scope?: TicketScope;
+  /** The desk session that asked for the ticket: the ticket is dead once that session ends. */
+  deskSessionId?: string | null;
 }
 
 export type TicketConsumeOutcome =

@@ -1,4 +1,4 @@
-// PostgreSQL version 14 = SQLite version 19 (issue 34): the shared spool's chunks say how their
+// PostgreSQL version 14 = SQLite version 19 (mu-law chunks stored as sent): the shared spool's chunks say how their
 // samples are stored (mu-law bytes for audio that came in as mu-law, else 16-bit PCM).
 // toast_tuple_target: a chunk row stays in its page uncompressed up to about 8 KB (a window
 // of a slow commit), so PostgreSQL never spends a compression attempt (pglz on audio gains

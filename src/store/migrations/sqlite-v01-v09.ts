@@ -100,7 +100,7 @@ CREATE INDEX tickets_expires ON tickets(expires_at);
 `,
   },
   {
-    // Issue 4: interpretation targets and retries, music projects, voice library, voice
+    // The rest of the API (docs/api.md): interpretation targets and retries, music projects, voice library, voice
     // designs, dashboard user groups. Characters amounts are INTEGER (bigint on read).
     version: 2,
     sql: `
@@ -218,7 +218,7 @@ CREATE TABLE user_groups (
 `,
   },
   {
-    // Batch transcription (issue 5): the job queue beside History rows, and per-segment
+    // Batch transcription (docs/api.md): the job queue beside History rows, and per-segment
     // annotations from the text options (rawText, entities) for both kinds.
     version: 3,
     sql: `
@@ -329,7 +329,7 @@ CREATE TABLE server_keys (
 `,
   },
   {
-    // Calls (issue 15, docs/calls.md): a call groups legs, one per party or channel; a leg is
+    // Calls (docs/calls.md): a call groups legs, one per party or channel; a leg is
     // a History row (and, for a real-time leg, its session) carrying the call id and the
     // speaker's label, unique within the call. The call's own Idempotency-Key lives on its
     // row. Both columns are set at creation and never change; rt_sessions repeats them so the

@@ -4,7 +4,7 @@ import type { SqliteMigration } from '../sql/sqlite-db.js';
 
 export const SQLITE_V10_V14: readonly SqliteMigration[] = [
   {
-    // Webhooks (issue 29, docs/webhooks.md): an account's endpoints (their signing secrets are
+    // Webhooks (docs/webhooks.md): an account's endpoints (their signing secrets are
     // derived from a server key and the secret's generation, never stored); the deliveries table is
     // the transactional outbox (a row is written in the transaction that changes the state it
     // reports, one per subscribed endpoint, and claimed with a lease by any node, as job rows
@@ -63,7 +63,7 @@ CREATE TABLE webhook_attempts (
 `,
   },
   {
-    // Access-key rotation and revocation (issue 33, docs/operations.md "Access keys"): a
+    // Access-key rotation and revocation (docs/operations.md "Access keys"): a
     // rotated key stays valid until expires_at (its grace), a revoked one is refused from
     // revoked_at on. Both NULL, as every key created before this version has them, is a key in
     // force, so existing keys keep working.
@@ -74,7 +74,7 @@ ALTER TABLE credentials ADD COLUMN revoked_at TEXT;
 `,
   },
   {
-    // Full-text search over final segments (issue 32, docs/search.md): SQLite's own FTS5.
+    // Full-text search over final segments (docs/search.md): SQLite's own FTS5.
     // segments is WITHOUT ROWID and FTS5 keys its rows by an integer, so segments_fts_rows
     // gives each segment one; triggers keep both in the segment's own statement (so its
     // transaction) on insert, on a text change (redaction) and on delete (erasure). The
@@ -110,7 +110,7 @@ INSERT INTO segments_fts (rowid, text)
 `,
   },
   {
-    // Erasure, retention and the audit trail (issue 30, docs/redaction.md): an account's
+    // Erasure, retention and the audit trail (docs/redaction.md): an account's
     // retention in days (null: kept until deleted), set by the operator (scribed accounts
     // retention); and who downloaded or deleted which transcript, by ids only (no content, no
     // foreign key to the subject: it outlives what it names).

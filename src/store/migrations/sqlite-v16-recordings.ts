@@ -1,4 +1,4 @@
-// SQLite version 16: redacted recordings (issue 30, docs/recordings.md); append-only once
+// SQLite version 16: redacted recordings (docs/recordings.md); append-only once
 // shipped (src/store/migrations.ts explains).
 import type { SqliteMigration } from '../sql/sqlite-db.js';
 

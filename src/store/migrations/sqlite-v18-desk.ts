@@ -1,4 +1,4 @@
-// SQLite version 18: the desk's login links and browser sessions (issue 32, docs/desk.md).
+// SQLite version 18: the desk's login links and browser sessions (docs/desk.md).
 // Append-only once shipped (src/store/migrations.ts explains).
 import type { SqliteMigration } from '../sql/sqlite-db.js';
 

@@ -1,4 +1,4 @@
-// SQLite version 19 (issue 34): the shared spool's chunks say how their samples are stored.
+// SQLite version 19 (mu-law chunks stored as sent, half the bytes of PCM): the shared spool's chunks say how their samples are stored.
 // Audio that came in as 8 kHz mu-law (telephony) is kept as its mu-law bytes, one a sample,
 // half the bytes (and the PostgreSQL WAL) of 16-bit PCM; anything else stays PCM. Existing
 // rows are PCM.

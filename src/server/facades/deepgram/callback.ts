@@ -8,7 +8,7 @@
 // once its jobs ended (the release is conditional, so one node wins). A node that dies loses no
 // callback: any node's sweep finds the row.
 import type { Logger } from 'pino';
-import type { OutboundPolicy } from '../../../core/outbound-policy.js';
+import { openedBy, type OutboundPolicy } from '../../../core/outbound-policy.js';
 import type { AppContext } from '../../context.js';
 import type { BatchJobRecord } from '../../../store/store.js';
 import { DeepgramError } from './errors.js';
@@ -34,10 +34,13 @@ export function callbackUrl(raw: string, policy: OutboundPolicy): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse('an http(s) URL');
   const verdict = policy.checkHost(url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
   if (verdict && !verdict.allowed) {
-    refuse(`${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md)`);
+    refuse(`${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md); ${openedBy(verdict.class, url.hostname)}`);
   }
   return url.toString();
 }
+
+/** What the sweep reads: the store and the clock. */
+type SweepParts = Pick<AppContext, 'store' | 'now'>;
 
 const ended = (j: BatchJobRecord | null) => j === null || j.state === 'DONE' || j.state === 'FAILED';
 
@@ -52,7 +55,7 @@ export function parkedPayload(transcriptionIds: readonly string[], render: Omit<
 }
 
 /** The body for a callback whose jobs all ended, or null while one runs. */
-async function renderWhenEnded(ctx: AppContext, accountId: string, p: ParkedPayload): Promise<{ body: string; failed: boolean } | null> {
+async function renderWhenEnded(ctx: SweepParts, accountId: string, p: ParkedPayload): Promise<{ body: string; failed: boolean } | null> {
   const jobs = await Promise.all(p.transcriptionIds.map((id) => ctx.store.getBatchJob(id)));
   if (!jobs.every(ended)) return null;
   const failed = jobs.find((j) => j === null || j.state === 'FAILED');
@@ -83,7 +86,7 @@ export class CallbackSweeper {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: SweepParts,
     private readonly log: Logger,
   ) {}
 

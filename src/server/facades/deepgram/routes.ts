@@ -10,20 +10,31 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { Stream, type Readable } from 'node:stream';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import { ScribedError } from '../../../core/errors.js';
 import { OutboundPolicy } from '../../../core/outbound-policy.js';
-import { DestinationRefused, GuardedTransport, systemResolver } from '../../../outbound/guarded-transport.js';
+import { GuardedTransport, outboundFailure, systemResolver } from '../../../outbound/guarded-transport.js';
 import type { BatchRouteOptions } from '../../context.js';
 import type { AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';
 import { facadeAccount } from '../credentials.js';
 import { stageStream, stagingPath, submitStaged, transcribeStaged, type StagedFile } from '../staged-upload.js';
-import { CallbackSweeper, callbackUrl, parkedPayload } from './callback.js';
+import { callbackUrl, parkedPayload } from './callback.js';
 import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapListenQuery, type ListenRequest, type Query } from './options.js';
 import { wavHeader, wavSizes, WAV_HEADER_BYTES } from './raw-audio.js';
 import { listenResponse } from './response.js';
+
+/** A URL as the server log names it: origin and path, never the query (signed URLs carry
+ * credentials there). */
+function urlForLog(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
 
 /** How long fetching a URL's audio may take, headers and body. */
 const URL_FETCH_TIMEOUT_MS = 120_000;
@@ -34,7 +45,7 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
 
   /** The body as it arrives, or the URL's answer, into `file` (with a WAV header for
    * headerless audio). */
-  async function stage(body: unknown, isJson: boolean, request: ListenRequest, file: string): Promise<StagedFile> {
+  async function stage(body: unknown, isJson: boolean, request: ListenRequest, file: string, log: FastifyBaseLogger): Promise<StagedFile> {
     const header = request.raw ? wavHeader(request.raw.encoding, request.raw.sampleRate, request.raw.channels) : undefined;
     let source: Readable;
     if (isJson) {
@@ -42,7 +53,7 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
       if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof url !== 'string' || Object.keys(body).length !== 1) {
         throw new DeepgramError(400, 'Bad Request', 'a JSON body must be {"url": "<audio URL>"}; send audio itself with an audio Content-Type');
       }
-      source = await fetchAudio(url);
+      source = await fetchAudio(url, log);
     } else if (body instanceof Stream) {
       source = body as Readable;
     } else {
@@ -51,7 +62,10 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     }
     const staged = await stageStream(source, file, batch.maxUploadBytes, header).catch((err: unknown) => {
       // A URL's answer that breaks off (or outlasts the fetch bound) is the remote's fault.
-      if (isJson && !(err instanceof ScribedError)) throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', `could not read the url's audio: ${(err as Error).message}`);
+      if (isJson && !(err instanceof ScribedError)) {
+        log.warn({ err, url: urlForLog((body as { url: string }).url) }, "the url's audio broke off");
+        throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', "could not read the url's audio");
+      }
       throw err;
     });
     if (staged.bytes === 0) throw new DeepgramError(400, 'Bad Request', 'the request holds no audio');
@@ -71,7 +85,7 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
   }
 
   /** The audio a URL names, from an allowed destination only; redirects are not followed. */
-  async function fetchAudio(url: string): Promise<Readable> {
+  async function fetchAudio(url: string, log: FastifyBaseLogger): Promise<Readable> {
     try {
       const res = await transport.get(url, { headers: { accept: 'audio/*, video/*, */*' }, signal: AbortSignal.timeout(URL_FETCH_TIMEOUT_MS) });
       const status = res.statusCode ?? 0;
@@ -81,19 +95,19 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
       }
       return res;
     } catch (err) {
-      if (err instanceof DestinationRefused) {
+      if (err instanceof DeepgramError) throw err;
+      // Only what the URL itself says is refused by name; a name that resolves to a closed
+      // address fails like one that does not resolve, and neither says how (docs/security.md).
+      log.warn({ err, url: urlForLog(url) }, 'could not fetch the url');
+      if (outboundFailure(err) === 'refused by policy') {
         throw new DeepgramError(400, 'REMOTE_CONTENT_FORBIDDEN', 'the url names a destination this server may not fetch from (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md)');
       }
-      if (err instanceof DeepgramError) throw err;
-      throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', `could not fetch the url: ${(err as Error).message}`);
+      throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', 'could not fetch the url');
     }
   }
 
-  const sweeper = new CallbackSweeper(ctx, ctx.log.child({ component: 'deepgram-callbacks' }));
-
+  // The parked callbacks' sweep runs on every node, started and stopped by service.ts.
   return async (app) => {
-    app.addHook('onReady', async () => sweeper.start());
-    app.addHook('onClose', async () => sweeper.close());
     app.setErrorHandler(sendDeepgramError);
     app.addHook('onRequest', async (req, reply) => {
       void reply.header('dg-request-id', randomUUID());
@@ -110,7 +124,7 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
       const callback = request.callback === null ? null : callbackUrl(request.callback, policy);
       const file = await stagingPath(batch);
       try {
-        const staged = await stage(req.body, isJson, request, file);
+        const staged = await stage(req.body, isJson, request, file, req.log);
         if (callback !== null) {
           // Answered at once; the response goes to the callback when the job ends (callback.ts).
           const ids = await submitStaged(ctx, batch, req, accountId, staged, request.nativeFields);

@@ -1,0 +1,23 @@
+// The API document's shape as the server, the renderer and the tests read it.
+import type { ErrorCode } from '../../core/errors.js';
+import type { JsonSchema } from './json-schema.js';
+import type { ServerFacts } from './endpoint.js';
+
+export interface DocumentOptions extends ServerFacts {
+  /** Leave out the batch routes (a node without batch transcription does not serve them). */
+  withoutBatch?: boolean;
+}
+
+export type OpenApiDocument = {
+  openapi: string;
+  info: Record<string, unknown>;
+  tags: { name: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: Record<string, unknown>;
+};
+
+export type Operation = Record<string, unknown> & {
+  'x-scribed-errors': ErrorCode[];
+  'x-scribed-validation-error'?: ErrorCode;
+  responses: Record<string, { description: string; content?: Record<string, { schema?: JsonSchema }> }>;
+};

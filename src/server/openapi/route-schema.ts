@@ -1,0 +1,127 @@
+// How a route declares itself once: its request and response shapes (TypeBox, i.e. JSON
+// Schema) and what the document says of it. Fastify validates the request against the shapes
+// (compiled once, when the route is registered), the TypeBox type provider types the handler
+// from them, and @fastify/swagger writes them into the API document (swagger.ts). A failed
+// validation is answered from the error table with the message the failing schema names
+// (`x-invalid`, src/server/validation-errors.ts).
+import { Type, type TSchema } from 'typebox';
+import type { ErrorCode } from '../../core/errors.js';
+
+/** accessKey: the `accessKey` header; userGroupToken: `Authorization: Token <token>`;
+ * socket: the `accessKey` header or a single-use `?ticket=`; none: open. */
+export type Auth = 'accessKey' | 'userGroupToken' | 'socket' | 'none';
+
+export const SECURITY: Record<Auth, Record<string, string[]>[]> = {
+  accessKey: [{ accessKey: [] }],
+  userGroupToken: [{ userGroupToken: [] }],
+  socket: [{ accessKey: [] }, { ticket: [] }],
+  none: [],
+};
+
+/** What a route says of itself beyond its shapes. */
+export interface OperationInfo {
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  auth: Auth;
+  /** What the handler refuses with; the answers every route of its kind gives (a credential,
+   * a body, a path parameter) are added by the document (errorsOf). */
+  errors: readonly ErrorCode[];
+  /** The identifier a body or query that breaks its schema is refused with (default
+   * VALIDATION_FAILED). */
+  validationError?: ErrorCode;
+}
+
+/** The keys of a Fastify route schema that carry the operation's description. */
+export interface OperationKeys {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  security: Record<string, string[]>[];
+  'x-scribed-auth': Auth;
+  'x-scribed-errors': readonly ErrorCode[];
+  'x-scribed-validation-error': ErrorCode;
+}
+
+export function operation(info: OperationInfo): OperationKeys {
+  return {
+    operationId: info.operationId,
+    tags: [info.tag],
+    summary: info.summary,
+    ...(info.description ? { description: info.description } : {}),
+    security: SECURITY[info.auth],
+    'x-scribed-auth': info.auth,
+    'x-scribed-errors': info.errors,
+    'x-scribed-validation-error': info.validationError ?? 'VALIDATION_FAILED',
+  };
+}
+
+/** `{code: 1, message, data}` (src/core/envelope.ts), the success answer of the native API. */
+export function envelope<T extends TSchema>(data: T, description: string) {
+  return Type.Object({ code: Type.Literal(1), message: Type.String(), data }, { description });
+}
+
+/** A path parameter as the router takes it (Fastify's maxParamLength is 100). */
+export const PATH_PARAM = Type.String({ maxLength: 100 });
+
+/** The message a value refused by this schema is answered with: `<field>: <message>`; or
+ * one message per JSON Schema keyword, `default` for the others. */
+export function invalid(message: string | Record<string, string>): { 'x-invalid': string | Record<string, string> } {
+  return { 'x-invalid': message };
+}
+
+/** The field a refusal of this schema names instead of its path (a list's items answered as
+ * the list), or `false`: the message alone. */
+export function fieldNamed(name: string | false): { 'x-field': string | false } {
+  return { 'x-field': name };
+}
+
+/** What an unknown key of this object is answered with: one message, or one per key
+ * (`default` for the rest). */
+export function unknownKey(message: string | Record<string, string>): { 'x-unknown': string | Record<string, string> } {
+  return { 'x-unknown': message };
+}
+
+/** Rules JSON Schema can state but the route checks in code, because their refusal names a
+ * field only code knows (which of two conditions came second) or answers with an identifier of
+ * its own (a URL too long): the function next to the schema checks them, and the document
+ * states them with the schema (`x-documented` is merged into it there, swagger.ts, at any
+ * depth), so a client generating bodies from the document stays within them. */
+export function documented(rules: Record<string, unknown>): { 'x-documented': Record<string, unknown> } {
+  return { 'x-documented': rules };
+}
+
+/** One route as declared: what Fastify registers and @fastify/swagger documents. */
+export interface RouteDeclaration {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+  url: string;
+  schema: OperationKeys & { body?: TSchema; querystring?: TSchema; params?: TSchema; headers?: TSchema; response?: Record<number, TSchema> };
+}
+
+/** A resource's routes; `batchOnly`: served only when the node runs batch transcription. */
+export interface RouteTable {
+  batchOnly?: boolean;
+  routes: Record<string, RouteDeclaration>;
+}
+
+/** How Fastify's Ajv checks requests: as the API always has, a value of the wrong type is
+ * refused, never coerced, defaults are documented but never written into the request, and an
+ * unknown key is refused (where the schema closes its object), never silently dropped.
+ * `verbose` hands the failing schema to the error mapping (validation-errors.ts); `x-invalid`
+ * and `x-unknown` are its annotations. */
+export const AJV_OPTIONS = {
+  customOptions: {
+    coerceTypes: false as const,
+    useDefaults: false,
+    removeAdditional: false as const,
+    allErrors: false,
+    verbose: true,
+    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented'],
+  },
+};
+
+/** Response schemas describe answers (the document, the handlers' types); they do not filter
+ * or reshape them: answers are written with JSON.stringify, as for a route without one. */
+export const plainSerializerCompiler = () => (data: unknown) => JSON.stringify(data);

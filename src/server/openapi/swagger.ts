@@ -1,0 +1,113 @@
+// @fastify/swagger's settings: the document's frame (info, credentials, envelopes) and what it
+// adds to each declared route (route-schema.ts): the answers from the one error table
+// (src/core/errors.ts) every route of its kind can give, each under its status with its wire
+// code. Routes that declare no schema are left out here; until they all declare one, the
+// bridge (bridge.ts) adds their hand-written operations (transformObject).
+import type { SwaggerOptions } from '@fastify/swagger';
+import { ERRORS, type ErrorCode } from '../../core/errors.js';
+import { bridgeDocument, SECURITY_SCHEMES } from './bridge.js';
+import type { DocumentOptions, OpenApiDocument } from './document-types.js';
+import type { JsonSchema } from './json-schema.js';
+import type { Auth } from './route-schema.js';
+
+interface Declared {
+  'x-scribed-auth'?: Auth;
+  'x-scribed-errors'?: readonly ErrorCode[];
+  'x-scribed-validation-error'?: ErrorCode;
+  body?: unknown;
+  querystring?: unknown;
+  response?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** Every answer a declared route can give: its handler's, and those of its kind (a credential,
+ * a body, a query, a path parameter). */
+export function errorsOf(s: Declared, url: string): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  const auth = s['x-scribed-auth'] ?? 'none';
+  if (auth !== 'none') codes.add('UNAUTHORIZED');
+  const validation = s['x-scribed-validation-error'] ?? 'VALIDATION_FAILED';
+  if (s.body) {
+    codes.add('BAD_REQUEST');
+    codes.add('PAYLOAD_TOO_LARGE');
+    codes.add(validation);
+  }
+  if (s.querystring) codes.add(validation);
+  for (const c of s['x-scribed-errors'] ?? []) codes.add(c);
+  if (url.includes(':')) codes.add('URI_TOO_LONG');
+  codes.add('INTERNAL');
+  return [...codes];
+}
+
+/** The failure body of one HTTP status: its identifiers' wire codes, the message prefixed with
+ * one of the identifiers. */
+function failureSchema(auth: Auth, codes: ErrorCode[]): JsonSchema {
+  const message = { type: 'string', pattern: `^(?:${codes.join('|')}): `, description: '<IDENTIFIER>: <detail>' };
+  if (auth === 'userGroupToken') return { type: 'object', required: ['success', 'message'], properties: { success: { const: 0 }, message } };
+  const wires = [...new Set(codes.map((c) => ERRORS[c].wire))];
+  return { type: 'object', required: ['code', 'message'], properties: { code: { enum: wires }, message } };
+}
+
+/** A schema with the rules it states for the document only (route-schema.ts), at any depth. */
+function withDocumentedRules(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withDocumentedRules);
+  if (!schema || typeof schema !== 'object') return schema;
+  const { 'x-documented': rules, ...rest } = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rest)) out[k] = k === 'enum' || k === 'const' || k === 'default' ? v : withDocumentedRules(v);
+  return rules ? { ...out, ...(rules as Record<string, unknown>) } : out;
+}
+
+function documented(s: Declared, url: string): Declared {
+  const errors = errorsOf(s, url);
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errors) byStatus.set(ERRORS[code].http, [...(byStatus.get(ERRORS[code].http) ?? []), code]);
+  const response: Record<string, unknown> = { ...s.response };
+  for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    response[String(status)] = { description: codes.map((c) => `${c}: ${ERRORS[c].summary}`).join('; '), ...failureSchema(s['x-scribed-auth'] ?? 'none', codes) };
+  }
+  const { 'x-scribed-auth': _auth, ...rest } = s;
+  return {
+    ...rest,
+    ...(s.body ? { body: withDocumentedRules(s.body) } : {}),
+    ...(s.querystring ? { querystring: withDocumentedRules(s.querystring) } : {}),
+    response,
+    'x-scribed-errors': errors,     ...(s.body || s.querystring ? {} : { 'x-scribed-validation-error': undefined }),
+  };
+}
+
+const INFO = {
+  title: 'scribed HTTP API',
+  version: 'v1',
+  description: [
+    "Generated from the routes' own schemas (src/server/schemas, through @fastify/swagger); do not edit a copy of it.",
+    "Every /sound_clone/api/v1 answer but downloads is the envelope {code, message, data}; a failure's message starts with its identifier (docs/api.md, Error table).",
+    'The stream and watch sockets are described in docs/protocol.md.',
+    'No string of a JSON body may contain U+0000 (NUL): such a body is refused with BAD_REQUEST before it is read.',
+  ].join(' '),
+};
+
+export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
+  return {
+    openapi: { openapi: '3.1.0', info: INFO, components: { securitySchemes: SECURITY_SCHEMES as never } },
+    transform: ({ schema, url }) => {
+      const s = schema as Declared | undefined;
+      if (!s?.['x-scribed-errors']) return { schema: { ...s, hide: true }, url };
+      return { schema: documented(s, url) as never, url };
+    },
+    transformObject: (documentObject) => {
+      const generated = (documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject;
+      const bridge = bridgeDocument(opts);
+      const paths: OpenApiDocument['paths'] = { ...bridge.paths };
+      for (const [p, ops] of Object.entries(generated.paths ?? {})) {
+        for (const [method, op] of Object.entries(ops)) {
+          if (op['x-scribed-validation-error'] === undefined) delete op['x-scribed-validation-error'];
+          (paths[p] ??= {})[method] = op;
+        }
+      }
+      const tags = bridge.tags.map((t) => t.name);
+      for (const ops of Object.values(paths)) for (const op of Object.values(ops)) for (const t of (op.tags as string[] | undefined) ?? []) if (!tags.includes(t)) tags.push(t);
+      return { ...bridge, info: INFO, tags: tags.map((name) => ({ name })), paths } as never;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Post-call categories (docs/analytics.md, "Categories"): CRUD per account under
+// .../stt/categories, in the style of the live rules (routes/rules.ts). Another account's
+// category reads as missing. A change applies to calls that end after it.
+import type { FastifyPluginAsync } from 'fastify';
+import { conditionView, MAX_CATEGORIES_PER_ACCOUNT, validateCreateCategory, validatePatchCategory } from '../../core/analytics/categories.js';
+import { ok } from '../../core/envelope.js';
+import { ScribedError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { CategoryRecord } from '../../store/store.js';
+import { checkRulePattern } from '../../text/rule-pattern.js';
+import { accountOf, requireCredential } from '../auth.js';
+import { API, type AppContext } from '../context.js';
+
+export function categoryView(c: CategoryRecord) {
+  return { id: c.id, name: c.name, conditions: c.conditions.map(conditionView), enabled: c.enabled, createdAt: c.createdAt, updatedAt: c.updatedAt };
+}
+
+export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
+  const base = `${API}/stt/categories`;
+  const missing = (id: string) => new ScribedError('NOT_FOUND', `category ${id} does not exist`);
+
+  return async (app) => {
+    app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
+
+    app.post(base, async (req, reply) => {
+      const input = validateCreateCategory(req.body, checkRulePattern);
+      const created = await ctx.store.createCategory({ id: newId('cat', ctx.now()), accountId: accountOf(req), ...input, createdAt: ctx.now().toISOString() }, MAX_CATEGORIES_PER_ACCOUNT);
+      if (!created) throw new ScribedError('CATEGORY_LIMIT', `the account already has ${MAX_CATEGORIES_PER_ACCOUNT} categories`);
+      void reply.code(201);
+      return ok(categoryView(created));
+    });
+
+    app.get(base, async (req) => ok({ categories: (await ctx.store.listCategories(accountOf(req))).map(categoryView) }));
+
+    app.get<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
+      const c = await ctx.store.getCategory(req.params.id, accountOf(req));
+      if (!c) throw missing(req.params.id);
+      return ok(categoryView(c));
+    });
+
+    app.patch<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
+      // Checked before the lookup: a malformed change is 422 whichever id it names.
+      const patch = validatePatchCategory(req.body, checkRulePattern);
+      const updated = await ctx.store.updateCategory(req.params.id, accountOf(req), patch, ctx.now());
+      if (!updated) throw missing(req.params.id);
+      return ok(categoryView(updated));
+    });
+
+    app.delete<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
+      if (!(await ctx.store.deleteCategory(req.params.id, accountOf(req)))) throw missing(req.params.id);
+      return ok({ id: req.params.id, deleted: true });
+    });
+  };
+}
