@@ -98,8 +98,9 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
     }
   }
 
-  // Admission by capacity (no more streams than the node recognizes in real time): without --max-decoders the pool is sized by what this
-  // node measures it can carry in real time (src/engine/calibration.ts).
+  // Admission by capacity (no more streams than the node recognizes in real time): without
+  // --max-decoders the pool is sized by what this node measures it can carry in real time
+  // (src/engine/calibration.ts).
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;
   if (maxDecoders < config.batchMaxDecoders) {
@@ -243,7 +244,8 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
-    // The one shutdown order (docs/architecture.md, "One owner"):
+    // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
+    // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
     //     are not picked up by a job (its running segment finishes meanwhile);
     //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;

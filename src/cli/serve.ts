@@ -121,6 +121,12 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       throw why ? new Error(why) : err;
     }
     service.log.info({ address, dataDir: service.config.dataDir, store: describeStore(service.config) }, 'scribed listening');
+    // What a newcomer needs from the first start, in one line of words (the details above are
+    // fields, for log pipelines): where it listens, what it keeps where, what it carries.
+    service.log.info(
+      `ready at ${address}: data in ${service.config.dataDir}, ${service.config.sharedStore ? 'shared PostgreSQL store' : 'embedded SQLite store'}, ` +
+        `up to ${service.config.maxDecoders} recognizer(s) at once. Next: scribed accounts create --name NAME --json (README, "Quick start")`,
+    );
 
     // The first signal drains (on a shared store: live calls move to other nodes, for at most
     // the drain grace; src/server/drain.ts), then stops within the shutdown bound; a second

@@ -70,7 +70,7 @@ export async function measureCalibration(cfg: CalibrationSettings, keyed: { key:
   const load = streams > 1 ? await measureUnderLoad(cfg, streams, log) : null;
   // A load phase that fell behind real time says the host gives less CPU than its cores suggest.
   const late = load ? lateLoadCost({ streams: load.streams, wallMs: load.wallMs, audioMsPerStream: (load.audioSeconds / load.streams) * 1000 }, firstPlan.cores) : null;
-  if (late !== null) log?.warn(`capacity: ${load!.streams} calibration streams fell ${Math.round(load!.wallMs - (load!.audioSeconds / load!.streams) * 1000)} ms behind real time: planning from what the host carried`);
+  if (late !== null) log?.info(`capacity: ${load!.streams} calibration streams fell ${Math.round(load!.wallMs - (load!.audioSeconds / load!.streams) * 1000)} ms behind real time: planning from what the host carried`);
   return {
     version: CALIBRATION_VERSION,
     keyHash: keyed.hash,

@@ -49,7 +49,7 @@ export interface CapacityReport {
  * (from the cache, or measured now and cached), else the fallback. */
 export async function resolveCapacity(
   cfg: CapacitySettings,
-  log: Pick<Logger, 'warn' | 'info'>,
+  log: Pick<Logger, 'warn' | 'info' | 'debug'>,
 ): Promise<CapacityReport> {
   const file = path.join(cfg.dataDir, CALIBRATION_FILE);
   let keyed: Awaited<ReturnType<typeof calibrationKey>> | null = null;
@@ -87,8 +87,10 @@ export async function resolveCapacity(
       log.info(`capacity: measuring what a real-time stream costs on this node (one stream, then the streams it plans at once; once, cached in ${file})`);
       calibration = await measureCalibration(cfg, keyed, log);
       source = 'measured';
+      // The whole record is in the cache file; the log says what it means in one short line
+      // (the record itself only at debug, so a first start prints no blob).
+      log.debug({ calibration }, 'capacity: calibration record');
       log.info(
-        { calibration },
         `capacity: calibrated in ${Math.round(performance.now() - t0)} ms: ${calibration.costPerAudioSecond} CPU s per audio second ` +
           `(telephony profile; one stream alone ${calibration.singleCostPerAudioSecond} over ${calibration.audioSeconds} s of ${calibration.clip}` +
           (calibration.load ? `; ${calibration.load.streams} live streams at once ${calibration.load.costPerAudioSecond} over ${calibration.load.audioSeconds} s` : '') +
@@ -108,7 +110,8 @@ export async function resolveCapacity(
     return { maxDecoders: cfg.maxDecoders, from: 'fallback', plan: null, calibration: null };
   }
   const plan = planFor(calibration);
-  log.info({ capacity: plan, calibrationFile: file }, `${describePlan(plan)}; --max-decoders defaults to ${plan.streams}`);
+  log.debug({ capacity: plan, calibrationFile: file }, 'capacity: plan');
+  log.info(`${describePlan(plan)}; --max-decoders defaults to ${plan.streams}`);
   return { maxDecoders: plan.streams, from: 'plan', plan, calibration: { source, measuredAt: calibration.measuredAt } };
 }
 

@@ -8,7 +8,7 @@ describe('protocol constants', () => {
   });
 
   it('close codes and the base path are the documented ones', () => {
-    expect(CLOSE_CODES).toEqual({ normal: 1000, internal: 1011, serviceRestart: 1012, tryAgainLater: 1013, superseded: 4000, sessionClosed: 4001, watcherTooSlow: 4002 });
+    expect(CLOSE_CODES).toEqual({ normal: 1000, internal: 1011, serviceRestart: 1012, tryAgainLater: 1013, superseded: 4000, sessionClosed: 4001, watcherTooSlow: 4002, deskSessionEnded: 4003 });
     expect(API_BASE).toBe('/sound_clone/api/v1');
   });
 });

@@ -100,7 +100,7 @@ const randomAttempt: fc.Arbitrary<Attempt> = fc.oneof(
 
 /** The API facades (docs/compat.md): they take the access key in their own APIs' header and
  * answer in their own APIs' error shapes, not the envelope. */
-const FACADES: Record<string, 'openai' | 'deepgram'> = { '/v1/audio/transcriptions': 'openai', '/v1/models': 'openai', '/v1/listen': 'deepgram' };
+const FACADES: Record<string, 'openai' | 'deepgram'> = { '/v1/audio/transcriptions': 'openai', '/v1/models': 'openai', '/v1/realtime': 'openai', '/v1/listen': 'deepgram' };
 
 function requestFor(route: Route, a: Attempt) {
   const path = route.path.replace(/:[A-Za-z]+/g, () => a.param ?? 'x_01abcdefghjkmnpqrstvwx');

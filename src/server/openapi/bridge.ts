@@ -7,7 +7,7 @@ import type { Endpoint } from './endpoint.js';
 import { ENDPOINTS } from './endpoints.js';
 import { IDEMPOTENCY_KEY_SCHEMA, type ServerFacts } from './schemas.js';
 import type { JsonSchema } from './json-schema.js';
-import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths } from './facades.js';
+import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths, openAiRealtimeOperation } from './facades.js';
 
 /** The credentials of the native API and the facades. */
 export const SECURITY_SCHEMES = {
@@ -135,6 +135,9 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
   // Deepgram's live socket drives a native session: served with or without batch.
   Object.assign((paths['/v1/listen'] ??= {}), { get: deepgramLiveOperation() });
   if (!tags.includes('Deepgram-compatible')) tags.push('Deepgram-compatible');
+  // So does OpenAI's Realtime transcription socket.
+  Object.assign((paths['/v1/realtime'] ??= {}), { get: openAiRealtimeOperation() });
+  if (!tags.includes('OpenAI-compatible')) tags.push('OpenAI-compatible');
   return {
     openapi: '3.1.0',
     info: {

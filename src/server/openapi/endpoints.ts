@@ -21,16 +21,13 @@ import {
   DESIGN_VIEW,
   GENERATE_BODY,
   GET_USER_VIEW,
-  HEALTH_VIEW,
   HISTORY_PAGE,
   HISTORY_QUERY,
   INTERPRETATION_CREATE_BODY,
   INTERPRETATION_PROJECT_VIEW,
   MUSIC_PROJECT_VIEW,
-  OPENAPI_VIEW,
   PUT_USER_VIEW,
   QUOTE_VIEW,
-  READY_VIEW,
   RESUME_BODY,
   RESUME_VIEW,
   RETRY_BODY,
@@ -64,34 +61,6 @@ const MUSIC = `${API}/music`;
 const VOICES = `${API}/voices`;
 
 export const ENDPOINTS: readonly Endpoint[] = [
-  // ---------------------------------------------------------------- service
-  {
-    method: 'get', path: '/healthz', operationId: 'health', tag: 'Service', auth: 'none',
-    summary: 'Liveness: the process answers',
-    response: { kind: 'raw', contentTypes: ['application/json'], schema: HEALTH_VIEW, description: 'always 200 while the process runs' },
-    errors: [],
-  },
-  {
-    method: 'get', path: '/readyz', operationId: 'ready', tag: 'Service', auth: 'none',
-    summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
-    description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
-    response: { kind: 'raw', contentTypes: ['application/json'], schema: READY_VIEW, description: 'ready (503 with status not_ready otherwise, or draining while the node drains before it stops)' },
-    errors: [],
-  },
-  {
-    method: 'get', path: '/metrics', operationId: 'metrics', tag: 'Service', auth: 'none',
-    summary: 'Prometheus metrics (docs/operations.md)',
-    response: { kind: 'raw', contentTypes: ['text/plain'], description: 'Prometheus text exposition' },
-    errors: [],
-  },
-  {
-    method: 'get', path: '/openapi.json', operationId: 'openapi', tag: 'Service', auth: 'none',
-    summary: 'This document, as this node serves it',
-    description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
-    response: { kind: 'raw', contentTypes: ['application/json'], schema: OPENAPI_VIEW, description: 'the OpenAPI 3.1 document' },
-    errors: [],
-  },
-
   // ---------------------------------------------------------------- real-time sessions
   {
     method: 'post', path: SESSIONS, operationId: 'createSession', tag: 'Real-time sessions', auth: 'accessKey', idempotencyKey: 'required',

@@ -214,6 +214,31 @@ export function deepgramLiveOperation(): Json {
   };
 }
 
+/** OpenAI's Realtime transcription socket: like Deepgram's live socket, a native session behind
+ * it, served with or without batch. */
+export function openAiRealtimeOperation(): Json {
+  return {
+    operationId: 'openAiRealtimeTranscription',
+    tags: ['OpenAI-compatible'],
+    summary: "Stream audio as to OpenAI's Realtime API for transcription (GET /v1/realtime?intent=transcription)",
+    description: [
+      'A WebSocket speaking OpenAI Realtime transcription events (session.created, transcription_session.update, input_audio_buffer.append and .commit, conversation.item.input_audio_transcription.delta and .completed). Behind it a native real-time session of the account (History row, Characters).',
+      'The key is `Authorization: Bearer <access key>`. Only intent=transcription is served (model and call_id are refused). docs/compat.md.',
+    ].join(' '),
+    security: [{ openAiBearer: [] }],
+    parameters: [{ name: 'intent', in: 'query', required: true, schema: { const: 'transcription' }, description: 'only transcription sessions are served' }],
+    responses: {
+      '101': { description: 'the upgrade: the socket is open' },
+      ...openAiErrors({
+        '400': 'intent other than transcription, or a model or call_id given (invalid_request_error, the parameter named)',
+        '429': 'the account streams as many sessions on this node as it may',
+        '503': 'every recognizer is busy',
+      }),
+    },
+    'x-scribed-errors': [],
+  };
+}
+
 /** The facades' operations by path, in the document's form (served only with batch). */
 export function facadePaths(): Record<string, Record<string, Json>> {
   return {

@@ -67,7 +67,7 @@ function fieldRows(s: JsonSchema, prefix: string, rows: string[]): void {
   }
 }
 
-function fieldTable(s: JsonSchema): string[] {
+function fieldTable(s: JsonSchema, describe = false): string[] {
   const rows = ['| Field | Type | Required | Rule |', '|---|---|---|---|'];
   fieldRows(s, '', rows);
   const notes: string[] = [];
@@ -76,7 +76,7 @@ function fieldTable(s: JsonSchema): string[] {
   if (opts?.additionalProperties === false) notes.push('Unknown keys in `options` are refused.');
   if (opts && Array.isArray(opts.allOf)) notes.push('Not together: `includeAlignment` true with `suppressBackgroundSpeech` true; `entityCategories` with `rewriteInstruction`.');
   if (Array.isArray(s.anyOf)) notes.push(`One of: ${(s.anyOf as JsonSchema[]).map((a) => (a.required as string[]).map(code).join(' + ')).join(', ')}.`);
-  if (typeof s.description === 'string' && rows.length > 2) notes.push(s.description);
+  if (describe && typeof s.description === 'string' && rows.length > 2) notes.push(s.description);
   return rows.length > 2 ? [...rows, ...(notes.length > 0 ? ['', notes.join(' ')] : [])] : notes;
 }
 
@@ -104,7 +104,7 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
   const body = op.requestBody as { required: boolean; content: Record<string, { schema: JsonSchema }> } | undefined;
   if (body) {
     const [type, { schema }] = Object.entries(body.content)[0]!;
-    out.push(`Body (${code(type)}${body.required ? '' : ', optional'}):`, '', ...fieldTable(schema), '');
+    out.push(`Body (${code(type)}${body.required ? '' : ', optional'}):`, '', ...fieldTable(schema, true), '');
   }
   for (const [status, r] of Object.entries(op.responses)) {
     if (Number(status) >= 400) continue;

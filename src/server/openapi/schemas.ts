@@ -440,17 +440,3 @@ export const PUT_USER_VIEW: JsonSchema = object(
 );
 export const DELETE_USER_VIEW: JsonSchema = object({ success: { const: 1 } }, ['success']);
 
-// ---------------------------------------------------------------- probes
-
-export const HEALTH_VIEW: JsonSchema = object({ status: { const: 'ok' } }, ['status']);
-export const READY_VIEW: JsonSchema = object(
-  {
-    status: { enum: ['ready', 'not_ready', 'draining'] },
-    checks: object({ store: { type: 'boolean' }, engine: { type: 'boolean' }, capacity: { const: false } }, ['store', 'engine']),
-    engine: { type: 'object', description: 'the recognizer: name, sample rate, languages' },
-    capacity: { type: 'object' },
-    realtimeCapacity: { type: 'object', description: 'how maxDecoders was decided (docs/scaling.md)' },
-  },
-  ['status', 'checks', 'engine'],
-);
-export const OPENAPI_VIEW: JsonSchema = object({ openapi: { type: 'string', pattern: '^3\\.1\\.' }, info: { type: 'object' }, paths: { type: 'object' } }, ['openapi', 'info', 'paths']);

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
 import { recognizersFree } from '../../session/recognizer-room.js';
 import { LIVE_SESSION_STATES, roundedSeconds } from '../../obs/metrics.js';
+import { SERVICE_ROUTES } from '../schemas/service.js';
 
 /** Probes and scrapes come every few seconds from every balancer and Prometheus: their request
  * lines are not logged at info (failures still are). */
@@ -19,9 +21,10 @@ function readiness(ctx: AppContext) {
 }
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Liveness only: the process answers. Never depends on the store, the engine or load.
-    app.get('/healthz', PROBE, async () => ({ status: 'ok' }));
+    app.route({ ...SERVICE_ROUTES.health, ...PROBE, handler: async () => ({ status: 'ok' as const }) });
 
     // Readiness for a load balancer (deploy/haproxy.cfg): 200 only when this node can take a new
     // live socket now: store open, engine started, and a decoder free (idle, room to start one,
@@ -36,7 +39,7 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // checks.capacity = false: the balancer must mark it DOWN (not NOLB, which still sends it
     // a session's sticky requests), so resumes reach other nodes; its store and engine checks
     // stay true, so the API pool keeps it until it stops.
-    app.get('/readyz', PROBE, async (_req, reply) => {
+    app.route({ ...SERVICE_ROUTES.ready, ...PROBE, handler: async (_req, reply) => {
       const { capacity, free, store, engine, draining, ready } = readiness(ctx);
       const report = capacityReport(ctx);
       const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
@@ -48,9 +51,9 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
         ...(capacity !== null ? { capacity } : {}),
         ...(report !== null ? { realtimeCapacity: report } : {}),
       });
-    });
+    } });
 
-    app.get('/metrics', PROBE, async (_req, reply) => {
+    app.route({ ...SERVICE_ROUTES.metrics, ...PROBE, handler: async (_req, reply) => {
       // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
       // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();
@@ -63,6 +66,6 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
       ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
       return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
-    });
+    } });
   };
 }

@@ -60,6 +60,8 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     const t = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1' });
     // The recognizer's own accuracy on these clips is 20-35% WER (docs/engines.md).
     expect(wordErrorRate(clip.reference, t.text).wer).toBeLessThan(0.45);
+    // Readable as native batch text is by default (docs/compat.md): sentence case, not lower case.
+    expect(t.text.trim()[0]).toMatch(/[A-Z0-9]/);
     // 7.1 s of audio: 8 Characters, as the native batch API charges (1 per started second).
     expect(await balance(alice.accessKey)).toBe(before - 8n);
     const rows = await history(alice.accessKey);
