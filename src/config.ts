@@ -10,6 +10,7 @@ import { DEFAULT_RETRY_BASE_MS } from './core/webhook-delivery.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
+import { parseClientSecrets } from './core/audiohook/signature.js';
 import { packageRoot } from './threads/package-root.js';
 import type { Resolver } from './outbound/guarded-transport.js';
 
@@ -127,6 +128,10 @@ export interface ServiceConfig {
   /** How callback host names are resolved (default: the system resolver). A seam for tests
    * that script DNS answers; the answers are checked like any others. */
   callbackResolver: Resolver | undefined;
+  /** Genesys AudioHook client secrets by organization id (docs/audiohook.md), read from the
+   * JSON file SCRIBED_AUDIOHOOK_SECRETS_FILE names: an organization listed must sign its
+   * upgrades. Default none. */
+  audiohookClientSecrets: ReadonlyMap<string, string>;
   /** How browsers reach this server (`https://scribed.example`): the desk's login links point
    * there and its Origin check accepts exactly it (docs/desk.md). Unset: only the address a
    * browser connected to directly (a loopback or lab install); `accounts login-link` then
@@ -160,6 +165,15 @@ function envInt(name: string): number | undefined {
   const n = Number(v);
   if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(v)}`);
   return n;
+}
+
+function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, string> {
+  if (file === undefined) return new Map();
+  try {
+    return parseClientSecrets(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`SCRIBED_AUDIOHOOK_SECRETS_FILE ${file}: ${(err as Error).message}`);
+  }
 }
 
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
@@ -217,6 +231,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
     callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
     callbackResolver: input.callbackResolver,
+    audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
   };

@@ -16,13 +16,16 @@ export const SPEAKER_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/;
 /** Legs one call may hold: two parties, or a conference's channels; a bound so one call's
  * transcript stays one bounded read. */
 export const MAX_CALL_LEGS = 16;
-export const CREATE_CALL_KEYS = ['title', 'externalId'] as const;
+export const CREATE_CALL_KEYS = ['title', 'externalId', 'agentId'] as const;
 /** The create-session body's fields that join the session to a call. */
 export const SESSION_CALL_KEYS = ['callId', 'speaker'] as const;
 
 export interface ValidCallRequest {
   title: string;
   externalId: string | null;
+  /** The agent on the call (the contact center's own id), for the agent's analytics; absent
+   * or null: none. */
+  agentId?: string | null;
 }
 
 export interface CallLink {
@@ -68,13 +71,17 @@ export function validateCreateCall(body: unknown): ValidCallRequest {
     if (b.title !== '') title = b.title;
   }
   const externalId = b.externalId === undefined || b.externalId === null ? null : checkExternalId(b.externalId, 'externalId');
-  return { title, externalId };
+  // The agent's id follows the PBX id's rule: whatever the contact center calls its agents.
+  const agentId = b.agentId === undefined || b.agentId === null ? null : checkExternalId(b.agentId, 'agentId');
+  return { title, externalId, agentId };
 }
 
 /** The Idempotency-Key comparison hash of a create-call request (after validation, so an
  * omitted title and the default title are the same request). */
 export function callRequestHash(v: ValidCallRequest): string {
-  return createHash('sha256').update(canonicalJson({ title: v.title, externalId: v.externalId }), 'utf8').digest('hex');
+  // agentId only when given: a create without one hashes as it did before agents existed.
+  const fields = v.agentId === undefined || v.agentId === null ? { title: v.title, externalId: v.externalId } : { title: v.title, externalId: v.externalId, agentId: v.agentId };
+  return createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
 }
 
 export function checkSpeaker(value: unknown, field = 'speaker'): string {

@@ -7,6 +7,7 @@
 import { checkExternalId, SPEAKER_PATTERN } from './calls.js';
 import { ScribedError } from './errors.js';
 import { isId } from './ids.js';
+import { parseAnalyticsFilters, type AnalyticsFilters } from './analytics/search-filters.js';
 
 export const MAX_SEARCH_QUERY_CHARS = 256;
 /** Words and phrases in one query (a phrase counts once); more makes no useful search. */
@@ -217,6 +218,8 @@ export interface SearchFilters {
   speaker?: string;
   /** The History row's title, exactly. */
   title?: string;
+  /** Calls (or lone transcriptions) by their analytics: a category matched, figures' bounds. */
+  analytics?: AnalyticsFilters;
 }
 
 export interface SearchRequest {
@@ -260,6 +263,8 @@ export function parseSearchRequest(q: Record<string, unknown>): SearchRequest {
     if (typeof q.title !== 'string' || [...q.title].length > MAX_SEARCH_TITLE_CHARS) invalid('title', `at most ${MAX_SEARCH_TITLE_CHARS} characters`);
     filters.title = q.title;
   }
+  const analytics = parseAnalyticsFilters(q);
+  if (analytics) filters.analytics = analytics;
   const out: SearchRequest = { query, filters, limit };
   if (given(q.cursor)) {
     if (typeof q.cursor !== 'string') invalid('cursor', 'not a cursor returned by this search');

@@ -34,6 +34,7 @@ import { recordingRoutes } from './routes/recordings.js';
 import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
+import { audiohookRoutes } from './audiohook/routes.js';
 import { deskPages } from '../desk/plugin.js';
 import { installDeskReads } from './routes/desk-auth.js';
 import { deskRoutes } from './routes/desk.js';
@@ -122,6 +123,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   if (ctx.recordings) await app.register(recordingRoutes(ctx, ctx.recordings));
   // OpenAI's and Deepgram's REST APIs over the batch path (src/server/facades, docs/compat.md).
   await app.register(facadeRoutes(ctx));
+  // Genesys AudioHook (docs/audiohook.md).
+  await app.register(audiohookRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
   // The desk: its pages at /desk/ and its session routes at /desk/api/ (docs/desk.md).

@@ -99,11 +99,11 @@ export class NodeDrain {
     for (;;) {
       const now = Date.now();
       const sessions = this.opts.sessions().all();
-      if (!sessions.some((s) => s.hasSocket)) return this.ended('empty');
-      if (now >= deadline) return this.ended('grace');
+      if (!sessions.some((s) => s.hasSocket)) return await this.ended('empty');
+      if (now >= deadline) return await this.ended('grace');
       if (now >= noticeAt) for (const s of sessions) this.consider(s, now, deadline);
       const tick = new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.min(pollMs, Math.max(1, deadline - now))).unref());
-      if ((await Promise.race([tick, cutShort])) === 'cut') return this.ended('cut');
+      if ((await Promise.race([tick, cutShort])) === 'cut') return await this.ended('cut');
     }
   }
 
@@ -124,7 +124,12 @@ export class NodeDrain {
       });
   }
 
-  private ended(how: DrainEnd): DrainEnd {
+  private async ended(how: DrainEnd): Promise<DrainEnd> {
+    // Sessions told to move whose socket has gone: their client resumed elsewhere (or will),
+    // so they leave without finalizing (the stop would otherwise decode and finalize their
+    // open segment here, in vain: the resume fenced this node off). The spool has their audio.
+    const moved = this.opts.sessions().all().filter((s) => this.told.has(s.id) && !s.hasSocket);
+    await Promise.allSettled(moved.map((s) => s.movedOn('drained: the client moved to another node')));
     const left = this.opts.sessions().all().filter((s) => s.hasSocket).length;
     const ms = Date.now() - (this.started?.at ?? Date.now());
     this.opts.log.info({ how, ms, socketsLeft: left, told: this.told.size }, how === 'empty' ? 'drained: no live call left' : how === 'grace' ? 'drain grace over; stopping with the calls left' : 'drain cut short; stopping');

@@ -37,9 +37,9 @@ function refusal(fn: () => unknown): string {
 
 describe('validateCreateCall', () => {
   it('defaults the title and externalId, keeps what is given', () => {
-    expect(validateCreateCall(undefined)).toEqual({ title: 'Untitled call', externalId: null });
-    expect(validateCreateCall({ title: '', externalId: null })).toEqual({ title: 'Untitled call', externalId: null });
-    expect(validateCreateCall({ title: 'Line 4', externalId: 'CA5e2b' })).toEqual({ title: 'Line 4', externalId: 'CA5e2b' });
+    expect(validateCreateCall(undefined)).toEqual({ title: 'Untitled call', externalId: null, agentId: null });
+    expect(validateCreateCall({ title: '', externalId: null })).toEqual({ title: 'Untitled call', externalId: null, agentId: null });
+    expect(validateCreateCall({ title: 'Line 4', externalId: 'CA5e2b', agentId: 'agent-7' })).toEqual({ title: 'Line 4', externalId: 'CA5e2b', agentId: 'agent-7' });
     expect(validateCreateCall({ externalId: 'x'.repeat(MAX_EXTERNAL_ID_CHARS) }).externalId).toHaveLength(MAX_EXTERNAL_ID_CHARS);
     expect(validateCreateCall({ externalId: '😀'.repeat(MAX_EXTERNAL_ID_CHARS) }).externalId).toBe('😀'.repeat(MAX_EXTERNAL_ID_CHARS));
   });
@@ -47,6 +47,7 @@ describe('validateCreateCall', () => {
   it('refuses with the field named', () => {
     expect(refusal(() => validateCreateCall([]))).toMatch(/^VALIDATION_FAILED: body: /);
     expect(refusal(() => validateCreateCall({ externalId: '' }))).toMatch(/^VALIDATION_FAILED: externalId: must be 1 to 128/);
+    expect(refusal(() => validateCreateCall({ agentId: 'a\nb' }))).toMatch(/^VALIDATION_FAILED: agentId: /);
     expect(refusal(() => validateCreateCall({ externalId: 'x'.repeat(129) }))).toMatch(/^VALIDATION_FAILED: externalId: /);
     expect(refusal(() => validateCreateCall({ externalId: 'a\tb' }))).toMatch(/^VALIDATION_FAILED: externalId: must not contain control/);
     expect(refusal(() => validateCreateCall({ externalId: 7 }))).toMatch(/^VALIDATION_FAILED: externalId: must be a string/);

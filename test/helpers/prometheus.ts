@@ -9,6 +9,8 @@ import { tempDir } from './service.js';
 export interface PromTarget {
   job: string;
   targets: string[];
+  /** A file holding the bearer token the targets ask for (scribed's --metrics-token-file). */
+  bearerTokenFile?: string;
 }
 
 export interface PromSample {
@@ -35,7 +37,12 @@ export class Prometheus {
       'rule_files:',
       ...ruleFiles.map((f) => `  - ${JSON.stringify(f)}`),
       'scrape_configs:',
-      ...jobs.flatMap((j) => [`  - job_name: ${j.job}`, '    static_configs:', `      - targets: ${JSON.stringify(j.targets)}`]),
+      ...jobs.flatMap((j) => [
+        `  - job_name: ${j.job}`,
+        ...(j.bearerTokenFile ? ['    authorization:', '      type: Bearer', `      credentials_file: ${JSON.stringify(j.bearerTokenFile)}`] : []),
+        '    static_configs:',
+        `      - targets: ${JSON.stringify(j.targets)}`,
+      ]),
     ].join('\n');
     fs.writeFileSync(path.join(dir, 'prometheus.yml'), `${config}\n`);
     const proc = spawn(

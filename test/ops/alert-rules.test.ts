@@ -3,6 +3,7 @@
 // does not, a runbook section in docs/operations.md, and only metrics the code exports.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/obs/metrics.js';
@@ -41,7 +42,14 @@ describe('Prometheus alert rules', () => {
 
   it('pass promtool check rules and check config', () => {
     expect(promtool('check', 'rules', RULES)).toMatch(/SUCCESS: \d+ rules found/);
-    const config = promtool('check', 'config', path.join(DIR, 'prometheus.yml'));
+    // The config names the nodes' metrics token file beside it (an operator's secret, not in
+    // the repository): checked in a copy with a token file of its own.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-prometheus-config-'));
+    fs.copyFileSync(path.join(DIR, 'prometheus.yml'), path.join(copy, 'prometheus.yml'));
+    fs.copyFileSync(RULES, path.join(copy, 'scribed-rules.yml'));
+    fs.writeFileSync(path.join(copy, 'scribed-metrics-token'), 'a-token-for-the-check-0123456789\n', { mode: 0o600 });
+    const config = promtool('check', 'config', path.join(copy, 'prometheus.yml'));
+    fs.rmSync(copy, { recursive: true, force: true });
     expect(config).toContain('is valid prometheus config file syntax');
   });
 

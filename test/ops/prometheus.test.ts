@@ -67,6 +67,8 @@ let prom: Prometheus;
 let base: string;
 let rtpMetricsUrl: string;
 let gatewayMetricsUrl: string;
+const METRICS_TOKEN = 'prometheus-test-token-0123456789';
+let metricsTokenFile: string;
 let trafficStart: number;
 /** Resumes answered 200 and sessions closed by the traffic, for the node's counters. */
 let resumes = 0;
@@ -280,7 +282,12 @@ function substitute(expr: string): string {
 beforeAll(async () => {
   const dataDir = tempDir();
   const port = await freePort();
-  await serve(dataDir, port, children, ['--max-streams-per-account', '1', '--callback-allow-cidr', '127.0.0.1/32']);
+  // The node asks for a bearer token on /metrics, as a networked deployment does
+  // (docs/operations.md, "Metrics"); Prometheus reads it from a file, as deploy/prometheus does.
+  const tokenFile = path.join(tempDir(), 'metrics-token');
+  fs.writeFileSync(tokenFile, `${METRICS_TOKEN}\n`, { mode: 0o600 });
+  metricsTokenFile = tokenFile;
+  await serve(dataDir, port, children, ['--max-streams-per-account', '1', '--callback-allow-cidr', '127.0.0.1/32', '--metrics-token-file', tokenFile]);
   base = `http://127.0.0.1:${port}`;
   const rtpKeyFile = path.join(tempDir(), 'access-key');
   fs.writeFileSync(rtpKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
@@ -294,7 +301,7 @@ beforeAll(async () => {
   gatewayMetricsUrl = `http://127.0.0.1:${gateway.metricsPort}/metrics`;
   prom = await Prometheus.start(
     [
-      { job: 'scribed', targets: [`127.0.0.1:${port}`] },
+      { job: 'scribed', targets: [`127.0.0.1:${port}`], bearerTokenFile: metricsTokenFile },
       { job: 'scribed-ingest', targets: [`127.0.0.1:${rtp.metricsPort}`, `127.0.0.1:${gateway.metricsPort}`] },
     ],
     [RULES],
@@ -392,7 +399,7 @@ describe('dashboards and alert rules on a real Prometheus', () => {
 
   it('promtool check metrics is clean on the node and the daemons', async () => {
     for (const url of [`${base}/metrics`, rtpMetricsUrl, gatewayMetricsUrl]) {
-      const text = await (await fetch(url)).text();
+      const text = await (await fetch(url, url.startsWith(base) ? { headers: { authorization: `Bearer ${METRICS_TOKEN}` } } : {})).text();
       expect(text.length).toBeGreaterThan(1000);
       expect(promtoolCheckMetrics(text), url).toBe('');
     }

@@ -143,8 +143,9 @@ describe('a two-leg call of real speech at known times', () => {
     };
     const at = (k: keyof typeof truth) => ({ startMs: place[k] + truth[k].startMs, endMs: place[k] + truth[k].endMs });
 
-    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, { key: alice.accessKey, body: { title: 'analytics' }, headers: { 'Idempotency-Key': `analytics-${randomUUID()}` } });
+    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, { key: alice.accessKey, body: { title: 'analytics', agentId: 'agent-7' }, headers: { 'Idempotency-Key': `analytics-${randomUUID()}` } });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
+    expect(created.json.data.agentId).toBe('agent-7');
     const callId = created.json.data.callId as string;
     const agent = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' }, { callId, speaker: 'agent' });
     const customer = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' }, { callId, speaker: 'customer' });
@@ -213,6 +214,35 @@ describe('a two-leg call of real speech at known times', () => {
     expect(early.startMs).toBeGreaterThan(at('customerA').startMs - TOL);
     expect(matched.get(ids.silence).hits).toEqual([{ condition: 0, ...quiet, speaker: null }]);
     expect(matched.get(ids.cutIn).hits[0]).toMatchObject({ startMs: cut.atMs, speaker: 'customer' });
+
+    // Search by category and by figure (docs/search.md), on the store under test.
+    const hits = async (filters: string, key = alice.accessKey) => {
+      const r = await call(svc.baseUrl, 'GET', `${STT}/search?q=was&${filters}`, { key });
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return (r.json.data.items as Array<{ callId: string }>).filter((h) => h.callId === callId).length;
+    };
+    expect(await hits('')).toBe(1);
+    expect(await hits(`category=${ids.early}`)).toBe(1);
+    expect(await hits(`category=${ids.late}`)).toBe(0);
+    expect(await hits(`category=${ids.early}`, bob.accessKey)).toBe(0);
+    expect(await hits('silenceOver=5')).toBe(1);
+    expect(await hits('silenceOver=60')).toBe(0);
+    expect(await hits('silenceOver=5&silenceUnder=8&interruptionsOver=0')).toBe(1);
+    expect(await hits('interruptionsUnder=1')).toBe(0);
+    const badFilter = await call(svc.baseUrl, 'GET', `${STT}/search?q=was&silenceOver=-1`, { key: alice.accessKey });
+    expect([badFilter.status, badFilter.json.message]).toEqual([422, expect.stringMatching(/^VALIDATION_FAILED: silenceOver/)]);
+
+    // The agent's figures over today: this one call.
+    expect(got.json.data.agentId).toBe('agent-7');
+    const agg = await api('GET', `${STT}/agents/agent-7/analytics`);
+    expect(agg.status, JSON.stringify(agg.json)).toBe(200);
+    expect(agg.json.data).toMatchObject({
+      agentId: 'agent-7', calls: 1, callsWithAgentLeg: 1, averageDurationMs: totalMs, averageTalkShare: agentLeg.talkShare,
+      interruptionsMade: 0, interruptionsReceived: 1, averageWordsPerMinute: agentLeg.wordsPerMinute,
+    });
+    expect(agg.json.data.categories.find((x: any) => x.categoryId === ids.silence)).toMatchObject({ calls: 1, rate: 1 });
+    expect((await api('GET', `${STT}/agents/agent-7/analytics`, undefined, bob.accessKey)).json.data.calls).toBe(0);
+    expect((await api('GET', `${STT}/agents/agent-8/analytics`)).json.data.calls).toBe(0);
 
     // Another account's call reads as missing; a leg reads as its call.
     const foreign = await api('GET', `${STT}/calls/${callId}/analytics`, undefined, bob.accessKey);

@@ -25,10 +25,15 @@ class FakeSession {
   whenStored(): Promise<void> {
     return Promise.resolve();
   }
+  left = false;
+  movedOn(): Promise<void> {
+    this.left = true;
+    return Promise.resolve();
+  }
 }
 
 function drainOf(sessions: FakeSession[], o: Partial<DrainOptions> = {}): NodeDrain {
-  const registry = { all: () => sessions.filter((s) => s.hasSocket) } as unknown as SessionRegistry;
+  const registry = { all: () => sessions } as unknown as SessionRegistry;
   return new NodeDrain({ sessions: () => registry, log: pino({ level: 'silent' }), graceMs: 5_000, boundaryWaitMs: 2_000, noticeMs: 100, pollMs: 10, ...o });
 }
 
@@ -60,6 +65,8 @@ describe('NodeDrain', () => {
     expect(idle.told).toHaveLength(1);
     for (const s of [idle, speaking, facade]) s.hasSocket = false;
     expect(await done).toBe('empty');
+    // The told sessions leave without finalizing here; the one never told is the stop's.
+    expect([idle.left, speaking.left, facade.left]).toEqual([true, true, false]);
   });
 
   it('a session whose boundary does not come is told after the boundary wait', async () => {

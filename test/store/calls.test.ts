@@ -51,7 +51,7 @@ describe.each(ENGINES)('calls in the store on %s', (engine) => {
     const first = await store.createCall(callInput('acc_a', 'call_1', { externalId: 'CA123' }));
     expect(first.kind).toBe('created');
     if (first.kind !== 'created') return;
-    expect(first.call).toEqual({ id: 'call_1', accountId: 'acc_a', externalId: 'CA123', title: 'title call_1', legs: [], createdAt: T0, updatedAt: T0 });
+    expect(first.call).toEqual({ id: 'call_1', accountId: 'acc_a', externalId: 'CA123', title: 'title call_1', agentId: null, legs: [], createdAt: T0, updatedAt: T0 });
     const again = await store.createCall(callInput('acc_a', 'call_2', { key: 'key-call_1', externalId: 'CA123' }));
     expect(again).toEqual({ kind: 'replayed', call: first.call });
     expect(await store.createCall(callInput('acc_a', 'call_3', { key: 'key-call_1', hash: 'other' }))).toEqual({ kind: 'conflict' });

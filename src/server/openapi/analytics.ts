@@ -8,7 +8,8 @@ import { MAX_RULE_NAME_CHARS, MAX_RULE_PATTERN_CHARS, MAX_RULE_PHRASE_CHARS, MAX
 import { SEARCH_TIME_PATTERN } from '../../core/search-query.js';
 import { DETECTABLE_CATEGORIES } from '../../core/text-options.js';
 import { API } from '../context.js';
-import type { Endpoint } from './endpoint.js';
+import { FIGURE_NAMES, MAX_FIGURE_FILTER } from '../../core/analytics/search-filters.js';
+import type { Endpoint, Parameter } from './endpoint.js';
 import { nullable, object, text, type JsonSchema } from './json-schema.js';
 
 const BASE = `${API}/stt/categories`;
@@ -158,6 +159,37 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     errors: ['NOT_FOUND'],
   },
   {
+    method: 'get', path: `${API}/stt/agents/{agentId}/analytics`, operationId: 'getAgentAnalytics', tag: 'Analytics', auth: 'accessKey',
+    summary: "An agent's calls over a range: count, average talk share, interruptions, pace, category hit rates",
+    description: "The calls created with this agentId and finished in [from, to); the agent's leg is the one whose speaker is agent. At most 10,000 calls.",
+    query: {
+      from: { schema: TIME_QUERY, description: 'finished at or after this time; default: a week before to' },
+      to: { schema: TIME_QUERY, description: 'finished before this time; default: now' },
+    },
+    response: {
+      kind: 'envelope',
+      description: "the agent's figures",
+      data: object(
+        {
+          agentId: { type: 'string' },
+          from: TIMESTAMP,
+          to: TIMESTAMP,
+          calls: { type: 'integer', minimum: 0 },
+          callsWithAgentLeg: { type: 'integer', minimum: 0 },
+          averageDurationMs: nullable({ type: 'number' }),
+          averageTalkShare: nullable({ type: 'number' }),
+          interruptionsMade: { type: 'integer', minimum: 0 },
+          interruptionsPerCall: nullable({ type: 'number' }),
+          interruptionsReceived: { type: 'integer', minimum: 0 },
+          averageWordsPerMinute: nullable({ type: 'number' }),
+          categories: { type: 'array', items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, calls: { type: 'integer' }, rate: { type: 'number' } }, ['categoryId', 'name', 'calls', 'rate']) },
+        },
+        ['agentId', 'from', 'to', 'calls', 'callsWithAgentLeg', 'averageDurationMs', 'averageTalkShare', 'interruptionsMade', 'interruptionsPerCall', 'interruptionsReceived', 'averageWordsPerMinute', 'categories'],
+      ),
+    },
+    errors: ['VALIDATION_FAILED'],
+  },
+  {
     method: 'get', path: `${API}/stt/analytics/export`, operationId: 'exportAnalytics', tag: 'Analytics', auth: 'accessKey',
     summary: 'The analytics of calls and lone transcriptions finished in a range, as CSV',
     description: 'One row a call, oldest first; at most 10,000 rows (past that, 422 naming from: narrow the range).',
@@ -169,3 +201,19 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     errors: ['VALIDATION_FAILED'],
   },
 ];
+
+/** The search's filters by analytics (docs/search.md): a category matched, and each figure over
+ * or under a value. */
+export const ANALYTICS_SEARCH_FILTERS: Record<string, Parameter> = {
+  category: { schema: CATEGORY_ID, description: 'only calls (and lone transcriptions) that matched this post-call category' },
+  ...Object.fromEntries(
+    FIGURE_NAMES.flatMap((figure) => {
+      const unit = figure === 'interruptions' ? 'interruptions' : 'seconds';
+      const schema: JsonSchema = { type: 'number', minimum: 0, maximum: MAX_FIGURE_FILTER };
+      return [
+        [`${figure}Over`, { schema, description: `only calls whose ${figure} figure is over this many ${unit} (docs/analytics.md)` }],
+        [`${figure}Under`, { schema, description: `only calls whose ${figure} figure is under this many ${unit}` }],
+      ];
+    }),
+  ),
+};

@@ -8,6 +8,8 @@ import { ENDPOINTS } from './endpoints.js';
 import { IDEMPOTENCY_KEY_SCHEMA, type ServerFacts } from './schemas.js';
 import type { JsonSchema } from './json-schema.js';
 import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths, openAiRealtimeOperation } from './facades.js';
+import { AUDIOHOOK_PATH } from '../audiohook/routes.js';
+import { AUDIOHOOK_SECURITY_SCHEMES, audiohookOperation } from '../audiohook/openapi.js';
 
 /** The credentials of the native API and the facades. */
 export const SECURITY_SCHEMES = {
@@ -15,6 +17,7 @@ export const SECURITY_SCHEMES = {
   userGroupToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <token>`: the dashboard API token (tok_...)' },
   ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
   ...FACADE_SECURITY_SCHEMES,
+  ...AUDIOHOOK_SECURITY_SCHEMES,
 } as const;
 
 import type { DocumentOptions, OpenApiDocument, Operation } from './document-types.js';
@@ -135,9 +138,12 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
   // Deepgram's live socket drives a native session: served with or without batch.
   Object.assign((paths['/v1/listen'] ??= {}), { get: deepgramLiveOperation() });
   if (!tags.includes('Deepgram-compatible')) tags.push('Deepgram-compatible');
-  // So does OpenAI's Realtime transcription socket.
+  // So is OpenAI's Realtime transcription socket.
   Object.assign((paths['/v1/realtime'] ??= {}), { get: openAiRealtimeOperation() });
   if (!tags.includes('OpenAI-compatible')) tags.push('OpenAI-compatible');
+  // Genesys AudioHook (docs/audiohook.md): served with or without batch.
+  Object.assign((paths[AUDIOHOOK_PATH] ??= {}), { get: audiohookOperation() });
+  tags.push('Genesys AudioHook');
   return {
     openapi: '3.1.0',
     info: {

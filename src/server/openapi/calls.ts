@@ -42,6 +42,7 @@ export const CREATE_CALL_BODY: JsonSchema = object(
   {
     title: nullable(text(0, MAX_TITLE_CHARS, { description: `empty or absent: "${DEFAULT_CALL_TITLE}"` })),
     externalId: nullable(EXTERNAL_ID),
+    agentId: nullable({ ...EXTERNAL_ID, description: "the agent on the call, the contact center's own id (1 to 128 characters, no control characters): the agent's analytics (docs/analytics.md)" }),
   },
   [],
   { closed: true },
@@ -57,6 +58,7 @@ export const CALL_VIEW: JsonSchema = object(
     callId: CALL_ID,
     externalId: nullable(STRING),
     title: STRING,
+    agentId: nullable(STRING),
     status: CALL_STATUS,
     durationMs: { type: 'integer', minimum: 0, description: "the longest leg's audio so far, ms (legs share the call's clock)" },
     legs: {

@@ -334,7 +334,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // ---------------------------------------------------------------- search (openapi/search.ts)
   ...SEARCH_ENDPOINTS,
 
-  // ---------------------------------------------------------------- live rules (openapi/rules.ts)
   // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
   ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)

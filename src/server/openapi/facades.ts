@@ -214,24 +214,26 @@ export function deepgramLiveOperation(): Json {
   };
 }
 
-/** OpenAI's Realtime transcription socket: like Deepgram's live socket, a native session behind
- * it, served with or without batch. */
+/** OpenAI's Realtime transcription socket (served on every node: it drives a native real-time
+ * session). */
 export function openAiRealtimeOperation(): Json {
   return {
     operationId: 'openAiRealtimeTranscription',
     tags: ['OpenAI-compatible'],
     summary: "Stream audio as to OpenAI's Realtime API for transcription (GET /v1/realtime?intent=transcription)",
     description: [
-      'A WebSocket speaking OpenAI Realtime transcription events (session.created, transcription_session.update, input_audio_buffer.append and .commit, conversation.item.input_audio_transcription.delta and .completed). Behind it a native real-time session of the account (History row, Characters).',
-      'The key is `Authorization: Bearer <access key>`. Only intent=transcription is served (model and call_id are refused). docs/compat.md.',
+      'A WebSocket, as openai\'s OpenAIRealtimeWS opens it with intent transcription (over wss: put TLS in front, docs/compat.md). Client events: session.update (type transcription) or transcription_session.update, input_audio_buffer.append (base64 pcm16 at 24 kHz, g711_ulaw or g711_alaw), .commit, .clear.',
+      'Server events: session.created/updated, input_audio_buffer.speech_started/speech_stopped/committed/cleared, conversation.item.input_audio_transcription.delta/completed, error. Behind it a native real-time session of the account (History row, Characters), opened at the first audio and closed with the socket.',
     ].join(' '),
     security: [{ openAiBearer: [] }],
-    parameters: [{ name: 'intent', in: 'query', required: true, schema: { const: 'transcription' }, description: 'only transcription sessions are served' }],
+    parameters: [{ name: 'intent', in: 'query', required: true, schema: { const: 'transcription' }, description: 'transcription sessions only; model= and call_id= are refused' }],
     responses: {
-      '101': { description: 'the upgrade: the socket is open' },
-      ...openAiErrors({
-        '400': 'intent other than transcription, or a model or call_id given (invalid_request_error, the parameter named)',
+      '101': { description: 'the upgrade: the session is open (session.created)' },
+      ...errors(OPENAI_ERROR, {
+        '400': 'no intent=transcription, or a model or call_id socket',
+        '401': 'a missing or unknown access key (code invalid_api_key)',
         '429': 'the account streams as many sessions on this node as it may',
+        '500': 'a server fault',
         '503': 'every recognizer is busy',
       }),
     },
@@ -264,6 +266,7 @@ export function facadePaths(): Record<string, Record<string, Json>> {
                   response_format: { enum: [...RESPONSE_FORMATS], default: 'json' },
                   'timestamp_granularities[]': { type: 'array', items: { enum: ['word', 'segment'] }, description: 'with verbose_json only; default segment' },
                   temperature: { type: 'number', minimum: 0, maximum: 1, description: 'accepted and ignored' },
+                  stream: { type: 'boolean', default: false, description: 'server-sent transcript.text.delta and transcript.text.done events, sent when the job is done; json only; every model name' },
                 },
               },
             },
@@ -272,7 +275,11 @@ export function facadePaths(): Record<string, Record<string, Json>> {
         responses: {
           '200': {
             description: 'the transcript: JSON for json and verbose_json, text for text, srt and vtt',
-            content: { 'application/json': { schema: TRANSCRIPTION_JSON }, 'text/plain': { schema: { type: 'string' } } },
+            content: {
+              'application/json': { schema: TRANSCRIPTION_JSON },
+              'text/plain': { schema: { type: 'string' } },
+              'text/event-stream': { schema: { type: 'string', description: 'with stream: `data: {"type":"transcript.text.delta","delta"}` per segment, then `data: {"type":"transcript.text.done","text","usage"}`' } },
+            },
           },
           ...openAiErrors({
             '400': 'a bad field, an unknown model or field, or a file that is not audio',

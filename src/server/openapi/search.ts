@@ -5,6 +5,7 @@ import { MAX_EXTERNAL_ID_CHARS, SPEAKER_PATTERN } from '../../core/calls.js';
 import { ID_BODY_CHARS } from '../../core/ids.js';
 import { SEARCH_TIME_PATTERN, DEFAULT_SEARCH_PAGE_SIZE, MAX_SEARCH_PAGE_SIZE, MAX_SEARCH_QUERY_CHARS, MAX_SEARCH_TERMS, MAX_SEARCH_TITLE_CHARS } from '../../core/search-query.js';
 import { API } from '../context.js';
+import { ANALYTICS_SEARCH_FILTERS } from './analytics.js';
 import type { Endpoint } from './endpoint.js';
 import { nullable, object, text, type JsonSchema } from './json-schema.js';
 
@@ -49,6 +50,7 @@ export const SEARCH_ENDPOINTS: readonly Endpoint[] = [
       title: { schema: text(1, MAX_SEARCH_TITLE_CHARS), description: "only History rows or calls with this title, exactly" },
       limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_PAGE_SIZE, default: DEFAULT_SEARCH_PAGE_SIZE }, description: 'hits per page' },
       cursor: { schema: STRING, description: 'nextCursor of the previous page (with the same q and filters)' },
+      ...ANALYTICS_SEARCH_FILTERS,
     },
     response: { kind: 'envelope', data: SEARCH_PAGE, description: 'one page of hits' },
     errors: ['VALIDATION_FAILED'],

@@ -5,6 +5,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { csvHeader, csvRow, MAX_EXPORT_ROWS, parseRange } from '../../core/analytics/export.js';
+import { aggregateAgent } from '../../core/analytics/agents.js';
+import { checkExternalId } from '../../core/calls.js';
 import type { AnalyticsRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
@@ -43,6 +45,15 @@ export function analyticsRoutes(ctx: AppContext): FastifyPluginAsync {
       const a = await ctx.store.getAnalytics(t.callId ?? t.id, accountId);
       if (!a) throw new ScribedError('NOT_FOUND', `transcription ${id} has no analytics yet: they are computed when it (or its call) is completed`);
       return ok(analyticsView(a));
+    });
+
+    // An agent's calls over a range (default: the week before now), by the calls' agentId.
+    app.get<{ Params: { agentId: string }; Querystring: Record<string, unknown> }>(`${API}/stt/agents/:agentId/analytics`, async (req) => {
+      const agentId = checkExternalId(req.params.agentId, 'agentId');
+      const range = parseRange(req.query, ctx.now());
+      const rows = await ctx.store.listAnalytics(accountOf(req), { ...range, agentId }, MAX_EXPORT_ROWS + 1);
+      if (rows.length > MAX_EXPORT_ROWS) throw new ScribedError('VALIDATION_FAILED', `from: the range holds more than ${MAX_EXPORT_ROWS} calls; narrow it`, { details: { field: 'from' } });
+      return ok(aggregateAgent(agentId, range, rows));
     });
 
     app.get<{ Querystring: Record<string, unknown> }>(`${API}/stt/analytics/export`, async (req, reply) => {

@@ -37,6 +37,7 @@ export function callView(c: CallRecord) {
     callId: c.id,
     externalId: c.externalId,
     title: c.title,
+    agentId: c.agentId,
     status: callStatus(c.legs),
     // The longest leg's audio so far: legs share the call's clock from their own first sample.
     durationMs: c.legs.reduce((longest, l) => Math.max(longest, l.sampleRateHz > 0 ? Math.round((Number(l.audioSamples) * 1000) / l.sampleRateHz) : 0), 0),
@@ -70,10 +71,10 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const valid = validateCreateCall(req.body);
       const outcome = await ctx.store.createCall({
-        call: { id: newId('call', ctx.now()), accountId, externalId: valid.externalId, title: valid.title, createdAt: ctx.now().toISOString() },
+        call: { id: newId('call', ctx.now()), accountId, externalId: valid.externalId, title: valid.title, agentId: valid.agentId, createdAt: ctx.now().toISOString() },
         idempotency: { key, requestHash: callRequestHash(valid) },
       });
-      if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title or externalId');
+      if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, externalId or agentId');
       if (outcome.kind === 'created') {
         ctx.metrics.callsCreated.inc();
         req.log.info({ callId: outcome.call.id }, 'call created');

@@ -1,5 +1,8 @@
-import type { FastifyPluginAsync } from 'fastify';
+import crypto from 'node:crypto';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ScribedError } from '../../core/errors.js';
+import { headerValue } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { capacityReport, nodeCapacity } from '../capacity.js';
 import { recognizersFree } from '../../session/recognizer-room.js';
@@ -18,6 +21,33 @@ function readiness(ctx: AppContext) {
   const engine = ctx.engine.ready();
   const draining = ctx.draining?.() ?? false;
   return { capacity, free, store, engine, draining, ready: store && engine && free && !draining };
+}
+
+const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest();
+
+/** Headers a reverse proxy adds: a request that carries one came from elsewhere, whatever the
+ * peer address (the reference HAProxy sets X-Forwarded-For: deploy/haproxy.cfg). */
+const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host'];
+
+function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return a === '::1' || a.startsWith('127.');
+}
+
+/** Who may read /metrics (docs/operations.md, "Metrics"): with a token configured, whoever
+ * presents it as a bearer token (compared in constant time, as hashes); without one, only a
+ * scraper on this host talking to the process directly. Server-wide counters and versions
+ * are not for anyone who can reach the API port. */
+export function requireMetricsAccess(ctx: AppContext, req: FastifyRequest): void {
+  const token = ctx.config.metricsToken;
+  if (token !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(headerValue(req.headers.authorization) ?? '');
+    if (m && crypto.timingSafeEqual(sha256(m[1]!), sha256(token))) return;
+    throw new ScribedError('UNAUTHORIZED', '/metrics needs the Authorization: Bearer token the operator configured (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)');
+  }
+  if (isLoopback(req.socket.remoteAddress) && !PROXY_HEADERS.some((h) => req.headers[h] !== undefined)) return;
+  throw new ScribedError('UNAUTHORIZED', '/metrics answers only loopback requests made to the server directly; for a scraper elsewhere, configure a bearer token (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)');
 }
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
@@ -53,7 +83,8 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
       });
     } });
 
-    app.route({ ...SERVICE_ROUTES.metrics, ...PROBE, handler: async (_req, reply) => {
+    app.route({ ...SERVICE_ROUTES.metrics, ...PROBE, handler: async (req, reply) => {
+      requireMetricsAccess(ctx, req);
       // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
       // series would read 0 forever (closes are scribed_sessions_closed_total).
       const counts = ctx.sessions.countByState();

@@ -44,7 +44,11 @@ export const SERVICE_ROUTES = {
     method: 'GET',
     url: '/metrics',
     schema: {
-      ...open({ operationId: 'metrics', summary: 'Prometheus metrics (docs/operations.md)' }),
+      ...open({
+        operationId: 'metrics',
+        summary: 'Prometheus metrics (docs/operations.md)',
+        description: 'With a metrics token set, only to `Authorization: Bearer <token>`; without one, only to direct loopback requests (no proxy headers): else 401 (docs/security.md).',
+      }),
       produces: ['text/plain'],
       response: { 200: Type.String({ description: 'Prometheus text exposition' }) },
     },

@@ -7,6 +7,8 @@ import type { AnalyticsLeg } from '../../core/analytics/characteristics.js';
 import { mergeLevelTracks, type LevelTrack } from '../../core/analytics/levels.js';
 import { analyseConversation, compactAnalytics, searchableFigures, type ConversationAnalytics } from '../../core/analytics/summary.js';
 import type { TextMatchers } from '../../core/rules-match.js';
+import type { AnalyticsFilters } from '../../core/analytics/search-filters.js';
+import { FIGURE_FILTERS } from '../../core/analytics/summary.js';
 import type { SegmentWord } from '../../core/word-span.js';
 import type { AnalyticsPosition, AnalyticsRecord, CategoryChange, CategoryRecord, CreateCategoryInput } from '../store.js';
 import { nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
@@ -247,5 +249,17 @@ export async function eraseAnalyticsOf(tx: Tx, transcriptionId: string): Promise
     if (subject === null) continue;
     await tx.run('DELETE FROM category_matches WHERE subject_id = ?', [subject]);
     await tx.run('DELETE FROM conversation_analytics WHERE subject_id = ?', [subject]);
+  }
+}
+
+/** Search conditions (areas/search.ts) on a segment's History row `t`: its call's analytics, or
+ * its own outside a call. Columns come from a fixed table (FIGURE_FILTERS), values are bound. */
+export function analyticsConditions(f: AnalyticsFilters, add: (condition: string, ...values: SqlValue[]) => void): void {
+  const subject = 'COALESCE(t.call_id, t.id)';
+  if (f.category !== undefined) add(`EXISTS (SELECT 1 FROM category_matches m WHERE m.subject_id = ${subject} AND m.category_id = ? AND m.account_id = t.account_id)`, f.category);
+  for (const b of f.figures) {
+    const column = FIGURE_FILTERS[b.figure];
+    if (b.over !== undefined) add(`EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} > ?)`, BigInt(Math.round(b.over)));
+    if (b.under !== undefined) add(`EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} < ?)`, BigInt(Math.round(b.under)));
   }
 }

@@ -12,6 +12,7 @@ interface CallRow {
   account_id: string;
   external_id: string | null;
   title: string;
+  agent_id: string | null;
   idempotency_key: string;
   request_hash: string;
   created_at: string;
@@ -59,6 +60,7 @@ async function withLegs(db: Tx, rows: CallRow[]): Promise<CallRecord[]> {
     accountId: r.account_id,
     externalId: r.external_id,
     title: r.title,
+    agentId: r.agent_id,
     legs: legs.filter((l) => l.call_id === r.id).map(toLeg),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -86,9 +88,9 @@ export async function createCall(db: Db, input: CreateCallInput): Promise<Create
       return { kind: 'replayed', call: await readCall(tx, existing.id) };
     }
     await tx.run(
-      `INSERT INTO calls (id, account_id, external_id, title, idempotency_key, request_hash, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [c.id, c.accountId, c.externalId, c.title, input.idempotency.key, input.idempotency.requestHash, c.createdAt, c.createdAt],
+      `INSERT INTO calls (id, account_id, external_id, title, agent_id, idempotency_key, request_hash, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [c.id, c.accountId, c.externalId, c.title, c.agentId ?? null, input.idempotency.key, input.idempotency.requestHash, c.createdAt, c.createdAt],
     );
     return { kind: 'created', call: await readCall(tx, c.id) };
   });

@@ -6,6 +6,7 @@
 import { MATCH_CLOSE, MATCH_OPEN, toFts5Match, toPostgresTsquery, type SearchFilters, type SearchPosition, type SearchQuery } from '../../core/search-query.js';
 import type { SearchHit } from '../store.js';
 import type { SqlValue, Tx } from '../sql/db.js';
+import { analyticsConditions } from './analytics.js';
 
 interface HitRow {
   transcription_id: string;
@@ -34,6 +35,7 @@ function filterSql(dialect: Tx['dialect'], accountId: string, filters: SearchFil
   if (filters.speaker !== undefined) add('t.speaker = ?', filters.speaker);
   // A leg's History row carries the session's title, its call the call's: either matches.
   if (filters.title !== undefined) add('(t.title = ? OR c.title = ?)', filters.title, filters.title);
+  if (filters.analytics !== undefined) analyticsConditions(filters.analytics, add);
   if (after !== undefined) {
     if (dialect === 'sqlite') add('segments_fts.rowid < (SELECT id FROM segments_fts_rows WHERE transcription_id = ? AND idx = ?)', after.transcriptionId, BigInt(after.index));
     else add('(s.created_at, s.transcription_id, s.idx) < (?, ?, ?)', after.createdAt, after.transcriptionId, BigInt(after.index));

@@ -22,6 +22,8 @@ export interface CallRecord {
   /** The PBX's own id of the call (Twilio CallSid, AudioSocket UUID, FreeSWITCH uuid). */
   externalId: string | null;
   title: string;
+  /** The agent on the call (its create's agentId); null when none was given. */
+  agentId: string | null;
   /** In the order they joined ((createdAt, transcriptionId) ascending). */
   legs: CallLegRecord[];
   createdAt: string;
@@ -29,7 +31,7 @@ export interface CallRecord {
 }
 
 export interface CreateCallInput {
-  call: { id: string; accountId: string; externalId: string | null; title: string; createdAt: string };
+  call: { id: string; accountId: string; externalId: string | null; title: string; createdAt: string; agentId?: string | null };
   /** The create's Idempotency-Key (per account, its own namespace) and its request hash. */
   idempotency: { key: string; requestHash: string };
 }

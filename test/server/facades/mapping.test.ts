@@ -94,7 +94,9 @@ describe('OpenAI form', () => {
       [{ model: ['whisper-1'], 'timestamp_granularities[]': ['word'] }, 'timestamp_granularities', null],
       [{ model: ['whisper-1'], response_format: ['verbose_json'], 'timestamp_granularities[]': ['char'] }, 'timestamp_granularities', null],
       [{ model: ['whisper-1'], temperature: ['2'] }, 'temperature', null],
-      [{ model: ['whisper-1'], stream: ['true'] }, 'stream', 'unknown_parameter'],
+      [{ model: ['whisper-1'], chunking_strategy: ['auto'] }, 'chunking_strategy', 'unknown_parameter'],
+      [{ model: ['whisper-1'], stream: ['yes'] }, 'stream', null],
+      [{ model: ['whisper-1'], stream: ['true'], response_format: ['vtt'] }, 'response_format', null],
       [{ model: ['whisper-1', 'whisper-1'] }, 'model', null],
     ];
     for (const [fields, param, code] of cases) {

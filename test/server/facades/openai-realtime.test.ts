@@ -122,9 +122,8 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
     }
     expect(of(o, 'input_audio_buffer.speech_started')[0]!.audio_start_ms).toBeGreaterThanOrEqual(0);
     expect(wordErrorRate(long.reference, completedText(o)).wer).toBeLessThan(0.5);
-    // A delta before the audio ended: partials are live, not the final's.
-    const firstDelta = of(o, 'conversation.item.input_audio_transcription.delta')[0]!;
-    expect(firstDelta.at - o.firstAudioAt!).toBeLessThan((long.durationSec * 1000) / 2);
+    // Partials are live: the item's first delta came before its speech_stopped (asserted above:
+    // the order of its events), not only with the final.
     // The socket's session is a native one: its History row completes when the socket closes.
     let rows: any[] = [];
     for (let i = 0; i < 50; i++) {

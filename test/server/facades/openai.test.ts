@@ -122,6 +122,24 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(segOnly.words).toBeUndefined();
   }, 90_000);
 
+  it('stream: true gives transcript.text.delta events adding up to transcript.text.done, the same text as without, for every model name', async () => {
+    const plain = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'gpt-4o-transcribe' });
+    const stream = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'gpt-4o-transcribe', stream: true });
+    const events: any[] = [];
+    for await (const e of stream) events.push(e);
+    const done = events.at(-1);
+    expect(done).toMatchObject({ type: 'transcript.text.done', usage: { type: 'duration', seconds: 8 } });
+    expect(done.text).toBe(plain.text);
+    const deltas = events.slice(0, -1);
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.every((e) => e.type === 'transcript.text.delta')).toBe(true);
+    expect(deltas.map((e) => e.delta).join('')).toBe(done.text);
+    // whisper-1 streams too (OpenAI's ignores the flag; here every name is the same recognizer).
+    const whisper: any[] = [];
+    for await (const e of await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', stream: true })) whisper.push(e);
+    expect(whisper.at(-1)).toMatchObject({ type: 'transcript.text.done', text: plain.text });
+  }, 90_000);
+
   it('GET /v1/models lists the node model and the OpenAI names it serves', async () => {
     const ids: string[] = [];
     for await (const m of client.models.list()) ids.push(m.id);
@@ -164,9 +182,13 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(notAudio).toBeInstanceOf(OpenAI.BadRequestError);
     expect(notAudio.error).toMatchObject({ param: 'file', code: 'invalid_file_format' });
 
-    const unknownField = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', stream: true } as never));
+    const unknownField = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', chunking_strategy: 'auto' } as never));
     expect(unknownField).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(unknownField.error).toMatchObject({ param: 'stream', code: 'unknown_parameter' });
+    expect(unknownField.error).toMatchObject({ param: 'chunking_strategy', code: 'unknown_parameter' });
+
+    const streamSrt = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'gpt-4o-transcribe', stream: true, response_format: 'srt' }));
+    expect(streamSrt).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(streamSrt.error.param).toBe('response_format');
 
     const form = new FormData();
     form.append('model', 'whisper-1');

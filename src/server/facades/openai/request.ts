@@ -7,14 +7,16 @@
 // - prompt: vocabulary hints (comma- or line-separated terms), as native vocabularyHints;
 // - response_format: json (default), text, srt, vtt, verbose_json;
 // - timestamp_granularities[]: segment (default) and/or word, with verbose_json only;
-// - temperature: accepted (0 to 1) and ignored: the recognizer does not sample.
+// - temperature: accepted (0 to 1) and ignored: the recognizer does not sample;
+// - stream: true answers server-sent transcript.text.delta/done events (json only), for every
+//   served model name.
 // Any other field is refused by name (OpenAI's `unknown_parameter`), never silently dropped.
 import { OpenAiError } from './errors.js';
 import { RESPONSE_FORMATS, type Granularity, type ResponseFormat } from './names.js';
 
 export type { Granularity, ResponseFormat } from './names.js';
 
-const KNOWN_FIELDS = ['model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities'] as const;
+const KNOWN_FIELDS = ['model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities', 'stream'] as const;
 
 export interface TranscriptionRequest {
   model: string;
@@ -24,6 +26,8 @@ export interface TranscriptionRequest {
   nativeFields: Record<string, string>;
   /** The language named in verbose_json: the one asked for, or the recognizer's first. */
   language: string | null;
+  /** Answer as server-sent events (`stream: true`). */
+  stream: boolean;
 }
 
 function bad(param: string, message: string, code: string | null = null): never {
@@ -67,11 +71,17 @@ export function mapTranscriptionRequest(fields: Readonly<Record<string, string[]
     if (!Number.isFinite(t) || t < 0 || t > 1) bad('temperature', 'temperature must be a number from 0 to 1');
   }
 
+  const streamField = one('stream');
+  if (streamField !== undefined && streamField !== 'true' && streamField !== 'false') bad('stream', 'stream must be true or false');
+  // Every model streams here (all are the node's recognizer; OpenAI's whisper-1 ignores the
+  // flag, which leaves its SDK reading a stream that never comes). Streaming answers json only.
+  const stream = streamField === 'true';
+  if (stream && format !== 'json') bad('response_format', 'with stream, response_format must be json');
   const options: Record<string, unknown> = {};
   const prompt = one('prompt');
   if (prompt !== undefined && prompt.trim() !== '') options.vocabularyHints = promptTerms(prompt);
   const language = one('language');
   const nativeFields: Record<string, string> = { title: 'OpenAI transcription', options: JSON.stringify(options) };
   if (language !== undefined && language.trim() !== '') nativeFields.languageHint = language.trim();
-  return { model, format, granularities: granularities.length === 0 ? ['segment'] : [...new Set(granularities)], nativeFields, language: nativeFields.languageHint ?? null };
+  return { model, format, granularities: granularities.length === 0 ? ['segment'] : [...new Set(granularities)], nativeFields, language: nativeFields.languageHint ?? null, stream };
 }

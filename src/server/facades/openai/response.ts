@@ -84,3 +84,25 @@ export function openAiTranscription(audio: FinishedAudio, format: ResponseFormat
   verbose.usage = usage;
   return { contentType: 'application/json', body: JSON.stringify(verbose) };
 }
+
+/** `stream: true`: the transcript as OpenAI's server-sent events, one `transcript.text.delta`
+ * per segment with words (their deltas add up to the text of the `done` event), then
+ * `transcript.text.done` with the text and usage. Sent once the job is done: a batch job's
+ * segments are not released one by one (docs/compat.md). */
+export function openAiTranscriptStream(audio: FinishedAudio): string {
+  const t = toJson(audio.meta, audio.segments);
+  const events: object[] = [];
+  let sent = '';
+  t.segments.forEach((seg, i) => {
+    const text = seg.text.trim();
+    if (text === '') return;
+    // The text joins segments with one space; each delta carries its separator.
+    const at = t.text.indexOf(text, sent.length);
+    const delta = at >= 0 ? t.text.slice(sent.length, at + text.length) : `${sent === '' ? '' : ' '}${text}`;
+    sent += delta;
+    events.push({ type: 'transcript.text.delta', delta, segment_id: `seg_${i}` });
+  });
+  if (sent !== t.text) events.push({ type: 'transcript.text.delta', delta: t.text.slice(sent.length) });
+  events.push({ type: 'transcript.text.done', text: t.text, usage: { type: 'duration', seconds: Math.ceil(t.durationMs / 1000) } });
+  return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+}

@@ -18,7 +18,7 @@ import { stageStream, stagingPath, transcribeStaged, type StagedFile } from '../
 import { OpenAiError, sendOpenAiError } from './errors.js';
 import { mapTranscriptionRequest } from './request.js';
 import { OPENAI_MODEL_ALIASES } from './names.js';
-import { openAiTranscription } from './response.js';
+import { openAiTranscription, openAiTranscriptStream } from './response.js';
 
 const MAX_FIELD_BYTES = 64 * 1024;
 
@@ -79,6 +79,11 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
         const request = mapTranscriptionRequest(fields, models);
         if (staged === null) throw new OpenAiError(400, 'invalid_request_error', 'you must provide a file part `file` with the audio', 'file');
         const [done] = await transcribeStaged(ctx, batch, req, reply, accountId, staged, request.nativeFields, maxWaitMs);
+        if (request.stream) {
+          const meta = { transcriptionId: done!.row.id, title: done!.row.title, status: done!.row.status, sampleRateHz: done!.row.sampleRateHz, audioSamples: done!.row.audioSamples };
+          const events = openAiTranscriptStream({ meta, segments: done!.segments, language: request.language ?? ctx.engine.info.languages[0] ?? 'en' });
+          return await reply.header('x-scribed-transcription-id', done!.row.id).header('cache-control', 'no-cache').type('text/event-stream; charset=utf-8').send(events);
+        }
         const out = openAiTranscription(
           {
             meta: { transcriptionId: done!.row.id, title: done!.row.title, status: done!.row.status, sampleRateHz: done!.row.sampleRateHz, audioSamples: done!.row.audioSamples },
