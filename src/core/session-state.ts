@@ -5,6 +5,16 @@
 // the event (LiveSession.carryOut), in order, so the session's state has one source (issue
 // 27; before, the effects were computed and thrown away).
 //
+// LEFT is the machine's own, never stored: the session left this node without closing (it
+// moved on to another node or a newer epoch, its shared spool failed, or, paused and idle on a
+// shared store, it was given up to any node; src/session/session-end.ts). From LEFT nothing more
+// happens here: every event is refused with SESSION_MOVED or ignored.
+//
+// | state \ event           | leave | socketAttached, resume, close | socketLost, shutdown |
+// |-------------------------|-------|-------------------------------|----------------------|
+// | RECORDING, PAUSED, CLOSED | LEFT | as in the table below        | as below             |
+// | LEFT                    | LEFT  | SESSION_MOVED                 | LEFT                 |
+//
 // The machine does not track whether a socket is attached (the live session owns that and
 // answers SESSION_BUSY itself); the one place it matters, resume, says so in the event.
 //
@@ -30,7 +40,12 @@ import type { SessionState, TranscriptionStatus } from './session-status.js';
 
 export type { SessionState };
 
+/** Where a live session stands on this node: its stored state, or LEFT once it left. */
+export type LiveState = SessionState | 'LEFT';
+
 export type SessionEvent =
+  /** The session leaves this node without closing (moved on, spool failed, given up). */
+  | { type: 'leave' }
   | { type: 'socketAttached' }
   | { type: 'socketLost' }
   /** `socketAttached`: a socket the server still believes open (half-open TCP) must go. */
@@ -40,16 +55,19 @@ export type SessionEvent =
 
 export type SessionEffect = 'beginEpoch' | 'detachSocket' | 'finalizeSegment' | 'releaseDecoder' | 'persist' | 'holdDecoder';
 
-export interface TransitionResult {
-  state: SessionState;
+export interface TransitionResult<S extends LiveState = SessionState> {
+  state: S;
   effects: SessionEffect[];
 }
 
-function to(state: SessionState, ...effects: SessionEffect[]): TransitionResult {
+function to<S extends LiveState>(state: S, ...effects: SessionEffect[]): TransitionResult<S> {
   return { state, effects };
 }
 
-export function transition(state: SessionState, event: SessionEvent): TransitionResult {
+export function transition(state: SessionState, event: Exclude<SessionEvent, { type: 'leave' }>): TransitionResult;
+export function transition(state: LiveState, event: SessionEvent): TransitionResult<LiveState>;
+export function transition(state: LiveState, event: SessionEvent): TransitionResult<LiveState> {
+  if (event.type === 'leave' || state === 'LEFT') return fromLeft(state, event);
   switch (event.type) {
     case 'socketAttached':
       if (state === 'RECORDING') return to('RECORDING');
@@ -73,6 +91,14 @@ export function transition(state: SessionState, event: SessionEvent): Transition
       if (state === 'PAUSED') return to('PAUSED', 'finalizeSegment', 'releaseDecoder');
       return to(state);
   }
+}
+
+/** Leaving, and every event once left: what leaving does is session-end.ts's; the
+ * machine keeps the session from doing anything more here. */
+function fromLeft(state: LiveState, event: SessionEvent): TransitionResult<LiveState> {
+  if (event.type === 'leave') return to('LEFT');
+  if (event.type === 'socketLost' || event.type === 'shutdown') return to(state);
+  throw new ScribedError('SESSION_MOVED');
 }
 
 /**

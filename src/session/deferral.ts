@@ -28,6 +28,10 @@ export class Deferral {
   /** Deferred only while this session's own recognizer loads (beginAside), not waiting for a
    * freed one: no notices, no wait metric. */
   private aside = false;
+  /** The client's close waits for recognition to catch up: no more audio or commits. */
+  private closeWaits = false;
+  /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
+  private held = false;
 
   constructor(
     private readonly ctx: SessionContext,
@@ -49,6 +53,26 @@ export class Deferral {
 
   get budget(): BacklogBudget | undefined {
     return this.queue?.budget;
+  }
+
+  /** The client's close waits for the deferred recognition to catch up (closeWhenCaughtUp). */
+  get closing(): boolean {
+    return this.closeWaits;
+  }
+
+  /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
+  get heldByBacklog(): boolean {
+    return this.held;
+  }
+
+  /** The client's close, while deferred: no more audio or commits; the close itself waits in
+   * the feed behind the audio before it. */
+  closeWhenCaughtUp(): void {
+    if (this.closeWaits) throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
+    this.closeWaits = true;
+    this.ctx.accepting = false;
+    this.feed.push({ kind: 'close' });
+    this.ctx.log.info({ backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
   }
 
   /** True while recognition waits for the session's own recognizer to load (beginAside). */
@@ -119,8 +143,8 @@ export class Deferral {
     const budget = this.budget;
     // Loading aside, the session waits for no other's recognizer: the node's bound is not its.
     if (!this.deferred || this.aside || !budget || budget.fits(seconds)) return;
-    if (!this.ctx.heldByBacklog) {
-      this.ctx.heldByBacklog = true;
+    if (!this.held) {
+      this.held = true;
       this.ctx.accepting = false;
       this.ctx.log.warn({ backlogSeconds: Number(budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
       this.events.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
@@ -132,10 +156,10 @@ export class Deferral {
   async acceptAgain(force: boolean): Promise<void> {
     const ctx = this.ctx;
     const budget = this.budget;
-    if (!ctx.heldByBacklog || !budget) return;
+    if (!this.held || !budget) return;
     if (!force && budget.seconds > budget.boundSeconds * BACKLOG_RESUME_SHARE) return;
-    ctx.heldByBacklog = false;
-    if (ctx.closing || ctx.state !== 'RECORDING' || !ctx.socket) return;
+    this.held = false;
+    if (this.closeWaits || ctx.state !== 'RECORDING' || !ctx.socket) return;
     ctx.accepting = await ctx.canAccept();
     this.events.emit(serverEvent.accepting(ctx.accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
   }
@@ -183,7 +207,7 @@ export class Deferral {
     let dropped = 0;
     for (const item of this.feed.clear()) if (item.kind === 'audio') dropped += item.samples.length / this.ctx.rate;
     this.feed.uncount();
-    if (this.ctx.state !== 'CLOSED') this.ctx.closing = false;
+    if (this.ctx.state !== 'CLOSED') this.closeWaits = false;
     this.queue?.done(this.session);
     return dropped;
   }

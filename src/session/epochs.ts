@@ -5,9 +5,9 @@ import { beginEpoch as nextEpoch } from '../core/capture-cursor.js';
 import type { SessionContext } from './session-context.js';
 
 /** Why a resume with the client's `clientCaptured` cannot go on, thrown; nothing if it can. */
-export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined): void {
+export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined, closing: boolean): void {
   if (ctx.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-  if (ctx.closing) throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
+  if (closing) throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
   if (clientCaptured !== undefined && clientCaptured < ctx.cursor.capturedSamples) {
     throw new ScribedError(
       'CAPTURE_CURSOR_MISMATCH',

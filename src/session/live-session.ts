@@ -27,7 +27,7 @@ import { Replay } from './replay.js';
 import { Deferral, DEFERRED_NOTICE } from './deferral.js';
 import { FrameIntake } from './frame-intake.js';
 import { loseRecognizer } from './lost-recognizer.js';
-import { Departure } from './departure.js';
+import { SessionEnd, type EndReason } from './session-end.js';
 import { checkResume } from './epochs.js';
 import { SessionEffects } from './session-effects.js';
 import { recognizerRoom, recognizersFree } from './recognizer-room.js';
@@ -45,7 +45,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   private readonly replay: Replay;
   private readonly deferral: Deferral;
   private readonly intake: FrameIntake;
-  private readonly departure: Departure;
+  private readonly ending: SessionEnd;
   private readonly effects: SessionEffects;
   private readonly yielder: RecognizerYield;
 
@@ -76,19 +76,21 @@ export class LiveSession extends SessionView implements DeferredSession {
     this.feed = new RecognitionFeed(ctx.rate, (item, deferred) => this.recognizeItem(item, deferred), () => this.feedDrained());
     this.replay = new Replay(ctx, this.recognition);
     this.deferral = new Deferral(ctx, this, this.feed, this.decoder, this.replay, this.events);
-    this.departure = new Departure(ctx, { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder }, {
+    this.ending = new SessionEnd(ctx, { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder, writes: this.writes }, {
+      apply: (event) => this.apply(event),
+      carryOut: (effects, trigger) => this.effects.carryOut(effects, trigger),
       release: () => this.effects.releaseDecoder(),
-      left: () => ctx.deps.onClosed?.(this),
+      done: () => ctx.deps.onClosed?.(this),
     });
     this.effects = new SessionEffects(ctx, { decoder: this.decoder, feed: this.feed, recognition: this.recognition, writes: this.writes, deferral: this.deferral }, {
       run: (fn) => this.run(fn),
-      giveUp: () => this.departure.giveUp(),
+      giveUp: () => this.end({ reason: 'givenUp' }),
     });
     this.yielder = new RecognizerYield(ctx, { feed: this.feed, finals: this.finals, effects: this.effects, deferral: this.deferral }, (fn) => this.run(fn));
     this.intake = new FrameIntake(ctx, this.events, this.writes, this.feed, this.deferral, {
       loseSocket: (reason) => this.loseSocket(reason),
       movedOn: (reason) => void this.movedOn(reason),
-      spoolFailed: (err) => void this.spoolFailed(err),
+      spoolFailed: (err) => void this.run(() => this.end({ reason: 'spoolFailed', err })),
     });
   }
 
@@ -119,27 +121,27 @@ export class LiveSession extends SessionView implements DeferredSession {
   /** The state machine decides the transition; the effects it names are what happens
    * (session-effects.ts carries them out). */
   private apply(event: SessionEvent): SessionEffect[] {
-    const result = transition(this.ctx.state, event);
-    this.ctx.state = result.state;
+    const result = transition(this.ctx.liveState, event);
+    this.ctx.enter(result.state);
     return result.effects;
   }
 
   // ---------------------------------------------------------------- leaving this node
 
+  /** The one way the session ends on this node (session-end.ts lists the reasons). */
+  private end(how: EndReason): Promise<void> {
+    return this.ending.end(how);
+  }
+
   /** The session is no longer this node's (a resume elsewhere, another node adopted it, or a
    * write found the fence gone): stop at once without finalizing (the new owner replays the
    * open segment from the spool), close the socket with 4000 so the client resumes. */
   movedOn(reason: string): Promise<void> {
-    return this.run(() => this.dropMoved(reason));
-  }
-
-  /** The shared spool could not store acknowledged audio (departure.ts). */
-  private spoolFailed(err: unknown): Promise<void> {
-    return this.run(() => this.departure.spoolFailed(err));
+    return this.run(() => this.end({ reason: 'moved', detail: reason }));
   }
 
   private dropMoved(reason: string): Promise<void> {
-    return this.departure.dropMoved(reason);
+    return this.end({ reason: 'moved', detail: reason });
   }
 
   /** The recognizer was lost (lost-recognizer.ts); on the socket path the socket closes with
@@ -156,9 +158,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     if (!ctx.socket) return;
     // Frames still queued from this socket are dropped: they were not acknowledged.
-    const socket = ctx.socket;
-    ctx.socket = null;
-    socket.close(CLOSE_CODES.internal, reason);
+    ctx.releaseSocket()?.close(CLOSE_CODES.internal, reason);
     await this.pauseWithoutSocket();
   }
 
@@ -182,12 +182,12 @@ export class LiveSession extends SessionView implements DeferredSession {
       this.decoder.cancel();
       if (!ctx.stream && !this.deferral.active) await this.deferral.openOrDefer();
       await this.startFeeding('the recognizer failed while restoring the open segment; resume to retry');
-      ctx.socket = socket;
-      ctx.accepting = !ctx.heldByBacklog && (await ctx.canAccept());
+      ctx.attachSocket(socket);
+      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
       this.events.ready();
       for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.events.emit(serverEvent.notice(notice));
       if (this.deferral.active && !this.deferral.loadingAside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
-      if (!ctx.accepting) this.events.emit(serverEvent.accepting({ accepting: false, reason: ctx.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
+      if (!ctx.accepting) this.events.emit(serverEvent.accepting({ accepting: false, reason: this.deferral.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
       ctx.log.info({ epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples.toString(), deferred: this.deferral.active }, 'socket attached');
     });
   }
@@ -205,7 +205,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   detach(socket: SessionSocket): Promise<void> {
     return this.run(async () => {
       if (this.ctx.socket !== socket) return;
-      this.ctx.socket = null;
+      this.ctx.releaseSocket();
       await this.pauseWithoutSocket();
     });
   }
@@ -246,7 +246,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** Called by the queue while the backlog is below its bound. */
   backlogHasRoom(): void {
-    if (!this.ctx.heldByBacklog) return;
+    if (!this.deferral.heldByBacklog) return;
     void this.run(() => this.deferral.acceptAgain(false)).catch((err) => this.ctx.log.warn({ err }, 'could not accept audio again'));
   }
 
@@ -278,7 +278,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       // A deferred close, after the audio before it.
       void this.run(async () => {
         this.deferral.end();
-        await this.closeSession();
+        await this.end({ reason: 'closed' });
       }).catch((err: unknown) => this.events.emitError(err));
     }
     return ctx.stream === stream;
@@ -301,7 +301,7 @@ export class LiveSession extends SessionView implements DeferredSession {
    * commit is taken meanwhile. */
   commit(sink: SessionSocket): Promise<void> {
     return this.command(sink, async () => {
-      if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
+      if (this.ctx.state !== 'RECORDING' || this.deferral.closing) throw new ScribedError('SESSION_CLOSED');
       this.feed.push({ kind: 'commit', capturedSamples: this.ctx.cursor.capturedSamples.toString() });
     });
   }
@@ -341,16 +341,9 @@ export class LiveSession extends SessionView implements DeferredSession {
   /** The client's close: once the audio before it is recognized (at once, or while
    * deferred, when the session has caught up to it). */
   private async requestClose(): Promise<void> {
-    const ctx = this.ctx;
-    if (!this.deferral.active) {
-      await this.feed.idle();
-      return this.closeSession();
-    }
-    if (ctx.closing) throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
-    ctx.closing = true;
-    ctx.accepting = false;
-    this.feed.push({ kind: 'close' });
-    ctx.log.info({ backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
+    if (this.deferral.active) return this.deferral.closeWhenCaughtUp();
+    await this.feed.idle();
+    return this.end({ reason: 'closed' });
   }
 
   /** POST .../sessions/{id}/close: the session ends without a socket (an attached one is sent
@@ -361,38 +354,13 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     return this.run(async () => {
       if (ctx.state === 'CLOSED') return true;
-      if (ctx.closing) return false;
+      if (this.deferral.closing) return false;
       if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
       await this.startFeeding('the recognizer failed on the session\'s held audio; close again to retry');
       await this.requestClose();
       // Closed now, unless the close waits in a deferred backlog.
-      return !ctx.closing;
+      return !this.deferral.closing;
     });
-  }
-
-  private async closeSession(): Promise<void> {
-    const ctx = this.ctx;
-    await this.effects.carryOut(this.apply({ type: 'close' }), 'close');
-    if (ctx.moved) throw new ScribedError('SESSION_MOVED');
-    await this.saveLevels();
-    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
-    ctx.spool?.remove();
-    this.events.emit(serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }));
-    const socket = ctx.socket;
-    ctx.socket = null;
-    socket?.close(CLOSE_CODES.normal, 'session closed');
-    this.events.closeWatchers(CLOSE_CODES.normal, 'session closed');
-    ctx.metrics.sessionsClosed.inc();
-    ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }, 'session closed');
-    ctx.deps.onClosed?.(this);
-  }
-
-  /** The leg's loudness so far, for its call's analytics (read when the call ends). A track
-   * that cannot be stored costs the analytics their loudness, never the close. */
-  private async saveLevels(): Promise<void> {
-    const ctx = this.ctx;
-    if (!ctx.levels || ctx.levels.empty) return;
-    await ctx.store.saveLegLevels(ctx.transcriptionId, ctx.levels.track()).catch((err: unknown) => ctx.log.warn({ err }, 'the leg\'s loudness track could not be stored'));
   }
 
   // ---------------------------------------------------------------- HTTP-driven actions
@@ -401,10 +369,10 @@ export class LiveSession extends SessionView implements DeferredSession {
   resume(clientCaptured: bigint | undefined): Promise<{ epoch: number; capturedSamples: bigint; accepting: boolean }> {
     const ctx = this.ctx;
     return this.run(async () => {
-      checkResume(ctx, clientCaptured);
+      checkResume(ctx, clientCaptured, this.deferral.closing);
       this.effects.resumeFrom = clientCaptured;
       await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
-      ctx.accepting = !ctx.heldByBacklog && (await ctx.canAccept());
+      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };
     });
@@ -412,27 +380,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** Server stopping: stop accepting, finalize and persist, tell the client to resume later. */
   shutdown(): Promise<void> {
-    const ctx = this.ctx;
-    return this.run(async () => {
-      this.decoder.cancel();
-      ctx.accepting = false;
-      if (ctx.state === 'CLOSED') return;
-      // Deferred audio not recognized yet stays in the spool: the next start replays it.
-      this.deferral.end();
-      const effects = this.apply({ type: 'shutdown' });
-      await this.effects.carryOut(effects, 'shutdown');
-      if (ctx.moved) return;
-      if (!effects.includes('persist')) await this.writes.saveProgress(true);
-      await this.saveLevels();
-      await ctx.spool?.whenDurable();
-      // Another node may take the session at once (the client resumes through the balancer).
-      if (ctx.fence) await ctx.store.releaseSession(ctx.fence);
-      this.events.emit(serverEvent.accepting({ accepting: false, reason: 'SERVER_SHUTDOWN' }));
-      const socket = ctx.socket;
-      ctx.socket = null;
-      socket?.close(CLOSE_CODES.serviceRestart, 'service restarting; resume later');
-      this.events.closeWatchers(CLOSE_CODES.serviceRestart, 'service restarting; watch again later');
-    });
+    return this.run(() => this.end({ reason: 'shutdown' }));
   }
 
   /** After a restart, or on the node that took the session over: the open segment's audio,
@@ -500,11 +448,5 @@ export class LiveSession extends SessionView implements DeferredSession {
    * session opens starts from it. */
   restoreChannelState(state: number[]): void {
     if (this.ctx.stream === null && this.ctx.channelState === null) this.ctx.channelState = state;
-  }
-
-  /** Drop the decoder without finalizing (engine failure paths). */
-  async dispose(): Promise<void> {
-    this.decoder.cancel();
-    await this.effects.releaseDecoder().catch(() => undefined);
   }
 }

@@ -13,6 +13,7 @@ import type { Engine, RecognitionStream } from '../engine/types.js';
 import type { SessionFence, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { ServerEvent } from '../core/protocol.js';
+import type { LiveState } from '../core/session-state.js';
 import type { SessionSpool } from './audio-spool.js';
 import type { Segmentation } from './segmentation.js';
 import type { RecognizerQueue } from './recognizer-queue.js';
@@ -103,13 +104,18 @@ export class SessionContext {
   readonly options: Record<string, unknown>;
   readonly log: Logger;
   readonly spool: SessionSpool | null;
-  state: SessionState;
+  /** Where the session stands (src/core/session-state.ts), as the coordinator's apply()
+   * entered it; LEFT once it left this node. */
+  private current: LiveState;
+  /** The stored state it last had here (what callers read once it left). */
+  private lastStored: SessionState;
   cursor: CaptureCursor;
   /** Characters debited so far (billing runs ahead of the cursor, src/core/billing.ts). */
   charged: bigint;
   nextSegmentIndex: number;
   accepting = true;
-  socket: SessionSocket | null = null;
+  /** The stream socket attached now; moved only through attachSocket and releaseSocket. */
+  private attached: SessionSocket | null = null;
   /** The session's recognizer, and where its segments begin and end (made with it). */
   stream: RecognitionStream | null = null;
   segmentation: Segmentation | null = null;
@@ -117,8 +123,6 @@ export class SessionContext {
   /** What this node holds while it serves the session (set by the registry's claim); every
    * write for the session names it and fails once the session moved on. */
   fence: SessionFence | null = null;
-  /** The session moved to another node (or a newer epoch): nothing more is written. */
-  moved = false;
   replay: PendingReplay | null = null;
   /** Where the spool's audio starts (audio before it is in persisted segments or was silence
    * the detector dropped). */
@@ -127,10 +131,6 @@ export class SessionContext {
    * spooled with it and given to any later decoder of this session, so a segment decoded on a
    * new decoder (after a restart, or a released hold) hears the channel as the old one would. */
   channelState: number[] | null = null;
-  /** The client's close waits for recognition to catch up: no more audio or commits. */
-  closing = false;
-  /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
-  heldByBacklog = false;
   /** recordAudio: the session's recorder (null without the option or a recorder). */
   recorder: SessionRecorder | null = null;
   /** The leg's loudness per second, measured as its audio is taken (docs/analytics.md);
@@ -148,7 +148,8 @@ export class SessionContext {
     const enc = INPUT_ENCODINGS[record.options.inputEncoding as keyof typeof INPUT_ENCODINGS];
     if (!enc) throw new ScribedError('INTERNAL', `session ${record.id} has unknown encoding`);
     this.encoding = enc;
-    this.state = record.state;
+    this.current = record.state;
+    this.lastStored = record.state;
     this.cursor = {
       epoch: record.epoch,
       epochReceived: Number(record.capturedSamples - (record.epochBases[record.epochBases.length - 1] ?? 0n)),
@@ -159,6 +160,45 @@ export class SessionContext {
     this.nextSegmentIndex = record.nextSegmentIndex;
     this.log = deps.log.child({ sessionId: record.id, transcriptionId: record.transcriptionId });
     this.spool = deps.spool?.open(record.id, () => this.fence, record.capturedSamples) ?? null;
+  }
+
+  /** Where the machine has the session: its stored state, or LEFT. */
+  get liveState(): LiveState {
+    return this.current;
+  }
+
+  /** The coordinator's apply() only: the state the machine decided. */
+  enter(next: LiveState): void {
+    this.current = next;
+    if (next !== 'LEFT') this.lastStored = next;
+  }
+
+  /** The stored state: the session's now, or the last it had before it left this node
+   * (moved tells that it left). */
+  get state(): SessionState {
+    return this.lastStored;
+  }
+
+  /** The session left this node (moved on to another node or a newer epoch, or was given up):
+   * nothing more is written. */
+  get moved(): boolean {
+    return this.current === 'LEFT';
+  }
+
+  get socket(): SessionSocket | null {
+    return this.attached;
+  }
+
+  attachSocket(socket: SessionSocket): void {
+    this.attached = socket;
+  }
+
+  /** The socket lets go of the session (commands still queued from it are dropped); answers
+   * it, so the caller can close it with the reason that fits. */
+  releaseSocket(): SessionSocket | null {
+    const socket = this.attached;
+    this.attached = null;
+    return socket;
   }
 
   get rate(): number {

@@ -20,7 +20,7 @@ export class SessionEffects {
     private readonly hooks: {
       /** The session's queue (LiveSession.run). */
       run(fn: () => Promise<void>): Promise<void>;
-      /** Shared store: let the idle session go to any node (departure.ts). */
+      /** Shared store: let the idle session go to any node (session-end.ts, givenUp). */
       giveUp(): Promise<void>;
     },
   ) {}
@@ -31,9 +31,7 @@ export class SessionEffects {
     for (const effect of effects) {
       switch (effect) {
         case 'detachSocket': {
-          const old = ctx.socket;
-          ctx.socket = null;
-          old?.close(CLOSE_CODES.superseded, 'superseded by resume');
+          ctx.releaseSocket()?.close(CLOSE_CODES.superseded, 'superseded by resume');
           break;
         }
         case 'beginEpoch':
@@ -76,7 +74,7 @@ export class SessionEffects {
     const { decoder, feed, recognition, deferral } = this.parts;
     decoder.start(() => {
       void this.hooks.run(async () => {
-        if (ctx.socket || ctx.state === 'CLOSED' || deferral.active) return;
+        if (ctx.socket || ctx.state === 'CLOSED' || ctx.moved || deferral.active) return;
         await feed.idle();
         await recognition.finalize('pause');
         await this.releaseDecoder();

@@ -83,3 +83,15 @@ describe('History status', () => {
     expect(() => settleTaskStatus('PAUSED', 'failed')).toThrow(/PAUSED/);
   });
 });
+
+describe('leaving this node', () => {
+  it('any state leaves to LEFT, where every event is refused with SESSION_MOVED or ignored', () => {
+    for (const state of ['RECORDING', 'PAUSED', 'CLOSED'] as const) expect(transition(state, { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
+    expect(transition('LEFT', { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
+    expect(transition('LEFT', { type: 'socketLost' })).toEqual({ state: 'LEFT', effects: [] });
+    expect(transition('LEFT', { type: 'shutdown' })).toEqual({ state: 'LEFT', effects: [] });
+    for (const event of [{ type: 'socketAttached' }, { type: 'resume' }, { type: 'resume', socketAttached: true }, { type: 'close' }] as const) {
+      expect(() => transition('LEFT', event)).toThrow(expect.objectContaining({ code: 'SESSION_MOVED' }));
+    }
+  });
+});
