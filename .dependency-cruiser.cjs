@@ -33,7 +33,21 @@ function layer(name, from, allowed, comment) {
 }
 
 // Node modules that reach the outside world. The cores decide; adapters act.
-const IO_MODULES = ['fs', 'fs/promises', 'dgram', 'dns', 'dns/promises', 'worker_threads', 'child_process', 'cluster', 'https', 'http2', 'tls', 'readline', 'inspector'];
+const IO_MODULES = [
+  'fs',
+  'fs/promises',
+  'dgram',
+  'dns',
+  'dns/promises',
+  'worker_threads',
+  'child_process',
+  'cluster',
+  'https',
+  'http2',
+  'tls',
+  'readline',
+  'inspector',
+];
 
 module.exports = {
   forbidden: [
@@ -106,10 +120,20 @@ module.exports = {
     layer('obs-on-core', '^src/obs/', ['core', 'obs'], 'Logging and metrics build on the cores only.'),
     layer('media-on-core', '^src/media/', ['core', 'media'], 'Media probing builds on the cores only.'),
     layer('pages-on-core', '^src/pages/', ['core', 'pages'], "A browser page's static files, served from a fixed list: on the cores only."),
-    layer('outbound-on-core', '^src/outbound/', ['core', 'outbound'], "Requests sent on a user's behalf, checked against the outbound policy (a core), and nothing else."),
+    layer(
+      'outbound-on-core',
+      '^src/outbound/',
+      ['core', 'outbound'],
+      "Requests sent on a user's behalf, checked against the outbound policy (a core), and nothing else.",
+    ),
 
     // ------------------------------------------------------------------ persistence and recognition
-    layer('store-below-the-service', '^src/store/', ['core', 'threads', 'store'], 'The store knows no session, server, engine or CLI: it persists what it is given.'),
+    layer(
+      'store-below-the-service',
+      '^src/store/',
+      ['core', 'threads', 'store'],
+      'The store knows no session, server, engine or CLI: it persists what it is given.',
+    ),
     layer(
       'engine-below-the-service',
       '^src/engine/',
@@ -139,7 +163,12 @@ module.exports = {
       ['core', 'text', 'obs', 'store', 'analytics'],
       "Conversation analytics' adapters: the store computes a finished call's figures (a pure core); this layer hands it the text matchers and the metrics.",
     ),
-    layer('batch-below-the-server', '^src/batch/', ['core', 'text', 'obs', 'media', 'store', 'engine', 'batch'], 'Batch jobs know no session, server or CLI.'),
+    layer(
+      'batch-below-the-server',
+      '^src/batch/',
+      ['core', 'text', 'obs', 'media', 'store', 'engine', 'batch'],
+      'Batch jobs know no session, server or CLI.',
+    ),
     layer(
       'session-below-the-server',
       '^src/session/',
@@ -148,8 +177,18 @@ module.exports = {
     ),
 
     // ------------------------------------------------------------------ settings and adapters
-    layer('console-on-config', '^src/console/', ['core', 'config.ts', 'pages', 'console'], 'The console plugin serves files under the settings.'),
-    layer('desk-on-store', '^src/desk/', ['core', 'config.ts', 'pages', 'store', 'desk'], 'The desk plugin serves files; its login links are store work (issued by the CLI).'),
+    layer(
+      'console-on-config',
+      '^src/console/',
+      ['core', 'config.ts', 'pages', 'console'],
+      'The console plugin serves files under the settings.',
+    ),
+    layer(
+      'desk-on-store',
+      '^src/desk/',
+      ['core', 'config.ts', 'pages', 'store', 'desk'],
+      'The desk plugin serves files; its login links are store work (issued by the CLI).',
+    ),
     {
       name: 'only-the-process-imports-the-server',
       comment: 'The server (routes, sockets) is assembled by service.ts and the CLI only.',
@@ -175,7 +214,12 @@ module.exports = {
     // ------------------------------------------------------------------ the client side
     // The client side logs and exports metrics with the same helpers as the node (src/obs sits
     // right above the cores), and nothing else of the server.
-    layer('client-on-core', '^src/client/', ['core', 'obs', 'client'], 'The client library (SessionStreamer) speaks the protocol defined in the cores and nothing of the server.'),
+    layer(
+      'client-on-core',
+      '^src/client/',
+      ['core', 'obs', 'client'],
+      'The client library (SessionStreamer) speaks the protocol defined in the cores and nothing of the server.',
+    ),
     layer('gateway-on-client', '^src/gateway/', ['core', 'obs', 'client', 'gateway'], 'The telephony gateway is a client of the service.'),
     layer('rtp-on-client', '^src/rtp/', ['core', 'obs', 'client', 'rtp'], 'RTP ingest is a client of the service.'),
   ],

@@ -12,7 +12,10 @@ export default tseslint.config(
     rules: {
       // `_`-named bindings are deliberate: an argument an interface requires, or a property
       // left out of a copy with a rest pattern.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -25,7 +28,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read configuration in src/config.ts (the engine: src/engine/environment.ts) and pass it in.' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration in src/config.ts (the engine: src/engine/environment.ts) and pass it in.',
+        },
       ],
     },
   },

@@ -48,7 +48,10 @@ const SPLITS = (process.env.BENCH_SPLITS ?? 'dev,testdata,prompts').split(',');
 const CLI_NOW = process.env.BENCH_CLI ?? path.join(ROOT, 'dist', 'cli.js');
 const CLI_BEFORE = process.env.BENCH_BEFORE_CLI;
 const ENV_BEFORE: Record<string, string> = Object.fromEntries(
-  (process.env.BENCH_BEFORE_ENV ?? '').split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  (process.env.BENCH_BEFORE_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 const PARALLEL = 2;
 
@@ -105,13 +108,21 @@ interface Server {
 
 async function startServer(cli: string, env: Record<string, string>): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(tmp, 'serve-'));
-  const { stdout } = await execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' });
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir],
+    { encoding: 'utf8' },
+  );
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
   const port = await freePort();
-  const proc = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(PARALLEL)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0', ...env },
-  });
+  const proc = spawn(
+    process.execPath,
+    [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(PARALLEL)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0', ...env },
+    },
+  );
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
   await new Promise<void>((resolve, reject) => {
@@ -143,7 +154,9 @@ async function viaService(server: Server, clip: Clip, enc: Encoding): Promise<st
   });
   const created = (await res.json()) as { data: { streamUrl: string } };
   if (res.status !== 200) throw new Error(`create session: ${res.status} ${JSON.stringify(created)}`);
-  const client = await StreamClient.connect(`${server.base.replace(/^http/, 'ws')}${created.data.streamUrl}`, { accessKey: server.accessKey });
+  const client = await StreamClient.connect(`${server.base.replace(/^http/, 'ws')}${created.data.streamUrl}`, {
+    accessKey: server.accessKey,
+  });
   await client.next('ready');
   const [payload, bytesPerSample, rate] = enc === 'pcm16k' ? [clip.pcm16k, 2, 16_000] : [clip.mulaw8k, 1, 8000];
   let offset = 0;
@@ -165,7 +178,16 @@ async function viaService(server: Server, clip: Clip, enc: Encoding): Promise<st
 
 // ---- baseline: the bare CLI ----
 const M = DEFAULT_MODEL_DIR;
-const cliModel = ['-hmm', path.join(M, 'en-us'), '-lm', path.join(M, 'en-us.lm.bin'), '-dict', path.join(M, 'cmudict-en-us.dict'), '-logfn', '/dev/null'];
+const cliModel = [
+  '-hmm',
+  path.join(M, 'en-us'),
+  '-lm',
+  path.join(M, 'en-us.lm.bin'),
+  '-dict',
+  path.join(M, 'cmudict-en-us.dict'),
+  '-logfn',
+  '/dev/null',
+];
 const frontEnd = (enc: Encoding) => (enc === 'pcm16k' ? [] : ['-remove_noise', 'no', '-featparams', TELEPHONY_FEAT]);
 const fastSearch = Object.entries(FAST_ARGS).flat();
 
@@ -179,7 +201,11 @@ function cliInput(clip: Clip, enc: Encoding): string {
 }
 
 async function viaCli(clip: Clip, enc: Encoding, extra: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('pocketsphinx_continuous', ['-infile', cliInput(clip, enc), ...cliModel, ...frontEnd(enc), ...extra], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const { stdout } = await execFileAsync(
+    'pocketsphinx_continuous',
+    ['-infile', cliInput(clip, enc), ...cliModel, ...frontEnd(enc), ...extra],
+    { encoding: 'utf8', maxBuffer: 1 << 24 },
+  );
   return stdout.trim().split('\n').join(' ');
 }
 
@@ -207,7 +233,12 @@ interface Row {
   systems: Map<string, { score: Score; texts: string[] }>;
 }
 
-console.log(`accuracy: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `accuracy: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 for (const s of splits) {
   const secs = s.clips.reduce((a, c) => a + c.durationSec, 0);
   const words = s.clips.reduce((a, c) => a + wordErrorRate(c.reference, '').refWords, 0);
@@ -229,14 +260,19 @@ for (const [label, cli, env] of builds) {
       const t0 = performance.now();
       const texts = await pool(row.split.clips, PARALLEL, (c) => viaService(server, c, row.enc));
       row.systems.set(label, { score: score(row.split.clips, texts), texts });
-      console.log(`  ${label.padEnd(8)} ${row.split.name.padEnd(9)} ${row.enc}: WER ${pct(wer(row.systems.get(label)!.score))} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      console.log(
+        `  ${label.padEnd(8)} ${row.split.name.padEnd(9)} ${row.enc}: WER ${pct(wer(row.systems.get(label)!.score))} (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+      );
     }
   } finally {
     await server.stop();
   }
 }
 for (const row of rows) {
-  for (const [label, extra] of [['CLI', []], ['CLI fast', fastSearch]] as Array<[string, string[]]>) {
+  for (const [label, extra] of [
+    ['CLI', []],
+    ['CLI fast', fastSearch],
+  ] as Array<[string, string[]]>) {
     const texts = await pool(row.split.clips, PARALLEL, (c) => viaCli(c, row.enc, extra));
     row.systems.set(label, { score: score(row.split.clips, texts), texts });
     console.log(`  ${label.padEnd(8)} ${row.split.name.padEnd(9)} ${row.enc}: WER ${pct(wer(row.systems.get(label)!.score))}`);
@@ -253,7 +289,11 @@ if (process.env.BENCH_VERBOSE) {
   }
 }
 
-console.log('\nsplit | tuned on | encoding | words | ' + [...rows[0]!.systems.keys()].map((k) => `${k} WER`).join(' | ') + ' | ours/CLI | ours/CLI fast');
+console.log(
+  '\nsplit | tuned on | encoding | words | ' +
+    [...rows[0]!.systems.keys()].map((k) => `${k} WER`).join(' | ') +
+    ' | ours/CLI | ours/CLI fast',
+);
 for (const row of rows) {
   const get = (k: string) => row.systems.get(k)!.score;
   const cols = [...row.systems.keys()].map((k) => pct(wer(get(k))));

@@ -42,7 +42,10 @@ function buildLeg(first: number, offsetMs: number, pauseMs: number): { samples: 
   return { samples, utterances };
 }
 
-async function recognize(leg: { samples: Int16Array; utterances: Array<[number, number]> }): Promise<{ cpuMs: number; segments: AnalyticsSegment[] }> {
+async function recognize(leg: {
+  samples: Int16Array;
+  utterances: Array<[number, number]>;
+}): Promise<{ cpuMs: number; segments: AnalyticsSegment[] }> {
   const engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 1 });
   await engine.start();
   try {
@@ -55,7 +58,12 @@ async function recognize(leg: { samples: Int16Array; utterances: Array<[number, 
       const final = await s.finish();
       cpuMs += performance.now() - t0;
       const ms = (n: number) => Math.floor(((from + n) * 1000) / RATE);
-      segments.push({ startMs: ms(0), endMs: ms(to - from), text: final.text, words: final.words.map((w) => ({ word: w.word, startMs: ms(w.startSample), endMs: ms(w.endSample) })) });
+      segments.push({
+        startMs: ms(0),
+        endMs: ms(to - from),
+        text: final.text,
+        words: final.words.map((w) => ({ word: w.word, startMs: ms(w.startSample), endMs: ms(w.endSample) })),
+      });
     }
     await s.release();
     return { cpuMs, segments };
@@ -94,10 +102,19 @@ const categories = [
   { name: 'silence', conditions: [{ silenceSeconds: 5 }] },
   { name: 'interrupts', conditions: [{ interruptions: 2, speaker: 'customer' }] },
   { name: 'talk share', conditions: [{ talkShare: { min: 0.6 }, speaker: 'agent', window: { firstShare: 0.5 } }] },
-  { name: 'polite', conditions: [{ interruptions: 1, speaker: 'agent', negate: true }, { phrases: ['thank you'], window: { last: 20 } }] },
+  {
+    name: 'polite',
+    conditions: [
+      { interruptions: 1, speaker: 'agent', negate: true },
+      { phrases: ['thank you'], window: { last: 20 } },
+    ],
+  },
   { name: 'late pattern', conditions: [{ pattern: 'himself', speaker: 'agent', window: { last: 60 } }] },
 ].map((c, i) => ({ id: `cat_${i}`, ...validateCreateCategory(c, checkRulePattern) }));
-const matchers = { pattern: findRulePattern, entities: (text: string, category: string) => detectEntities(text, [category as EntityCategory]) };
+const matchers = {
+  pattern: findRulePattern,
+  entities: (text: string, category: string) => detectEntities(text, [category as EntityCategory]),
+};
 
 // The intake's part: every sample into the level track, in the frames a client sends.
 const levels = [agent, customer].map(() => new LevelTrackBuilder(RATE));
@@ -119,7 +136,12 @@ const analysisMs =
         speaker: k === 0 ? 'agent' : 'customer',
         transcriptionId: `stt_${k}`,
         durationMs: legSeconds * 1000,
-        segments: segs.map((s) => ({ startMs: s.startMs, endMs: s.endMs, text: s.text, words: JSON.parse(s.wordsJson) as AnalyticsSegment['words'] })),
+        segments: segs.map((s) => ({
+          startMs: s.startMs,
+          endMs: s.endMs,
+          text: s.text,
+          words: JSON.parse(s.wordsJson) as AnalyticsSegment['words'],
+        })),
         levels: levels[k]!.track(),
       }));
       matched = analyseConversation(legs, categories, matchers).categories.length;
@@ -128,5 +150,7 @@ const analysisMs =
 
 const total = levelMs + analysisMs;
 console.log(`level track (intake, both legs): ${levelMs.toFixed(1)} ms CPU`);
-console.log(`figures + ${categories.length} categories (${matched} matched), words from JSON: ${analysisMs.toFixed(2)} ms CPU (mean of ${ROUNDS})`);
+console.log(
+  `figures + ${categories.length} categories (${matched} matched), words from JSON: ${analysisMs.toFixed(2)} ms CPU (mean of ${ROUNDS})`,
+);
 console.log(`analytics / recognition CPU: ${((100 * total) / recognitionMs).toFixed(3)}% (goal: under 1%)`);

@@ -40,10 +40,19 @@ function joinedMulaw(gapSeconds: number): string {
   const filters = clips.map((_, i) => `[${i}:a]apad=pad_dur=${gapSeconds}[a${i}]`).join(';');
   const labels = clips.map((_, i) => `[a${i}]`).join('');
   execFileSync('ffmpeg', [
-    '-v', 'error', '-y',
+    '-v',
+    'error',
+    '-y',
     ...clips.flatMap((c) => ['-f', 'mulaw', '-ar', '8000', '-ac', '1', '-i', c.ulawFile]),
-    '-filter_complex', `${filters};${labels}concat=n=${clips.length}:v=0:a=1`,
-    '-ar', '8000', '-ac', '1', '-acodec', 'pcm_mulaw', out,
+    '-filter_complex',
+    `${filters};${labels}concat=n=${clips.length}:v=0:a=1`,
+    '-ar',
+    '8000',
+    '-ac',
+    '1',
+    '-acodec',
+    'pcm_mulaw',
+    out,
   ]);
   return out;
 }
@@ -59,7 +68,15 @@ const inputs: Input[] = [
   ...clips.map((c) => ({ name: `${c.id}.wav`, file: c.wavFile, ref: c.reference, baselineRate: 16_000 })),
   { name: `${clips[2]!.id}.mp3`, file: convert(clips[2]!.wavFile, 'mp3'), ref: clips[2]!.reference, baselineRate: null },
   { name: `${clips[2]!.id}.flac`, file: convert(clips[2]!.wavFile, 'flac'), ref: clips[2]!.reference, baselineRate: null },
-  { name: 'all-joined.wav (16k)', file: joined(clips.map((c) => c.wavFile), 1), ref: allRefs, baselineRate: 16_000 },
+  {
+    name: 'all-joined.wav (16k)',
+    file: joined(
+      clips.map((c) => c.wavFile),
+      1,
+    ),
+    ref: allRefs,
+    baselineRate: 16_000,
+  },
   { name: 'all-joined-ulaw.wav (8k)', file: joinedMulaw(1), ref: allRefs, baselineRate: 8000 },
 ];
 
@@ -78,7 +95,9 @@ async function viaBatch(input: Input): Promise<{ audio: number; wall: number; cp
   await svc.service.batch.idle();
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSince(cpu0);
-  const doc = (await (await fetch(`${svc.baseUrl}${T}/${row.transcriptionId}/transcript`, { headers: { accessKey: acct.accessKey } })).json()) as any;
+  const doc = (await (
+    await fetch(`${svc.baseUrl}${T}/${row.transcriptionId}/transcript`, { headers: { accessKey: acct.accessKey } })
+  ).json()) as any;
   // The recognizer's words (rawText where readableText changed a segment): WER judges recognition.
   const text = doc.segments.map((s: any) => s.rawText ?? s.text).join(' ');
   return { audio: Number(row.audioSamples) / row.sampleRateHz, wall, cpu, text };
@@ -100,7 +119,12 @@ async function viaEngine(file: string, rate: number): Promise<{ cpu: number; tex
 await viaEngine(clips[0]!.wavFile, 16_000); // warm the decoders and the JIT
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-interface Sum { audio: number; cpu: number; errors: number; refWords: number }
+interface Sum {
+  audio: number;
+  cpu: number;
+  errors: number;
+  refWords: number;
+}
 const add = (s: Sum, audio: number, cpu: number, w: { wer: number; refWords: number }) => {
   s.audio += audio;
   s.cpu += cpu;
@@ -114,8 +138,15 @@ const baseMatched = newSum();
 const joinedWer = new Map<number, { batch: number; base: number }>();
 let wallTotal = 0;
 
-console.log(`batch: ${clips.length} clips, node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log('file | audio s | batch wall s | batch CPU s | baseline CPU s | batch audio s/CPU s | baseline audio s/CPU s | ratio | batch WER | baseline WER');
+console.log(
+  `batch: ${clips.length} clips, node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+console.log(
+  'file | audio s | batch wall s | batch CPU s | baseline CPU s | batch audio s/CPU s | baseline audio s/CPU s | ratio | batch WER | baseline WER',
+);
 for (const input of inputs) {
   const b = await viaBatch(input);
   const bw = wordErrorRate(input.ref, b.text);
@@ -134,7 +165,9 @@ for (const input of inputs) {
   }
   console.log(`${input.name} | ${b.audio.toFixed(2)} | ${b.wall.toFixed(2)} | ${b.cpu.toFixed(2)} | ${baseCols}`);
 }
-console.log(`total (all batch rows) | ${batchAll.audio.toFixed(2)} | ${wallTotal.toFixed(2)} | ${batchAll.cpu.toFixed(2)} | - | ${(batchAll.audio / batchAll.cpu).toFixed(2)} | - | - | - | -`);
+console.log(
+  `total (all batch rows) | ${batchAll.audio.toFixed(2)} | ${wallTotal.toFixed(2)} | ${batchAll.cpu.toFixed(2)} | - | ${(batchAll.audio / batchAll.cpu).toFixed(2)} | - | - | - | -`,
+);
 
 const bs = batchMatched.audio / batchMatched.cpu;
 const es = baseMatched.audio / baseMatched.cpu;
@@ -144,6 +177,8 @@ const bWer = batchMatched.errors / batchMatched.refWords;
 const eWer = baseMatched.errors / baseMatched.refWords;
 console.log(`  WER pooled over those rows: batch ${pct(bWer)}, baseline ${pct(eWer)}, ratio batch/baseline ${(bWer / eWer).toFixed(3)}`);
 for (const [rate, w] of [...joinedWer].sort((a, b) => b[0] - a[0])) {
-  console.log(`  WER joined file, ${rate === 8000 ? '8 kHz mu-law (telephony)' : '16 kHz (wideband)'}: batch ${pct(w.batch)}, baseline ${pct(w.base)}, ratio batch/baseline ${(w.batch / w.base).toFixed(3)}`);
+  console.log(
+    `  WER joined file, ${rate === 8000 ? '8 kHz mu-law (telephony)' : '16 kHz (wideband)'}: batch ${pct(w.batch)}, baseline ${pct(w.base)}, ratio batch/baseline ${(w.batch / w.base).toFixed(3)}`,
+  );
 }
 await svc.stop();

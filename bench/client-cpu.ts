@@ -71,7 +71,12 @@ function clientFinished(_out: string, err: string): number {
 const bareFinished = (out: string): number => (JSON.parse(out.trim().split('\n').pop()!) as { captured: number[] }).captured[0]!;
 
 const client = (input: Buffer) =>
-  timed([process.execPath, CLI, 'stream', '--url', svc.baseUrl, '--input', '-', '--encoding', 'mulaw_8000', '--realtime'], input, env, clientFinished);
+  timed(
+    [process.execPath, CLI, 'stream', '--url', svc.baseUrl, '--input', '-', '--encoding', 'mulaw_8000', '--realtime'],
+    input,
+    env,
+    clientFinished,
+  );
 const bare = (file: string) => timed([process.execPath, BARE, '--url', svc.baseUrl, '--file', file], Buffer.alloc(0), env, bareFinished);
 
 /** K of the same command at once. */
@@ -84,7 +89,8 @@ const bareRuns = await parallel(() => bare(audioFile));
 await svc.stop();
 
 for (const r of [...clientRuns, ...bareRuns]) {
-  if (r.captured !== SECONDS * RATE) throw new Error(`a stream ended with ${r.captured} samples held by the server, expected ${SECONDS * RATE}`);
+  if (r.captured !== SECONDS * RATE)
+    throw new Error(`a stream ended with ${r.captured} samples held by the server, expected ${SECONDS * RATE}`);
 }
 const mean = (runs: Run[], f: (r: Run) => number) => runs.reduce((s, r) => s + f(r), 0) / runs.length;
 const cStart = mean(clientStart, (r) => r.cpu);
@@ -93,8 +99,21 @@ const cCpu = mean(clientRuns, (r) => r.cpu);
 const bCpu = mean(bareRuns, (r) => r.cpu);
 const pct = (cpu: number) => `${((100 * cpu) / SECONDS).toFixed(2)}%`;
 
-console.log(`client-cpu: node ${process.version}, ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${STREAMS} processes at once x ${SECONDS} s of mu-law 8 kHz at real time (wall ${mean(clientRuns, (r) => r.wall).toFixed(1)} s client, ${mean(bareRuns, (r) => r.wall).toFixed(1)} s baseline)`);
+console.log(
+  `client-cpu: node ${process.version}, ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(
+      ' ',
+    )}; ${STREAMS} processes at once x ${SECONDS} s of mu-law 8 kHz at real time (wall ${mean(clientRuns, (r) => r.wall).toFixed(1)} s client, ${mean(bareRuns, (r) => r.wall).toFixed(1)} s baseline)`,
+);
 console.log(`  every stream: ${SECONDS * RATE} samples held by the server`);
-console.log(`  scribed stream   : ${cCpu.toFixed(2)} CPU s per ${SECONDS} s stream = ${(cCpu / SECONDS).toFixed(4)} CPU s per audio s (${pct(cCpu)} of a core); start-up on empty input ${cStart.toFixed(2)} s; marginal ${((cCpu - cStart) / SECONDS).toFixed(4)} CPU s per audio s (${pct(cCpu - cStart)})`);
-console.log(`  bare sender (ws) : ${bCpu.toFixed(2)} CPU s per ${SECONDS} s stream = ${(bCpu / SECONDS).toFixed(4)} CPU s per audio s (${pct(bCpu)} of a core); start-up on 0 s of audio ${bStart.toFixed(2)} s; marginal ${((bCpu - bStart) / SECONDS).toFixed(4)} CPU s per audio s (${pct(bCpu - bStart)})`);
-console.log(`  ratio client/baseline: total ${(cCpu / bCpu).toFixed(2)}x, start-up ${(cStart / bStart).toFixed(2)}x, marginal ${((cCpu - cStart) / (bCpu - bStart)).toFixed(2)}x`);
+console.log(
+  `  scribed stream   : ${cCpu.toFixed(2)} CPU s per ${SECONDS} s stream = ${(cCpu / SECONDS).toFixed(4)} CPU s per audio s (${pct(cCpu)} of a core); start-up on empty input ${cStart.toFixed(2)} s; marginal ${((cCpu - cStart) / SECONDS).toFixed(4)} CPU s per audio s (${pct(cCpu - cStart)})`,
+);
+console.log(
+  `  bare sender (ws) : ${bCpu.toFixed(2)} CPU s per ${SECONDS} s stream = ${(bCpu / SECONDS).toFixed(4)} CPU s per audio s (${pct(bCpu)} of a core); start-up on 0 s of audio ${bStart.toFixed(2)} s; marginal ${((bCpu - bStart) / SECONDS).toFixed(4)} CPU s per audio s (${pct(bCpu - bStart)})`,
+);
+console.log(
+  `  ratio client/baseline: total ${(cCpu / bCpu).toFixed(2)}x, start-up ${(cStart / bStart).toFixed(2)}x, marginal ${((cCpu - cStart) / (bCpu - bStart)).toFixed(2)}x`,
+);

@@ -30,7 +30,15 @@ const ASSETS = path.join(ROOT, 'models', 'telephony');
 const TELEPHONY_FEAT = path.join(ASSETS, 'feat.params');
 /** Input samples per batch: SCRIBED_DECODE_BATCH_MS (200) at 8 kHz. */
 const BATCH = 1600;
-const ENTRY_POINTS = ['ps_process_raw', 'ps_get_hyp', 'ps_end_utt', 'ps_lattice_bestpath', 'ngram_search_lattice', 'acmod_score', 'hmm_vit_eval'];
+const ENTRY_POINTS = [
+  'ps_process_raw',
+  'ps_get_hyp',
+  'ps_end_utt',
+  'ps_lattice_bestpath',
+  'ngram_search_lattice',
+  'acmod_score',
+  'hmm_vit_eval',
+];
 
 type Input = 'sox' | 'resampled';
 
@@ -61,7 +69,10 @@ async function child(input: Input, clipDir: string, upsampledDir: string): Promi
 
 /** Inclusive instructions of each entry point, from a callgrind output file. */
 function entryPoints(outFile: string): Map<string, number> {
-  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', outFile], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const text = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', outFile], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   const found = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^\s*([\d,]+)\s+\([^)]*\)\s+\S*:(\w+)\s/.exec(line);
@@ -77,10 +88,21 @@ function totalOf(outFile: string): number {
 }
 
 function callgrind(outFile: string, toggles: string[], command: string, args: string[]): void {
-  const r = spawnSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${outFile}`, '--collect-atstart=no', ...toggles.map((t) => `--toggle-collect=${t}`), command, ...args], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
+  const r = spawnSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      `--callgrind-out-file=${outFile}`,
+      '--collect-atstart=no',
+      ...toggles.map((t) => `--toggle-collect=${t}`),
+      command,
+      ...args,
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    },
+  );
   if (r.status !== 0) throw new Error(`valgrind ${command} failed (${r.status}): ${r.stderr.slice(-2000)}`);
 }
 
@@ -90,22 +112,38 @@ async function parent(): Promise<void> {
   const audioSeconds = clips.reduce((a, c) => a + c.durationSec, 0);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-instructions-'));
   const inputs = (process.env.BENCH_INPUT ?? 'sox,resampled').split(',') as Input[];
-  console.log(`decoder-instructions: ${clips.length} clips, ${audioSeconds.toFixed(1)} s of mu-law from ${clipDir}; ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
+  console.log(
+    `decoder-instructions: ${clips.length} clips, ${audioSeconds.toFixed(1)} s of mu-law from ${clipDir}; ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}`,
+  );
   for (const clip of clips) {
     soxUpsample(clip.ulawFile, path.join(tmp, `${clip.id}.16k.wav`));
   }
 
   const M = DEFAULT_MODEL_DIR;
   const cliFlags = [
-    '-hmm', path.join(M, 'en-us'), '-lm', path.join(M, 'en-us.lm.bin'), '-dict', path.join(M, 'cmudict-en-us.dict'), '-logfn', '/dev/null',
-    ...Object.entries(FAST_ARGS).flat(), '-remove_noise', 'no', ...(fs.existsSync(TELEPHONY_FEAT) ? ['-featparams', TELEPHONY_FEAT] : []),
+    '-hmm',
+    path.join(M, 'en-us'),
+    '-lm',
+    path.join(M, 'en-us.lm.bin'),
+    '-dict',
+    path.join(M, 'cmudict-en-us.dict'),
+    '-logfn',
+    '/dev/null',
+    ...Object.entries(FAST_ARGS).flat(),
+    '-remove_noise',
+    'no',
+    ...(fs.existsSync(TELEPHONY_FEAT) ? ['-featparams', TELEPHONY_FEAT] : []),
   ];
   const rows: Array<{ name: string; total: number; entries: Map<string, number> }> = [];
   let cliTotal = 0;
   const cliEntries = new Map<string, number>();
   for (const clip of clips) {
     const out = path.join(tmp, `cli-${clip.id}.out`);
-    callgrind(out, ['ps_start_utt', 'ps_process_raw', 'ps_get_hyp', 'ps_end_utt'], 'pocketsphinx_continuous', ['-infile', path.join(tmp, `${clip.id}.16k.wav`), ...cliFlags]);
+    callgrind(out, ['ps_start_utt', 'ps_process_raw', 'ps_get_hyp', 'ps_end_utt'], 'pocketsphinx_continuous', [
+      '-infile',
+      path.join(tmp, `${clip.id}.16k.wav`),
+      ...cliFlags,
+    ]);
     cliTotal += totalOf(out);
     for (const [k, v] of entryPoints(out)) cliEntries.set(k, (cliEntries.get(k) ?? 0) + v);
   }
@@ -114,7 +152,15 @@ async function parent(): Promise<void> {
   for (const input of inputs) {
     const out = path.join(tmp, `service-${input}.out`);
     const started = Date.now();
-    callgrind(out, ['*Decoder::Process*', '*Decoder::EndUtterance*'], process.execPath, ['--import', 'tsx', import.meta.filename, '--child', input, clipDir, tmp]);
+    callgrind(out, ['*Decoder::Process*', '*Decoder::EndUtterance*'], process.execPath, [
+      '--import',
+      'tsx',
+      import.meta.filename,
+      '--child',
+      input,
+      clipDir,
+      tmp,
+    ]);
     console.log(`(service, ${input} input: ${((Date.now() - started) / 1000).toFixed(0)} s under valgrind)`);
     rows.push({ name: `service (${input} input)`, total: totalOf(out), entries: entryPoints(out) });
   }
@@ -122,7 +168,8 @@ async function parent(): Promise<void> {
   const g = (x: number) => (x / 1e9).toFixed(2);
   console.log('\n| decoder | instructions | per audio s | vs CLI |');
   console.log('|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.name} | ${g(r.total)} G | ${(r.total / audioSeconds / 1e6).toFixed(0)} M | ${(r.total / cliTotal).toFixed(3)}x |`);
+  for (const r of rows)
+    console.log(`| ${r.name} | ${g(r.total)} G | ${(r.total / audioSeconds / 1e6).toFixed(0)} M | ${(r.total / cliTotal).toFixed(3)}x |`);
   console.log(`\n| entry point (inclusive, G) | ${rows.map((r) => r.name).join(' | ')} |`);
   console.log(`|---|${rows.map(() => '---').join('|')}|`);
   for (const e of ENTRY_POINTS) console.log(`| ${e} | ${rows.map((r) => (r.entries.has(e) ? g(r.entries.get(e)!) : '-')).join(' | ')} |`);
@@ -139,7 +186,9 @@ async function parent(): Promise<void> {
     }
   }
   const used = process.cpuUsage(t0);
-  console.log(`\nStreamResampler 8 -> 16 kHz: ${((used.user + used.system) / 1e6 / (audioSeconds * reps)).toFixed(4)} CPU s per audio s (timed, load ${os.loadavg()[0]!.toFixed(2)})`);
+  console.log(
+    `\nStreamResampler 8 -> 16 kHz: ${((used.user + used.system) / 1e6 / (audioSeconds * reps)).toFixed(4)} CPU s per audio s (timed, load ${os.loadavg()[0]!.toFixed(2)})`,
+  );
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 

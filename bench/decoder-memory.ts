@@ -91,7 +91,9 @@ async function main(): Promise<void> {
       const j = JSON.parse(line) as { n: number; decoders?: number; rssKiB: number; stats: Record<string, number> | null };
       rows.push({ n, decoders: j.decoders ?? n, rss: j.rssKiB / 1024, stats: j.stats });
     }
-    console.log(`\n${mode}: ${mode === 'engine' ? 'worker threads (N telephony streams + the wideband decoder start() makes)' : 'decoders on the main thread'}`);
+    console.log(
+      `\n${mode}: ${mode === 'engine' ? 'worker threads (N telephony streams + the wideband decoder start() makes)' : 'decoders on the main thread'}`,
+    );
     console.log('N  decoders  RSS MiB  per additional decoder MiB  addon stats');
     const first = rows[0]!;
     for (const r of rows) {

@@ -49,13 +49,19 @@ async function nativeStream(): Promise<void> {
   const res = await fetch(`${svc.baseUrl}${SESSIONS}`, {
     method: 'POST',
     headers: { accessKey, 'content-type': 'application/json', 'Idempotency-Key': `bench-${Math.random()}` },
-    body: JSON.stringify({ title: 'bench native', options: { inputEncoding: 'mulaw_8000', segmentCommitMode: 'vad', readableText: false, removeDisfluencies: true } }),
+    body: JSON.stringify({
+      title: 'bench native',
+      options: { inputEncoding: 'mulaw_8000', segmentCommitMode: 'vad', readableText: false, removeDisfluencies: true },
+    }),
   });
   const { data } = (await res.json()) as { data: { streamUrl: string; epoch: number } };
   const ws = new WebSocket(`${svc.wsBase}${data.streamUrl}`, { headers: { accessKey } });
-  const done = new Promise<void>((resolve) => ws.on('message', (m) => (JSON.parse(m.toString()).type === 'closed' ? resolve() : undefined)));
+  const done = new Promise<void>((resolve) =>
+    ws.on('message', (m) => (JSON.parse(m.toString()).type === 'closed' ? resolve() : undefined)),
+  );
   await opened(ws);
-  for (let at = 0; at < audio.length; at += FRAME) ws.send(encodeAudioFrame({ epoch: data.epoch, sampleOffset: at, payload: audio.subarray(at, at + FRAME) }));
+  for (let at = 0; at < audio.length; at += FRAME)
+    ws.send(encodeAudioFrame({ epoch: data.epoch, sampleOffset: at, payload: audio.subarray(at, at + FRAME) }));
   ws.send(JSON.stringify({ type: 'close' }));
   await done;
   ws.close();
@@ -63,7 +69,9 @@ async function nativeStream(): Promise<void> {
 
 async function deepgramStream(): Promise<void> {
   const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers: { Authorization: `Token ${accessKey}` } });
-  const done = new Promise<void>((resolve) => ws.on('message', (m) => (JSON.parse(m.toString()).type === 'Metadata' ? resolve() : undefined)));
+  const done = new Promise<void>((resolve) =>
+    ws.on('message', (m) => (JSON.parse(m.toString()).type === 'Metadata' ? resolve() : undefined)),
+  );
   await opened(ws);
   for (let at = 0; at < audio.length; at += FRAME) ws.send(audio.subarray(at, at + FRAME));
   ws.send(JSON.stringify({ type: 'CloseStream' }));
@@ -90,14 +98,17 @@ const audioSec = (ROUNDS * audio.length) / 8000;
 const latencies: number[] = [];
 for (let r = 0; r < Math.max(1, Math.ceil(ROUNDS / 2)); r++) {
   for (const clip of clips) {
-    const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&interim_results=true`, { headers: { Authorization: `Token ${accessKey}` } });
+    const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&interim_results=true`, {
+      headers: { Authorization: `Token ${accessKey}` },
+    });
     const interims: number[] = [];
     let firstWord: number | null = null;
     const done = new Promise<void>((resolve) =>
       ws.on('message', (m) => {
         const msg = JSON.parse(m.toString());
         if (msg.type === 'Results' && !msg.is_final) interims.push(performance.now());
-        if (msg.type === 'Results' && msg.is_final && firstWord === null && msg.channel.alternatives[0].words.length > 0) firstWord = msg.channel.alternatives[0].words[0].start;
+        if (msg.type === 'Results' && msg.is_final && firstWord === null && msg.channel.alternatives[0].words.length > 0)
+          firstWord = msg.channel.alternatives[0].words[0].start;
         if (msg.type === 'Metadata') resolve();
       }),
     );
@@ -125,8 +136,19 @@ fs.rmSync(dataDir, { recursive: true, force: true });
 
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!;
-console.log(`deepgram-live: node ${process.version}, ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${ROUNDS} rounds x ${(audio.length / 8000).toFixed(1)} s of mu-law per socket, unpaced`);
-console.log(`native socket:   CPU ${cpu.native.toFixed(2)} s for ${audioSec.toFixed(1)} s of audio: ${(cpu.native / audioSec).toFixed(4)} CPU s per audio s`);
-console.log(`deepgram socket: CPU ${cpu.deepgram.toFixed(2)} s for ${audioSec.toFixed(1)} s of audio: ${(cpu.deepgram / audioSec).toFixed(4)} CPU s per audio s`);
+console.log(
+  `deepgram-live: node ${process.version}, ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ${ROUNDS} rounds x ${(audio.length / 8000).toFixed(1)} s of mu-law per socket, unpaced`,
+);
+console.log(
+  `native socket:   CPU ${cpu.native.toFixed(2)} s for ${audioSec.toFixed(1)} s of audio: ${(cpu.native / audioSec).toFixed(4)} CPU s per audio s`,
+);
+console.log(
+  `deepgram socket: CPU ${cpu.deepgram.toFixed(2)} s for ${audioSec.toFixed(1)} s of audio: ${(cpu.deepgram / audioSec).toFixed(4)} CPU s per audio s`,
+);
 console.log(`ratio deepgram/native: ${(cpu.deepgram / cpu.native).toFixed(3)}x (goal <= 1.03x)`);
-console.log(`first speech frame -> first interim Results, paced, ${latencies.length} streams: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms`);
+console.log(
+  `first speech frame -> first interim Results, paced, ${latencies.length} streams: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms`,
+);

@@ -66,7 +66,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const EXTRA_SERVE_ARGS = (process.env.BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean);
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const SLOW_WAL_MS = Number(process.env.BENCH_SLOW_WAL_MS ?? 0);
-const BEFORE_ENV = Object.fromEntries((process.env.BENCH_BEFORE_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const BEFORE_ENV = Object.fromEntries(
+  (process.env.BENCH_BEFORE_ENV ?? '')
+    .split(' ')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 const BEFORE_CLI = process.env.BENCH_BEFORE_CLI ?? (Object.keys(BEFORE_ENV).length > 0 ? CLI : undefined);
 const RATE = 8000;
 const FRAME = RATE / 50;
@@ -112,8 +117,10 @@ const devDir = devSetDir();
 const clips = loadClips(devDir);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-density-'));
 console.log(
-  `density: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ` +
-    `clips ${devDir} (${clips.length}, ${clips.reduce((a, c) => a + c.durationSec, 0).toFixed(1)} s)`,
+  `density: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ` + `clips ${devDir} (${clips.length}, ${clips.reduce((a, c) => a + c.durationSec, 0).toFixed(1)} s)`,
 );
 
 // ------------------------------------------------------------------ baselines
@@ -128,8 +135,16 @@ const telephonyFlags = ['-remove_noise', 'no', ...(fs.existsSync(TELEPHONY_FEAT)
 if (!fs.existsSync(TELEPHONY_FEAT)) console.log(`(no ${TELEPHONY_FEAT}: the service and both baselines use the stock feat.params)`);
 const M = DEFAULT_MODEL_DIR;
 const cliFlags = [
-  '-hmm', path.join(M, 'en-us'), '-lm', path.join(M, 'en-us.lm.bin'), '-dict', path.join(M, 'cmudict-en-us.dict'), '-logfn', '/dev/null',
-  ...Object.entries(FAST_ARGS).flat(), ...telephonyFlags,
+  '-hmm',
+  path.join(M, 'en-us'),
+  '-lm',
+  path.join(M, 'en-us.lm.bin'),
+  '-dict',
+  path.join(M, 'cmudict-en-us.dict'),
+  '-logfn',
+  '/dev/null',
+  ...Object.entries(FAST_ARGS).flat(),
+  ...telephonyFlags,
 ];
 
 function cliCpu(file: string): number {
@@ -233,12 +248,43 @@ interface Build {
 async function startServer(k: number, build: Build): Promise<Server> {
   const cli = build.cli;
   const dataDir = fs.mkdtempSync(path.join(tmp, `serve-k${k}-`));
-  const { stdout } = await execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir], { encoding: 'utf8' });
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [cli, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir],
+    { encoding: 'utf8' },
+  );
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
   const port = await freeLoopbackPort();
   const nodeArgs = PROFILE ? ['--cpu-prof', '--cpu-prof-dir', path.join(dataDir, 'profiles')] : [];
-  const serve = [process.execPath, ...nodeArgs, cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(k), ...EXTRA_SERVE_ARGS];
-  const slowWal = ['strace', '-f', '--seccomp-bpf', '-qq', '-o', '/dev/null', '-P', path.join(dataDir, 'scribed.db-wal'), '-e', 'trace=fsync,fdatasync', '-e', `inject=fsync,fdatasync:delay_exit=${SLOW_WAL_MS * 1000}`];
+  const serve = [
+    process.execPath,
+    ...nodeArgs,
+    cli,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--data-dir',
+    dataDir,
+    '--max-decoders',
+    String(k),
+    ...EXTRA_SERVE_ARGS,
+  ];
+  const slowWal = [
+    'strace',
+    '-f',
+    '--seccomp-bpf',
+    '-qq',
+    '-o',
+    '/dev/null',
+    '-P',
+    path.join(dataDir, 'scribed.db-wal'),
+    '-e',
+    'trace=fsync,fdatasync',
+    '-e',
+    `inject=fsync,fdatasync:delay_exit=${SLOW_WAL_MS * 1000}`,
+  ];
   const argv = SLOW_WAL_MS > 0 ? [...slowWal, ...serve] : serve;
   const proc = spawn(argv[0]!, argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -252,7 +298,8 @@ async function startServer(k: number, build: Build): Promise<Server> {
     });
     proc.once('exit', (code, signal) => reject(new Error(`serve exited (${code ?? signal}): ${errs.slice(-20).join('\n')}`)));
   });
-  const pid = SLOW_WAL_MS > 0 ? Number(fs.readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(' ')[0]) : proc.pid!;
+  const pid =
+    SLOW_WAL_MS > 0 ? Number(fs.readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim().split(' ')[0]) : proc.pid!;
   return {
     base: `http://127.0.0.1:${port}`,
     proc,
@@ -386,7 +433,12 @@ async function measure(k: number, build: Build): Promise<Point> {
     const split1 = cpuSplit(pid);
     if (process.env.BENCH_THREADS === '1') {
       const rows = [...split1.threads].map(([tid, t]) => [tid, t - (split0.threads.get(tid) ?? 0)] as const).filter(([, t]) => t > 0);
-      console.log(`  threads (CPU s over the run): ${rows.sort((a, b) => b[1] - a[1]).map(([tid, t]) => `${tid === pid ? 'main' : tid} ${t.toFixed(2)}`).join(', ')}`);
+      console.log(
+        `  threads (CPU s over the run): ${rows
+          .sort((a, b) => b[1] - a[1])
+          .map(([tid, t]) => `${tid === pid ? 'main' : tid} ${t.toFixed(2)}`)
+          .join(', ')}`,
+      );
     }
     clearInterval(sampler);
     const audioSec = runs.reduce((s, r) => s + r.audioSec, 0);
@@ -417,10 +469,26 @@ async function measure(k: number, build: Build): Promise<Point> {
 
 const cliCost = cliBaseline();
 const addonCost = addonBaseline();
-console.log(`baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`);
-console.log(`service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`);
+console.log(
+  `baseline CPU per audio second: CLI ${cliCost.toFixed(3)}, addon in-process ${addonCost.toFixed(3)} (real-time streams on ${os.cpus().length} cores at the CLI's cost: ${(os.cpus().length / cliCost).toFixed(1)})`,
+);
+console.log(
+  `service: ${SECONDS} s of 8 kHz mu-law per session, 20 ms frames at real time, a commit after each clip; serve ${EXTRA_SERVE_ARGS.join(' ') || '(defaults)'}\n`,
+);
 if (BEFORE_CLI) console.log(`before: ${BEFORE_CLI}${Object.keys(BEFORE_ENV).length > 0 ? ` with ${process.env.BENCH_BEFORE_ENV}` : ''}\n`);
-const header = ['K', 'build', 'commit-to-final p50/p95/max', 'ack lag p50/p95/max', 'CPU/audio s', 'main / workers', 'vs CLI', 'vs K live CLIs', 'vs addon', 'RSS/stream', 'refused'];
+const header = [
+  'K',
+  'build',
+  'commit-to-final p50/p95/max',
+  'ack lag p50/p95/max',
+  'CPU/audio s',
+  'main / workers',
+  'vs CLI',
+  'vs K live CLIs',
+  'vs addon',
+  'RSS/stream',
+  'refused',
+];
 console.log(`| ${header.join(' | ')} |\n|${header.map(() => '---').join('|')}|`);
 for (const [i, k] of KS.entries()) {
   const current: Build = { label: 'this', cli: CLI, env: {} };
@@ -438,5 +506,10 @@ for (const [i, k] of KS.entries()) {
     );
   }
 }
-console.log(`\nload after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\nload after: ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -104,7 +104,14 @@ async function ours(v: Variant, clip: Clip): Promise<Row & { text: string }> {
     cpuMs += performance.now() - t0;
     await s.release();
     const w = wordErrorRate(clip.reference, final.text);
-    return { text: final.text, wer: w.wer, errors: w.wer * w.refWords, refWords: w.refWords, cpuSec: cpuMs / 1000, audioSec: samples.length / rate };
+    return {
+      text: final.text,
+      wer: w.wer,
+      errors: w.wer * w.refWords,
+      refWords: w.refWords,
+      cpuSec: cpuMs / 1000,
+      audioSec: samples.length / rate,
+    };
   } finally {
     await engine.close();
   }
@@ -126,7 +133,13 @@ async function oursWarm(v: Variant): Promise<Row> {
       cpuMs += performance.now() - t0;
       await s.release();
       const w = wordErrorRate(clip.reference, final.text);
-      row = addRow(row, { wer: w.wer, errors: w.wer * w.refWords, refWords: w.refWords, cpuSec: cpuMs / 1000, audioSec: samples.length / rate });
+      row = addRow(row, {
+        wer: w.wer,
+        errors: w.wer * w.refWords,
+        refWords: w.refWords,
+        cpuSec: cpuMs / 1000,
+        audioSec: samples.length / rate,
+      });
     }
   } finally {
     await engine.close();
@@ -135,10 +148,21 @@ async function oursWarm(v: Variant): Promise<Row> {
 }
 
 const M = DEFAULT_MODEL_DIR;
-const cliBase = ['-hmm', path.join(M, 'en-us'), '-lm', path.join(M, 'en-us.lm.bin'), '-dict', path.join(M, 'cmudict-en-us.dict'), '-logfn', '/dev/null'];
+const cliBase = [
+  '-hmm',
+  path.join(M, 'en-us'),
+  '-lm',
+  path.join(M, 'en-us.lm.bin'),
+  '-dict',
+  path.join(M, 'cmudict-en-us.dict'),
+  '-logfn',
+  '/dev/null',
+];
 
 function runCli(file: string, extra: string[]): { text: string; cpuSec: number } {
-  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'pocketsphinx_continuous', '-infile', file, ...cliBase, ...extra], { encoding: 'utf8' });
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S', 'pocketsphinx_continuous', '-infile', file, ...cliBase, ...extra], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`pocketsphinx_continuous failed: ${r.stderr}`);
   const times = r.stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
   return { text: r.stdout.trim().split('\n').join(' '), cpuSec: times[0]! + times[1]! };
@@ -154,7 +178,14 @@ function cliStartup(extra: string[]): number {
 function baseline(v: Variant, clip: Clip, startup: number): Row & { text: string } {
   const { text, cpuSec } = runCli(cliInput(clip, v.encoding), v.cliExtra);
   const w = wordErrorRate(clip.reference, text);
-  return { text, wer: w.wer, errors: w.wer * w.refWords, refWords: w.refWords, cpuSec: Math.max(0, cpuSec - startup), audioSec: clip.durationSec };
+  return {
+    text,
+    wer: w.wer,
+    errors: w.wer * w.refWords,
+    refWords: w.refWords,
+    cpuSec: Math.max(0, cpuSec - startup),
+    audioSec: clip.durationSec,
+  };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
@@ -178,7 +209,9 @@ for (const v of variants) {
     console.log(`      ours: ${r.text}\n      cli:  ${c.text}`);
   }
   const warm = await oursWarm(v);
-  console.log(`  ours on one warm decoder, one stream per clip in sequence (CMN reset per stream): WER ${pct(warm.wer)} RTF ${f3(warm.cpuSec / warm.audioSec)}`);
+  console.log(
+    `  ours on one warm decoder, one stream per clip in sequence (CMN reset per stream): WER ${pct(warm.wer)} RTF ${f3(warm.cpuSec / warm.audioSec)}`,
+  );
   const line = `${v.name.padEnd(44)} ours WER ${pct(o.wer)} RTF ${f3(o.cpuSec / o.audioSec)} | CLI WER ${pct(b.wer)} RTF ${f3(b.cpuSec / b.audioSec)} | RTF ours/CLI ${f3(o.cpuSec / o.audioSec / (b.cpuSec / b.audioSec))}`;
   console.log(`  total: ${line}  (CLI start-up ${startup.toFixed(2)} s subtracted)\n`);
   summary.push(line);
@@ -211,7 +244,13 @@ for (const v of variants) {
       be.destroy();
       rs.destroy();
       const w = wordErrorRate(clip.reference, r.text);
-      row = addRow(row, { wer: w.wer, errors: w.wer * w.refWords, refWords: w.refWords, cpuSec: (u.user + u.system) / 1e6, audioSec: samples.length / rate });
+      row = addRow(row, {
+        wer: w.wer,
+        errors: w.wer * w.refWords,
+        refWords: w.refWords,
+        cpuSec: (u.user + u.system) / 1e6,
+        audioSec: samples.length / rate,
+      });
     }
     console.log(`  ${v.name.padEnd(44)} ${label.padEnd(58)} WER ${pct(row.wer)} RTF ${f3(row.cpuSec / row.audioSec)}`);
   }

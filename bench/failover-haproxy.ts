@@ -54,7 +54,11 @@ function rand(): number {
   seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
   return seed / 2 ** 32;
 }
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 const clips = Buffer.concat(loadClips().map((c) => c.mulaw8k));
 const audio = Buffer.concat(Array.from({ length: Math.ceil((SECONDS * RATE) / clips.length) }, () => clips)).subarray(0, SECONDS * RATE);
@@ -82,7 +86,16 @@ const cleanup = async () => {
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cleanup().finally(() => process.exit(130)));
 
 const startCli = (accessKey: string, args: string[]) =>
-  startStreamCli({ url: cluster!.url, accessKey, file, encoding: 'mulaw_8000', rate: RATE, dir, args: ['--segment-commit-mode', 'manual', ...args], echo: process.env.BENCH_DEBUG === '2' });
+  startStreamCli({
+    url: cluster!.url,
+    accessKey,
+    file,
+    encoding: 'mulaw_8000',
+    rate: RATE,
+    dir,
+    args: ['--segment-commit-mode', 'manual', ...args],
+    echo: process.env.BENCH_DEBUG === '2',
+  });
 
 interface Kill {
   killed: string;
@@ -105,7 +118,9 @@ try {
   db = new pg.Client({ connectionString: cluster.dbUrl });
   await db.connect();
   const { accessKey } = await cluster.createAccount(100_000_000);
-  console.log(`${NODES} nodes, HAProxy ${CHECKS === 'deploy' ? 'with deploy/haproxy.cfg as is (checks inter 1s fall 2 rise 2)' : 'with fast checks (200 ms, fall 1)'}; ${SECONDS} s of speech per run; load ${load()}`);
+  console.log(
+    `${NODES} nodes, HAProxy ${CHECKS === 'deploy' ? 'with deploy/haproxy.cfg as is (checks inter 1s fall 2 rise 2)' : 'with fast checks (200 ms, fall 1)'}; ${SECONDS} s of speech per run; load ${load()}`,
+  );
 
   const t0 = Date.now();
   // Paced as well: a manual segment ends with the frame that reaches the bound, and the
@@ -113,7 +128,9 @@ try {
   const clean = await startCli(accessKey, ['--realtime']);
   if ((await clean.exited) !== 0) throw new Error(`undisturbed run failed: ${JSON.stringify(clean.log.slice(-5))}`);
   const reference = streamCliResult(clean);
-  console.log(`undisturbed: ${reference.words.length} words, ${reference.finals.length} segments, ${((Date.now() - t0) / 1000).toFixed(0)} s wall; load ${load()}`);
+  console.log(
+    `undisturbed: ${reference.words.length} words, ${reference.finals.length} segments, ${((Date.now() - t0) / 1000).toFixed(0)} s wall; load ${load()}`,
+  );
 
   const run = await startCli(accessKey, ['--realtime']);
   const kills: Kill[] = [];
@@ -203,7 +220,11 @@ try {
       const all: Array<[string, LogRecord]> = recs.map((r): [string, LogRecord] => ['cli', r]);
       for (const [n, mark] of nodeMarks) for (const r of n.logs.slice(mark)) if (typeof r.time === 'number') all.push([n.name, r]);
       for (const [who, r] of all.sort((a, b) => Number(a[1].time) - Number(b[1].time))) {
-        const rest = Object.fromEntries(Object.entries(r).filter(([key]) => !['level', 'time', 'msg', 'service', 'pid', 'hostname', 'streamId', 'sessionId', 'node'].includes(key)));
+        const rest = Object.fromEntries(
+          Object.entries(r).filter(
+            ([key]) => !['level', 'time', 'msg', 'service', 'pid', 'hostname', 'streamId', 'sessionId', 'node'].includes(key),
+          ),
+        );
         console.log(`    ${String(Number(r.time) - tKill).padStart(7)} ms ${who}: ${r.msg} ${JSON.stringify(rest)}`);
       }
     }
@@ -222,18 +243,66 @@ try {
   const sameWords = JSON.stringify(faulted.words) === JSON.stringify(reference.words);
 
   const col = (g: (k: Kill) => number) => kills.map(g).filter(Number.isFinite);
-  const row = (name: string, xs: number[]) => `  ${name.padEnd(36)} ${f0(pct(xs, 0.5)).padStart(6)} ${f0(pct(xs, 0.95)).padStart(6)} ${f0(Math.max(...xs)).padStart(6)}`;
-  console.log(`\n== failover through HAProxy with \`scribed stream\` (--realtime, manual segments), ${kills.length} kill -9 of the serving node, ${NODES} nodes (--max-decoders 1) ==`);
+  const row = (name: string, xs: number[]) =>
+    `  ${name.padEnd(36)} ${f0(pct(xs, 0.5)).padStart(6)} ${f0(pct(xs, 0.95)).padStart(6)} ${f0(Math.max(...xs)).padStart(6)}`;
+  console.log(
+    `\n== failover through HAProxy with \`scribed stream\` (--realtime, manual segments), ${kills.length} kill -9 of the serving node, ${NODES} nodes (--max-decoders 1) ==`,
+  );
   console.log(`  ${''.padEnd(36)} ${'p50'.padStart(6)} ${'p95'.padStart(6)} ${'max'.padStart(6)}   (ms)`);
-  console.log(row('kill -> first ack of new audio', col((k) => k.totalMs)));
-  console.log(row('  CLI: kill -> socket closed', col((k) => k.detectMs)));
-  console.log(row('  CLI: reconnect delay(s)', col((k) => k.backoffMs)));
-  console.log(row('  resume request (HAProxy, store)', col((k) => k.resumeMs)));
-  console.log(row('  resume answered -> ready', col((k) => k.takeoverMs)));
-  console.log(row('    taking node: claim', col((k) => k.claimMs)));
-  console.log(row('    taking node: spool read', col((k) => k.spoolMs)));
-  console.log(row('  ready -> first new ack', col((k) => k.ackMs)));
-  console.log(row('  open segment taken over (s x 1000)', col((k) => k.replaySec * 1000)));
+  console.log(
+    row(
+      'kill -> first ack of new audio',
+      col((k) => k.totalMs),
+    ),
+  );
+  console.log(
+    row(
+      '  CLI: kill -> socket closed',
+      col((k) => k.detectMs),
+    ),
+  );
+  console.log(
+    row(
+      '  CLI: reconnect delay(s)',
+      col((k) => k.backoffMs),
+    ),
+  );
+  console.log(
+    row(
+      '  resume request (HAProxy, store)',
+      col((k) => k.resumeMs),
+    ),
+  );
+  console.log(
+    row(
+      '  resume answered -> ready',
+      col((k) => k.takeoverMs),
+    ),
+  );
+  console.log(
+    row(
+      '    taking node: claim',
+      col((k) => k.claimMs),
+    ),
+  );
+  console.log(
+    row(
+      '    taking node: spool read',
+      col((k) => k.spoolMs),
+    ),
+  );
+  console.log(
+    row(
+      '  ready -> first new ack',
+      col((k) => k.ackMs),
+    ),
+  );
+  console.log(
+    row(
+      '  open segment taken over (s x 1000)',
+      col((k) => k.replaySec * 1000),
+    ),
+  );
   console.log(
     `samples captured ${f.capturedSamples}, held by the server ${f.serverCapturedSamples}, acknowledged ${f.acknowledgedSamples}, transcribed to ${transcribedEnd}, gap ${f.gapSamples}, overflow ${f.overflowSamples}: lost ${lost}; ` +
       `${f.resumes} resumes; words ${faulted.words.length} vs undisturbed ${reference.words.length}: ${sameWords ? 'equal' : 'DIFFERENT'}; load at end ${load()}`,

@@ -36,14 +36,27 @@ interface Build {
 
 async function fromSource(): Promise<Build> {
   const svc = await startLocalService({ maxDecoders: 1 });
-  return { label: 'this', service: svc.service, baseUrl: svc.baseUrl, wsBase: svc.wsBase, account: await svc.account(1_000_000n), stop: svc.stop };
+  return {
+    label: 'this',
+    service: svc.service,
+    baseUrl: svc.baseUrl,
+    wsBase: svc.wsBase,
+    account: await svc.account(1_000_000n),
+    stop: svc.stop,
+  };
 }
 
 /** A build's dist/ (its service and account provisioning), started as startLocalService does. */
 async function fromDist(label: Build['label'], dist: string): Promise<Build> {
   const { createService } = (await import(path.join(dist, 'service.js'))) as typeof import('../src/service.js');
   const { provisionAccount } = (await import(path.join(dist, 'accounts', 'provision.js'))) as typeof import('../src/accounts/provision.js');
-  const service = await createService({ maxDecoders: 1, host: '127.0.0.1', port: 0, dataDir: tempDir('scribed-bench-ingest-'), logger: pino({ level: 'silent' }) });
+  const service = await createService({
+    maxDecoders: 1,
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: tempDir('scribed-bench-ingest-'),
+    logger: pino({ level: 'silent' }),
+  });
   const port = new URL(await service.listen()).port;
   const account = await provisionAccount(service.store, 'bench', 1_000_000n);
   return { label, service, baseUrl: `http://127.0.0.1:${port}`, wsBase: `ws://127.0.0.1:${port}`, account, stop: () => service.stop() };
@@ -52,7 +65,9 @@ async function fromDist(label: Build['label'], dist: string): Promise<Build> {
 export async function benchIngest(): Promise<void> {
   const clips = loadClips();
   const audioSec = clips.reduce((s, c) => s + c.mulaw8k.length / 8000, 0);
-  const builds = BEFORE_DIST ? [await fromDist('before', path.resolve(BEFORE_DIST)), await fromDist('this', path.resolve(import.meta.dirname, '..', 'dist'))] : [await fromSource()];
+  const builds = BEFORE_DIST
+    ? [await fromDist('before', path.resolve(BEFORE_DIST)), await fromDist('this', path.resolve(import.meta.dirname, '..', 'dist'))]
+    : [await fromSource()];
 
   async function viaSocket(b: Build): Promise<number> {
     const t0 = performance.now();
@@ -98,7 +113,12 @@ export async function benchIngest(): Promise<void> {
   }
   for (const b of builds) await b.stop();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`ingest: ${clips.length} clips, ${audioSec.toFixed(1)} s of mu-law 8 kHz audio, ${ROUNDS} rounds, node ${process.version}, ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `ingest: ${clips.length} clips, ${audioSec.toFixed(1)} s of mu-law 8 kHz audio, ${ROUNDS} rounds, node ${process.version}, ${os.cpus()[0]?.model}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const ratios = new Map<string, { s: number; d: number }>();
   for (const b of builds) {
     const t = times.get(b.label)!;
@@ -113,7 +133,9 @@ export async function benchIngest(): Promise<void> {
   const before = ratios.get('before');
   const after = ratios.get('this')!;
   if (before) {
-    console.log(`this/before: socket ${(after.s / before.s).toFixed(3)}, direct ${(after.d / before.d).toFixed(3)}, server/baseline ratio ${((after.s / after.d) / (before.s / before.d)).toFixed(3)}`);
+    console.log(
+      `this/before: socket ${(after.s / before.s).toFixed(3)}, direct ${(after.d / before.d).toFixed(3)}, server/baseline ratio ${(after.s / after.d / (before.s / before.d)).toFixed(3)}`,
+    );
   }
 }
 

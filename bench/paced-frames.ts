@@ -39,7 +39,8 @@ export class PacedFrames {
   /** An ack holding `capturedSamples`: records the latency of every frame it covers. */
   acknowledged(capturedSamples: number): void {
     const now = performance.now();
-    while (this.acked < this.frames && Math.min((this.acked + 1) * FRAME, this.audio.length) <= capturedSamples) this.ackMs.push(now - this.sentAt[this.acked++]!);
+    while (this.acked < this.frames && Math.min((this.acked + 1) * FRAME, this.audio.length) <= capturedSamples)
+      this.ackMs.push(now - this.sentAt[this.acked++]!);
   }
 
   get allAcknowledged(): boolean {

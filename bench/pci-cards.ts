@@ -15,7 +15,7 @@ import { luhnValid } from '../src/text/numbers.js';
 
 const N = 2000;
 let seed = 7;
-const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
 const digitsOf = (n: number) => Array.from({ length: n }, () => String(Math.floor(rand() * 10))).join('');
 const NAMES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
@@ -61,20 +61,56 @@ for (let i = 0; i < N; i++) {
 }
 const nonCards: Record<string, string[][]> = {
   'dev set references': clips.map((c) => c.reference.toLowerCase().split(/\s+/)),
-  'phone + extension': Array.from({ length: N }, () => ['call', ...spell(`${pick(['415', '650', '212'])}${digitsOf(7)}`), pick(['extension', 'ext']), ...spell(digitsOf(3 + Math.floor(rand() * 3)))]),
+  'phone + extension': Array.from({ length: N }, () => [
+    'call',
+    ...spell(`${pick(['415', '650', '212'])}${digitsOf(7)}`),
+    pick(['extension', 'ext']),
+    ...spell(digitsOf(3 + Math.floor(rand() * 3))),
+  ]),
   'two phones with "or"': Array.from({ length: N }, () => [...spell(digitsOf(10)), 'or', ...spell(digitsOf(10))]),
-  'order number 8-11 digits': Array.from({ length: N }, () => ['order', 'number', 'is', ...spell(digitsOf(8 + Math.floor(rand() * 4))), 'please']),
-  'phone, any word, 2-3 digits': Array.from({ length: N }, () => [...spell(digitsOf(10)), pick(contentWords), ...spell(digitsOf(2 + Math.floor(rand() * 2)))]),
+  'order number 8-11 digits': Array.from({ length: N }, () => [
+    'order',
+    'number',
+    'is',
+    ...spell(digitsOf(8 + Math.floor(rand() * 4))),
+    'please',
+  ]),
+  'phone, any word, 2-3 digits': Array.from({ length: N }, () => [
+    ...spell(digitsOf(10)),
+    pick(contentWords),
+    ...spell(digitsOf(2 + Math.floor(rand() * 2))),
+  ]),
   'phone, any word, 4 digits': Array.from({ length: N }, () => [...spell(digitsOf(10)), pick(contentWords), ...spell(digitsOf(4))]),
-  'amounts and dates': Array.from({ length: N }, () => ['that', 'is', 'one', 'thousand', 'two', 'hundred', 'dollars', 'on', 'december', 'twenty', 'sixth', 'twenty', 'twenty', 'six']),
+  'amounts and dates': Array.from({ length: N }, () => [
+    'that',
+    'is',
+    'one',
+    'thousand',
+    'two',
+    'hundred',
+    'dollars',
+    'on',
+    'december',
+    'twenty',
+    'sixth',
+    'twenty',
+    'twenty',
+    'six',
+  ]),
 };
 
 const share = (xs: string[][], f: (w: string[]) => number) => xs.filter((w) => f(w) > 0).length / xs.length;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 console.log('recall (share of cards named card_number)      Luhn-only   now');
-console.log(`  one digit heard as a word                      ${pct(share(misheard, luhnOnlyCards)).padStart(6)}   ${pct(share(misheard, cardsNow)).padStart(6)}`);
-console.log(`  one digit heard wrong (Luhn fails)             ${pct(share(wrongDigit, luhnOnlyCards)).padStart(6)}   ${pct(share(wrongDigit, cardsNow)).padStart(6)}`);
+console.log(
+  `  one digit heard as a word                      ${pct(share(misheard, luhnOnlyCards)).padStart(6)}   ${pct(share(misheard, cardsNow)).padStart(6)}`,
+);
+console.log(
+  `  one digit heard wrong (Luhn fails)             ${pct(share(wrongDigit, luhnOnlyCards)).padStart(6)}   ${pct(share(wrongDigit, cardsNow)).padStart(6)}`,
+);
 console.log('false alarms (share of texts with a card_number)');
 for (const [name, texts] of Object.entries(nonCards)) {
-  console.log(`  ${name.padEnd(45)}  ${pct(share(texts, luhnOnlyCards)).padStart(6)}   ${pct(share(texts, cardsNow)).padStart(6)}   (${texts.length} texts)`);
+  console.log(
+    `  ${name.padEnd(45)}  ${pct(share(texts, luhnOnlyCards)).padStart(6)}   ${pct(share(texts, cardsNow)).padStart(6)}   (${texts.length} texts)`,
+  );
 }

@@ -112,7 +112,12 @@ function clusterCpu(pm: number): number {
 
 // ------------------------------------------------------------------ set-up
 
-console.log(`pg-scale: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `pg-scale: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const pgc = await startPostgresCluster();
 const pmPid = postmasterPid(Number(new URL(pgc.url).port));
 const admin = new pg.Client({ connectionString: pgc.url });
@@ -124,7 +129,9 @@ await sleep(300);
   const v = await admin.query<{ v: string; fsync: string; fpw: string }>(
     "SELECT current_setting('server_version') AS v, current_setting('fsync') AS fsync, current_setting('full_page_writes') AS fpw",
   );
-  console.log(`PostgreSQL ${v.rows[0]!.v} (throwaway cluster, loopback, same machine): fsync=${v.rows[0]!.fsync} full_page_writes=${v.rows[0]!.fpw}`);
+  console.log(
+    `PostgreSQL ${v.rows[0]!.v} (throwaway cluster, loopback, same machine): fsync=${v.rows[0]!.fsync} full_page_writes=${v.rows[0]!.fpw}`,
+  );
 }
 const audioFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-scale-')), 'clips.ulaw');
 fs.writeFileSync(audioFile, Buffer.concat(loadClips().map((c) => c.mulaw8k)));
@@ -133,7 +140,14 @@ const cleanups: Array<() => Promise<void>> = [];
 async function cleanup(): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 }
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cleanup().then(() => pgc.stop()).finally(() => process.exit(130)));
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(
+    sig,
+    () =>
+      void cleanup()
+        .then(() => pgc.stop())
+        .finally(() => process.exit(130)),
+  );
 
 interface Row {
   build: string;
@@ -152,7 +166,12 @@ interface Row {
   load: string;
 }
 
-async function startNode(cli: string, dbUrl: string, dataDir: string, n: number): Promise<{ base: string; proc: ChildProcess; accessKeys: string[]; log: string[] }> {
+async function startNode(
+  cli: string,
+  dbUrl: string,
+  dataDir: string,
+  n: number,
+): Promise<{ base: string; proc: ChildProcess; accessKeys: string[]; log: string[] }> {
   const storeArgs = ['--data-dir', dataDir, '--database-url', dbUrl];
   // Accounts of PER_ACCOUNT streams each: every session debits its account once a second in a
   // transaction that locks the account row, so one account of 100 calls queues 100 such
@@ -162,16 +181,38 @@ async function startNode(cli: string, dbUrl: string, dataDir: string, n: number)
   for (let i = 0; i < accounts; i += 8) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(8, accounts - i) }, () =>
-        execFileAsync(process.execPath, [cli, 'accounts', 'create', '--name', 'bench', '--characters', '1000000000', '--json', ...storeArgs], { encoding: 'utf8' }),
+        execFileAsync(
+          process.execPath,
+          [cli, 'accounts', 'create', '--name', 'bench', '--characters', '1000000000', '--json', ...storeArgs],
+          { encoding: 'utf8' },
+        ),
       ),
     );
     accessKeys.push(...batch.map((r) => (JSON.parse(r.stdout) as { accessKey: string }).accessKey));
   }
   const port = await freeLoopbackPort();
-  const proc = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', '1', '--max-deferred-seconds', '86400', '--database-pool-size', String(POOL), ...storeArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'warn', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      cli,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--max-decoders',
+      '1',
+      '--max-deferred-seconds',
+      '86400',
+      '--database-pool-size',
+      String(POOL),
+      ...storeArgs,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SCRIBED_LOG_LEVEL: 'warn', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
+    },
+  );
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
   const out = readline.createInterface({ input: proc.stdout! });
@@ -182,7 +223,10 @@ async function startNode(cli: string, dbUrl: string, dataDir: string, n: number)
         () => undefined,
       );
     }, 200);
-    proc.once('exit', (code, signal) => (clearInterval(t), reject(new Error(`serve exited (${code ?? signal}): ${errs.slice(-20).join('\n')}`))));
+    proc.once(
+      'exit',
+      (code, signal) => (clearInterval(t), reject(new Error(`serve exited (${code ?? signal}): ${errs.slice(-20).join('\n')}`))),
+    );
   });
   // Its warnings and errors (pino JSON on stdout), the first few kept for the report.
   out.on('line', (l) => {
@@ -194,10 +238,14 @@ async function startNode(cli: string, dbUrl: string, dataDir: string, n: number)
 function startSenders(base: string, accessKeys: string[], n: number): Array<{ proc: ChildProcess; lines: AsyncIterableIterator<string> }> {
   const out = [];
   for (let left = n; left > 0; left -= PER_SENDER) {
-    const proc = spawn(process.execPath, [SENDER, '--url', base, '--file', audioFile, '--streams', String(Math.min(PER_SENDER, left)), '--frame-ms', String(FRAME_MS)], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKeys.join(',') },
-    });
+    const proc = spawn(
+      process.execPath,
+      [SENDER, '--url', base, '--file', audioFile, '--streams', String(Math.min(PER_SENDER, left)), '--frame-ms', String(FRAME_MS)],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+        env: { ...process.env, SCRIBED_ACCESS_KEY: accessKeys.join(',') },
+      },
+    );
     out.push({ proc, lines: readline.createInterface({ input: proc.stdout! })[Symbol.asyncIterator]() });
   }
   return out;
@@ -205,7 +253,9 @@ function startSenders(base: string, accessKeys: string[], n: number): Array<{ pr
 
 async function spooledSamples(db: pg.Client): Promise<number> {
   // The last chunk's start per session (index-only, cheap): the spool's end within one window.
-  const r = await db.query<{ s: string | null }>('SELECT SUM((SELECT MAX(start_sample) FROM spool_chunks c WHERE c.session_id = s.id)) AS s FROM rt_sessions s');
+  const r = await db.query<{ s: string | null }>(
+    'SELECT SUM((SELECT MAX(start_sample) FROM spool_chunks c WHERE c.session_id = s.id)) AS s FROM rt_sessions s',
+  );
   return Number(r.rows[0]!.s ?? 0);
 }
 
@@ -229,7 +279,9 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
       pg: clusterCpu(pmPid),
       server: cpuOf(node.proc.pid!),
       lsn: (await client.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]!.l,
-      xacts: Number((await client.query<{ x: string }>('SELECT xact_commit::text AS x FROM pg_stat_database WHERE datname = $1', [dbName])).rows[0]!.x),
+      xacts: Number(
+        (await client.query<{ x: string }>('SELECT xact_commit::text AS x FROM pg_stat_database WHERE datname = $1', [dbName])).rows[0]!.x,
+      ),
       samples: await spooledSamples(client),
     });
     const a = await snap();
@@ -290,7 +342,9 @@ function print(r: Row): void {
 
 const builds: Array<{ label: string; cli: string }> = [{ label: 'after', cli: CLI }];
 if (BEFORE_CLI) builds.push({ label: 'before', cli: BEFORE_CLI });
-console.log(`builds: ${builds.map((b) => `${b.label}=${b.cli}`).join(', ')}; N = ${STREAMS.join(', ')}; ${FRAME_MS} ms frames; ${SECONDS} s measured after ${WARMUP_S} s\n`);
+console.log(
+  `builds: ${builds.map((b) => `${b.label}=${b.cli}`).join(', ')}; N = ${STREAMS.join(', ')}; ${FRAME_MS} ms frames; ${SECONDS} s measured after ${WARMUP_S} s\n`,
+);
 const rows: Row[] = [];
 try {
   for (const [i, n] of STREAMS.entries()) {
@@ -307,7 +361,9 @@ try {
   await pgc.stop();
 }
 
-console.log('\n  build   N   PG %core/rt call  WAL B/audio B  WAL KiB/s/rt call  xact/s  ack p50 ms  ack p95 ms  send late p95  audio x rt  load');
+console.log(
+  '\n  build   N   PG %core/rt call  WAL B/audio B  WAL KiB/s/rt call  xact/s  ack p50 ms  ack p95 ms  send late p95  audio x rt  load',
+);
 for (const r of rows) {
   console.log(
     `  ${r.build.padEnd(6)} ${String(r.n).padStart(3)}  ${(perRt(r, r.pgCpu) * 100).toFixed(3).padStart(15)}  ${(r.wal / r.audioBytes).toFixed(2).padStart(13)}  ${(perRt(r, r.wal) / 1024).toFixed(1).padStart(17)}  ${(r.xacts / r.wall).toFixed(0).padStart(6)}  ${r.ackP50.toFixed(0).padStart(10)}  ${r.ackP95.toFixed(0).padStart(10)}  ${r.lateP95.toFixed(0).padStart(13)}  ${(r.audioBytes / 8000 / r.wall / r.n).toFixed(2).padStart(10)}  ${r.load}`,
@@ -331,6 +387,13 @@ for (const build of builds) {
   if (!top) continue;
   const cores = perRt(top, top.pgCpu) * 1000;
   const walMBs = (perRt(top, top.wal) * 1000) / 1e6;
-  console.log(`\n  ${build.label}: 1,000 calls (from N=${top.n}): PostgreSQL ${cores.toFixed(1)} cores, WAL ${walMBs.toFixed(1)} MB/s (the audio itself: ${((1000 * 8000) / 1e6).toFixed(0)} MB/s)`);
+  console.log(
+    `\n  ${build.label}: 1,000 calls (from N=${top.n}): PostgreSQL ${cores.toFixed(1)} cores, WAL ${walMBs.toFixed(1)} MB/s (the audio itself: ${((1000 * 8000) / 1e6).toFixed(0)} MB/s)`,
+  );
 }
-console.log(`load at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load at end ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -33,9 +33,13 @@ const segments: TimelineWord[][] = [];
 let audioSec = 0;
 for (let r = 0; r < ROUNDS; r++) {
   clips.forEach((clip, i) => {
-    const words = `${clip.reference.toLowerCase()}${(r + i) % 3 === 0 ? ` ${SENSITIVE[(r + i) % SENSITIVE.length]}` : ''}`.split(/\s+/).filter(Boolean);
+    const words = `${clip.reference.toLowerCase()}${(r + i) % 3 === 0 ? ` ${SENSITIVE[(r + i) % SENSITIVE.length]}` : ''}`
+      .split(/\s+/)
+      .filter(Boolean);
     const perWord = Math.round((clip.durationSec * 16_000) / words.length);
-    segments.push(words.map((word, k) => ({ word, startSample: String(k * perWord), endSample: String(k * perWord + perWord - 1), confidence: 0.9 })));
+    segments.push(
+      words.map((word, k) => ({ word, startSample: String(k * perWord), endSample: String(k * perWord + perWord - 1), confidence: 0.9 })),
+    );
     audioSec += clip.durationSec;
   });
 }
@@ -57,13 +61,32 @@ const guardAll = (w: TimelineWord[], policies: RedactionPolicy[]) => {
 };
 const rows: Array<[string, number]> = [
   ['redact pci+numbers', cpuPerAudioSecond((w) => redactFinal(text(w), w, ['pci', 'numbers']))],
-  ['redact all five policies', cpuPerAudioSecond((w) => redactFinal(text(w), w, ['pci', 'numbers', 'ssn', 'phone', 'email'] as RedactionPolicy[]))],
+  [
+    'redact all five policies',
+    cpuPerAudioSecond((w) => redactFinal(text(w), w, ['pci', 'numbers', 'ssn', 'phone', 'email'] as RedactionPolicy[])),
+  ],
   ['live partials pci+numbers', cpuPerAudioSecond((w) => guardAll(w, ['pci', 'numbers']))],
-  ['live final+partials pci+numbers', cpuPerAudioSecond((w) => {
-    redactFinal(text(w), w, ['pci', 'numbers']);
-    guardAll(w, ['pci', 'numbers']);
-  })],
-  ['shapeFinal readable+entities', cpuPerAudioSecond((w) => shapeFinal(text(w), w, { readableText: true, entityCategories: ['credit_card', 'spelled_digits', 'phone_number'] }))],
+  [
+    'live final+partials pci+numbers',
+    cpuPerAudioSecond((w) => {
+      redactFinal(text(w), w, ['pci', 'numbers']);
+      guardAll(w, ['pci', 'numbers']);
+    }),
+  ],
+  [
+    'shapeFinal readable+entities',
+    cpuPerAudioSecond((w) =>
+      shapeFinal(text(w), w, { readableText: true, entityCategories: ['credit_card', 'spelled_digits', 'phone_number'] }),
+    ),
+  ],
 ];
-console.log(`${segments.length} segments, ${audioSec.toFixed(0)} audio s; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-for (const [name, cpu] of rows) console.log(`${name.padEnd(30)} ${(cpu * 1000).toFixed(4)} ms CPU per audio s (${((cpu / 0.15) * 100).toFixed(4)}% of 0.15 s recognition)`);
+console.log(
+  `${segments.length} segments, ${audioSec.toFixed(0)} audio s; load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
+for (const [name, cpu] of rows)
+  console.log(
+    `${name.padEnd(30)} ${(cpu * 1000).toFixed(4)} ms CPU per audio s (${((cpu / 0.15) * 100).toFixed(4)}% of 0.15 s recognition)`,
+  );

@@ -43,10 +43,25 @@ const svc = await startLocalService({ maxDecoders: STREAMS });
 const { accessKey } = await svc.account(100_000_000n);
 const port = await freePort();
 const rtcpPort = await freePort();
-const child = spawn(process.execPath, [CLI, 'rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', svc.baseUrl, '--out', tempDir('scribed-rtp-cpu-')], {
-  stdio: ['ignore', 'ignore', 'pipe'],
-  env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey, SCRIBED_LOG_LEVEL: 'info' },
-});
+const child = spawn(
+  process.execPath,
+  [
+    CLI,
+    'rtp',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--rtcp-port',
+    String(rtcpPort),
+    '--url',
+    svc.baseUrl,
+    '--out',
+    tempDir('scribed-rtp-cpu-'),
+  ],
+  {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey, SCRIBED_LOG_LEVEL: 'info' },
+  },
+);
 const closed: Array<Record<string, unknown>> = [];
 await new Promise<void>((resolve) => {
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -87,18 +102,34 @@ const audioFile = path.join(tempDir('scribed-rtp-cpu-'), 'audio.ulaw');
 fs.writeFileSync(audioFile, audio);
 const bareT0 = performance.now();
 const bareOut = await new Promise<string>((resolve, reject) =>
-  execFile(process.execPath, [path.resolve(import.meta.dirname, 'bare-sender.mjs'), '--url', svc.baseUrl, '--file', audioFile, '--streams', String(STREAMS)], { env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey } }, (err, stdout) =>
-    err ? reject(err) : resolve(stdout),
+  execFile(
+    process.execPath,
+    [path.resolve(import.meta.dirname, 'bare-sender.mjs'), '--url', svc.baseUrl, '--file', audioFile, '--streams', String(STREAMS)],
+    { env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey } },
+    (err, stdout) => (err ? reject(err) : resolve(stdout)),
   ),
 );
 const bareWall = (performance.now() - bareT0) / 1000;
 const bare = JSON.parse(bareOut.trim().split('\n').pop()!) as { captured: number[]; cpuSeconds: number };
-if (bare.captured.some((n) => n !== audio.length)) throw new Error(`bare sender: server held ${bare.captured.join(', ')} samples, expected ${audio.length}`);
+if (bare.captured.some((n) => n !== audio.length))
+  throw new Error(`bare sender: server held ${bare.captured.join(', ')} samples, expected ${audio.length}`);
 await svc.stop();
 
 const audioSec = STREAMS * SECONDS;
-console.log(`rtp-cpu: node ${process.version}, ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; ${STREAMS} real-time PCMU streams x ${SECONDS} s (wall ${wall.toFixed(1)} s)`);
-console.log(`scribed rtp process CPU ${cpu.toFixed(2)} s for ${audioSec} s of audio: ${((100 * cpu) / audioSec).toFixed(2)}% of a core per real-time stream`);
-for (const c of closed) console.log(`  session ${String(c.sessionId)}: captured ${String(c.capturedSamples)} acknowledged ${String(c.acknowledgedSamples)} lost ${String(c.lost)}`);
-console.log(`bare sender (ws) process CPU ${bare.cpuSeconds.toFixed(2)} s for ${audioSec} s of audio (wall ${bareWall.toFixed(1)} s): ${((100 * bare.cpuSeconds) / audioSec).toFixed(2)}% of a core per real-time stream; every session held ${audio.length} samples`);
+console.log(
+  `rtp-cpu: node ${process.version}, ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ${STREAMS} real-time PCMU streams x ${SECONDS} s (wall ${wall.toFixed(1)} s)`,
+);
+console.log(
+  `scribed rtp process CPU ${cpu.toFixed(2)} s for ${audioSec} s of audio: ${((100 * cpu) / audioSec).toFixed(2)}% of a core per real-time stream`,
+);
+for (const c of closed)
+  console.log(
+    `  session ${String(c.sessionId)}: captured ${String(c.capturedSamples)} acknowledged ${String(c.acknowledgedSamples)} lost ${String(c.lost)}`,
+  );
+console.log(
+  `bare sender (ws) process CPU ${bare.cpuSeconds.toFixed(2)} s for ${audioSec} s of audio (wall ${bareWall.toFixed(1)} s): ${((100 * bare.cpuSeconds) / audioSec).toFixed(2)}% of a core per real-time stream; every session held ${audio.length} samples`,
+);
 console.log(`ratio rtp/baseline: ${(cpu / bare.cpuSeconds).toFixed(2)}x`);

@@ -97,10 +97,23 @@ async function main(): Promise<void> {
   const clips = loadClips(dir);
   const svc = await startLocalService({ maxDecoders: 2 });
   const { accessKey } = await svc.account(10_000_000n);
-  const ingest = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 2000, jitter: { concealMs: Number(process.env.CONCEAL_MS ?? 0) }, url: svc.baseUrl, accessKey, logger, sessionOptions: RECOGNIZER_TEXT });
+  const ingest = new RtpIngest({
+    host: '127.0.0.1',
+    port: 0,
+    rtcpPort: 0,
+    payloadTypes: buildPayloadTypeMap([]),
+    idleTimeoutMs: 2000,
+    jitter: { concealMs: Number(process.env.CONCEAL_MS ?? 0) },
+    url: svc.baseUrl,
+    accessKey,
+    logger,
+    sessionOptions: RECOGNIZER_TEXT,
+  });
   const address = await ingest.start();
   const totalSec = clips.reduce((s, c) => s + c.mulaw8k.length / 8000, 0);
-  console.log(`rtp-loss: ${clips.length} clips from ${dir}, ${totalSec.toFixed(1)} s, PCMU 20 ms packets sent at 4x real time; node ${process.version}, ${os.cpus()[0]?.model}`);
+  console.log(
+    `rtp-loss: ${clips.length} clips from ${dir}, ${totalSec.toFixed(1)} s, PCMU 20 ms packets sent at 4x real time; node ${process.version}, ${os.cpus()[0]?.model}`,
+  );
 
   async function sendCall(clip: Clip, plan: Plan, ssrc: number): Promise<RtpSessionReport> {
     const sender = await RtpTestSender.open(ssrc);
@@ -124,7 +137,15 @@ async function main(): Promise<void> {
   }
 
   async function directText(audio: Buffer): Promise<{ text: string; captured: number }> {
-    const s = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 400_000, logger, sessionOptions: RECOGNIZER_TEXT });
+    const s = new SessionStreamer({
+      url: svc.baseUrl,
+      accessKey,
+      encoding: 'mulaw_8000',
+      streamId: randomUUID(),
+      bufferSamples: 400_000,
+      logger,
+      sessionOptions: RECOGNIZER_TEXT,
+    });
     await s.start();
     for (const c of chunks(audio, 1, 160)) await s.write(c);
     const summary = await s.end();

@@ -81,7 +81,8 @@ function rand(): number {
 
 // The clips back to back: about 25 s of speech, looped.
 const clipAudio = Buffer.concat(loadClips().map((c) => c.mulaw8k));
-const loop = (seconds: number) => Buffer.concat(Array.from({ length: Math.ceil((seconds * RATE) / clipAudio.length) }, () => clipAudio)).subarray(0, seconds * RATE);
+const loop = (seconds: number) =>
+  Buffer.concat(Array.from({ length: Math.ceil((seconds * RATE) / clipAudio.length) }, () => clipAudio)).subarray(0, seconds * RATE);
 
 // ------------------------------------------------------------------ /proc CPU
 
@@ -135,7 +136,12 @@ function clusterCpu(pm: number): number {
 
 // ------------------------------------------------------------------ PostgreSQL
 
-console.log(`scaling: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `scaling: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model}, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const pgc = await startPostgresCluster();
 const pgPort = Number(new URL(pgc.url).port);
 const pmPid = postmasterPid(pgPort);
@@ -150,7 +156,9 @@ const pmPid = postmasterPid(pgPort);
   const v = await c.query<{ server_version: string; fsync: string; sc: string }>(
     "SELECT current_setting('server_version') AS server_version, current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sc",
   );
-  console.log(`PostgreSQL ${v.rows[0]!.server_version} (throwaway cluster, loopback, same machine): fsync=${v.rows[0]!.fsync} synchronous_commit=${v.rows[0]!.sc}`);
+  console.log(
+    `PostgreSQL ${v.rows[0]!.server_version} (throwaway cluster, loopback, same machine): fsync=${v.rows[0]!.fsync} synchronous_commit=${v.rows[0]!.sc}`,
+  );
   await c.end();
 }
 
@@ -158,7 +166,14 @@ const cleanups: Array<() => Promise<void>> = [];
 async function cleanup(): Promise<void> {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 }
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cleanup().then(() => pgc.stop()).finally(() => process.exit(130)));
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(
+    sig,
+    () =>
+      void cleanup()
+        .then(() => pgc.stop())
+        .finally(() => process.exit(130)),
+  );
 
 try {
   if (PARTS.includes('failover')) await failover();
@@ -167,7 +182,12 @@ try {
   await cleanup();
   await pgc.stop();
 }
-console.log(`load at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load at end ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 
 // ------------------------------------------------------------------ 1. failover
 
@@ -198,7 +218,14 @@ async function failover(): Promise<void> {
 
   const clientLog: LogRecord[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void clientLog.push(JSON.parse(line) as LogRecord) });
-  const streamer = new SessionStreamer({ url: cluster.url, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 120 * RATE, logger });
+  const streamer = new SessionStreamer({
+    url: cluster.url,
+    accessKey,
+    encoding: 'mulaw_8000',
+    streamId: randomUUID(),
+    bufferSamples: 120 * RATE,
+    logger,
+  });
   const { sessionId } = await streamer.start();
   let finalEnd = 0;
   streamer.on('final', (f: FinalSegment) => (finalEnd = Math.max(finalEnd, Number(f.endSample))));
@@ -285,7 +312,10 @@ async function failover(): Promise<void> {
     });
     const k = kills.at(-1)!;
     if (process.env.BENCH_DEBUG) {
-      const show = (who: string, r: LogRecord) => console.log(`    ${String(Number(r.time) - tKill).padStart(7)} ms ${who}: ${r.msg} ${JSON.stringify(Object.fromEntries(Object.entries(r).filter(([key]) => !['level', 'time', 'msg', 'service', 'pid', 'hostname', 'streamId', 'sessionId', 'node'].includes(key))))}`);
+      const show = (who: string, r: LogRecord) =>
+        console.log(
+          `    ${String(Number(r.time) - tKill).padStart(7)} ms ${who}: ${r.msg} ${JSON.stringify(Object.fromEntries(Object.entries(r).filter(([key]) => !['level', 'time', 'msg', 'service', 'pid', 'hostname', 'streamId', 'sessionId', 'node'].includes(key))))}`,
+        );
       const all: Array<[string, LogRecord]> = [...recs.map((r): [string, LogRecord] => ['client', r])];
       for (const [n, mark] of nodeMarks) for (const r of n.logs.slice(mark)) if (typeof r.time === 'number') all.push([n.name, r]);
       for (const [who, r] of all.sort((a, b) => Number(a[1].time) - Number(b[1].time))) show(who, r);
@@ -312,19 +342,67 @@ async function failover(): Promise<void> {
   const lost = Math.max(captured - summary.acknowledgedSamples, captured - (summary.serverCapturedSamples ?? 0), captured - transcribedEnd);
 
   const col = (f: (k: Kill) => number) => kills.map(f).filter(Number.isFinite);
-  const row = (name: string, xs: number[]) => `  ${name.padEnd(34)} ${f0(pct(xs, 0.5)).padStart(6)} ${f0(pct(xs, 0.95)).padStart(6)} ${f0(Math.max(...xs)).padStart(6)}`;
-  console.log(`\n== failover: 3 nodes (--max-decoders 1) behind HAProxy (${CHECKS === 'deploy' ? 'deploy/haproxy.cfg checks: inter 1s fall 2' : 'fast checks: inter 200ms fall 1'}), ${kills.length} kill -9 of the serving node ==`);
-  console.log(`  1 SessionStreamer, looped sample clips as mu-law 8 kHz at ${PACE}x real time, default backoff (250 ms base), no commits (30 s segment bound); ${wall.toFixed(0)} s wall`);
-  console.log(`  ${''.padEnd(34)} ${'p50'.padStart(6)} ${'p95'.padStart(6)} ${'max'.padStart(6)}   (ms; n=${kills.length}, p95 of 10 is the 10th)`);
-  console.log(row('failover: kill -> first new ack', col((k) => k.totalMs)));
-  console.log(row('  kill -> first ack of any kind', col((k) => k.firstAckMs)));
-  console.log(row('  client: kill -> socket closed', col((k) => k.detectMs)));
-  console.log(row('  client: reconnect backoff', col((k) => k.backoffMs)));
-  console.log(row('  resume request (HAProxy, store)', col((k) => k.resumeMs)));
-  console.log(row('  server takeover: resume -> ready', col((k) => k.takeoverMs)));
-  console.log(row('  ready -> first new ack', col((k) => k.ackMs)));
-  console.log(row('  open segment replayed (s x 1000)', col((k) => k.replaySec * 1000)));
-  const share = (f: (k: Kill) => number) => (100 * kills.reduce((s, k) => s + (Number.isFinite(f(k)) ? f(k) : 0), 0)) / kills.reduce((s, k) => s + k.totalMs, 0);
+  const row = (name: string, xs: number[]) =>
+    `  ${name.padEnd(34)} ${f0(pct(xs, 0.5)).padStart(6)} ${f0(pct(xs, 0.95)).padStart(6)} ${f0(Math.max(...xs)).padStart(6)}`;
+  console.log(
+    `\n== failover: 3 nodes (--max-decoders 1) behind HAProxy (${CHECKS === 'deploy' ? 'deploy/haproxy.cfg checks: inter 1s fall 2' : 'fast checks: inter 200ms fall 1'}), ${kills.length} kill -9 of the serving node ==`,
+  );
+  console.log(
+    `  1 SessionStreamer, looped sample clips as mu-law 8 kHz at ${PACE}x real time, default backoff (250 ms base), no commits (30 s segment bound); ${wall.toFixed(0)} s wall`,
+  );
+  console.log(
+    `  ${''.padEnd(34)} ${'p50'.padStart(6)} ${'p95'.padStart(6)} ${'max'.padStart(6)}   (ms; n=${kills.length}, p95 of 10 is the 10th)`,
+  );
+  console.log(
+    row(
+      'failover: kill -> first new ack',
+      col((k) => k.totalMs),
+    ),
+  );
+  console.log(
+    row(
+      '  kill -> first ack of any kind',
+      col((k) => k.firstAckMs),
+    ),
+  );
+  console.log(
+    row(
+      '  client: kill -> socket closed',
+      col((k) => k.detectMs),
+    ),
+  );
+  console.log(
+    row(
+      '  client: reconnect backoff',
+      col((k) => k.backoffMs),
+    ),
+  );
+  console.log(
+    row(
+      '  resume request (HAProxy, store)',
+      col((k) => k.resumeMs),
+    ),
+  );
+  console.log(
+    row(
+      '  server takeover: resume -> ready',
+      col((k) => k.takeoverMs),
+    ),
+  );
+  console.log(
+    row(
+      '  ready -> first new ack',
+      col((k) => k.ackMs),
+    ),
+  );
+  console.log(
+    row(
+      '  open segment replayed (s x 1000)',
+      col((k) => k.replaySec * 1000),
+    ),
+  );
+  const share = (f: (k: Kill) => number) =>
+    (100 * kills.reduce((s, k) => s + (Number.isFinite(f(k)) ? f(k) : 0), 0)) / kills.reduce((s, k) => s + k.totalMs, 0);
   console.log(
     `  share of the total failover time: backoff ${share((k) => k.backoffMs).toFixed(0)}%, server takeover ${share((k) => k.takeoverMs).toFixed(0)}%, ` +
       `resume request ${share((k) => k.resumeMs).toFixed(0)}%, detect ${share((k) => k.detectMs).toFixed(0)}%, ready->ack ${share((k) => k.ackMs).toFixed(0)}%`,
@@ -335,10 +413,15 @@ async function failover(): Promise<void> {
   if (Number.isFinite(corr)) {
     const b = slope(xs, ys);
     const a = ys.reduce((p, y) => p + y, 0) / ys.length - (b * xs.reduce((p, x) => p + x, 0)) / xs.length;
-    console.log(`  server takeover vs open segment replayed: correlation ${corr.toFixed(2)}; takeover ~ ${f0(a)} ms + ${f0(b)} ms per replayed audio second (the replay's wall-clock real-time factor ${(b / 1000).toFixed(2)})`);
+    console.log(
+      `  server takeover vs open segment replayed: correlation ${corr.toFixed(2)}; takeover ~ ${f0(a)} ms + ${f0(b)} ms per replayed audio second (the replay's wall-clock real-time factor ${(b / 1000).toFixed(2)})`,
+    );
   }
   const behind = kills.filter((k) => k.behindSec > 0.25).length;
-  if (behind > 0) console.log(`  ${behind} kill(s) came while acks were behind the capture (the machine did not decode ${PACE}x real time): their kill -> new-ack time includes that backlog`);
+  if (behind > 0)
+    console.log(
+      `  ${behind} kill(s) came while acks were behind the capture (the machine did not decode ${PACE}x real time): their kill -> new-ack time includes that backlog`,
+    );
   console.log(
     `  samples: captured ${captured}, acknowledged ${summary.acknowledgedSamples}, server-held ${summary.serverCapturedSamples}, transcribed to ${transcribedEnd}` +
       ` (${segs.rows.length} segments, ${contiguous ? 'contiguous' : 'NOT CONTIGUOUS'}); gap ${summary.gapSamples}; ${summary.reconnects} reconnects, ${summary.resumes} resumes`,
@@ -391,13 +474,21 @@ async function startServer(store: StoreName): Promise<{ base: string; proc: Chil
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `scribed-bench-${store}-`));
   const db = store === 'postgres' ? await freshDatabase(pgc.url) : null;
   const storeArgs = db ? ['--data-dir', dataDir, '--database-url', db.url] : ['--data-dir', dataDir];
-  const { stdout } = await execFileAsync(process.execPath, [CLI, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', ...storeArgs], { encoding: 'utf8' });
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [CLI, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', ...storeArgs],
+    { encoding: 'utf8' },
+  );
   const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
   const port = await freeLoopbackPort();
-  const proc = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', String(STREAMS), ...storeArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
-  });
+  const proc = spawn(
+    process.execPath,
+    [CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--max-decoders', String(STREAMS), ...storeArgs],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' },
+    },
+  );
   const errs: string[] = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => errs.push(l));
   await new Promise<void>((resolve, reject) => {
@@ -423,7 +514,12 @@ async function startServer(store: StoreName): Promise<{ base: string; proc: Chil
 }
 
 /** One real-time session: 20 ms frames at real time, a commit every 5 s, close after the last ack. */
-async function realtimeSession(base: string, accessKey: string, audio: Buffer, startDelayMs: number): Promise<{ ackMs: number[]; held: number; finals: number }> {
+async function realtimeSession(
+  base: string,
+  accessKey: string,
+  audio: Buffer,
+  startDelayMs: number,
+): Promise<{ ackMs: number[]; held: number; finals: number }> {
   await sleep(startDelayMs);
   const res = await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions`, {
     method: 'POST',
@@ -475,13 +571,24 @@ async function storeRound(store: StoreName): Promise<Round> {
   const cpu0 = cpuOf(server.proc.pid!);
   const pg0 = clusterCpu(pmPid);
   const t0 = performance.now();
-  const runs = await Promise.all(Array.from({ length: STREAMS }, (_, i) => realtimeSession(server.base, server.accessKey, audio, (i * 20) / STREAMS + i * 7)));
+  const runs = await Promise.all(
+    Array.from({ length: STREAMS }, (_, i) => realtimeSession(server.base, server.accessKey, audio, (i * 20) / STREAMS + i * 7)),
+  );
   const wall = (performance.now() - t0) / 1000;
   const serverCpu = cpuOf(server.proc.pid!) - cpu0;
   const pgCpu = clusterCpu(pmPid) - pg0;
   await server.stop();
-  for (const r of runs) if (r.held !== audio.length) throw new Error(`${store}: a session closed with ${r.held} samples held, expected ${audio.length}`);
-  const round: Round = { store, ackMs: runs.flatMap((r) => r.ackMs), serverCpu, pgCpu, audioSec: (STREAMS * audio.length) / RATE, wall, finals: runs.reduce((s, r) => s + r.finals, 0) };
+  for (const r of runs)
+    if (r.held !== audio.length) throw new Error(`${store}: a session closed with ${r.held} samples held, expected ${audio.length}`);
+  const round: Round = {
+    store,
+    ackMs: runs.flatMap((r) => r.ackMs),
+    serverCpu,
+    pgCpu,
+    audioSec: (STREAMS * audio.length) / RATE,
+    wall,
+    finals: runs.reduce((s, r) => s + r.finals, 0),
+  };
   console.log(
     `  ${store.padEnd(8)} ${round.audioSec.toFixed(0)} audio s in ${wall.toFixed(1)} s: ack p50 ${pct(round.ackMs, 0.5).toFixed(1)} ms p95 ${pct(round.ackMs, 0.95).toFixed(1)} ms; ` +
       `server ${serverCpu.toFixed(2)} CPU s, postgres ${pgCpu.toFixed(2)} CPU s; ${round.finals} finals; load ${os.loadavg()[0]!.toFixed(1)}`,
@@ -490,7 +597,9 @@ async function storeRound(store: StoreName): Promise<Round> {
 }
 
 async function stores(): Promise<void> {
-  console.log(`\n== store cost: ${STREAMS} real-time sessions x ${SECONDS} s (mu-law 8 kHz, 20 ms frames, commit every 5 s), ${ROUNDS} rounds per store, ABBA ==`);
+  console.log(
+    `\n== store cost: ${STREAMS} real-time sessions x ${SECONDS} s (mu-law 8 kHz, 20 ms frames, commit every 5 s), ${ROUNDS} rounds per store, ABBA ==`,
+  );
   const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const order: StoreName[] = r % 2 === 0 ? ['sqlite', 'postgres'] : ['postgres', 'sqlite'];
@@ -511,7 +620,8 @@ async function stores(): Promise<void> {
   const s = agg('sqlite');
   const p = agg('postgres');
   const w = 26;
-  const line = (name: string, a: string, b: string, ratio: string) => console.log(`  ${name.padEnd(w)} ${a.padStart(10)} ${b.padStart(10)} ${ratio.padStart(10)}`);
+  const line = (name: string, a: string, b: string, ratio: string) =>
+    console.log(`  ${name.padEnd(w)} ${a.padStart(10)} ${b.padStart(10)} ${ratio.padStart(10)}`);
   console.log('');
   line('', 'SQLite', 'PostgreSQL', 'PG/SQLite');
   line('ack latency p50 (ms)', s.p50.toFixed(1), p.p50.toFixed(1), (p.p50 / s.p50).toFixed(2));
@@ -520,7 +630,9 @@ async function stores(): Promise<void> {
   line('server CPU s / audio s', s.server.toFixed(4), p.server.toFixed(4), (p.server / s.server).toFixed(2));
   line('postgres CPU s / audio s', `(${s.pg.toFixed(4)})`, p.pg.toFixed(4), '');
   line('total CPU s / audio s', s.server.toFixed(4), (p.server + p.pg).toFixed(4), ((p.server + p.pg) / s.server).toFixed(2));
-  console.log(`  (the SQLite column's postgres figure is the idle cluster during the SQLite rounds: the noise floor, not counted in its total)`);
+  console.log(
+    `  (the SQLite column's postgres figure is the idle cluster during the SQLite rounds: the noise floor, not counted in its total)`,
+  );
   const lagging = rounds.filter((r) => r.wall > SECONDS + 5 || pct(r.ackMs, 0.5) > 500).length;
   if (lagging > 0) {
     console.log(
@@ -528,5 +640,7 @@ async function stores(): Promise<void> {
         'those ack latencies measure the decoding backlog of a loaded machine, not the store',
     );
   }
-  console.log(`  extra CPU of the PostgreSQL path: ${((p.server + p.pg - s.server) * 100).toFixed(2)}% of a core per real-time call (server ${((p.server - s.server) * 100).toFixed(2)}%, postgres ${(p.pg * 100).toFixed(2)}%)`);
+  console.log(
+    `  extra CPU of the PostgreSQL path: ${((p.server + p.pg - s.server) * 100).toFixed(2)}% of a core per real-time call (server ${((p.server - s.server) * 100).toFixed(2)}%, postgres ${(p.pg * 100).toFixed(2)}%)`,
+  );
 }

@@ -50,8 +50,18 @@ interface PartResult {
 function decodePart(part: number, parts: number): PartResult {
   const dir = SPLIT === 'dev' ? devSetDir() : path.join(ROOT, 'bench', 'eval-set', SPLIT);
   const clips = loadClips(dir).filter((_, i) => i % parts === part);
-  const config = { engine: 'pocketsphinx' as const, profile: WIDE ? ('wideband' as const) : ('telephony' as const), assetsDir: path.join(ROOT, 'models', 'telephony') };
-  const decoders = Object.entries(VARIANTS).map(([name, extra]) => ({ name, decoder: createPocketsphinx(config, extra), cpuS: 0, errors: 0, refWords: 0 }));
+  const config = {
+    engine: 'pocketsphinx' as const,
+    profile: WIDE ? ('wideband' as const) : ('telephony' as const),
+    assetsDir: path.join(ROOT, 'models', 'telephony'),
+  };
+  const decoders = Object.entries(VARIANTS).map(([name, extra]) => ({
+    name,
+    decoder: createPocketsphinx(config, extra),
+    cpuS: 0,
+    errors: 0,
+    refWords: 0,
+  }));
   for (const clip of clips) {
     const input = WIDE ? pcmSamples(clip) : mulawSamples(clip);
     for (const v of decoders) {
@@ -71,7 +81,10 @@ function decodePart(part: number, parts: number): PartResult {
     }
   }
   for (const v of decoders) v.decoder.destroy();
-  return { audioS: clips.reduce((a, c) => a + c.durationSec, 0), rows: decoders.map(({ name, cpuS, errors, refWords }) => ({ name, cpuS, errors, refWords })) };
+  return {
+    audioS: clips.reduce((a, c) => a + c.durationSec, 0),
+    rows: decoders.map(({ name, cpuS, errors, refWords }) => ({ name, cpuS, errors, refWords })),
+  };
 }
 
 function runPart(part: number): Promise<PartResult> {
@@ -83,7 +96,9 @@ function runPart(part: number): Promise<PartResult> {
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as PartResult) : reject(new Error(`part ${part} exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as PartResult) : reject(new Error(`part ${part} exited ${code}`)),
+    );
   });
 }
 
@@ -95,13 +110,22 @@ if (process.env.BENCH_PART !== undefined) {
   const audioS = parts.reduce((a, p) => a + p.audioS, 0);
   const pooled = Object.keys(VARIANTS).map((name) => {
     const rows = parts.map((p) => p.rows.find((r) => r.name === name)!);
-    return { name, cpuS: rows.reduce((a, r) => a + r.cpuS, 0), errors: rows.reduce((a, r) => a + r.errors, 0), refWords: rows.reduce((a, r) => a + r.refWords, 0) };
+    return {
+      name,
+      cpuS: rows.reduce((a, r) => a + r.cpuS, 0),
+      errors: rows.reduce((a, r) => a + r.errors, 0),
+      refWords: rows.reduce((a, r) => a + r.refWords, 0),
+    };
   });
   const base = pooled[0]!;
-  console.log(`search settings: split ${SPLIT}, ${WIDE ? '16 kHz PCM (wideband)' : '8 kHz mu-law (telephony)'}, ${audioS.toFixed(1)} s of audio, ${PARTS} part(s) at once`);
+  console.log(
+    `search settings: split ${SPLIT}, ${WIDE ? '16 kHz PCM (wideband)' : '8 kHz mu-law (telephony)'}, ${audioS.toFixed(1)} s of audio, ${PARTS} part(s) at once`,
+  );
   console.log('| variant | WER | errors / words | CPU / audio s | CPU vs first |');
   console.log('|---|---|---|---|---|');
   for (const r of pooled) {
-    console.log(`| ${r.name} | ${((100 * r.errors) / r.refWords).toFixed(1)}% | ${r.errors} / ${r.refWords} | ${(r.cpuS / audioS).toFixed(3)} | ${(r.cpuS / base.cpuS).toFixed(3)}x |`);
+    console.log(
+      `| ${r.name} | ${((100 * r.errors) / r.refWords).toFixed(1)}% | ${r.errors} / ${r.refWords} | ${(r.cpuS / audioS).toFixed(3)} | ${(r.cpuS / base.cpuS).toFixed(3)}x |`,
+    );
   }
 }

@@ -127,12 +127,25 @@ async function build(store: SqlStore): Promise<void> {
     const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, NULL, ?)').join(', ');
     const params = batch;
     batch = [];
-    await db.tx((tx) => tx.run(`INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at) VALUES ${values}`, params));
+    await db.tx((tx) =>
+      tx.run(
+        `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at) VALUES ${values}`,
+        params,
+      ),
+    );
   };
   for (let i = 0; i < SEGMENTS; i++) {
     const t = Math.floor(i / SEGMENTS_PER_TRANSCRIPTION);
     const idx = i % SEGMENTS_PER_TRANSCRIPTION;
-    batch.push(tid(t), BigInt(idx), BigInt(idx * 40_000), BigInt(idx * 40_000 + 32_000), sentence(rnd), '[]', iso(T0 + t * 60_000 + idx * 5_000));
+    batch.push(
+      tid(t),
+      BigInt(idx),
+      BigInt(idx * 40_000),
+      BigInt(idx * 40_000 + 32_000),
+      sentence(rnd),
+      '[]',
+      iso(T0 + t * 60_000 + idx * 5_000),
+    );
     if (batch.length / 7 >= ROWS) await flush();
     if (++done % 100_000 === 0) console.log(`  ${done} segments (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
@@ -180,7 +193,9 @@ async function timeQueries(store: SqlStore): Promise<void> {
     }
   }
   times.sort((a, b) => a - b);
-  console.log(`  search over ${SEGMENTS} segments (${QUERIES.length} queries x ${QUERY_ROUNDS}): p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms`);
+  console.log(
+    `  search over ${SEGMENTS} segments (${QUERIES.length} queries x ${QUERY_ROUNDS}): p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms`,
+  );
   for (const [k, v] of perQuery) {
     v.sort((a, b) => a - b);
     console.log(`    ${k}: p50 ${percentile(v, 50).toFixed(1)} ms, p95 ${percentile(v, 95).toFixed(1)} ms`);
@@ -191,7 +206,15 @@ async function timeWrites(store: SqlStore, label: string, offset: number): Promi
   const rnd = prng(99 + offset);
   const t0 = performance.now();
   for (let i = 0; i < WRITES; i++) {
-    await store.appendSegment({ transcriptionId: tid(offset), index: 1000 + i, startSample: 0n, endSample: 1n, text: sentence(rnd), words: [], createdAt: iso(T0) });
+    await store.appendSegment({
+      transcriptionId: tid(offset),
+      index: 1000 + i,
+      startSample: 0n,
+      endSample: 1n,
+      text: sentence(rnd),
+      words: [],
+      createdAt: iso(T0),
+    });
   }
   const us = ((performance.now() - t0) * 1000) / WRITES;
   console.log(`  appendSegment ${label}: ${us.toFixed(0)} us a segment (${WRITES} writes)`);

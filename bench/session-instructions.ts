@@ -40,16 +40,47 @@ const RATE = 8000;
 const FRAME = 160;
 const clips = loadClips(devSetDir());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'scribed-instructions-'));
-const { stdout } = await execFileAsync(process.execPath, [CLI, 'accounts', 'create', '--name', 'bench', '--characters', '100000000', '--json', '--data-dir', dataDir]);
+const { stdout } = await execFileAsync(process.execPath, [
+  CLI,
+  'accounts',
+  'create',
+  '--name',
+  'bench',
+  '--characters',
+  '100000000',
+  '--json',
+  '--data-dir',
+  dataDir,
+]);
 const accessKey = (JSON.parse(stdout) as { accessKey: string }).accessKey;
 const port = await freeLoopbackPort();
 const outPrefix = path.join(OUT, LABEL);
 const proc = spawn(
   'valgrind',
-  ['--tool=callgrind', '--separate-threads=yes', '--instr-atstart=no', `--callgrind-out-file=${outPrefix}.%p`, process.execPath, CLI, 'serve', '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--max-decoders', String(K)],
+  [
+    '--tool=callgrind',
+    '--separate-threads=yes',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${outPrefix}.%p`,
+    process.execPath,
+    CLI,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--data-dir',
+    dataDir,
+    '--max-decoders',
+    String(K),
+  ],
   { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', SCRIBED_MAX_STREAMS_PER_ACCOUNT: '0' } },
 );
 const errs: string[] = [];
@@ -120,7 +151,8 @@ async function session(i: number, seconds: number, delayMs: number): Promise<Run
         tick();
       } else if (ev.type === 'ack') {
         const now = performance.now();
-        while (acked < frames && Math.min((acked + 1) * FRAME, audio.length) <= Number(ev.capturedSamples)) maxAckLagMs = Math.max(maxAckLagMs, now - sentAt[acked++]!);
+        while (acked < frames && Math.min((acked + 1) * FRAME, audio.length) <= Number(ev.capturedSamples))
+          maxAckLagMs = Math.max(maxAckLagMs, now - sentAt[acked++]!);
       } else if (ev.type === 'committed') {
         committed++;
       } else if (ev.type === 'error') {
@@ -149,7 +181,11 @@ function totals(part: number): Map<string, number> {
   }
   return out;
 }
-const show = (t: Map<string, number>) => [...t].filter(([, ir]) => ir > 1e6).map(([th, ir]) => `thread ${th} ${(ir / 1e6).toFixed(1)} M`).join(', ');
+const show = (t: Map<string, number>) =>
+  [...t]
+    .filter(([, ir]) => ir > 1e6)
+    .map(([th, ir]) => `thread ${th} ${(ir / 1e6).toFixed(1)} M`)
+    .join(', ');
 
 let t = Date.now();
 await Promise.all(Array.from({ length: K }, (_, i) => session(i, 1, 0)));
@@ -173,7 +209,9 @@ await sleep(1000);
 callgrind('-d', 'sessions');
 part++;
 await sleep(2000);
-console.log(`${LABEL}: sessions ${wall.toFixed(1)} s (${runs.reduce((a, r) => a + r.frames, 0)} frames, max ack lag ${(Math.max(...runs.map((r) => r.maxAckLagMs)) / 1000).toFixed(1)} s): ${show(totals(part))}`);
+console.log(
+  `${LABEL}: sessions ${wall.toFixed(1)} s (${runs.reduce((a, r) => a + r.frames, 0)} frames, max ack lag ${(Math.max(...runs.map((r) => r.maxAckLagMs)) / 1000).toFixed(1)} s): ${show(totals(part))}`,
+);
 const exited = new Promise((r) => proc.once('exit', r));
 proc.kill('SIGTERM');
 await exited;

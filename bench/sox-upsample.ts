@@ -4,5 +4,9 @@
 import { execFileSync } from 'node:child_process';
 
 export function soxUpsample(ulawFile: string, outWav: string): void {
-  execFileSync('sox', ['-D', '-V1', '-t', 'ul', '-r', '8000', '-c', '1', ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', outWav], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    'sox',
+    ['-D', '-V1', '-t', 'ul', '-r', '8000', '-c', '1', ulawFile, '-r', '16000', '-b', '16', '-e', 'signed-integer', outWav],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
 }

@@ -44,7 +44,9 @@ function upsample(clip: Clip, how: string): Int16Array {
   return concat(parts);
 }
 
-console.log(`upsampler-accuracy: ${split} split, ${clips.length} clips, ${clips.reduce((a, c) => a + c.durationSec, 0).toFixed(0)} s of mu-law; load ${os.loadavg()[0]!.toFixed(2)}`);
+console.log(
+  `upsampler-accuracy: ${split} split, ${clips.length} clips, ${clips.reduce((a, c) => a + c.durationSec, 0).toFixed(0)} s of mu-law; load ${os.loadavg()[0]!.toFixed(2)}`,
+);
 const decoder = createPocketsphinx({ engine: 'pocketsphinx', profile: 'telephony', assetsDir: path.join(ROOT, 'models', 'telephony') });
 console.log('| upsampler | WER | errors / words | decoder CPU per audio s |');
 console.log('|---|---|---|---|');

@@ -45,7 +45,14 @@ function quantile(xs: number[], q: number): number {
 
 async function account(store: Store, id: string) {
   const hash = createHash('sha256').update(id).digest();
-  await store.createAccount({ id, name: id, characters: 0n, accessKey: { id: `sk_${id}`, secretHash: hash }, apiToken: { id: `tok_${id}`, secretHash: hash }, createdAt: T0 });
+  await store.createAccount({
+    id,
+    name: id,
+    characters: 0n,
+    accessKey: { id: `sk_${id}`, secretHash: hash },
+    apiToken: { id: `tok_${id}`, secretHash: hash },
+    createdAt: T0,
+  });
 }
 
 async function newSession(store: Store, accountId: string, n: string) {
@@ -53,7 +60,15 @@ async function newSession(store: Store, accountId: string, n: string) {
     accountId,
     idempotencyKey: `k-${n}`,
     requestHash: 'h',
-    session: { id: `rts_${n}`, accountId, transcriptionId: `stt_${n}`, title: `bench ${n}`, languageHint: null, options: {}, createdAt: T0 },
+    session: {
+      id: `rts_${n}`,
+      accountId,
+      transcriptionId: `stt_${n}`,
+      title: `bench ${n}`,
+      languageHint: null,
+      options: {},
+      createdAt: T0,
+    },
     sampleRateHz: 16000,
     call: null,
   });
@@ -79,7 +94,15 @@ const port = (receiver.address() as AddressInfo).port;
 
 await account(store, 'acc_bench');
 await store.createWebhookEndpoint(
-  { id: 'whe_bench', accountId: 'acc_bench', url: `http://127.0.0.1:${port}/hook`, description: null, events: ['transcription.completed'], includeTranscript: false, createdAt: T0 },
+  {
+    id: 'whe_bench',
+    accountId: 'acc_bench',
+    url: `http://127.0.0.1:${port}/hook`,
+    description: null,
+    events: ['transcription.completed'],
+    includeTranscript: false,
+    createdAt: T0,
+  },
   20,
 );
 const serverKey = randomBytes(32);
@@ -106,7 +129,9 @@ const started = Date.now();
 for (let i = 0; i < N; i++) await store.setSessionState(`rts_d${i}`, 'CLOSED', 'COMPLETED');
 while (arrivals.length < N) await new Promise((r) => setTimeout(r, 20));
 const seconds = (Math.max(...arrivals) - started) / 1000;
-console.log(`burst: ${N} events in ${seconds.toFixed(2)} s = ${(N / seconds).toFixed(0)} events/s; event-to-delivery (queueing included) p50 ${quantile(latencies, 0.5)} ms, p95 ${quantile(latencies, 0.95)} ms`);
+console.log(
+  `burst: ${N} events in ${seconds.toFixed(2)} s = ${(N / seconds).toFixed(0)} events/s; event-to-delivery (queueing included) p50 ${quantile(latencies, 0.5)} ms, p95 ${quantile(latencies, 0.95)} ms`,
+);
 
 // Paced below the throughput: the latency an event sees when the outbox is not backed up.
 const PACED = Math.min(200, N);
@@ -118,14 +143,24 @@ for (let i = 0; i < PACED; i++) {
   await new Promise((r) => setTimeout(r, 20));
 }
 while (arrivals.length < PACED) await new Promise((r) => setTimeout(r, 20));
-console.log(`paced: ${PACED} events at 50/s; event-to-delivery p50 ${quantile(latencies, 0.5)} ms, p95 ${quantile(latencies, 0.95)} ms (the worker polls every 250 ms)`);
+console.log(
+  `paced: ${PACED} events at 50/s; event-to-delivery p50 ${quantile(latencies, 0.5)} ms, p95 ${quantile(latencies, 0.95)} ms (the worker polls every 250 ms)`,
+);
 await worker.close();
 
 // Outbox cost, A/B interleaved.
 await account(store, 'acc_none');
 await account(store, 'acc_hook');
 await store.createWebhookEndpoint(
-  { id: 'whe_ab', accountId: 'acc_hook', url: 'https://hooks.example.com/x', description: null, events: ['transcription.completed'], includeTranscript: false, createdAt: T0 },
+  {
+    id: 'whe_ab',
+    accountId: 'acc_hook',
+    url: 'https://hooks.example.com/x',
+    description: null,
+    events: ['transcription.completed'],
+    includeTranscript: false,
+    createdAt: T0,
+  },
   20,
 );
 const rounds = Math.max(200, N);
@@ -144,7 +179,9 @@ for (let i = 0; i < rounds; i++) {
   b.push(performance.now() - t);
 }
 const f = (x: number) => x.toFixed(3);
-console.log(`close a session, ${rounds} each: no endpoint p50 ${f(quantile(a, 0.5))} ms p95 ${f(quantile(a, 0.95))} ms; with an outbox row p50 ${f(quantile(b, 0.5))} ms p95 ${f(quantile(b, 0.95))} ms; added p50 ${f(quantile(b, 0.5) - quantile(a, 0.5))} ms`);
+console.log(
+  `close a session, ${rounds} each: no endpoint p50 ${f(quantile(a, 0.5))} ms p95 ${f(quantile(a, 0.95))} ms; with an outbox row p50 ${f(quantile(b, 0.5))} ms p95 ${f(quantile(b, 0.95))} ms; added p50 ${f(quantile(b, 0.5) - quantile(a, 0.5))} ms`,
+);
 
 await store.close();
 await new Promise<void>((r) => receiver.close(() => r()));

@@ -12,9 +12,20 @@ import { gatewayCommand } from './cli/gateway.js';
 import { retentionCommand } from './cli/retention.js';
 
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
-const argv = hideBin(process.argv).flatMap((a, i, all) => (a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a]));
+const argv = hideBin(process.argv).flatMap((a, i, all) =>
+  a === '-' && all[i - 1] === '--input' ? [] : a === '--input' && all[i + 1] === '-' ? ['--input=-'] : [a],
+);
 
-const COMMANDS = [serveCommand, accountsCommand, modelsCommand, interpretationCommand, streamCommand, rtpCommand, gatewayCommand, retentionCommand].map((c) => String(c.command).split(' ')[0]!);
+const COMMANDS = [
+  serveCommand,
+  accountsCommand,
+  modelsCommand,
+  interpretationCommand,
+  streamCommand,
+  rtpCommand,
+  gatewayCommand,
+  retentionCommand,
+].map((c) => String(c.command).split(' ')[0]!);
 
 /** `scribed CMD --help` for a known command, else `scribed --help`. */
 function helpCommand(): string {

@@ -185,8 +185,10 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     databaseUrl: input.databaseUrl ?? envStr('SCRIBED_DATABASE_URL'),
     sharedStore: false,
     databasePoolSize: input.databasePoolSize ?? envInt('SCRIBED_DATABASE_POOL_SIZE') ?? POSTGRES_DEFAULTS.poolSize,
-    databaseConnectTimeoutMs: input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
-    databaseStatementTimeoutMs: input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    databaseConnectTimeoutMs:
+      input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
+    databaseStatementTimeoutMs:
+      input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
     // Host, pid and a random part: a restarted process is a new node, so nothing it did
     // before can be mistaken for what it does now.
     nodeId: input.nodeId ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`,
@@ -235,7 +237,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
   };
-  if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16) throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
+  if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16)
+    throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
   if (cfg.engine === 'sherpa-onnx' && !cfg.modelDir) throw new Error('--engine sherpa-onnx needs --model-dir DIR');
   if (!(cfg.port >= 0 && cfg.port <= 65535)) throw new Error(`port out of range: ${cfg.port}`);
@@ -244,33 +247,47 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   }
   if (!(cfg.sessionLeaseMs >= 300 && cfg.sessionLeaseMs <= 600_000)) throw new Error('SCRIBED_SESSION_LEASE_MS must be 300..600000');
   if (!(cfg.databasePoolSize >= 1 && cfg.databasePoolSize <= 1000)) throw new Error('database pool size must be 1..1000');
-  if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000)) throw new Error('database connect timeout must be 100..600000 ms');
-  if (!(cfg.databaseStatementTimeoutMs >= 100 && cfg.databaseStatementTimeoutMs <= 3_600_000)) throw new Error('database statement timeout must be 100..3600000 ms');
+  if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000))
+    throw new Error('database connect timeout must be 100..600000 ms');
+  if (!(cfg.databaseStatementTimeoutMs >= 100 && cfg.databaseStatementTimeoutMs <= 3_600_000))
+    throw new Error('database statement timeout must be 100..3600000 ms');
   if (!(cfg.maxDecoders >= 1 && cfg.maxDecoders <= 64)) throw new Error('maxDecoders must be 1..64');
   // Without --max-decoders the bound is checked against the measured capacity at start.
-  if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= (cfg.maxDecodersSet ? cfg.maxDecoders : 64))) throw new Error('batchMaxDecoders must be 1..maxDecoders');
+  if (!(cfg.batchMaxDecoders >= 1 && cfg.batchMaxDecoders <= (cfg.maxDecodersSet ? cfg.maxDecoders : 64)))
+    throw new Error('batchMaxDecoders must be 1..maxDecoders');
   if (!(cfg.batchMaxUploadBytes >= 1024)) throw new Error('batchMaxUploadBytes must be at least 1024');
   if (!(cfg.batchMaxAudioSeconds >= 1 && cfg.batchMaxAudioSeconds <= 24 * 3600)) throw new Error('batchMaxAudioSeconds must be 1..86400');
-  if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64)) throw new Error('batchMaxConcurrentDecodes must be 1..64');
-  if (cfg.maxStreamsPerAccount !== undefined && !(Number.isInteger(cfg.maxStreamsPerAccount) && cfg.maxStreamsPerAccount >= 0 && cfg.maxStreamsPerAccount <= 100_000)) {
+  if (!(cfg.batchMaxConcurrentDecodes >= 1 && cfg.batchMaxConcurrentDecodes <= 64))
+    throw new Error('batchMaxConcurrentDecodes must be 1..64');
+  if (
+    cfg.maxStreamsPerAccount !== undefined &&
+    !(Number.isInteger(cfg.maxStreamsPerAccount) && cfg.maxStreamsPerAccount >= 0 && cfg.maxStreamsPerAccount <= 100_000)
+  ) {
     throw new Error('SCRIBED_MAX_STREAMS_PER_ACCOUNT must be 0 (no bound) .. 100000');
   }
   if (cfg.agentPort !== undefined && !(Number.isInteger(cfg.agentPort) && cfg.agentPort >= 0 && cfg.agentPort <= 65535)) {
     throw new Error(`SCRIBED_AGENT_PORT out of range: ${cfg.agentPort}`);
   }
-  if (cfg.maxDeferredSeconds !== undefined && !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)) {
+  if (
+    cfg.maxDeferredSeconds !== undefined &&
+    !(Number.isInteger(cfg.maxDeferredSeconds) && cfg.maxDeferredSeconds >= 0 && cfg.maxDeferredSeconds <= 86_400)
+  ) {
     throw new Error('SCRIBED_MAX_DEFERRED_SECONDS must be 0 (never defer) .. 86400');
   }
-  if (!(Number.isInteger(cfg.drainNoticeMs) && cfg.drainNoticeMs >= 0 && cfg.drainNoticeMs <= 60_000)) throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
-  if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000)) throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
+  if (!(Number.isInteger(cfg.drainNoticeMs) && cfg.drainNoticeMs >= 0 && cfg.drainNoticeMs <= 60_000))
+    throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
+  if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000))
+    throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {
     throw new Error('SCRIBED_REQUEST_TIMEOUT_MS must be at least the headers timeout and at most 86400000');
   }
   if (!(cfg.idleTimeoutMs >= 100 && cfg.idleTimeoutMs <= 3_600_000)) throw new Error('SCRIBED_IDLE_TIMEOUT_MS must be 100..3600000');
-  if (!(cfg.keepAliveTimeoutMs >= 100 && cfg.keepAliveTimeoutMs <= 3_600_000)) throw new Error('SCRIBED_KEEP_ALIVE_TIMEOUT_MS must be 100..3600000');
-  if (!(Number.isInteger(cfg.maxConnections) && cfg.maxConnections >= 1 && cfg.maxConnections <= 1_000_000)) throw new Error('SCRIBED_MAX_CONNECTIONS must be 1..1000000');
+  if (!(cfg.keepAliveTimeoutMs >= 100 && cfg.keepAliveTimeoutMs <= 3_600_000))
+    throw new Error('SCRIBED_KEEP_ALIVE_TIMEOUT_MS must be 100..3600000');
+  if (!(Number.isInteger(cfg.maxConnections) && cfg.maxConnections >= 1 && cfg.maxConnections <= 1_000_000))
+    throw new Error('SCRIBED_MAX_CONNECTIONS must be 1..1000000');
   if (!(cfg.voiceDesignConcurrency >= 1 && cfg.voiceDesignConcurrency <= MAX_DESIGN_CONCURRENCY)) {
     throw new Error(`${DESIGN_CONCURRENCY_ENV} must be an integer 1..${MAX_DESIGN_CONCURRENCY}, got ${cfg.voiceDesignConcurrency}`);
   }
@@ -299,7 +316,14 @@ export function publicOrigin(value: string | undefined): string | undefined {
   } catch {
     throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https URL such as https://scribed.example, got ${value}`);
   }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '')) {
+  if (
+    (u.protocol !== 'http:' && u.protocol !== 'https:') ||
+    u.username ||
+    u.password ||
+    u.search ||
+    u.hash ||
+    (u.pathname !== '/' && u.pathname !== '')
+  ) {
     throw new Error(`--public-url / SCRIBED_PUBLIC_URL must be an http or https origin (scheme, host and port, no path), got ${value}`);
   }
   return u.origin;

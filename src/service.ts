@@ -80,9 +80,17 @@ export async function createService(input: ConfigInput & { logger?: Logger; now?
   }
 }
 
-async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() => Date) | undefined, releaseDataDir: () => void): Promise<Service> {
+async function assemble(
+  config: Readonly<ServiceConfig>,
+  log: Logger,
+  now: (() => Date) | undefined,
+  releaseDataDir: () => void,
+): Promise<Service> {
   const metrics = createMetrics();
-  const store = await openStore({ ...storeSettings(config), onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced') });
+  const store = await openStore({
+    ...storeSettings(config),
+    onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced'),
+  });
   installAnalyticsHooks(metrics);
 
   const shared = config.sharedStore;
@@ -104,7 +112,9 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const capacity = await resolveCapacity(config, log);
   let maxDecoders = capacity.maxDecoders;
   if (maxDecoders < config.batchMaxDecoders) {
-    log.warn(`capacity: SCRIBED_BATCH_MAX_DECODERS ${config.batchMaxDecoders} exceeds the measured capacity ${maxDecoders}; --max-decoders raised to it`);
+    log.warn(
+      `capacity: SCRIBED_BATCH_MAX_DECODERS ${config.batchMaxDecoders} exceeds the measured capacity ${maxDecoders}; --max-decoders raised to it`,
+    );
     maxDecoders = config.batchMaxDecoders;
   }
   if (maxDecoders !== config.maxDecoders) config = Object.freeze({ ...config, maxDecoders });
@@ -129,7 +139,10 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   // Recordings, design previews and server keys: in the store when nodes share PostgreSQL (any
   // node reads what another wrote), files in the data dir otherwise (docs/scaling.md). ONE
   // recordings store for the node: publishing and deleting take turns through it.
-  const files = { recordings: recordingStoreFor(shared, store, config.dataDir, log, now), keys: serverKeysFor(shared, store, config.dataDir, now) };
+  const files = {
+    recordings: recordingStoreFor(shared, store, config.dataDir, log, now),
+    keys: serverKeysFor(shared, store, config.dataDir, now),
+  };
   await files.recordings.start();
   // Redacted recordings (recordAudio, docs/recordings.md), kept through that one store.
   const recordings = new RecordingKeeper({ store, files: files.recordings, log, ...(now ? { now } : {}) });
@@ -138,7 +151,10 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
   const sessionDeps = {
     spool,
     debits,
-    recorders: { open: (s: { transcriptionId: string; accountId: string; rate: number; log: typeof log }) => new LiveRecorder(recordings, s.transcriptionId, s.accountId, s.rate, s.log) },
+    recorders: {
+      open: (s: { transcriptionId: string; accountId: string; rate: number; log: typeof log }) =>
+        new LiveRecorder(recordings, s.transcriptionId, s.accountId, s.rate, s.log),
+    },
     store,
     engine,
     metrics,
@@ -231,7 +247,11 @@ async function assemble(config: Readonly<ServiceConfig>, log: Logger, now: (() =
       const address = await app.listen({ host: config.host, port: config.port });
       if (config.agentPort !== undefined) {
         const readyAgain = readyAgainAfterDrain(config.dataDir);
-        const answer = () => agentAnswer({ engine, sessions, store }, stopping !== null, { draining: drain.draining, readyAgain: !drain.draining && readyAgain() });
+        const answer = () =>
+          agentAnswer({ engine, sessions, store }, stopping !== null, {
+            draining: drain.draining,
+            readyAgain: !drain.draining && readyAgain(),
+          });
         agent = await startAgentListener(config.host, config.agentPort, answer, log);
       }
       return address;

@@ -24,7 +24,8 @@ export interface AccessKeyView {
 export function accessKeyState(key: AccessKeyInfo, now: Date): AccessKeyView {
   const t = now.toISOString();
   if (key.revokedAt !== null) return { id: key.id, state: 'revoked', createdAt: key.createdAt, at: key.revokedAt };
-  if (key.expiresAt !== null) return { id: key.id, state: key.expiresAt > t ? 'expiring' : 'expired', createdAt: key.createdAt, at: key.expiresAt };
+  if (key.expiresAt !== null)
+    return { id: key.id, state: key.expiresAt > t ? 'expiring' : 'expired', createdAt: key.createdAt, at: key.expiresAt };
   return { id: key.id, state: 'active', createdAt: key.createdAt, at: null };
 }
 
@@ -59,7 +60,8 @@ export interface RotatedKey {
 
 export function checkGraceSeconds(value: unknown): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > MAX_GRACE_SECONDS) throw new Error(`--grace-seconds must be an integer from 0 to ${MAX_GRACE_SECONDS}, got ${String(value)}`);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_GRACE_SECONDS)
+    throw new Error(`--grace-seconds must be an integer from 0 to ${MAX_GRACE_SECONDS}, got ${String(value)}`);
   return n;
 }
 

@@ -50,7 +50,8 @@ export class FileBatchAudioStore implements BatchAudioStore {
   constructor(readonly dir: string) {}
 
   private file(name: string): string {
-    if (name !== path.basename(name) || name === '' || name === '.' || name === '..') throw new RangeError(`not a batch audio name: ${name}`);
+    if (name !== path.basename(name) || name === '' || name === '.' || name === '..')
+      throw new RangeError(`not a batch audio name: ${name}`);
     return path.join(this.dir, name);
   }
 

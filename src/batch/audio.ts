@@ -11,7 +11,19 @@ import { ScribedError } from '../core/errors.js';
 import { demuxerSandbox, runFfprobe, type ProbeJson } from '../media/probe.js';
 
 /** Container formats accepted, as ffprobe names them (format_name). */
-export const ACCEPTED_FORMATS = ['wav', 'mp3', 'mov,mp4,m4a,3gp,3g2,mj2', 'flac', 'ogg', 'matroska,webm', 'aac', 'aiff', 'caf', 'au', 'amr'] as const;
+export const ACCEPTED_FORMATS = [
+  'wav',
+  'mp3',
+  'mov,mp4,m4a,3gp,3g2,mj2',
+  'flac',
+  'ogg',
+  'matroska,webm',
+  'aac',
+  'aiff',
+  'caf',
+  'au',
+  'amr',
+] as const;
 
 const SANDBOX = demuxerSandbox(ACCEPTED_FORMATS);
 
@@ -46,7 +58,9 @@ export async function probeAudio(file: string, timeoutMs = 30_000): Promise<Prob
   }
   const format = info.format?.format_name ?? '';
   if (!(ACCEPTED_FORMATS as readonly string[]).includes(format)) {
-    throw unsupported(`the file's content is ${format === '' ? 'not a known format' : `"${format}"`}, not one of the accepted audio formats`);
+    throw unsupported(
+      `the file's content is ${format === '' ? 'not a known format' : `"${format}"`}, not one of the accepted audio formats`,
+    );
   }
   const audio = (info.streams ?? []).find((s) => s.codec_type === 'audio');
   if (!audio) throw unsupported('the file holds no audio stream');
@@ -73,18 +87,37 @@ export async function decodeToRaw(
   timeoutMs = 600_000,
   channel: number | null = null,
 ): Promise<void> {
-  if (channel !== null && !(Number.isInteger(channel) && channel >= 0)) throw new RangeError(`channel must be a channel index (got ${channel})`);
+  if (channel !== null && !(Number.isInteger(channel) && channel >= 0))
+    throw new RangeError(`channel must be a channel index (got ${channel})`);
   try {
     await run(
       'ffmpeg',
       [
         ...['-nostdin', '-v', 'error', '-y', ...SANDBOX, '-i', input],
-        ...['-map', '0:a:0', '-vn', ...(channel === null ? [] : ['-af', `pan=mono|c0=c${channel}`]), '-ac', '1', '-ar', String(rate), '-acodec', 'pcm_s16le'],
+        ...[
+          '-map',
+          '0:a:0',
+          '-vn',
+          ...(channel === null ? [] : ['-af', `pan=mono|c0=c${channel}`]),
+          '-ac',
+          '1',
+          '-ar',
+          String(rate),
+          '-acodec',
+          'pcm_s16le',
+        ],
         ...['-t', String(cap.seconds), '-fs', String(cap.bytes), '-f', 's16le', output],
       ],
       timeoutMs,
     );
   } catch (err) {
-    throw unsupported(`the audio could not be decoded: ${String((err as { stderr?: string }).stderr ?? '').trim().split('\n')[0] ?? ''}`, err);
+    throw unsupported(
+      `the audio could not be decoded: ${
+        String((err as { stderr?: string }).stderr ?? '')
+          .trim()
+          .split('\n')[0] ?? ''
+      }`,
+      err,
+    );
   }
 }

@@ -33,7 +33,8 @@ export interface DecodeCap {
 /** `legs`: a multichannel upload pays for each channel's duration (docs/calls.md), so the
  * balance buys 1/legs of the seconds; the server's maximum is per channel, as for a mono file. */
 export function audioAllowance(balance: bigint, maxAudioSeconds: number, legs = 1): AudioAllowance {
-  if (!(Number.isInteger(maxAudioSeconds) && maxAudioSeconds >= 1)) throw new RangeError(`maxAudioSeconds must be a positive integer (got ${maxAudioSeconds})`);
+  if (!(Number.isInteger(maxAudioSeconds) && maxAudioSeconds >= 1))
+    throw new RangeError(`maxAudioSeconds must be a positive integer (got ${maxAudioSeconds})`);
   if (!(Number.isInteger(legs) && legs >= 1)) throw new RangeError(`legs must be a positive integer (got ${legs})`);
   const perLeg = balance < 0n ? 0n : balance / BigInt(legs);
   const paid = perLeg < BigInt(maxAudioSeconds) ? Number(perLeg) : maxAudioSeconds;
@@ -48,7 +49,10 @@ export function decodeCap(a: AudioAllowance, rate: number): DecodeCap {
 }
 
 function overServerMaximum(seconds: string, a: AudioAllowance): ScribedError {
-  return new ScribedError('PAYLOAD_TOO_LARGE', `the audio is ${seconds} s long, over this server's limit of ${a.maxAudioSeconds} s per file`);
+  return new ScribedError(
+    'PAYLOAD_TOO_LARGE',
+    `the audio is ${seconds} s long, over this server's limit of ${a.maxAudioSeconds} s per file`,
+  );
 }
 
 /** The refusal for a file whose container states `durationSec`, or null to go on and decode
@@ -56,7 +60,10 @@ function overServerMaximum(seconds: string, a: AudioAllowance): ScribedError {
 export function refuseStatedDuration(durationSec: number | null, a: AudioAllowance): ScribedError | null {
   if (durationSec === null || !Number.isFinite(durationSec) || durationSec <= a.seconds) return null;
   if (durationSec > a.maxAudioSeconds) return overServerMaximum(durationSec.toFixed(1), a);
-  return new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${Math.ceil(durationSec) * a.legs} Characters, more than the balance`);
+  return new ScribedError(
+    'INSUFFICIENT_CHARACTERS',
+    `transcribing this file costs ${Math.ceil(durationSec) * a.legs} Characters, more than the balance`,
+  );
 }
 
 /** The refusal for a decode (capped by decodeCap) that produced `samples` at `rate`, or
@@ -75,5 +82,8 @@ export function refuseDecoded(samples: bigint, rate: number, a: AudioAllowance):
   }
   return capped
     ? new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs more than the balance of ${a.balance} Characters`)
-    : new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples, rate) * BigInt(a.legs)} Characters, more than the balance`);
+    : new ScribedError(
+        'INSUFFICIENT_CHARACTERS',
+        `transcribing this file costs ${charactersDue(samples, rate) * BigInt(a.legs)} Characters, more than the balance`,
+      );
 }

@@ -8,7 +8,10 @@ import { splitChannelOptions, type ChannelRequest } from '../core/channels.js';
  * multichannel). An `options` field that is not a JSON object is passed on untouched, so
  * validateBatchRequest refuses it with its own message.
  */
-export function splitChannelFields(fields: Readonly<Record<string, string>>): { fields: Record<string, string>; channels: ChannelRequest | null } {
+export function splitChannelFields(fields: Readonly<Record<string, string>>): {
+  fields: Record<string, string>;
+  channels: ChannelRequest | null;
+} {
   const raw = fields.options;
   if (raw === undefined || raw.trim() === '') return { fields: { ...fields }, channels: null };
   let parsed: unknown;
@@ -19,7 +22,8 @@ export function splitChannelFields(fields: Readonly<Record<string, string>>): { 
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { fields: { ...fields }, channels: null };
   const options = parsed as Record<string, unknown>;
-  if (!Object.hasOwn(options, 'multichannel') && !Object.hasOwn(options, 'channelSpeakers')) return { fields: { ...fields }, channels: null };
+  if (!Object.hasOwn(options, 'multichannel') && !Object.hasOwn(options, 'channelSpeakers'))
+    return { fields: { ...fields }, channels: null };
   const { rest, channels } = splitChannelOptions(options);
   return { fields: { ...fields, options: JSON.stringify(rest) }, channels };
 }

@@ -54,7 +54,11 @@ function isSet(v: unknown): boolean {
 /** `fields`: the multipart text fields, by name. `decodeRate`: the rate the audio is decoded to
  * (8000 for narrowband sources, else the engine's rate; see src/server/routes/batch.ts).
  * `recognizer`: the engine's languages and detection ability (engine.info). */
-export function validateBatchRequest(fields: Readonly<Record<string, string>>, decodeRate: number, recognizer: RecognizerCapabilities): BatchRequest {
+export function validateBatchRequest(
+  fields: Readonly<Record<string, string>>,
+  decodeRate: number,
+  recognizer: RecognizerCapabilities,
+): BatchRequest {
   for (const name of Object.keys(fields)) {
     if (!(BATCH_FIELDS as readonly string[]).includes(name)) invalid(name, 'unknown field');
   }
@@ -104,6 +108,11 @@ export function validateBatchRequest(fields: Readonly<Record<string, string>>, d
  * validated fields, so a retry of the same file with an explicit default equals one that
  * omits it, and a different file or option under the same key is a conflict. */
 export function batchRequestHash(audioSha256: string, r: BatchRequest): string {
-  const canonical = canonicalJson({ audio: audioSha256, title: r.title, languageHint: r.languageHint, options: hashedOptions(r.effectiveOptions) });
+  const canonical = canonicalJson({
+    audio: audioSha256,
+    title: r.title,
+    languageHint: r.languageHint,
+    options: hashedOptions(r.effectiveOptions),
+  });
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

@@ -43,7 +43,10 @@ export class RetentionSweeper {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch((err: unknown) => this.deps.log.warn({ err }, 'retention sweep failed; tried again at the next')), this.deps.everyMs ?? DEFAULT_RETENTION_SWEEP_MS);
+    this.timer = setInterval(
+      () => void this.sweep().catch((err: unknown) => this.deps.log.warn({ err }, 'retention sweep failed; tried again at the next')),
+      this.deps.everyMs ?? DEFAULT_RETENTION_SWEEP_MS,
+    );
     this.timer.unref();
   }
 
@@ -76,7 +79,14 @@ export class RetentionSweeper {
         for (const name of outcome.audioFiles) await this.deps.audio?.remove(name).catch(() => undefined);
         await this.deps.recordings?.removeContent(outcome.recordingFiles);
         log.info({ audit: { action: 'retention.delete', subjectId: transcriptionId, accountId, credentialId: null } }, 'audit');
-        await store.recordAudit({ id: newId('aud', now), accountId, credentialId: null, action: 'retention.delete', subjectId: transcriptionId, createdAt: now.toISOString() });
+        await store.recordAudit({
+          id: newId('aud', now),
+          accountId,
+          credentialId: null,
+          action: 'retention.delete',
+          subjectId: transcriptionId,
+          createdAt: now.toISOString(),
+        });
       }
       if (expired.length < ROUND || !progressed) break;
     }
@@ -97,7 +107,14 @@ export class RetentionSweeper {
         await recordings.erase(transcriptionId, accountId);
         deleted++;
         log.info({ audit: { action: 'retention.recording.delete', subjectId: transcriptionId, accountId, credentialId: null } }, 'audit');
-        await store.recordAudit({ id: newId('aud', now), accountId, credentialId: null, action: 'retention.recording.delete', subjectId: transcriptionId, createdAt: now.toISOString() });
+        await store.recordAudit({
+          id: newId('aud', now),
+          accountId,
+          credentialId: null,
+          action: 'retention.recording.delete',
+          subjectId: transcriptionId,
+          createdAt: now.toISOString(),
+        });
       }
       if (expired.length < ROUND) break;
     }

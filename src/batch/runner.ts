@@ -70,7 +70,15 @@ export interface BatchRunnerDeps {
   now?: () => Date;
   /** recordAudio: keeps a job's audio, masked where its segments were redacted
    * (src/recording/keeper.ts). Absent: nothing is recorded. */
-  recordings?: { saveBatch(transcriptionId: string, accountId: string, pcm: Int16Array, rate: number, segments: readonly SegmentRecord[]): Promise<unknown> };
+  recordings?: {
+    saveBatch(
+      transcriptionId: string,
+      accountId: string,
+      pcm: Int16Array,
+      rate: number,
+      segments: readonly SegmentRecord[],
+    ): Promise<unknown>;
+  };
 }
 
 /** A batch decoder whose worker has not answered a ping for this long is stuck (a hung
@@ -329,7 +337,10 @@ export class BatchRunner {
     const job = await store.getBatchJob(id);
     if (!job || job.state === 'DONE' || job.state === 'FAILED') return true;
     const jlog = log.child({ transcriptionId: id });
-    jlog.info({ state: job.state, node: this.node }, job.state === 'QUEUED' ? 'batch job claimed' : 'batch job taken up again after its last stored segment');
+    jlog.info(
+      { state: job.state, node: this.node },
+      job.state === 'QUEUED' ? 'batch job claimed' : 'batch job taken up again after its last stored segment',
+    );
     const t0 = performance.now();
     const name = job.audioFile;
     let done: { audioSec: number; cpuMs: number; segments: number };
@@ -348,7 +359,10 @@ export class BatchRunner {
       // segment).
       let channel = job.channelState;
       // Validated at upload as a session's are (strings).
-      const hints: JobHints = { words: Array.isArray(job.options.vocabularyHints) ? (job.options.vocabularyHints as string[]) : [], told: false };
+      const hints: JobHints = {
+        words: Array.isArray(job.options.vocabularyHints) ? (job.options.vocabularyHints as string[]) : [],
+        told: false,
+      };
       for (const seg of plan) {
         if (seg.index <= after || seg.silent) continue;
         if (this.stopping) throw new Stopping();
@@ -396,7 +410,7 @@ export class BatchRunner {
         return false;
       }
       if (err instanceof LostClaim) {
-        jlog.warn('batch job is held by another node now (this node\'s lease ran out); left to it');
+        jlog.warn("batch job is held by another node now (this node's lease ran out); left to it");
         return false;
       }
       // Only the node that failed the job (and refunded it) deletes its audio: a node that
@@ -407,7 +421,10 @@ export class BatchRunner {
     // Outside the try: once DONE is stored, nothing here can turn the job into a failure.
     metrics.batchAudioSeconds.inc(done.audioSec);
     metrics.batchJobs.inc({ outcome: 'completed' });
-    jlog.info({ audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments }, 'batch job done');
+    jlog.info(
+      { audioSec: done.audioSec, wallSec: (performance.now() - t0) / 1000, engineCpuSec: done.cpuMs / 1000, segments: done.segments },
+      'batch job done',
+    );
     await removeAudio(this.audio, name, jlog);
     return true;
   }

@@ -48,7 +48,8 @@ export async function decodeSegment(
     try {
       // Every open() starts from the initial state (-cmninit): without this, each segment
       // would adapt to the channel all over again, as real time does not.
-      if (channel !== null && !(await stream.setChannelState(channel))) jlog.warn('the decoder keeps no channel state; segment starts from the initial state');
+      if (channel !== null && !(await stream.setChannelState(channel)))
+        jlog.warn('the decoder keeps no channel state; segment starts from the initial state');
       for (let i = 0; i < audio.length; i += CHUNK_SAMPLES) {
         cpu += (await stream.accept(audio.subarray(i, i + CHUNK_SAMPLES))).cpuMs;
       }

@@ -67,7 +67,7 @@ export function planFromEnergies(energy: Float64Array, totalSamples: number, opt
 
   // Cut points (frame indices) in the middle of every long-enough pause.
   const pauseCuts: number[] = [];
-  for (let f = 0; f < silent.length; ) {
+  for (let f = 0; f < silent.length;) {
     if (!silent[f]) {
       f++;
       continue;

@@ -94,7 +94,10 @@ export class BatchSubmitter {
         // recognizes it far worse (docs/engines.md).
         const info = this.deps.engine.info;
         const rate = probed.sampleRate > 0 && probed.sampleRate <= 8000 ? 8000 : info.sampleRate;
-        const checked = validateBatchRequest(split.fields, rate, { languages: info.languages, detectsLanguage: info.detectsLanguage ?? false });
+        const checked = validateBatchRequest(split.fields, rate, {
+          languages: info.languages,
+          detectsLanguage: info.detectsLanguage ?? false,
+        });
         if (channels) checkMultichannelFile(probed.channels);
         // The channel options are part of the stored options (and so of the Idempotency-Key's
         // request); a stereo file without them is mixed down as before, with a notice.
@@ -113,7 +116,10 @@ export class BatchSubmitter {
               }
             : checked;
         const legs = channels ? channels.speakers.length : 1;
-        const idempotency = upload.idempotencyKey === undefined ? null : { key: upload.idempotencyKey, requestHash: batchRequestHash(upload.audioSha256, valid) };
+        const idempotency =
+          upload.idempotencyKey === undefined
+            ? null
+            : { key: upload.idempotencyKey, requestHash: batchRequestHash(upload.audioSha256, valid) };
         // A retry of a stored upload answers before decoding it again, whatever the balance
         // is now (the create below checks once more, in its transaction, for a duplicate
         // sent in parallel).
@@ -161,7 +167,14 @@ export class BatchSubmitter {
         const outcome = await store.createBatchCall({
           // The call's own key (calls have a namespace of their own): the upload is the
           // call's only creator, so its first leg's id makes a key nothing else uses.
-          call: { id: callId, accountId, title: callTitle, idempotencyKey: `batch-upload-${legs[0]!.id}`, requestHash: callRequestHash({ title: callTitle, externalId: null }), createdAt: now.toISOString() },
+          call: {
+            id: callId,
+            accountId,
+            title: callTitle,
+            idempotencyKey: `batch-upload-${legs[0]!.id}`,
+            requestHash: callRequestHash({ title: callTitle, externalId: null }),
+            createdAt: now.toISOString(),
+          },
           legs: legs.map((l) => ({
             job: {
               transcriptionId: l.id,
@@ -181,7 +194,11 @@ export class BatchSubmitter {
           sampleRateHz: rate,
           idempotency,
         });
-        if (outcome.kind === 'insufficient') throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file's ${legs.length} channels costs ${total} Characters, more than the balance`);
+        if (outcome.kind === 'insufficient')
+          throw new ScribedError(
+            'INSUFFICIENT_CHARACTERS',
+            `transcribing this file's ${legs.length} channels costs ${total} Characters, more than the balance`,
+          );
         if (outcome.kind === 'conflict') return { kind: 'replayed', job: null };
         if (outcome.kind === 'replayed') return { kind: 'replayed', job: outcome.job };
         unowned = []; // the jobs' now
@@ -190,7 +207,10 @@ export class BatchSubmitter {
           runner.enqueue(l.id);
           this.deps.metrics.batchJobs.inc({ outcome: 'queued' });
         }
-        log.info({ callId, transcriptionIds: legs.map((l) => l.id), format: probed.format, codec: probed.codec, samples: samples[0]!.toString() }, 'multichannel batch upload queued as a call');
+        log.info(
+          { callId, transcriptionIds: legs.map((l) => l.id), format: probed.format, codec: probed.codec, samples: samples[0]!.toString() },
+          'multichannel batch upload queued as a call',
+        );
         return { kind: 'created', job: outcome.job };
       }
 
@@ -217,7 +237,10 @@ export class BatchSubmitter {
         idempotency,
       });
       if (outcome.kind === 'insufficient') {
-        throw new ScribedError('INSUFFICIENT_CHARACTERS', `transcribing this file costs ${charactersDue(samples[0]!, rate)} Characters, more than the balance`);
+        throw new ScribedError(
+          'INSUFFICIENT_CHARACTERS',
+          `transcribing this file costs ${charactersDue(samples[0]!, rate)} Characters, more than the balance`,
+        );
       }
       if (outcome.kind === 'conflict') return { kind: 'replayed', job: null };
       if (outcome.kind === 'replayed') return { kind: 'replayed', job: outcome.job };
@@ -231,7 +254,11 @@ export class BatchSubmitter {
       // audio of it stays unless a stored job names it.
       for (const p of decodedPaths) await fs.rm(p, { force: true });
       for (const name of unowned) {
-        await runner.audio.remove(name).catch((err: unknown) => log.warn({ err, file: name }, 'could not delete the audio of an upload that created no job; the sweep removes it'));
+        await runner.audio
+          .remove(name)
+          .catch((err: unknown) =>
+            log.warn({ err, file: name }, 'could not delete the audio of an upload that created no job; the sweep removes it'),
+          );
       }
     }
   }

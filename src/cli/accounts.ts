@@ -3,7 +3,14 @@
 // the PostgreSQL database of --database-url.
 import type { CommandModule } from 'yargs';
 import { provisionAccount } from '../accounts/provision.js';
-import { DEFAULT_GRACE_SECONDS, checkGraceSeconds, listAccountViews, revokeAccessKeys, rotateAccessKey, type AccessKeyView } from '../accounts/access-keys.js';
+import {
+  DEFAULT_GRACE_SECONDS,
+  checkGraceSeconds,
+  listAccountViews,
+  revokeAccessKeys,
+  rotateAccessKey,
+  type AccessKeyView,
+} from '../accounts/access-keys.js';
 import { CREDENTIAL_ID_CHARS } from '../core/credentials.js';
 import { storeConfigInput, storeSettingsFrom, withStoreOptions, type StoreArgs } from './store-options.js';
 import { REDACTION_POLICIES } from '../core/session-options.js';
@@ -45,7 +52,10 @@ const createCommand: CommandModule<object, CreateArgs> = {
     try {
       const out = await provisionAccount(store, args.name.trim(), characters);
       if (args.json) process.stdout.write(`${JSON.stringify(out)}\n`);
-      else process.stdout.write(`account ${out.accountId}\naccessKey ${out.accessKey}\napiToken ${out.apiToken}\n(store these now: they are not shown again)\n`);
+      else
+        process.stdout.write(
+          `account ${out.accountId}\naccessKey ${out.accessKey}\napiToken ${out.apiToken}\n(store these now: they are not shown again)\n`,
+        );
     } finally {
       await store.close();
     }
@@ -55,7 +65,10 @@ const createCommand: CommandModule<object, CreateArgs> = {
 const creditCommand: CommandModule<object, CreditArgs> = {
   command: 'credit',
   describe: 'add Characters to an account',
-  builder: (y) => withStoreOptions(y.option('account', { type: 'string', demandOption: true }).option('characters', { type: 'string', demandOption: true })),
+  builder: (y) =>
+    withStoreOptions(
+      y.option('account', { type: 'string', demandOption: true }).option('characters', { type: 'string', demandOption: true }),
+    ),
   handler: async (args) => {
     const amount = parseCharacters(args.characters);
     if (amount === 0n) throw new Error('--characters must be positive');
@@ -119,7 +132,11 @@ const rotateCommand: CommandModule<object, RotateArgs> = {
     withStoreOptions(
       y
         .option('account', { type: 'string', demandOption: true })
-        .option('grace-seconds', { type: 'number', describe: 'how long the old keys stay valid (0: refused at once)', default: DEFAULT_GRACE_SECONDS })
+        .option('grace-seconds', {
+          type: 'number',
+          describe: 'how long the old keys stay valid (0: refused at once)',
+          default: DEFAULT_GRACE_SECONDS,
+        })
         .option('json', { type: 'boolean', describe: 'print one JSON line' }),
     ),
   handler: async (args) => {
@@ -145,22 +162,27 @@ const revokeCommand: CommandModule<object, RevokeArgs> = {
     withStoreOptions(
       y
         .option('account', { type: 'string', demandOption: true })
-        .option('key-id', { type: 'string', describe: 'the key id (as `accounts list` shows it); default: all of the account\'s keys' })
+        .option('key-id', { type: 'string', describe: "the key id (as `accounts list` shows it); default: all of the account's keys" })
         .option('json', { type: 'boolean', describe: 'print one JSON line' }),
     ),
   handler: async (args) => {
     const keyId = args['key-id'] ?? null;
-    if (keyId !== null && !new RegExp(`^[0-9a-f]{${CREDENTIAL_ID_CHARS}}$`).test(keyId)) throw new Error(`--key-id must be ${CREDENTIAL_ID_CHARS} lowercase hex characters (the id \`accounts list\` shows), got ${keyId}`);
+    if (keyId !== null && !new RegExp(`^[0-9a-f]{${CREDENTIAL_ID_CHARS}}$`).test(keyId))
+      throw new Error(`--key-id must be ${CREDENTIAL_ID_CHARS} lowercase hex characters (the id \`accounts list\` shows), got ${keyId}`);
     const store = await openStore(storeSettingsFrom(args));
     try {
       const revoked = await revokeAccessKeys(store, args.account, keyId);
       // A revoked key ends the account's desk sessions too: a desk session is a read of the
       // account that outlives no revocation (docs/desk.md, "Sessions").
       const desk = await endAccountDeskAccess(store, args.account, new Date());
-      if (args.json) process.stdout.write(`${JSON.stringify({ accountId: args.account, revoked, deskSessionsEnded: desk.sessions, loginLinksVoided: desk.links })}\n`);
+      if (args.json)
+        process.stdout.write(
+          `${JSON.stringify({ accountId: args.account, revoked, deskSessionsEnded: desk.sessions, loginLinksVoided: desk.links })}\n`,
+        );
       else {
         process.stdout.write(revoked.length ? `revoked ${revoked.join(' ')}\n` : 'nothing to revoke: already revoked\n');
-        if (desk.sessions > 0 || desk.links > 0) process.stdout.write(`ended ${desk.sessions} desk session(s), voided ${desk.links} unused login link(s)\n`);
+        if (desk.sessions > 0 || desk.links > 0)
+          process.stdout.write(`ended ${desk.sessions} desk session(s), voided ${desk.links} unused login link(s)\n`);
       }
     } finally {
       await store.close();
@@ -183,7 +205,10 @@ const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
     withStoreOptions(
       y
         .option('account', { type: 'string', demandOption: true })
-        .option('base-url', { type: 'string', describe: 'how browsers reach scribed, e.g. https://scribed.example [default: SCRIBED_PUBLIC_URL; required without it]' })
+        .option('base-url', {
+          type: 'string',
+          describe: 'how browsers reach scribed, e.g. https://scribed.example [default: SCRIBED_PUBLIC_URL; required without it]',
+        })
         .option('ttl', { type: 'string', describe: 'how long the link may be opened: 90s, 15m, 2h (at most 24h)', default: '15m' })
         .option('json', { type: 'boolean', describe: 'print one JSON line' }),
     ),
@@ -193,7 +218,9 @@ const loginLinkCommand: CommandModule<object, LoginLinkArgs> = {
     // Never guessed: a link to the wrong origin cannot sign anyone in (docs/desk.md).
     const baseUrl = args['base-url'] ?? config.publicUrl;
     if (baseUrl === undefined) {
-      throw new Error("login-link needs the desk's public address: pass --base-url https://scribed.example, or set the server's --public-url (SCRIBED_PUBLIC_URL) in this environment");
+      throw new Error(
+        "login-link needs the desk's public address: pass --base-url https://scribed.example, or set the server's --public-url (SCRIBED_PUBLIC_URL) in this environment",
+      );
     }
     const store = await openStore(storeSettings(config));
     try {
@@ -214,8 +241,11 @@ interface DeskLogoutArgs extends StoreArgs {
 // Ends every desk session of the account at once (a lost laptop, a link sent to the wrong person).
 const deskLogoutCommand: CommandModule<object, DeskLogoutArgs> = {
   command: 'desk-logout',
-  describe: "end every desk session of the account at once and void its unused login links",
-  builder: (y) => withStoreOptions(y.option('account', { type: 'string', demandOption: true }).option('json', { type: 'boolean', describe: 'print one JSON line' })),
+  describe: 'end every desk session of the account at once and void its unused login links',
+  builder: (y) =>
+    withStoreOptions(
+      y.option('account', { type: 'string', demandOption: true }).option('json', { type: 'boolean', describe: 'print one JSON line' }),
+    ),
   handler: async (args) => {
     const store = await openStore(storeSettingsFrom(args));
     try {
@@ -238,20 +268,29 @@ interface RedactionArgs extends StoreArgs {
 function parseRedact(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   if (value.trim() === 'none') return [];
-  const names = value.split(',').map((p) => p.trim()).filter((p) => p !== '');
-  for (const p of names) if (!(REDACTION_POLICIES as readonly string[]).includes(p)) throw new Error(`--redact: ${JSON.stringify(p)} is not a policy; use a comma-separated list of ${REDACTION_POLICIES.join(', ')}, or none`);
+  const names = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  for (const p of names)
+    if (!(REDACTION_POLICIES as readonly string[]).includes(p))
+      throw new Error(
+        `--redact: ${JSON.stringify(p)} is not a policy; use a comma-separated list of ${REDACTION_POLICIES.join(', ')}, or none`,
+      );
   if (names.length === 0) throw new Error(`--redact: name at least one of ${REDACTION_POLICIES.join(', ')}, or none`);
   return [...new Set(names)];
 }
 
 const setRedactionCommand: CommandModule<object, RedactionArgs> = {
   command: 'set-redaction',
-  describe: "set or show an account's default redact policies: every session and batch job of the account gets them, whatever its request asks (a request may add policies, not remove these)",
+  describe:
+    "set or show an account's default redact policies: every session and batch job of the account gets them, whatever its request asks (a request may add policies, not remove these)",
   builder: (y) =>
     withStoreOptions(
-      y
-        .option('account', { type: 'string', demandOption: true })
-        .option('redact', { type: 'string', describe: `comma-separated policies (${REDACTION_POLICIES.join(', ')}), or none to clear; without it the current default is printed` }),
+      y.option('account', { type: 'string', demandOption: true }).option('redact', {
+        type: 'string',
+        describe: `comma-separated policies (${REDACTION_POLICIES.join(', ')}), or none to clear; without it the current default is printed`,
+      }),
     ),
   handler: async (args) => {
     const policies = parseRedact(args.redact);
@@ -270,6 +309,16 @@ const setRedactionCommand: CommandModule<object, RedactionArgs> = {
 export const accountsCommand: CommandModule = {
   command: 'accounts <command>',
   describe: 'manage accounts (create, credit, list, rotate-key, revoke-key, set-redaction, login-link, desk-logout)',
-  builder: (y) => y.command(createCommand).command(creditCommand).command(listCommand).command(rotateCommand).command(revokeCommand).command(setRedactionCommand).command(loginLinkCommand).command(deskLogoutCommand).demandCommand(1),
+  builder: (y) =>
+    y
+      .command(createCommand)
+      .command(creditCommand)
+      .command(listCommand)
+      .command(rotateCommand)
+      .command(revokeCommand)
+      .command(setRedactionCommand)
+      .command(loginLinkCommand)
+      .command(deskLogoutCommand)
+      .demandCommand(1),
   handler: () => undefined,
 };

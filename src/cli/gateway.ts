@@ -42,7 +42,8 @@ export function parseAudioSocketSpeakers(values: string[]): Map<number, string> 
   for (const v of values) {
     const m = /^(\d{1,3})=(.+)$/.exec(v);
     const n = m ? Number(m[1]) : NaN;
-    if (!m || n < 1 || n > 255 || !SPEAKER_PATTERN.test(m[2]!)) invalid('audiosocket-speaker', `expected N=NAME (N 1-255, NAME ${SPEAKER_PATTERN.source}), got ${v}`);
+    if (!m || n < 1 || n > 255 || !SPEAKER_PATTERN.test(m[2]!))
+      invalid('audiosocket-speaker', `expected N=NAME (N 1-255, NAME ${SPEAKER_PATTERN.source}), got ${v}`);
     map.set(n, m[2]!);
   }
   if (new Set(map.values()).size !== map.size) invalid('audiosocket-speaker', 'two legs with one speaker name');
@@ -68,10 +69,22 @@ export const gatewayCommand: CommandModule<object, GatewayArgs> = {
       .option('audiosocket', { type: 'string', describe: 'Asterisk AudioSocket TCP listener HOST:PORT' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt transcripts of every leg' })
       .option('access-key-file', { type: 'string', describe: 'file holding the scribed access key [else env SCRIBED_ACCESS_KEY]' })
-      .option('pbx-token-file', { type: 'string', describe: 'file holding the secret PBXs present (Authorization header, or Twilio customParameters gatewayToken) [else env SCRIBED_GATEWAY_TOKEN; none: no check]' })
-      .option('audiosocket-speaker', { type: 'string', array: true, describe: 'AudioSocket leg number (last UUID byte) to speaker, N=NAME (repeatable; default 1=caller 2=callee)' })
+      .option('pbx-token-file', {
+        type: 'string',
+        describe:
+          'file holding the secret PBXs present (Authorization header, or Twilio customParameters gatewayToken) [else env SCRIBED_GATEWAY_TOKEN; none: no check]',
+      })
+      .option('audiosocket-speaker', {
+        type: 'string',
+        array: true,
+        describe: 'AudioSocket leg number (last UUID byte) to speaker, N=NAME (repeatable; default 1=caller 2=callee)',
+      })
       .option('buffer-seconds', { type: 'number', default: 60, describe: 'unacknowledged audio kept per leg for re-sending after a fault' })
-      .option('pending-audio-seconds', { type: 'number', default: 30, describe: 'audio held per leg while its session cannot be created yet (server down)' })
+      .option('pending-audio-seconds', {
+        type: 'number',
+        default: 30,
+        describe: 'audio held per leg while its session cannot be created yet (server down)',
+      })
       .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on this port (GET /metrics)' })
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
       .option('stop-timeout-ms', { type: 'number', default: 10_000, describe: 'on SIGTERM, how long to wait for sessions to close' }),
@@ -85,7 +98,11 @@ export const gatewayCommand: CommandModule<object, GatewayArgs> = {
       invalid('audiosocket', (err as Error).message.replace(/^--listen: /, ''));
     }
     if (!/^https?:\/\//.test(args.url)) invalid('url', 'must be http(s)://host:port');
-    for (const [flag, v] of [['buffer-seconds', args['buffer-seconds']], ['pending-audio-seconds', args['pending-audio-seconds']], ['stop-timeout-ms', args['stop-timeout-ms']]] as const) {
+    for (const [flag, v] of [
+      ['buffer-seconds', args['buffer-seconds']],
+      ['pending-audio-seconds', args['pending-audio-seconds']],
+      ['stop-timeout-ms', args['stop-timeout-ms']],
+    ] as const) {
       if (!Number.isFinite(v) || v <= 0) invalid(flag, 'must be a positive number');
     }
     const speakers = parseAudioSocketSpeakers(args['audiosocket-speaker'] ?? []);
@@ -122,7 +139,10 @@ export const gatewayCommand: CommandModule<object, GatewayArgs> = {
       if (f.segment.text.trim()) process.stdout.write(`${f.externalId} ${f.speaker} ${f.segment.text.trim()}\n`);
     });
     const address = await gateway.start();
-    if (pbxToken === undefined) log.warn('no PBX token (--pbx-token-file or SCRIBED_GATEWAY_TOKEN): any client that reaches the listeners can stream; keep them on a private address');
+    if (pbxToken === undefined)
+      log.warn(
+        'no PBX token (--pbx-token-file or SCRIBED_GATEWAY_TOKEN): any client that reaches the listeners can stream; keep them on a private address',
+      );
     log.info({ ...address, url: args.url, out: args.out ?? null, authentication: pbxToken !== undefined }, 'scribed gateway listening');
 
     let signalled = false;

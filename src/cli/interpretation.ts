@@ -11,7 +11,11 @@ interface TargetArgs extends StoreArgs {
   target: string;
 }
 
-function transition(command: string, to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED', describe: string): CommandModule<object, TargetArgs> {
+function transition(
+  command: string,
+  to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED',
+  describe: string,
+): CommandModule<object, TargetArgs> {
   return {
     command,
     describe,
@@ -33,7 +37,13 @@ export const interpretationCommand: CommandModule = {
   describe: 'move interpretation targets (operator / worker interface)',
   builder: (y) =>
     y
-      .command(transition('fail-target', 'FAILED_RELEASED', 'mark a QUEUED or PROCESSING target FAILED_RELEASED and release its reserved Characters'))
+      .command(
+        transition(
+          'fail-target',
+          'FAILED_RELEASED',
+          'mark a QUEUED or PROCESSING target FAILED_RELEASED and release its reserved Characters',
+        ),
+      )
       .command(transition('start-target', 'PROCESSING', 'mark a QUEUED target PROCESSING (a worker took it)'))
       .command(transition('complete-target', 'COMPLETED', 'mark a target COMPLETED; its reservation is consumed'))
       .demandCommand(1),

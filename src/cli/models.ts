@@ -103,10 +103,6 @@ export const modelsCommand: CommandModule = {
   command: 'models',
   describe: 'list, download or install streaming models for the sherpa-onnx engine',
   builder: (y) =>
-    y
-      .command(listCommand)
-      .command(pullCommand)
-      .command(installCommand)
-      .demandCommand(1, 'name a models command: list, pull, install'),
+    y.command(listCommand).command(pullCommand).command(installCommand).demandCommand(1, 'name a models command: list, pull, install'),
   handler: () => {},
 };

@@ -17,7 +17,8 @@ interface RetentionArgs extends StoreArgs {
 function parseDays(flag: string, value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === 'none') return null;
-  if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 36_500) throw new Error(`--${flag} must be a whole number of days from 1 to 36500, or none; got ${value}`);
+  if (!/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 36_500)
+    throw new Error(`--${flag} must be a whole number of days from 1 to 36500, or none; got ${value}`);
   return Number(value);
 }
 
@@ -49,7 +50,9 @@ export const retentionCommand: CommandModule<object, RetentionArgs> = {
         );
       }
       const now = await store.getRetention(args.account);
-      process.stdout.write(`${JSON.stringify({ accountId: args.account, transcriptsDays: now?.transcriptsDays ?? null, recordingsDays: now?.recordingsDays ?? null })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ accountId: args.account, transcriptsDays: now?.transcriptsDays ?? null, recordingsDays: now?.recordingsDays ?? null })}\n`,
+      );
     } finally {
       await store.close();
     }

@@ -56,14 +56,42 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
       .option('listen', { type: 'string', demandOption: true, describe: 'UDP address to receive RTP on, HOST:PORT (RTCP on PORT+1)' })
       .option('url', { type: 'string', demandOption: true, describe: 'scribed service, http(s)://host:port' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt transcripts' })
-      .option('payload-type', { type: 'string', array: true, describe: 'map a payload type: N=l16/RATE, N=pcmu, N=pcma (repeatable; 0, 8, 11 are built in)' })
+      .option('payload-type', {
+        type: 'string',
+        array: true,
+        describe: 'map a payload type: N=l16/RATE, N=pcmu, N=pcma (repeatable; 0, 8, 11 are built in)',
+      })
       .option('idle-timeout-ms', { type: 'number', default: 5000, describe: 'end a stream after this long without packets' })
-      .option('jitter-delay-ms', { type: 'number', default: JITTER_DEFAULTS.maxDelayMs, describe: 'how long a packet waits for a missing predecessor before it is declared lost' })
-      .option('conceal-ms', { type: 'number', default: 0, describe: 'fill up to this much of each loss by repeating the audio before it (0: silence only)' })
-      .option('rtcp-port', { type: 'string', describe: 'RTCP port, or "none" (default: listen port + 1; RTCP muxed on the RTP port is always read)' })
-      .option('max-streams', { type: 'number', default: 64, describe: 'most concurrent streams; packets of further streams are dropped and counted' })
-      .option('buffer-seconds', { type: 'number', default: 60, describe: 'unacknowledged audio kept per stream for re-sending after a fault' })
-      .option('pending-audio-seconds', { type: 'number', default: DEFAULT_PENDING_AUDIO_SECONDS, describe: 'audio held per stream while its session cannot be created yet (server down); the oldest beyond it is dropped and counted' })
+      .option('jitter-delay-ms', {
+        type: 'number',
+        default: JITTER_DEFAULTS.maxDelayMs,
+        describe: 'how long a packet waits for a missing predecessor before it is declared lost',
+      })
+      .option('conceal-ms', {
+        type: 'number',
+        default: 0,
+        describe: 'fill up to this much of each loss by repeating the audio before it (0: silence only)',
+      })
+      .option('rtcp-port', {
+        type: 'string',
+        describe: 'RTCP port, or "none" (default: listen port + 1; RTCP muxed on the RTP port is always read)',
+      })
+      .option('max-streams', {
+        type: 'number',
+        default: 64,
+        describe: 'most concurrent streams; packets of further streams are dropped and counted',
+      })
+      .option('buffer-seconds', {
+        type: 'number',
+        default: 60,
+        describe: 'unacknowledged audio kept per stream for re-sending after a fault',
+      })
+      .option('pending-audio-seconds', {
+        type: 'number',
+        default: DEFAULT_PENDING_AUDIO_SECONDS,
+        describe:
+          'audio held per stream while its session cannot be created yet (server down); the oldest beyond it is dropped and counted',
+      })
       .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on this port (GET /metrics)' })
       .option('metrics-host', { type: 'string', default: '127.0.0.1', describe: 'address for --metrics-port' })
       .option('access-key-file', { type: 'string', describe: 'file holding the API key [else env SCRIBED_ACCESS_KEY]' }),
@@ -71,10 +99,17 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     const log = createLogger({ level: logLevelFromEnv(), destination: pino.destination(2) }).child({ component: 'rtp' });
     const { host, port } = parseListen(args.listen);
     if (!/^https?:\/\//.test(args.url)) invalid('url', 'must be http(s)://host:port');
-    for (const [flag, v] of [['idle-timeout-ms', args['idle-timeout-ms']], ['jitter-delay-ms', args['jitter-delay-ms']], ['max-streams', args['max-streams']], ['buffer-seconds', args['buffer-seconds']], ['pending-audio-seconds', args['pending-audio-seconds']]] as const) {
+    for (const [flag, v] of [
+      ['idle-timeout-ms', args['idle-timeout-ms']],
+      ['jitter-delay-ms', args['jitter-delay-ms']],
+      ['max-streams', args['max-streams']],
+      ['buffer-seconds', args['buffer-seconds']],
+      ['pending-audio-seconds', args['pending-audio-seconds']],
+    ] as const) {
       if (!Number.isFinite(v) || v <= 0) invalid(flag, 'must be a positive number');
     }
-    if (!Number.isFinite(args['conceal-ms']) || args['conceal-ms'] < 0 || args['conceal-ms'] > 1000) invalid('conceal-ms', 'must be 0 to 1000');
+    if (!Number.isFinite(args['conceal-ms']) || args['conceal-ms'] < 0 || args['conceal-ms'] > 1000)
+      invalid('conceal-ms', 'must be 0 to 1000');
     let rtcpPort: number | null | undefined;
     if (args['rtcp-port'] === 'none') rtcpPort = null;
     else if (args['rtcp-port'] !== undefined) {
@@ -134,13 +169,19 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
     handleStopSignals({
       stopTimeoutMs: bounds.stopTimeoutMs,
       onFirst: (signal) => {
-        log.info({ signal, sessions: ingest.activeSessions, stopTimeoutMs: bounds.stopTimeoutMs }, 'stopping: ending streams and closing sessions');
+        log.info(
+          { signal, sessions: ingest.activeSessions, stopTimeoutMs: bounds.stopTimeoutMs },
+          'stopping: ending streams and closing sessions',
+        );
         ingest
           .stop()
           .then(async (reports) => {
             await metricsServer?.close();
             const failed = reports.filter((r) => r.error !== null);
-            log.info({ sessions: reports.length, failed: failed.length, givenUp: reports.filter((r) => r.givenUp !== null).length }, 'stopped');
+            log.info(
+              { sessions: reports.length, failed: failed.length, givenUp: reports.filter((r) => r.givenUp !== null).length },
+              'stopped',
+            );
             process.exit(0);
           })
           .catch((err: unknown) => {
@@ -149,7 +190,10 @@ export const rtpCommand: CommandModule<object, RtpArgs> = {
           });
       },
       onBoundExceeded: () => {
-        log.error({ stopTimeoutMs: bounds.stopTimeoutMs }, 'stop bound exceeded; leaving the remaining sessions paused for a restart to resume');
+        log.error(
+          { stopTimeoutMs: bounds.stopTimeoutMs },
+          'stop bound exceeded; leaving the remaining sessions paused for a restart to resume',
+        );
         void ingest.abortAll().finally(() => process.exit(1));
       },
       onSecond: (signal) => {

@@ -36,7 +36,8 @@ export function listenFailure(err: unknown, host: string, port: number): string 
   const fix = `choose another port: SCRIBED_PORT=${other} npm start, or scribed serve --port ${other} (or stop what holds it: ss -ltnp 'sport = :${port}')`;
   if (code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (another scribed, or another server); ${fix}`;
   if (code === 'EACCES') return `port ${port} on ${host} needs privileges this user lacks (ports below 1024); ${fix}`;
-  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this host (SCRIBED_HOST / --host); use 127.0.0.1, 0.0.0.0 or one of this host's addresses`;
+  if (code === 'EADDRNOTAVAIL')
+    return `${host} is not an address of this host (SCRIBED_HOST / --host); use 127.0.0.1, 0.0.0.0 or one of this host's addresses`;
   return null;
 }
 
@@ -64,28 +65,74 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('port', { type: 'number', describe: 'listen port [env SCRIBED_PORT, default 8080]' })
       .option('engine', { type: 'string', choices: ['pocketsphinx', 'sherpa-onnx'], describe: 'recognizer [env SCRIBED_ENGINE]' })
       .option('model-dir', { type: 'string', describe: 'model directory (required for sherpa-onnx) [env SCRIBED_MODEL_DIR]' })
-      .option('max-decoders', { type: 'number', describe: 'concurrent recognizer streams [env SCRIBED_MAX_DECODERS; default: the capacity this node measures at its first start (cores x 0.8 / CPU s per audio s, cut by memory), cached in the data dir; 4 if that fails]' })
+      .option('max-decoders', {
+        type: 'number',
+        describe:
+          'concurrent recognizer streams [env SCRIBED_MAX_DECODERS; default: the capacity this node measures at its first start (cores x 0.8 / CPU s per audio s, cut by memory), cached in the data dir; 4 if that fails]',
+      })
       .option('callback-allow-private', {
         type: 'boolean',
-        describe: 'voice design callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7; not loopback) [env SCRIBED_CALLBACK_ALLOW_PRIVATE, default false]',
+        describe:
+          'voice design callbacks may reach private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7; not loopback) [env SCRIBED_CALLBACK_ALLOW_PRIVATE, default false]',
       })
       .option('callback-allow-cidr', {
         type: 'string',
         array: true,
-        describe: 'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
+        describe:
+          'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
-      .option('public-url', { type: 'string', describe: "how browsers reach this server, e.g. https://scribed.example: the desk's login links and Origin check use it (docs/desk.md) [env SCRIBED_PUBLIC_URL, default: only the address a browser connects to directly]" })
-      .option('metrics-token-file', { type: 'string', describe: 'a file whose first line is the bearer token /metrics asks for (docs/operations.md) [env SCRIBED_METRICS_TOKEN or SCRIBED_METRICS_TOKEN_FILE, default: /metrics answers loopback requests only]' })
+      .option('public-url', {
+        type: 'string',
+        describe:
+          "how browsers reach this server, e.g. https://scribed.example: the desk's login links and Origin check use it (docs/desk.md) [env SCRIBED_PUBLIC_URL, default: only the address a browser connects to directly]",
+      })
+      .option('metrics-token-file', {
+        type: 'string',
+        describe:
+          'a file whose first line is the bearer token /metrics asks for (docs/operations.md) [env SCRIBED_METRICS_TOKEN or SCRIBED_METRICS_TOKEN_FILE, default: /metrics answers loopback requests only]',
+      })
       // Connection bounds: docs/api.md, "Connections and timeouts".
-      .option('max-streams-per-account', { type: 'number', describe: 'cap on the live sockets one account may hold on this node at once, 0 for no cap [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: no cap, accounts share the recognizers fairly and sockets beyond them are deferred]' })
-      .option('max-deferred-seconds', { type: 'number', describe: 'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]' })
-      .option('drain-grace-ms', { type: 'number', describe: 'on SIGTERM, drain first: move live calls to other nodes (or keep them until they end) for at most this long, then stop; a second SIGTERM stops at once; 0: no drain [env SCRIBED_DRAIN_GRACE_MS, default: 1800000]' })
-      .option('agent-port', { type: 'number', describe: "answer HAProxy's agent check on this TCP port with a weight from the free recognizers (deploy/haproxy.cfg agent-check) [env SCRIBED_AGENT_PORT, default: off]" })
-      .option('max-connections', { type: 'number', describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]' })
-      .option('headers-timeout-ms', { type: 'number', describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]' })
-      .option('request-timeout-ms', { type: 'number', describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]' })
-      .option('idle-timeout-ms', { type: 'number', describe: 'close a connection silent this long while the client owes a request or reading an answer [env SCRIBED_IDLE_TIMEOUT_MS, default 60000]' })
-      .option('keep-alive-timeout-ms', { type: 'number', describe: 'close a connection idle this long between requests [env SCRIBED_KEEP_ALIVE_TIMEOUT_MS, default 72000]' }),
+      .option('max-streams-per-account', {
+        type: 'number',
+        describe:
+          'cap on the live sockets one account may hold on this node at once, 0 for no cap [env SCRIBED_MAX_STREAMS_PER_ACCOUNT, default: no cap, accounts share the recognizers fairly and sockets beyond them are deferred]',
+      })
+      .option('max-deferred-seconds', {
+        type: 'number',
+        describe:
+          'while every recognizer is busy, serve new sockets anyway and hold up to this many seconds of their audio (node total) until one frees; 0 refuses with ENGINE_BUSY instead [env SCRIBED_MAX_DEFERRED_SECONDS, default 600, 0 with --database-url]',
+      })
+      .option('drain-grace-ms', {
+        type: 'number',
+        describe:
+          'on SIGTERM, drain first: move live calls to other nodes (or keep them until they end) for at most this long, then stop; a second SIGTERM stops at once; 0: no drain [env SCRIBED_DRAIN_GRACE_MS, default: 1800000]',
+      })
+      .option('agent-port', {
+        type: 'number',
+        describe:
+          "answer HAProxy's agent check on this TCP port with a weight from the free recognizers (deploy/haproxy.cfg agent-check) [env SCRIBED_AGENT_PORT, default: off]",
+      })
+      .option('max-connections', {
+        type: 'number',
+        describe: 'open connections at most, sockets included [env SCRIBED_MAX_CONNECTIONS, default 1024]',
+      })
+      .option('headers-timeout-ms', {
+        type: 'number',
+        describe: 'request headers must arrive within [env SCRIBED_HEADERS_TIMEOUT_MS, default 10000]',
+      })
+      .option('request-timeout-ms', {
+        type: 'number',
+        describe: 'a whole request, body included, must arrive within [env SCRIBED_REQUEST_TIMEOUT_MS, default 600000]',
+      })
+      .option('idle-timeout-ms', {
+        type: 'number',
+        describe:
+          'close a connection silent this long while the client owes a request or reading an answer [env SCRIBED_IDLE_TIMEOUT_MS, default 60000]',
+      })
+      .option('keep-alive-timeout-ms', {
+        type: 'number',
+        describe: 'close a connection idle this long between requests [env SCRIBED_KEEP_ALIVE_TIMEOUT_MS, default 72000]',
+      }),
   handler: async (args) => {
     const input: ConfigInput = {
       ...storeConfigInput(args),

@@ -27,7 +27,9 @@ export function withSessionOptionFlags<T>(y: Argv<T>): Argv<T & SessionOptionArg
     .option('vocabulary-hint', { type: 'string', array: true, describe: 'session option vocabularyHints (repeatable)' })
     .option('include-alignment', { type: 'boolean', describe: 'session option includeAlignment' })
     .option('remove-disfluencies', { type: 'boolean', describe: 'session option removeDisfluencies' })
-    .option('session-option', { type: 'string', array: true, describe: 'any other session option, NAME=JSON (repeatable)' }) as Argv<T & SessionOptionArgs>;
+    .option('session-option', { type: 'string', array: true, describe: 'any other session option, NAME=JSON (repeatable)' }) as Argv<
+    T & SessionOptionArgs
+  >;
 }
 
 /** Session options from the flags (inputEncoding is added by the streamer). */

@@ -14,13 +14,22 @@ export interface StoreArgs {
 
 export function withStoreOptions<T>(y: Argv<T>): Argv<T & StoreArgs> {
   return y
-    .option('data-dir', { type: 'string', describe: 'node state; the SQLite store without --database-url [env SCRIBED_DATA_DIR, default ./data]' })
+    .option('data-dir', {
+      type: 'string',
+      describe: 'node state; the SQLite store without --database-url [env SCRIBED_DATA_DIR, default ./data]',
+    })
     .option('database-url', {
       type: 'string',
       describe: 'PostgreSQL store shared by all nodes, postgres://USER:PASSWORD@HOST:PORT/DB [env SCRIBED_DATABASE_URL]',
     })
-    .option('database-pool-size', { type: 'number', describe: 'PostgreSQL connections per process [env SCRIBED_DATABASE_POOL_SIZE, default 10]' })
-    .option('database-connect-timeout-ms', { type: 'number', describe: 'wait for a PostgreSQL connection [env SCRIBED_DATABASE_CONNECT_TIMEOUT_MS, default 5000]' })
+    .option('database-pool-size', {
+      type: 'number',
+      describe: 'PostgreSQL connections per process [env SCRIBED_DATABASE_POOL_SIZE, default 10]',
+    })
+    .option('database-connect-timeout-ms', {
+      type: 'number',
+      describe: 'wait for a PostgreSQL connection [env SCRIBED_DATABASE_CONNECT_TIMEOUT_MS, default 5000]',
+    })
     .option('database-statement-timeout-ms', {
       type: 'number',
       describe: 'longest PostgreSQL statement [env SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS, default 30000]',

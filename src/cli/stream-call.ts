@@ -58,7 +58,8 @@ export async function startCall(o: StreamCallOptions): Promise<CallLegs> {
   const linker = new CallLinker({ url: o.url, accessKey: o.accessKey, logger: o.logger, connectTimeoutMs: o.connectTimeoutMs });
   const title = o.title ?? 'Untitled call';
   const callId = await linker.callFor('stream', o.streamId, title);
-  if (callId === null) throw new Error('the server has no calls API (POST /stt/calls is 404): --channels 2 needs a server with calls (docs/calls.md)');
+  if (callId === null)
+    throw new Error('the server has no calls API (POST /stt/calls is 404): --channels 2 needs a server with calls (docs/calls.md)');
   const rate = INPUT_ENCODINGS[o.encoding].sampleRateHz;
   const legs: CallLegs['legs'] = [];
   for (const speaker of o.speakers) {
@@ -91,13 +92,20 @@ export async function startCall(o: StreamCallOptions): Promise<CallLegs> {
   legs.forEach((l, i) => {
     if (o.out) l.files = new TranscriptFiles(path.resolve(o.out), started[i]!.sessionId);
   });
-  o.logger.info({ callId, legs: legs.map((l, i) => ({ speaker: l.speaker, sessionId: started[i]!.sessionId })) }, 'streaming a call: one leg per channel');
+  o.logger.info(
+    { callId, legs: legs.map((l, i) => ({ speaker: l.speaker, sessionId: started[i]!.sessionId })) },
+    'streaming a call: one leg per channel',
+  );
   return { callId, legs };
 }
 
 /** Read the interleaved input to its end, each channel to its leg; then flush and close both
  * legs and write the merged call transcript. */
-export async function streamCall(o: StreamCallOptions, call: CallLegs, input: AudioInput): Promise<{ summaries: StreamSummary[]; mergedPath: string | null }> {
+export async function streamCall(
+  o: StreamCallOptions,
+  call: CallLegs,
+  input: AudioInput,
+): Promise<{ summaries: StreamSummary[]; mergedPath: string | null }> {
   const rate = INPUT_ENCODINGS[o.encoding].sampleRateHz;
   const frameBytes = 2 * call.legs.length;
   const demux = new ForkDemux(call.legs.length as 1 | 2);
@@ -115,7 +123,8 @@ export async function streamCall(o: StreamCallOptions, call: CallLegs, input: Au
       instants += piece.length / frameBytes;
     }
   }
-  if (demux.pendingBytes > 0) o.logger.warn({ bytes: demux.pendingBytes }, 'the input ended inside a stereo sample frame; those bytes are dropped');
+  if (demux.pendingBytes > 0)
+    o.logger.warn({ bytes: demux.pendingBytes }, 'the input ended inside a stereo sample frame; those bytes are dropped');
   await input.done.catch((err: unknown) => {
     throw new Error(`input failed: ${err instanceof Error ? err.message : String(err)}`);
   });
@@ -123,7 +132,10 @@ export async function streamCall(o: StreamCallOptions, call: CallLegs, input: Au
   call.legs.forEach((l, i) => l.files?.close(summaries[i]!.finals));
   let mergedPath: string | null = null;
   if (o.out) {
-    const res = await fetch(`${o.url}${API_BASE}/stt/calls/${call.callId}/transcript?format=txt`, { headers: { accessKey: o.accessKey }, signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${o.url}${API_BASE}/stt/calls/${call.callId}/transcript?format=txt`, {
+      headers: { accessKey: o.accessKey },
+      signal: AbortSignal.timeout(30_000),
+    });
     if (res.ok) {
       mergedPath = path.join(path.resolve(o.out), `${call.callId}.txt`);
       fs.writeFileSync(mergedPath, await res.text(), { mode: 0o640 });

@@ -56,14 +56,19 @@ function clock(ms: number): string {
 /** The session encoding and channels: from the flags for stdin, the microphone and raw files
  * (no header to read: --encoding is required); for other files from their header, an
  * --encoding that would upsample the file refused unless --force-encoding (core/audio/file-encoding.ts). */
-async function chooseEncoding(args: StreamArgs): Promise<{ encoding: InputEncodingName; channels: 1 | 2; fileChannels: number } | { refuse: string }> {
+async function chooseEncoding(
+  args: StreamArgs,
+): Promise<{ encoding: InputEncodingName; channels: 1 | 2; fileChannels: number } | { refuse: string }> {
   const requested = args.encoding as InputEncodingName | undefined;
   const channelsFlag = args.channels === undefined ? undefined : args.channels === 2 ? 2 : 1;
   const device = args.input === '-' || args.input === 'mic';
   if (!device && !fs.existsSync(args.input)) return { refuse: `input file not found: ${args.input}` };
   const headerless = device || RAW_EXTENSIONS.includes(path.extname(args.input).toLowerCase());
   if (headerless) {
-    if (requested === undefined) return { refuse: `--encoding is required for ${args.input === '-' ? 'stdin' : args.input === 'mic' ? 'the microphone' : `${args.input} (raw audio has no header to read it from)`}: run \`scribed stream --help\` for the encodings` };
+    if (requested === undefined)
+      return {
+        refuse: `--encoding is required for ${args.input === '-' ? 'stdin' : args.input === 'mic' ? 'the microphone' : `${args.input} (raw audio has no header to read it from)`}: run \`scribed stream --help\` for the encodings`,
+      };
     return { encoding: requested, channels: channelsFlag ?? 1, fileChannels: 1 };
   }
   const probed = await runFfprobe(path.resolve(args.input), ACCEPTED_FORMATS, 15_000).catch(() => null);
@@ -85,9 +90,21 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
   builder: (y) =>
     withGiveUpFlags(withSessionOptionFlags(y), { session: 'the session', stop: 'flushing and closing' })
       .option('url', { type: 'string', demandOption: true, describe: 'server base URL, http(s)://host:port' })
-      .option('input', { type: 'string', demandOption: true, describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'" })
-      .option('encoding', { type: 'string', choices: [...INPUT_ENCODING_NAMES], describe: 'session input encoding (files are decoded to it) [files: read from the file; stdin, mic and raw files: required]' })
-      .option('force-encoding', { type: 'boolean', describe: 'stream a file in --encoding even when that upsamples it (refused by default, exit 2: upsampled telephone audio is heard as nonsense)' })
+      .option('input', {
+        type: 'string',
+        demandOption: true,
+        describe: "'-' (stdin, raw audio in --encoding), a file (wav, mp3, m4a, flac, ... or raw .ulaw/.raw/.pcm), or 'mic'",
+      })
+      .option('encoding', {
+        type: 'string',
+        choices: [...INPUT_ENCODING_NAMES],
+        describe: 'session input encoding (files are decoded to it) [files: read from the file; stdin, mic and raw files: required]',
+      })
+      .option('force-encoding', {
+        type: 'boolean',
+        describe:
+          'stream a file in --encoding even when that upsamples it (refused by default, exit 2: upsampled telephone audio is heard as nonsense)',
+      })
       .option('title', { type: 'string', describe: 'History title of the session' })
       .option('out', { type: 'string', describe: 'directory for <sessionId>.jsonl and <sessionId>.txt' })
       .option('realtime', { type: 'boolean', describe: 'pace file input at real time (default: as fast as the server acknowledges)' })
@@ -95,14 +112,32 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       .option('buffer-seconds', { type: 'number', default: 60, describe: 'bound of the unacknowledged-audio buffer, seconds' })
       .option('metrics-port', { type: 'number', describe: 'serve Prometheus metrics on 127.0.0.1:PORT/metrics' })
       .option('access-key-file', { type: 'string', describe: 'file holding the access key [else env SCRIBED_ACCESS_KEY]' })
-      .option('stream-id', { type: 'string', describe: 'stable id: a restarted client with the same id re-attaches to its session (default: random)' })
-      .option('on-full', { type: 'string', choices: ['block', 'drop-oldest'], describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)' })
+      .option('stream-id', {
+        type: 'string',
+        describe: 'stable id: a restarted client with the same id re-attaches to its session (default: random)',
+      })
+      .option('on-full', {
+        type: 'string',
+        choices: ['block', 'drop-oldest'],
+        describe: 'when the buffer is full: wait (default for stdin/files) or drop the oldest audio (default for mic)',
+      })
       .option('recorder', { type: 'string', choices: ['sox', 'arecord', 'rec'], describe: 'microphone recorder program [default sox]' })
       .option('device', { type: 'string', describe: 'microphone device (AUDIODEV for sox, -D for arecord)' })
       .option('log-level', { type: 'string', describe: 'pino level for stderr logs [env SCRIBED_LOG_LEVEL, default info]' })
-      .option('channels', { type: 'number', choices: [1, 2], describe: '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call [default 1; a file without --encoding: its own channels]' })
-      .option('channel-speakers', { type: 'string', describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]' })
-      .option('ignore-encoding-check', { type: 'boolean', describe: 'stream a file or stdin whose first seconds look like another encoding than --encoding (refused by default, exit 2)' }),
+      .option('channels', {
+        type: 'number',
+        choices: [1, 2],
+        describe:
+          '2: the input is stereo (raw: interleaved 16-bit PCM; files keep both channels), each channel streamed as a leg of one call [default 1; a file without --encoding: its own channels]',
+      })
+      .option('channel-speakers', {
+        type: 'string',
+        describe: 'with --channels 2: the speakers of channel 0 and 1 [default agent,customer]',
+      })
+      .option('ignore-encoding-check', {
+        type: 'boolean',
+        describe: 'stream a file or stdin whose first seconds look like another encoding than --encoding (refused by default, exit 2)',
+      }),
   handler: async (args) => {
     const out = streamLog({ level: args['log-level'] ?? logLevelFromEnv(), service: 'scribed-stream', prefix: 'scribed stream' });
     const logger = out.logger;
@@ -142,7 +177,11 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     // come out as neither's words. Said once, before streaming (docs/ingest.md).
     if (channels === 1 && input.kind === 'ffmpeg') {
       if (fileChannels >= 2) {
-        out.tell('warn', `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`, { channels: fileChannels });
+        out.tell(
+          'warn',
+          `${args.input} has ${fileChannels} channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2`,
+          { channels: fileChannels },
+        );
       }
     }
 
@@ -182,7 +221,10 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       logger.debug({ err: err.message }, 'stream error');
       if (toldNoCredit) return;
       toldNoCredit = true;
-      out.tell('warn', `the account has no Characters left: waiting up to ${Math.round(bounds.noCreditTimeoutMs / 1000)} s (--credit-timeout-ms) for an operator to add some (\`scribed accounts credit\`)`);
+      out.tell(
+        'warn',
+        `the account has no Characters left: waiting up to ${Math.round(bounds.noCreditTimeoutMs / 1000)} s (--credit-timeout-ms) for an operator to add some (\`scribed accounts credit\`)`,
+      );
     };
 
     let started = false;
@@ -209,7 +251,9 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
         logger.info({ signal, stopTimeoutMs: bounds.stopTimeoutMs }, 'stopping: input closed, flushing and closing the session');
       },
       onBoundExceeded: (signal) =>
-        leave(`could not flush and close within ${bounds.stopTimeoutMs} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`),
+        leave(
+          `could not flush and close within ${bounds.stopTimeoutMs} ms of ${signal}: audio not yet acknowledged was not sent; the session stays paused (run again with the same --stream-id to continue it)`,
+        ),
       onSecond: (signal) => {
         logger.warn({ signal }, 'second signal: leaving without closing (the session stays resumable)');
         void abortAll().finally(() => process.exit(130));
@@ -231,7 +275,11 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       await metricsServer?.close();
       process.exit(2);
     }
-    if (head?.action === 'strip-wav') logger.info({ dataOffset: head.dataOffset, dataBytes: head.dataBytes }, 'the input is a WAV file in --encoding: its header is skipped');
+    if (head?.action === 'strip-wav')
+      logger.info(
+        { dataOffset: head.dataOffset, dataBytes: head.dataBytes },
+        'the input is a WAV file in --encoding: its header is skipped',
+      );
     if (channels === 2) {
       const callOptions: StreamCallOptions = {
         url: args.url.replace(/\/+$/, ''),
@@ -290,7 +338,11 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
     // recorded in --encoding, only gets the warning, as it streams.
     const judged = (verdict: Implausibility | null | undefined) => {
       if (!verdict) return;
-      out.tell('warn', verdict.message, { check: verdict.kind, likelyEncoding: verdict.kind === 'wrong-encoding' ? verdict.likely : undefined, stats: verdict.declared });
+      out.tell('warn', verdict.message, {
+        check: verdict.kind,
+        likelyEncoding: verdict.kind === 'wrong-encoding' ? verdict.likely : undefined,
+        stats: verdict.declared,
+      });
     };
     input.done.catch(() => undefined);
     let chunks = input.stream as AsyncIterable<Buffer>;
@@ -299,11 +351,15 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
       const ahead = await judgeFirstSeconds(chunks, encoding);
       chunks = ahead.chunks;
       if (ahead.verdict?.kind === 'wrong-encoding' && !args['ignore-encoding-check']) {
-        out.tell('error', `${ahead.verdict.message} Nothing was sent and no session was created: run again with the right --encoding, or with --ignore-encoding-check to stream it as it is`, {
-          check: ahead.verdict.kind,
-          likelyEncoding: ahead.verdict.likely,
-          stats: ahead.verdict.declared,
-        });
+        out.tell(
+          'error',
+          `${ahead.verdict.message} Nothing was sent and no session was created: run again with the right --encoding, or with --ignore-encoding-check to stream it as it is`,
+          {
+            check: ahead.verdict.kind,
+            likelyEncoding: ahead.verdict.likely,
+            stats: ahead.verdict.declared,
+          },
+        );
         input.stop();
         await metricsServer?.close();
         process.exit(2);
@@ -361,7 +417,9 @@ export const streamCommand: CommandModule<object, StreamArgs> = {
         'stream finished',
       );
       if (out.terminal) {
-        process.stderr.write(`scribed stream: finished: ${audioSeconds.toFixed(1)} s of audio, ${summary.segments} segments, session ${summary.sessionId}${files ? `, transcript in ${files.txtPath}` : ''}\n`);
+        process.stderr.write(
+          `scribed stream: finished: ${audioSeconds.toFixed(1)} s of audio, ${summary.segments} segments, session ${summary.sessionId}${files ? `, transcript in ${files.txtPath}` : ''}\n`,
+        );
       }
       await metricsServer?.close();
       process.exit(summary.overflowSamples > 0 ? 3 : 0);

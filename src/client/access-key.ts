@@ -14,7 +14,10 @@ const KEY_PATTERN = /^[\x21-\x7e]+$/;
  * VALIDATION_FAILED, naming `source` but not the key, when it is empty or malformed. */
 export function parseAccessKey(text: string, source: string): string {
   const key = (text.split('\n', 1)[0] ?? '').trim();
-  if (key === '') throw new ScribedError('VALIDATION_FAILED', `--access-key-file: no access key: the first line of ${source} is empty`, { details: { field: 'access-key' } });
+  if (key === '')
+    throw new ScribedError('VALIDATION_FAILED', `--access-key-file: no access key: the first line of ${source} is empty`, {
+      details: { field: 'access-key' },
+    });
   if (!KEY_PATTERN.test(key)) {
     const at = [...key].findIndex((c) => !KEY_PATTERN.test(c));
     throw new ScribedError(
@@ -31,6 +34,9 @@ export function parseAccessKey(text: string, source: string): string {
 export function readAccessKey(file: string | undefined, env: { SCRIBED_ACCESS_KEY?: string | undefined }): string {
   if (file !== undefined) return parseAccessKey(fs.readFileSync(file, 'utf8'), file);
   const value = env.SCRIBED_ACCESS_KEY ?? '';
-  if (value.trim() === '') throw new ScribedError('VALIDATION_FAILED', '--access-key-file: no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY', { details: { field: 'access-key' } });
+  if (value.trim() === '')
+    throw new ScribedError('VALIDATION_FAILED', '--access-key-file: no access key: pass --access-key-file FILE or set SCRIBED_ACCESS_KEY', {
+      details: { field: 'access-key' },
+    });
   return parseAccessKey(value, 'SCRIBED_ACCESS_KEY');
 }

@@ -27,7 +27,10 @@ export class CreditWait {
     const verdict = this.state.creditVerdict(Date.now(), this.bounds.timeoutMs, this.bounds.retryMs);
     if (verdict.giveUp) {
       this.hooks.giveUp(
-        new StreamFatalError('INSUFFICIENT_CHARACTERS', `the account has no Characters left and got none within ${Math.round(this.bounds.timeoutMs / 1000)} s; ${CREDIT_FIX}, then run again with the same --stream-id to continue the session`),
+        new StreamFatalError(
+          'INSUFFICIENT_CHARACTERS',
+          `the account has no Characters left and got none within ${Math.round(this.bounds.timeoutMs / 1000)} s; ${CREDIT_FIX}, then run again with the same --stream-id to continue the session`,
+        ),
       );
       return;
     }

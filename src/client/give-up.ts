@@ -17,9 +17,21 @@ export interface GiveUpArgs {
 /** The three flags, worded for what the command streams ('the session', "a call's session"). */
 export function withGiveUpFlags<T>(y: Argv<T>, subject: { session: string; stop: string }): Argv<T & GiveUpArgs> {
   return y
-    .option('connect-timeout-ms', { type: 'number', default: GIVE_UP_DEFAULTS.connectTimeoutMs, describe: `give up when the server cannot be reached to create ${subject.session} within this long` })
-    .option('credit-timeout-ms', { type: 'number', default: GIVE_UP_DEFAULTS.creditTimeoutMs, describe: `give up ${subject.session} when the account has had no Characters for this long` })
-    .option('stop-timeout-ms', { type: 'number', default: GIVE_UP_DEFAULTS.stopTimeoutMs, describe: `after the first SIGINT/SIGTERM, how long ${subject.stop} may take before the process exits 1 (sessions left paused)` }) as Argv<T & GiveUpArgs>;
+    .option('connect-timeout-ms', {
+      type: 'number',
+      default: GIVE_UP_DEFAULTS.connectTimeoutMs,
+      describe: `give up when the server cannot be reached to create ${subject.session} within this long`,
+    })
+    .option('credit-timeout-ms', {
+      type: 'number',
+      default: GIVE_UP_DEFAULTS.creditTimeoutMs,
+      describe: `give up ${subject.session} when the account has had no Characters for this long`,
+    })
+    .option('stop-timeout-ms', {
+      type: 'number',
+      default: GIVE_UP_DEFAULTS.stopTimeoutMs,
+      describe: `after the first SIGINT/SIGTERM, how long ${subject.stop} may take before the process exits 1 (sessions left paused)`,
+    }) as Argv<T & GiveUpArgs>;
 }
 
 /** The SessionStreamer options of the flags; a bound that is not a positive number is refused
@@ -29,7 +41,11 @@ export function giveUpOptions(args: GiveUpArgs): { connectTimeoutMs: number; noC
     const v = args[flag];
     if (!Number.isFinite(v) || v <= 0) throw new RangeError(`--${flag}: must be a positive number of milliseconds`);
   }
-  return { connectTimeoutMs: args['connect-timeout-ms'], noCreditTimeoutMs: args['credit-timeout-ms'], stopTimeoutMs: args['stop-timeout-ms'] };
+  return {
+    connectTimeoutMs: args['connect-timeout-ms'],
+    noCreditTimeoutMs: args['credit-timeout-ms'],
+    stopTimeoutMs: args['stop-timeout-ms'],
+  };
 }
 
 /** While waiting for Characters, how often to ask the server again: every 15 s, and at least

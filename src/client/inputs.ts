@@ -51,7 +51,11 @@ export function ffmpegOutputArgs(encoding: InputEncodingName, channels: 1 | 2 = 
   return ['-f', format, '-ar', String(enc.sampleRateHz), '-ac', String(channels)];
 }
 
-export function openInput(spec: string, encoding: InputEncodingName, opts: { recorder?: string; device?: string; channels?: 1 | 2 } = {}): AudioInput {
+export function openInput(
+  spec: string,
+  encoding: InputEncodingName,
+  opts: { recorder?: string; device?: string; channels?: 1 | 2 } = {},
+): AudioInput {
   const input = open(spec, encoding, opts);
   // Failure is read when the caller awaits `done`, which may be after it happened.
   input.done.catch(() => undefined);
@@ -151,7 +155,11 @@ const settledRaw = (): Promise<HeadDecision> => Promise.resolve({ action: 'raw' 
  * released, and the reader sees a normal end of input after what it already holds, where
  * destroying the source itself would make `for await` throw ERR_STREAM_PREMATURE_CLOSE
  * (a Ctrl-C would then abort the stream instead of closing the session). */
-export function stoppableInput(source: Readable, kind: 'stdin' | 'raw-file', through: PassThrough | HeadSniffer = new PassThrough()): AudioInput {
+export function stoppableInput(
+  source: Readable,
+  kind: 'stdin' | 'raw-file',
+  through: PassThrough | HeadSniffer = new PassThrough(),
+): AudioInput {
   const stream = through;
   let stopped = false;
   let stop: () => void = () => undefined;
@@ -192,7 +200,9 @@ function open(spec: string, encoding: InputEncodingName, opts: { recorder?: stri
   // used: it shares the child's stdout state and sets it flowing, so output produced before
   // the first read is dropped. The transcoder reads the file itself (-i FILE); its output
   // pipe is read directly, and a failed decode (exit status) fails the input.
-  const proc = prism.FFmpeg.create({ args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding, opts.channels ?? 1)] });
+  const proc = prism.FFmpeg.create({
+    args: ['-nostdin', '-loglevel', 'error', '-i', path.resolve(spec), '-vn', ...ffmpegOutputArgs(encoding, opts.channels ?? 1)],
+  });
   // Piped into a PassThrough at once: Node resumes (and so discards) a child's stdout that
   // has no reader when the child exits, and a short file can be decoded before the session
   // is even created. The pipe keeps backpressure, so ffmpeg waits for the reader.
@@ -224,7 +234,11 @@ function open(spec: string, encoding: InputEncodingName, opts: { recorder?: stri
 function openMic(encoding: InputEncodingName, opts: { recorder?: string; device?: string }): AudioInput {
   const enc = INPUT_ENCODINGS[encoding];
   const recordLib = require('node-record-lpcm16') as {
-    record(o: Record<string, unknown>): { stream(): Readable; stop(): void; process: { on(ev: string, fn: (...a: unknown[]) => void): void } };
+    record(o: Record<string, unknown>): {
+      stream(): Readable;
+      stop(): void;
+      process: { on(ev: string, fn: (...a: unknown[]) => void): void };
+    };
   };
   const rec = recordLib.record({
     sampleRate: enc.sampleRateHz,

@@ -9,16 +9,48 @@ export class ClientMetrics {
   readonly registry = new Registry();
   private readonly r = [this.registry];
 
-  readonly capturedSeconds = new Counter({ name: 'scribed_client_audio_captured_seconds_total', help: 'Audio captured from the input, in seconds', registers: this.r });
-  readonly sentSeconds = new Counter({ name: 'scribed_client_audio_sent_seconds_total', help: 'Audio sent to the server, in seconds (re-sends included)', registers: this.r });
-  readonly acknowledgedSeconds = new Counter({ name: 'scribed_client_audio_acknowledged_seconds_total', help: 'Audio the server acknowledged, in seconds', registers: this.r });
-  readonly bufferedSeconds = new Gauge({ name: 'scribed_client_audio_buffered_seconds', help: 'Captured audio not yet acknowledged, held in the ring buffers, in seconds', registers: this.r });
-  readonly overflows = new Counter({ name: 'scribed_client_buffer_overflows_total', help: 'Times a ring buffer was full and dropped its oldest unacknowledged audio', registers: this.r });
-  readonly overflowSeconds = new Counter({ name: 'scribed_client_audio_overflow_seconds_total', help: 'Unacknowledged audio dropped by ring buffer overflow, in seconds', registers: this.r });
-  readonly reconnects = new Counter({ name: 'scribed_client_reconnects_total', help: 'Socket reconnect attempts after a loss', registers: this.r });
+  readonly capturedSeconds = new Counter({
+    name: 'scribed_client_audio_captured_seconds_total',
+    help: 'Audio captured from the input, in seconds',
+    registers: this.r,
+  });
+  readonly sentSeconds = new Counter({
+    name: 'scribed_client_audio_sent_seconds_total',
+    help: 'Audio sent to the server, in seconds (re-sends included)',
+    registers: this.r,
+  });
+  readonly acknowledgedSeconds = new Counter({
+    name: 'scribed_client_audio_acknowledged_seconds_total',
+    help: 'Audio the server acknowledged, in seconds',
+    registers: this.r,
+  });
+  readonly bufferedSeconds = new Gauge({
+    name: 'scribed_client_audio_buffered_seconds',
+    help: 'Captured audio not yet acknowledged, held in the ring buffers, in seconds',
+    registers: this.r,
+  });
+  readonly overflows = new Counter({
+    name: 'scribed_client_buffer_overflows_total',
+    help: 'Times a ring buffer was full and dropped its oldest unacknowledged audio',
+    registers: this.r,
+  });
+  readonly overflowSeconds = new Counter({
+    name: 'scribed_client_audio_overflow_seconds_total',
+    help: 'Unacknowledged audio dropped by ring buffer overflow, in seconds',
+    registers: this.r,
+  });
+  readonly reconnects = new Counter({
+    name: 'scribed_client_reconnects_total',
+    help: 'Socket reconnect attempts after a loss',
+    registers: this.r,
+  });
   readonly resumes = new Counter({ name: 'scribed_client_resumes_total', help: 'Successful session resumes', registers: this.r });
   readonly finals = new Counter({ name: 'scribed_client_final_segments_total', help: 'Final segments received', registers: this.r });
-  readonly gapSamples = new Counter({ name: 'scribed_client_gap_samples_total', help: 'Samples this client sent as real audio that the server reported filling with silence (gap events)', registers: this.r });
+  readonly gapSamples = new Counter({
+    name: 'scribed_client_gap_samples_total',
+    help: 'Samples this client sent as real audio that the server reported filling with silence (gap events)',
+    registers: this.r,
+  });
   readonly streams = new Gauge({ name: 'scribed_client_streams', help: 'Streams currently open in this process', registers: this.r });
 
   constructor(opts: { defaults?: boolean } = {}) {
@@ -32,7 +64,11 @@ export class ClientMetrics {
 }
 
 /** Serve GET /metrics on `port` (127.0.0.1 unless `host` is given). Port 0 picks one. */
-export async function serveMetrics(metrics: ClientMetrics, port: number, host = '127.0.0.1'): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveMetrics(
+  metrics: ClientMetrics,
+  port: number,
+  host = '127.0.0.1',
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) {
       metrics.registry.metrics().then(

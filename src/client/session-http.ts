@@ -39,11 +39,21 @@ export function describeFetchError(err: unknown): { network: boolean; reason: st
   if (err instanceof TypeError && e.cause !== undefined && e.cause !== null) {
     const cause = e.cause as { code?: unknown; message?: unknown; errors?: unknown };
     const inner = Array.isArray(cause.errors) ? (cause.errors[0] as { code?: unknown } | undefined) : undefined;
-    const code = typeof cause.code === 'string' ? cause.code : typeof inner?.code === 'string' ? inner.code : typeof cause.message === 'string' ? cause.message.slice(0, 120) : 'unknown';
+    const code =
+      typeof cause.code === 'string'
+        ? cause.code
+        : typeof inner?.code === 'string'
+          ? inner.code
+          : typeof cause.message === 'string'
+            ? cause.message.slice(0, 120)
+            : 'unknown';
     return { network: true, reason: `network error (${code})` };
   }
   const name = typeof e.name === 'string' ? e.name : 'Error';
-  return { network: false, reason: `the request could not be built (${name}); check that the access key is printable ASCII without spaces` };
+  return {
+    network: false,
+    reason: `the request could not be built (${name}); check that the access key is printable ASCII without spaces`,
+  };
 }
 
 /** An error's message if this client wrote it, else only its name: foreign messages (fetch,
@@ -82,7 +92,8 @@ export function readBody<T>(text: string): ApiBody<T> {
 }
 
 function answerData<T>(json: ApiBody<T>, what: string): T {
-  if (typeof json.data !== 'object' || json.data === null) throw new StreamFatalError('UNKNOWN', `${what}: the server's answer has no data`);
+  if (typeof json.data !== 'object' || json.data === null)
+    throw new StreamFatalError('UNKNOWN', `${what}: the server's answer has no data`);
   return json.data;
 }
 
@@ -131,21 +142,33 @@ export class SessionHttpClient {
       body.callId = req.call.callId;
       body.speaker = req.call.speaker;
     }
-    const { status, json, headers } = await this.request<SessionAnswer>('POST', `${API_BASE}/stt/realtime/sessions`, body, { 'Idempotency-Key': idempotencyKeyFor(req.streamId) });
-    if (status !== 200) throw new StreamFatalError(codeOf(json), `creating the session failed: HTTP ${status} ${json?.message ?? ''}`, status);
+    const { status, json, headers } = await this.request<SessionAnswer>('POST', `${API_BASE}/stt/realtime/sessions`, body, {
+      'Idempotency-Key': idempotencyKeyFor(req.streamId),
+    });
+    if (status !== 200)
+      throw new StreamFatalError(codeOf(json), `creating the session failed: HTTP ${status} ${json?.message ?? ''}`, status);
     const data = answerData(json, 'creating the session');
     return {
       sessionId: data.sessionId,
       transcriptionId: data.transcriptionId,
       status: data.status,
-      earlierRun: headers.get('idempotent-replayed') === 'true' || wireSamples(data.capturedSamples) > 0 || data.status === 'PAUSED' || data.epoch > 1,
+      earlierRun:
+        headers.get('idempotent-replayed') === 'true' ||
+        wireSamples(data.capturedSamples) > 0 ||
+        data.status === 'PAUSED' ||
+        data.epoch > 1,
     };
   }
 
   /** POST .../resume: with the client's capture cursor, or without one to re-attach (`what`
    * names the step in messages). With `closedIsAnswer`, a SESSION_CLOSED refusal is the answer
    * `closed` (the client's own close went through) instead of an error. */
-  async resume(sessionId: string, capturedSamples: number | undefined, what: 're-attaching' | 'resume', closedIsAnswer = false): Promise<ResumeAnswer> {
+  async resume(
+    sessionId: string,
+    capturedSamples: number | undefined,
+    what: 're-attaching' | 'resume',
+    closedIsAnswer = false,
+  ): Promise<ResumeAnswer> {
     const body = capturedSamples === undefined ? {} : { capturedSamples: String(capturedSamples) };
     const { status, json } = await this.request<SessionAnswer>('POST', `${API_BASE}/stt/realtime/sessions/${sessionId}/resume`, body);
     if (status === 409 && codeOf(json) === 'SESSION_CLOSED' && closedIsAnswer) return { closed: true };
@@ -157,15 +180,33 @@ export class SessionHttpClient {
   /** The transcription's complete transcript, each segment with the trigger of the final
    * received for it (the stored transcript has none). */
   async transcript(transcriptionId: string, received: ReadonlyMap<string, FinalSegment>): Promise<FinalSegment[]> {
-    const { status, json } = await this.request<never>('GET', `${API_BASE}/stt/transcriptions/${transcriptionId}/transcript?format=json`, undefined);
+    const { status, json } = await this.request<never>(
+      'GET',
+      `${API_BASE}/stt/transcriptions/${transcriptionId}/transcript?format=json`,
+      undefined,
+    );
     if (status !== 200 || !Array.isArray((json as Partial<TranscriptJson>).segments)) throw new Error(`HTTP ${status}`);
     return (json as TranscriptJson).segments.map((s) => {
       const trigger = received.get(s.id)?.trigger;
-      return { segmentId: s.id, text: s.text, ...(trigger ? { trigger } : {}), startSample: s.startSample, endSample: s.endSample, startMs: s.startMs, endMs: s.endMs, words: s.words };
+      return {
+        segmentId: s.id,
+        text: s.text,
+        ...(trigger ? { trigger } : {}),
+        startSample: s.startSample,
+        endSample: s.endSample,
+        startMs: s.startMs,
+        endMs: s.endMs,
+        words: s.words,
+      };
     });
   }
 
-  private async request<T>(method: string, path: string, body: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: ApiBody<T>; headers: Headers }> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<{ status: number; json: ApiBody<T>; headers: Headers }> {
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {

@@ -67,36 +67,53 @@ export class SessionStreamer extends EventEmitter {
     this.state = new StreamEventState(this.rate);
     const o = this.opts;
     this.window = new SendWindow(
-      { bytesPerSample: enc.bytesPerSample, sampleRateHz: this.rate, bufferSamples: opts.bufferSamples, silenceByte: silenceByteOf(opts.encoding), frameMs: o.frameMs, windowMs: o.windowMs, onFull: o.onFull },
+      {
+        bytesPerSample: enc.bytesPerSample,
+        sampleRateHz: this.rate,
+        bufferSamples: opts.bufferSamples,
+        silenceByte: silenceByteOf(opts.encoding),
+        frameMs: o.frameMs,
+        windowMs: o.windowMs,
+        onFull: o.onFull,
+      },
       this.state.acct,
     );
     this.log = opts.logger.child({ streamId: opts.streamId });
     this.http = new SessionHttpClient(opts.url, opts.accessKey);
     this.gauges = new StreamGauges(opts.metrics, this.rate);
-    this.creditWait = new CreditWait(this.state, { timeoutMs: o.noCreditTimeoutMs, retryMs: o.acceptingRetryMs }, {
-      giveUp: (err) => {
-        this.failFatal(err);
-        this.ws?.close(1000);
+    this.creditWait = new CreditWait(
+      this.state,
+      { timeoutMs: o.noCreditTimeoutMs, retryMs: o.acceptingRetryMs },
+      {
+        giveUp: (err) => {
+          this.failFatal(err);
+          this.ws?.close(1000);
+        },
+        askAgain: () => this.ws?.close(1000),
       },
-      askAgain: () => this.ws?.close(1000),
-    });
-    this.connection = new StreamConnection({ url: opts.url, accessKey: opts.accessKey, backoff: o.backoff }, () => this.sessionId, () => this.log, {
-      finished: () => this.stopped || this.closeConfirmed || this.fatal !== null,
-      ending: () => this.ending,
-      resume: () => this.resume(),
-      opened: (ws) => (this.ws = ws),
-      event: (ws, e) => this.onEvent(ws, e),
-      ended: (ws) => {
-        // A socket a move replaced ends after its successor took over: nothing changes.
-        if (this.ws !== ws && this.ws !== null) return;
-        this.ws = null;
-        this.ready = false;
-        this.state.acct.rewind();
+    );
+    this.connection = new StreamConnection(
+      { url: opts.url, accessKey: opts.accessKey, backoff: o.backoff },
+      () => this.sessionId,
+      () => this.log,
+      {
+        finished: () => this.stopped || this.closeConfirmed || this.fatal !== null,
+        ending: () => this.ending,
+        resume: () => this.resume(),
+        opened: (ws) => (this.ws = ws),
+        event: (ws, e) => this.onEvent(ws, e),
+        ended: (ws) => {
+          // A socket a move replaced ends after its successor took over: nothing changes.
+          if (this.ws !== ws && this.ws !== null) return;
+          this.ws = null;
+          this.ready = false;
+          this.state.acct.rewind();
+        },
+        closedByHandshake: () => this.confirmClosed(null),
+        fatal: (err) => this.failFatal(err),
+        reconnecting: () => this.gauges.reconnected(),
       },
-      closedByHandshake: () => this.confirmClosed(null),
-      fatal: (err) => this.failFatal(err),
-      reconnecting: () => this.gauges.reconnected(),
-    });
+    );
   }
 
   get id(): string {
@@ -110,7 +127,12 @@ export class SessionStreamer extends EventEmitter {
   async start(): Promise<{ sessionId: string }> {
     if (this.loop || this.starting) throw new Error('start() was already called');
     this.starting = true;
-    await this.connection.establish(() => this.create(), () => this.stopped, abortedError, this.opts.connectTimeoutMs);
+    await this.connection.establish(
+      () => this.create(),
+      () => this.stopped,
+      abortedError,
+      this.opts.connectTimeoutMs,
+    );
     // Aborted while the create was answered: the session exists but is left as it is (a
     // restarted client with the same stream id re-attaches to it).
     if (this.stopped) throw abortedError();
@@ -212,12 +234,21 @@ export class SessionStreamer extends EventEmitter {
 
   private async create(): Promise<void> {
     const o = this.opts;
-    const created = await this.http.create({ streamId: o.streamId, encoding: o.encoding, title: o.title, sessionOptions: o.sessionOptions, call: o.call });
+    const created = await this.http.create({
+      streamId: o.streamId,
+      encoding: o.encoding,
+      title: o.title,
+      sessionOptions: o.sessionOptions,
+      call: o.call,
+    });
     this.sessionId = created.sessionId;
     this.transcriptionId = created.transcriptionId;
     this.log = this.log.child({ sessionId: this.sessionId });
     if (created.status !== 'RECORDING' && created.status !== 'PAUSED') {
-      throw new StreamFatalError('SESSION_CLOSED', `stream id ${o.streamId} belongs to session ${this.sessionId}, which is closed (${created.status}); use a new stream id`);
+      throw new StreamFatalError(
+        'SESSION_CLOSED',
+        `stream id ${o.streamId} belongs to session ${this.sessionId}, which is closed (${created.status}); use a new stream id`,
+      );
     }
     if (!created.earlierRun) {
       this.log.info('session created');
@@ -241,7 +272,10 @@ export class SessionStreamer extends EventEmitter {
       return;
     }
     this.gauges.resumed();
-    this.log.info({ epoch: resumed.epoch, serverCaptured: resumed.capturedSamples, missingSamples: resumed.missingSamples }, 'session resumed');
+    this.log.info(
+      { epoch: resumed.epoch, serverCaptured: resumed.capturedSamples, missingSamples: resumed.missingSamples },
+      'session resumed',
+    );
   }
 
   // ------------------------------------------------------------------ server events
@@ -263,7 +297,10 @@ export class SessionStreamer extends EventEmitter {
       return;
     }
     const now = Date.now();
-    this.log.info({ ackGapMs: now - this.movedAt.lastAckAt, moveMs: now - this.movedAt.at, epoch: e.epoch }, 'moved to another node: first ack there');
+    this.log.info(
+      { ackGapMs: now - this.movedAt.lastAckAt, moveMs: now - this.movedAt.at, epoch: e.epoch },
+      'moved to another node: first ack there',
+    );
     this.movedAt = null;
   }
 

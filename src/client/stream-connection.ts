@@ -17,7 +17,8 @@ export function handshakeOutcome(status: number, body: string, ending: boolean):
   const json = readBody(body);
   const code = codeOf(json);
   if (code === 'SESSION_CLOSED' && ending) return 'closed';
-  if (status === 401 || status === 404 || code === 'SESSION_CLOSED') return new StreamFatalError(code, `socket refused: HTTP ${status} ${json?.message ?? ''}`, status);
+  if (status === 401 || status === 404 || code === 'SESSION_CLOSED')
+    return new StreamFatalError(code, `socket refused: HTTP ${status} ${json?.message ?? ''}`, status);
   return new RetryableError(`socket refused: HTTP ${status} ${json?.message ?? ''}`);
 }
 
@@ -193,7 +194,10 @@ export class StreamConnection {
         ws = new WebSocket(wsUrl, { headers: { accessKey: this.opts.accessKey }, handshakeTimeout: 10_000 });
       } catch (err) {
         // The upgrade request could not be built (an invalid header value): no retry helps.
-        const e = new StreamFatalError('VALIDATION_FAILED', `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`);
+        const e = new StreamFatalError(
+          'VALIDATION_FAILED',
+          `the socket request could not be built (${safeMessage(err)}); check that the access key is printable ASCII without spaces`,
+        );
         markFailed(e);
         reject(e);
         return;

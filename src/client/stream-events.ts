@@ -96,7 +96,12 @@ export class StreamEventState {
         return [
           { kind: 'acknowledged', samples },
           { kind: 'ready' },
-          { kind: 'log', level: 'info', fields: { epoch: e.epoch, capturedSamples: e.capturedSamples, resend: this.acct.unacknowledged }, msg: 'stream ready' },
+          {
+            kind: 'log',
+            level: 'info',
+            fields: { epoch: e.epoch, capturedSamples: e.capturedSamples, resend: this.acct.unacknowledged },
+            msg: 'stream ready',
+          },
           ...(this.accepting ? [] : [{ kind: 'wait-for-credit' } as const]),
           { kind: 'send' },
         ];
@@ -128,7 +133,14 @@ export class StreamEventState {
         this.accepting = e.accepting !== false;
         // Said once per wait for Characters: each retry's refusal is the same news again.
         const again = !this.accepting && this.noCreditSince !== null;
-        const out: Decision[] = [{ kind: 'log', level: again ? 'debug' : 'warn', fields: { accepting: this.accepting, reason: e.reason }, msg: 'server changed accepting' }];
+        const out: Decision[] = [
+          {
+            kind: 'log',
+            level: again ? 'debug' : 'warn',
+            fields: { accepting: this.accepting, reason: e.reason },
+            msg: 'server changed accepting',
+          },
+        ];
         if (this.accepting) return [...out, { kind: 'send' }];
         this.acct.rewind();
         // Only Characters need someone to act; a shutdown ends the socket, and a node's
@@ -147,13 +159,23 @@ export class StreamEventState {
         // Frames already in flight when the server stopped accepting are refused, each: expected,
         // and said once by the accepting event, not once per frame.
         const expected = REWIND_CODES.has(e.code) && !this.accepting;
-        const out: Decision[] = [{ kind: 'log', level: expected ? 'debug' : 'warn', fields: { code: e.code, message: e.message, fatal: e.fatal }, msg: 'server error event' }];
+        const out: Decision[] = [
+          {
+            kind: 'log',
+            level: expected ? 'debug' : 'warn',
+            fields: { code: e.code, message: e.message, fatal: e.fatal },
+            msg: 'server error event',
+          },
+        ];
         if (REWIND_CODES.has(e.code)) this.acct.rewind();
         else if (e.fatal !== true) {
           // A frame the server failed to take for another reason (storage, recognizer, a
           // malformed frame): frames already in flight after it would land past a hole and be
           // filled with silence. Resume instead: its count says where to re-send from.
-          out.push({ kind: 'log', level: 'error', fields: { code: e.code }, msg: 'the server did not take a frame; reconnecting to resume' }, { kind: 'drop-socket' });
+          out.push(
+            { kind: 'log', level: 'error', fields: { code: e.code }, msg: 'the server did not take a frame; reconnecting to resume' },
+            { kind: 'drop-socket' },
+          );
         }
         out.push({ kind: 'server-error', code: e.code, message: e.message });
         return out;
@@ -162,7 +184,12 @@ export class StreamEventState {
         return [{ kind: 'closed', capturedSamples: wireSamples(e.capturedSamples), segments: e.segments }];
       case 'reconnect':
         return [
-          { kind: 'log', level: 'info', fields: { reason: e.reason, withinMs: e.withinMs }, msg: 'server asks to reconnect elsewhere; moving' },
+          {
+            kind: 'log',
+            level: 'info',
+            fields: { reason: e.reason, withinMs: e.withinMs },
+            msg: 'server asks to reconnect elsewhere; moving',
+          },
           { kind: 'move', withinMs: e.withinMs },
         ];
       default:
@@ -201,7 +228,14 @@ export class StreamEventState {
     // (refused or dropped after a failure) and went on with a later one.
     const lost = this.acct.realAudioInGap({ epoch: e.epoch, sampleOffset: e.sampleOffset, samples: e.samples }, this.silentBelow);
     if (!lost) {
-      return [{ kind: 'log', level: 'warn', fields: { samples: e.samples, sampleOffset: e.sampleOffset, epoch: e.epoch }, msg: 'server filled a gap with silence (no audio of this client in it)' }];
+      return [
+        {
+          kind: 'log',
+          level: 'warn',
+          fields: { samples: e.samples, sampleOffset: e.sampleOffset, epoch: e.epoch },
+          msg: 'server filled a gap with silence (no audio of this client in it)',
+        },
+      ];
     }
     const samples = lost.to - lost.from;
     this.gapSamples += samples;
@@ -212,7 +246,14 @@ export class StreamEventState {
       {
         kind: 'log',
         level: 'error',
-        fields: { fromSample: lost.from, toSample: lost.to, samples, epoch: e.epoch, sampleOffset: e.sampleOffset, gapSamplesTotal: this.gapSamples },
+        fields: {
+          fromSample: lost.from,
+          toSample: lost.to,
+          samples,
+          epoch: e.epoch,
+          sampleOffset: e.sampleOffset,
+          gapSamplesTotal: this.gapSamples,
+        },
         msg: 'the server filled audio this client sent with silence; reconnecting to resume',
       },
       { kind: 'drop-socket' },

@@ -21,7 +21,13 @@ export function streamLog(o: { level: string | undefined; service: string; prefi
   const terminal = o.terminal ?? process.stderr.isTTY === true;
   // The node's logger set-up (src/obs/log.ts): the same redaction and credential scrubbing, and
   // readable lines on a terminal; only the quieter default level there is the stream's own.
-  const logger = createLogger({ level: o.level ?? (terminal ? 'warn' : 'info'), destination: pino.destination({ fd: 2, sync: true }), terminal, service: o.service, hiddenOnTerminal: ['streamId'] });
+  const logger = createLogger({
+    level: o.level ?? (terminal ? 'warn' : 'info'),
+    destination: pino.destination({ fd: 2, sync: true }),
+    terminal,
+    service: o.service,
+    hiddenOnTerminal: ['streamId'],
+  });
   return {
     logger,
     terminal,

@@ -75,5 +75,14 @@ export type Defaulted = 'onFull' | 'frameMs' | 'windowMs' | 'backoff' | 'accepti
 export type StreamerOptions = SessionStreamerOptions & Required<Pick<SessionStreamerOptions, Defaulted>>;
 
 export function withDefaults(opts: SessionStreamerOptions): StreamerOptions {
-  return { onFull: 'block', frameMs: 100, windowMs: 2000, backoff: DEFAULT_BACKOFF, acceptingRetryMs: 15_000, connectTimeoutMs: 30_000, noCreditTimeoutMs: 60_000, ...opts };
+  return {
+    onFull: 'block',
+    frameMs: 100,
+    windowMs: 2000,
+    backoff: DEFAULT_BACKOFF,
+    acceptingRetryMs: 15_000,
+    connectTimeoutMs: 30_000,
+    noCreditTimeoutMs: 60_000,
+    ...opts,
+  };
 }

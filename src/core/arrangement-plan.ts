@@ -21,20 +21,162 @@ export interface ArrangementPlan {
 }
 
 const GENRE: Record<string, { bpm: number; meter: '4/4' | '3/4'; form: [string, number][] }> = {
-  pop: { bpm: 112, meter: '4/4', form: [['intro', 1], ['verse', 2], ['pre-chorus', 1], ['chorus', 2], ['verse', 2], ['chorus', 2], ['bridge', 1], ['chorus', 2], ['outro', 1]] },
-  rock: { bpm: 124, meter: '4/4', form: [['intro', 1], ['verse', 2], ['chorus', 2], ['verse', 2], ['chorus', 2], ['solo', 2], ['chorus', 2], ['outro', 1]] },
-  'hip-hop': { bpm: 92, meter: '4/4', form: [['intro', 1], ['hook', 2], ['verse', 4], ['hook', 2], ['verse', 4], ['hook', 2], ['outro', 1]] },
-  electronic: { bpm: 126, meter: '4/4', form: [['intro', 2], ['build', 2], ['drop', 3], ['breakdown', 2], ['build', 2], ['drop', 3], ['outro', 2]] },
-  jazz: { bpm: 132, meter: '4/4', form: [['intro', 1], ['head', 2], ['solo', 3], ['solo', 2], ['head', 2], ['outro', 1]] },
-  classical: { bpm: 84, meter: '3/4', form: [['exposition', 3], ['development', 3], ['recapitulation', 3], ['coda', 1]] },
-  folk: { bpm: 100, meter: '3/4', form: [['intro', 1], ['verse', 2], ['chorus', 2], ['verse', 2], ['chorus', 2], ['outro', 1]] },
-  rnb: { bpm: 88, meter: '4/4', form: [['intro', 1], ['verse', 2], ['chorus', 2], ['verse', 2], ['chorus', 2], ['bridge', 1], ['chorus', 2], ['outro', 1]] },
-  cinematic: { bpm: 90, meter: '4/4', form: [['opening', 2], ['rise', 3], ['climax', 3], ['resolution', 2]] },
-  lofi: { bpm: 78, meter: '4/4', form: [['intro', 1], ['loop A', 3], ['loop B', 3], ['loop A', 3], ['outro', 1]] },
+  pop: {
+    bpm: 112,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['verse', 2],
+      ['pre-chorus', 1],
+      ['chorus', 2],
+      ['verse', 2],
+      ['chorus', 2],
+      ['bridge', 1],
+      ['chorus', 2],
+      ['outro', 1],
+    ],
+  },
+  rock: {
+    bpm: 124,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['verse', 2],
+      ['chorus', 2],
+      ['verse', 2],
+      ['chorus', 2],
+      ['solo', 2],
+      ['chorus', 2],
+      ['outro', 1],
+    ],
+  },
+  'hip-hop': {
+    bpm: 92,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['hook', 2],
+      ['verse', 4],
+      ['hook', 2],
+      ['verse', 4],
+      ['hook', 2],
+      ['outro', 1],
+    ],
+  },
+  electronic: {
+    bpm: 126,
+    meter: '4/4',
+    form: [
+      ['intro', 2],
+      ['build', 2],
+      ['drop', 3],
+      ['breakdown', 2],
+      ['build', 2],
+      ['drop', 3],
+      ['outro', 2],
+    ],
+  },
+  jazz: {
+    bpm: 132,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['head', 2],
+      ['solo', 3],
+      ['solo', 2],
+      ['head', 2],
+      ['outro', 1],
+    ],
+  },
+  classical: {
+    bpm: 84,
+    meter: '3/4',
+    form: [
+      ['exposition', 3],
+      ['development', 3],
+      ['recapitulation', 3],
+      ['coda', 1],
+    ],
+  },
+  folk: {
+    bpm: 100,
+    meter: '3/4',
+    form: [
+      ['intro', 1],
+      ['verse', 2],
+      ['chorus', 2],
+      ['verse', 2],
+      ['chorus', 2],
+      ['outro', 1],
+    ],
+  },
+  rnb: {
+    bpm: 88,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['verse', 2],
+      ['chorus', 2],
+      ['verse', 2],
+      ['chorus', 2],
+      ['bridge', 1],
+      ['chorus', 2],
+      ['outro', 1],
+    ],
+  },
+  cinematic: {
+    bpm: 90,
+    meter: '4/4',
+    form: [
+      ['opening', 2],
+      ['rise', 3],
+      ['climax', 3],
+      ['resolution', 2],
+    ],
+  },
+  lofi: {
+    bpm: 78,
+    meter: '4/4',
+    form: [
+      ['intro', 1],
+      ['loop A', 3],
+      ['loop B', 3],
+      ['loop A', 3],
+      ['outro', 1],
+    ],
+  },
 };
 
-const MOOD_BPM: Record<string, number> = { energetic: 12, happy: 6, playful: 6, epic: 4, tense: 4, calm: -10, sad: -10, romantic: -6, nostalgic: -4, dark: -2 };
-const INSTRUMENTAL_SECTIONS = new Set(['intro', 'outro', 'solo', 'build', 'drop', 'breakdown', 'opening', 'rise', 'climax', 'resolution', 'coda', 'loop A', 'loop B', 'development', 'exposition', 'recapitulation']);
+const MOOD_BPM: Record<string, number> = {
+  energetic: 12,
+  happy: 6,
+  playful: 6,
+  epic: 4,
+  tense: 4,
+  calm: -10,
+  sad: -10,
+  romantic: -6,
+  nostalgic: -4,
+  dark: -2,
+};
+const INSTRUMENTAL_SECTIONS = new Set([
+  'intro',
+  'outro',
+  'solo',
+  'build',
+  'drop',
+  'breakdown',
+  'opening',
+  'rise',
+  'climax',
+  'resolution',
+  'coda',
+  'loop A',
+  'loop B',
+  'development',
+  'exposition',
+  'recapitulation',
+]);
 const KEYS_MAJOR = ['C major', 'G major', 'D major', 'A major', 'E major', 'F major', 'B♭ major'];
 const KEYS_MINOR = ['A minor', 'E minor', 'D minor', 'B minor', 'F♯ minor', 'C minor', 'G minor'];
 const MINOR_MOODS = new Set(['sad', 'dark', 'tense', 'nostalgic']);

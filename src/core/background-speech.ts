@@ -63,7 +63,11 @@ export interface WordSpan {
 }
 
 /** Which words to keep, and the primary level after this segment. */
-export function primaryWords<W extends WordSpan>(words: readonly W[], meter: LevelMeter, primaryDb: number): { keep: W[]; dropped: number; primaryDb: number } {
+export function primaryWords<W extends WordSpan>(
+  words: readonly W[],
+  meter: LevelMeter,
+  primaryDb: number,
+): { keep: W[]; dropped: number; primaryDb: number } {
   const primary = Math.max(primaryDb, meter.speechDb());
   const keep = words.filter((w) => meter.spanDb(w.startSample, w.endSample) >= primary - BACKGROUND_MARGIN_DB);
   return { keep, dropped: words.length - keep.length, primaryDb: primary };

@@ -80,12 +80,16 @@ export function validateCreateCall(body: unknown): ValidCallRequest {
  * omitted title and the default title are the same request). */
 export function callRequestHash(v: ValidCallRequest): string {
   // agentId only when given: a create without one hashes as it did before agents existed.
-  const fields = v.agentId === undefined || v.agentId === null ? { title: v.title, externalId: v.externalId } : { title: v.title, externalId: v.externalId, agentId: v.agentId };
+  const fields =
+    v.agentId === undefined || v.agentId === null
+      ? { title: v.title, externalId: v.externalId }
+      : { title: v.title, externalId: v.externalId, agentId: v.agentId };
   return createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
 }
 
 export function checkSpeaker(value: unknown, field = 'speaker'): string {
-  if (typeof value !== 'string' || !SPEAKER_PATTERN.test(value)) invalid(field, `must match ${SPEAKER_PATTERN.source} (e.g. agent, customer)`);
+  if (typeof value !== 'string' || !SPEAKER_PATTERN.test(value))
+    invalid(field, `must match ${SPEAKER_PATTERN.source} (e.g. agent, customer)`);
   return value;
 }
 
@@ -112,7 +116,9 @@ export function splitSessionCallFields(body: unknown): { session: unknown; call:
  * same key naming another call or speaker is a conflict. */
 export function sessionRequestHashWithCall(sessionHash: string, call: CallLink | null): string {
   if (call === null) return sessionHash;
-  return createHash('sha256').update(canonicalJson({ session: sessionHash, callId: call.callId, speaker: call.speaker }), 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ session: sessionHash, callId: call.callId, speaker: call.speaker }), 'utf8')
+    .digest('hex');
 }
 
 // ------------------------------------------------------------------ status
@@ -171,8 +177,15 @@ export function mergeCallTranscript(meta: CallTranscriptMeta, legs: readonly Cal
   legs.forEach((leg, legIndex) => {
     const json = toJson(leg.meta, leg.segments);
     durationMs = Math.max(durationMs, json.durationMs);
-    legViews.push({ speaker: leg.speaker, transcriptionId: leg.meta.transcriptionId, status: leg.meta.status, sampleRateHz: leg.meta.sampleRateHz, durationMs: json.durationMs });
-    for (const s of json.segments) merged.push({ seg: { speaker: leg.speaker, transcriptionId: leg.meta.transcriptionId, ...s }, leg: legIndex });
+    legViews.push({
+      speaker: leg.speaker,
+      transcriptionId: leg.meta.transcriptionId,
+      status: leg.meta.status,
+      sampleRateHz: leg.meta.sampleRateHz,
+      durationMs: json.durationMs,
+    });
+    for (const s of json.segments)
+      merged.push({ seg: { speaker: leg.speaker, transcriptionId: leg.meta.transcriptionId, ...s }, leg: legIndex });
   });
   // Stable sort; each leg's segments are already in index order.
   merged.sort((a, b) => a.seg.startMs - b.seg.startMs || a.leg - b.leg);
@@ -189,7 +202,13 @@ function oneLine(text: string): string {
 function readableCues(t: CallTranscriptJson): TranscriptSegment[] {
   return t.segments
     .filter((s) => oneLine(s.text) !== '')
-    .map((s, i) => ({ index: i, startSample: BigInt(s.startMs), endSample: BigInt(s.endMs), text: `${s.speaker}: ${oneLine(s.text)}`, words: [] }));
+    .map((s, i) => ({
+      index: i,
+      startSample: BigInt(s.startMs),
+      endSample: BigInt(s.endMs),
+      text: `${s.speaker}: ${oneLine(s.text)}`,
+      words: [],
+    }));
 }
 
 /** One line per segment: `[HH:MM:SS.mmm] speaker: text`. */
@@ -258,6 +277,7 @@ export type CallTranscriptFormat = (typeof CALL_TRANSCRIPT_FORMATS)[number];
 
 export function parseTranscriptFormat(raw: unknown): CallTranscriptFormat {
   const f = raw === undefined ? 'json' : raw;
-  if (typeof f !== 'string' || !(CALL_TRANSCRIPT_FORMATS as readonly string[]).includes(f)) invalid('format', `must be one of ${CALL_TRANSCRIPT_FORMATS.join(', ')}`);
+  if (typeof f !== 'string' || !(CALL_TRANSCRIPT_FORMATS as readonly string[]).includes(f))
+    invalid('format', `must be one of ${CALL_TRANSCRIPT_FORMATS.join(', ')}`);
   return f as CallTranscriptFormat;
 }

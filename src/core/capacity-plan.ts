@@ -89,10 +89,19 @@ export function planCapacity(input: CapacityInputs): CapacityPlan {
   if (!(cpuTarget > 0 && cpuTarget <= 1) || !(memoryTarget > 0 && memoryTarget <= 1)) throw new RangeError('targets must be in (0, 1]');
   const cpuStreams = floorish((input.cores * cpuTarget) / input.costPerAudioSecond);
   const memoryKnown =
-    input.memoryAvailableBytes !== null && input.memoryPerDecoderBytes !== null && input.memoryPerDecoderBytes > 0 && input.memoryAvailableBytes >= 0;
+    input.memoryAvailableBytes !== null &&
+    input.memoryPerDecoderBytes !== null &&
+    input.memoryPerDecoderBytes > 0 &&
+    input.memoryAvailableBytes >= 0;
   const further = input.memoryPerFurtherDecoderBytes ?? null;
   const furtherKnown = memoryKnown && further !== null && further > 0 && Number.isFinite(further);
-  const memoryStreams = memoryKnown ? memoryStreamsFor(input.memoryAvailableBytes! * memoryTarget, input.memoryPerDecoderBytes!, furtherKnown ? further : input.memoryPerDecoderBytes!) : null;
+  const memoryStreams = memoryKnown
+    ? memoryStreamsFor(
+        input.memoryAvailableBytes! * memoryTarget,
+        input.memoryPerDecoderBytes!,
+        furtherKnown ? further : input.memoryPerDecoderBytes!,
+      )
+    : null;
   const binding = memoryStreams !== null && memoryStreams < cpuStreams ? memoryStreams : cpuStreams;
   let limit: CapacityLimit = memoryStreams !== null && memoryStreams < cpuStreams ? 'memory' : 'cpu';
   let streams = binding;

@@ -28,7 +28,8 @@ function invalid(field: string, reason: string): never {
 /** One speaker per channel: MULTICHANNEL_CHANNELS speaker labels (the call speaker rule), all
  * different (a call's speakers are unique). `field` names them in messages. */
 export function checkChannelSpeakers(value: unknown, field: string): string[] {
-  if (!Array.isArray(value) || value.length !== MULTICHANNEL_CHANNELS) invalid(field, `must be an array of ${MULTICHANNEL_CHANNELS} speaker labels, one per channel (e.g. ["agent","customer"])`);
+  if (!Array.isArray(value) || value.length !== MULTICHANNEL_CHANNELS)
+    invalid(field, `must be an array of ${MULTICHANNEL_CHANNELS} speaker labels, one per channel (e.g. ["agent","customer"])`);
   const speakers = value.map((s, i) => checkSpeaker(s, `${field}[${i}]`));
   if (new Set(speakers).size !== speakers.length) invalid(field, 'must name a different speaker for each channel');
   return speakers;
@@ -43,13 +44,17 @@ export function checkChannelSpeakers(value: unknown, field: string): string[] {
  */
 export function splitChannelOptions(options: Record<string, unknown>): { rest: Record<string, unknown>; channels: ChannelRequest | null } {
   const { multichannel, channelSpeakers, ...rest } = options;
-  if (multichannel !== undefined && multichannel !== null && typeof multichannel !== 'boolean') invalid('options.multichannel', 'must be a boolean');
+  if (multichannel !== undefined && multichannel !== null && typeof multichannel !== 'boolean')
+    invalid('options.multichannel', 'must be a boolean');
   const hasSpeakers = channelSpeakers !== undefined && channelSpeakers !== null;
   if (multichannel !== true) {
     if (hasSpeakers) invalid('options.channelSpeakers', 'applies only with options.multichannel: true');
     return { rest, channels: null };
   }
-  return { rest, channels: { speakers: hasSpeakers ? checkChannelSpeakers(channelSpeakers, 'options.channelSpeakers') : [...DEFAULT_CHANNEL_SPEAKERS] } };
+  return {
+    rest,
+    channels: { speakers: hasSpeakers ? checkChannelSpeakers(channelSpeakers, 'options.channelSpeakers') : [...DEFAULT_CHANNEL_SPEAKERS] },
+  };
 }
 
 /** A multichannel upload's file must hold exactly MULTICHANNEL_CHANNELS channels. A mono file
@@ -58,7 +63,10 @@ export function splitChannelOptions(options: Record<string, unknown>): { rest: R
  * missing (or mixed into the one channel). */
 export function checkMultichannelFile(channels: number): void {
   if (channels !== MULTICHANNEL_CHANNELS) {
-    invalid('options.multichannel', `the file has ${channels} channel${channels === 1 ? '' : 's'}; a multichannel upload needs exactly ${MULTICHANNEL_CHANNELS} (one per speaker). Upload a mono file without multichannel`);
+    invalid(
+      'options.multichannel',
+      `the file has ${channels} channel${channels === 1 ? '' : 's'}; a multichannel upload needs exactly ${MULTICHANNEL_CHANNELS} (one per speaker). Upload a mono file without multichannel`,
+    );
   }
 }
 

@@ -51,9 +51,16 @@ export function finalEvent(cursor: CaptureCursor, rate: number, seg: FinishedSeg
     ...(seg.suppressedWords > 0 ? { suppressedWords: seg.suppressedWords } : {}),
     ...(seg.aligned
       ? {
-          words: shaped.words.map((w) => ({ word: w.word, confidence: w.confidence, start: at(BigInt(w.startSample)), end: at(BigInt(w.endSample)) })),
+          words: shaped.words.map((w) => ({
+            word: w.word,
+            confidence: w.confidence,
+            start: at(BigInt(w.startSample)),
+            end: at(BigInt(w.endSample)),
+          })),
           // derived from the word times, not measured (src/core/alignment.ts)
-          characters: characterTimes(shaped.words.map((w) => ({ word: w.word, startSample: BigInt(w.startSample), endSample: BigInt(w.endSample) }))).map((c) => ({
+          characters: characterTimes(
+            shaped.words.map((w) => ({ word: w.word, startSample: BigInt(w.startSample), endSample: BigInt(w.endSample) })),
+          ).map((c) => ({
             char: c.char,
             start: at(c.startSample),
             end: at(c.endSample),

@@ -4,7 +4,29 @@
 // id is also an index on time. Time is passed in; randomness comes from node:crypto.
 import { randomBytes } from 'node:crypto';
 
-export const ID_PREFIXES = ['acc', 'rts', 'stt', 'tkt', 'seg', 'ip', 'it', 'ia', 'mup', 'mq', 'req', 'vc', 'vd', 'mug', 'call', 'aud', 'whe', 'msg', 'rul', 'alr', 'cat'] as const;
+export const ID_PREFIXES = [
+  'acc',
+  'rts',
+  'stt',
+  'tkt',
+  'seg',
+  'ip',
+  'it',
+  'ia',
+  'mup',
+  'mq',
+  'req',
+  'vc',
+  'vd',
+  'mug',
+  'call',
+  'aud',
+  'whe',
+  'msg',
+  'rul',
+  'alr',
+  'cat',
+] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 /** Crockford base32 in ascending ASCII order, so string order equals numeric order. */

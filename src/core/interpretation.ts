@@ -49,10 +49,13 @@ export function validateProjectRequest(body: unknown): ProjectRequest {
   if (typeof b.title !== 'string' || codePoints(b.title.trim()) < 1 || codePoints(b.title) > MAX_TITLE_CODE_POINTS) {
     invalid(`title: 1 to ${MAX_TITLE_CODE_POINTS} characters required`);
   }
-  if (typeof b.sourceLanguage !== 'string' || !LANGUAGE.test(b.sourceLanguage)) invalid('sourceLanguage: a language code such as en or pt-BR');
+  if (typeof b.sourceLanguage !== 'string' || !LANGUAGE.test(b.sourceLanguage))
+    invalid('sourceLanguage: a language code such as en or pt-BR');
   const targets = b.targetLanguages;
-  if (!Array.isArray(targets) || targets.length < 1 || targets.length > MAX_TARGETS) invalid(`targetLanguages: 1 to ${MAX_TARGETS} language codes`);
-  for (const t of targets) if (typeof t !== 'string' || !LANGUAGE.test(t)) invalid('targetLanguages: each entry is a language code such as en or pt-BR');
+  if (!Array.isArray(targets) || targets.length < 1 || targets.length > MAX_TARGETS)
+    invalid(`targetLanguages: 1 to ${MAX_TARGETS} language codes`);
+  for (const t of targets)
+    if (typeof t !== 'string' || !LANGUAGE.test(t)) invalid('targetLanguages: each entry is a language code such as en or pt-BR');
   if (new Set(targets).size !== targets.length) invalid('targetLanguages: entries must be distinct');
   if (targets.includes(b.sourceLanguage)) invalid('targetLanguages: must not include sourceLanguage');
   let source: ProjectRequest['source'] = null;
@@ -91,9 +94,11 @@ export interface RetryRequest {
 export function validateRetryRequest(body: unknown): RetryRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid('body must be a JSON object');
   const b = body as Record<string, unknown>;
-  if (!Number.isSafeInteger(b.nextReservationCycle) || (b.nextReservationCycle as number) < 1) invalid('nextReservationCycle: a positive integer');
+  if (!Number.isSafeInteger(b.nextReservationCycle) || (b.nextReservationCycle as number) < 1)
+    invalid('nextReservationCycle: a positive integer');
   if (!Number.isSafeInteger(b.characters) || (b.characters as number) < 0) invalid('characters: a non-negative integer');
-  if (typeof b.rateVersion !== 'string' || b.rateVersion.length < 1 || b.rateVersion.length > MAX_RATE_VERSION_CHARS) invalid('rateVersion: a string');
+  if (typeof b.rateVersion !== 'string' || b.rateVersion.length < 1 || b.rateVersion.length > MAX_RATE_VERSION_CHARS)
+    invalid('rateVersion: a string');
   return { nextReservationCycle: b.nextReservationCycle as number, characters: BigInt(b.characters as number), rateVersion: b.rateVersion };
 }
 
@@ -115,7 +120,11 @@ export function retryRefusal(target: PlanState, req: RetryRequest, now: Date): s
   if (!plan) return 'no retry plan was issued for this failure; GET retry-plan first';
   if (Date.parse(plan.expiresAt) <= now.getTime()) return 'the retry plan expired; GET a new retry plan';
   if (plan.rateVersion !== RATE_VERSION) return 'the rate table changed; GET a new retry plan';
-  if (req.nextReservationCycle !== plan.nextReservationCycle || req.characters !== plan.characters || req.rateVersion !== plan.rateVersion) {
+  if (
+    req.nextReservationCycle !== plan.nextReservationCycle ||
+    req.characters !== plan.characters ||
+    req.rateVersion !== plan.rateVersion
+  ) {
     return 'the values do not match the current retry plan; GET a new retry plan and send its values unchanged';
   }
   return null;

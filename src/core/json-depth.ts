@@ -32,5 +32,8 @@ export function jsonNestsDeeperThan(text: string, limit: number = MAX_JSON_DEPTH
 
 /** The refusal of a body (or a JSON form field) nested past MAX_JSON_DEPTH. */
 export function tooDeep(field?: string): ScribedError {
-  return new ScribedError('BAD_REQUEST', `${field ? `${field}: ` : 'the body: '}JSON nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
+  return new ScribedError(
+    'BAD_REQUEST',
+    `${field ? `${field}: ` : 'the body: '}JSON nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+  );
 }

@@ -43,7 +43,17 @@ export interface Brief {
   vocalStyle: string;
 }
 
-export const BRIEF_FIELDS = ['description', 'genre', 'styleNotes', 'moods', 'vocalLanguage', 'durationSec', 'lyricsMode', 'customLyrics', 'vocalStyle'];
+export const BRIEF_FIELDS = [
+  'description',
+  'genre',
+  'styleNotes',
+  'moods',
+  'vocalLanguage',
+  'durationSec',
+  'lyricsMode',
+  'customLyrics',
+  'vocalStyle',
+];
 
 function invalid(field: string, rule: string): never {
   throw new ScribedError('MUSIC_BRIEF_INVALID', `${field}: ${rule}`);
@@ -82,10 +92,15 @@ export function validateBrief(body: unknown): Brief {
   const moods = b.moods;
   if (moods === undefined || moods === null) invalid('moods', 'required');
   if (!Array.isArray(moods) || moods.length < LIMITS.moods[0]! || moods.length > LIMITS.moods[1]!) invalid('moods', '1 to 3 values');
-  for (const m of moods) if (typeof m !== 'string' || !CAPABILITIES.moods.includes(m)) invalid('moods', `values from ${CAPABILITIES.moods.join(', ')}`);
+  for (const m of moods)
+    if (typeof m !== 'string' || !CAPABILITIES.moods.includes(m)) invalid('moods', `values from ${CAPABILITIES.moods.join(', ')}`);
   if (new Set(moods).size !== moods.length) invalid('moods', 'values must be distinct');
 
-  const vocalLanguage = oneOf(b, 'vocalLanguage', CAPABILITIES.supportedVocalLanguages.map((l) => l.code));
+  const vocalLanguage = oneOf(
+    b,
+    'vocalLanguage',
+    CAPABILITIES.supportedVocalLanguages.map((l) => l.code),
+  );
   const d = b.durationSec;
   if (d === undefined || d === null) invalid('durationSec', 'required');
   if (typeof d !== 'number' || !(DURATIONS_SEC as readonly number[]).includes(d)) invalid('durationSec', 'one of 60, 90, 120, 180');
@@ -98,7 +113,17 @@ export function validateBrief(body: unknown): Brief {
     invalid('customLyrics', 'only allowed with lyricsMode CUSTOM');
   }
   const vocalStyle = oneOf(b, 'vocalStyle', CAPABILITIES.vocalStyles);
-  return { description, genre, styleNotes, moods: moods as string[], vocalLanguage, durationSec: d as Brief['durationSec'], lyricsMode, customLyrics, vocalStyle };
+  return {
+    description,
+    genre,
+    styleNotes,
+    moods: moods as string[],
+    vocalLanguage,
+    durationSec: d as Brief['durationSec'],
+    lyricsMode,
+    customLyrics,
+    vocalStyle,
+  };
 }
 
 /** Price of generating a track from this brief: 10 Characters per second, +20% with custom

@@ -20,18 +20,17 @@
 import net from 'node:net';
 
 export type AddressClass =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'link-local'
-  | 'metadata'
-  | 'unspecified'
-  | 'multicast'
-  | 'broadcast'
-  | 'reserved';
+  'public' | 'loopback' | 'private' | 'link-local' | 'metadata' | 'unspecified' | 'multicast' | 'broadcast' | 'reserved';
 
 /** Classes no setting opens. */
-export const NEVER_ALLOWED: ReadonlySet<AddressClass> = new Set(['link-local', 'metadata', 'unspecified', 'multicast', 'broadcast', 'reserved']);
+export const NEVER_ALLOWED: ReadonlySet<AddressClass> = new Set([
+  'link-local',
+  'metadata',
+  'unspecified',
+  'multicast',
+  'broadcast',
+  'reserved',
+]);
 
 export interface OutboundPolicySettings {
   /** Open the private ranges (not loopback): 10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7 ... */
@@ -50,31 +49,86 @@ type Range = readonly [address: string, prefix: number];
 const V4: ReadonlyArray<readonly [AddressClass, readonly Range[]]> = [
   ['unspecified', [['0.0.0.0', 8]]],
   // AWS/GCP/Azure/OpenStack (169.254.169.254), AWS ECS task metadata, Alibaba, Azure WireServer.
-  ['metadata', [['169.254.169.254', 32], ['169.254.170.2', 32], ['100.100.100.200', 32], ['168.63.129.16', 32]]],
+  [
+    'metadata',
+    [
+      ['169.254.169.254', 32],
+      ['169.254.170.2', 32],
+      ['100.100.100.200', 32],
+      ['168.63.129.16', 32],
+    ],
+  ],
   ['link-local', [['169.254.0.0', 16]]],
   ['multicast', [['224.0.0.0', 4]]],
   ['broadcast', [['255.255.255.255', 32]]],
-  ['reserved', [['240.0.0.0', 4], ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24]]],
+  [
+    'reserved',
+    [
+      ['240.0.0.0', 4],
+      ['192.0.2.0', 24],
+      ['198.51.100.0', 24],
+      ['203.0.113.0', 24],
+    ],
+  ],
   ['loopback', [['127.0.0.0', 8]]],
-  ['private', [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['198.18.0.0', 15], ['192.0.0.0', 24]]],
+  [
+    'private',
+    [
+      ['10.0.0.0', 8],
+      ['172.16.0.0', 12],
+      ['192.168.0.0', 16],
+      ['100.64.0.0', 10],
+      ['198.18.0.0', 15],
+      ['192.0.0.0', 24],
+    ],
+  ],
 ];
 
 const V6: ReadonlyArray<readonly [AddressClass, readonly Range[]]> = [
   ['unspecified', [['::', 128]]],
   ['loopback', [['::1', 128]]],
   // AWS Nitro instance metadata over IPv6 (with its DNS and NTP neighbours).
-  ['metadata', [['fd00:ec2::254', 128], ['fd00:ec2::253', 128], ['fd00:ec2::123', 128]]],
+  [
+    'metadata',
+    [
+      ['fd00:ec2::254', 128],
+      ['fd00:ec2::253', 128],
+      ['fd00:ec2::123', 128],
+    ],
+  ],
   ['link-local', [['fe80::', 10]]],
   ['multicast', [['ff00::', 8]]],
   // IPv4-compatible (deprecated), discard-only, documentation.
-  ['reserved', [['::', 96], ['100::', 64], ['2001:db8::', 32], ['3fff::', 20]]],
-  ['private', [['fc00::', 7], ['fec0::', 10], ['64:ff9b:1::', 48]]],
+  [
+    'reserved',
+    [
+      ['::', 96],
+      ['100::', 64],
+      ['2001:db8::', 32],
+      ['3fff::', 20],
+    ],
+  ],
+  [
+    'private',
+    [
+      ['fc00::', 7],
+      ['fec0::', 10],
+      ['64:ff9b:1::', 48],
+    ],
+  ],
 ];
 
 /** Host names that name this host or a metadata service, refused before any resolution
  * (RFC 6761 `localhost`; the metadata names clouds resolve to link-local addresses). */
 const LOOPBACK_NAMES = /^(?:localhost|(?:[^.]+\.)*localhost|localhost\.localdomain|ip6-localhost|ip6-loopback)$/;
-const METADATA_NAMES = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal', 'metadata.tencentyun.com']);
+const METADATA_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.tencentyun.com',
+]);
 
 const CLASSES: ReadonlyArray<readonly [AddressClass, net.BlockList]> = (() => {
   const order: AddressClass[] = ['unspecified', 'metadata', 'link-local', 'multicast', 'broadcast', 'loopback', 'reserved', 'private'];
@@ -160,7 +214,17 @@ export function embeddedIPv4(address: string): string[] {
 }
 
 /** Classes from most to least closed, to judge an address by the most closed of its readings. */
-const SEVERITY: readonly AddressClass[] = ['unspecified', 'metadata', 'link-local', 'multicast', 'broadcast', 'reserved', 'loopback', 'private', 'public'];
+const SEVERITY: readonly AddressClass[] = [
+  'unspecified',
+  'metadata',
+  'link-local',
+  'multicast',
+  'broadcast',
+  'reserved',
+  'loopback',
+  'private',
+  'public',
+];
 
 function moreClosed(a: AddressClass, b: AddressClass): AddressClass {
   return SEVERITY.indexOf(a) <= SEVERITY.indexOf(b) ? a : b;
@@ -212,7 +276,8 @@ export function openedBy(cls: AddressClass, host: string): string {
   if (NEVER_ALLOWED.has(cls)) return 'no setting opens it';
   const ip = ipLiteral(host);
   const cidr = ip ? `${ip.address}/${ip.family === 'ipv4' ? 32 : 128}` : '127.0.0.1/32';
-  if (cls === 'loopback') return `the server's operator opens it with --callback-allow-cidr ${cidr} (SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
+  if (cls === 'loopback')
+    return `the server's operator opens it with --callback-allow-cidr ${cidr} (SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
   return `the server's operator opens it with --callback-allow-private or --callback-allow-cidr ${ip ? cidr : 'CIDR'} (SCRIBED_CALLBACK_ALLOW_PRIVATE, SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
 }
 

@@ -296,14 +296,29 @@ const REQUIRED: { [K in ServerEventType]: Record<string, Kind> } = {
     segments: 'number',
   },
   closed: { status: 'string', capturedSamples: 'string', segments: 'number' },
-  alert: { alertId: 'string', ruleId: 'string', ruleName: 'string', condition: 'string', segmentId: 'string', final: 'boolean', startMs: 'number', endMs: 'number' },
+  alert: {
+    alertId: 'string',
+    ruleId: 'string',
+    ruleName: 'string',
+    condition: 'string',
+    segmentId: 'string',
+    final: 'boolean',
+    startMs: 'number',
+    endMs: 'number',
+  },
   reconnect: { reason: 'string', withinMs: 'number', deadline: 'string' },
 };
 
 function isTimePoint(v: unknown): v is TimePoint {
   if (typeof v !== 'object' || v === null) return false;
   const t = v as Record<string, unknown>;
-  return typeof t.sample === 'string' && typeof t.ms === 'number' && typeof t.epoch === 'number' && typeof t.epochSample === 'number' && typeof t.epochMs === 'number';
+  return (
+    typeof t.sample === 'string' &&
+    typeof t.ms === 'number' &&
+    typeof t.epoch === 'number' &&
+    typeof t.epochSample === 'number' &&
+    typeof t.epochMs === 'number'
+  );
 }
 
 function hasKind(v: unknown, kind: Kind): boolean {
@@ -333,7 +348,8 @@ export function parseServerEvent(text: string): ParsedServerEvent {
   } catch {
     return { ok: false, kind: 'invalid', reason: 'not JSON' };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, kind: 'invalid', reason: 'not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, kind: 'invalid', reason: 'not a JSON object' };
   const obj = value as Record<string, unknown>;
   if (typeof obj.type !== 'string') return { ok: false, kind: 'invalid', reason: 'no type' };
   if (!Object.hasOwn(REQUIRED, obj.type)) return { ok: false, kind: 'unknown', reason: `unknown event type ${obj.type}` };
@@ -343,7 +359,10 @@ export function parseServerEvent(text: string): ParsedServerEvent {
   }
   if (obj.type === 'final' && obj.words !== undefined) {
     const words = obj.words;
-    if (!Array.isArray(words) || !words.every((w) => typeof w === 'object' && w !== null && typeof w.word === 'string' && isTimePoint(w.start) && isTimePoint(w.end))) {
+    if (
+      !Array.isArray(words) ||
+      !words.every((w) => typeof w === 'object' && w !== null && typeof w.word === 'string' && isTimePoint(w.start) && isTimePoint(w.end))
+    ) {
       return { ok: false, kind: 'invalid', reason: 'final: words are not word timings' };
     }
   }

@@ -24,7 +24,19 @@ const ESCAPED_RUN = /[A-Za-z0-9%_.~+-]*%[0-9A-Fa-f]{2}[A-Za-z0-9%_.~+-]*/g;
 const DECODE_ROUNDS = 4;
 
 /** Query parameter names (lower case, without `-` and `_`) whose values are never written. */
-const SECRET_PARAM_NAMES = new Set(['key', 'apikey', 'accesskey', 'token', 'apitoken', 'accesstoken', 'authorization', 'auth', 'ticket', 'secret', 'password']);
+const SECRET_PARAM_NAMES = new Set([
+  'key',
+  'apikey',
+  'accesskey',
+  'token',
+  'apitoken',
+  'accesstoken',
+  'authorization',
+  'auth',
+  'ticket',
+  'secret',
+  'password',
+]);
 
 /** Percent-decoding that never throws: valid escapes are decoded byte by byte (as Latin-1,
  * enough for the ASCII of credentials and names), anything else is kept as it is. */
@@ -52,7 +64,11 @@ export function scrubCredentials(text: string): string {
 
 /** Whether a query parameter name (raw, as it is in the URL) names a secret. */
 export function isSecretParamName(rawName: string): boolean {
-  return SECRET_PARAM_NAMES.has(lenientDecode(rawName.replaceAll('+', ' ')).toLowerCase().replace(/[-_\s]/g, ''));
+  return SECRET_PARAM_NAMES.has(
+    lenientDecode(rawName.replaceAll('+', ' '))
+      .toLowerCase()
+      .replace(/[-_\s]/g, ''),
+  );
 }
 
 /** A request URL fit for a log line: secret-named query values replaced, credential

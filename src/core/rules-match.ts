@@ -31,7 +31,11 @@ interface WordAt {
 }
 
 function wordsAt(text: string): WordAt[] {
-  return [...text.matchAll(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu)].map((m) => ({ word: m[0].toLowerCase().replace(/’/g, "'"), start: m.index, end: m.index + m[0].length }));
+  return [...text.matchAll(/[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu)].map((m) => ({
+    word: m[0].toLowerCase().replace(/’/g, "'"),
+    start: m.index,
+    end: m.index + m[0].length,
+  }));
 }
 
 /** The first place (leftmost, then the first phrase listed) where a phrase's words stand
@@ -93,7 +97,11 @@ export function overlapLongerThan(a: readonly Interval[], b: readonly Interval[]
 }
 
 /** Whether a rule reads this leg's event: its speaker scope, and partials only if asked. */
-export function ruleReads(rule: { speaker: string | null; partials: boolean; enabled: boolean }, legSpeaker: string | null, final: boolean): boolean {
+export function ruleReads(
+  rule: { speaker: string | null; partials: boolean; enabled: boolean },
+  legSpeaker: string | null,
+  final: boolean,
+): boolean {
   if (!rule.enabled) return false;
   if (rule.speaker !== null && rule.speaker !== legSpeaker) return false;
   return final || rule.partials;

@@ -20,7 +20,8 @@ export const MAX_SEARCH_TITLE_CHARS = 200;
 /** Private-use characters the engines put around a match: they cannot occur in a hit's
  * marked text otherwise (stored text is from the recognizer), so splitting on them is exact. */
 /** What the API document says a from or to looks like (the parser takes any ISO 8601 time). */
-export const SEARCH_TIME_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)$';
+export const SEARCH_TIME_PATTERN =
+  '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)$';
 
 export const MATCH_OPEN = '\uE000';
 export const MATCH_CLOSE = '\uE001';
@@ -42,7 +43,12 @@ function invalid(field: string, reason: string): never {
 /** Lower-cased runs of letters and digits: both engines' tokenizers (FTS5 unicode61 and
  * PostgreSQL's `simple` configuration) split text at the same places for these. */
 function words(s: string): string[] {
-  return (s.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice();
+  return (
+    s
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).slice();
 }
 
 interface Token {
@@ -230,7 +236,8 @@ export interface SearchRequest {
 }
 
 function isoTime(raw: unknown, field: string): string {
-  if (typeof raw !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(Date.parse(raw))) invalid(field, 'must be an ISO 8601 time');
+  if (typeof raw !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(raw) || Number.isNaN(Date.parse(raw)))
+    invalid(field, 'must be an ISO 8601 time');
   // Stored times are ISO strings in UTC with milliseconds: compare in that one spelling.
   return new Date(raw).toISOString();
 }
@@ -260,7 +267,8 @@ export function parseSearchRequest(q: Record<string, unknown>): SearchRequest {
     filters.speaker = q.speaker;
   }
   if (given(q.title)) {
-    if (typeof q.title !== 'string' || [...q.title].length > MAX_SEARCH_TITLE_CHARS) invalid('title', `at most ${MAX_SEARCH_TITLE_CHARS} characters`);
+    if (typeof q.title !== 'string' || [...q.title].length > MAX_SEARCH_TITLE_CHARS)
+      invalid('title', `at most ${MAX_SEARCH_TITLE_CHARS} characters`);
     filters.title = q.title;
   }
   const analytics = parseAnalyticsFilters(q);

@@ -22,7 +22,8 @@ export function sessionNotices(options: Record<string, unknown>, vocabulary: Voc
   if (options.languageDetection === 'unavailable') {
     out.push({
       code: 'LANGUAGE_DETECTION_UNAVAILABLE',
-      message: 'includeDetectedLanguage was requested, but this recognizer cannot detect the spoken language; results carry no detected language',
+      message:
+        'includeDetectedLanguage was requested, but this recognizer cannot detect the spoken language; results carry no detected language',
     });
   }
   const unsupportedHints = options.unsupportedLanguageHints;

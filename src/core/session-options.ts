@@ -26,7 +26,13 @@
 //   spelling out the defaults are the same request under one Idempotency-Key.
 import { createHash } from 'node:crypto';
 import { ScribedError } from './errors.js';
-import { DEFAULT_INPUT_ENCODING, INPUT_ENCODINGS, INPUT_ENCODING_NAMES, isInputEncodingName, type InputEncodingName } from './audio/encodings.js';
+import {
+  DEFAULT_INPUT_ENCODING,
+  INPUT_ENCODINGS,
+  INPUT_ENCODING_NAMES,
+  isInputEncodingName,
+  type InputEncodingName,
+} from './audio/encodings.js';
 
 export const DEFAULT_TITLE = 'Untitled recording';
 export const MAX_TITLE_CHARS = 200;
@@ -218,10 +224,20 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   const mode = o.segmentCommitMode ?? 'manual';
   if (mode !== 'manual' && mode !== 'vad') invalid('options.segmentCommitMode', 'must be manual or vad');
 
-  const additionalLanguageHints = optStringArray(o, 'additionalLanguageHints', 'options.additionalLanguageHints', MAX_ADDITIONAL_LANGUAGE_HINTS);
+  const additionalLanguageHints = optStringArray(
+    o,
+    'additionalLanguageHints',
+    'options.additionalLanguageHints',
+    MAX_ADDITIONAL_LANGUAGE_HINTS,
+  );
   additionalLanguageHints.forEach((tag, i) => checkLanguageTag(tag, `options.additionalLanguageHints[${i}]`));
 
-  const speechDetectionThreshold = optNumber(o, 'speechDetectionThreshold', 'options.speechDetectionThreshold', OPTION_RANGES.speechDetectionThreshold);
+  const speechDetectionThreshold = optNumber(
+    o,
+    'speechDetectionThreshold',
+    'options.speechDetectionThreshold',
+    OPTION_RANGES.speechDetectionThreshold,
+  );
   const commitSilenceMs = optNumber(o, 'commitSilenceMs', 'options.commitSilenceMs', OPTION_RANGES.commitSilenceMs);
   const minimumSpeechMs = optNumber(o, 'minimumSpeechMs', 'options.minimumSpeechMs', OPTION_RANGES.minimumSpeechMs);
   const minimumSilenceMs = optNumber(o, 'minimumSilenceMs', 'options.minimumSilenceMs', OPTION_RANGES.minimumSilenceMs);
@@ -232,7 +248,8 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   const vocabularyHints = optStringArray(o, 'vocabularyHints', 'options.vocabularyHints', MAX_VOCABULARY_HINTS);
   vocabularyHints.forEach((hint, i) => {
     const n = codePoints(hint);
-    if (n < 1 || n > MAX_VOCABULARY_HINT_CHARS) invalid(`options.vocabularyHints[${i}]`, `must be 1 to ${MAX_VOCABULARY_HINT_CHARS} characters`);
+    if (n < 1 || n > MAX_VOCABULARY_HINT_CHARS)
+      invalid(`options.vocabularyHints[${i}]`, `must be 1 to ${MAX_VOCABULARY_HINT_CHARS} characters`);
   });
 
   const removeDisfluencies = optBoolean(o, 'removeDisfluencies', 'options.removeDisfluencies');
@@ -249,7 +266,8 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
   const rewriteInstruction = optString(o, 'rewriteInstruction', 'options.rewriteInstruction');
   if (rewriteInstruction !== null) {
     const n = codePoints(rewriteInstruction);
-    if (n < 1 || n > MAX_REWRITE_INSTRUCTION_CHARS) invalid('options.rewriteInstruction', `must be 1 to ${MAX_REWRITE_INSTRUCTION_CHARS} characters`);
+    if (n < 1 || n > MAX_REWRITE_INSTRUCTION_CHARS)
+      invalid('options.rewriteInstruction', `must be 1 to ${MAX_REWRITE_INSTRUCTION_CHARS} characters`);
   }
 
   const suppressBackgroundSpeech = optBoolean(o, 'suppressBackgroundSpeech', 'options.suppressBackgroundSpeech');
@@ -258,7 +276,8 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
 
   const redact = optStringArray(o, 'redact', 'options.redact', REDACTION_POLICIES.length);
   redact.forEach((p, i) => {
-    if (!(REDACTION_POLICIES as readonly string[]).includes(p)) invalid(`options.redact[${i}]`, `must be one of ${REDACTION_POLICIES.join(', ')}`);
+    if (!(REDACTION_POLICIES as readonly string[]).includes(p))
+      invalid(`options.redact[${i}]`, `must be one of ${REDACTION_POLICIES.join(', ')}`);
     if (redact.indexOf(p) !== i) invalid(`options.redact[${i}]`, `duplicate policy ${p}`);
   });
 
@@ -301,7 +320,10 @@ function resolveOptions(o: Record<string, unknown>): EffectiveOptions {
  * rule expects. The requested ones come first, in their order; unknown names are dropped. The
  * Idempotency-Key hash is of the request, not of this: a change of the default does not turn
  * a replay into a conflict. */
-export function withRedactionDefault<T extends { redact?: RedactionPolicy[] }>(options: T, defaults: readonly string[] | null | undefined): T {
+export function withRedactionDefault<T extends { redact?: RedactionPolicy[] }>(
+  options: T,
+  defaults: readonly string[] | null | undefined,
+): T {
   const known = (defaults ?? []).filter((p): p is RedactionPolicy => (REDACTION_POLICIES as readonly string[]).includes(p));
   const merged = [...new Set([...(options.redact ?? []), ...known])];
   return merged.length === 0 ? options : { ...options, redact: merged };

@@ -61,7 +61,8 @@ export function textOptionNotices(options: Options): Notice[] {
   if (typeof options.rewriteInstruction === 'string' && options.rewriteInstruction !== '') {
     out.push({
       code: 'REWRITE_NOT_APPLIED',
-      message: 'rewriteInstruction was accepted, but no language model for rewriting runs on this server; finals are the unedited transcript',
+      message:
+        'rewriteInstruction was accepted, but no language model for rewriting runs on this server; finals are the unedited transcript',
     });
   }
   const missing = notDetectedCategories(requestedCategories(options));

@@ -84,7 +84,10 @@ export function toJson(meta: TranscriptMeta, segments: readonly TranscriptSegmen
     status: meta.status,
     sampleRateHz: rate,
     durationMs: ms(durationSamples, rate),
-    text: segs.map((s) => oneLine(s.text)).filter((t) => t !== '').join(' '),
+    text: segs
+      .map((s) => oneLine(s.text))
+      .filter((t) => t !== '')
+      .join(' '),
     segments: segs.map((s) => ({
       id: segmentId(s.index),
       startMs: ms(s.startSample, rate),

@@ -45,7 +45,8 @@ export function validateUserGroupRequest(body: unknown): UserGroupRequest {
   if (body === undefined || body === null) body = {};
   if (typeof body !== 'object' || Array.isArray(body)) invalid('body must be a JSON object');
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!['name', 'user_group_id', 'mapping', 'properties', 'environment'].includes(k)) invalid(`${k}: unknown field`);
+  for (const k of Object.keys(b))
+    if (!['name', 'user_group_id', 'mapping', 'properties', 'environment'].includes(k)) invalid(`${k}: unknown field`);
   for (const k of ['name', 'user_group_id'] as const) {
     const v = b[k];
     if (v !== undefined && v !== null && (typeof v !== 'string' || v.trim() === '' || codePoints(v) > MAX_GROUP_ID_CHARS)) {
@@ -55,7 +56,8 @@ export function validateUserGroupRequest(body: unknown): UserGroupRequest {
   const providedId = (b.user_group_id ?? b.name) as string | undefined | null;
   if (!providedId) invalid('user_group_id (or name) is required to identify the group');
   const env = b.environment;
-  if (env !== undefined && env !== null && !ENVIRONMENTS.includes(env as UserGroupEnvironment)) invalid('environment: Customer, Testing or null');
+  if (env !== undefined && env !== null && !ENVIRONMENTS.includes(env as UserGroupEnvironment))
+    invalid('environment: Customer, Testing or null');
   const fields: UserGroupFields = {};
   if (b.name !== undefined) fields.name = b.name as string | null;
   const mapping = objectOrNull(b.mapping, 'mapping');

@@ -27,10 +27,46 @@ interface PrebuiltVoice extends VoiceItem {
 
 /** Prebuilt voices: available to every key, never deletable, no recordings of the caller's. */
 export const PREBUILT_VOICES: readonly PrebuiltVoice[] = Object.freeze([
-  { id: 'pv_en_us_ava', name: 'Ava', type: 'prebuilt', feature: 'text-to-speech', channel: 'system', fileCount: 0, totalFileSize: 0, accentModel: true },
-  { id: 'pv_en_gb_oliver', name: 'Oliver', type: 'prebuilt', feature: 'text-to-speech', channel: 'system', fileCount: 0, totalFileSize: 0, accentModel: true },
-  { id: 'pv_es_es_lucia', name: 'Lucía', type: 'prebuilt', feature: 'text-to-speech', channel: 'system', fileCount: 0, totalFileSize: 0, accentModel: false },
-  { id: 'pv_en_us_narrator', name: 'Narrator', type: 'prebuilt', feature: 'voice-over', channel: 'system', fileCount: 0, totalFileSize: 0, accentModel: false },
+  {
+    id: 'pv_en_us_ava',
+    name: 'Ava',
+    type: 'prebuilt',
+    feature: 'text-to-speech',
+    channel: 'system',
+    fileCount: 0,
+    totalFileSize: 0,
+    accentModel: true,
+  },
+  {
+    id: 'pv_en_gb_oliver',
+    name: 'Oliver',
+    type: 'prebuilt',
+    feature: 'text-to-speech',
+    channel: 'system',
+    fileCount: 0,
+    totalFileSize: 0,
+    accentModel: true,
+  },
+  {
+    id: 'pv_es_es_lucia',
+    name: 'Lucía',
+    type: 'prebuilt',
+    feature: 'text-to-speech',
+    channel: 'system',
+    fileCount: 0,
+    totalFileSize: 0,
+    accentModel: false,
+  },
+  {
+    id: 'pv_en_us_narrator',
+    name: 'Narrator',
+    type: 'prebuilt',
+    feature: 'voice-over',
+    channel: 'system',
+    fileCount: 0,
+    totalFileSize: 0,
+    accentModel: false,
+  },
 ]);
 
 export function prebuiltItem(v: PrebuiltVoice): VoiceItem {
@@ -53,6 +89,7 @@ export function accentCompatible(v: VoiceItem & { accentModel?: boolean }): bool
 export function validateVoiceName(value: unknown, field = 'name'): string {
   if (typeof value !== 'string' || value.trim() === '') throw new ScribedError('VALIDATION_FAILED', `${field}: required`);
   const n = codePoints(value);
-  if (n > MAX_VOICE_NAME_CODE_POINTS) throw new ScribedError('VALIDATION_FAILED', `${field}: at most ${MAX_VOICE_NAME_CODE_POINTS} characters, got ${n}`);
+  if (n > MAX_VOICE_NAME_CODE_POINTS)
+    throw new ScribedError('VALIDATION_FAILED', `${field}: at most ${MAX_VOICE_NAME_CODE_POINTS} characters, got ${n}`);
   return value;
 }

@@ -30,10 +30,7 @@ export function retrySchedule(baseMs: number): number[] {
 }
 
 export type AttemptResult =
-  | { kind: 'answered'; status: number }
-  | { kind: 'timeout' }
-  | { kind: 'network'; error: string }
-  | { kind: 'refused'; error: string };
+  { kind: 'answered'; status: number } | { kind: 'timeout' } | { kind: 'network'; error: string } | { kind: 'refused'; error: string };
 
 /**
  * What one attempt decides. `delivered`: a 2xx. `gone`: 410, the receiver asks to be left

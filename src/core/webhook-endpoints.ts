@@ -40,7 +40,8 @@ function field(message: string, name: string): ScribedError {
  * at every connection. */
 export function webhookUrl(v: unknown, policy: OutboundPolicy): string {
   if (typeof v !== 'string') throw field('an http(s) URL', 'url');
-  if (v.length > MAX_WEBHOOK_URL_CHARS) throw new ScribedError('WEBHOOK_URL_TOO_LONG', `url: at most ${MAX_WEBHOOK_URL_CHARS} characters`, { details: { field: 'url' } });
+  if (v.length > MAX_WEBHOOK_URL_CHARS)
+    throw new ScribedError('WEBHOOK_URL_TOO_LONG', `url: at most ${MAX_WEBHOOK_URL_CHARS} characters`, { details: { field: 'url' } });
   let url: URL;
   try {
     url = new URL(v);
@@ -51,7 +52,11 @@ export function webhookUrl(v: unknown, policy: OutboundPolicy): string {
   if (url.username || url.password) throw field('credentials in the URL are not allowed', 'url');
   const verdict = policy.checkHost(url.hostname);
   if (verdict && !verdict.allowed) {
-    throw new ScribedError('WEBHOOK_URL_FORBIDDEN', `url: ${url.hostname} (${verdict.class}) is not a destination webhooks may reach on this server; ${openedBy(verdict.class, url.hostname)}`, { details: { field: 'url' } });
+    throw new ScribedError(
+      'WEBHOOK_URL_FORBIDDEN',
+      `url: ${url.hostname} (${verdict.class}) is not a destination webhooks may reach on this server; ${openedBy(verdict.class, url.hostname)}`,
+      { details: { field: 'url' } },
+    );
   }
   return url.toString();
 }

@@ -4,7 +4,13 @@
 import { API_BASE } from './protocol.js';
 import type { TranscriptionStatus } from './session-status.js';
 
-export const WEBHOOK_EVENT_TYPES = ['transcription.completed', 'transcription.failed', 'call.completed', 'session.paused', 'alert.triggered'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'transcription.completed',
+  'transcription.failed',
+  'call.completed',
+  'session.paused',
+  'alert.triggered',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export function isWebhookEventType(v: unknown): v is WebhookEventType {
@@ -30,7 +36,14 @@ export interface CallFacts {
   id: string;
   externalId: string | null;
   title: string;
-  legs: ReadonlyArray<{ speaker: string; transcriptionId: string; sessionId: string | null; status: TranscriptionStatus; sampleRateHz: number; audioSamples: bigint }>;
+  legs: ReadonlyArray<{
+    speaker: string;
+    transcriptionId: string;
+    sessionId: string | null;
+    status: TranscriptionStatus;
+    sampleRateHz: number;
+    audioSamples: bigint;
+  }>;
 }
 
 export interface WebhookEvent {
@@ -41,7 +54,11 @@ export interface WebhookEvent {
 
 /** The event a History row's status change raises, or null. A status written again (the
  * same value) raises nothing, so a retried write never raises a second event. */
-export function transcriptionEventType(before: TranscriptionStatus, after: TranscriptionStatus, kind: 'realtime' | 'batch'): WebhookEventType | null {
+export function transcriptionEventType(
+  before: TranscriptionStatus,
+  after: TranscriptionStatus,
+  kind: 'realtime' | 'batch',
+): WebhookEventType | null {
   if (before === after) return null;
   if (after === 'COMPLETED') return 'transcription.completed';
   if (after === 'FAILED') return 'transcription.failed';
@@ -62,7 +79,12 @@ function seconds(samples: bigint, rateHz: number): number {
 
 /** `analytics`: a lone transcription's conversation figures and categories, on its completion
  * (docs/analytics.md); absent otherwise. */
-export function transcriptionEvent(type: WebhookEventType, t: TranscriptionFacts, now: string, analytics?: Record<string, unknown>): WebhookEvent {
+export function transcriptionEvent(
+  type: WebhookEventType,
+  t: TranscriptionFacts,
+  now: string,
+  analytics?: Record<string, unknown>,
+): WebhookEvent {
   return {
     type,
     timestamp: now,

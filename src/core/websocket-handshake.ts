@@ -24,12 +24,17 @@ export interface UpgradeRefusal {
 
 /** Why this upgrade request is malformed, or null when `ws` will take it. */
 export function upgradeProblem(method: string, headers: Headers): UpgradeRefusal | null {
-  const bad = (detail: string, extra: Record<string, string> = {}) => ({ error: new ScribedError('UPGRADE_INVALID', detail), headers: extra });
+  const bad = (detail: string, extra: Record<string, string> = {}) => ({
+    error: new ScribedError('UPGRADE_INVALID', detail),
+    headers: extra,
+  });
   if (method !== 'GET') return bad(`a WebSocket upgrade is a GET, not ${method}`);
   if (one(headers.upgrade)?.toLowerCase() !== 'websocket') return bad('the Upgrade header must be websocket');
   const version = Number(one(headers['sec-websocket-version']));
   if (!(WEBSOCKET_VERSIONS as readonly number[]).includes(version)) {
-    return bad(`Sec-WebSocket-Version must be one of ${WEBSOCKET_VERSIONS.join(', ')}`, { 'sec-websocket-version': WEBSOCKET_VERSIONS.join(', ') });
+    return bad(`Sec-WebSocket-Version must be one of ${WEBSOCKET_VERSIONS.join(', ')}`, {
+      'sec-websocket-version': WEBSOCKET_VERSIONS.join(', '),
+    });
   }
   if (!KEY.test(one(headers['sec-websocket-key']) ?? '')) return bad('Sec-WebSocket-Key must be 16 bytes in base64');
   const protocols = one(headers['sec-websocket-protocol']);

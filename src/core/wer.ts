@@ -35,9 +35,7 @@ export function wordErrorRate(reference: string, hypothesis: string): WerResult 
     for (let j = 1; j <= m; j++) {
       const diag = prev[j - 1]!;
       const same = ref[i - 1] === hyp[j - 1];
-      let best: Cell = same
-        ? { ...diag }
-        : { cost: diag.cost + 1, s: diag.s + 1, d: diag.d, i: diag.i };
+      let best: Cell = same ? { ...diag } : { cost: diag.cost + 1, s: diag.s + 1, d: diag.d, i: diag.i };
       const up = prev[j]!; // deletion of ref[i-1]
       if (up.cost + 1 < best.cost) best = { cost: up.cost + 1, s: up.s, d: up.d + 1, i: up.i };
       const left = cur[j - 1]!; // insertion of hyp[j-1]

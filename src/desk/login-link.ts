@@ -37,7 +37,14 @@ export async function issueLoginLink(store: Store, accountId: string, baseUrl: s
 export async function endAccountDeskAccess(store: Store, accountId: string, now: Date): Promise<{ sessions: number; links: number }> {
   const ended = await store.endAccountDeskSessions(accountId, now);
   if (ended.sessions > 0 || ended.links > 0) {
-    await store.recordAudit({ id: newId('aud', now), accountId, credentialId: null, action: 'desk.sessions_ended', subjectId: accountId, createdAt: now.toISOString() });
+    await store.recordAudit({
+      id: newId('aud', now),
+      accountId,
+      credentialId: null,
+      action: 'desk.sessions_ended',
+      subjectId: accountId,
+      createdAt: now.toISOString(),
+    });
   }
   return ended;
 }

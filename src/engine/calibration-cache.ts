@@ -8,7 +8,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CALIBRATION_LOAD_CLIPS, CALIBRATION_VERSION, clipFile, type Calibration, type CalibrationKey, type CalibrationSettings } from './calibration-record.js';
+import {
+  CALIBRATION_LOAD_CLIPS,
+  CALIBRATION_VERSION,
+  clipFile,
+  type Calibration,
+  type CalibrationKey,
+  type CalibrationSettings,
+} from './calibration-record.js';
 import { addonFile } from './native.js';
 import type { EngineKind } from './types.js';
 
@@ -33,7 +40,12 @@ export async function calibrationKey(cfg: CalibrationSettings): Promise<{ key: C
   const files: string[] = [...engineCodeFiles(cfg.engine), ...CALIBRATION_LOAD_CLIPS.map((c) => clipFile(c)), addonFile()];
   if (cfg.engine === 'pocketsphinx') {
     const ps = await import('./backends/pocketsphinx.js');
-    decoderArgs = ps.pocketsphinxArgs({ engine: 'pocketsphinx', profile: 'telephony', ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}), assetsDir: cfg.assetsDir }).args;
+    decoderArgs = ps.pocketsphinxArgs({
+      engine: 'pocketsphinx',
+      profile: 'telephony',
+      ...(cfg.modelDir ? { modelDir: cfg.modelDir } : {}),
+      assetsDir: cfg.assetsDir,
+    }).args;
     for (const f of ['-hmm', '-lm', '-dict', '-featparams']) {
       const p = decoderArgs[f];
       if (p === undefined) continue;

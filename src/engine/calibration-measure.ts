@@ -62,15 +62,27 @@ function calibrationEngine(cfg: CalibrationSettings, maxDecoders: number, log?: 
 }
 
 /** Both phases (see the top): one stream alone, then as many as that plans at once. */
-export async function measureCalibration(cfg: CalibrationSettings, keyed: { key: CalibrationKey; hash: string }, log?: Pick<Logger, 'warn' | 'info'>): Promise<Calibration> {
+export async function measureCalibration(
+  cfg: CalibrationSettings,
+  keyed: { key: CalibrationKey; hash: string },
+  log?: Pick<Logger, 'warn' | 'info'>,
+): Promise<Calibration> {
   const single = await measureOneStream(cfg, log);
   const singleCost = Math.round(single.cost * 10_000) / 10_000;
   const firstPlan = planFor({ costPerAudioSecond: singleCost, memoryPerDecoderBytes: single.memoryPerDecoderBytes });
   const streams = firstPlan.streams;
   const load = streams > 1 ? await measureUnderLoad(cfg, streams, log) : null;
   // A load phase that fell behind real time says the host gives less CPU than its cores suggest.
-  const late = load ? lateLoadCost({ streams: load.streams, wallMs: load.wallMs, audioMsPerStream: (load.audioSeconds / load.streams) * 1000 }, firstPlan.cores) : null;
-  if (late !== null) log?.info(`capacity: ${load!.streams} calibration streams fell ${Math.round(load!.wallMs - (load!.audioSeconds / load!.streams) * 1000)} ms behind real time: planning from what the host carried`);
+  const late = load
+    ? lateLoadCost(
+        { streams: load.streams, wallMs: load.wallMs, audioMsPerStream: (load.audioSeconds / load.streams) * 1000 },
+        firstPlan.cores,
+      )
+    : null;
+  if (late !== null)
+    log?.info(
+      `capacity: ${load!.streams} calibration streams fell ${Math.round(load!.wallMs - (load!.audioSeconds / load!.streams) * 1000)} ms behind real time: planning from what the host carried`,
+    );
   return {
     version: CALIBRATION_VERSION,
     keyHash: keyed.hash,
@@ -92,7 +104,8 @@ async function measureOneStream(cfg: CalibrationSettings, log?: Pick<Logger, 'wa
   const all = decodeMulaw(fs.readFileSync(clipFile()));
   const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
   const measured = Math.round(CALIBRATION_AUDIO_S * CLIP_RATE);
-  if (all.length < warmup + measured) throw new Error(`calibration clip ${clipFile()} is shorter than ${CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S} s`);
+  if (all.length < warmup + measured)
+    throw new Error(`calibration clip ${clipFile()} is shorter than ${CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S} s`);
   const batch = Math.max(160, Math.round(((cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : 20) * CLIP_RATE) / 1000));
   const rssBefore = process.memoryUsage.rss();
   const engine = calibrationEngine(cfg, 1, log);
@@ -136,10 +149,14 @@ async function measureUnderLoad(cfg: CalibrationSettings, streams: number, log?:
   const batchMs = cfg.decodeBatchMs > 0 ? cfg.decodeBatchMs : FRAME_MS;
   const engine = calibrationEngine(cfg, streams, log);
   try {
-    const open = () => engine.open({ inputRate: CLIP_RATE, profile: 'telephony', ...(cfg.decodeBatchMs > 0 ? { decodeBatchMs: cfg.decodeBatchMs } : {}) });
+    const open = () =>
+      engine.open({ inputRate: CLIP_RATE, profile: 'telephony', ...(cfg.decodeBatchMs > 0 ? { decodeBatchMs: cfg.decodeBatchMs } : {}) });
     // Warm each decoder on the start of its first clip, not counted (as phase one).
     const warmup = Math.round(CALIBRATION_WARMUP_S * CLIP_RATE);
-    const warm = async (s: RecognitionStream, i: number) => (await s.accept(clips[i % clips.length]!.subarray(0, warmup)), await s.finish());
+    const warm = async (s: RecognitionStream, i: number) => (
+      await s.accept(clips[i % clips.length]!.subarray(0, warmup)),
+      await s.finish()
+    );
     // The first decoder alone, then the others: the growth between is what further decoders
     // take (the memory plan's `further`, src/core/capacity-plan.ts).
     const first = await open();

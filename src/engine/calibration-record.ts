@@ -9,7 +9,13 @@ export const CALIBRATION_VERSION = 2;
 /** The clip: continuous read speech, 7.1 s; the first CALIBRATION_WARMUP_S + CALIBRATION_AUDIO_S are decoded. */
 export const CALIBRATION_CLIP = 'librivox-0870.ulaw';
 /** The load phase: the clips each stream plays in turn (from its own first one). */
-export const CALIBRATION_LOAD_CLIPS = ['librivox-0870.ulaw', 'librivox-0880.ulaw', 'librivox-0890.ulaw', 'librivox-0920.ulaw', 'librivox-0930.ulaw'];
+export const CALIBRATION_LOAD_CLIPS = [
+  'librivox-0870.ulaw',
+  'librivox-0880.ulaw',
+  'librivox-0890.ulaw',
+  'librivox-0920.ulaw',
+  'librivox-0930.ulaw',
+];
 
 /** The service settings a calibration depends on (a ServiceConfig has them all). */
 export interface CalibrationSettings {
@@ -56,7 +62,9 @@ export interface Calibration {
 }
 
 /** What a calibration plans from (planFor). */
-export type CalibrationFigures = Pick<Calibration, 'costPerAudioSecond' | 'memoryPerDecoderBytes'> & { load?: Pick<LoadMeasurement, 'furtherDecoderBytes'> | null };
+export type CalibrationFigures = Pick<Calibration, 'costPerAudioSecond' | 'memoryPerDecoderBytes'> & {
+  load?: Pick<LoadMeasurement, 'furtherDecoderBytes'> | null;
+};
 
 export interface LoadMeasurement {
   streams: number;

@@ -20,7 +20,15 @@ import { planFor, readNodeResources } from './node-resources.js';
 
 export { CALIBRATION_FILE, calibrationKey, readCachedCalibration } from './calibration-cache.js';
 export { CALIBRATION_AUDIO_S, CALIBRATION_LOAD_AUDIO_S, CALIBRATION_WARMUP_S, measureCalibration } from './calibration-measure.js';
-export { CALIBRATION_CLIP, CALIBRATION_LOAD_CLIPS, type Calibration, type CalibrationFigures, type CalibrationKey, type CalibrationSettings, type LoadMeasurement } from './calibration-record.js';
+export {
+  CALIBRATION_CLIP,
+  CALIBRATION_LOAD_CLIPS,
+  type Calibration,
+  type CalibrationFigures,
+  type CalibrationKey,
+  type CalibrationSettings,
+  type LoadMeasurement,
+} from './calibration-record.js';
 export { planFor, readNodeResources } from './node-resources.js';
 
 /** What deciding --max-decoders depends on (a ServiceConfig has it all). */
@@ -47,10 +55,7 @@ export interface CapacityReport {
 /** Decide --max-decoders before the engine is created: the operator's value as is (with the
  * capacity of a cached calibration, if any, reported beside it), else the measured capacity
  * (from the cache, or measured now and cached), else the fallback. */
-export async function resolveCapacity(
-  cfg: CapacitySettings,
-  log: Pick<Logger, 'warn' | 'info' | 'debug'>,
-): Promise<CapacityReport> {
+export async function resolveCapacity(cfg: CapacitySettings, log: Pick<Logger, 'warn' | 'info' | 'debug'>): Promise<CapacityReport> {
   const file = path.join(cfg.dataDir, CALIBRATION_FILE);
   let keyed: Awaited<ReturnType<typeof calibrationKey>> | null = null;
   // The operator's value needs no key unless a calibration is cached to report beside it.
@@ -84,7 +89,9 @@ export async function resolveCapacity(
     try {
       const t0 = performance.now();
       // The first start waits on this (about 10 s on 2 cores): say so before, not only after.
-      log.info(`capacity: measuring what a real-time stream costs on this node (one stream, then the streams it plans at once; once, cached in ${file})`);
+      log.info(
+        `capacity: measuring what a real-time stream costs on this node (one stream, then the streams it plans at once; once, cached in ${file})`,
+      );
       calibration = await measureCalibration(cfg, keyed, log);
       source = 'measured';
       // The whole record is in the cache file; the log says what it means in one short line
@@ -93,7 +100,9 @@ export async function resolveCapacity(
       log.info(
         `capacity: calibrated in ${Math.round(performance.now() - t0)} ms: ${calibration.costPerAudioSecond} CPU s per audio second ` +
           `(telephony profile; one stream alone ${calibration.singleCostPerAudioSecond} over ${calibration.audioSeconds} s of ${calibration.clip}` +
-          (calibration.load ? `; ${calibration.load.streams} live streams at once ${calibration.load.costPerAudioSecond} over ${calibration.load.audioSeconds} s` : '') +
+          (calibration.load
+            ? `; ${calibration.load.streams} live streams at once ${calibration.load.costPerAudioSecond} over ${calibration.load.audioSeconds} s`
+            : '') +
           ')',
       );
       try {

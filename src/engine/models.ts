@@ -305,7 +305,13 @@ export async function pullModel(name: string, opts: PullOptions): Promise<Instal
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
     clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(new DOMException(`no data received for ${idleMs < 1000 ? `${idleMs} ms` : `${Math.round(idleMs / 1000)} s`}`, 'TimeoutError')), idleMs);
+    timer = setTimeout(
+      () =>
+        controller.abort(
+          new DOMException(`no data received for ${idleMs < 1000 ? `${idleMs} ms` : `${Math.round(idleMs / 1000)} s`}`, 'TimeoutError'),
+        ),
+      idleMs,
+    );
   };
   try {
     log(`downloading ${entry.url}`);
@@ -339,7 +345,11 @@ export async function pullModel(name: string, opts: PullOptions): Promise<Instal
       },
     });
     try {
-      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), meter, createWriteStream(temp, { flags: 'wx' }));
+      await pipeline(
+        Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
+        meter,
+        createWriteStream(temp, { flags: 'wx' }),
+      );
     } catch (err) {
       const reason = controller.signal.aborted ? describeFetchError(controller.signal.reason) : describeFetchError(err);
       throw offlineError(entry, `download interrupted after ${received} bytes: ${reason}`, err);

@@ -20,7 +20,11 @@ import type { CalibrationFigures } from './calibration-record.js';
  * (MemAvailable, cut by the cgroup limit). cgroup v2: the process's own cgroup (from
  * /proc/self/cgroup, e.g. a systemd unit's CPUQuota= and MemoryMax=) and each parent up to the
  * root, the tightest applying; else cgroup v1 at the root of its controllers. */
-export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/meminfo', selfCgroup = '/proc/self/cgroup'): { cores: number; memoryAvailableBytes: number | null } {
+export function readNodeResources(
+  root = '/sys/fs/cgroup',
+  meminfo = '/proc/meminfo',
+  selfCgroup = '/proc/self/cgroup',
+): { cores: number; memoryAvailableBytes: number | null } {
   const read = (f: string): string | null => {
     try {
       return fs.readFileSync(path.join(root, f), 'utf8');
@@ -65,7 +69,11 @@ export function readNodeResources(root = '/sys/fs/cgroup', meminfo = '/proc/memi
     if (q !== null && p !== null) quota = parseCgroupV1Quota(q, p);
     const limitText = read('memory/memory.limit_in_bytes');
     const usage = Number(read('memory/memory.usage_in_bytes')?.trim() ?? 'NaN');
-    memoryLeft = availableMemory(null, limitText !== null ? parseCgroupMemoryLimit(limitText) : null, Number.isFinite(usage) ? usage : null);
+    memoryLeft = availableMemory(
+      null,
+      limitText !== null ? parseCgroupMemoryLimit(limitText) : null,
+      Number.isFinite(usage) ? usage : null,
+    );
   }
   let memAvailable: number | null = null;
   try {

@@ -15,7 +15,16 @@ import { decodeBacklogSeconds, type DecodeBacklog } from './batching.js';
 import { DecoderThread, Slot } from './decoder-thread.js';
 import { decoderStream, type StreamContext } from './decoder-stream.js';
 import { decoderThreadsSetting } from './environment.js';
-import type { AudioProfile, BackendConfig, Engine, EngineCapacity, EngineInfo, EngineKind, RecognitionStream, StreamRequest } from './types.js';
+import type {
+  AudioProfile,
+  BackendConfig,
+  Engine,
+  EngineCapacity,
+  EngineInfo,
+  EngineKind,
+  RecognitionStream,
+  StreamRequest,
+} from './types.js';
 import type { InitReply, OpenReply } from './worker.js';
 
 export { MAX_DECODE_BACKLOG_MS } from './batching.js';

@@ -60,8 +60,7 @@ export interface InitReply {
 }
 
 export type WorkerReply =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; error: { code: ErrorCode; message: string } };
+  { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { code: ErrorCode; message: string } };
 
 /** Engine-rate samples one decoder decodes in one turn (250 ms at 16 kHz: a default live batch,
  * SCRIBED_DECODE_BATCH_MS 200, is one turn whatever the resampler's rounding; a turn costs
@@ -272,7 +271,17 @@ function receive(msg: WorkerRequest): void {
       reply({ id: msg.id, ok: false, error: { code: 'ENGINE_FAILED', message: `no decoder ${msg.decoder} on this thread` } });
       return;
     }
-    h = { id: msg.decoder, backend: null, resampler: null, inputRate: 0, uttOpen: false, uttSamples: 0, detector: null, vadResampler: null, queue: [] };
+    h = {
+      id: msg.decoder,
+      backend: null,
+      resampler: null,
+      inputRate: 0,
+      uttOpen: false,
+      uttSamples: 0,
+      detector: null,
+      vadResampler: null,
+      queue: [],
+    };
     hosted.set(h.id, h);
   }
   h.queue.push({ msg, at: 0, cpuMs: 0 });
@@ -296,7 +305,8 @@ function finalDue(h: Hosted): boolean {
     if (j.msg.type === 'finish') return true;
     if (j.msg.type !== 'accept') continue;
     // Started (resampled): what is left of it at the engine's rate; else all of it.
-    seconds += j.samples !== undefined && h.backend !== null ? (j.samples.length - j.at) / h.backend.engineRate : j.msg.samples.length / h.inputRate;
+    seconds +=
+      j.samples !== undefined && h.backend !== null ? (j.samples.length - j.at) / h.backend.engineRate : j.msg.samples.length / h.inputRate;
     if (seconds > FINAL_FIRST_AUDIO_S) return false;
   }
   return false;
@@ -332,7 +342,9 @@ async function pump(): Promise<void> {
   }
   if (h.queue.length > 0) {
     if (hosted.get(h.id) === h) ready.push(h);
-    else for (const j of h.queue.splice(0)) reply({ id: j.msg.id, ok: false, error: { code: 'ENGINE_FAILED', message: `decoder ${h.id} destroyed` } });
+    else
+      for (const j of h.queue.splice(0))
+        reply({ id: j.msg.id, ok: false, error: { code: 'ENGINE_FAILED', message: `decoder ${h.id} destroyed` } });
   }
   pumping = false;
   schedule();

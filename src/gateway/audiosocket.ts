@@ -78,7 +78,8 @@ function decode(kind: number, payload: Buffer): AudioSocketItem {
     default: {
       const rateHz = AUDIOSOCKET_AUDIO_RATES.get(kind);
       if (rateHz === undefined) return { ok: false, reason: 'unknown_kind', detail: `kind 0x${kind.toString(16).padStart(2, '0')}` };
-      if (payload.length === 0 || payload.length % 2 !== 0) return { ok: false, reason: 'bad_audio_length', detail: `audio payload of ${payload.length} bytes (16-bit samples)` };
+      if (payload.length === 0 || payload.length % 2 !== 0)
+        return { ok: false, reason: 'bad_audio_length', detail: `audio payload of ${payload.length} bytes (16-bit samples)` };
       return { ok: true, message: { kind: 'audio', rateHz, payload } };
     }
   }
@@ -124,8 +125,13 @@ export class AudioSocketState {
     if (message.kind === 'hangup' || message.kind === 'error') return null;
     if (!this.uuid) return { reason: 'out_of_order', detail: `${message.kind} before the UUID` };
     if (message.kind === 'audio') {
-      if (!AUDIOSOCKET_SESSION_RATES.has(message.rateHz)) return { reason: 'unsupported_rate', detail: `slin at ${message.rateHz} Hz (sessions take ${[...AUDIOSOCKET_SESSION_RATES].join(', ')})` };
-      if (this.rateHz !== null && this.rateHz !== message.rateHz) return { reason: 'out_of_order', detail: `rate changed from ${this.rateHz} to ${message.rateHz} Hz mid-stream` };
+      if (!AUDIOSOCKET_SESSION_RATES.has(message.rateHz))
+        return {
+          reason: 'unsupported_rate',
+          detail: `slin at ${message.rateHz} Hz (sessions take ${[...AUDIOSOCKET_SESSION_RATES].join(', ')})`,
+        };
+      if (this.rateHz !== null && this.rateHz !== message.rateHz)
+        return { reason: 'out_of_order', detail: `rate changed from ${this.rateHz} to ${message.rateHz} Hz mid-stream` };
     }
     return null;
   }
@@ -144,7 +150,10 @@ export class AudioSocketState {
  * external id is that UUID with the last byte zeroed; the leg's speaker comes from the
  * operator's map of leg numbers (default 1 = caller, 2 = callee), else `leg<N>`.
  */
-export function audioSocketLeg(uuid: string, speakers: ReadonlyMap<number, string>): { callExternalId: string; leg: number; speaker: string } {
+export function audioSocketLeg(
+  uuid: string,
+  speakers: ReadonlyMap<number, string>,
+): { callExternalId: string; leg: number; speaker: string } {
   const bytes = uuidBytes(uuid);
   const leg = bytes[15]!;
   bytes[15] = 0;

@@ -56,7 +56,11 @@ export class CallLinker {
       try {
         const res = await fetch(`${this.o.url}${API_BASE}/stt/calls`, {
           method: 'POST',
-          headers: { accessKey: this.o.accessKey, 'content-type': 'application/json', 'Idempotency-Key': callIdempotencyKey(protocol, externalId) },
+          headers: {
+            accessKey: this.o.accessKey,
+            'content-type': 'application/json',
+            'Idempotency-Key': callIdempotencyKey(protocol, externalId),
+          },
           body: JSON.stringify({ title, externalId }),
           signal: AbortSignal.timeout(30_000),
         });
@@ -65,7 +69,9 @@ export class CallLinker {
         if ((status === 200 || status === 201) && typeof json.data?.callId === 'string') return json.data.callId;
         if (status === 404) {
           this.unsupported = true;
-          this.o.logger.warn('the server has no calls API (POST /stt/calls is 404): legs are streamed as sessions of their own, not linked into a call');
+          this.o.logger.warn(
+            'the server has no calls API (POST /stt/calls is 404): legs are streamed as sessions of their own, not linked into a call',
+          );
           return null;
         }
         reason = `HTTP ${status} ${typeof json.message === 'string' ? json.message.slice(0, 200) : ''}`;

@@ -8,7 +8,8 @@
 // Pure: parsing and de-interleaving, no I/O. docs/gateway.md.
 import { SPEAKER_PATTERN } from './twilio.js';
 
-export type ForkInvalidReason = 'not_json' | 'bad_field' | 'unsupported_rate' | 'bad_speaker' | 'text_after_metadata' | 'audio_before_metadata';
+export type ForkInvalidReason =
+  'not_json' | 'bad_field' | 'unsupported_rate' | 'bad_speaker' | 'text_after_metadata' | 'audio_before_metadata';
 
 export type MixType = 'mono' | 'mixed' | 'stereo';
 
@@ -67,18 +68,28 @@ export function parseForkMetadata(text: string, query: URLSearchParams = new URL
     return { ok: false, reason: 'unsupported_rate', detail: `sampleRate ${String(rawRate).slice(0, 16)}: one of ${FORK_RATES.join(', ')}` };
   }
   const mix = field(value, 'mixType') ?? query.get('mixType') ?? 'mono';
-  if (mix !== 'mono' && mix !== 'mixed' && mix !== 'stereo') return { ok: false, reason: 'bad_field', detail: 'mixType must be mono, mixed or stereo' };
+  if (mix !== 'mono' && mix !== 'mixed' && mix !== 'stereo')
+    return { ok: false, reason: 'bad_field', detail: 'mixType must be mono, mixed or stereo' };
   const rawCall = field(value, 'callSid') ?? field(value, 'call_sid') ?? field(value, 'uuid') ?? field(value, 'callId') ?? null;
-  if (rawCall !== null && (typeof rawCall !== 'string' || !CALL_ID_PATTERN.test(rawCall))) return { ok: false, reason: 'bad_field', detail: 'callSid/uuid must be 1-128 of [A-Za-z0-9_.:@-]' };
+  if (rawCall !== null && (typeof rawCall !== 'string' || !CALL_ID_PATTERN.test(rawCall)))
+    return { ok: false, reason: 'bad_field', detail: 'callSid/uuid must be 1-128 of [A-Za-z0-9_.:@-]' };
   const caller = field(value, 'callerSpeaker') ?? 'caller';
   const callee = field(value, 'calleeSpeaker') ?? 'callee';
   const mixed = field(value, 'mixedSpeaker') ?? 'mixed';
   const speakers = mix === 'stereo' ? [caller, callee] : mix === 'mixed' ? [mixed] : [caller];
-  if (!speakers.every((s) => typeof s === 'string' && SPEAKER_PATTERN.test(s))) return { ok: false, reason: 'bad_speaker', detail: `speaker names must match ${SPEAKER_PATTERN.source}` };
-  if (new Set(speakers).size !== speakers.length) return { ok: false, reason: 'bad_speaker', detail: 'callerSpeaker and calleeSpeaker must differ' };
+  if (!speakers.every((s) => typeof s === 'string' && SPEAKER_PATTERN.test(s)))
+    return { ok: false, reason: 'bad_speaker', detail: `speaker names must match ${SPEAKER_PATTERN.source}` };
+  if (new Set(speakers).size !== speakers.length)
+    return { ok: false, reason: 'bad_speaker', detail: 'callerSpeaker and calleeSpeaker must differ' };
   return {
     ok: true,
-    metadata: { sampleRate: rate as ForkMetadata['sampleRate'], mixType: mix, channels: mix === 'stereo' ? 2 : 1, callId: rawCall, speakers: speakers as string[] },
+    metadata: {
+      sampleRate: rate as ForkMetadata['sampleRate'],
+      mixType: mix,
+      channels: mix === 'stereo' ? 2 : 1,
+      callId: rawCall,
+      speakers: speakers as string[],
+    },
   };
 }
 

@@ -145,7 +145,14 @@ export class Gateway extends EventEmitter<GatewayEvents> {
 
   // ------------------------------------------------------------------ legs
 
-  private openLeg(protocol: GatewayProtocol, externalId: string, speaker: string, encoding: InputEncodingName, callTitle: string, logger: Logger): GatewayLeg {
+  private openLeg(
+    protocol: GatewayProtocol,
+    externalId: string,
+    speaker: string,
+    encoding: InputEncodingName,
+    callTitle: string,
+    logger: Logger,
+  ): GatewayLeg {
     const leg = new GatewayLeg(this.shared, { protocol, externalId, speaker, encoding, callTitle, logger }, (l, segment) => {
       this.emit('final', { protocol, externalId, speaker, sessionId: l.sessionId, segment });
     });
@@ -255,7 +262,10 @@ export class Gateway extends EventEmitter<GatewayEvents> {
           state.apply(msg);
           const callLog = log.child({ callSid: msg.callSid, streamSid: msg.streamSid });
           for (const track of msg.tracks) {
-            legs.set(track, { leg: this.openLeg('twilio', msg.callSid, speakers.speakers[track], 'mulaw_8000', `Twilio call ${msg.callSid}`, callLog), clock: new TwilioTrackClock() });
+            legs.set(track, {
+              leg: this.openLeg('twilio', msg.callSid, speakers.speakers[track], 'mulaw_8000', `Twilio call ${msg.callSid}`, callLog),
+              clock: new TwilioTrackClock(),
+            });
           }
           callLog.info({ tracks: msg.tracks, speakers: speakers.speakers }, 'twilio stream started');
           return;
@@ -297,7 +307,8 @@ export class Gateway extends EventEmitter<GatewayEvents> {
       if (ended) return;
       ended = true;
       untrack();
-      if (demux && demux.pendingBytes > 0) log.warn({ bytes: demux.pendingBytes }, 'the stream ended inside a sample frame; those bytes are dropped');
+      if (demux && demux.pendingBytes > 0)
+        log.warn({ bytes: demux.pendingBytes }, 'the stream ended inside a sample frame; those bytes are dropped');
       for (const leg of legs) this.endLeg(leg);
     };
     ws.on('message', (data: RawData, isBinary: boolean) => {
@@ -316,7 +327,10 @@ export class Gateway extends EventEmitter<GatewayEvents> {
         demux = new ForkDemux(meta.channels);
         const externalId = meta.callId ?? `fork-${randomUUID()}`;
         const callLog = log.child({ callExternalId: externalId });
-        if (!meta.callId) callLog.warn('the metadata names no call (callSid or uuid): this connection is a call of its own, and a restarted gateway cannot re-attach to it');
+        if (!meta.callId)
+          callLog.warn(
+            'the metadata names no call (callSid or uuid): this connection is a call of its own, and a restarted gateway cannot re-attach to it',
+          );
         const encoding = `pcm_s16le_${meta.sampleRate}` as InputEncodingName;
         legs = meta.speakers.map((speaker) => this.openLeg('fork', externalId, speaker, encoding, `Call ${externalId}`, callLog));
         callLog.info({ sampleRate: meta.sampleRate, mixType: meta.mixType, speakers: meta.speakers }, 'fork stream started');
@@ -353,7 +367,8 @@ export class Gateway extends EventEmitter<GatewayEvents> {
       if (ended) return;
       ended = true;
       untrack();
-      if (reader.pendingBytes > 0) log.warn({ bytes: reader.pendingBytes }, 'the connection ended inside a message; those bytes are dropped');
+      if (reader.pendingBytes > 0)
+        log.warn({ bytes: reader.pendingBytes }, 'the connection ended inside a message; those bytes are dropped');
       if (leg) this.endLeg(leg);
     };
     // The gateway's own hang-up: Asterisk ends the AudioSocket application on it.
@@ -382,10 +397,20 @@ export class Gateway extends EventEmitter<GatewayEvents> {
         switch (msg.kind) {
           case 'uuid':
             pairing = audioSocketLeg(msg.uuid, this.o.audioSocketSpeakers);
-            log.info({ uuid: msg.uuid, callExternalId: pairing.callExternalId, leg: pairing.leg, speaker: pairing.speaker }, 'audiosocket stream identified');
+            log.info(
+              { uuid: msg.uuid, callExternalId: pairing.callExternalId, leg: pairing.leg, speaker: pairing.speaker },
+              'audiosocket stream identified',
+            );
             break;
           case 'audio':
-            leg ??= this.openLeg('audiosocket', pairing!.callExternalId, pairing!.speaker, `pcm_s16le_${msg.rateHz}` as InputEncodingName, `Call ${pairing!.callExternalId}`, log.child({ callExternalId: pairing!.callExternalId }));
+            leg ??= this.openLeg(
+              'audiosocket',
+              pairing!.callExternalId,
+              pairing!.speaker,
+              `pcm_s16le_${msg.rateHz}` as InputEncodingName,
+              `Call ${pairing!.callExternalId}`,
+              log.child({ callExternalId: pairing!.callExternalId }),
+            );
             leg.write(msg.payload);
             break;
           case 'hangup':

@@ -116,9 +116,11 @@ export class GatewayLeg {
       return;
     }
     const streamer = this.streamer!;
-    this.writes = this.writes.then(() => streamer.write(chunk)).catch((err: Error) => {
-      this.failed ??= err;
-    });
+    this.writes = this.writes
+      .then(() => streamer.write(chunk))
+      .catch((err: Error) => {
+        this.failed ??= err;
+      });
   }
 
   private async start(): Promise<void> {
@@ -153,7 +155,8 @@ export class GatewayLeg {
       this.log = this.log.child({ sessionId, callId: this.callId });
       if (this.shared.outDir) this.files = new TranscriptFiles(this.shared.outDir, sessionId);
       this.log.info({ encoding }, 'leg streaming to its session');
-      if (this.droppedEarlyBytes > 0) this.log.warn({ droppedSamples: this.droppedEarlyBytes / this.bps }, 'audio dropped while the session was being created');
+      if (this.droppedEarlyBytes > 0)
+        this.log.warn({ droppedSamples: this.droppedEarlyBytes / this.bps }, 'audio dropped while the session was being created');
       this.started = true;
       const queued = this.early.splice(0);
       this.earlyBytes = 0;
@@ -164,7 +167,10 @@ export class GatewayLeg {
       this.failed = err as Error;
       this.early.splice(0);
       this.shared.metrics?.legsFailed.inc({ protocol });
-      this.log.error({ err: (err as Error).message, droppedSamples: this.receivedSamples }, 'could not start the session of this leg; its audio is dropped');
+      this.log.error(
+        { err: (err as Error).message, droppedSamples: this.receivedSamples },
+        'could not start the session of this leg; its audio is dropped',
+      );
     }
   }
 

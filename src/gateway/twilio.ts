@@ -6,7 +6,8 @@
 // string of digits or a number. Pure: parsing and per-stream state, no I/O.
 
 /** Why a message was refused: the metric label and the log field. */
-export type TwilioInvalidReason = 'not_json' | 'unknown_event' | 'bad_field' | 'bad_payload' | 'unsupported_format' | 'out_of_order' | 'bad_speaker';
+export type TwilioInvalidReason =
+  'not_json' | 'unknown_event' | 'bad_field' | 'bad_payload' | 'unsupported_format' | 'out_of_order' | 'bad_speaker';
 
 export type TwilioTrack = 'inbound' | 'outbound';
 
@@ -61,14 +62,28 @@ export function parseTwilioMessage(text: string): TwilioParse {
   if (!isObject(value) || typeof value.event !== 'string') return fail('bad_field', 'no event');
   switch (value.event) {
     case 'connected':
-      return { ok: true, message: { event: 'connected', protocol: typeof value.protocol === 'string' ? value.protocol : '', version: typeof value.version === 'string' ? value.version : '' } };
+      return {
+        ok: true,
+        message: {
+          event: 'connected',
+          protocol: typeof value.protocol === 'string' ? value.protocol : '',
+          version: typeof value.version === 'string' ? value.version : '',
+        },
+      };
     case 'start': {
       const s = value.start;
       if (!isObject(s)) return fail('bad_field', 'start without its start object');
       const streamSid = s.streamSid ?? value.streamSid;
-      if (typeof s.callSid !== 'string' || !SID_PATTERN.test(s.callSid)) return fail('bad_field', 'start.callSid missing or not 1-128 of [A-Za-z0-9_-]');
+      if (typeof s.callSid !== 'string' || !SID_PATTERN.test(s.callSid))
+        return fail('bad_field', 'start.callSid missing or not 1-128 of [A-Za-z0-9_-]');
       if (typeof streamSid !== 'string' || !SID_PATTERN.test(streamSid)) return fail('bad_field', 'start.streamSid missing');
-      if (!Array.isArray(s.tracks) || s.tracks.length === 0 || s.tracks.length > 2 || !s.tracks.every((t) => t === 'inbound' || t === 'outbound') || new Set(s.tracks).size !== s.tracks.length) {
+      if (
+        !Array.isArray(s.tracks) ||
+        s.tracks.length === 0 ||
+        s.tracks.length > 2 ||
+        !s.tracks.every((t) => t === 'inbound' || t === 'outbound') ||
+        new Set(s.tracks).size !== s.tracks.length
+      ) {
         return fail('bad_field', 'start.tracks must list inbound and/or outbound');
       }
       const custom: Record<string, string> = {};
@@ -80,12 +95,22 @@ export function parseTwilioMessage(text: string): TwilioParse {
       if (f !== undefined) {
         if (!isObject(f)) return fail('bad_field', 'start.mediaFormat is not an object');
         if (f.encoding !== 'audio/x-mulaw' || Number(f.sampleRate) !== 8000 || Number(f.channels) !== 1) {
-          return fail('unsupported_format', `mediaFormat ${String(f.encoding)}/${String(f.sampleRate)}/${String(f.channels)} (Twilio sends audio/x-mulaw/8000/1)`);
+          return fail(
+            'unsupported_format',
+            `mediaFormat ${String(f.encoding)}/${String(f.sampleRate)}/${String(f.channels)} (Twilio sends audio/x-mulaw/8000/1)`,
+          );
         }
       }
       return {
         ok: true,
-        message: { event: 'start', streamSid, accountSid: typeof s.accountSid === 'string' ? s.accountSid : '', callSid: s.callSid, tracks: s.tracks as TwilioTrack[], customParameters: custom },
+        message: {
+          event: 'start',
+          streamSid,
+          accountSid: typeof s.accountSid === 'string' ? s.accountSid : '',
+          callSid: s.callSid,
+          tracks: s.tracks as TwilioTrack[],
+          customParameters: custom,
+        },
       };
     }
     case 'media': {
@@ -97,7 +122,8 @@ export function parseTwilioMessage(text: string): TwilioParse {
       const chunk = counter(m.chunk);
       const timestampMs = counter(m.timestamp);
       if (chunk === null || timestampMs === null) return fail('bad_field', 'media.chunk and media.timestamp must be non-negative integers');
-      if (typeof m.payload !== 'string' || m.payload.length === 0 || !BASE64_PATTERN.test(m.payload)) return fail('bad_payload', 'media.payload is not base64');
+      if (typeof m.payload !== 'string' || m.payload.length === 0 || !BASE64_PATTERN.test(m.payload))
+        return fail('bad_payload', 'media.payload is not base64');
       const payload = Buffer.from(m.payload, 'base64');
       if (payload.length > MAX_PAYLOAD_BYTES) return fail('bad_payload', `media.payload over ${MAX_PAYLOAD_BYTES} bytes`);
       return { ok: true, message: { event: 'media', track, chunk, timestampMs, payload } };

@@ -27,7 +27,16 @@ export function runFfprobe(file: string, formats: readonly string[], timeoutMs: 
   return new Promise((resolve, reject) => {
     execFile(
       'ffprobe',
-      ['-v', 'error', ...demuxerSandbox(formats), '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels', '-of', 'json', file],
+      [
+        '-v',
+        'error',
+        ...demuxerSandbox(formats),
+        '-show_entries',
+        'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels',
+        '-of',
+        'json',
+        file,
+      ],
       { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 },
       (err, stdout, stderr) => {
         if (err) return reject(Object.assign(err, { stderr }));

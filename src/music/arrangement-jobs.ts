@@ -139,7 +139,10 @@ export class ArrangementJobs {
         this.#after(delay, projectId, accountId, version, attempt + 1);
         return;
       }
-      this.log.error({ err, projectId, arrangementVersion: version, attempt }, 'arrangement job failed on its last attempt; project ARRANGEMENT_FAILED');
+      this.log.error(
+        { err, projectId, arrangementVersion: version, attempt },
+        'arrangement job failed on its last attempt; project ARRANGEMENT_FAILED',
+      );
       try {
         await this.store.failArrangement(projectId, version, this.now());
         await this.#release(projectId);

@@ -42,7 +42,13 @@ function destinationFd(destination: pino.DestinationStream | undefined): number 
  * before the process may exit, as with pino.destination. Fields every line of this process
  * shares are left out. */
 function prettyStream(destination: number | pino.DestinationStream, hidden: readonly string[]): pino.DestinationStream {
-  return PinoPretty({ destination, sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: ['pid', 'hostname', 'service', ...hidden].join(',') });
+  return PinoPretty({
+    destination,
+    sync: true,
+    singleLine: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: ['pid', 'hostname', 'service', ...hidden].join(','),
+  });
 }
 
 /**
@@ -53,7 +59,13 @@ function prettyStream(destination: number | pino.DestinationStream, hidden: read
  * @param opts.hiddenOnTerminal fields every line of this process shares, left out of readable lines
  */
 export function createLogger(
-  opts: { level?: string; destination?: pino.DestinationStream; terminal?: boolean; service?: string; hiddenOnTerminal?: readonly string[] } = {},
+  opts: {
+    level?: string;
+    destination?: pino.DestinationStream;
+    terminal?: boolean;
+    service?: string;
+    hiddenOnTerminal?: readonly string[];
+  } = {},
 ): Logger {
   const options: LoggerOptions = {
     level: opts.level ?? 'info',

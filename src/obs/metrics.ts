@@ -40,10 +40,28 @@ export const LIVE_SESSION_STATES = ['RECORDING', 'PAUSED'] as const;
 export const FINAL_TRIGGERS: ReadonlyArray<FinalTrigger | 'batch'> = ['commit', 'close', 'bound', 'pause', 'shutdown', 'vad', 'batch'];
 /** Codes a socket frame or message is rejected with (LiveSession.emitError). */
 export const FRAME_ERROR_CODES: readonly ErrorCode[] = [
-  'MALFORMED_FRAME', 'INVALID_SAMPLE_SIZE', 'FRAME_TOO_LARGE', 'STALE_EPOCH', 'GAP_TOO_LARGE', 'NOT_ACCEPTING',
-  'SESSION_CLOSED', 'INSUFFICIENT_CHARACTERS', 'ENGINE_FAILED', 'INTERNAL',
+  'MALFORMED_FRAME',
+  'INVALID_SAMPLE_SIZE',
+  'FRAME_TOO_LARGE',
+  'STALE_EPOCH',
+  'GAP_TOO_LARGE',
+  'NOT_ACCEPTING',
+  'SESSION_CLOSED',
+  'INSUFFICIENT_CHARACTERS',
+  'ENGINE_FAILED',
+  'INTERNAL',
 ];
-export const TICKET_OUTCOMES = ['issued', 'accepted', 'used', 'expired', 'unknown', 'forged', 'wrong_session', 'wrong_scope', 'desk_session_ended'] as const;
+export const TICKET_OUTCOMES = [
+  'issued',
+  'accepted',
+  'used',
+  'expired',
+  'unknown',
+  'forged',
+  'wrong_session',
+  'wrong_scope',
+  'desk_session_ended',
+] as const;
 export const BATCH_JOB_OUTCOMES = ['queued', 'completed', 'failed'] as const;
 export const INTERPRETATION_RETRY_OUTCOMES = ['retried', 'replayed', 'key_mismatch', 'not_found', 'refused', 'insufficient'] as const;
 export const CALLBACK_OUTCOMES = ['delivered', 'retry', 'failed'] as const;
@@ -70,42 +88,99 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
 
   const metrics = {
     registry,
-    sessions: new Gauge({ name: 'scribed_sessions', help: 'Live real-time sessions held in memory, by state (RECORDING, PAUSED)', labelNames: ['state'], registers: r }),
+    sessions: new Gauge({
+      name: 'scribed_sessions',
+      help: 'Live real-time sessions held in memory, by state (RECORDING, PAUSED)',
+      labelNames: ['state'],
+      registers: r,
+    }),
     readyChecks: new Gauge({
       name: 'scribed_ready_checks',
       help: 'The /readyz checks at this scrape, 1 passing and 0 failing: store (open), engine (started), capacity (a recognizer free for a new socket)',
       labelNames: ['check'],
       registers: r,
     }),
-    sessionsClosed: new Counter({ name: 'scribed_sessions_closed_total', help: 'Real-time sessions closed on this node (their final transcript completed)', registers: r }),
+    sessionsClosed: new Counter({
+      name: 'scribed_sessions_closed_total',
+      help: 'Real-time sessions closed on this node (their final transcript completed)',
+      registers: r,
+    }),
     decodeBacklog: new Gauge({
       name: 'scribed_decode_backlog_seconds',
       help: 'Live audio acknowledged and sent to the decoders but not decoded yet, summed over streams (how far recognition runs behind)',
       registers: r,
     }),
-    sessionsCreated: new Counter({ name: 'scribed_sessions_created_total', help: 'Real-time sessions created (idempotent replays excluded)', registers: r }),
-    callsCreated: new Counter({ name: 'scribed_calls_created_total', help: 'Calls created (idempotent replays excluded); their legs count as sessions', registers: r }),
+    sessionsCreated: new Counter({
+      name: 'scribed_sessions_created_total',
+      help: 'Real-time sessions created (idempotent replays excluded)',
+      registers: r,
+    }),
+    callsCreated: new Counter({
+      name: 'scribed_calls_created_total',
+      help: 'Calls created (idempotent replays excluded); their legs count as sessions',
+      registers: r,
+    }),
     /** Counted by the resume route, once per 200 answer, whichever path the resume took
      * (the session in this node's memory, or only in the store). */
-    resumesAnswered: new Counter({ name: 'scribed_session_resumes_total', help: 'Session resumes answered 200 by this node', registers: r }),
-    audioSeconds: new Counter({ name: 'scribed_audio_received_seconds_total', help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)', labelNames: ['encoding'], registers: r }),
-    audioBytes: new Counter({ name: 'scribed_audio_received_bytes_total', help: 'Audio payload bytes received on sockets', labelNames: ['encoding'], registers: r }),
-    duplicateSamples: new Counter({ name: 'scribed_duplicate_samples_total', help: 'Samples dropped because they had already been received', registers: r }),
+    resumesAnswered: new Counter({
+      name: 'scribed_session_resumes_total',
+      help: 'Session resumes answered 200 by this node',
+      registers: r,
+    }),
+    audioSeconds: new Counter({
+      name: 'scribed_audio_received_seconds_total',
+      help: 'Audio accepted into sessions, in seconds of input audio (gap fill included)',
+      labelNames: ['encoding'],
+      registers: r,
+    }),
+    audioBytes: new Counter({
+      name: 'scribed_audio_received_bytes_total',
+      help: 'Audio payload bytes received on sockets',
+      labelNames: ['encoding'],
+      registers: r,
+    }),
+    duplicateSamples: new Counter({
+      name: 'scribed_duplicate_samples_total',
+      help: 'Samples dropped because they had already been received',
+      registers: r,
+    }),
     gapSamples: new Counter({ name: 'scribed_gap_samples_total', help: 'Samples of silence inserted for gaps in the audio', registers: r }),
     acks: new Counter({ name: 'scribed_acks_total', help: 'Audio acknowledgements sent', registers: r }),
-    frameErrors: new Counter({ name: 'scribed_frame_errors_total', help: 'Socket frames rejected, by error code', labelNames: ['code'], registers: r }),
-    segments: new Counter({ name: 'scribed_segments_total', help: 'Final segments emitted, by trigger', labelNames: ['trigger'], registers: r }),
+    frameErrors: new Counter({
+      name: 'scribed_frame_errors_total',
+      help: 'Socket frames rejected, by error code',
+      labelNames: ['code'],
+      registers: r,
+    }),
+    segments: new Counter({
+      name: 'scribed_segments_total',
+      help: 'Final segments emitted, by trigger',
+      labelNames: ['trigger'],
+      registers: r,
+    }),
     recognitionLatency: new Histogram({
       name: 'scribed_recognition_latency_seconds',
-      help: 'Time from the end of a segment\'s audio (commit, close or bound) to its final result',
+      help: "Time from the end of a segment's audio (commit, close or bound) to its final result",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: r,
     }),
     // Deferred recognition (src/core/recognition-backlog.ts): sessions admitted while every
     // recognizer was busy, and how far behind their audio recognition ran.
-    recognitionDeferred: new Counter({ name: 'scribed_recognition_deferred_total', help: 'Sockets served while every recognizer was busy: their recognition waited for one (deferred)', registers: r }),
-    recognizerYields: new Counter({ name: 'scribed_recognizer_yields_total', help: 'Recognizers a session gave back between segments for an account below its fair share (its recognition then waited, deferred)', registers: r }),
-    deferredSessions: new Gauge({ name: 'scribed_recognition_deferred_sessions', help: 'Sessions whose recognition runs behind their audio: waiting for a recognizer or catching up', registers: r }),
+    recognitionDeferred: new Counter({
+      name: 'scribed_recognition_deferred_total',
+      help: 'Sockets served while every recognizer was busy: their recognition waited for one (deferred)',
+      registers: r,
+    }),
+    recognizerYields: new Counter({
+      name: 'scribed_recognizer_yields_total',
+      help: 'Recognizers a session gave back between segments for an account below its fair share (its recognition then waited, deferred)',
+      registers: r,
+    }),
+    deferredSessions: new Gauge({
+      name: 'scribed_recognition_deferred_sessions',
+      help: 'Sessions whose recognition runs behind their audio: waiting for a recognizer or catching up',
+      registers: r,
+    }),
     deferredBacklog: new Gauge({
       name: 'scribed_recognition_deferred_backlog_seconds',
       help: 'Acknowledged audio of deferred sessions waiting for a recognizer, summed over the node (bounded by --max-deferred-seconds)',
@@ -129,19 +204,51 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 5],
       registers: r,
     }),
-    watchers: new Gauge({ name: 'scribed_session_watchers', help: 'Watch sockets open on this node (read-only subscribers to a session\'s events, docs/protocol.md)', registers: r }),
+    watchers: new Gauge({
+      name: 'scribed_session_watchers',
+      help: "Watch sockets open on this node (read-only subscribers to a session's events, docs/protocol.md)",
+      registers: r,
+    }),
     watchersDropped: new Counter({
       name: 'scribed_session_watchers_dropped_total',
       help: 'Watch sockets the server let go, by reason (slow: over the buffered-bytes bound)',
       labelNames: ['reason'],
       registers: r,
     }),
-    tickets: new Counter({ name: 'scribed_ticket_outcomes_total', help: 'Ticket issue and handshake outcomes', labelNames: ['outcome'], registers: r }),
-    batchJobs: new Counter({ name: 'scribed_batch_jobs_total', help: 'Batch jobs by outcome (queued, completed, failed)', labelNames: ['outcome'], registers: r }),
-    batchAudioSeconds: new Counter({ name: 'scribed_batch_audio_seconds_total', help: 'Audio transcribed by completed batch jobs, in seconds', registers: r }),
-    charactersDebited: new Counter({ name: 'scribed_characters_debited_total', help: 'Characters debited for real-time audio', registers: r }),
-    interpretationRetries: new Counter({ name: 'scribed_interpretation_retries_total', help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)', labelNames: ['outcome'], registers: r }),
-    callbackDeliveries: new Counter({ name: 'scribed_callback_deliveries_total', help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: r }),
+    tickets: new Counter({
+      name: 'scribed_ticket_outcomes_total',
+      help: 'Ticket issue and handshake outcomes',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    batchJobs: new Counter({
+      name: 'scribed_batch_jobs_total',
+      help: 'Batch jobs by outcome (queued, completed, failed)',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    batchAudioSeconds: new Counter({
+      name: 'scribed_batch_audio_seconds_total',
+      help: 'Audio transcribed by completed batch jobs, in seconds',
+      registers: r,
+    }),
+    charactersDebited: new Counter({
+      name: 'scribed_characters_debited_total',
+      help: 'Characters debited for real-time audio',
+      registers: r,
+    }),
+    interpretationRetries: new Counter({
+      name: 'scribed_interpretation_retries_total',
+      help: 'Interpretation retry requests, by outcome (retried, replayed, refused, ...)',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
+    callbackDeliveries: new Counter({
+      name: 'scribed_callback_deliveries_total',
+      help: 'Voice design callback delivery attempts, by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
     webhookDeliveries: new Counter({
       name: 'scribed_webhook_attempts_total',
       help: 'Webhook delivery attempts made by this node, by outcome (delivered, retry, failed, gone)',
@@ -154,13 +261,21 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: r,
     }),
-    webhookOutboxDepth: new Gauge({ name: 'scribed_webhook_outbox_depth', help: 'Webhook deliveries pending in the store (all nodes), sampled by this node', registers: r }),
+    webhookOutboxDepth: new Gauge({
+      name: 'scribed_webhook_outbox_depth',
+      help: 'Webhook deliveries pending in the store (all nodes), sampled by this node',
+      registers: r,
+    }),
     webhookOutboxOldestSeconds: new Gauge({
       name: 'scribed_webhook_outbox_oldest_seconds',
       help: 'Age of the oldest pending webhook delivery (0 when none), sampled by this node',
       registers: r,
     }),
-    recordingBytes: new Counter({ name: 'scribed_voice_recording_bytes_total', help: 'Bytes of voice recordings accepted into the library', registers: r }),
+    recordingBytes: new Counter({
+      name: 'scribed_voice_recording_bytes_total',
+      help: 'Bytes of voice recordings accepted into the library',
+      registers: r,
+    }),
     httpErrors: new Counter({
       name: 'scribed_http_errors_total',
       help: 'HTTP requests and socket handshakes answered with an error, by error code (src/core/errors.ts) and status',
@@ -173,10 +288,18 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['socket', 'outcome'],
       registers: r,
     }),
-    connectionsDropped: new Counter({ name: 'scribed_http_connections_dropped_total', help: 'Connections closed at once because SCRIBED_MAX_CONNECTIONS were open', registers: r }),
+    connectionsDropped: new Counter({
+      name: 'scribed_http_connections_dropped_total',
+      help: 'Connections closed at once because SCRIBED_MAX_CONNECTIONS were open',
+      registers: r,
+    }),
     // Admission by capacity (src/engine/calibration.ts, docs/scaling.md "Sizing a node"): set
     // once at start; the labelled ones only when a calibration exists (no series otherwise).
-    maxDecoders: new Gauge({ name: 'scribed_engine_max_decoders', help: 'Decoders the pool may run (--max-decoders, or the measured capacity when not set)', registers: r }),
+    maxDecoders: new Gauge({
+      name: 'scribed_engine_max_decoders',
+      help: 'Decoders the pool may run (--max-decoders, or the measured capacity when not set)',
+      registers: r,
+    }),
     capacityStreams: new Gauge({
       name: 'scribed_capacity_streams',
       help: 'Real-time 8 kHz streams this node carries within the latency goal (measured capacity), labelled by the limit that binds (cpu, memory, bound)',
@@ -189,14 +312,23 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['resource'],
       registers: r,
     }),
-    capacityCores: new Gauge({ name: 'scribed_capacity_cores', help: 'Cores this node may use (scheduler affinity, cut by a cgroup CPU quota)', registers: r }),
+    capacityCores: new Gauge({
+      name: 'scribed_capacity_cores',
+      help: 'Cores this node may use (scheduler affinity, cut by a cgroup CPU quota)',
+      registers: r,
+    }),
     recognizerCost: new Gauge({
       name: 'scribed_recognizer_cost_ratio',
       help: 'Measured recognizer CPU seconds per second of real-time audio, by audio profile (start-up calibration: telephony)',
       labelNames: ['profile'],
       registers: r,
     }),
-    decoderMemory: new Gauge({ name: 'scribed_decoder_memory_bytes', help: 'Measured resident memory one further decoder adds (the first also loads the shared models), by audio profile (start-up calibration)', labelNames: ['profile'], registers: r }),
+    decoderMemory: new Gauge({
+      name: 'scribed_decoder_memory_bytes',
+      help: 'Measured resident memory one further decoder adds (the first also loads the shared models), by audio profile (start-up calibration)',
+      labelNames: ['profile'],
+      registers: r,
+    }),
     httpDuration: new Histogram({
       name: 'scribed_http_request_duration_seconds',
       help: 'HTTP request durations by route and status',
@@ -204,24 +336,73 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       buckets: HTTP_DURATION_BUCKETS,
       registers: r,
     }),
-    ruleAlerts: new Counter({ name: 'scribed_rule_alerts_total', help: 'Alerts raised by live rules (docs/rules.md), by the rule\'s condition', labelNames: ['condition'], registers: r }),
-    categoryMatches: new Counter({ name: 'scribed_category_matches_total', help: 'Finished calls (and lone transcriptions) that matched a post-call category (docs/analytics.md), by category id', labelNames: ['category'], registers: r }),
+    ruleAlerts: new Counter({
+      name: 'scribed_rule_alerts_total',
+      help: "Alerts raised by live rules (docs/rules.md), by the rule's condition",
+      labelNames: ['condition'],
+      registers: r,
+    }),
+    categoryMatches: new Counter({
+      name: 'scribed_category_matches_total',
+      help: 'Finished calls (and lone transcriptions) that matched a post-call category (docs/analytics.md), by category id',
+      labelNames: ['category'],
+      registers: r,
+    }),
   };
   const m = metrics;
   for (const state of LIVE_SESSION_STATES) m.sessions.set({ state }, 0);
-  seriesAtZero(m.audioSeconds, INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })));
-  seriesAtZero(m.audioBytes, INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })));
-  seriesAtZero(m.frameErrors, FRAME_ERROR_CODES.map((code) => ({ code })));
-  seriesAtZero(m.segments, FINAL_TRIGGERS.map((trigger) => ({ trigger })));
-  seriesAtZero(m.tickets, TICKET_OUTCOMES.map((outcome) => ({ outcome })));
-  seriesAtZero(m.batchJobs, BATCH_JOB_OUTCOMES.map((outcome) => ({ outcome })));
-  seriesAtZero(m.interpretationRetries, INTERPRETATION_RETRY_OUTCOMES.map((outcome) => ({ outcome })));
-  seriesAtZero(m.callbackDeliveries, CALLBACK_OUTCOMES.map((outcome) => ({ outcome })));
-  seriesAtZero(m.webhookDeliveries, WEBHOOK_OUTCOMES.map((outcome) => ({ outcome })));
-  seriesAtZero(m.watchersDropped, WATCHER_DROP_REASONS.map((reason) => ({ reason })));
-  seriesAtZero(m.httpErrors, (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })));
-  seriesAtZero(m.ruleAlerts, RULE_CONDITION_KINDS.map((condition) => ({ condition })));
-  seriesAtZero(m.wsUpgrades, WS_SOCKETS.flatMap((socket) => WS_UPGRADE_OUTCOMES.map((outcome) => ({ socket, outcome }))));
+  seriesAtZero(
+    m.audioSeconds,
+    INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })),
+  );
+  seriesAtZero(
+    m.audioBytes,
+    INPUT_ENCODING_NAMES.map((encoding) => ({ encoding })),
+  );
+  seriesAtZero(
+    m.frameErrors,
+    FRAME_ERROR_CODES.map((code) => ({ code })),
+  );
+  seriesAtZero(
+    m.segments,
+    FINAL_TRIGGERS.map((trigger) => ({ trigger })),
+  );
+  seriesAtZero(
+    m.tickets,
+    TICKET_OUTCOMES.map((outcome) => ({ outcome })),
+  );
+  seriesAtZero(
+    m.batchJobs,
+    BATCH_JOB_OUTCOMES.map((outcome) => ({ outcome })),
+  );
+  seriesAtZero(
+    m.interpretationRetries,
+    INTERPRETATION_RETRY_OUTCOMES.map((outcome) => ({ outcome })),
+  );
+  seriesAtZero(
+    m.callbackDeliveries,
+    CALLBACK_OUTCOMES.map((outcome) => ({ outcome })),
+  );
+  seriesAtZero(
+    m.webhookDeliveries,
+    WEBHOOK_OUTCOMES.map((outcome) => ({ outcome })),
+  );
+  seriesAtZero(
+    m.watchersDropped,
+    WATCHER_DROP_REASONS.map((reason) => ({ reason })),
+  );
+  seriesAtZero(
+    m.httpErrors,
+    (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })),
+  );
+  seriesAtZero(
+    m.ruleAlerts,
+    RULE_CONDITION_KINDS.map((condition) => ({ condition })),
+  );
+  seriesAtZero(
+    m.wsUpgrades,
+    WS_SOCKETS.flatMap((socket) => WS_UPGRADE_OUTCOMES.map((outcome) => ({ socket, outcome }))),
+  );
   return metrics;
 }
 

@@ -123,7 +123,13 @@ export class GuardedTransport {
   /** POST `body` to `url`; resolves with the answer's status, rejects with DestinationRefused
    * or the network error. The answer's body is not read, but for `snippetBytes` of it. */
   async post(url: string, req: OutboundRequest): Promise<PostResult> {
-    const res = await this.send('POST', url, { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) }, req.body, req.signal);
+    const res = await this.send(
+      'POST',
+      url,
+      { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) },
+      req.body,
+      req.signal,
+    );
     const address = res.socket?.remoteAddress ?? null;
     const status = res.statusCode ?? 0;
     if (!req.snippetBytes || req.snippetBytes <= 0) {
@@ -139,7 +145,13 @@ export class GuardedTransport {
     return this.send('GET', url, req.headers, null, req.signal);
   }
 
-  private send(method: 'GET' | 'POST', url: string, headers: Record<string, string>, body: string | null, signal: AbortSignal): Promise<http.IncomingMessage> {
+  private send(
+    method: 'GET' | 'POST',
+    url: string,
+    headers: Record<string, string>,
+    body: string | null,
+    signal: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     let u: URL;
     try {
       u = new URL(url);

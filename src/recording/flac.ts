@@ -46,7 +46,31 @@ export async function encodeFlac(pcm: Int16Array, rate: number, channels: 1 | 2)
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'scribed-flac-'));
   const file = path.join(dir, 'out.flac');
   try {
-    await ffmpeg(['-f', 's16le', '-ar', String(rate), '-ac', String(channels), '-i', 'pipe:0', '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', '-c:a', 'flac', '-compression_level', '5', '-y', file], pcmBytes(pcm));
+    await ffmpeg(
+      [
+        '-f',
+        's16le',
+        '-ar',
+        String(rate),
+        '-ac',
+        String(channels),
+        '-i',
+        'pipe:0',
+        '-map_metadata',
+        '-1',
+        '-fflags',
+        '+bitexact',
+        '-flags:a',
+        '+bitexact',
+        '-c:a',
+        'flac',
+        '-compression_level',
+        '5',
+        '-y',
+        file,
+      ],
+      pcmBytes(pcm),
+    );
     return await fs.readFile(file);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
@@ -55,7 +79,10 @@ export async function encodeFlac(pcm: Int16Array, rate: number, channels: 1 | 2)
 
 /** A FLAC file as mono 16-bit PCM at `rate` (resampled when it was stored at another). */
 export async function decodeFlacMono(flac: Buffer, rate: number): Promise<Int16Array> {
-  const raw = await ffmpeg(['-f', 'flac', '-i', 'pipe:0', '-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(rate), 'pipe:1'], flac);
+  const raw = await ffmpeg(
+    ['-f', 'flac', '-i', 'pipe:0', '-f', 's16le', '-acodec', 'pcm_s16le', '-ac', '1', '-ar', String(rate), 'pipe:1'],
+    flac,
+  );
   const copy = new Int16Array(raw.length >> 1);
   Buffer.from(copy.buffer).set(raw.subarray(0, copy.length * 2));
   return copy;

@@ -81,13 +81,30 @@ export class RecordingKeeper {
 
   /** A batch job's whole audio, masked where its stored segments name redactions, as its
    * recording. `pcm` is the job's own copy (masked in place). */
-  async saveBatch(transcriptionId: string, accountId: string, pcm: Int16Array, rate: number, segments: readonly SegmentRecord[]): Promise<SessionRecordingRecord> {
-    maskSpans(pcm, 0n, segments.flatMap((s) => spansOfAnnotations(s.annotations)), rate);
+  async saveBatch(
+    transcriptionId: string,
+    accountId: string,
+    pcm: Int16Array,
+    rate: number,
+    segments: readonly SegmentRecord[],
+  ): Promise<SessionRecordingRecord> {
+    maskSpans(
+      pcm,
+      0n,
+      segments.flatMap((s) => spansOfAnnotations(s.annotations)),
+      rate,
+    );
     return this.saveWhole(transcriptionId, accountId, pcm, rate, 1);
   }
 
   /** Encode and store a whole (masked) recording of a row, replacing any earlier one. */
-  async saveWhole(transcriptionId: string, accountId: string, pcm: Int16Array, rate: number, channels: 1 | 2 = 1): Promise<SessionRecordingRecord> {
+  async saveWhole(
+    transcriptionId: string,
+    accountId: string,
+    pcm: Int16Array,
+    rate: number,
+    channels: 1 | 2 = 1,
+  ): Promise<SessionRecordingRecord> {
     const flac = await encodeFlac(pcm, rate, channels);
     const files = this.deps.files;
     const staged = await files.stageBuffer(flac);
@@ -140,6 +157,10 @@ export class RecordingKeeper {
   /** Remove stored content nothing references any more (hashes an erasure returned). */
   async removeContent(shas: readonly string[]): Promise<void> {
     if (shas.length === 0) return;
-    await this.deps.files.remove(async () => [...shas]).catch((err: unknown) => this.deps.log.warn({ err, files: shas.length }, 'could not remove erased recordings; they stay unreferenced'));
+    await this.deps.files
+      .remove(async () => [...shas])
+      .catch((err: unknown) =>
+        this.deps.log.warn({ err, files: shas.length }, 'could not remove erased recordings; they stay unreferenced'),
+      );
   }
 }

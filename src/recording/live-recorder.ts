@@ -26,12 +26,22 @@ export function redactedSpansOf(event: Record<string, unknown>, startSample: big
   const listed = event.redactions;
   if (Array.isArray(listed)) {
     return listed
-      .map((r: Record<string, unknown>) => spanOf({ startSample: r.startSample ?? (r.start as { sample?: unknown } | undefined)?.sample, endSample: r.endSample ?? (r.end as { sample?: unknown } | undefined)?.sample }))
+      .map((r: Record<string, unknown>) =>
+        spanOf({
+          startSample: r.startSample ?? (r.start as { sample?: unknown } | undefined)?.sample,
+          endSample: r.endSample ?? (r.end as { sample?: unknown } | undefined)?.sample,
+        }),
+      )
       .filter((s): s is MaskSpan => s !== null);
   }
-  const words = Array.isArray(event.words) ? (event.words as Array<{ word: string; start: { sample: string }; end: { sample: string } }>) : null;
+  const words = Array.isArray(event.words)
+    ? (event.words as Array<{ word: string; start: { sample: string }; end: { sample: string } }>)
+    : null;
   if (words && words.length > 0) {
-    return words.filter((w) => TOKEN.test(w.word)).map((w) => spanOf({ startSample: w.start.sample, endSample: w.end.sample })).filter((s): s is MaskSpan => s !== null);
+    return words
+      .filter((w) => TOKEN.test(w.word))
+      .map((w) => spanOf({ startSample: w.start.sample, endSample: w.end.sample }))
+      .filter((s): s is MaskSpan => s !== null);
   }
   const text = typeof event.text === 'string' ? event.text : '';
   return text.split(/\s+/).some((w) => TOKEN.test(w.replace(/[.,;:!?]+$/, ''))) ? [{ startSample, endSample }] : [];
@@ -74,7 +84,10 @@ export class LiveRecorder {
     if (e.type === 'final') {
       const start = BigInt(e.start.sample);
       const end = BigInt(e.end.sample);
-      this.final({ startSample: start, endSample: end, redactions: [] }, redactedSpansOf(e as unknown as Record<string, unknown>, start, end));
+      this.final(
+        { startSample: start, endSample: end, redactions: [] },
+        redactedSpansOf(e as unknown as Record<string, unknown>, start, end),
+      );
     } else if (e.type === 'closed') {
       void this.close(BigInt(e.capturedSamples));
     }
@@ -116,9 +129,15 @@ export class LiveRecorder {
         const t0 = process.cpuUsage();
         const rec = await this.keeper.finishFromPieces(this.transcriptionId, this.accountId, capturedSamples);
         const cpu = process.cpuUsage(t0);
-        if (rec) this.log.info({ recording: { samples: rec.samples.toString(), bytes: rec.sizeBytes, cpuMs: Math.round((cpu.user + cpu.system) / 1000) } }, 'session recording stored');
+        if (rec)
+          this.log.info(
+            { recording: { samples: rec.samples.toString(), bytes: rec.sizeBytes, cpuMs: Math.round((cpu.user + cpu.system) / 1000) } },
+            'session recording stored',
+          );
       })
-      .catch((err: unknown) => this.log.error({ err }, 'could not store the session recording; its pieces stay and the first download finishes it'));
+      .catch((err: unknown) =>
+        this.log.error({ err }, 'could not store the session recording; its pieces stay and the first download finishes it'),
+      );
     return this.chain;
   }
 

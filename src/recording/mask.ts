@@ -31,7 +31,9 @@ export function spanOf(r: { startSample: unknown; endSample: unknown }): MaskSpa
 export function spansOfAnnotations(annotations: Record<string, unknown> | undefined): MaskSpan[] {
   const list = annotations?.redactions;
   if (!Array.isArray(list)) return [];
-  return list.map((r) => (r && typeof r === 'object' ? spanOf(r as { startSample: unknown; endSample: unknown }) : null)).filter((s): s is MaskSpan => s !== null);
+  return list
+    .map((r) => (r && typeof r === 'object' ? spanOf(r as { startSample: unknown; endSample: unknown }) : null))
+    .filter((s): s is MaskSpan => s !== null);
 }
 
 /** Overwrite, in `pcm` (which starts at session sample `base`), every sample within a padded

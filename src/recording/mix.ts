@@ -6,7 +6,8 @@
 /** Interleaved 16-bit stereo: `left` from sample `leftAt`, `right` from `rightAt`, silence
  * elsewhere; as long as the later of the two ends. */
 export function interleaveStereo(left: Int16Array, leftAt: number, right: Int16Array, rightAt: number): Int16Array {
-  if (!Number.isSafeInteger(leftAt) || leftAt < 0 || !Number.isSafeInteger(rightAt) || rightAt < 0) throw new RangeError('offsets must be non-negative integers');
+  if (!Number.isSafeInteger(leftAt) || leftAt < 0 || !Number.isSafeInteger(rightAt) || rightAt < 0)
+    throw new RangeError('offsets must be non-negative integers');
   const frames = Math.max(leftAt + left.length, rightAt + right.length);
   const out = new Int16Array(frames * 2);
   for (let i = 0; i < left.length; i++) out[(leftAt + i) * 2] = left[i]!;

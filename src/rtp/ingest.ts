@@ -149,7 +149,9 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
     const encoding = stream.info.format.sessionEncoding;
     const enc = INPUT_ENCODINGS[encoding];
     const bufferSamples = Math.round((this.#o.bufferSeconds ?? 60) * enc.sampleRateHz);
-    const pendingBytes = Math.min(bufferSamples, Math.round((this.#o.pendingAudioSeconds ?? DEFAULT_PENDING_AUDIO_SECONDS) * enc.sampleRateHz)) * enc.bytesPerSample;
+    const pendingBytes =
+      Math.min(bufferSamples, Math.round((this.#o.pendingAudioSeconds ?? DEFAULT_PENDING_AUDIO_SECONDS) * enc.sampleRateHz)) *
+      enc.bytesPerSample;
     let log = stream.log.child({ streamId });
     const streamer = new SessionStreamer({
       url: this.#o.url,
@@ -245,17 +247,23 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
           dropped += cut;
         }
         if (dropped > 0) {
-          if (droppedEarlyBytes === 0) log.warn({ pendingAudioSeconds: pendingBytes / enc.bytesPerSample / enc.sampleRateHz }, 'session not created yet and its held audio is full: the oldest is dropped');
+          if (droppedEarlyBytes === 0)
+            log.warn(
+              { pendingAudioSeconds: pendingBytes / enc.bytesPerSample / enc.sampleRateHz },
+              'session not created yet and its held audio is full: the oldest is dropped',
+            );
           droppedEarlyBytes += dropped;
           this.#o.clientMetrics?.overflows.inc();
           this.#o.clientMetrics?.overflowSeconds.inc(dropped / enc.bytesPerSample / enc.sampleRateHz);
         }
         return;
       }
-      writes = writes.then(() => streamer.write(chunk)).catch((err: Error) => {
-        failed ??= err;
-        if (giveUpReason(err) === 'no_credit') giveUp('no_credit', noCreditWhy(), []);
-      });
+      writes = writes
+        .then(() => streamer.write(chunk))
+        .catch((err: Error) => {
+          failed ??= err;
+          if (giveUpReason(err) === 'no_credit') giveUp('no_credit', noCreditWhy(), []);
+        });
     });
 
     let sessionId: string | null = null;
@@ -282,7 +290,8 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       if (this.#o.outDir) files = new TranscriptFiles(this.#o.outDir, sessionId);
       log.info({ encoding }, 'rtp stream streaming to session');
       this.emit('session', { streamId, sessionId, ssrc: stream.info.ssrc, source });
-      if (droppedEarlyBytes > 0) log.warn({ droppedSamples: droppedEarlyBytes / enc.bytesPerSample }, 'audio dropped while the session was being created');
+      if (droppedEarlyBytes > 0)
+        log.warn({ droppedSamples: droppedEarlyBytes / enc.bytesPerSample }, 'audio dropped while the session was being created');
       started = true;
       const queued = early.splice(0);
       writes = writes.then(async () => {
@@ -297,7 +306,8 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
           : reason === 'pending_limit'
             ? `more than --max-streams (${this.#o.maxStreams ?? 64}) ended calls were waiting for a session`
             : (err as Error).message;
-      if (droppedEarlyBytes > 0) log.warn({ droppedSamples: droppedEarlyBytes / enc.bytesPerSample }, 'audio dropped while the session was being created');
+      if (droppedEarlyBytes > 0)
+        log.warn({ droppedSamples: droppedEarlyBytes / enc.bytesPerSample }, 'audio dropped while the session was being created');
       giveUp(reason, why, early.splice(0));
     }
 
@@ -338,7 +348,17 @@ export class RtpIngest extends EventEmitter<RtpIngestEvents> {
       log.error({ err }, 'could not write the transcript files');
     }
     this.#streamers.delete(streamer);
-    const report: RtpSessionReport = { streamId, ssrc: stream.info.ssrc, source, sessionId, end, summary, error: failed ? failed.message : null, givenUp, undeliveredFile };
+    const report: RtpSessionReport = {
+      streamId,
+      ssrc: stream.info.ssrc,
+      source,
+      sessionId,
+      end,
+      summary,
+      error: failed ? failed.message : null,
+      givenUp,
+      undeliveredFile,
+    };
     this.emit('done', report);
     return report;
   }

@@ -27,17 +27,59 @@ export type StreamGiveUpReason = (typeof GIVE_UP_REASONS)[number];
 export function createRtpMetrics(registry: Registry) {
   const registers = [registry];
   const metrics = {
-    packetsReceived: new Counter({ name: 'scribed_rtp_packets_received_total', help: 'RTP packets received that parsed (whatever happened to them next)', registers }),
-    packetsLost: new Counter({ name: 'scribed_rtp_packets_lost_total', help: 'RTP packets never received in time: sequence holes filled with silence', registers }),
-    packetsReordered: new Counter({ name: 'scribed_rtp_packets_reordered_total', help: 'RTP packets that arrived after a later one and were put back in order', registers }),
-    packetsDuplicate: new Counter({ name: 'scribed_rtp_packets_duplicate_total', help: 'RTP packets received twice; the copy is dropped', registers }),
-    packetsLate: new Counter({ name: 'scribed_rtp_packets_late_total', help: 'RTP packets that arrived after their slot was declared lost', registers }),
-    packetsMalformed: new Counter({ name: 'scribed_rtp_packets_malformed_total', help: 'Datagrams dropped because they are not valid RTP/RTCP, by reason', labelNames: ['reason'], registers }),
-    packetsDropped: new Counter({ name: 'scribed_rtp_packets_dropped_total', help: 'Valid RTP packets not placed, by reason', labelNames: ['reason'], registers }),
+    packetsReceived: new Counter({
+      name: 'scribed_rtp_packets_received_total',
+      help: 'RTP packets received that parsed (whatever happened to them next)',
+      registers,
+    }),
+    packetsLost: new Counter({
+      name: 'scribed_rtp_packets_lost_total',
+      help: 'RTP packets never received in time: sequence holes filled with silence',
+      registers,
+    }),
+    packetsReordered: new Counter({
+      name: 'scribed_rtp_packets_reordered_total',
+      help: 'RTP packets that arrived after a later one and were put back in order',
+      registers,
+    }),
+    packetsDuplicate: new Counter({
+      name: 'scribed_rtp_packets_duplicate_total',
+      help: 'RTP packets received twice; the copy is dropped',
+      registers,
+    }),
+    packetsLate: new Counter({
+      name: 'scribed_rtp_packets_late_total',
+      help: 'RTP packets that arrived after their slot was declared lost',
+      registers,
+    }),
+    packetsMalformed: new Counter({
+      name: 'scribed_rtp_packets_malformed_total',
+      help: 'Datagrams dropped because they are not valid RTP/RTCP, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
+    packetsDropped: new Counter({
+      name: 'scribed_rtp_packets_dropped_total',
+      help: 'Valid RTP packets not placed, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
     rtcpPackets: new Counter({ name: 'scribed_rtp_rtcp_packets_total', help: 'RTCP datagrams received', registers }),
-    audioSeconds: new Counter({ name: 'scribed_rtp_audio_seconds_total', help: 'Seconds of received audio placed on stream timelines', registers }),
-    silenceSeconds: new Counter({ name: 'scribed_rtp_silence_fill_seconds_total', help: 'Seconds of silence placed for lost packets and pauses in sending', registers }),
-    concealedSeconds: new Counter({ name: 'scribed_rtp_concealed_seconds_total', help: 'Seconds of lost audio filled by repeating the audio before it (--conceal-ms)', registers }),
+    audioSeconds: new Counter({
+      name: 'scribed_rtp_audio_seconds_total',
+      help: 'Seconds of received audio placed on stream timelines',
+      registers,
+    }),
+    silenceSeconds: new Counter({
+      name: 'scribed_rtp_silence_fill_seconds_total',
+      help: 'Seconds of silence placed for lost packets and pauses in sending',
+      registers,
+    }),
+    concealedSeconds: new Counter({
+      name: 'scribed_rtp_concealed_seconds_total',
+      help: 'Seconds of lost audio filled by repeating the audio before it (--conceal-ms)',
+      registers,
+    }),
     jitter: new Histogram({
       name: 'scribed_rtp_jitter_seconds',
       help: 'RFC 3550 interarrival jitter of active streams, sampled once a second per stream',
@@ -46,7 +88,12 @@ export function createRtpMetrics(registry: Registry) {
     }),
     activeStreams: new Gauge({ name: 'scribed_rtp_streams', help: 'RTP streams (SSRC and source) being received', registers }),
     streamsStarted: new Counter({ name: 'scribed_rtp_streams_started_total', help: 'RTP streams started', registers }),
-    streamsEnded: new Counter({ name: 'scribed_rtp_streams_ended_total', help: 'RTP streams ended, by reason (idle, bye, shutdown)', labelNames: ['reason'], registers }),
+    streamsEnded: new Counter({
+      name: 'scribed_rtp_streams_ended_total',
+      help: 'RTP streams ended, by reason (idle, bye, shutdown)',
+      labelNames: ['reason'],
+      registers,
+    }),
     streamsGivenUp: new Counter({
       name: 'scribed_rtp_streams_given_up_total',
       help: 'RTP calls whose audio could not be delivered to a session, by reason (unreachable, no_credit, refused, pending_limit, shutdown)',

@@ -23,14 +23,7 @@ export interface RtpPacket {
   readonly paddingBytes: number;
 }
 
-export const MALFORMED_REASONS = [
-  'too_short',
-  'bad_version',
-  'csrc_overrun',
-  'extension_overrun',
-  'bad_padding',
-  'rtcp_not_rtp',
-] as const;
+export const MALFORMED_REASONS = ['too_short', 'bad_version', 'csrc_overrun', 'extension_overrun', 'bad_padding', 'rtcp_not_rtp'] as const;
 export type MalformedReason = (typeof MALFORMED_REASONS)[number];
 
 export type ParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: MalformedReason };

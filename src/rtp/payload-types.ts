@@ -63,9 +63,13 @@ function pcma(payloadType: number): PayloadFormat {
 function l16(payloadType: number, rateHz: number): PayloadFormat {
   const encoding = `pcm_s16le_${rateHz}`;
   if (!isInputEncodingName(encoding)) {
-    throw new ScribedError('VALIDATION_FAILED', `payload type ${payloadType}: L16 at ${rateHz} Hz has no session encoding (rates: 8000, 16000, 22050, 24000, 44100, 48000)`, {
-      details: { field: 'payload-type' },
-    });
+    throw new ScribedError(
+      'VALIDATION_FAILED',
+      `payload type ${payloadType}: L16 at ${rateHz} Hz has no session encoding (rates: 8000, 16000, 22050, 24000, 44100, 48000)`,
+      {
+        details: { field: 'payload-type' },
+      },
+    );
   }
   return {
     payloadType,

@@ -274,12 +274,19 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
       silenceByte: format.silenceByte,
       clockRateHz: format.clockRateHz,
     });
-    const log = this.#o.logger.child({ ssrc: ssrcHex(packet.ssrc), source: `${rinfo.address}:${rinfo.port}`, ...(generation > 1 ? { generation } : {}) });
+    const log = this.#o.logger.child({
+      ssrc: ssrcHex(packet.ssrc),
+      source: `${rinfo.address}:${rinfo.port}`,
+      ...(generation > 1 ? { generation } : {}),
+    });
     const stream = new RtpStream(info, jitter, log, now);
     this.#streams.set(key, stream);
     this.#o.metrics?.activeStreams.set(this.#streams.size);
     this.#o.metrics?.streamsStarted.inc();
-    log.info({ payloadType: format.payloadType, codec: format.codec, clockRateHz: format.clockRateHz, sessionEncoding: format.sessionEncoding }, 'rtp stream started');
+    log.info(
+      { payloadType: format.payloadType, codec: format.codec, clockRateHz: format.clockRateHz, sessionEncoding: format.sessionEncoding },
+      'rtp stream started',
+    );
     this.emit('stream', stream);
     return stream;
   }
@@ -293,7 +300,11 @@ export class RtpReceiver extends EventEmitter<RtpReceiverEvents> {
     if (!samePayloadType) this.#dropped('other_payload_type');
     const before = stream.jitter.stats;
     const result = stream.jitter.push(
-      { sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, payload: samePayloadType ? packet.payload : packet.payload.subarray(0, 0) },
+      {
+        sequenceNumber: packet.sequenceNumber,
+        timestamp: packet.timestamp,
+        payload: samePayloadType ? packet.payload : packet.payload.subarray(0, 0),
+      },
       now,
     );
     if (result.outcome === 'bad_length') this.#malformed('bad_length', stream.info.address, stream.info.port);

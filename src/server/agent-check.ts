@@ -15,7 +15,11 @@ export interface AgentListener {
 /** The reply to a check now. `stopping`: the node no longer takes calls; `draining`: it is
  * draining before it stops (`drain`); `readyAgain`: the previous process on its data dir
  * drained (`ready` undoes the drain HAProxy kept; src/server/drain.ts). */
-export function agentAnswer(ctx: Pick<AppContext, 'engine' | 'sessions' | 'store'>, stopping: boolean, admin: { draining?: boolean; readyAgain?: boolean } = {}): string {
+export function agentAnswer(
+  ctx: Pick<AppContext, 'engine' | 'sessions' | 'store'>,
+  stopping: boolean,
+  admin: { draining?: boolean; readyAgain?: boolean } = {},
+): string {
   const c = nodeCapacity(ctx);
   return agentReply({
     decoders: c?.decoders ?? null,

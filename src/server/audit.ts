@@ -9,7 +9,13 @@ import { presentedCredential } from './auth.js';
 import type { AppContext } from './context.js';
 
 /** Record `action` on `subjectId` by the request's access key (authenticated before). */
-export async function audit(ctx: AppContext, req: FastifyRequest, accountId: string, action: AuditAction, subjectId: string): Promise<void> {
+export async function audit(
+  ctx: AppContext,
+  req: FastifyRequest,
+  accountId: string,
+  action: AuditAction,
+  subjectId: string,
+): Promise<void> {
   // A desk session's read names the session (`ds_...`, docs/desk.md), a key's its public id.
   const credentialId = parseCredential(presentedCredential(req, 'access_key')?.trim(), 'sk')?.id ?? req.deskSessionId ?? null;
   const now = ctx.now();
@@ -28,6 +34,10 @@ export async function removeErasedAudio(ctx: AppContext, req: FastifyRequest, au
   const audio = ctx.batch?.runner.audio;
   if (!audio) return;
   for (const name of audioFiles) {
-    await audio.remove(name).catch((err: unknown) => req.log.warn({ err, file: name }, 'could not remove the audio of an erased job; the batch sweep removes it'));
+    await audio
+      .remove(name)
+      .catch((err: unknown) =>
+        req.log.warn({ err, file: name }, 'could not remove the audio of an erased job; the batch sweep removes it'),
+      );
   }
 }

@@ -23,7 +23,11 @@ declare module 'fastify' {
 const PREFIX: Record<CredentialKind, 'sk' | 'tok'> = { access_key: 'sk', api_token: 'tok' };
 
 export async function authenticate(store: Store, kind: CredentialKind, value: string | undefined): Promise<string> {
-  if (!value) throw new ScribedError('UNAUTHORIZED', kind === 'access_key' ? 'the accessKey header is required' : 'Authorization: Token <token> is required');
+  if (!value)
+    throw new ScribedError(
+      'UNAUTHORIZED',
+      kind === 'access_key' ? 'the accessKey header is required' : 'Authorization: Token <token> is required',
+    );
   const parsed = parseCredential(value.trim(), PREFIX[kind]);
   const record = parsed ? await store.findCredential(kind, parsed.id) : null;
   if (!parsed || !record || !secretMatches(record.secretHash, parsed.secretHash)) {

@@ -99,7 +99,8 @@ export function installConnectionGuards(app: FastifyInstance, limits: Connection
       if (current.req.complete) return; // the server's own work: not the client's silence
       // A request whose body stopped coming: say so before closing.
       app.log.warn({ code: 'REQUEST_TIMEOUT' }, 'client error: request body stalled');
-      if (socket.writable) socket.end(failRaw(new ScribedError('REQUEST_TIMEOUT', 'no part of the request body arrived for the idle timeout')));
+      if (socket.writable)
+        socket.end(failRaw(new ScribedError('REQUEST_TIMEOUT', 'no part of the request body arrived for the idle timeout')));
       setTimeout(() => socket.destroy(), 1000).unref();
       return;
     }
@@ -113,12 +114,15 @@ export function installConnectionGuards(app: FastifyInstance, limits: Connection
     if (req.is404) return;
     if (!req.ws) {
       // A plain request to a socket route: refused before its checks would claim the session.
-      if (req.routeOptions.config.websocket === true) throw new ScribedError('UPGRADE_INVALID', 'this path is a WebSocket: send a WebSocket upgrade request');
+      if (req.routeOptions.config.websocket === true)
+        throw new ScribedError('UPGRADE_INVALID', 'this path is a WebSocket: send a WebSocket upgrade request');
       return;
     }
     const refusal =
       upgradeProblem(req.method, req.headers) ??
-      (req.routeOptions.config.websocket === true ? null : { error: new ScribedError('UPGRADE_INVALID', `${req.routeOptions.url} takes no WebSocket`), headers: {} });
+      (req.routeOptions.config.websocket === true
+        ? null
+        : { error: new ScribedError('UPGRADE_INVALID', `${req.routeOptions.url} takes no WebSocket`), headers: {} });
     if (refusal) {
       void reply.headers(refusal.headers);
       throw refusal.error;
@@ -163,7 +167,11 @@ function isClientFault(err: Error & { code?: string }): boolean {
 /** @fastify/websocket's errorHandler. A client's fault is a warning without a stack, and ws
  * has already begun the close with the code that says why (1009 for a message over the
  * limit); anything else is a server fault: logged with its stack, socket terminated. */
-export function onSocketError(err: Error & { code?: string }, socket: { terminate(): void }, req: { log: { warn: Logger['warn']; error: Logger['error'] } }): void {
+export function onSocketError(
+  err: Error & { code?: string },
+  socket: { terminate(): void },
+  req: { log: { warn: Logger['warn']; error: Logger['error'] } },
+): void {
   if (isClientFault(err)) {
     req.log.warn({ code: err.code }, `socket closed for a client fault: ${err.message}`);
     return;

@@ -77,8 +77,14 @@ export class NodeDrain {
     this.started = { at, noticeAt, deadline, done: Promise.resolve<DrainEnd>('empty') };
     const done = this.run(noticeAt, deadline, cutShort);
     this.started.done = done;
-    const live = this.opts.sessions().all().filter((s) => s.hasSocket).length;
-    this.opts.log.info({ graceMs: this.opts.graceMs, liveSockets: live }, 'draining: no new sockets; live calls move to other nodes or end');
+    const live = this.opts
+      .sessions()
+      .all()
+      .filter((s) => s.hasSocket).length;
+    this.opts.log.info(
+      { graceMs: this.opts.graceMs, liveSockets: live },
+      'draining: no new sockets; live calls move to other nodes or end',
+    );
     return done;
   }
 
@@ -91,7 +97,8 @@ export class NodeDrain {
   observe(sessionId: string, event: ServerEvent): void {
     // A final before the notice ends is no boundary to move at later: the next utterance
     // may have begun by then.
-    if (this.started && Date.now() >= this.started.noticeAt && event.type === 'final' && !this.told.has(sessionId)) this.atBoundary.add(sessionId);
+    if (this.started && Date.now() >= this.started.noticeAt && event.type === 'final' && !this.told.has(sessionId))
+      this.atBoundary.add(sessionId);
   }
 
   private async run(noticeAt: number, deadline: number, cutShort: Promise<'cut'>): Promise<DrainEnd> {
@@ -119,8 +126,18 @@ export class NodeDrain {
       .catch(() => undefined)
       .then(() => {
         const at = Date.now();
-        const sent = s.tellSocket(serverEvent.reconnect({ reason: 'NODE_DRAINING', withinMs: Math.max(0, deadline - at), deadline: new Date(deadline).toISOString() }));
-        if (sent) this.opts.log.info({ sessionId: s.id, atBoundary: boundary, openSamples: s.openSegmentSamples }, 'draining: session told to reconnect elsewhere');
+        const sent = s.tellSocket(
+          serverEvent.reconnect({
+            reason: 'NODE_DRAINING',
+            withinMs: Math.max(0, deadline - at),
+            deadline: new Date(deadline).toISOString(),
+          }),
+        );
+        if (sent)
+          this.opts.log.info(
+            { sessionId: s.id, atBoundary: boundary, openSamples: s.openSegmentSamples },
+            'draining: session told to reconnect elsewhere',
+          );
       });
   }
 
@@ -128,11 +145,24 @@ export class NodeDrain {
     // Sessions told to move whose socket has gone: their client resumed elsewhere (or will),
     // so they leave without finalizing (the stop would otherwise decode and finalize their
     // open segment here, in vain: the resume fenced this node off). The spool has their audio.
-    const moved = this.opts.sessions().all().filter((s) => this.told.has(s.id) && !s.hasSocket);
+    const moved = this.opts
+      .sessions()
+      .all()
+      .filter((s) => this.told.has(s.id) && !s.hasSocket);
     await Promise.allSettled(moved.map((s) => s.movedOn('drained: the client moved to another node')));
-    const left = this.opts.sessions().all().filter((s) => s.hasSocket).length;
+    const left = this.opts
+      .sessions()
+      .all()
+      .filter((s) => s.hasSocket).length;
     const ms = Date.now() - (this.started?.at ?? Date.now());
-    this.opts.log.info({ how, ms, socketsLeft: left, told: this.told.size }, how === 'empty' ? 'drained: no live call left' : how === 'grace' ? 'drain grace over; stopping with the calls left' : 'drain cut short; stopping');
+    this.opts.log.info(
+      { how, ms, socketsLeft: left, told: this.told.size },
+      how === 'empty'
+        ? 'drained: no live call left'
+        : how === 'grace'
+          ? 'drain grace over; stopping with the calls left'
+          : 'drain cut short; stopping',
+    );
     return how;
   }
 }

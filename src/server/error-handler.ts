@@ -46,7 +46,13 @@ export function toTableError(err: FastifyError | Error): ScribedError {
   // Any other client error Fastify raises carries its 4xx status: the nearest table row.
   const status = (err as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    const byStatus = { 404: 'NOT_FOUND', 408: 'REQUEST_TIMEOUT', 413: 'PAYLOAD_TOO_LARGE', 414: 'URI_TOO_LONG', 431: 'HEADERS_TOO_LARGE' } as const;
+    const byStatus = {
+      404: 'NOT_FOUND',
+      408: 'REQUEST_TIMEOUT',
+      413: 'PAYLOAD_TOO_LARGE',
+      414: 'URI_TOO_LONG',
+      431: 'HEADERS_TOO_LARGE',
+    } as const;
     return new ScribedError(byStatus[status as keyof typeof byStatus] ?? 'BAD_REQUEST', err.message, { cause: err });
   }
   return new ScribedError('INTERNAL', undefined, { cause: err });

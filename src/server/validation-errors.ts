@@ -35,7 +35,10 @@ interface AjvError {
 
 /** `/options/vocabularyHints/2` as the API names it: `options.vocabularyHints[2]`. */
 export function fieldName(instancePath: string, root: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (parts.length === 0) return root;
   return parts.reduce((out, p, i) => (/^\d+$/.test(p) ? `${out}[${p}]` : i === 0 ? p : `${out}.${p}`), '');
 }
@@ -64,7 +67,14 @@ function described(e: AjvError, root: string): { field: string; message: string 
     const key = String(e.params.additionalProperty);
     const unknown = parent['x-unknown'];
     const byKey = unknown && typeof unknown === 'object' ? (unknown as Record<string, unknown>) : {};
-    const message = typeof unknown === 'string' ? unknown : typeof byKey[key] === 'string' ? (byKey[key] as string) : typeof byKey.default === 'string' ? (byKey.default as string) : 'unknown field';
+    const message =
+      typeof unknown === 'string'
+        ? unknown
+        : typeof byKey[key] === 'string'
+          ? (byKey[key] as string)
+          : typeof byKey.default === 'string'
+            ? (byKey.default as string)
+            : 'unknown field';
     return { field: join(at, key), message };
   }
   const message = messageOf(parent, e.keyword);
@@ -82,7 +92,11 @@ export function validationFailure(err: FastifyError | Error, schema: FastifySche
   // message (the union's) is the one answered.
   for (const e of errors) {
     const d = described(e, root);
-    if (d) return new ScribedError(code, d.field === '' ? d.message : `${d.field}: ${d.message}`, { cause: err, ...(d.field === '' ? {} : { details: { field: d.field } }) });
+    if (d)
+      return new ScribedError(code, d.field === '' ? d.message : `${d.field}: ${d.message}`, {
+        cause: err,
+        ...(d.field === '' ? {} : { details: { field: d.field } }),
+      });
   }
   const first = errors[0]!;
   const field = first.instancePath === '' ? root : fieldName(first.instancePath, root);

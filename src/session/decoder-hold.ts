@@ -50,7 +50,9 @@ export class DecoderHold {
     // Best effort: a decoder that refuses it starts from the initial state, as before (a dead
     // one fails the next call).
     if (ctx.channelState !== null) {
-      await stream.setChannelState(ctx.channelState).catch((err: unknown) => ctx.log.warn({ err }, 'could not set the channel state on the new decoder'));
+      await stream
+        .setChannelState(ctx.channelState)
+        .catch((err: unknown) => ctx.log.warn({ err }, 'could not set the channel state on the new decoder'));
     }
     ctx.segmentation = vad
       ? new VadSegmentation(vad.segmenter, (VAD_WINDOW_SAMPLES * ctx.rate) / VAD_RATE, ctx.cursor.capturedSamples)

@@ -18,7 +18,8 @@ const BACKLOG_RESUME_SHARE = 0.75;
 
 export const DEFERRED_NOTICE = {
   code: 'RECOGNITION_DEFERRED',
-  message: 'every recognizer of this node is busy: audio is stored and acknowledged as usual, and transcribed (with its true times) as soon as one frees',
+  message:
+    'every recognizer of this node is busy: audio is stored and acknowledged as usual, and transcribed (with its true times) as soon as one frees',
 };
 
 export class Deferral {
@@ -133,7 +134,10 @@ export class Deferral {
     this.feed.count(queue.budget);
     this.since = Date.now();
     this.ctx.metrics.recognitionDeferred.inc();
-    this.ctx.log.info({ waiting: queue.waitingCount, backlogSeconds: Number(queue.budget.seconds.toFixed(1)) }, 'every recognizer busy: recognition deferred');
+    this.ctx.log.info(
+      { waiting: queue.waitingCount, backlogSeconds: Number(queue.budget.seconds.toFixed(1)) },
+      'every recognizer busy: recognition deferred',
+    );
     queue.wait(this.session);
   }
 
@@ -149,7 +153,10 @@ export class Deferral {
       this.ctx.log.warn({ backlogSeconds: Number(budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
       this.events.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
     }
-    throw new ScribedError('NOT_ACCEPTING', 'the node\'s recognizers are behind and its backlog is at its bound; wait for an accepting event');
+    throw new ScribedError(
+      'NOT_ACCEPTING',
+      "the node's recognizers are behind and its backlog is at its bound; wait for an accepting event",
+    );
   }
 
   /** Room in the node's backlog again (or caught up, `force`): a held session accepts audio. */
@@ -173,13 +180,17 @@ export class Deferral {
         await this.decoder.open();
       } catch (err) {
         // Busy, or an engine that failed to start a decoder: asked again on the next turn.
-        if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY')) ctx.log.warn({ err }, 'could not open a recognizer for the deferred session');
+        if (!(err instanceof ScribedError && err.code === 'ENGINE_BUSY'))
+          ctx.log.warn({ err }, 'could not open a recognizer for the deferred session');
         return 'busy';
       }
     }
     const waited = (Date.now() - this.since) / 1000;
     if (!this.aside) ctx.metrics.recognitionWait.observe(waited);
-    ctx.log.info({ waitedSeconds: Number(waited.toFixed(2)), backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'recognizer free: catching up');
+    ctx.log.info(
+      { waitedSeconds: Number(waited.toFixed(2)), backlogSeconds: Number(this.feed.seconds.toFixed(1)) },
+      'recognizer free: catching up',
+    );
     // Audio recovered from the spool after a restart comes before the backlog.
     if (!(await this.replay.feed())) return 'gone';
     this.feed.start();
@@ -193,7 +204,13 @@ export class Deferral {
     const wasAside = this.aside;
     this.end();
     this.ctx.log.info('deferred recognition caught up');
-    if (!wasAside) this.events.emit(serverEvent.notice({ code: 'RECOGNITION_CAUGHT_UP', message: 'recognition has caught up with the audio; results follow it live again' }));
+    if (!wasAside)
+      this.events.emit(
+        serverEvent.notice({
+          code: 'RECOGNITION_CAUGHT_UP',
+          message: 'recognition has caught up with the audio; results follow it live again',
+        }),
+      );
     await this.acceptAgain(true);
     return true;
   }

@@ -73,12 +73,14 @@ export class Finals {
     if (!partial || partial === seg.lastPartial) return;
     seg.lastPartial = partial;
     const { cursor, rate } = this.ctx;
-    this.events.emit(serverEvent.partial({
-      segmentId: segmentId(seg.index),
-      text: partial,
-      start: timePoint(cursor, seg.startSample, rate),
-      end: timePoint(cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), rate),
-    }));
+    this.events.emit(
+      serverEvent.partial({
+        segmentId: segmentId(seg.index),
+        text: partial,
+        start: timePoint(cursor, seg.startSample, rate),
+        end: timePoint(cursor, seg.startSample + BigInt(Math.min(result.partialSamples, seg.samples)), rate),
+      }),
+    );
   }
 
   /** Ends the open segment on the decoder and answers as soon as that is asked of it, with
@@ -110,14 +112,24 @@ export class Finals {
     if (held && this.pending === 0 && held.seg === this.ctx.segment) this.emitPartial(held.seg, held.partial);
   }
 
-  private async complete(trigger: FinalTrigger, seg: OpenSegment, stream: RecognitionStream, finishing: Promise<FinalResult>, t0: number): Promise<string | null> {
+  private async complete(
+    trigger: FinalTrigger,
+    seg: OpenSegment,
+    stream: RecognitionStream,
+    finishing: Promise<FinalResult>,
+    t0: number,
+  ): Promise<string | null> {
     const ctx = this.ctx;
     let result: FinalResult;
     try {
       result = await finishing;
     } catch (err) {
       if (ctx.stream === stream) this.lost(stream, err, seg);
-      else ctx.log.warn({ lostSegment: { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } }, 'open segment lost with its recognizer');
+      else
+        ctx.log.warn(
+          { lostSegment: { index: seg.index, startSample: seg.startSample.toString(), samples: seg.samples } },
+          'open segment lost with its recognizer',
+        );
       return null;
     }
     ctx.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
@@ -162,7 +174,16 @@ export class Finals {
     });
     await this.writes.saveProgress(true);
     const id = segmentId(seg.index);
-    const finished: FinishedSegment = { segmentId: id, trigger, startSample: seg.startSample, endSample, shaped, redactions: redacted.redactions, suppressedWords, aligned };
+    const finished: FinishedSegment = {
+      segmentId: id,
+      trigger,
+      startSample: seg.startSample,
+      endSample,
+      shaped,
+      redactions: redacted.redactions,
+      suppressedWords,
+      aligned,
+    };
     for (const listener of this.finalListeners) {
       // The final is stored: a listener's failure must not keep it from the client.
       await Promise.resolve()

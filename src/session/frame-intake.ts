@@ -73,7 +73,9 @@ export class FrameIntake {
     if (need > 0n) {
       // On a node with a debit batcher, the debit rides the node's next group debit (debit-batcher.ts).
       const debits = ctx.deps.debits;
-      const balance = await (debits ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id) : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
+      const balance = await (debits
+        ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id)
+        : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
       if (balance === null) {
         ctx.accepting = false;
         this.events.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
@@ -114,12 +116,14 @@ export class FrameIntake {
     if (placed.gapSamples === 0) return;
     const ctx = this.ctx;
     ctx.metrics.gapSamples.inc(placed.gapSamples);
-    this.events.emit(serverEvent.gap({
-      epoch: ctx.cursor.epoch,
-      sampleOffset: ctx.cursor.epochReceived,
-      samples: placed.gapSamples,
-      capturedSamples: (ctx.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
-    }));
+    this.events.emit(
+      serverEvent.gap({
+        epoch: ctx.cursor.epoch,
+        sampleOffset: ctx.cursor.epochReceived,
+        samples: placed.gapSamples,
+        capturedSamples: (ctx.cursor.capturedSamples + BigInt(placed.gapSamples)).toString(),
+      }),
+    );
   }
 
   /** The ack goes out once the spooled audio it covers is on disk (at once without a

@@ -54,7 +54,12 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     this.events = new SessionEvents(ctx);
     if (ctx.options.recordAudio === true && deps.recorders) {
-      const recorder = deps.recorders.open({ transcriptionId: ctx.transcriptionId, accountId: ctx.accountId, rate: ctx.rate, log: ctx.log });
+      const recorder = deps.recorders.open({
+        transcriptionId: ctx.transcriptionId,
+        accountId: ctx.accountId,
+        rate: ctx.rate,
+        log: ctx.log,
+      });
       ctx.recorder = recorder;
       this.events.tap((e) => recorder.event(e));
     }
@@ -73,20 +78,36 @@ export class LiveSession extends SessionView implements DeferredSession {
     const recorder = ctx.recorder;
     if (recorder) this.finals.onFinal((seg) => recorder.final(seg));
     this.recognition = new Recognition(ctx, this.events, this.finals, (stream, err) => this.recognizerLost(stream, err, true));
-    this.feed = new RecognitionFeed(ctx.rate, (item, deferred) => this.recognizeItem(item, deferred), () => this.feedDrained());
+    this.feed = new RecognitionFeed(
+      ctx.rate,
+      (item, deferred) => this.recognizeItem(item, deferred),
+      () => this.feedDrained(),
+    );
     this.replay = new Replay(ctx, this.recognition);
     this.deferral = new Deferral(ctx, this, this.feed, this.decoder, this.replay, this.events);
-    this.ending = new SessionEnd(ctx, { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder, writes: this.writes }, {
-      apply: (event) => this.apply(event),
-      carryOut: (effects, trigger) => this.effects.carryOut(effects, trigger),
-      release: () => this.effects.releaseDecoder(),
-      done: () => ctx.deps.onClosed?.(this),
-    });
-    this.effects = new SessionEffects(ctx, { decoder: this.decoder, feed: this.feed, recognition: this.recognition, writes: this.writes, deferral: this.deferral }, {
-      run: (fn) => this.run(fn),
-      giveUp: () => this.end({ reason: 'givenUp' }),
-    });
-    this.yielder = new RecognizerYield(ctx, { feed: this.feed, finals: this.finals, effects: this.effects, deferral: this.deferral }, (fn) => this.run(fn));
+    this.ending = new SessionEnd(
+      ctx,
+      { events: this.events, deferral: this.deferral, feed: this.feed, decoder: this.decoder, writes: this.writes },
+      {
+        apply: (event) => this.apply(event),
+        carryOut: (effects, trigger) => this.effects.carryOut(effects, trigger),
+        release: () => this.effects.releaseDecoder(),
+        done: () => ctx.deps.onClosed?.(this),
+      },
+    );
+    this.effects = new SessionEffects(
+      ctx,
+      { decoder: this.decoder, feed: this.feed, recognition: this.recognition, writes: this.writes, deferral: this.deferral },
+      {
+        run: (fn) => this.run(fn),
+        giveUp: () => this.end({ reason: 'givenUp' }),
+      },
+    );
+    this.yielder = new RecognizerYield(
+      ctx,
+      { feed: this.feed, finals: this.finals, effects: this.effects, deferral: this.deferral },
+      (fn) => this.run(fn),
+    );
     this.intake = new FrameIntake(ctx, this.events, this.writes, this.feed, this.deferral, {
       loseSocket: (reason) => this.loseSocket(reason),
       movedOn: (reason) => void this.movedOn(reason),
@@ -187,8 +208,17 @@ export class LiveSession extends SessionView implements DeferredSession {
       this.events.ready();
       for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.events.emit(serverEvent.notice(notice));
       if (this.deferral.active && !this.deferral.loadingAside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
-      if (!ctx.accepting) this.events.emit(serverEvent.accepting({ accepting: false, reason: this.deferral.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
-      ctx.log.info({ epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples.toString(), deferred: this.deferral.active }, 'socket attached');
+      if (!ctx.accepting)
+        this.events.emit(
+          serverEvent.accepting({
+            accepting: false,
+            reason: this.deferral.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS',
+          }),
+        );
+      ctx.log.info(
+        { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples.toString(), deferred: this.deferral.active },
+        'socket attached',
+      );
     });
   }
 
@@ -356,7 +386,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       if (ctx.state === 'CLOSED') return true;
       if (this.deferral.closing) return false;
       if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
-      await this.startFeeding('the recognizer failed on the session\'s held audio; close again to retry');
+      await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
       await this.requestClose();
       // Closed now, unless the close waits in a deferred backlog.
       return !this.deferral.closing;

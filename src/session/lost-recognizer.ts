@@ -51,6 +51,8 @@ export function loseRecognizer(
     },
     'recognizer lost: open segment dropped',
   );
-  events.emitError(new ScribedError('ENGINE_FAILED', 'the recognizer for this session failed; the open segment was lost. Resume to continue'));
+  events.emitError(
+    new ScribedError('ENGINE_FAILED', 'the recognizer for this session failed; the open segment was lost. Resume to continue'),
+  );
   return true;
 }

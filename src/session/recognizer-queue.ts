@@ -112,14 +112,24 @@ export class RecognizerQueue {
    * session yields when it is between segments; until then the timer asks again. */
   private preempt(): void {
     if (!this.usage || !this.yieldFrom) return;
-    const pair = accountToYield(this.waiting.map((s) => s.accountId), this.usage().held);
+    const pair = accountToYield(
+      this.waiting.map((s) => s.accountId),
+      this.usage().held,
+    );
     if (pair) this.yieldFrom(pair.from);
   }
 
   private nextIndex(): number {
     if (!this.usage) return 0;
     const { decoders, held } = this.usage();
-    return Math.max(0, nextToServe(this.waiting.map((s) => s.accountId), held, decoders));
+    return Math.max(
+      0,
+      nextToServe(
+        this.waiting.map((s) => s.accountId),
+        held,
+        decoders,
+      ),
+    );
   }
 
   private arm(): void {

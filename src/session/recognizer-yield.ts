@@ -24,7 +24,14 @@ export class RecognizerYield {
   /** Recognizing live with no segment open and nothing waiting to be fed. */
   private get betweenSegments(): boolean {
     const ctx = this.ctx;
-    return ctx.stream !== null && ctx.socket !== null && ctx.state === 'RECORDING' && ctx.segment === null && !this.parts.deferral.active && this.parts.feed.empty;
+    return (
+      ctx.stream !== null &&
+      ctx.socket !== null &&
+      ctx.state === 'RECORDING' &&
+      ctx.segment === null &&
+      !this.parts.deferral.active &&
+      this.parts.feed.empty
+    );
   }
 
   /** Whether a yield would give the recognizer back now (none already queued). */

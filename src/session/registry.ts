@@ -134,7 +134,8 @@ export class SessionRegistry {
     const startedAt = performance.now();
     const claim = await this.store.claimSession(sessionId, accountId, this.opts.node, this.opts.leaseMs, new Date());
     if (claim.kind === 'not_found') return null;
-    if (claim.kind === 'busy') throw new ScribedError('SESSION_BUSY', 'another node serves a socket of this session epoch; resume to move it here');
+    if (claim.kind === 'busy')
+      throw new ScribedError('SESSION_BUSY', 'another node serves a socket of this session epoch; resume to move it here');
     const record = claim.session;
     const known = this.live.get(sessionId);
     if (known && !known.hasMoved && known.cursor.epoch === record.epoch && claim.previousOwner === this.opts.node) {
@@ -151,10 +152,20 @@ export class SessionRegistry {
       const restored = await this.restoreShared(session, record, claim.channelState);
       // A session resumed from elsewhere (epoch 2 on) with an empty open segment: its decoder
       // loads aside too, queued before the socket's attach, which then does not wait for it.
-      if (restored.openSamples === 0 && record.epoch > 1) void session.loadDecoderAside().catch((err: unknown) => this.opts.log.warn({ err, sessionId }, 'loading a decoder for a taken-over session failed'));
+      if (restored.openSamples === 0 && record.epoch > 1)
+        void session
+          .loadDecoderAside()
+          .catch((err: unknown) => this.opts.log.warn({ err, sessionId }, 'loading a decoder for a taken-over session failed'));
       // The takeover's own cost, logged so failovers can be split (bench/failover-haproxy.ts).
       this.opts.log.info(
-        { sessionId, previousOwner: claim.previousOwner, epoch: record.epoch, claimMs: Math.round(claimedAt - startedAt), spoolReadMs: Math.round(restored.readMs), openSamples: restored.openSamples },
+        {
+          sessionId,
+          previousOwner: claim.previousOwner,
+          epoch: record.epoch,
+          claimMs: Math.round(claimedAt - startedAt),
+          spoolReadMs: Math.round(restored.readMs),
+          openSamples: restored.openSamples,
+        },
         'session taken over',
       );
     }
@@ -162,7 +173,11 @@ export class SessionRegistry {
   }
 
   /** A session taken over on the shared store: the open segment from the shared spool. */
-  private async restoreShared(session: LiveSession, record: SessionRecord, channelState: number[] | null): Promise<{ readMs: number; openSamples: number }> {
+  private async restoreShared(
+    session: LiveSession,
+    record: SessionRecord,
+    channelState: number[] | null,
+  ): Promise<{ readMs: number; openSamples: number }> {
     const readFrom = performance.now();
     const chunks = await this.store.readSpool(record.id);
     const records: SpoolRecord[] = [];
@@ -215,7 +230,14 @@ export class SessionRegistry {
   private async renew(): Promise<void> {
     const owned = [...this.live.values()].filter((s) => s.ownership !== null);
     if (owned.length === 0) return;
-    const kept = new Set(await this.store.renewLeases(this.opts.node, owned.map((s) => s.id), this.opts.leaseMs, new Date()));
+    const kept = new Set(
+      await this.store.renewLeases(
+        this.opts.node,
+        owned.map((s) => s.id),
+        this.opts.leaseMs,
+        new Date(),
+      ),
+    );
     for (const s of owned) if (!kept.has(s.id) && s.state !== 'CLOSED') await s.movedOn('lease not renewed: the session moved on');
   }
 
@@ -276,4 +298,3 @@ export class SessionRegistry {
     await Promise.allSettled(this.all().map((s) => s.shutdown()));
   }
 }
-

@@ -14,7 +14,15 @@ import { newId } from '../core/ids.js';
 import type { AlertEvent, FinalEvent, PartialEvent, ServerEvent } from '../core/protocol.js';
 import { serverEvent } from '../core/protocol.js';
 import { alertWebhookEvent } from '../core/rules-alert.js';
-import { matchText, overlapLongerThan, ruleReads, silenceBefore, speechRuns, type Interval, type TextMatchers } from '../core/rules-match.js';
+import {
+  matchText,
+  overlapLongerThan,
+  ruleReads,
+  silenceBefore,
+  speechRuns,
+  type Interval,
+  type TextMatchers,
+} from '../core/rules-match.js';
 import type { EntityCategory } from '../core/session-options.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { RuleRecord, Store } from '../store/store.js';
@@ -113,14 +121,23 @@ export class RuleAlerts {
     return rules;
   }
 
-  private async evaluate(ctx: SessionContext, s: SessionRules, event: FinalEvent | PartialEvent, emit: (e: ServerEvent) => void, wallOriginMs: number): Promise<void> {
+  private async evaluate(
+    ctx: SessionContext,
+    s: SessionRules,
+    event: FinalEvent | PartialEvent,
+    emit: (e: ServerEvent) => void,
+    wallOriginMs: number,
+  ): Promise<void> {
     const final = event.type === 'final';
     const rules = (await this.rules(ctx.accountId)).filter((r) => ruleReads(r, s.speaker, final));
     const words = final ? (event.words ?? []).map((w) => ({ startMs: w.start.ms, endMs: w.end.ms })) : [];
     const speechStartMs = words[0]?.startMs ?? event.start.ms;
     const speechEndMs = words[words.length - 1]?.endMs ?? event.end.ms;
     let fired = s.fired.get(event.segmentId);
-    const fire = (rule: RuleRecord, f: Omit<AlertEvent, 'type' | 'alertId' | 'ruleId' | 'ruleName' | 'condition' | 'segmentId' | 'final' | 'text' | 'speaker' | 'callId'>) => {
+    const fire = (
+      rule: RuleRecord,
+      f: Omit<AlertEvent, 'type' | 'alertId' | 'ruleId' | 'ruleName' | 'condition' | 'segmentId' | 'final' | 'text' | 'speaker' | 'callId'>,
+    ) => {
       if (!fired) {
         fired = new Set();
         s.fired.set(event.segmentId, fired);
@@ -128,18 +145,22 @@ export class RuleAlerts {
         for (const id of s.fired.keys()) if (s.fired.size > 4 && id !== event.segmentId) s.fired.delete(id);
       }
       fired.add(rule.id);
-      this.raise(ctx, emit, serverEvent.alert({
-        alertId: newId('alr', this.now()),
-        ruleId: rule.id,
-        ruleName: rule.name,
-        condition: rule.condition.kind,
-        segmentId: event.segmentId,
-        final,
-        text: event.text,
-        speaker: s.speaker,
-        callId: s.callId,
-        ...f,
-      }));
+      this.raise(
+        ctx,
+        emit,
+        serverEvent.alert({
+          alertId: newId('alr', this.now()),
+          ruleId: rule.id,
+          ruleName: rule.name,
+          condition: rule.condition.kind,
+          segmentId: event.segmentId,
+          final,
+          text: event.text,
+          speaker: s.speaker,
+          callId: s.callId,
+          ...f,
+        }),
+      );
     };
     let mine: Interval[] | null = null;
     for (const rule of rules) {
@@ -151,10 +172,21 @@ export class RuleAlerts {
       } else if (c.kind === 'talkOver') {
         mine ??= this.recordSpeech(ctx.id, s, words, wallOriginMs);
         const other = this.talkedOver(ctx.id, s, mine, c.seconds);
-        if (other) fire(rule, { match: null, startMs: Math.round(other.overlap.startMs - wallOriginMs), endMs: Math.round(other.overlap.endMs - wallOriginMs), otherSpeaker: other.speaker });
+        if (other)
+          fire(rule, {
+            match: null,
+            startMs: Math.round(other.overlap.startMs - wallOriginMs),
+            endMs: Math.round(other.overlap.endMs - wallOriginMs),
+            otherSpeaker: other.speaker,
+          });
       } else {
         const span = matchText(c, event.text, MATCHERS);
-        if (span) fire(rule, { match: { text: event.text.slice(span.start, span.end), start: span.start, end: span.end }, startMs: event.start.ms, endMs: event.end.ms });
+        if (span)
+          fire(rule, {
+            match: { text: event.text.slice(span.start, span.end), start: span.start, end: span.end },
+            startMs: event.start.ms,
+            endMs: event.end.ms,
+          });
       }
     }
     if (final) {
@@ -176,7 +208,12 @@ export class RuleAlerts {
     return runs;
   }
 
-  private talkedOver(sessionId: string, s: SessionRules, mine: Interval[], seconds: number): { overlap: Interval; speaker: string | null } | null {
+  private talkedOver(
+    sessionId: string,
+    s: SessionRules,
+    mine: Interval[],
+    seconds: number,
+  ): { overlap: Interval; speaker: string | null } | null {
     if (s.callId === null) return null;
     for (const [otherId, leg] of this.calls.get(s.callId) ?? []) {
       if (otherId === sessionId) continue;
@@ -190,8 +227,14 @@ export class RuleAlerts {
     emit(alert);
     this.deps.metrics.ruleAlerts.inc({ condition: alert.condition });
     ctx.log.info({ ruleId: alert.ruleId, alertId: alert.alertId, segmentId: alert.segmentId }, 'live rule alert');
-    const webhook = alertWebhookEvent(alert, { sessionId: ctx.id, transcriptionId: ctx.transcriptionId }, new Date(this.now()).toISOString());
-    void this.deps.store.raiseRuleAlert(ctx.accountId, webhook).catch((err: unknown) => ctx.log.warn({ err, alertId: alert.alertId }, 'alert webhook not written'));
+    const webhook = alertWebhookEvent(
+      alert,
+      { sessionId: ctx.id, transcriptionId: ctx.transcriptionId },
+      new Date(this.now()).toISOString(),
+    );
+    void this.deps.store
+      .raiseRuleAlert(ctx.accountId, webhook)
+      .catch((err: unknown) => ctx.log.warn({ err, alertId: alert.alertId }, 'alert webhook not written'));
   }
 
   /** A leg's speech stays for the call's other legs until none of them is live here. */

@@ -9,9 +9,7 @@ import { VadTracker, type VadAction } from '../vad/vad-tracker.js';
 import type { SegmenterConfig } from '../vad/segmenter.js';
 
 export type SegmentAction =
-  | { type: 'open'; startSample: bigint }
-  | { type: 'feed'; samples: Int16Array }
-  | { type: 'end'; trigger: FinalTrigger };
+  { type: 'open'; startSample: bigint } | { type: 'feed'; samples: Int16Array } | { type: 'end'; trigger: FinalTrigger };
 
 export interface Segmentation {
   /** The actions for `samples`, accepted at session sample `at`, while a segment of

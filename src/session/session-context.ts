@@ -76,7 +76,11 @@ export interface SessionRecorder {
   /** A persisted final with its redacted spans (session samples), before the spool lets go of
    * its audio: cuts and stores the piece up to its end (a later `final` event of the same
    * segment then finds nothing left to cut). */
-  final(segment: { startSample: bigint; endSample: bigint; redactions: ReadonlyArray<{ startSample: unknown; endSample: unknown }> }): Promise<void>;
+  final(segment: {
+    startSample: bigint;
+    endSample: bigint;
+    redactions: ReadonlyArray<{ startSample: unknown; endSample: unknown }>;
+  }): Promise<void>;
 }
 
 export interface OpenSegment {

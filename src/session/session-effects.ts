@@ -16,7 +16,13 @@ export class SessionEffects {
 
   constructor(
     private readonly ctx: SessionContext,
-    private readonly parts: { decoder: DecoderHold; feed: RecognitionFeed; recognition: Recognition; writes: FencedWrites; deferral: Deferral },
+    private readonly parts: {
+      decoder: DecoderHold;
+      feed: RecognitionFeed;
+      recognition: Recognition;
+      writes: FencedWrites;
+      deferral: Deferral;
+    },
     private readonly hooks: {
       /** The session's queue (LiveSession.run). */
       run(fn: () => Promise<void>): Promise<void>;
@@ -73,18 +79,20 @@ export class SessionEffects {
     const ctx = this.ctx;
     const { decoder, feed, recognition, deferral } = this.parts;
     decoder.start(() => {
-      void this.hooks.run(async () => {
-        if (ctx.socket || ctx.state === 'CLOSED' || ctx.moved || deferral.active) return;
-        await feed.idle();
-        await recognition.finalize('pause');
-        await this.releaseDecoder();
-        // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
-        // a client may never come back: keep only the channel state, and no open descriptor.
-        ctx.spool?.keepFrom(ctx.cursor.capturedSamples, ctx.channelState);
-        ctx.spoolKeptFrom = ctx.cursor.capturedSamples;
-        ctx.spool?.release();
-        if (ctx.deps.shared) await this.hooks.giveUp();
-      }).catch((err) => ctx.log.error({ err }, 'releasing paused decoder failed'));
+      void this.hooks
+        .run(async () => {
+          if (ctx.socket || ctx.state === 'CLOSED' || ctx.moved || deferral.active) return;
+          await feed.idle();
+          await recognition.finalize('pause');
+          await this.releaseDecoder();
+          // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
+          // a client may never come back: keep only the channel state, and no open descriptor.
+          ctx.spool?.keepFrom(ctx.cursor.capturedSamples, ctx.channelState);
+          ctx.spoolKeptFrom = ctx.cursor.capturedSamples;
+          ctx.spool?.release();
+          if (ctx.deps.shared) await this.hooks.giveUp();
+        })
+        .catch((err) => ctx.log.error({ err }, 'releasing paused decoder failed'));
     });
   }
 }

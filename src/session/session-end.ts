@@ -25,12 +25,23 @@ import type { RecognitionFeed } from './recognition-feed.js';
 import type { SessionEvents } from './session-events.js';
 import type { SessionContext } from './session-context.js';
 
-export type EndReason = { reason: 'closed' } | { reason: 'shutdown' } | { reason: 'moved'; detail: string } | { reason: 'spoolFailed'; err: unknown } | { reason: 'givenUp' };
+export type EndReason =
+  | { reason: 'closed' }
+  | { reason: 'shutdown' }
+  | { reason: 'moved'; detail: string }
+  | { reason: 'spoolFailed'; err: unknown }
+  | { reason: 'givenUp' };
 
 export class SessionEnd {
   constructor(
     private readonly ctx: SessionContext,
-    private readonly parts: { events: SessionEvents; deferral: Deferral; feed: RecognitionFeed; decoder: DecoderHold; writes: FencedWrites },
+    private readonly parts: {
+      events: SessionEvents;
+      deferral: Deferral;
+      feed: RecognitionFeed;
+      decoder: DecoderHold;
+      writes: FencedWrites;
+    },
     private readonly hooks: {
       /** The state machine applied (LiveSession.apply): the effects it names. */
       apply(event: SessionEvent): SessionEffect[];
@@ -68,7 +79,9 @@ export class SessionEnd {
     await this.saveLevels();
     await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
     ctx.spool?.remove();
-    events.emit(serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }));
+    events.emit(
+      serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }),
+    );
     ctx.releaseSocket()?.close(CLOSE_CODES.normal, 'session closed');
     events.closeWatchers(CLOSE_CODES.normal, 'session closed');
     ctx.metrics.sessionsClosed.inc();
@@ -103,7 +116,9 @@ export class SessionEnd {
   private async saveLevels(): Promise<void> {
     const ctx = this.ctx;
     if (!ctx.levels || ctx.levels.empty) return;
-    await ctx.store.saveLegLevels(ctx.transcriptionId, ctx.levels.track()).catch((err: unknown) => ctx.log.warn({ err }, 'the leg\'s loudness track could not be stored'));
+    await ctx.store
+      .saveLegLevels(ctx.transcriptionId, ctx.levels.track())
+      .catch((err: unknown) => ctx.log.warn({ err }, "the leg's loudness track could not be stored"));
   }
 
   /** The machine's `leave`: false when the session had already left. */
@@ -159,7 +174,14 @@ export class SessionEnd {
     await ctx.spool?.whenDurable();
     await ctx.store.releaseSession(ctx.fence);
     if (!this.leave()) return;
-    this.parts.events.closeWatchers(CLOSE_CODES.superseded, 'SESSION_MOVED', wsError(new ScribedError('SESSION_MOVED', 'the paused session was released to any node; watch it again once a stream socket attaches'), true));
+    this.parts.events.closeWatchers(
+      CLOSE_CODES.superseded,
+      'SESSION_MOVED',
+      wsError(
+        new ScribedError('SESSION_MOVED', 'the paused session was released to any node; watch it again once a stream socket attaches'),
+        true,
+      ),
+    );
     ctx.spool?.close();
     ctx.log.info('idle session released to any node');
     this.hooks.done();

@@ -34,7 +34,8 @@ export class SessionEvents {
   watch(watcher: SessionSocket, limit: number): void {
     if (this.ctx.moved) throw new ScribedError('SESSION_MOVED');
     if (this.ctx.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-    if (this.watchers.size >= limit) throw new ScribedError('WATCHER_LIMIT', `session ${this.ctx.id} already has ${limit} watchers, its limit`);
+    if (this.watchers.size >= limit)
+      throw new ScribedError('WATCHER_LIMIT', `session ${this.ctx.id} already has ${limit} watchers, its limit`);
     this.watchers.add(watcher);
     watcher.send(this.watchingEvent());
   }
@@ -55,18 +56,20 @@ export class SessionEvents {
   /** The stream socket is attached: where the session stands, for the client to go on from. */
   ready(): void {
     const ctx = this.ctx;
-    this.emit(serverEvent.ready({
-      sessionId: ctx.id,
-      transcriptionId: ctx.transcriptionId,
-      epoch: ctx.cursor.epoch,
-      sampleOffset: ctx.cursor.epochReceived,
-      capturedSamples: ctx.cursor.capturedSamples.toString(),
-      inputEncoding: ctx.encoding.name,
-      sampleRateHz: ctx.rate,
-      accepting: ctx.accepting,
-      maxFramePayloadBytes: ctx.deps.maxFramePayloadBytes,
-      openSegmentId: ctx.segment ? segmentId(ctx.segment.index) : null,
-    }));
+    this.emit(
+      serverEvent.ready({
+        sessionId: ctx.id,
+        transcriptionId: ctx.transcriptionId,
+        epoch: ctx.cursor.epoch,
+        sampleOffset: ctx.cursor.epochReceived,
+        capturedSamples: ctx.cursor.capturedSamples.toString(),
+        inputEncoding: ctx.encoding.name,
+        sampleRateHz: ctx.rate,
+        accepting: ctx.accepting,
+        maxFramePayloadBytes: ctx.deps.maxFramePayloadBytes,
+        openSegmentId: ctx.segment ? segmentId(ctx.segment.index) : null,
+      }),
+    );
   }
 
   /** The stream socket went away: watchers are sent the session's new snapshot. */

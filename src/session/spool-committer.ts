@@ -62,13 +62,16 @@ export class SpoolCommitter {
 
   private schedule(): void {
     if (this.timer || this.writing || this.pending.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.writing = this.commit().finally(() => {
-        this.writing = null;
-        this.schedule();
-      });
-    }, Math.max(0, this.opts.windowMs));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.writing = this.commit().finally(() => {
+          this.writing = null;
+          this.schedule();
+        });
+      },
+      Math.max(0, this.opts.windowMs),
+    );
   }
 
   private async commit(): Promise<void> {
@@ -101,7 +104,10 @@ export class SpoolCommitter {
       // them again), as when the database is gone.
       this.failedInARow += 1;
       const giveUp = this.failedInARow >= WINDOW_ATTEMPTS;
-      this.opts.log?.warn({ err, sessions: taken.length, attempt: this.failedInARow }, giveUp ? 'spool group commit failed' : 'spool group commit failed; trying again next window');
+      this.opts.log?.warn(
+        { err, sessions: taken.length, attempt: this.failedInARow },
+        giveUp ? 'spool group commit failed' : 'spool group commit failed; trying again next window',
+      );
       if (giveUp) this.failedInARow = 0;
       for (const t of taken) t.member.settle(t.taken, giveUp ? { kind: 'failed', error: err as Error } : { kind: 'busy' });
       return;
@@ -129,7 +135,10 @@ export class SpoolCommitter {
     for (const id of outcome.busy) results.set(id, { kind: 'busy' });
     for (const x of outcome.invalid) results.set(x.sessionId, { kind: 'failed', error: new RangeError(x.reason) });
     for (const t of taken) {
-      const r = results.get(t.member.sessionId) ?? { kind: 'failed', error: new Error(`spool commit did not answer for session ${t.member.sessionId}`) };
+      const r = results.get(t.member.sessionId) ?? {
+        kind: 'failed',
+        error: new Error(`spool commit did not answer for session ${t.member.sessionId}`),
+      };
       t.member.settle(t.taken, r);
     }
   }
@@ -147,7 +156,8 @@ export function refusedByData(err: unknown): boolean {
 
 /** Two progress saves of one session as one: each cursor the larger. */
 export function mergeProgress(a: SessionProgress, b: SessionProgress): SessionProgress {
-  const max = <T extends bigint | number>(x: T | undefined, y: T | undefined): T | undefined => (x === undefined ? y : y === undefined ? x : x > y ? x : y);
+  const max = <T extends bigint | number>(x: T | undefined, y: T | undefined): T | undefined =>
+    x === undefined ? y : y === undefined ? x : x > y ? x : y;
   const out: SessionProgress = { capturedSamples: a.capturedSamples > b.capturedSamples ? a.capturedSamples : b.capturedSamples };
   const charged = max(a.charactersCharged, b.charactersCharged);
   const next = max(a.nextSegmentIndex, b.nextSegmentIndex);
@@ -156,4 +166,5 @@ export function mergeProgress(a: SessionProgress, b: SessionProgress): SessionPr
   return out;
 }
 
-export const sameFence = (a: SessionFence, b: SessionFence): boolean => a.sessionId === b.sessionId && a.epoch === b.epoch && a.node === b.node;
+export const sameFence = (a: SessionFence, b: SessionFence): boolean =>
+  a.sessionId === b.sessionId && a.epoch === b.epoch && a.node === b.node;

@@ -49,7 +49,12 @@ export interface SessionTaker {
   take(sessionId: string, accountId: string | null): Promise<LiveSession | null>;
 }
 
-export async function recoverSpooledSessions(deps: { store: Store; sessions: SessionTaker; spool: AudioSpoolDir; log: Logger }): Promise<SpoolRecoveryResult[]> {
+export async function recoverSpooledSessions(deps: {
+  store: Store;
+  sessions: SessionTaker;
+  spool: AudioSpoolDir;
+  log: Logger;
+}): Promise<SpoolRecoveryResult[]> {
   const { store, sessions, spool, log } = deps;
   const paused = new Map((await store.listSessionsByState('PAUSED')).map((s) => [s.id, s]));
   const out: SpoolRecoveryResult[] = [];

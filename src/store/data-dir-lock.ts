@@ -83,7 +83,11 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
     if (r.status === CONFLICT_EXIT) {
       const holder = readHolder(fd);
       const who =
-        holder.pid === undefined ? '' : holder.host && holder.host !== os.hostname() ? ` (pid ${holder.pid} on ${holder.host})` : ` (pid ${holder.pid})`;
+        holder.pid === undefined
+          ? ''
+          : holder.host && holder.host !== os.hostname()
+            ? ` (pid ${holder.pid} on ${holder.host})`
+            : ` (pid ${holder.pid})`;
       throw new Error(`data directory ${dir} is in use by another scribed process${who}; stop it first or use another --data-dir`);
     }
     if (r.status !== 0) {

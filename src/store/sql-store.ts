@@ -57,7 +57,10 @@ export class SqlStore implements Store {
   async open(): Promise<void> {
     if (this.connection) return;
     const l = this.location;
-    this.connection = l.kind === 'sqlite' ? SqliteDb.open(l.path, MIGRATIONS, { busyTimeoutMs: l.busyTimeoutMs }) : await PostgresDb.open(l, POSTGRES_MIGRATIONS);
+    this.connection =
+      l.kind === 'sqlite'
+        ? SqliteDb.open(l.path, MIGRATIONS, { busyTimeoutMs: l.busyTimeoutMs })
+        : await PostgresDb.open(l, POSTGRES_MIGRATIONS);
   }
 
   async close(): Promise<void> {

@@ -52,7 +52,8 @@ export type * from './contract/voices.js';
 export type * from './contract/webhooks.js';
 
 export interface Store
-  extends AccountStore,
+  extends
+    AccountStore,
     SessionStore,
     HistoryStore,
     BatchStore,

@@ -54,15 +54,63 @@ function tokenize(text: string): Token[] {
 }
 
 const MONTHS = wordTable({
-  january: 1, jan: 1, february: 2, feb: 2, march: 3, mar: 3, april: 4, apr: 4, may: 5, june: 6, jun: 6,
-  july: 7, jul: 7, august: 8, aug: 8, september: 9, sep: 9, sept: 9, october: 10, oct: 10, november: 11, nov: 11,
-  december: 12, dec: 12,
+  january: 1,
+  jan: 1,
+  february: 2,
+  feb: 2,
+  march: 3,
+  mar: 3,
+  april: 4,
+  apr: 4,
+  may: 5,
+  june: 6,
+  jun: 6,
+  july: 7,
+  jul: 7,
+  august: 8,
+  aug: 8,
+  september: 9,
+  sep: 9,
+  sept: 9,
+  october: 10,
+  oct: 10,
+  november: 11,
+  nov: 11,
+  december: 12,
+  dec: 12,
 });
 
-const TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'io', 'co', 'uk', 'us', 'de', 'fr', 'ca', 'au', 'info', 'biz', 'me', 'ai', 'dev', 'app']);
+const TLDS = new Set([
+  'com',
+  'org',
+  'net',
+  'edu',
+  'gov',
+  'io',
+  'co',
+  'uk',
+  'us',
+  'de',
+  'fr',
+  'ca',
+  'au',
+  'info',
+  'biz',
+  'me',
+  'ai',
+  'dev',
+  'app',
+]);
 
 const CURRENCY_WORDS = wordTable({
-  dollar: 'USD', dollars: 'USD', bucks: 'USD', euro: 'EUR', euros: 'EUR', pound: 'GBP', pounds: 'GBP', quid: 'GBP',
+  dollar: 'USD',
+  dollars: 'USD',
+  bucks: 'USD',
+  euro: 'EUR',
+  euros: 'EUR',
+  pound: 'GBP',
+  pounds: 'GBP',
+  quid: 'GBP',
 });
 const CURRENCY_SYMBOLS = wordTable({ $: 'USD', '€': 'EUR', '£': 'GBP' });
 /** Spoken separators inside an email address. */
@@ -105,7 +153,11 @@ function emails(tokens: Token[], words: string[]): Candidate[] {
       if (TLDS.has(words[end]!)) lastTld = end;
     }
     if (lastTld < 0) continue;
-    if (lastTld !== end) domain = domain.split('.').slice(0, (lastTld - j) / 2 + 1).join('.');
+    if (lastTld !== end)
+      domain = domain
+        .split('.')
+        .slice(0, (lastTld - j) / 2 + 1)
+        .join('.');
     // Local part: one label, extended backwards over "<label> dot|underscore|dash".
     let s = k - 1;
     let local = words[s]!;
@@ -132,7 +184,8 @@ function money(tokens: Token[], words: string[]): Candidate[] {
     if (!num) continue;
     const unit = words[i + num.length];
     if (unit === 'cents' || unit === 'cent') {
-      if (num.value < 100) out.push({ category: 'money', value: `USD ${(num.value / 100).toFixed(2)}`, ...span(tokens, i, num.length + 1) });
+      if (num.value < 100)
+        out.push({ category: 'money', value: `USD ${(num.value / 100).toFixed(2)}`, ...span(tokens, i, num.length + 1) });
       continue;
     }
     const currency = unit === undefined ? undefined : CURRENCY_WORDS.get(unit);
@@ -242,7 +295,8 @@ function digitRuns(tokens: Token[], words: string[], wanted: ReadonlySet<EntityC
     const d = run.digits;
     let category: EntityCategory | null = null;
     if (wanted.has('credit_card') && d.length >= 13 && d.length <= 19 && luhnValid(d)) category = 'credit_card';
-    else if (wanted.has('phone_number') && (d.length === 7 || d.length === 10 || (d.length === 11 && d[0] === '1'))) category = 'phone_number';
+    else if (wanted.has('phone_number') && (d.length === 7 || d.length === 10 || (d.length === 11 && d[0] === '1')))
+      category = 'phone_number';
     else if (wanted.has('spelled_digits') && run.spoken && d.length >= 3) category = 'spelled_digits';
     if (category !== null) out.push({ category, value: d, ...span(tokens, i, run.length) });
     i += run.length - 1;
@@ -260,7 +314,8 @@ export function detectEntities(text: string, categories: readonly string[]): Ent
   if (wanted.has('email')) found.push(...emails(tokens, words));
   if (wanted.has('money')) found.push(...money(tokens, words));
   if (wanted.has('date')) found.push(...dates(tokens, words));
-  if (wanted.has('credit_card') || wanted.has('phone_number') || wanted.has('spelled_digits')) found.push(...digitRuns(tokens, words, wanted));
+  if (wanted.has('credit_card') || wanted.has('phone_number') || wanted.has('spelled_digits'))
+    found.push(...digitRuns(tokens, words, wanted));
 
   const rank = (c: Candidate) => PRIORITY.indexOf(c.category);
   found.sort((a, b) => b.end - b.start - (a.end - a.start) || rank(a) - rank(b) || a.start - b.start);

@@ -33,7 +33,19 @@
 // - Ordinals of 10th and more ("twenty first" "21st", "tenth" "10th"); first to ninth stay
 //   words ("first of all", "wait a second"); a compound ending in "second" ("a twenty second
 //   delay") stays words outside dates.
-import { DIGIT_WORDS, ORDINAL_UNITS, TEENS, TENS, UNITS, luhnValid, parseCardinal, parseDay, parseYear, readDigits, wordTable } from './numbers.js';
+import {
+  DIGIT_WORDS,
+  ORDINAL_UNITS,
+  TEENS,
+  TENS,
+  UNITS,
+  luhnValid,
+  parseCardinal,
+  parseDay,
+  parseYear,
+  readDigits,
+  wordTable,
+} from './numbers.js';
 
 /** Tokens [from, to) are written as `text`. */
 export interface Rewrite {
@@ -50,8 +62,18 @@ export interface Rewrite {
 const SCALES = new Set(['hundred', 'thousand', 'million']);
 
 const MONTH_NAMES = wordTable({
-  january: 'January', february: 'February', march: 'March', april: 'April', may: 'May', june: 'June', july: 'July',
-  august: 'August', september: 'September', october: 'October', november: 'November', december: 'December',
+  january: 'January',
+  february: 'February',
+  march: 'March',
+  april: 'April',
+  may: 'May',
+  june: 'June',
+  july: 'July',
+  august: 'August',
+  september: 'September',
+  october: 'October',
+  november: 'November',
+  december: 'December',
 });
 
 /** Words that introduce a year when no month is said: "in 1999", "since 2005". */
@@ -171,7 +193,7 @@ function ordinalText(n: number): string {
 function cardParts(w: readonly string[], i: number, c: number, digits: string): Rewrite['parts'] {
   // Which token range said each digit: "double"/"triple" and the digit word after it together.
   const saidBy: Array<{ from: number; to: number }> = [];
-  for (let j = i; j < c; ) {
+  for (let j = i; j < c;) {
     const repeat = w[j] === 'double' ? 2 : w[j] === 'triple' ? 3 : 0;
     if (repeat > 0) {
       for (let k = 0; k < repeat; k++) saidBy.push({ from: j, to: j + 2 });
@@ -307,14 +329,16 @@ function clusterReading(w: readonly string[], i: number): Rewrite | null {
     const symbol = CURRENCY_SYMBOL.get(after);
     if (symbol !== undefined) {
       const cents = amount.decimals === '' ? centsAfter(w, c + 1, CENT_WORDS) : null;
-      if (cents) return { from: i, to: cents.end, text: `${symbol}${formatInteger(amount.integer)}.${String(cents.cents).padStart(2, '0')}` };
+      if (cents)
+        return { from: i, to: cents.end, text: `${symbol}${formatInteger(amount.integer)}.${String(cents.cents).padStart(2, '0')}` };
       return { from: i, to: c + 1, text: `${symbol}${amountText(amount)}` };
     }
     if (after === 'pounds' || after === 'pound') {
       const pence = amount.decimals === '' ? centsAfter(w, c + 1, PENCE_WORDS) : null;
       if (pence) return { from: i, to: pence.end, text: `£${formatInteger(amount.integer)}.${String(pence.cents).padStart(2, '0')}` };
     }
-    if (CENT_WORDS.has(after) && amount.decimals === '' && !amount.withA && amount.integer < 100) return { from: i, to: c + 1, text: `${amount.integer}¢` };
+    if (CENT_WORDS.has(after) && amount.decimals === '' && !amount.withA && amount.integer < 100)
+      return { from: i, to: c + 1, text: `${amount.integer}¢` };
     if (after === 'percent' && !amount.withA) return { from: i, to: c + 1, text: `${amountText(amount)}%` };
   }
 
@@ -326,7 +350,8 @@ function clusterReading(w: readonly string[], i: number): Rewrite | null {
   if (amount && !amount.withA && (amount.decimals !== '' || amount.integer >= 10)) return { from: i, to: c, text: amountText(amount) };
 
   const ordinal = readOrdinal(w, i, c);
-  if (ordinal && ordinal.value >= 10 && !(ordinal.compound && w[c - 1] === 'second')) return { from: i, to: c, text: ordinalText(ordinal.value) };
+  if (ordinal && ordinal.value >= 10 && !(ordinal.compound && w[c - 1] === 'second'))
+    return { from: i, to: c, text: ordinalText(ordinal.value) };
 
   return null;
 }

@@ -113,7 +113,8 @@ export function mapSpan(source: string, groups: readonly ReadableGroup[], start:
     return k < 0 ? tokenSpans.length - 1 : k;
   };
   const inGroup = (token: number) => (g: ReadableGroup) => token >= g.from && token < g.to;
-  const kept = (g: ReadableGroup, token: number) => g.to - g.from === 1 && g.text.length === tokenSpans[token]!.end - tokenSpans[token]!.start;
+  const kept = (g: ReadableGroup, token: number) =>
+    g.to - g.from === 1 && g.text.length === tokenSpans[token]!.end - tokenSpans[token]!.start;
 
   const t0 = tokenAt(start);
   const t1 = tokenAt(Math.max(start, end - 1));
@@ -122,6 +123,8 @@ export function mapSpan(source: string, groups: readonly ReadableGroup[], start:
   const first = groups[g0]!;
   const last = groups[g1]!;
   const outStart = groupStarts[g0]! + (kept(first, t0) ? Math.max(0, start - tokenSpans[t0]!.start) : 0);
-  const outEnd = kept(last, t1) ? groupStarts[g1]! + Math.min(end - tokenSpans[t1]!.start, last.text.length) : groupStarts[g1]! + last.text.length;
+  const outEnd = kept(last, t1)
+    ? groupStarts[g1]! + Math.min(end - tokenSpans[t1]!.start, last.text.length)
+    : groupStarts[g1]! + last.text.length;
   return { start: outStart, end: outEnd };
 }

@@ -85,7 +85,12 @@ export class VadTracker {
     this.feedTo(this.received, out);
     const e = this.segmenter.forceCommit();
     if (e?.type === 'commit') {
-      out.push({ type: 'commit', endSample: this.received, speechEndSample: Math.min(this.received, this.boundary(e.speechEndWindow)), reason: e.reason });
+      out.push({
+        type: 'commit',
+        endSample: this.received,
+        speechEndSample: Math.min(this.received, this.boundary(e.speechEndWindow)),
+        reason: e.reason,
+      });
     }
     this.trim();
     return out;
@@ -101,9 +106,7 @@ export class VadTracker {
 
   /** Drop held audio nobody can need any more. */
   private trim(): void {
-    const keepFrom = this.segmenter.inSegment
-      ? this.consumed
-      : Math.max(this.consumed, this.boundary(this.segmenter.retainFrom));
+    const keepFrom = this.segmenter.inSegment ? this.consumed : Math.max(this.consumed, this.boundary(this.segmenter.retainFrom));
     const drop = Math.min(this.held.length, Math.max(0, keepFrom - this.heldFrom));
     if (drop > 0) {
       this.held = this.held.slice(drop);

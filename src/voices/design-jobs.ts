@@ -54,7 +54,20 @@ export function synthesize(text: string, p: EspeakParams): Promise<Buffer> {
     // Text goes through stdin, never argv, so it cannot be read as an option.
     const child = execFile(
       'espeak-ng',
-      ['--stdin', '--stdout', '-v', p.voice, '-p', String(p.pitch), '-s', String(p.speed), '-a', String(p.amplitude), '-g', String(p.wordGap)],
+      [
+        '--stdin',
+        '--stdout',
+        '-v',
+        p.voice,
+        '-p',
+        String(p.pitch),
+        '-s',
+        String(p.speed),
+        '-a',
+        String(p.amplitude),
+        '-g',
+        String(p.wordGap),
+      ],
       { encoding: 'buffer', maxBuffer: MAX_WAV_BYTES, timeout: 30_000 },
       (err, stdout) => (err ? reject(err) : resolve(stdout)),
     );
@@ -158,7 +171,9 @@ export class DesignJobs {
 
   async #release(designId: string): Promise<void> {
     if (!this.#held.delete(designId)) return;
-    await this.o.store.releaseJob(this.#claim(designId)).catch((err: unknown) => this.o.log.warn({ err, designId }, 'could not release the voice design claim; its lease runs out'));
+    await this.o.store
+      .releaseJob(this.#claim(designId))
+      .catch((err: unknown) => this.o.log.warn({ err, designId }, 'could not release the voice design claim; its lease runs out'));
   }
 
   /** True while this node holds the design (extends the lease); forgets it otherwise. */
@@ -346,7 +361,12 @@ export class DesignJobs {
       finished = await this.o.recordings.publish(
         [staged],
         async () => {
-          const out = await this.o.store.finishVoiceDesign(designId, { previewSha256: staged.sha256, previewBytes: staged.sizeBytes }, this.o.now(), node);
+          const out = await this.o.store.finishVoiceDesign(
+            designId,
+            { previewSha256: staged.sha256, previewBytes: staged.sizeBytes },
+            this.o.now(),
+            node,
+          );
           if (!out) throw new NotHeld();
           return out;
         },
@@ -436,7 +456,8 @@ export class DesignJobs {
     // secrets.
     const destination = callbackDestination(d.callbackUrl);
     if (delivered) this.o.log.info({ designId, attempt, destination, address, status }, 'voice design callback delivered');
-    else this.o.log.warn({ designId, attempt, destination, address, status, error, willRetry: more }, 'voice design callback attempt failed');
+    else
+      this.o.log.warn({ designId, attempt, destination, address, status, error, willRetry: more }, 'voice design callback attempt failed');
     if (more) this.#later(delay, () => this.#guard(designId, () => this.#deliver(designId)));
     else await this.#release(designId);
   }

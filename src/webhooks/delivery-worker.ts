@@ -131,7 +131,8 @@ export class WebhookWorker {
    * callback's stored body as is. */
   private async body(c: ClaimedWebhookDelivery): Promise<string> {
     const payload = c.delivery.payload;
-    if (c.delivery.callbackUrl !== null || !c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed') return payload;
+    if (c.delivery.callbackUrl !== null || !c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed')
+      return payload;
     const event = JSON.parse(payload) as { data: { transcriptionId: string; transcript?: unknown } };
     const segments = await this.o.store.listSegments(event.data.transcriptionId);
     event.data.transcript = { text: segments.map((s) => s.text).join(' ') };
@@ -157,7 +158,10 @@ export class WebhookWorker {
     let snippet: string | null = null;
     let failure: string | undefined;
     try {
-      const target = d.callbackUrl === null ? { url: c.endpoint.url, headers: { 'webhook-signature': this.signatures(c, started, body) } } : callbackTarget(d.callbackUrl);
+      const target =
+        d.callbackUrl === null
+          ? { url: c.endpoint.url, headers: { 'webhook-signature': this.signatures(c, started, body) } }
+          : callbackTarget(d.callbackUrl);
       const r = await this.o.transport.post(target.url, {
         headers: {
           'content-type': 'application/json',
@@ -176,7 +180,8 @@ export class WebhookWorker {
       const e = err as Error;
       // What happened, for the server log only; the delivery log (the account's to read) gets
       // the fixed word of outboundFailure, so it maps no address, port or internal name.
-      failure = err instanceof DestinationRefused ? e.message : `${(err as NodeJS.ErrnoException).code ?? e.name}: ${e.message}`.slice(0, 300);
+      failure =
+        err instanceof DestinationRefused ? e.message : `${(err as NodeJS.ErrnoException).code ?? e.name}: ${e.message}`.slice(0, 300);
       if (err instanceof DestinationRefused) result = { kind: 'refused', error: outboundFailure(err) };
       else if (e.name === 'TimeoutError' || e.name === 'AbortError') result = { kind: 'timeout' };
       else result = { kind: 'network', error: outboundFailure(err) };
@@ -185,7 +190,10 @@ export class WebhookWorker {
     const verdict = judgeAttempt(result, inSchedule);
     const error = result.kind === 'answered' ? null : result.kind === 'timeout' ? 'failed' : result.error;
     let status: WebhookDeliveryStatus = verdict === 'delivered' ? 'DELIVERED' : verdict === 'retry' ? 'PENDING' : 'FAILED';
-    const next = verdict === 'retry' ? new Date(this.o.now().getTime() + retryDelayMs(inSchedule, this.o.retryBaseMs, Math.random())).toISOString() : null;
+    const next =
+      verdict === 'retry'
+        ? new Date(this.o.now().getTime() + retryDelayMs(inSchedule, this.o.retryBaseMs, Math.random())).toISOString()
+        : null;
     let disable: string | null = null;
     // A callback's endpoint is the account's hidden holder of one-off URLs: never disabled.
     if (d.callbackUrl !== null) disable = null;
@@ -197,7 +205,14 @@ export class WebhookWorker {
     const recorded = await this.o.store.finishWebhookAttempt({
       deliveryId: d.id,
       node: this.o.node,
-      attempt: { attempt, node: this.o.node, startedAt: started.toISOString(), durationMs, statusCode: result.kind === 'answered' ? result.status : null, error },
+      attempt: {
+        attempt,
+        node: this.o.node,
+        startedAt: started.toISOString(),
+        durationMs,
+        statusCode: result.kind === 'answered' ? result.status : null,
+        error,
+      },
       status,
       nextAttemptAt: next,
       // The receiver's words stay in the server log (below): an internal service's error page

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { audioAllowance, decodeCap, refuseDecoded, refuseStatedDuration } from '../../src/batch/limits.js';
 
-const text = (e: { message: string } | null) => (e === null ? null : e.message.replace(": ", " "));
+const text = (e: { message: string } | null) => (e === null ? null : e.message.replace(': ', ' '));
 
 describe('audioAllowance and decodeCap', () => {
   it('is the smaller of the balance (1 Character per second) and the server maximum', () => {
@@ -27,8 +27,12 @@ describe('refuseStatedDuration', () => {
     expect(refuseStatedDuration(null, a)).toBeNull();
   });
   it('refuses over the balance with 402 and the cost, over the server maximum with 413', () => {
-    expect(text(refuseStatedDuration(100.2, a))).toBe('INSUFFICIENT_CHARACTERS transcribing this file costs 101 Characters, more than the balance');
-    expect(text(refuseStatedDuration(3600, a))).toBe("PAYLOAD_TOO_LARGE the audio is 3600.0 s long, over this server's limit of 600 s per file");
+    expect(text(refuseStatedDuration(100.2, a))).toBe(
+      'INSUFFICIENT_CHARACTERS transcribing this file costs 101 Characters, more than the balance',
+    );
+    expect(text(refuseStatedDuration(3600, a))).toBe(
+      "PAYLOAD_TOO_LARGE the audio is 3600.0 s long, over this server's limit of 600 s per file",
+    );
     // the server limit also binds when the balance is larger
     expect(text(refuseStatedDuration(601, audioAllowance(10_000n, 600)))).toMatch(/^PAYLOAD_TOO_LARGE/);
   });
@@ -39,8 +43,12 @@ describe('refuseDecoded', () => {
     expect(refuseDecoded(800_000n, 8000, audioAllowance(100n, 600))).toBeNull();
   });
   it('gives the exact cost when the whole file was decoded', () => {
-    expect(text(refuseDecoded(800_001n, 8000, audioAllowance(100n, 600)))).toBe('INSUFFICIENT_CHARACTERS transcribing this file costs 101 Characters, more than the balance');
-    expect(text(refuseDecoded(600n * 8000n + 1n, 8000, audioAllowance(10_000n, 600)))).toBe("PAYLOAD_TOO_LARGE the audio is 600.0 s long, over this server's limit of 600 s per file");
+    expect(text(refuseDecoded(800_001n, 8000, audioAllowance(100n, 600)))).toBe(
+      'INSUFFICIENT_CHARACTERS transcribing this file costs 101 Characters, more than the balance',
+    );
+    expect(text(refuseDecoded(600n * 8000n + 1n, 8000, audioAllowance(10_000n, 600)))).toBe(
+      "PAYLOAD_TOO_LARGE the audio is 600.0 s long, over this server's limit of 600 s per file",
+    );
   });
   it('says only "more than" when the decode reached its cap (the real length is unknown)', () => {
     const balance = audioAllowance(100n, 600);
@@ -48,7 +56,9 @@ describe('refuseDecoded', () => {
       'INSUFFICIENT_CHARACTERS transcribing this file costs more than the balance of 100 Characters',
     );
     const server = audioAllowance(10_000n, 600);
-    expect(text(refuseDecoded(BigInt(decodeCap(server, 16_000).samples), 16_000, server))).toBe("PAYLOAD_TOO_LARGE the audio is longer than this server's limit of 600 s per file");
+    expect(text(refuseDecoded(BigInt(decodeCap(server, 16_000).samples), 16_000, server))).toBe(
+      "PAYLOAD_TOO_LARGE the audio is longer than this server's limit of 600 s per file",
+    );
   });
 });
 

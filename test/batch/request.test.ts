@@ -18,7 +18,9 @@ function refusal(fn: () => unknown): string {
 
 describe('validateBatchRequest: languages', () => {
   it('refuses a languageHint no loaded model recognizes, as real time does', () => {
-    expect(refusal(() => validateBatchRequest({ languageHint: 'fr' }, 16_000, ENGLISH))).toMatch(/^VALIDATION_FAILED: .*languageHint: "fr" is not recognized/);
+    expect(refusal(() => validateBatchRequest({ languageHint: 'fr' }, 16_000, ENGLISH))).toMatch(
+      /^VALIDATION_FAILED: .*languageHint: "fr" is not recognized/,
+    );
     expect(refusal(() => validateBatchRequest({ languageHint: 'de-DE' }, 8000, ENGLISH))).toMatch(/languageHint/);
   });
 
@@ -46,11 +48,14 @@ describe('validateBatchRequest: includeAlignment', () => {
   });
 
   it('keeps an explicit choice, and the same exclusion rule as a session', () => {
-    expect(validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":false}' }, 16_000, ENGLISH).effectiveOptions.includeAlignment).toBe(false);
+    expect(
+      validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":false}' }, 16_000, ENGLISH).effectiveOptions
+        .includeAlignment,
+    ).toBe(false);
     expect(validateBatchRequest({ options: '{"includeAlignment":false}' }, 16_000, ENGLISH).effectiveOptions.includeAlignment).toBe(false);
-    expect(refusal(() => validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":true}' }, 16_000, ENGLISH))).toMatch(
-      /^VALIDATION_FAILED: .*options.suppressBackgroundSpeech/,
-    );
+    expect(
+      refusal(() => validateBatchRequest({ options: '{"suppressBackgroundSpeech":true,"includeAlignment":true}' }, 16_000, ENGLISH)),
+    ).toMatch(/^VALIDATION_FAILED: .*options.suppressBackgroundSpeech/);
   });
 });
 
@@ -59,7 +64,9 @@ describe('batchRequestHash', () => {
   // an Idempotency-Key replayed across the upgrade must find the stored job, not a conflict.
   const AUDIO = '0'.repeat(64);
   it('hashes default requests as before readableText existed', () => {
-    expect(batchRequestHash(AUDIO, validateBatchRequest({}, 16_000, ENGLISH))).toBe('024b198cdf1f274e5245d6a47d296577f4f8f002338b90f5ff55c7435331430b');
+    expect(batchRequestHash(AUDIO, validateBatchRequest({}, 16_000, ENGLISH))).toBe(
+      '024b198cdf1f274e5245d6a47d296577f4f8f002338b90f5ff55c7435331430b',
+    );
     expect(batchRequestHash(AUDIO, validateBatchRequest({ title: 'x', options: '{"removeDisfluencies":true}' }, 16_000, ENGLISH))).toBe(
       'a6cacc1e3454651a2a3b879b083bd6bcf734bd87f307a5b21bf7f1463914c1fb',
     );

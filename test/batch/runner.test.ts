@@ -58,7 +58,18 @@ async function bench(characters = 10_000n): Promise<Bench> {
     dir,
     audio,
     accountId,
-    runner: (overrides = {}) => new BatchRunner({ store, engine, metrics: createMetrics({ defaults: false }), log, dir, audio, maxDecoders: 1, maxSegmentSeconds: 30, ...overrides }),
+    runner: (overrides = {}) =>
+      new BatchRunner({
+        store,
+        engine,
+        metrics: createMetrics({ defaults: false }),
+        log,
+        dir,
+        audio,
+        maxDecoders: 1,
+        maxSegmentSeconds: 30,
+        ...overrides,
+      }),
     async queue(pcm, rate = 16_000, options = {}) {
       const now = new Date();
       const id = newId('stt', now);
@@ -166,7 +177,7 @@ describe('batch runner: refunds', () => {
 });
 
 describe('batch runner: files left by an earlier run', () => {
-  it('start() deletes every file and audio no QUEUED or RUNNING job needs, and keeps (then transcribes) the pending job\'s audio', async () => {
+  it("start() deletes every file and audio no QUEUED or RUNNING job needs, and keeps (then transcribes) the pending job's audio", async () => {
     const b = await bench();
     const pending = await b.queue(clips.find((c) => c.id === 'librivox-0880')!.pcm16k);
     const delivered = await b.queue(Buffer.alloc(32_000));
@@ -210,7 +221,9 @@ function recognizerText(s: { text: string; annotations?: { rawText?: string } })
 
 describe('batch runner: channel adaptation across segments', () => {
   // Three clips with 1 s pauses: several segments.
-  const pcm = Buffer.concat(['librivox-0870', 'librivox-0890', 'librivox-0920'].flatMap((id) => [clips.find((c) => c.id === id)!.pcm16k, Buffer.alloc(32_000)]));
+  const pcm = Buffer.concat(
+    ['librivox-0870', 'librivox-0890', 'librivox-0920'].flatMap((id) => [clips.find((c) => c.id === id)!.pcm16k, Buffer.alloc(32_000)]),
+  );
   const samples = new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length / 2);
   const plan = planSegments(samples, { rate: 16_000, maxSegmentSeconds: 30 }).filter((s) => !s.silent);
 
@@ -294,9 +307,11 @@ async function until(what: string, ms: number, check: () => Promise<boolean>): P
 }
 
 describe('batch runner: claims across nodes', () => {
-  const pcm = Buffer.concat(['librivox-0870', 'librivox-0890', 'librivox-0920'].flatMap((id) => [clips.find((c) => c.id === id)!.pcm16k, Buffer.alloc(32_000)]));
+  const pcm = Buffer.concat(
+    ['librivox-0870', 'librivox-0890', 'librivox-0920'].flatMap((id) => [clips.find((c) => c.id === id)!.pcm16k, Buffer.alloc(32_000)]),
+  );
 
-  it('a node that lost a job\'s claim can neither store a segment, complete nor refund it', async () => {
+  it("a node that lost a job's claim can neither store a segment, complete nor refund it", async () => {
     const b = await bench();
     const before = await b.balance();
     const id = await b.queue(Buffer.alloc(32_000));
@@ -304,9 +319,21 @@ describe('batch runner: claims across nodes', () => {
     const t0 = new Date();
     expect(await b.store.claimJob({ table: 'batch_jobs', key: id, node: 'node-a' }, 1000, t0)).toBe(true);
     // node-a stops renewing (it stalled); node-b claims the job once the lease ran out
-    expect(await b.store.claimNextJob('batch_jobs', "state IN ('QUEUED', 'RUNNING')", 'node-b', 1000, new Date(t0.getTime() + 500))).toBeNull();
-    expect(await b.store.claimNextJob('batch_jobs', "state IN ('QUEUED', 'RUNNING')", 'node-b', 1000, new Date(t0.getTime() + 1500))).toBe(id);
-    const seg = { transcriptionId: id, index: 0, startSample: 0n, endSample: 16_000n, text: 'zombie', words: [], createdAt: t0.toISOString() };
+    expect(
+      await b.store.claimNextJob('batch_jobs', "state IN ('QUEUED', 'RUNNING')", 'node-b', 1000, new Date(t0.getTime() + 500)),
+    ).toBeNull();
+    expect(await b.store.claimNextJob('batch_jobs', "state IN ('QUEUED', 'RUNNING')", 'node-b', 1000, new Date(t0.getTime() + 1500))).toBe(
+      id,
+    );
+    const seg = {
+      transcriptionId: id,
+      index: 0,
+      startSample: 0n,
+      endSample: 16_000n,
+      text: 'zombie',
+      words: [],
+      createdAt: t0.toISOString(),
+    };
     expect(await b.store.appendClaimedBatchSegment('node-a', seg, [1, 2])).toBe(false);
     expect(await b.store.setClaimedBatchJobState(id, 'node-a', 'DONE')).toBe(false);
     expect(await b.store.failClaimedBatchJob(id, 'node-a', 'zombie')).toBe(false);
@@ -334,7 +361,12 @@ describe('batch runner: claims across nodes', () => {
     await solo.start();
     await within(solo.idle(), 90_000, 'the undisturbed job');
     await solo.stop();
-    const expected = (await b.store.listSegments(clean)).map((s) => ({ index: s.index, start: s.startSample, end: s.endSample, text: s.text }));
+    const expected = (await b.store.listSegments(clean)).map((s) => ({
+      index: s.index,
+      start: s.startSample,
+      end: s.endSample,
+      text: s.text,
+    }));
     expect(expected.length).toBeGreaterThanOrEqual(2);
 
     const before = await b.balance();

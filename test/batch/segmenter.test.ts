@@ -22,7 +22,13 @@ function build(parts: Array<['tone' | 'quiet', number]>): Int16Array {
 
 describe('planSegments', () => {
   it('cuts in the middle of pauses, covering the file without gaps', () => {
-    const audio = build([['tone', 6], ['quiet', 1], ['tone', 6], ['quiet', 1], ['tone', 2]]);
+    const audio = build([
+      ['tone', 6],
+      ['quiet', 1],
+      ['tone', 6],
+      ['quiet', 1],
+      ['tone', 2],
+    ]);
     const plan = planSegments(audio, { rate: RATE, maxSegmentSeconds: 30 });
     expect(plan.map((s) => [s.startSample, s.endSample])).toEqual([
       [0, 6.5 * RATE],
@@ -32,7 +38,13 @@ describe('planSegments', () => {
   });
 
   it('passes over pauses that would make a segment shorter than the minimum', () => {
-    const audio = build([['tone', 1], ['quiet', 0.6], ['tone', 1], ['quiet', 0.6], ['tone', 1]]);
+    const audio = build([
+      ['tone', 1],
+      ['quiet', 0.6],
+      ['tone', 1],
+      ['quiet', 0.6],
+      ['tone', 1],
+    ]);
     expect(planSegments(audio, { rate: RATE, maxSegmentSeconds: 30 })).toHaveLength(1);
   });
 
@@ -45,14 +57,24 @@ describe('planSegments', () => {
   });
 
   it('flags all-silent segments so they need not be recognized', () => {
-    const audio = build([['tone', 6], ['quiet', 12], ['tone', 6]]);
+    const audio = build([
+      ['tone', 6],
+      ['quiet', 12],
+      ['tone', 6],
+    ]);
     const plan = planSegments(audio, { rate: RATE, maxSegmentSeconds: 8 });
     expect(plan.some((s) => s.silent)).toBe(true);
     expect(plan[0]!.silent).toBe(false);
   });
 
   it('plans the same from energies measured piece by piece (how long files are read)', () => {
-    const audio = build([['tone', 7], ['quiet', 1], ['tone', 9], ['quiet', 0.7], ['tone', 3.33]]);
+    const audio = build([
+      ['tone', 7],
+      ['quiet', 1],
+      ['tone', 9],
+      ['quiet', 0.7],
+      ['tone', 3.33],
+    ]);
     const frame = frameSamples(RATE);
     const piece = frame * 37;
     const energies = new Float64Array(Math.ceil(audio.length / frame));
@@ -66,7 +88,12 @@ describe('planSegments', () => {
 describe('leading silence', () => {
   it('is a silent segment of its own, whatever its length, so the first speech starts about a quarter second after its cut', () => {
     for (const lead of [1, 3, 7.5]) {
-      const audio = build([['quiet', lead], ['tone', 6], ['quiet', 1], ['tone', 2]]);
+      const audio = build([
+        ['quiet', lead],
+        ['tone', 6],
+        ['quiet', 1],
+        ['tone', 2],
+      ]);
       const plan = planSegments(audio, { rate: RATE, maxSegmentSeconds: 30 });
       expect(plan[0]).toEqual({ index: 0, startSample: 0, endSample: (lead - 0.24) * RATE, silent: true });
       expect(plan[1]!.startSample).toBe((lead - 0.24) * RATE);
@@ -76,7 +103,13 @@ describe('leading silence', () => {
   });
 
   it('shorter than a pause stays with the first segment', () => {
-    const plan = planSegments(build([['quiet', 0.3], ['tone', 6]]), { rate: RATE, maxSegmentSeconds: 30 });
+    const plan = planSegments(
+      build([
+        ['quiet', 0.3],
+        ['tone', 6],
+      ]),
+      { rate: RATE, maxSegmentSeconds: 30 },
+    );
     expect(plan).toHaveLength(1);
     expect(plan[0]!.startSample).toBe(0);
   });

@@ -26,7 +26,9 @@ function words(finals: Array<{ text: string }>): string[] {
   return finals.flatMap((f) => f.text.split(/\s+/).filter(Boolean));
 }
 
-async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; streamId?: string; reconnectAt?: number[]; logger?: typeof logger } = {}) {
+async function stream(
+  opts: { cutsAt?: number[]; metrics?: ClientMetrics; streamId?: string; reconnectAt?: number[]; logger?: typeof logger } = {},
+) {
   const streamer = new SessionStreamer({
     url: svc.baseUrl,
     accessKey,
@@ -47,7 +49,11 @@ async function stream(opts: { cutsAt?: number[]; metrics?: ClientMetrics; stream
     await streamer.write(c);
     if (moves.has(i)) {
       // What a draining node sends (src/server/drain.ts): here the one node takes the resume.
-      const told = svc.service.sessions.served(sessionId)?.tellSocket(serverEvent.reconnect({ reason: 'NODE_DRAINING', withinMs: 60_000, deadline: new Date(Date.now() + 60_000).toISOString() }));
+      const told = svc.service.sessions
+        .served(sessionId)
+        ?.tellSocket(
+          serverEvent.reconnect({ reason: 'NODE_DRAINING', withinMs: 60_000, deadline: new Date(Date.now() + 60_000).toISOString() }),
+        );
       expect(told).toBe(true);
     }
     if (cuts.has(i++)) streamer.cutSocket();
@@ -80,9 +86,23 @@ describe('SessionStreamer', () => {
     const key = 'sk_secret_0123456789\n# rotated by ops';
     const lines: string[] = [];
     const captured = pino({ level: 'debug' }, { write: (l: string) => lines.push(l) });
-    const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey: key, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger: captured, backoff: { baseMs: 20, maxMs: 50 } });
+    const streamer = new SessionStreamer({
+      url: svc.baseUrl,
+      accessKey: key,
+      encoding: 'mulaw_8000',
+      streamId: randomUUID(),
+      bufferSamples: 8000,
+      logger: captured,
+      backoff: { baseMs: 20, maxMs: 50 },
+    });
     // Before: a "Headers.append: <key> is an invalid header value" warning and a retry, for ever.
-    const outcome = await Promise.race([streamer.start().then(() => 'started', (e: unknown) => e), new Promise((r) => setTimeout(() => r('still retrying'), 3000))]);
+    const outcome = await Promise.race([
+      streamer.start().then(
+        () => 'started',
+        (e: unknown) => e,
+      ),
+      new Promise((r) => setTimeout(() => r('still retrying'), 3000)),
+    ]);
     expect(outcome).toBeInstanceOf(StreamFatalError);
     expect((outcome as Error).message).not.toContain('sk_secret');
     expect(lines.join('')).not.toContain('sk_secret');
@@ -120,7 +140,15 @@ describe('SessionStreamer', () => {
   it('a reconnect event moves the stream make-before-break: resume, new socket, old one let go; nothing lost or sent twice, the same words', async () => {
     const clean = await stream();
     const lines: Array<Record<string, unknown>> = [];
-    const capture = pino({ level: "info" }, { write: (line: string) => { if (process.env.DEBUG_MOVE) process.stderr.write(line); lines.push(JSON.parse(line) as Record<string, unknown>); } });
+    const capture = pino(
+      { level: 'info' },
+      {
+        write: (line: string) => {
+          if (process.env.DEBUG_MOVE) process.stderr.write(line);
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    );
     const moved = await stream({ reconnectAt: [200, 600], logger: capture });
     expect(moved.summary.resumes).toBe(2);
     expect(moved.summary.capturedSamples).toBe(audio.length);
@@ -148,7 +176,15 @@ describe('SessionStreamer', () => {
       return realFetch(input, init);
     }) as typeof fetch;
     try {
-      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger, backoff: { baseMs: 10, maxMs: 20 } });
+      const streamer = new SessionStreamer({
+        url: svc.baseUrl,
+        accessKey,
+        encoding: 'mulaw_8000',
+        streamId: randomUUID(),
+        bufferSamples: 16000,
+        logger,
+        backoff: { baseMs: 10, maxMs: 20 },
+      });
       const { sessionId } = await streamer.start();
       await streamer.write(audio.subarray(0, 8000));
       for (let i = 0; i < 300 && streamer.stats().acknowledged < 8000; i++) await new Promise((r) => setTimeout(r, 10));
@@ -159,7 +195,9 @@ describe('SessionStreamer', () => {
       release();
       await aborting;
       await new Promise((r) => setTimeout(r, 300));
-      const session = (await (await realFetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      const session = (await (
+        await realFetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })
+      ).json()) as any;
       expect(['RECORDING', 'PAUSED']).toContain(session.data.status);
     } finally {
       globalThis.fetch = realFetch;
@@ -167,8 +205,19 @@ describe('SessionStreamer', () => {
   }, 30_000);
 
   it('abort() ends a start() that is still retrying to create the session', async () => {
-    const streamer = new SessionStreamer({ url: `http://127.0.0.1:${await freePort()}`, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 8000, logger, backoff: { baseMs: 50, maxMs: 100 } });
-    const starting = streamer.start().then(() => 'started', (e: unknown) => e);
+    const streamer = new SessionStreamer({
+      url: `http://127.0.0.1:${await freePort()}`,
+      accessKey,
+      encoding: 'mulaw_8000',
+      streamId: randomUUID(),
+      bufferSamples: 8000,
+      logger,
+      backoff: { baseMs: 50, maxMs: 100 },
+    });
+    const starting = streamer.start().then(
+      () => 'started',
+      (e: unknown) => e,
+    );
     await new Promise((r) => setTimeout(r, 300));
     await streamer.abort();
     const outcome = await Promise.race([starting, new Promise((r) => setTimeout(() => r('still retrying'), 2000))]);
@@ -188,7 +237,10 @@ describe('SessionStreamer', () => {
     await streamer.write(audio.subarray(0, 1600));
     // An abort while end() waits for `closed` makes end() fail; the caller then aborts again,
     // as RtpIngest and `scribed stream` do after a failed end.
-    const ending = streamer.end().then(() => 'ended', (e: unknown) => e);
+    const ending = streamer.end().then(
+      () => 'ended',
+      (e: unknown) => e,
+    );
     await streamer.abort();
     expect(await ending).toBeInstanceOf(Error);
     await streamer.abort();
@@ -208,7 +260,16 @@ describe('SessionStreamer', () => {
     const captured = pino({ level: 'info' }, { write: (l: string) => records.push(JSON.parse(l)) });
     const metrics = new ClientMetrics({ defaults: false });
     try {
-      const streamer = new SessionStreamer({ url: svc.baseUrl, accessKey, encoding: 'mulaw_8000', streamId: randomUUID(), bufferSamples: 16000, logger: captured, metrics, backoff: { baseMs: 20, maxMs: 100 } });
+      const streamer = new SessionStreamer({
+        url: svc.baseUrl,
+        accessKey,
+        encoding: 'mulaw_8000',
+        streamId: randomUUID(),
+        bufferSamples: 16000,
+        logger: captured,
+        metrics,
+        backoff: { baseMs: 20, maxMs: 100 },
+      });
       const { sessionId } = await streamer.start();
       const part = audio.subarray(0, 24_000);
       for (const c of chunks(part, 1, 800)) await streamer.write(c);
@@ -216,7 +277,9 @@ describe('SessionStreamer', () => {
       expect(summary.gapSamples).toBe(800);
       expect(summary.reconnects).toBeGreaterThanOrEqual(1);
       expect(summary.serverCapturedSamples).toBe(part.length);
-      const session = (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })).json()) as any;
+      const session = (await (
+        await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey } })
+      ).json()) as any;
       expect(session.data.capturedSamples).toBe(String(part.length));
       const gapLog = records.find((r) => r.msg === 'the server filled audio this client sent with silence; reconnecting to resume');
       expect(gapLog).toMatchObject({ level: 50, fromSample: 3200, toSample: 4000, samples: 800 });

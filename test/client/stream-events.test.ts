@@ -44,14 +44,23 @@ describe('StreamEventState', () => {
     s.apply(ready(), 0);
     sentUpTo(s, 2000);
     expect(s.apply(serverEvent.ack({ epoch: 2, sampleOffset: 0, capturedSamples: '800' }), 0)).toEqual([]);
-    expect(s.apply(serverEvent.ack({ epoch: 1, sampleOffset: 800, capturedSamples: '800' }), 0)).toEqual([{ kind: 'acknowledged', samples: 800 }, { kind: 'send' }]);
+    expect(s.apply(serverEvent.ack({ epoch: 1, sampleOffset: 800, capturedSamples: '800' }), 0)).toEqual([
+      { kind: 'acknowledged', samples: 800 },
+      { kind: 'send' },
+    ]);
     expect(s.apply(serverEvent.ack({ epoch: 1, sampleOffset: 800, capturedSamples: '800' }), 0)).toEqual([{ kind: 'send' }]);
   });
 
   it('a final is emitted once per segment id; finals come back in segment order', () => {
     const s = new StreamEventState(8000);
     const fin = (id: string) =>
-      serverEvent.final({ segmentId: id, text: id, trigger: 'vad', start: { sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 }, end: { sample: '8', ms: 1, epoch: 1, epochSample: 8, epochMs: 1 } });
+      serverEvent.final({
+        segmentId: id,
+        text: id,
+        trigger: 'vad',
+        start: { sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 },
+        end: { sample: '8', ms: 1, epoch: 1, epochSample: 8, epochMs: 1 },
+      });
     expect(kinds(s.apply(fin('seg_10'), 0))).toEqual(['final']);
     expect(s.apply(fin('seg_10'), 0)).toEqual([]);
     s.apply(fin('seg_9'), 0);
@@ -63,7 +72,10 @@ describe('StreamEventState', () => {
     s.acct.capture(2000);
     s.apply(ready(), 0);
     sentUpTo(s, 1600);
-    expect(kinds(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 0))).toEqual(['log', 'wait-for-credit']);
+    expect(kinds(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 0))).toEqual([
+      'log',
+      'wait-for-credit',
+    ]);
     expect(s.accepting).toBe(false);
     expect(s.acct.sendPos).toBe(0);
     expect(kinds(s.apply(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }), 0))).toEqual(['log']);
@@ -84,13 +96,19 @@ describe('StreamEventState', () => {
     s.apply(ready(), 0);
     sentUpTo(s, 23_904);
     s.apply(serverEvent.ack({ epoch: 1, sampleOffset: 23_904, capturedSamples: '23904' }), 0);
-    expect(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 1000)[0]).toMatchObject({ kind: 'log', level: 'warn' });
+    expect(s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), 1000)[0]).toMatchObject({
+      kind: 'log',
+      level: 'warn',
+    });
     expect(s.creditVerdict(1000, 20_000, 5000)).toEqual({ giveUp: false, retryInMs: 5000 });
     // Each retry: the server has 96 samples paid for, says accepting, refuses the next frame.
     for (const t of [6000, 11_000, 16_000]) {
       s.apply(ready({ epoch: t, capturedSamples: '23904', sampleOffset: 0 }), t);
       expect(s.accepting).toBe(true);
-      expect(kinds(s.apply(serverEvent.error({ code: 'INSUFFICIENT_CHARACTERS', message: 'm', fatal: false }), t))).toEqual(['log', 'server-error']);
+      expect(kinds(s.apply(serverEvent.error({ code: 'INSUFFICIENT_CHARACTERS', message: 'm', fatal: false }), t))).toEqual([
+        'log',
+        'server-error',
+      ]);
       const again = s.apply(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }), t);
       expect(again).toContainEqual({ kind: 'wait-for-credit' });
       expect(again[0]).toMatchObject({ kind: 'log', level: 'debug' }); // said once, at the first refusal
@@ -120,7 +138,12 @@ describe('StreamEventState', () => {
     expect(kinds(s.apply(serverEvent.error({ code: 'STALE_EPOCH', message: 'm', fatal: false }), 0))).toEqual(['log', 'server-error']);
     expect(s.acct.sendPos).toBe(0);
     sentUpTo(s, 1600);
-    expect(kinds(s.apply(serverEvent.error({ code: 'INTERNAL', message: 'm', fatal: false }), 0))).toEqual(['log', 'log', 'drop-socket', 'server-error']);
+    expect(kinds(s.apply(serverEvent.error({ code: 'INTERNAL', message: 'm', fatal: false }), 0))).toEqual([
+      'log',
+      'log',
+      'drop-socket',
+      'server-error',
+    ]);
   });
 
   it('a gap over audio this client sent is counted as lost and drops the socket; over overflow silence it is only logged', () => {
@@ -138,6 +161,8 @@ describe('StreamEventState', () => {
 
   it('closed carries the server count', () => {
     const s = new StreamEventState(8000);
-    expect(s.apply(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '8000', segments: 2 }), 0)).toEqual([{ kind: 'closed', capturedSamples: 8000, segments: 2 }]);
+    expect(s.apply(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '8000', segments: 2 }), 0)).toEqual([
+      { kind: 'closed', capturedSamples: 8000, segments: 2 },
+    ]);
   });
 });

@@ -6,7 +6,15 @@ import type { FinalSegment } from '../../src/client/session-streamer.js';
 import { tempDir } from '../helpers/service.js';
 
 function seg(i: number, text: string): FinalSegment {
-  return { segmentId: `seg_${i}`, text, startSample: String(i * 8000), endSample: String((i + 1) * 8000), startMs: i * 1000, endMs: (i + 1) * 1000, words: [] };
+  return {
+    segmentId: `seg_${i}`,
+    text,
+    startSample: String(i * 8000),
+    endSample: String((i + 1) * 8000),
+    startMs: i * 1000,
+    endMs: (i + 1) * 1000,
+    words: [],
+  };
 }
 
 describe('TranscriptFiles', () => {
@@ -17,7 +25,11 @@ describe('TranscriptFiles', () => {
     files.append(seg(0, 'hello there'));
     files.append(seg(1, '  '));
     files.append(seg(2, 'second\nline'));
-    const lines = fs.readFileSync(files.jsonlPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(files.jsonlPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.segmentId)).toEqual(['seg_0', 'seg_1', 'seg_2']);
     expect(fs.readFileSync(files.txtPath, 'utf8')).toBe('hello there\nsecond line\n');
   });

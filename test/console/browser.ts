@@ -12,7 +12,15 @@ import { freePort } from '../helpers/serve-process.js';
 export const CHROMIUM = '/usr/bin/chromium';
 /** Without the background-networking flags Chromium's own connections are refused by the
  * closed network and slow the start; a fresh profile per launch (Playwright's default). */
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchChromium(opts: { fakeAudioFile?: string } = {}): Promise<Browser> {
   const args = [...ARGS];
@@ -48,7 +56,9 @@ export async function startBackend(scribedUrl: string, accessKey: string): Promi
   });
   let stderr = '';
   proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  readline.createInterface({ input: proc.stdout! }).on('line', (l) => process.env.SCRIBED_TEST_LOG && process.stderr.write(`[backend] ${l}\n`));
+  readline
+    .createInterface({ input: proc.stdout! })
+    .on('line', (l) => process.env.SCRIBED_TEST_LOG && process.stderr.write(`[backend] ${l}\n`));
   // Listening once a request gets an answer.
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`backend exited: ${stderr}`);

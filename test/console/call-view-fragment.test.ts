@@ -14,7 +14,12 @@ const hash = (params: Record<string, string>) => `#${new URLSearchParams(params)
 describe('call view fragment', () => {
   it('reads the call, its legs in order with their tickets, renew, origin and history', () => {
     const f = parseCallFragment(
-      hash({ call: CALL, legs: `agent:${A}:tkt_one,customer.2:${B}:tkt_two`, renew: 'https://app.example/console/ticket', history: 'https://app.example/calls/{callId}/transcript?format={format}' }),
+      hash({
+        call: CALL,
+        legs: `agent:${A}:tkt_one,customer.2:${B}:tkt_two`,
+        renew: 'https://app.example/console/ticket',
+        history: 'https://app.example/calls/{callId}/transcript?format={format}',
+      }),
       PAGE,
     );
     expect(f.problems).toEqual([]);
@@ -31,7 +36,10 @@ describe('call view fragment', () => {
   it('a leg without a ticket is kept (a reload); malformed, repeated and surplus legs are reported and left out', () => {
     const many = Array.from({ length: MAX_LEGS + 1 }, (_, i) => `s${i}:rts_${String(i).padStart(20, '0')}`);
     const f = parseCallFragment(
-      hash({ call: CALL, legs: [`agent:${A}`, `agent:${B}:tkt_x`, `-bad:${B}`, `x:${B}:nope`, `y:${B}:tkt_a:tkt_b`, `z:sess`, ...many].join(',') }),
+      hash({
+        call: CALL,
+        legs: [`agent:${A}`, `agent:${B}:tkt_x`, `-bad:${B}`, `x:${B}:nope`, `y:${B}:tkt_a:tkt_b`, `z:sess`, ...many].join(','),
+      }),
       PAGE,
     );
     expect(f.legs[0]).toEqual({ speaker: 'agent', session: A, ticket: null });
@@ -41,7 +49,10 @@ describe('call view fragment', () => {
   });
 
   it('refuses a missing or malformed call id and non-http links', () => {
-    const f = parseCallFragment(hash({ call: 'rts_nope', legs: '', renew: 'javascript:alert(1)', history: 'data:text/plain,{callId}' }), PAGE);
+    const f = parseCallFragment(
+      hash({ call: 'rts_nope', legs: '', renew: 'javascript:alert(1)', history: 'data:text/plain,{callId}' }),
+      PAGE,
+    );
     expect([f.call, f.renew, f.history, f.legs]).toEqual([null, null, null, []]);
     expect(f.problems).toEqual([
       'the call id in the link is not a call id (call_...)',

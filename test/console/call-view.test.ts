@@ -102,7 +102,12 @@ interface Line {
 /** The finals the page shows, top to bottom. */
 const pageLines = (page: Page): Promise<Line[]> =>
   page.$$eval('#timeline li:not([hidden]):not(.partial)', (els) =>
-    els.map((e: any) => ({ speaker: e.dataset.speaker, startMs: Number(e.dataset.startMs), text: e.querySelector('.text').textContent, label: e.querySelector('.speaker').textContent })),
+    els.map((e: any) => ({
+      speaker: e.dataset.speaker,
+      startMs: Number(e.dataset.startMs),
+      text: e.querySelector('.text').textContent,
+      label: e.querySelector('.speaker').textContent,
+    })),
   ) as Promise<Line[]>;
 
 const legState = (page: Page, i: number) => page.getAttribute(`#leg-${i}-state`, 'data-state');
@@ -116,7 +121,9 @@ interface AxeViolation {
 /** axe-core's WCAG 2 A/AA rules and best practices on the page as it is (as console.test.ts). */
 async function axeViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: AXE });
-  const result = (await page.evaluate(() => (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }))) as {
+  const result = (await page.evaluate(() =>
+    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+  )) as {
     violations: AxeViolation[];
     passes: AxeViolation[];
   };
@@ -130,7 +137,11 @@ async function fitsWidth(page: Page, width: number): Promise<void> {
     const d = (globalThis as any).document;
     const boxes = [...d.querySelectorAll('button, input, #timeline li, .leg, dd, h1, a')]
       .filter((e: any) => e.offsetParent !== null)
-      .map((e: any) => ({ id: e.id || `${e.tagName}.${e.className}`, left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right }));
+      .map((e: any) => ({
+        id: e.id || `${e.tagName}.${e.className}`,
+        left: e.getBoundingClientRect().left,
+        right: e.getBoundingClientRect().right,
+      }));
     return { scrollWidth: d.documentElement.scrollWidth, boxes };
   });
   expect(layout.scrollWidth).toBeLessThanOrEqual(width);
@@ -141,8 +152,12 @@ async function fitsWidth(page: Page, width: number): Promise<void> {
 }
 
 describe('the call view', () => {
-  it('two legs fed real speech: both speakers\' finals, labelled and in time order, equal to the merged transcript; History through the backend; axe and 400 px', async () => {
-    const [a, b, c] = ['librivox-0890', 'librivox-0880', 'librivox-0930'].map(clip) as [ReturnType<typeof clip>, ReturnType<typeof clip>, ReturnType<typeof clip>];
+  it("two legs fed real speech: both speakers' finals, labelled and in time order, equal to the merged transcript; History through the backend; axe and 400 px", async () => {
+    const [a, b, c] = ['librivox-0890', 'librivox-0880', 'librivox-0930'].map(clip) as [
+      ReturnType<typeof clip>,
+      ReturnType<typeof clip>,
+      ReturnType<typeof clip>,
+    ];
     // The agent speaks (0-5.3 s) and the customer talks over it (1-4 s); the customer's segment
     // is committed first, so its final comes first but belongs after the agent's on the time
     // line. Then the agent again, and both legs close.
@@ -165,7 +180,9 @@ describe('the call view', () => {
       await page.goto(`${backend.url}/console/call?call=${callId}`);
       await page.waitForSelector('#connection[data-state="open"]');
       // One watch socket per leg, each with its ticket, and the tickets out of the address.
-      expect(page.url()).toContain(`/console/call.html#call=${callId}&legs=agent%3A${legs[0]!.sessionId}%2Ccustomer%3A${legs[1]!.sessionId}&`);
+      expect(page.url()).toContain(
+        `/console/call.html#call=${callId}&legs=agent%3A${legs[0]!.sessionId}%2Ccustomer%3A${legs[1]!.sessionId}&`,
+      );
       expect(page.url()).not.toMatch(/tkt_/);
       expect(await page.textContent('#connection')).toBe('Watching 2 of 2 legs');
       expect([await legState(page, 0), await legState(page, 1)]).toEqual(['open', 'open']);
@@ -178,8 +195,11 @@ describe('the call view', () => {
         w.partials = [];
         w.arrivals = [];
         new w.MutationObserver((records: any[]) => {
-          for (const li of w.document.querySelectorAll('#timeline li.partial')) w.partials.push(`${li.dataset.speaker}: ${li.querySelector('.text').textContent}`);
-          for (const r of records) for (const n of r.addedNodes) if (n.tagName === 'LI' && !n.classList.contains('partial') && !n.hidden) w.arrivals.push(n.dataset.speaker);
+          for (const li of w.document.querySelectorAll('#timeline li.partial'))
+            w.partials.push(`${li.dataset.speaker}: ${li.querySelector('.text').textContent}`);
+          for (const r of records)
+            for (const n of r.addedNodes)
+              if (n.tagName === 'LI' && !n.classList.contains('partial') && !n.hidden) w.arrivals.push(n.dataset.speaker);
         }).observe(w.document.getElementById('timeline'), { childList: true, characterData: true, subtree: true });
       });
 
@@ -200,10 +220,14 @@ describe('the call view', () => {
       expect(await page.textContent('#connection')).toBe('Call ended (2 legs closed)');
 
       const lines = await pageLines(page);
-      process.stderr.write(`call view lines: ${JSON.stringify(lines)}\narrivals: ${JSON.stringify(await page.evaluate(() => (globalThis as any).arrivals))}\n`);
+      process.stderr.write(
+        `call view lines: ${JSON.stringify(lines)}\narrivals: ${JSON.stringify(await page.evaluate(() => (globalThis as any).arrivals))}\n`,
+      );
       // Each line names its speaker, in the leg's own colour, distinct between the legs.
       for (const l of lines as Array<Line & { label: string }>) expect(l.label).toBe(l.speaker);
-      const colours = await page.$$eval('#timeline li:not([hidden]) .speaker', (els) => [...new Set(els.map((e) => (globalThis as any).getComputedStyle(e).color))]);
+      const colours = await page.$$eval('#timeline li:not([hidden]) .speaker', (els) => [
+        ...new Set(els.map((e) => (globalThis as any).getComputedStyle(e).color)),
+      ]);
       expect(colours).toHaveLength(2);
       // The customer's final arrived before the agent's first, yet the page shows the lines in
       // time order, the turns as spoken.
@@ -213,11 +237,15 @@ describe('the call view', () => {
       // The same lines as the call's merged transcript: speaker, start and text.
       const res = await fetch(`${svc.baseUrl}${STT}/calls/${callId}/transcript?format=json`, { headers: { accessKey } });
       const merged = (await res.json()) as { segments: Array<{ speaker: string; startMs: number; text: string }> };
-      const spoken = merged.segments.filter((s) => s.text.trim() !== '').map((s) => ({ speaker: s.speaker, startMs: s.startMs, text: s.text }));
+      const spoken = merged.segments
+        .filter((s) => s.text.trim() !== '')
+        .map((s) => ({ speaker: s.speaker, startMs: s.startMs, text: s.text }));
       expect(lines.map(({ speaker, startMs, text }) => ({ speaker, startMs, text }))).toEqual(spoken);
       // And what each PBX socket got, and real speech heard on the right leg.
       for (const [i, speaker] of ['agent', 'customer'].entries()) {
-        const own = pbx[i]!.ofType('final').map((e) => e.text as string).filter((t) => t.trim() !== '');
+        const own = pbx[i]!.ofType('final')
+          .map((e) => e.text as string)
+          .filter((t) => t.trim() !== '');
         expect(lines.filter((l) => l.speaker === speaker).map((l) => l.text)).toEqual(own);
       }
       const said = (speaker: string) => lines.filter((l) => l.speaker === speaker).map((l) => l.text);
@@ -238,7 +266,13 @@ describe('the call view', () => {
       const txtHref = await page.getAttribute('#history-links a[data-format="txt"]', 'href');
       expect(txtHref).toBe(`${backend.url}/calls/${callId}/transcript?format=txt`);
       const viaBackend = (await (await fetch(txtHref!)).text()).trim().split('\n');
-      expect(viaBackend).toEqual(lines.map((l) => expect.stringMatching(new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] ${l.speaker}: ${l.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`))));
+      expect(viaBackend).toEqual(
+        lines.map((l) =>
+          expect.stringMatching(
+            new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\] ${l.speaker}: ${l.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+          ),
+        ),
+      );
       const jsonHref = await page.getAttribute('#history-links a[data-format="json"]', 'href');
       expect(((await (await fetch(jsonHref!)).json()) as typeof merged).segments).toEqual(merged.segments);
 

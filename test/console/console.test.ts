@@ -52,7 +52,9 @@ interface TranscriptJson {
 }
 
 async function transcript(transcriptionId: string): Promise<TranscriptJson> {
-  const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey } });
+  const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, {
+    headers: { accessKey },
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as TranscriptJson;
 }
@@ -71,7 +73,7 @@ const sourceIs = (page: Page, prefix: string, timeout = 30_000) =>
  * (a MutationObserver the test installs; the page itself keeps no such list). */
 async function recordPartials(page: Page): Promise<void> {
   await page.evaluate(() => {
-    const w = (globalThis as any);
+    const w = globalThis as any;
     w.partials = [];
     const el = w.document.getElementById('partial');
     new w.MutationObserver(() => {
@@ -101,10 +103,16 @@ describe('the console page', () => {
     // or not, so only backends (which may hold the key) call the HTTP API.
     const preflight = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'accesskey' },
+      headers: {
+        origin: 'https://elsewhere.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'accesskey',
+      },
     });
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
-    const create = await fetch(`${svc.baseUrl}/sound_clone/api/v1/account`, { headers: { origin: 'https://elsewhere.example', accessKey } });
+    const create = await fetch(`${svc.baseUrl}/sound_clone/api/v1/account`, {
+      headers: { origin: 'https://elsewhere.example', accessKey },
+    });
     expect(create.status).toBe(200);
     expect(create.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -130,7 +138,9 @@ describe('the console page', () => {
       // Second clip: the screenshot is the live view mid-sentence, a final above the partial.
       const second = clip('librivox-0890');
       await page.setInputFiles('#file', second.wavFile);
-      await page.waitForFunction(() => (globalThis as any).document.getElementById('partial').textContent.split(' ').length >= 4, null, { timeout: 30_000 });
+      await page.waitForFunction(() => (globalThis as any).document.getElementById('partial').textContent.split(' ').length >= 4, null, {
+        timeout: 30_000,
+      });
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       await sourceIs(page, 'Listen only');
       await page.click('#close');
@@ -170,7 +180,10 @@ describe('the console page', () => {
 
   it('a replayed ticket: the page says the ticket was refused and asks for a fresh one', async () => {
     const session = await createSession(svc, accessKey, { inputEncoding: 'mulaw_8000' });
-    const ticketRes = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/tickets`, { method: 'POST', headers: { accessKey } });
+    const ticketRes = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}/tickets`, {
+      method: 'POST',
+      headers: { accessKey },
+    });
     const ticket = ((await ticketRes.json()) as { data: { ticket: string } }).data.ticket;
     // Used once, by another client.
     const first = await StreamClient.connect(`${svc.wsBase}${session.streamUrl}?ticket=${ticket}`);
@@ -200,10 +213,14 @@ function streamCli(file: string, encoding: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // The console's sessions use the API default (manual segments); `scribed stream` defaults
     // to vad, whose segment edges would change words at them: compare like with like.
-    const proc = spawn(process.execPath, [CLI, 'stream', '--url', svc.baseUrl, '--input', file, '--encoding', encoding, '--out', out, '--segment-commit-mode', 'manual'], {
-      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      [CLI, 'stream', '--url', svc.baseUrl, '--input', file, '--encoding', encoding, '--out', out, '--segment-commit-mode', 'manual'],
+      {
+        env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.once('error', reject);
@@ -221,7 +238,8 @@ describe('embedded in an application page', () => {
   it('a dropped socket: the console asks its parent for a ticket, the parent resumes and posts one back, the console reconnects', async () => {
     const session = await createSession(svc, accessKey, { inputEncoding: 'mulaw_8000' });
     const api = `${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${session.sessionId}`;
-    const ticket = async () => ((await (await fetch(`${api}/tickets`, { method: 'POST', headers: { accessKey } })).json()) as any).data.ticket as string;
+    const ticket = async () =>
+      ((await (await fetch(`${api}/tickets`, { method: 'POST', headers: { accessKey } })).json()) as any).data.ticket as string;
     const asked: string[] = [];
     // The application: a page framing the console, and the backend call behind it.
     const app = http.createServer(async (req, res) => {
@@ -237,7 +255,11 @@ describe('embedded in an application page', () => {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ticket: await ticket() }));
         return;
       }
-      const fragment = new URLSearchParams({ session: session.sessionId, ticket: await ticket(), origin: `http://127.0.0.1:${(app.address() as AddressInfo).port}` });
+      const fragment = new URLSearchParams({
+        session: session.sessionId,
+        ticket: await ticket(),
+        origin: `http://127.0.0.1:${(app.address() as AddressInfo).port}`,
+      });
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>App</title>
 <iframe title="Live transcript" allow="microphone" width="900" height="700" src="${svc.baseUrl}/console/#${fragment}"></iframe>
 <script>
@@ -256,7 +278,10 @@ describe('embedded in an application page', () => {
       const frame = page.frameLocator('iframe');
       await frame.locator('#connection[data-state="open"]').waitFor();
       for (const ws of svc.service.app.websocketServer.clients) ws.terminate();
-      await frame.locator('#connection[data-state="open"]').waitFor({ state: 'detached' }).catch(() => undefined);
+      await frame
+        .locator('#connection[data-state="open"]')
+        .waitFor({ state: 'detached' })
+        .catch(() => undefined);
       await expect.poll(() => frame.locator('#f-epoch').textContent(), { timeout: 15_000 }).toBe('2');
       await frame.locator('#connection[data-state="open"]').waitFor();
       expect(asked).toEqual(['0']);
@@ -339,11 +364,23 @@ describe('watching a call another client streams (mode=watch)', () => {
       // the PBX resumes and goes on in epoch 2, and the page follows without a new ticket.
       const firstPbx = pbx;
       pbx.terminate();
-      await page.waitForFunction(() => /no client is streaming/.test((globalThis as any).document.getElementById('connection').textContent), null, { timeout: 15_000 });
-      const resumed = await fetch(`${api}/resume`, { method: 'POST', headers: { accessKey, 'content-type': 'application/json' }, body: JSON.stringify({ capturedSamples: String(offset) }) });
+      await page.waitForFunction(
+        () => /no client is streaming/.test((globalThis as any).document.getElementById('connection').textContent),
+        null,
+        { timeout: 15_000 },
+      );
+      const resumed = await fetch(`${api}/resume`, {
+        method: 'POST',
+        headers: { accessKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ capturedSamples: String(offset) }),
+      });
       expect(resumed.status).toBe(200);
       pbx = await pbxSocket(session.streamUrl);
-      await page.waitForFunction(() => (globalThis as any).document.getElementById('connection').textContent === 'Watching (epoch 2)', null, { timeout: 15_000 });
+      await page.waitForFunction(
+        () => (globalThis as any).document.getElementById('connection').textContent === 'Watching (epoch 2)',
+        null,
+        { timeout: 15_000 },
+      );
 
       // Second sentence, then the PBX closes the session.
       const second = clip('librivox-0890');
@@ -390,74 +427,86 @@ describe('microphone mode', () => {
   // more than a second after the device's playback), so the words differed past the tolerance
   // (0.29-0.36 seen). The lead is now 4 s (below); the retry stays until CI runs show the cut
   // is gone, and the assertions are unchanged.
-  it('streams a clip from the fake capture device, survives a dropped socket through the renew hand-off, and matches scribed stream', async () => {
-    const c = clip('librivox-0890');
-    // Silence around the clip: Chromium's fake device starts playing the file (in a loop) when
-    // getUserMedia opens it, and the page's worklet starts capturing later (on a loaded machine,
-    // more than a second later), so the capture is the loop from that point on. The lead of
-    // silence is longer than that delay, and the page captures one loop's length: what it
-    // misses at the start is silence, and the wrap-around brings in the next loop's silence.
-    const LEAD_SECONDS = 4;
-    const TAIL_SECONDS = 1.5;
-    const padded = path.join(tempDir(), 'mic.wav');
-    execFileSync('sox', [c.wavFile, padded, 'pad', String(LEAD_SECONDS), String(TAIL_SECONDS)]);
-    const target = Math.round((c.durationSec + LEAD_SECONDS + TAIL_SECONDS) * 8000);
-    const micBrowser = await launchChromium({ fakeAudioFile: padded });
-    try {
-      const context = await micBrowser.newContext();
-      await context.grantPermissions(['microphone'], { origin: svc.baseUrl });
-      const page = await context.newPage();
-      await page.goto(`${backend.url}/console?encoding=mulaw_8000`);
-      await page.waitForSelector('#connection[data-state="open"]');
-      await page.click('#mic');
-      await sourceIs(page, 'Microphone');
-      expect(await page.getAttribute('#mic', 'aria-pressed')).toBe('true');
+  it(
+    'streams a clip from the fake capture device, survives a dropped socket through the renew hand-off, and matches scribed stream',
+    async () => {
+      const c = clip('librivox-0890');
+      // Silence around the clip: Chromium's fake device starts playing the file (in a loop) when
+      // getUserMedia opens it, and the page's worklet starts capturing later (on a loaded machine,
+      // more than a second later), so the capture is the loop from that point on. The lead of
+      // silence is longer than that delay, and the page captures one loop's length: what it
+      // misses at the start is silence, and the wrap-around brings in the next loop's silence.
+      const LEAD_SECONDS = 4;
+      const TAIL_SECONDS = 1.5;
+      const padded = path.join(tempDir(), 'mic.wav');
+      execFileSync('sox', [c.wavFile, padded, 'pad', String(LEAD_SECONDS), String(TAIL_SECONDS)]);
+      const target = Math.round((c.durationSec + LEAD_SECONDS + TAIL_SECONDS) * 8000);
+      const micBrowser = await launchChromium({ fakeAudioFile: padded });
+      try {
+        const context = await micBrowser.newContext();
+        await context.grantPermissions(['microphone'], { origin: svc.baseUrl });
+        const page = await context.newPage();
+        await page.goto(`${backend.url}/console?encoding=mulaw_8000`);
+        await page.waitForSelector('#connection[data-state="open"]');
+        await page.click('#mic');
+        await sourceIs(page, 'Microphone');
+        expect(await page.getAttribute('#mic', 'aria-pressed')).toBe('true');
 
-      // Mid-clip the connection drops (the server's end of every socket is cut).
-      await page.waitForFunction((n) => Number((globalThis as any).document.getElementById('f-captured').dataset.local) >= n, target * 0.4, { timeout: 30_000 });
-      for (const ws of svc.service.app.websocketServer.clients) ws.terminate();
-      await page.waitForSelector('#connection[data-state="dropped"]');
-      expect(await page.isVisible('#ticket-panel')).toBe(true);
-      // The user asks for a fresh ticket: the backend's renew page resumes the session at the
-      // page's cursor and posts a ticket back; the page reconnects in epoch 2 and sends what
-      // the server lacks, while the microphone kept capturing.
-      const popup = page.waitForEvent('popup');
-      await page.click('#renew');
-      await (await popup).waitForEvent('close');
-      await page.waitForSelector('#connection[data-state="open"]', { timeout: 15_000 });
-      expect(await page.textContent('#f-epoch')).toBe('2');
-      expect(await page.textContent('#events')).toMatch(/ready: epoch 2/);
+        // Mid-clip the connection drops (the server's end of every socket is cut).
+        await page.waitForFunction(
+          (n) => Number((globalThis as any).document.getElementById('f-captured').dataset.local) >= n,
+          target * 0.4,
+          { timeout: 30_000 },
+        );
+        for (const ws of svc.service.app.websocketServer.clients) ws.terminate();
+        await page.waitForSelector('#connection[data-state="dropped"]');
+        expect(await page.isVisible('#ticket-panel')).toBe(true);
+        // The user asks for a fresh ticket: the backend's renew page resumes the session at the
+        // page's cursor and posts a ticket back; the page reconnects in epoch 2 and sends what
+        // the server lacks, while the microphone kept capturing.
+        const popup = page.waitForEvent('popup');
+        await page.click('#renew');
+        await (await popup).waitForEvent('close');
+        await page.waitForSelector('#connection[data-state="open"]', { timeout: 15_000 });
+        expect(await page.textContent('#f-epoch')).toBe('2');
+        expect(await page.textContent('#events')).toMatch(/ready: epoch 2/);
 
-      await page.waitForFunction((n) => Number((globalThis as any).document.getElementById('f-captured').dataset.local) >= n, target, { timeout: 30_000 });
-      await page.click('#close');
-      await page.waitForSelector('#connection[data-state="closed"]', { timeout: 60_000 });
-      // Nothing lost, nothing twice: the server holds exactly what the page captured.
-      expect(await captured(page, 'held')).toBe(await captured(page, 'local'));
-      expect(await captured(page, 'local')).toBeGreaterThanOrEqual(target);
-      expect(await page.textContent('#f-pending')).toMatch(/^0 samples/);
+        await page.waitForFunction((n) => Number((globalThis as any).document.getElementById('f-captured').dataset.local) >= n, target, {
+          timeout: 30_000,
+        });
+        await page.click('#close');
+        await page.waitForSelector('#connection[data-state="closed"]', { timeout: 60_000 });
+        // Nothing lost, nothing twice: the server holds exactly what the page captured.
+        expect(await captured(page, 'held')).toBe(await captured(page, 'local'));
+        expect(await captured(page, 'local')).toBeGreaterThanOrEqual(target);
+        expect(await page.textContent('#f-pending')).toMatch(/^0 samples/);
 
-      const json = await page.getAttribute('#history-links a[data-format="json"]', 'href');
-      const transcriptionId = /transcripts\/(stt_[^?]+)/.exec(json!)![1]!;
-      const fromPage = (await transcript(transcriptionId)).text;
-      const fromCli = await streamCli(padded, 'mulaw_8000');
-      const diff = wordErrorRate(fromCli, fromPage);
-      process.stderr.write(`console microphone vs scribed stream (mu-law 8 kHz): WER ${diff.wer.toFixed(3)}\n  page: ${fromPage}\n  cli:  ${fromCli}\n`);
-      // The same words as the CLI's, give or take a few: the two paths resample differently
-      // (Chromium's device at 44.1 kHz through the page's worklet, against ffmpeg from the
-      // file), and the page's capture starts at an arbitrary point of the device's loop of the
-      // file, so the recognizer hears almost, not exactly, the same samples. Measured: 0 or 1
-      // word of 14 with the wider beams before issue 13; with its narrower ones (docs/engines.md,
-      // "Beams") the clip's last words ("ill disposed") come out differently from run to run on
-      // such near-identical samples ("old clothes", "old post", "all of those"): 1-4 words of
-      // 14, and against the reference the page's words 0-3 errors off the CLI's. Audio the
-      // page garbled or lost would be most of the words.
-      expect(wordErrorRate(c.reference, fromCli).wer).toBeLessThan(0.5);
-      expect(diff.wer).toBeLessThanOrEqual(0.3);
-      expect(wordErrorRate(c.reference, fromPage).wer).toBeLessThanOrEqual(wordErrorRate(c.reference, fromCli).wer + 0.25);
-    } finally {
-      await micBrowser.close();
-    }
-  }, { timeout: 120_000, retry: 2 });
+        const json = await page.getAttribute('#history-links a[data-format="json"]', 'href');
+        const transcriptionId = /transcripts\/(stt_[^?]+)/.exec(json!)![1]!;
+        const fromPage = (await transcript(transcriptionId)).text;
+        const fromCli = await streamCli(padded, 'mulaw_8000');
+        const diff = wordErrorRate(fromCli, fromPage);
+        process.stderr.write(
+          `console microphone vs scribed stream (mu-law 8 kHz): WER ${diff.wer.toFixed(3)}\n  page: ${fromPage}\n  cli:  ${fromCli}\n`,
+        );
+        // The same words as the CLI's, give or take a few: the two paths resample differently
+        // (Chromium's device at 44.1 kHz through the page's worklet, against ffmpeg from the
+        // file), and the page's capture starts at an arbitrary point of the device's loop of the
+        // file, so the recognizer hears almost, not exactly, the same samples. Measured: 0 or 1
+        // word of 14 with the wider beams before issue 13; with its narrower ones (docs/engines.md,
+        // "Beams") the clip's last words ("ill disposed") come out differently from run to run on
+        // such near-identical samples ("old clothes", "old post", "all of those"): 1-4 words of
+        // 14, and against the reference the page's words 0-3 errors off the CLI's. Audio the
+        // page garbled or lost would be most of the words.
+        expect(wordErrorRate(c.reference, fromCli).wer).toBeLessThan(0.5);
+        expect(diff.wer).toBeLessThanOrEqual(0.3);
+        expect(wordErrorRate(c.reference, fromPage).wer).toBeLessThanOrEqual(wordErrorRate(c.reference, fromCli).wer + 0.25);
+      } finally {
+        await micBrowser.close();
+      }
+    },
+    { timeout: 120_000, retry: 2 },
+  );
 });
 
 interface AxeViolation {
@@ -469,7 +518,9 @@ interface AxeViolation {
 /** axe-core's WCAG 2 A/AA rules (labels, names, contrast, ARIA, landmarks) on the page as it is. */
 async function axeViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: AXE });
-  const result = (await page.evaluate(() => (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }))) as {
+  const result = (await page.evaluate(() =>
+    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+  )) as {
     violations: AxeViolation[];
     passes: AxeViolation[];
   };
@@ -507,7 +558,9 @@ describe('accessibility and small screens', () => {
       expect(outline.style).not.toBe('none');
       expect(outline.width).toBeGreaterThanOrEqual(2);
       await page.keyboard.press('Enter');
-      await page.waitForFunction(() => /committed seg_0/.test((globalThis as any).document.getElementById('events').textContent), null, { timeout: 30_000 });
+      await page.waitForFunction(() => /committed seg_0/.test((globalThis as any).document.getElementById('events').textContent), null, {
+        timeout: 30_000,
+      });
       await page.focus('#close');
       await page.keyboard.press('Enter');
       await page.waitForSelector('#connection[data-state="closed"]', { timeout: 30_000 });

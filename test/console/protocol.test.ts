@@ -5,7 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { decodeAudioFrame } from '../../src/core/frame.js';
 import { mulawToPcm16, pcm16ToMulaw as serverMulaw } from '../../src/core/audio/encodings.js';
-import { CaptureBuffer, encodeFrame, finalRuns, fragmentWithoutTicket, historyLink, parseFragment, streamSocketUrl, watchSocketUrl } from '../../src/console/public/protocol.js';
+import {
+  CaptureBuffer,
+  encodeFrame,
+  finalRuns,
+  fragmentWithoutTicket,
+  historyLink,
+  parseFragment,
+  streamSocketUrl,
+  watchSocketUrl,
+} from '../../src/console/public/protocol.js';
 import { Resampler, encodeSamples, pcm16ToMulaw } from '../../src/console/public/audio.js';
 
 const PAGE = 'http://scribed.example:8080/console/';
@@ -22,7 +31,10 @@ describe('console protocol module', () => {
   });
 
   it('the fragment gives session and ticket; links must be http(s); the ticket leaves the address', () => {
-    const f = parseFragment('#session=rts_abc&ticket=tkt_x_y&renew=https%3A%2F%2Fapp.example%2Frenew&history=https%3A%2F%2Fapp.example%2Ft%2F%7BtranscriptionId%7D%3Fformat%3D%7Bformat%7D', PAGE);
+    const f = parseFragment(
+      '#session=rts_abc&ticket=tkt_x_y&renew=https%3A%2F%2Fapp.example%2Frenew&history=https%3A%2F%2Fapp.example%2Ft%2F%7BtranscriptionId%7D%3Fformat%3D%7Bformat%7D',
+      PAGE,
+    );
     expect(f.session).toBe('rts_abc');
     expect(f.ticket).toBe('tkt_x_y');
     expect(f.renew?.toString()).toBe('https://app.example/renew');
@@ -30,7 +42,10 @@ describe('console protocol module', () => {
     expect(historyLink(f.history!, 'stt_1', 'srt', PAGE)).toBe('https://app.example/t/stt_1?format=srt');
     expect(f.problems).toEqual([]);
 
-    const evil = parseFragment('#session=rts_abc&ticket=tkt_a&renew=javascript%3Aalert(1)&history=data%3Atext%2Fhtml%2Cx&origin=javascript%3Ax', PAGE);
+    const evil = parseFragment(
+      '#session=rts_abc&ticket=tkt_a&renew=javascript%3Aalert(1)&history=data%3Atext%2Fhtml%2Cx&origin=javascript%3Ax',
+      PAGE,
+    );
     expect(evil.renew).toBeNull();
     expect(evil.history).toBeNull();
     expect(evil.origin).toBeNull();
@@ -38,7 +53,9 @@ describe('console protocol module', () => {
     expect(parseFragment('#session=..%2F..%2Fadmin&ticket=sk_live', PAGE)).toMatchObject({ session: null, ticket: null });
 
     expect(fragmentWithoutTicket('#session=rts_abc&ticket=tkt_x&renew=https%3A%2F%2Fa')).toBe('#session=rts_abc&renew=https%3A%2F%2Fa');
-    expect(streamSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe('ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/stream?ticket=tkt_x');
+    expect(streamSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe(
+      'ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/stream?ticket=tkt_x',
+    );
     expect(streamSocketUrl('https://s.example/console/', 'rts_abc', 'tkt_x')).toMatch(/^wss:\/\/s\.example\//);
   });
 
@@ -49,7 +66,9 @@ describe('console protocol module', () => {
     const odd = parseFragment('#session=rts_abc&ticket=tkt_x&mode=spy', PAGE);
     expect(odd.watch).toBe(false);
     expect(odd.problems).toHaveLength(1);
-    expect(watchSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe('ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/events?ticket=tkt_x');
+    expect(watchSocketUrl(PAGE, 'rts_abc', 'tkt_x')).toBe(
+      'ws://scribed.example:8080/sound_clone/api/v1/stt/realtime/sessions/rts_abc/events?ticket=tkt_x',
+    );
     expect(watchSocketUrl('https://s.example/console/', 'rts_abc', 'tkt_x')).toMatch(/^wss:\/\/s\.example\/.*\/events\?ticket=tkt_x$/);
   });
 

@@ -29,7 +29,8 @@ describe('agentWeightPercent', () => {
         expect(w).toBeGreaterThanOrEqual(0);
         expect(w).toBeLessThanOrEqual(100);
         if (free > 0) expect(w).toBeGreaterThanOrEqual(1);
-        if (free > 0 && free < decoders) expect(w).toBeLessThanOrEqual(agentWeightPercent({ decoders, free: free + 1, canDefer, serving: true }));
+        if (free > 0 && free < decoders)
+          expect(w).toBeLessThanOrEqual(agentWeightPercent({ decoders, free: free + 1, canDefer, serving: true }));
       }),
     );
   });

@@ -19,7 +19,10 @@ describe('characterTimes', () => {
   });
 
   it('keeps every character inside its word and in order, even for uneven spans', () => {
-    const chars = characterTimes([{ word: 'amiable', startSample: 1000n, endSample: 1010n }, { word: 'x', startSample: 1010n, endSample: 1011n }]);
+    const chars = characterTimes([
+      { word: 'amiable', startSample: 1000n, endSample: 1010n },
+      { word: 'x', startSample: 1010n, endSample: 1011n },
+    ]);
     for (let i = 1; i < chars.length; i++) expect(chars[i]!.startSample).toBeGreaterThanOrEqual(chars[i - 1]!.endSample);
     expect(chars[0]!.startSample).toBe(1000n);
     expect(chars[6]!.endSample).toBe(1010n);

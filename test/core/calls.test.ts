@@ -39,7 +39,11 @@ describe('validateCreateCall', () => {
   it('defaults the title and externalId, keeps what is given', () => {
     expect(validateCreateCall(undefined)).toEqual({ title: 'Untitled call', externalId: null, agentId: null });
     expect(validateCreateCall({ title: '', externalId: null })).toEqual({ title: 'Untitled call', externalId: null, agentId: null });
-    expect(validateCreateCall({ title: 'Line 4', externalId: 'CA5e2b', agentId: 'agent-7' })).toEqual({ title: 'Line 4', externalId: 'CA5e2b', agentId: 'agent-7' });
+    expect(validateCreateCall({ title: 'Line 4', externalId: 'CA5e2b', agentId: 'agent-7' })).toEqual({
+      title: 'Line 4',
+      externalId: 'CA5e2b',
+      agentId: 'agent-7',
+    });
     expect(validateCreateCall({ externalId: 'x'.repeat(MAX_EXTERNAL_ID_CHARS) }).externalId).toHaveLength(MAX_EXTERNAL_ID_CHARS);
     expect(validateCreateCall({ externalId: '😀'.repeat(MAX_EXTERNAL_ID_CHARS) }).externalId).toBe('😀'.repeat(MAX_EXTERNAL_ID_CHARS));
   });
@@ -64,7 +68,10 @@ describe('validateCreateCall', () => {
 
 describe('the create-session call fields', () => {
   it('splits callId and speaker from the rest of the body', () => {
-    expect(splitSessionCallFields({ title: 't', options: {}, callId: CALL, speaker: 'agent' })).toEqual({ session: { title: 't', options: {} }, call: { callId: CALL, speaker: 'agent' } });
+    expect(splitSessionCallFields({ title: 't', options: {}, callId: CALL, speaker: 'agent' })).toEqual({
+      session: { title: 't', options: {} },
+      call: { callId: CALL, speaker: 'agent' },
+    });
     expect(splitSessionCallFields({ title: 't', callId: null, speaker: null })).toEqual({ session: { title: 't' }, call: null });
     // Not an object: passed on as it is, for the session validator to refuse.
     expect(splitSessionCallFields('x')).toEqual({ session: 'x', call: null });
@@ -73,7 +80,9 @@ describe('the create-session call fields', () => {
   it('wants both or neither, a call id and a speaker label', () => {
     expect(refusal(() => splitSessionCallFields({ callId: CALL }))).toMatch(/^VALIDATION_FAILED: speaker: is required with callId/);
     expect(refusal(() => splitSessionCallFields({ speaker: 'agent' }))).toMatch(/^VALIDATION_FAILED: callId: is required with speaker/);
-    expect(refusal(() => splitSessionCallFields({ callId: newId('rts', 1), speaker: 'agent' }))).toMatch(/^VALIDATION_FAILED: callId: must be a call id/);
+    expect(refusal(() => splitSessionCallFields({ callId: newId('rts', 1), speaker: 'agent' }))).toMatch(
+      /^VALIDATION_FAILED: callId: must be a call id/,
+    );
     for (const speaker of ['', '-a', '.a', 'a b', 'a'.repeat(33), 'agent:1', 5]) {
       expect(refusal(() => splitSessionCallFields({ callId: CALL, speaker }))).toMatch(/^VALIDATION_FAILED: speaker: must match/);
     }
@@ -112,11 +121,13 @@ describe('the list query', () => {
     const cursor = encodeCallCursor({ createdAt: '2025-01-01T00:00:00.000Z', id: CALL });
     expect(parseCallListQuery({ cursor })).toEqual({ limit: 20, after: { createdAt: '2025-01-01T00:00:00.000Z', id: CALL } });
     expect(decodeCallCursor(cursor).id).toBe(CALL);
-    for (const limit of ['0', '101', '1.5', 'ten']) expect(refusal(() => parseCallListQuery({ limit }))).toMatch(/^VALIDATION_FAILED: limit: /);
+    for (const limit of ['0', '101', '1.5', 'ten'])
+      expect(refusal(() => parseCallListQuery({ limit }))).toMatch(/^VALIDATION_FAILED: limit: /);
     expect(refusal(() => parseCallListQuery({ externalId: ['a', 'b'] }))).toMatch(/^VALIDATION_FAILED: externalId: /);
     // A History cursor (an stt_ id) is not a call cursor.
     const history = Buffer.from(JSON.stringify(['2025-01-01T00:00:00.000Z', newId('stt', 1)])).toString('base64url');
-    for (const bad of [history, 'zzz', '']) if (bad) expect(refusal(() => parseCallListQuery({ cursor: bad }))).toMatch(/^VALIDATION_FAILED: cursor: /);
+    for (const bad of [history, 'zzz', ''])
+      if (bad) expect(refusal(() => parseCallListQuery({ cursor: bad }))).toMatch(/^VALIDATION_FAILED: cursor: /);
   });
 
   it('takes the four transcript formats only', () => {
@@ -129,7 +140,13 @@ describe('the list query', () => {
 describe('the merged transcript', () => {
   function seg(index: number, startMs: number, endMs: number, text: string, rate: number): TranscriptSegment {
     const s = (ms: number) => BigInt((ms * rate) / 1000);
-    return { index, startSample: s(startMs), endSample: s(endMs), text, words: [{ word: text.split(' ')[0] ?? '', startSample: String(s(startMs)), endSample: String(s(startMs + 100)), confidence: 0.9 }] };
+    return {
+      index,
+      startSample: s(startMs),
+      endSample: s(endMs),
+      text,
+      words: [{ word: text.split(' ')[0] ?? '', startSample: String(s(startMs)), endSample: String(s(startMs + 100)), confidence: 0.9 }],
+    };
   }
   // The agent at 16 kHz, the customer at 8 kHz: times line up in ms whatever the rates.
   const agent: CallLegTranscript = {
@@ -140,12 +157,16 @@ describe('the merged transcript', () => {
   const customer: CallLegTranscript = {
     speaker: 'customer',
     meta: { transcriptionId: 'stt_c', title: 'c', status: 'RECORDING', sampleRateHz: 8000, audioSamples: 8000n * 8n },
-    segments: [seg(0, 3120, 7000, 'my order is late\nagain', 8000), seg(1, 7500, 7600, '  ', 8000), seg(2, 9000, 9500, 'no & <thanks>', 8000)],
+    segments: [
+      seg(0, 3120, 7000, 'my order is late\nagain', 8000),
+      seg(1, 7500, 7600, '  ', 8000),
+      seg(2, 9000, 9500, 'no & <thanks>', 8000),
+    ],
   };
   const meta = { callId: CALL, externalId: 'CA1', title: 'Order', status: 'ACTIVE' };
   const merged = mergeCallTranscript(meta, [agent, customer]);
 
-  it('orders every leg\'s segments by start time, ties by leg order, and labels each', () => {
+  it("orders every leg's segments by start time, ties by leg order, and labels each", () => {
     expect(merged.segments.map((s) => [s.speaker, s.startMs, s.transcriptionId])).toEqual([
       ['agent', 0, 'stt_a'],
       ['customer', 3120, 'stt_c'],
@@ -164,7 +185,13 @@ describe('the merged transcript', () => {
 
   it('renders txt as [time] speaker: text, one line per spoken segment', () => {
     expect(callTranscriptText(merged)).toBe(
-      ['[00:00:00.000] agent: hello how can I help', '[00:00:03.120] customer: my order is late again', '[00:00:09.000] agent: anything else', '[00:00:09.000] customer: no & <thanks>', ''].join('\n'),
+      [
+        '[00:00:00.000] agent: hello how can I help',
+        '[00:00:03.120] customer: my order is late again',
+        '[00:00:09.000] agent: anything else',
+        '[00:00:09.000] customer: no & <thanks>',
+        '',
+      ].join('\n'),
     );
   });
 

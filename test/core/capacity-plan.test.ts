@@ -47,15 +47,43 @@ describe('planCapacity', () => {
 
   it('counts the first decoder (shared models, its thread) once and further decoders at their own cost', () => {
     // 1 GiB x 0.9 = 921.6 MiB: the first takes 116, each further one 30: 1 + floor(805.6 / 30).
-    const plan = planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 1 * GiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB });
-    expect(plan).toMatchObject({ streams: 27, limit: 'memory', memoryStreams: 27, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB });
+    const plan = planCapacity({
+      costPerAudioSecond: 0.1,
+      cores: 8,
+      memoryAvailableBytes: 1 * GiB,
+      memoryPerDecoderBytes: 116 * MiB,
+      memoryPerFurtherDecoderBytes: 30 * MiB,
+    });
+    expect(plan).toMatchObject({
+      streams: 27,
+      limit: 'memory',
+      memoryStreams: 27,
+      memoryPerDecoderBytes: 116 * MiB,
+      memoryPerFurtherDecoderBytes: 30 * MiB,
+    });
     // Without the further figure every decoder counts as the first, as before: floor(921.6 / 116).
-    expect(planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 1 * GiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: null })).toMatchObject({
+    expect(
+      planCapacity({
+        costPerAudioSecond: 0.1,
+        cores: 8,
+        memoryAvailableBytes: 1 * GiB,
+        memoryPerDecoderBytes: 116 * MiB,
+        memoryPerFurtherDecoderBytes: null,
+      }),
+    ).toMatchObject({
       memoryStreams: 7,
       memoryPerFurtherDecoderBytes: null,
     });
     // A node the first decoder does not fit still serves one stream, memory-bound.
-    expect(planCapacity({ costPerAudioSecond: 0.1, cores: 8, memoryAvailableBytes: 100 * MiB, memoryPerDecoderBytes: 116 * MiB, memoryPerFurtherDecoderBytes: 30 * MiB })).toMatchObject({
+    expect(
+      planCapacity({
+        costPerAudioSecond: 0.1,
+        cores: 8,
+        memoryAvailableBytes: 100 * MiB,
+        memoryPerDecoderBytes: 116 * MiB,
+        memoryPerFurtherDecoderBytes: 30 * MiB,
+      }),
+    ).toMatchObject({
       streams: 1,
       memoryStreams: 0,
       limit: 'memory',
@@ -82,15 +110,27 @@ describe('planCapacity', () => {
   });
 
   it('honours other targets', () => {
-    expect(planCapacity({ costPerAudioSecond: 0.25, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 1 }).streams).toBe(8);
-    expect(planCapacity({ costPerAudioSecond: 0.25, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 0.5 }).streams).toBe(4);
+    expect(
+      planCapacity({ costPerAudioSecond: 0.25, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 1 }).streams,
+    ).toBe(8);
+    expect(
+      planCapacity({ costPerAudioSecond: 0.25, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 0.5 }).streams,
+    ).toBe(4);
   });
 
   it('refuses nonsense', () => {
-    expect(() => planCapacity({ costPerAudioSecond: 0, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null })).toThrow(RangeError);
-    expect(() => planCapacity({ costPerAudioSecond: Number.NaN, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null })).toThrow(RangeError);
-    expect(() => planCapacity({ costPerAudioSecond: 0.2, cores: 0, memoryAvailableBytes: null, memoryPerDecoderBytes: null })).toThrow(RangeError);
-    expect(() => planCapacity({ costPerAudioSecond: 0.2, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 1.2 })).toThrow(RangeError);
+    expect(() => planCapacity({ costPerAudioSecond: 0, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null })).toThrow(
+      RangeError,
+    );
+    expect(() =>
+      planCapacity({ costPerAudioSecond: Number.NaN, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null }),
+    ).toThrow(RangeError);
+    expect(() => planCapacity({ costPerAudioSecond: 0.2, cores: 0, memoryAvailableBytes: null, memoryPerDecoderBytes: null })).toThrow(
+      RangeError,
+    );
+    expect(() =>
+      planCapacity({ costPerAudioSecond: 0.2, cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null, cpuTarget: 1.2 }),
+    ).toThrow(RangeError);
   });
 
   it('never plans more than the cores or the memory carry at their targets, nor less than one stream', () => {
@@ -146,18 +186,20 @@ describe('what the adapter reads', () => {
   });
 
   it('MemAvailable', () => {
-    expect(parseMemAvailable('MemTotal:       24684212 kB\nMemFree:        22756000 kB\nMemAvailable:   23494820 kB\n')).toBe(23494820 * 1024);
+    expect(parseMemAvailable('MemTotal:       24684212 kB\nMemFree:        22756000 kB\nMemAvailable:   23494820 kB\n')).toBe(
+      23494820 * 1024,
+    );
     expect(parseMemAvailable('MemTotal: 1 kB\n')).toBeNull();
   });
 
-  it('effective cores: the scheduler\'s cores cut by a quota', () => {
+  it("effective cores: the scheduler's cores cut by a quota", () => {
     expect(effectiveCores(8, null)).toBe(8);
     expect(effectiveCores(8, 2.5)).toBe(2.5);
     expect(effectiveCores(2, 4)).toBe(2);
     expect(effectiveCores(0, null)).toBe(1);
   });
 
-  it('available memory: the host\'s, cut by what the cgroup leaves', () => {
+  it("available memory: the host's, cut by what the cgroup leaves", () => {
     expect(availableMemory(20 * GiB, null, null)).toBe(20 * GiB);
     expect(availableMemory(20 * GiB, 2 * GiB, 512 * MiB)).toBe(1.5 * GiB);
     expect(availableMemory(1 * GiB, 4 * GiB, 0)).toBe(1 * GiB);
@@ -178,7 +220,12 @@ describe('what the adapter reads', () => {
     const late = lateLoadCost({ streams: 7, wallMs: 8000, audioMsPerStream: 4000 }, 2)!;
     expect(late).toBeCloseTo((2 * 8000) / (7 * 4000), 10);
     expect(plannedCost(0.2, 0.25, late)).toBe(late);
-    const plan = planCapacity({ costPerAudioSecond: plannedCost(0.2, 0.25, late), cores: 2, memoryAvailableBytes: null, memoryPerDecoderBytes: null });
+    const plan = planCapacity({
+      costPerAudioSecond: plannedCost(0.2, 0.25, late),
+      cores: 2,
+      memoryAvailableBytes: null,
+      memoryPerDecoderBytes: null,
+    });
     // CPU_TARGET of the 3.5 streams it carried, never the 7 its CPU clock planned
     expect(plan.streams).toBe(Math.floor(3.5 * CPU_TARGET));
     expect(plannedCost(0.2, 0.25, null)).toBe(0.25);

@@ -198,22 +198,27 @@ describe('epochs and time points', () => {
 
   it('agrees on both clocks for any epoch history', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat(100_000), { minLength: 1, maxLength: 8 }), fc.bigInt({ min: 0n, max: 10n ** 6n }), fc.constantFrom(8000, 16000, 22050, 44100, 48000), (lengths, probe, rate) => {
-        let c = initialCursor();
-        lengths.forEach((n, i) => {
-          if (i > 0) c = beginEpoch(c);
-          if (n > 0) c = placeFrame(c, { epoch: c.epoch, sampleOffset: 0, samples: n }, 0).next;
-        });
-        const sample = probe % (c.capturedSamples + 1n);
-        const t = timePoint(c, sample, rate);
-        const base = c.epochBases[t.epoch - 1]!;
-        expect(base + BigInt(t.epochSample)).toBe(sample);
-        expect(base <= sample).toBe(true);
-        const nextBase = c.epochBases[t.epoch];
-        if (nextBase !== undefined) expect(sample < nextBase).toBe(true);
-        expect(t.ms).toBe(Math.floor((Number(sample) * 1000) / rate));
-        expect(t.epochMs).toBe(Math.floor((t.epochSample * 1000) / rate));
-      }),
+      fc.property(
+        fc.array(fc.nat(100_000), { minLength: 1, maxLength: 8 }),
+        fc.bigInt({ min: 0n, max: 10n ** 6n }),
+        fc.constantFrom(8000, 16000, 22050, 44100, 48000),
+        (lengths, probe, rate) => {
+          let c = initialCursor();
+          lengths.forEach((n, i) => {
+            if (i > 0) c = beginEpoch(c);
+            if (n > 0) c = placeFrame(c, { epoch: c.epoch, sampleOffset: 0, samples: n }, 0).next;
+          });
+          const sample = probe % (c.capturedSamples + 1n);
+          const t = timePoint(c, sample, rate);
+          const base = c.epochBases[t.epoch - 1]!;
+          expect(base + BigInt(t.epochSample)).toBe(sample);
+          expect(base <= sample).toBe(true);
+          const nextBase = c.epochBases[t.epoch];
+          if (nextBase !== undefined) expect(sample < nextBase).toBe(true);
+          expect(t.ms).toBe(Math.floor((Number(sample) * 1000) / rate));
+          expect(t.epochMs).toBe(Math.floor((t.epochSample * 1000) / rate));
+        },
+      ),
     );
   });
 });
@@ -258,11 +263,15 @@ describe('parseSampleCount', () => {
   });
 
   it('round-trips every uint64 as a string and every safe integer as a number', () => {
-    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (n) => {
-      expect(parseSampleCount(n.toString())).toBe(n);
-    }));
-    fc.assert(fc.property(fc.maxSafeNat(), (n) => {
-      expect(parseSampleCount(n)).toBe(BigInt(n));
-    }));
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (n) => {
+        expect(parseSampleCount(n.toString())).toBe(n);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.maxSafeNat(), (n) => {
+        expect(parseSampleCount(n)).toBe(BigInt(n));
+      }),
+    );
   });
 });

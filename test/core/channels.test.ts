@@ -5,8 +5,13 @@ import { splitChannelFields } from '../../src/batch/multichannel.js';
 
 describe('splitChannelOptions', () => {
   it('takes the channel options out and defaults the speakers to agent and customer', () => {
-    expect(splitChannelOptions({ multichannel: true, readableText: false })).toEqual({ rest: { readableText: false }, channels: { speakers: ['agent', 'customer'] } });
-    expect(splitChannelOptions({ multichannel: true, channelSpeakers: ['rep', 'caller'] }).channels).toEqual({ speakers: ['rep', 'caller'] });
+    expect(splitChannelOptions({ multichannel: true, readableText: false })).toEqual({
+      rest: { readableText: false },
+      channels: { speakers: ['agent', 'customer'] },
+    });
+    expect(splitChannelOptions({ multichannel: true, channelSpeakers: ['rep', 'caller'] }).channels).toEqual({
+      speakers: ['rep', 'caller'],
+    });
     expect(splitChannelOptions({ multichannel: false, x: 1 })).toEqual({ rest: { x: 1 }, channels: null });
     expect(splitChannelOptions({})).toEqual({ rest: {}, channels: null });
   });
@@ -52,6 +57,9 @@ describe('splitChannelFields', () => {
   it('passes a field it cannot read untouched (validateBatchRequest refuses it)', () => {
     expect(splitChannelFields({ options: 'not json' })).toEqual({ fields: { options: 'not json' }, channels: null });
     expect(splitChannelFields({ options: '[1]' })).toEqual({ fields: { options: '[1]' }, channels: null });
-    expect(splitChannelFields({ options: '{"readableText":true}' })).toEqual({ fields: { options: '{"readableText":true}' }, channels: null });
+    expect(splitChannelFields({ options: '{"readableText":true}' })).toEqual({
+      fields: { options: '{"readableText":true}' },
+      channels: null,
+    });
   });
 });

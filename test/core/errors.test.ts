@@ -42,6 +42,11 @@ describe('envelope', () => {
       body: { code: -1, message: 'IDEMPOTENCY_CONFLICT: changed title' },
     });
     expect(fail(new Error('secret detail')).body).toEqual({ code: -1, message: `INTERNAL: ${ERRORS.INTERNAL.summary}` });
-    expect(wsError(new ScribedError('MALFORMED_FRAME', 'short'))).toEqual({ type: 'error', code: 'MALFORMED_FRAME', message: 'MALFORMED_FRAME: short', fatal: false });
+    expect(wsError(new ScribedError('MALFORMED_FRAME', 'short'))).toEqual({
+      type: 'error',
+      code: 'MALFORMED_FRAME',
+      message: 'MALFORMED_FRAME: short',
+      fatal: false,
+    });
   });
 });

@@ -40,19 +40,24 @@ describe('nextToServe', () => {
   it('the chosen account is never further above its share than any other waiting account (property)', () => {
     const accounts = fc.constantFrom('a', 'b', 'c', 'd');
     fc.assert(
-      fc.property(fc.array(accounts, { minLength: 1, maxLength: 12 }), fc.dictionary(accounts, fc.nat(8)), fc.integer({ min: 1, max: 16 }), (waiting, h, decoders) => {
-        const m = held(h);
-        const i = nextToServe(waiting, m, decoders);
-        expect(i).toBeGreaterThanOrEqual(0);
-        expect(i).toBeLessThan(waiting.length);
-        const chosen = m.get(waiting[i]!) ?? 0;
-        for (const [j, account] of waiting.entries()) {
-          const other = m.get(account) ?? 0;
-          expect(chosen).toBeLessThanOrEqual(other);
-          // among equals, nobody earlier in the queue was passed over
-          if (j < i) expect(other).toBeGreaterThan(chosen);
-        }
-      }),
+      fc.property(
+        fc.array(accounts, { minLength: 1, maxLength: 12 }),
+        fc.dictionary(accounts, fc.nat(8)),
+        fc.integer({ min: 1, max: 16 }),
+        (waiting, h, decoders) => {
+          const m = held(h);
+          const i = nextToServe(waiting, m, decoders);
+          expect(i).toBeGreaterThanOrEqual(0);
+          expect(i).toBeLessThan(waiting.length);
+          const chosen = m.get(waiting[i]!) ?? 0;
+          for (const [j, account] of waiting.entries()) {
+            const other = m.get(account) ?? 0;
+            expect(chosen).toBeLessThanOrEqual(other);
+            // among equals, nobody earlier in the queue was passed over
+            if (j < i) expect(other).toBeGreaterThan(chosen);
+          }
+        },
+      ),
     );
   });
 

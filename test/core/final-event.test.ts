@@ -17,7 +17,16 @@ const shaped = {
 
 describe('finalEvent', () => {
   it('times the segment, its words and characters on both clocks, with the annotations', () => {
-    const e = finalEvent(cursor, 16000, { segmentId: 'seg_3', trigger: 'vad', startSample: 16000n, endSample: 24000n, shaped, redactions: [], suppressedWords: 0, aligned: true });
+    const e = finalEvent(cursor, 16000, {
+      segmentId: 'seg_3',
+      trigger: 'vad',
+      startSample: 16000n,
+      endSample: 24000n,
+      shaped,
+      redactions: [],
+      suppressedWords: 0,
+      aligned: true,
+    });
     expect(e).toMatchObject({ type: 'final', segmentId: 'seg_3', text: 'hello world', rawText: 'um hello world', trigger: 'vad' });
     expect(e.start).toEqual({ sample: '16000', ms: 1000, epoch: 2, epochSample: 0, epochMs: 0 });
     expect(e.end).toEqual({ sample: '24000', ms: 1500, epoch: 2, epochSample: 8000, epochMs: 500 });
@@ -31,7 +40,16 @@ describe('finalEvent', () => {
   });
 
   it('without alignment no word or character times; suppressed words are counted when there are any', () => {
-    const e = finalEvent(cursor, 16000, { segmentId: 'seg_0', trigger: 'commit', startSample: 16000n, endSample: 24000n, shaped, redactions: [], suppressedWords: 2, aligned: false });
+    const e = finalEvent(cursor, 16000, {
+      segmentId: 'seg_0',
+      trigger: 'commit',
+      startSample: 16000n,
+      endSample: 24000n,
+      shaped,
+      redactions: [],
+      suppressedWords: 2,
+      aligned: false,
+    });
     expect(e).not.toHaveProperty('words');
     expect(e).not.toHaveProperty('characters');
     expect(e.suppressedWords).toBe(2);

@@ -57,7 +57,10 @@ describe('audio frame layout', () => {
       fc.property(
         fc.integer({ min: 0, max: 0xffffffff }),
         fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
-        fc.uint8Array({ minLength: 1, maxLength: 200 }).map((a) => (a.length % 2 ? a.subarray(0, a.length - 1) : a)).filter((a) => a.length > 0),
+        fc
+          .uint8Array({ minLength: 1, maxLength: 200 })
+          .map((a) => (a.length % 2 ? a.subarray(0, a.length - 1) : a))
+          .filter((a) => a.length > 0),
         fc.nat(5),
         (epoch, sampleOffset, payload, pad) => {
           const enc = encodeAudioFrame({ epoch, sampleOffset, payload });
@@ -124,7 +127,11 @@ describe('audio frame rejections', () => {
   });
 
   it('reads the full uint32 epoch', () => {
-    const f = decodeAudioFrame(encodeAudioFrame({ epoch: 0xffffffff, sampleOffset: 0, payload: new Uint8Array(2) }), 'pcm_s16le_16000', MAX);
+    const f = decodeAudioFrame(
+      encodeAudioFrame({ epoch: 0xffffffff, sampleOffset: 0, payload: new Uint8Array(2) }),
+      'pcm_s16le_16000',
+      MAX,
+    );
     expect(f.epoch).toBe(0xffffffff);
   });
 
@@ -164,7 +171,11 @@ describe('control messages', () => {
   it('bounds the ping id at 64 characters', () => {
     expect(parseControlMessage(JSON.stringify({ type: 'ping', id: 'i'.repeat(64) }))).toEqual({ type: 'ping', id: 'i'.repeat(64) });
     expect(parseControlMessage(JSON.stringify({ type: 'ping', id: '😀'.repeat(64) }))).toMatchObject({ type: 'ping' });
-    expectCode(() => parseControlMessage(JSON.stringify({ type: 'ping', id: 'i'.repeat(65) })), 'MALFORMED_FRAME', /ping id is longer than 64/);
+    expectCode(
+      () => parseControlMessage(JSON.stringify({ type: 'ping', id: 'i'.repeat(65) })),
+      'MALFORMED_FRAME',
+      /ping id is longer than 64/,
+    );
     expectCode(() => parseControlMessage('{"type":"ping","id":7}'), 'MALFORMED_FRAME', /ping id must be a string/);
   });
 

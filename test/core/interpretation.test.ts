@@ -38,7 +38,9 @@ describe('retry check', () => {
     expect(retryRefusal({ state: 'FAILED_RELEASED', plan }, req, new Date('2026-11-23T10:15:00Z'))).toMatch(/expired/);
     expect(retryRefusal({ state: 'FAILED_RELEASED', plan }, { ...req, characters: 449n }, now)).toMatch(/do not match/);
     expect(retryRefusal({ state: 'FAILED_RELEASED', plan }, { ...req, nextReservationCycle: 2 }, now)).toMatch(/do not match/);
-    expect(retryRefusal({ state: 'FAILED_RELEASED', plan: { ...plan, rateVersion: 'old' } }, { ...req, rateVersion: 'old' }, now)).toMatch(/rate table/);
+    expect(retryRefusal({ state: 'FAILED_RELEASED', plan: { ...plan, rateVersion: 'old' } }, { ...req, rateVersion: 'old' }, now)).toMatch(
+      /rate table/,
+    );
   });
   it('binds the key to the target and every plan value', () => {
     const h = retryRequestHash('ip_a', 'it_a', req);
@@ -47,7 +49,11 @@ describe('retry check', () => {
     expect(retryRequestHash('ip_a', 'it_a', { ...req, characters: 451n })).not.toBe(h);
   });
   it('shapes the body: integers and a string rateVersion', () => {
-    expect(validateRetryRequest({ nextReservationCycle: 2, characters: 5, rateVersion: 'v' })).toEqual({ nextReservationCycle: 2, characters: 5n, rateVersion: 'v' });
+    expect(validateRetryRequest({ nextReservationCycle: 2, characters: 5, rateVersion: 'v' })).toEqual({
+      nextReservationCycle: 2,
+      characters: 5n,
+      rateVersion: 'v',
+    });
     expect(() => validateRetryRequest({ nextReservationCycle: 2.5, characters: 5, rateVersion: 'v' })).toThrow(/nextReservationCycle/);
     expect(() => validateRetryRequest({ nextReservationCycle: 2, characters: '5', rateVersion: 'v' })).toThrow(/characters/);
   });
@@ -60,6 +66,8 @@ describe('project request', () => {
     expect(() => validateProjectRequest({ title: 'T', sourceLanguage: 'English', targetLanguages: ['fr'] })).toThrow(/sourceLanguage/);
     const eleven = ['fr', 'de', 'es', 'it', 'ja', 'ko', 'zh', 'ar', 'hi', 'pt', 'nl'];
     expect(() => validateProjectRequest({ title: 'T', sourceLanguage: 'en', targetLanguages: eleven })).toThrow(/1 to 10/);
-    expect(validateProjectRequest({ title: 'T', sourceLanguage: 'en', targetLanguages: eleven.slice(0, 10) }).targetLanguages).toHaveLength(10);
+    expect(validateProjectRequest({ title: 'T', sourceLanguage: 'en', targetLanguages: eleven.slice(0, 10) }).targetLanguages).toHaveLength(
+      10,
+    );
   });
 });

@@ -22,8 +22,9 @@ describe('jsonNestsDeeperThan', () => {
   it('agrees with the parsed value on random JSON', () => {
     const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const gen = (d: number): unknown => (d === 0 || rnd() < 0.3 ? (rnd() < 0.5 ? '[{"}]' : 1) : rnd() < 0.5 ? [gen(d - 1), gen(d - 1)] : { k: gen(d - 1), '[': gen(d - 1) });
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const gen = (d: number): unknown =>
+      d === 0 || rnd() < 0.3 ? (rnd() < 0.5 ? '[{"}]' : 1) : rnd() < 0.5 ? [gen(d - 1), gen(d - 1)] : { k: gen(d - 1), '[': gen(d - 1) };
     for (let i = 0; i < 300; i++) {
       const v = gen(8);
       const depth = depthOf(v);

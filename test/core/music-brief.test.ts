@@ -47,7 +47,10 @@ describe('brief validation', () => {
       brief({ durationSec: 150 }),
       brief({ lyricsMode: 'auto' }),
     ]) {
-      expect(code(() => validateBrief(b)), JSON.stringify(b).slice(0, 60)).toBe('MUSIC_BRIEF_INVALID');
+      expect(
+        code(() => validateBrief(b)),
+        JSON.stringify(b).slice(0, 60),
+      ).toBe('MUSIC_BRIEF_INVALID');
     }
   });
 

@@ -4,7 +4,14 @@
 // and the settings' parsing in src/config.ts.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { classifyAddress, DEFAULT_OUTBOUND_POLICY, embeddedIPv4, OutboundPolicy, parseCidr, splitCidrList } from '../../src/core/outbound-policy.js';
+import {
+  classifyAddress,
+  DEFAULT_OUTBOUND_POLICY,
+  embeddedIPv4,
+  OutboundPolicy,
+  parseCidr,
+  splitCidrList,
+} from '../../src/core/outbound-policy.js';
 import { loadConfig } from '../../src/config.js';
 
 describe('classifyAddress', () => {
@@ -84,12 +91,22 @@ describe('classifyAddress', () => {
     translated: ([a, b, c, d]) => `::ffff:0:${hex(a, b)}:${hex(c, d)}`,
     nat64: ([a, b, c, d]) => `64:ff9b::${hex(a, b)}:${hex(c, d)}`,
     sixToFour: ([a, b, c, d], r) => `2002:${hex(a, b)}:${hex(c, d)}:${(r & 0xffff).toString(16)}::1`,
-    teredo: ([a, b, c, d], r) => `2001:0:${(r & 0xffff).toString(16)}:${((r >> 3) & 0xffff).toString(16)}:8000:${((r >> 7) & 0xffff).toString(16)}:${hex(inv(a), inv(b))}:${hex(inv(c), inv(d))}`,
+    teredo: ([a, b, c, d], r) =>
+      `2001:0:${(r & 0xffff).toString(16)}:${((r >> 3) & 0xffff).toString(16)}:8000:${((r >> 7) & 0xffff).toString(16)}:${hex(inv(a), inv(b))}:${hex(inv(c), inv(d))}`,
   };
   // Biased towards the closed ranges, so every class is drawn often.
   const interesting = fc.oneof(
     v4,
-    fc.constantFrom<[number, number, number, number]>([127, 0, 0, 1], [169, 254, 169, 254], [10, 0, 0, 1], [192, 168, 1, 1], [0, 0, 0, 0], [224, 0, 0, 1], [255, 255, 255, 255], [100, 100, 100, 200]),
+    fc.constantFrom<[number, number, number, number]>(
+      [127, 0, 0, 1],
+      [169, 254, 169, 254],
+      [10, 0, 0, 1],
+      [192, 168, 1, 1],
+      [0, 0, 0, 0],
+      [224, 0, 0, 1],
+      [255, 255, 255, 255],
+      [100, 100, 100, 200],
+    ),
     fc.tuple(fc.constantFrom(127, 10, 169, 172, 192, 100), fc.nat(255), fc.nat(255), fc.nat(255)),
   );
   it.each(Object.keys(forms))('the %s form of any IPv4 address is classed as that address', (form) => {
@@ -113,7 +130,21 @@ describe('the default policy', () => {
 
   it('allows public addresses only', () => {
     for (const a of ['8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) expect(policy.checkAddress(a).allowed, a).toBe(true);
-    for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.0.0.1', '::ffff:10.0.0.1', 'fd12::1', '100.64.0.1', '169.254.169.254', 'fe80::1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '64:ff9b::a00:1']) {
+    for (const a of [
+      '127.0.0.1',
+      '::1',
+      '::ffff:127.0.0.1',
+      '10.0.0.1',
+      '::ffff:10.0.0.1',
+      'fd12::1',
+      '100.64.0.1',
+      '169.254.169.254',
+      'fe80::1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '64:ff9b::a00:1',
+    ]) {
       expect(policy.checkAddress(a).allowed, a).toBe(false);
     }
   });
@@ -135,7 +166,8 @@ describe('the default policy', () => {
 describe('operator settings', () => {
   it('allowPrivate opens private ranges (and their mapped forms) but not loopback, link-local or metadata', () => {
     const p = new OutboundPolicy({ allowPrivate: true, allowCidrs: [] });
-    for (const a of ['10.0.0.1', '172.20.1.1', '192.168.0.10', '100.64.1.1', 'fd12::1', '::ffff:192.168.0.10']) expect(p.checkAddress(a).allowed, a).toBe(true);
+    for (const a of ['10.0.0.1', '172.20.1.1', '192.168.0.10', '100.64.1.1', 'fd12::1', '::ffff:192.168.0.10'])
+      expect(p.checkAddress(a).allowed, a).toBe(true);
     for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '169.254.169.254', 'fd00:ec2::254', '100.100.100.200', 'fe80::1', '0.0.0.0']) {
       expect(p.checkAddress(a).allowed, a).toBe(false);
     }
@@ -145,13 +177,23 @@ describe('operator settings', () => {
 
   it('an allowlisted CIDR opens exactly that loopback or private range, in every notation', () => {
     const p = new OutboundPolicy({ allowPrivate: false, allowCidrs: ['127.0.0.1/32', '10.20.0.0/16', 'fd12:3456::/32'] });
-    for (const a of ['127.0.0.1', '::ffff:127.0.0.1', '10.20.3.4', '::ffff:10.20.3.4', 'fd12:3456::9']) expect(p.checkAddress(a).allowed, a).toBe(true);
+    for (const a of ['127.0.0.1', '::ffff:127.0.0.1', '10.20.3.4', '::ffff:10.20.3.4', 'fd12:3456::9'])
+      expect(p.checkAddress(a).allowed, a).toBe(true);
     for (const a of ['127.0.0.2', '::1', '10.21.0.1', '192.168.0.1', 'fd12:3457::9']) expect(p.checkAddress(a).allowed, a).toBe(false);
     expect(p.checkHost('localhost')).toBeNull(); // resolved at connect time; only 127.0.0.1 may be used
   });
 
   it('no setting opens link-local, metadata, unspecified, multicast or broadcast space', () => {
-    for (const entry of ['169.254.0.0/16', '169.254.169.254', 'fe80::/10', 'fd00:ec2::254/128', '0.0.0.0/0', '224.0.0.0/4', '255.255.255.255/32', '::/0']) {
+    for (const entry of [
+      '169.254.0.0/16',
+      '169.254.169.254',
+      'fe80::/10',
+      'fd00:ec2::254/128',
+      '0.0.0.0/0',
+      '224.0.0.0/4',
+      '255.255.255.255/32',
+      '::/0',
+    ]) {
       expect(() => new OutboundPolicy({ allowPrivate: true, allowCidrs: [entry] }), entry).toThrow(/may never reach/);
     }
     // A wide allowlist entry still leaves the closed classes inside it closed.
@@ -194,7 +236,10 @@ describe('config', () => {
     const cfg = loadConfig({});
     expect(cfg.callbackAllowPrivate).toBe(true);
     expect(cfg.callbackAllowCidrs).toEqual(['127.0.0.1/32', '10.20.0.0/16']);
-    expect(loadConfig({ callbackAllowPrivate: false, callbackAllowCidrs: [] })).toMatchObject({ callbackAllowPrivate: false, callbackAllowCidrs: [] });
+    expect(loadConfig({ callbackAllowPrivate: false, callbackAllowCidrs: [] })).toMatchObject({
+      callbackAllowPrivate: false,
+      callbackAllowCidrs: [],
+    });
   });
 
   it('refuses a bad value at start-up instead of guessing', () => {

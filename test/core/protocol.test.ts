@@ -8,7 +8,16 @@ describe('protocol constants', () => {
   });
 
   it('close codes and the base path are the documented ones', () => {
-    expect(CLOSE_CODES).toEqual({ normal: 1000, internal: 1011, serviceRestart: 1012, tryAgainLater: 1013, superseded: 4000, sessionClosed: 4001, watcherTooSlow: 4002, deskSessionEnded: 4003 });
+    expect(CLOSE_CODES).toEqual({
+      normal: 1000,
+      internal: 1011,
+      serviceRestart: 1012,
+      tryAgainLater: 1013,
+      superseded: 4000,
+      sessionClosed: 4001,
+      watcherTooSlow: 4002,
+      deskSessionEnded: 4003,
+    });
     expect(API_BASE).toBe('/sound_clone/api/v1');
   });
 });
@@ -16,10 +25,28 @@ describe('protocol constants', () => {
 describe('server events', () => {
   const t = (ms: number) => ({ sample: String(ms * 16), ms, epoch: 1, epochSample: ms * 16, epochMs: ms });
   const built = [
-    serverEvent.ready({ sessionId: 'rts_1', transcriptionId: 'tr_1', epoch: 1, sampleOffset: 0, capturedSamples: '0', inputEncoding: 'pcm_s16le_16k', sampleRateHz: 16000, accepting: true, maxFramePayloadBytes: 65536, openSegmentId: null }),
+    serverEvent.ready({
+      sessionId: 'rts_1',
+      transcriptionId: 'tr_1',
+      epoch: 1,
+      sampleOffset: 0,
+      capturedSamples: '0',
+      inputEncoding: 'pcm_s16le_16k',
+      sampleRateHz: 16000,
+      accepting: true,
+      maxFramePayloadBytes: 65536,
+      openSegmentId: null,
+    }),
     serverEvent.ack({ epoch: 1, sampleOffset: 320, capturedSamples: '320' }),
     serverEvent.partial({ segmentId: 'seg_0', text: 'hello', start: t(0), end: t(20) }),
-    serverEvent.final({ segmentId: 'seg_0', text: 'hello', trigger: 'commit', start: t(0), end: t(500), words: [{ word: 'hello', confidence: null, start: t(10), end: t(400) }] }),
+    serverEvent.final({
+      segmentId: 'seg_0',
+      text: 'hello',
+      trigger: 'commit',
+      start: t(0),
+      end: t(500),
+      words: [{ word: 'hello', confidence: null, start: t(10), end: t(400) }],
+    }),
     serverEvent.committed({ segmentId: null, capturedSamples: '8000' }),
     serverEvent.gap({ epoch: 1, sampleOffset: 320, samples: 160, capturedSamples: '480' }),
     serverEvent.accepting({ accepting: false, reason: 'SERVER_SHUTDOWN' }),
@@ -27,7 +54,19 @@ describe('server events', () => {
     serverEvent.error({ code: 'STALE_EPOCH', message: 'old epoch', fatal: false }),
     serverEvent.pong({ id: 'x' }),
     serverEvent.pong({}),
-    serverEvent.watching({ sessionId: 'rts_1', transcriptionId: 'tr_1', state: 'PAUSED', streaming: false, epoch: 2, capturedSamples: '8000', inputEncoding: 'mulaw_8000', sampleRateHz: 8000, accepting: true, openSegmentId: 'seg_1', segments: 2 }),
+    serverEvent.watching({
+      sessionId: 'rts_1',
+      transcriptionId: 'tr_1',
+      state: 'PAUSED',
+      streaming: false,
+      epoch: 2,
+      capturedSamples: '8000',
+      inputEncoding: 'mulaw_8000',
+      sampleRateHz: 8000,
+      accepting: true,
+      openSegmentId: 'seg_1',
+      segments: 2,
+    }),
     serverEvent.closed({ status: 'COMPLETED', capturedSamples: '8000', segments: 1 }),
   ];
 
@@ -38,7 +77,20 @@ describe('server events', () => {
       expect(parsed).toEqual({ ok: true, event });
       types.add(event.type);
     }
-    expect([...types].sort()).toEqual(['accepting', 'ack', 'closed', 'committed', 'error', 'final', 'gap', 'notice', 'partial', 'pong', 'ready', 'watching']);
+    expect([...types].sort()).toEqual([
+      'accepting',
+      'ack',
+      'closed',
+      'committed',
+      'error',
+      'final',
+      'gap',
+      'notice',
+      'partial',
+      'pong',
+      'ready',
+      'watching',
+    ]);
   });
 
   it('a known event without a field it must have is invalid, naming the field', () => {
@@ -65,7 +117,8 @@ describe('server events', () => {
   it('an unknown type is told apart from a broken event; non-objects are invalid', () => {
     expect(parseServerEvent('{"type":"speaker_change","speaker":"A"}')).toMatchObject({ ok: false, kind: 'unknown' });
     expect(parseServerEvent('{"type":"toString"}')).toMatchObject({ ok: false, kind: 'unknown' });
-    for (const text of ['not json', '[]', 'null', '"ack"', '{"epoch":1}']) expect(parseServerEvent(text)).toMatchObject({ ok: false, kind: 'invalid' });
+    for (const text of ['not json', '[]', 'null', '"ack"', '{"epoch":1}'])
+      expect(parseServerEvent(text)).toMatchObject({ ok: false, kind: 'invalid' });
   });
 
   it('fields a newer server adds pass through', () => {

@@ -12,7 +12,10 @@ describe('applyRecognizerCapabilities', () => {
       expect.objectContaining({ code: 'VALIDATION_FAILED', details: { field: 'languageHint' } }),
     );
     // a server with a Portuguese model takes it
-    const pt = applyRecognizerCapabilities(validateCreateSession({ languageHint: 'pt-BR' }), { languages: ['en', 'pt'], detectsLanguage: false });
+    const pt = applyRecognizerCapabilities(validateCreateSession({ languageHint: 'pt-BR' }), {
+      languages: ['en', 'pt'],
+      detectsLanguage: false,
+    });
     expect(pt.effectiveOptions).toMatchObject({ recognitionLanguage: 'pt' });
   });
 
@@ -24,7 +27,10 @@ describe('applyRecognizerCapabilities', () => {
   it('says in effectiveOptions when language detection was asked for but is unavailable', () => {
     const asked = applyRecognizerCapabilities(validateCreateSession({ options: { includeDetectedLanguage: true } }), english);
     expect(asked.effectiveOptions).toMatchObject({ includeDetectedLanguage: false, languageDetection: 'unavailable' });
-    const capable = applyRecognizerCapabilities(validateCreateSession({ options: { includeDetectedLanguage: true } }), { languages: ['en'], detectsLanguage: true });
+    const capable = applyRecognizerCapabilities(validateCreateSession({ options: { includeDetectedLanguage: true } }), {
+      languages: ['en'],
+      detectsLanguage: true,
+    });
     expect(capable.effectiveOptions.includeDetectedLanguage).toBe(true);
     expect(capable.effectiveOptions).not.toHaveProperty('languageDetection');
   });

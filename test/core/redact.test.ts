@@ -32,7 +32,13 @@ describe('scrubCredentials', () => {
   }
 
   it('leaves text without credentials alone, including other ids and stray percent signs', () => {
-    const texts = ['rts_01m86gy73fwtz1zevew7', '/sound_clone/api/v1/stt/transcriptions/stt_01abc?limit=5', '100% sure %zz %4', 'sk_short_value', '{"a":"b%20c"}'];
+    const texts = [
+      'rts_01m86gy73fwtz1zevew7',
+      '/sound_clone/api/v1/stt/transcriptions/stt_01abc?limit=5',
+      '100% sure %zz %4',
+      'sk_short_value',
+      '{"a":"b%20c"}',
+    ];
     for (const t of texts) expect(scrubCredentials(t)).toBe(t);
   });
 });

@@ -25,8 +25,18 @@ describe('matching', () => {
   it('measures silence before speech and overlapping runs of speech', () => {
     expect(silenceBefore(1000, 12_500, 10)).toEqual({ startMs: 1000, endMs: 12_500 });
     expect(silenceBefore(1000, 11_000, 10)).toBeNull();
-    const runs = speechRuns([{ startMs: 0, endMs: 400 }, { startMs: 500, endMs: 900 }, { startMs: 2000, endMs: 2600 }], 300);
-    expect(runs).toEqual([{ startMs: 0, endMs: 900 }, { startMs: 2000, endMs: 2600 }]);
+    const runs = speechRuns(
+      [
+        { startMs: 0, endMs: 400 },
+        { startMs: 500, endMs: 900 },
+        { startMs: 2000, endMs: 2600 },
+      ],
+      300,
+    );
+    expect(runs).toEqual([
+      { startMs: 0, endMs: 900 },
+      { startMs: 2000, endMs: 2600 },
+    ]);
     expect(overlapLongerThan(runs, [{ startMs: 200, endMs: 5000 }], 0.6)).toEqual({ startMs: 200, endMs: 900 });
     expect(overlapLongerThan(runs, [{ startMs: 200, endMs: 5000 }], 0.7)).toBeNull();
   });

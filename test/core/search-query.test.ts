@@ -30,7 +30,10 @@ function refusal(fn: () => unknown): string {
 describe('parseSearchQuery', () => {
   it('reads words, quoted phrases, OR and -exclusions', () => {
     expect(parseSearchQuery('Cancel  subscription')).toEqual({ all: [[['cancel']], [['subscription']]], none: [] });
-    expect(parseSearchQuery('"cancel my subscription" today')).toEqual({ all: [[['cancel', 'my', 'subscription']], [['today']]], none: [] });
+    expect(parseSearchQuery('"cancel my subscription" today')).toEqual({
+      all: [[['cancel', 'my', 'subscription']], [['today']]],
+      none: [],
+    });
     expect(parseSearchQuery('invoice OR payment late')).toEqual({ all: [[['invoice'], ['payment']], [['late']]], none: [] });
     expect(parseSearchQuery('cancel -subscription -"my plan"')).toEqual({ all: [[['cancel']]], none: [['subscription'], ['my', 'plan']] });
     // A lower-case or is a word; a dangling OR is nothing.
@@ -94,7 +97,14 @@ describe('highlightParts', () => {
 describe('parseSearchRequest', () => {
   it('takes filters, a limit and a cursor, and refuses bad ones', () => {
     const cursor = encodeSearchCursor({ createdAt: '2026-01-01T00:00:00.000Z', transcriptionId: newId('stt', new Date()), index: 3 });
-    const r = parseSearchRequest({ q: 'cancel', from: '2026-01-01T01:00:00+01:00', to: '2026-01-02T00:00:00Z', speaker: 'agent', limit: '50', cursor });
+    const r = parseSearchRequest({
+      q: 'cancel',
+      from: '2026-01-01T01:00:00+01:00',
+      to: '2026-01-02T00:00:00Z',
+      speaker: 'agent',
+      limit: '50',
+      cursor,
+    });
     expect(r.filters).toEqual({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-02T00:00:00.000Z', speaker: 'agent' });
     expect(r.limit).toBe(50);
     expect(r.after).toEqual(decodeSearchCursor(cursor));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { optionsNotYetApplied, sessionNotices } from '../../src/core/session-notices.js';
 
-const codes = (options: Record<string, unknown>, vocabulary: { unknown: string[] } | null = { unknown: [] }) => sessionNotices(options, vocabulary).map((n) => n.code);
+const codes = (options: Record<string, unknown>, vocabulary: { unknown: string[] } | null = { unknown: [] }) =>
+  sessionNotices(options, vocabulary).map((n) => n.code);
 
 describe('sessionNotices', () => {
   it('says nothing for options it applies', () => {
@@ -25,7 +26,9 @@ describe('sessionNotices', () => {
 
 describe('optionsNotYetApplied', () => {
   it('lists detector settings outside vad mode, ignoring empty values', () => {
-    expect(optionsNotYetApplied({ speechDetectionThreshold: 0.6, minimumSpeechMs: null, commitSilenceMs: [] })).toEqual(['speechDetectionThreshold (only used with segmentCommitMode=vad)']);
+    expect(optionsNotYetApplied({ speechDetectionThreshold: 0.6, minimumSpeechMs: null, commitSilenceMs: [] })).toEqual([
+      'speechDetectionThreshold (only used with segmentCommitMode=vad)',
+    ]);
     expect(optionsNotYetApplied({ segmentCommitMode: 'vad', speechDetectionThreshold: 0.6 })).toEqual([]);
   });
 });

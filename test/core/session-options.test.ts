@@ -65,8 +65,13 @@ describe('defaults', () => {
   });
 
   it('turns alignment off when background filtering is on and alignment is unset', () => {
-    expect(validateCreateSession(opt({ suppressBackgroundSpeech: true })).effectiveOptions).toMatchObject({ includeAlignment: false, suppressBackgroundSpeech: true });
-    expect(validateCreateSession(opt({ suppressBackgroundSpeech: true, includeAlignment: false })).effectiveOptions.includeAlignment).toBe(false);
+    expect(validateCreateSession(opt({ suppressBackgroundSpeech: true })).effectiveOptions).toMatchObject({
+      includeAlignment: false,
+      suppressBackgroundSpeech: true,
+    });
+    expect(validateCreateSession(opt({ suppressBackgroundSpeech: true, includeAlignment: false })).effectiveOptions.includeAlignment).toBe(
+      false,
+    );
     expect(validateCreateSession(opt({ suppressBackgroundSpeech: false })).effectiveOptions.includeAlignment).toBe(true);
     expect(validateCreateSession(opt({ includeAlignment: false })).effectiveOptions.includeAlignment).toBe(false);
   });
@@ -110,8 +115,20 @@ describe('limits accepted', () => {
     ['vocabulary hint of 1 character', opt({ vocabularyHints: ['v'] })],
     ['every entity category', opt({ entityCategories: [...ENTITY_CATEGORIES] })],
     ['rewriteInstruction of 2000 characters', opt({ rewriteInstruction: 'r'.repeat(2000) })],
-    ['range bottoms', opt({ speechDetectionThreshold: 0, commitSilenceMs: 0, minimumSpeechMs: 0, minimumSilenceMs: 0, heartbeatIntervalMs: 500 })],
-    ['range tops', opt({ speechDetectionThreshold: 1, commitSilenceMs: 60000, minimumSpeechMs: 60000, minimumSilenceMs: 60000, heartbeatIntervalMs: 10000 })],
+    [
+      'range bottoms',
+      opt({ speechDetectionThreshold: 0, commitSilenceMs: 0, minimumSpeechMs: 0, minimumSilenceMs: 0, heartbeatIntervalMs: 500 }),
+    ],
+    [
+      'range tops',
+      opt({
+        speechDetectionThreshold: 1,
+        commitSilenceMs: 60000,
+        minimumSpeechMs: 60000,
+        minimumSilenceMs: 60000,
+        heartbeatIntervalMs: 10000,
+      }),
+    ],
     ['includeAlignment false with suppressBackgroundSpeech', opt({ includeAlignment: false, suppressBackgroundSpeech: true })],
   ])('%s', (_name, body) => {
     expect(() => validateCreateSession(body)).not.toThrow();
@@ -138,9 +155,24 @@ describe('refusals', () => {
     ['unknown segmentCommitMode', opt({ segmentCommitMode: 'auto' }), 'options.segmentCommitMode', /manual or vad/],
     ['9 additionalLanguageHints', opt({ additionalLanguageHints: Array(9).fill('en') }), 'options.additionalLanguageHints', /at most 8/],
     ['additionalLanguageHints not an array', opt({ additionalLanguageHints: 'en' }), 'options.additionalLanguageHints', /array/],
-    ['additionalLanguageHints entry not a string', opt({ additionalLanguageHints: ['en', 1] }), 'options.additionalLanguageHints[1]', /string/],
-    ['additionalLanguageHints entry not a tag', opt({ additionalLanguageHints: ['en', 'e'] }), 'options.additionalLanguageHints[1]', /language tag/],
-    ['51 vocabularyHints', opt({ vocabularyHints: Array.from({ length: 51 }, (_, i) => `t${i}`) }), 'options.vocabularyHints', /at most 50/],
+    [
+      'additionalLanguageHints entry not a string',
+      opt({ additionalLanguageHints: ['en', 1] }),
+      'options.additionalLanguageHints[1]',
+      /string/,
+    ],
+    [
+      'additionalLanguageHints entry not a tag',
+      opt({ additionalLanguageHints: ['en', 'e'] }),
+      'options.additionalLanguageHints[1]',
+      /language tag/,
+    ],
+    [
+      '51 vocabularyHints',
+      opt({ vocabularyHints: Array.from({ length: 51 }, (_, i) => `t${i}`) }),
+      'options.vocabularyHints',
+      /at most 50/,
+    ],
     ['empty vocabulary hint', opt({ vocabularyHints: ['a', ''] }), 'options.vocabularyHints[1]', /1 to 100/],
     ['vocabulary hint of 101 characters', opt({ vocabularyHints: ['v'.repeat(101)] }), 'options.vocabularyHints[0]', /1 to 100/],
     ['rewriteInstruction of 2001 characters', opt({ rewriteInstruction: 'r'.repeat(2001) }), 'options.rewriteInstruction', /1 to 2000/],
@@ -165,9 +197,24 @@ describe('refusals', () => {
     ['processingContentStorage not a boolean', opt({ processingContentStorage: 'no' }), 'options.processingContentStorage', /boolean/],
     ['unknown entity category', opt({ entityCategories: ['email', 'ssn'] }), 'options.entityCategories[1]', /must be one of/],
     ['duplicate entity category', opt({ entityCategories: ['email', 'email'] }), 'options.entityCategories[1]', /duplicate/],
-    ['includeAlignment with suppressBackgroundSpeech', opt({ includeAlignment: true, suppressBackgroundSpeech: true }), 'options.suppressBackgroundSpeech', /includeAlignment/],
-    ['entityCategories with rewriteInstruction', opt({ entityCategories: ['email'], rewriteInstruction: 'tidy it' }), 'options.rewriteInstruction', /entityCategories/],
-    ['empty entityCategories with rewriteInstruction', opt({ entityCategories: [], rewriteInstruction: 'tidy it' }), 'options.rewriteInstruction', /entityCategories/],
+    [
+      'includeAlignment with suppressBackgroundSpeech',
+      opt({ includeAlignment: true, suppressBackgroundSpeech: true }),
+      'options.suppressBackgroundSpeech',
+      /includeAlignment/,
+    ],
+    [
+      'entityCategories with rewriteInstruction',
+      opt({ entityCategories: ['email'], rewriteInstruction: 'tidy it' }),
+      'options.rewriteInstruction',
+      /entityCategories/,
+    ],
+    [
+      'empty entityCategories with rewriteInstruction',
+      opt({ entityCategories: [], rewriteInstruction: 'tidy it' }),
+      'options.rewriteInstruction',
+      /entityCategories/,
+    ],
   ])('refuses %s', (_name, body, field, reason) => {
     const err = refusal(body);
     expect(err.message.startsWith(`VALIDATION_FAILED: ${field}: `), err.message).toBe(true);
@@ -179,7 +226,9 @@ describe('refusals', () => {
     expect(refusal({ title: 5, options: { inputEncoding: 'x' } }).details).toEqual({ field: 'title' });
     expect(refusal(opt({ commitSilenceMs: -1, inputEncoding: 'x' })).details).toEqual({ field: 'options.inputEncoding' });
     // an individual field error comes before a mutual-exclusion error
-    expect(refusal(opt({ includeAlignment: true, suppressBackgroundSpeech: true, heartbeatIntervalMs: 1 })).details).toEqual({ field: 'options.heartbeatIntervalMs' });
+    expect(refusal(opt({ includeAlignment: true, suppressBackgroundSpeech: true, heartbeatIntervalMs: 1 })).details).toEqual({
+      field: 'options.heartbeatIntervalMs',
+    });
   });
 });
 

@@ -2,7 +2,14 @@
 // status mapping.
 import { describe, expect, it } from 'vitest';
 import { ScribedError, type ErrorCode } from '../../src/core/errors.js';
-import { settleTaskStatus, taskStatus, transition, type SessionEvent, type SessionEffect, type SessionState } from '../../src/core/session-state.js';
+import {
+  settleTaskStatus,
+  taskStatus,
+  transition,
+  type SessionEvent,
+  type SessionEffect,
+  type SessionState,
+} from '../../src/core/session-state.js';
 
 type Outcome = { state: SessionState; effects: SessionEffect[] } | { error: ErrorCode };
 
@@ -86,11 +93,17 @@ describe('History status', () => {
 
 describe('leaving this node', () => {
   it('any state leaves to LEFT, where every event is refused with SESSION_MOVED or ignored', () => {
-    for (const state of ['RECORDING', 'PAUSED', 'CLOSED'] as const) expect(transition(state, { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
+    for (const state of ['RECORDING', 'PAUSED', 'CLOSED'] as const)
+      expect(transition(state, { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
     expect(transition('LEFT', { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
     expect(transition('LEFT', { type: 'socketLost' })).toEqual({ state: 'LEFT', effects: [] });
     expect(transition('LEFT', { type: 'shutdown' })).toEqual({ state: 'LEFT', effects: [] });
-    for (const event of [{ type: 'socketAttached' }, { type: 'resume' }, { type: 'resume', socketAttached: true }, { type: 'close' }] as const) {
+    for (const event of [
+      { type: 'socketAttached' },
+      { type: 'resume' },
+      { type: 'resume', socketAttached: true },
+      { type: 'close' },
+    ] as const) {
       expect(() => transition('LEFT', event)).toThrow(expect.objectContaining({ code: 'SESSION_MOVED' }));
     }
   });

@@ -79,9 +79,7 @@ describe('toText', () => {
 
 describe('toSrt', () => {
   it('numbers cues from 1, skips empty segments, uses HH:MM:SS,mmm', () => {
-    expect(toSrt(SEGMENTS, RATE)).toBe(
-      '1\n00:00:00,000 --> 00:00:01,500\nhello world\n\n2\n01:01:01,000 --> 01:01:02,001\na <b> & c d\n',
-    );
+    expect(toSrt(SEGMENTS, RATE)).toBe('1\n00:00:00,000 --> 00:00:01,500\nhello world\n\n2\n01:01:01,000 --> 01:01:02,001\na <b> & c d\n');
     expect(toSrt([], RATE)).toBe('');
   });
 

@@ -3,7 +3,14 @@ import { describeToEspeak } from '../../src/core/voice-description.js';
 
 describe('describeToEspeak', () => {
   it('uses defaults for a description that says nothing about the voice', () => {
-    expect(describeToEspeak('for my podcast')).toMatchObject({ voice: 'en-us+m3', pitch: 45, speed: 165, amplitude: 100, wordGap: 0, matched: [] });
+    expect(describeToEspeak('for my podcast')).toMatchObject({
+      voice: 'en-us+m3',
+      pitch: 45,
+      speed: 165,
+      amplitude: 100,
+      wordGap: 0,
+      matched: [],
+    });
   });
   it('picks accent and gender variant from the words', () => {
     expect(describeToEspeak('A warm British woman').voice).toBe('en-gb+f3');

@@ -3,7 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { upgradeProblem } from '../../src/core/websocket-handshake.js';
 
-const good = { upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+const good = {
+  upgrade: 'websocket',
+  connection: 'Upgrade',
+  'sec-websocket-version': '13',
+  'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+};
 
 describe('upgradeProblem', () => {
   it('takes a well-formed upgrade, version 13 or 8, any Upgrade case, a token list of protocols', () => {

@@ -4,7 +4,7 @@ import { normaliseWords, wordErrorRate } from '../../src/core/wer.js';
 
 describe('wordErrorRate', () => {
   it('is zero for identical text regardless of case and punctuation', () => {
-    const r = wordErrorRate('Hello, World! It\'s me.', "hello world it's me");
+    const r = wordErrorRate("Hello, World! It's me.", "hello world it's me");
     expect(r).toEqual({ wer: 0, substitutions: 0, deletions: 0, insertions: 0, refWords: 4 });
   });
 

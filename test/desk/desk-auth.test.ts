@@ -42,7 +42,11 @@ async function link(accountId: string, ttlMs = 15 * 60_000): Promise<string> {
 const origin = () => svc.baseUrl;
 
 async function login(token: string, headers: Record<string, string> = { origin: origin() }) {
-  const res = await fetch(`${svc.baseUrl}/desk/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ token }) });
+  const res = await fetch(`${svc.baseUrl}/desk/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ token }),
+  });
   return { status: res.status, json: (await res.json()) as any, setCookie: res.headers.get('set-cookie') };
 }
 
@@ -66,7 +70,11 @@ async function get(path: string, cookie: string) {
 }
 
 async function deskPost(path: string, cookie: string, headers: Record<string, string>) {
-  const res = await fetch(`${svc.baseUrl}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body: '{}' });
+  const res = await fetch(`${svc.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/json', ...headers },
+    body: '{}',
+  });
   return { status: res.status, json: (await res.json()) as any };
 }
 
@@ -80,9 +88,16 @@ beforeAll(async () => {
   svc = await startService({ now: () => new Date(clock), logger: capturedLogger('info', logLines), maxStreamsPerAccount: 0 });
   alice = await svc.account(100_000n);
   bob = await svc.account(100_000n);
-  for (const [name, acct] of [['alice', alice], ['bob', bob]] as const) {
+  for (const [name, acct] of [
+    ['alice', alice],
+    ['bob', bob],
+  ] as const) {
     const call = await apiPost(`${STT}/calls`, { title: `${name}'s call` }, acct.accessKey);
-    const leg = await apiPost(`${STT}/realtime/sessions`, { title: `${name} leg`, callId: call.data.callId, speaker: 'customer' }, acct.accessKey);
+    const leg = await apiPost(
+      `${STT}/realtime/sessions`,
+      { title: `${name} leg`, callId: call.data.callId, speaker: 'customer' },
+      acct.accessKey,
+    );
     own[name] = { callId: call.data.callId, sessionId: leg.data.sessionId, transcriptionId: leg.data.transcriptionId };
     await svc.service.store.appendSegment({
       transcriptionId: leg.data.transcriptionId,
@@ -102,7 +117,19 @@ afterAll(async () => {
 
 describe('login links', () => {
   it('the CLI prints a link whose token is in the fragment; it logs in once, with an httpOnly SameSite=Strict cookie', async () => {
-    const { stdout } = await run(process.execPath, [CLI, 'accounts', 'login-link', '--account', alice.accountId, '--base-url', svc.baseUrl, '--ttl', '10m', '--json', ...(await storeArgsFor(svc.dataDir))]);
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'accounts',
+      'login-link',
+      '--account',
+      alice.accountId,
+      '--base-url',
+      svc.baseUrl,
+      '--ttl',
+      '10m',
+      '--json',
+      ...(await storeArgsFor(svc.dataDir)),
+    ]);
     const out = JSON.parse(stdout);
     const url = new URL(out.url);
     expect(`${url.origin}${url.pathname}`).toBe(`${svc.baseUrl}/desk/login`);
@@ -183,7 +210,16 @@ describe('login links', () => {
   it('the operator CLI refuses an unknown account; a bad --ttl or --base-url is refused before the store', async () => {
     // One process (each start costs seconds on a loaded machine); the parsing it runs is the
     // same functions, checked here in-process.
-    const err = await run(process.execPath, [CLI, 'accounts', 'login-link', '--account', 'acct_nobody', '--base-url', svc.baseUrl, ...(await storeArgsFor(svc.dataDir))]).then(
+    const err = await run(process.execPath, [
+      CLI,
+      'accounts',
+      'login-link',
+      '--account',
+      'acct_nobody',
+      '--base-url',
+      svc.baseUrl,
+      ...(await storeArgsFor(svc.dataDir)),
+    ]).then(
       () => null,
       (e: { code: number; stderr: string }) => e,
     );
@@ -193,7 +229,9 @@ describe('login links', () => {
     expect(parseLinkTtl('24h')).toBe(86_400_000);
     for (const bad of ['15', '2d', '5s', '25h', '-1m', '']) expect(() => parseLinkTtl(bad), bad).toThrow(/--ttl must be/);
     for (const bad of ['javascript:alert(1)', 'ftp://host', 'not a url']) {
-      await expect(issueLoginLink(svc.service.store, alice.accountId, bad, 60_000, new Date(clock))).rejects.toThrow(/--base-url must be an http or https URL/);
+      await expect(issueLoginLink(svc.service.store, alice.accountId, bad, 60_000, new Date(clock))).rejects.toThrow(
+        /--base-url must be an http or https URL/,
+      );
     }
   });
 });
@@ -204,13 +242,20 @@ describe('a desk session', () => {
     const hits = await get(`${STT}/search?q=${encodeURIComponent('"cancel my subscription"')}`, cookie);
     expect(hits.status).toBe(200);
     expect(hits.json.data.items.map((h: any) => h.transcriptionId)).toEqual([own.alice.transcriptionId]);
-    expect((await get(`${STT}/transcriptions/${own.alice.transcriptionId}`, cookie)).json.data.transcriptionId).toBe(own.alice.transcriptionId);
+    expect((await get(`${STT}/transcriptions/${own.alice.transcriptionId}`, cookie)).json.data.transcriptionId).toBe(
+      own.alice.transcriptionId,
+    );
     const transcript = await get(`${STT}/transcriptions/${own.alice.transcriptionId}/transcript?format=json`, cookie);
     expect(transcript.json.segments[0].text).toBe('alice wants to cancel my subscription');
     // The audit trail names the desk session that downloaded it (docs/redaction.md).
     const audit = await svc.service.store.listAudit(alice.accountId, 100);
     const sessionId = `ds_${cookie.split('=')[1]!.split('_')[1]}`;
-    expect(audit.filter((a) => a.credentialId === sessionId).map((a) => [a.action, a.subjectId]).sort()).toEqual([
+    expect(
+      audit
+        .filter((a) => a.credentialId === sessionId)
+        .map((a) => [a.action, a.subjectId])
+        .sort(),
+    ).toEqual([
       ['desk.login', sessionId],
       ['transcript.download', own.alice.transcriptionId],
     ]);
@@ -219,7 +264,9 @@ describe('a desk session', () => {
     expect(merged.json.segments.map((s: any) => [s.speaker, s.startMs])).toEqual([['customer', 1000]]);
     expect((await get(`${STT}/realtime/sessions/${own.alice.sessionId}`, cookie)).status).toBe(200);
     const live = await get('/desk/api/live', cookie);
-    expect(live.json.data.items.map((s: any) => [s.sessionId, s.callId, s.speaker])).toEqual([[own.alice.sessionId, own.alice.callId, 'customer']]);
+    expect(live.json.data.items.map((s: any) => [s.sessionId, s.callId, s.speaker])).toEqual([
+      [own.alice.sessionId, own.alice.callId, 'customer'],
+    ]);
     // HEAD as GET (the page checks a recording with it); the response carries no-store.
     const head = await fetch(`${svc.baseUrl}${STT}/transcriptions/${own.alice.transcriptionId}`, { method: 'HEAD', headers: { cookie } });
     expect(head.status).toBe(200);
@@ -237,18 +284,30 @@ describe('a desk session', () => {
       expect((await get(path, cookie)).status, path).toBe(404);
     }
     const csrf = await csrfOf(cookie);
-    const ticket = await deskPost(`/desk/api/sessions/${own.bob.sessionId}/watch-ticket`, cookie, { origin: origin(), 'x-scribed-desk-csrf': csrf });
+    const ticket = await deskPost(`/desk/api/sessions/${own.bob.sessionId}/watch-ticket`, cookie, {
+      origin: origin(),
+      'x-scribed-desk-csrf': csrf,
+    });
     expect(ticket.status).toBe(404);
     const hits = await get(`${STT}/search?q=cancel`, cookie);
     expect(hits.json.data.items.map((h: any) => h.transcriptionId)).toEqual([own.alice.transcriptionId]);
     // Bob's own desk sees Bob's.
     const bobs = await session(bob.accountId);
-    expect((await get(`${STT}/search?q=cancel`, bobs)).json.data.items.map((h: any) => h.transcriptionId)).toEqual([own.bob.transcriptionId]);
+    expect((await get(`${STT}/search?q=cancel`, bobs)).json.data.items.map((h: any) => h.transcriptionId)).toEqual([
+      own.bob.transcriptionId,
+    ]);
   });
 
   it('never writes and opens nothing unlisted: POST, DELETE and unlisted GETs answer 401 as without it', async () => {
     const cookie = await session(alice.accountId);
-    const asDesk = async (method: string, path: string) => (await fetch(`${svc.baseUrl}${path}`, { method, headers: { cookie, origin: origin(), 'content-type': 'application/json', 'Idempotency-Key': randomUUID() }, body: method === 'GET' ? undefined : '{}' })).status;
+    const asDesk = async (method: string, path: string) =>
+      (
+        await fetch(`${svc.baseUrl}${path}`, {
+          method,
+          headers: { cookie, origin: origin(), 'content-type': 'application/json', 'Idempotency-Key': randomUUID() },
+          body: method === 'GET' ? undefined : '{}',
+        })
+      ).status;
     expect(await asDesk('POST', `${STT}/calls`)).toBe(401);
     expect(await asDesk('POST', `${STT}/realtime/sessions`)).toBe(401);
     expect(await asDesk('POST', `${STT}/realtime/sessions/${own.alice.sessionId}/tickets`)).toBe(401);
@@ -258,7 +317,9 @@ describe('a desk session', () => {
     expect(await asDesk('GET', '/sound_clone/api/v1/account')).toBe(401);
     expect(await asDesk('GET', '/sound_clone/api/v1/webhooks/endpoints')).toBe(401);
     // A bad cookie on a listed GET is not a credential either.
-    expect((await get(`${STT}/search?q=cancel`, 'scribed_desk=ds_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status).toBe(401);
+    expect(
+      (await get(`${STT}/search?q=cancel`, 'scribed_desk=ds_0123456789abcdef_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).status,
+    ).toBe(401);
     // The session is still good and the rows are all there.
     expect((await get(`${STT}/transcriptions/${own.alice.transcriptionId}`, cookie)).status).toBe(200);
     expect((await get(`${STT}/calls/${own.alice.callId}`, cookie)).json.data.legs).toHaveLength(1);
@@ -268,19 +329,34 @@ describe('a desk session', () => {
     const cookie = await session(alice.accountId);
     const csrf = await csrfOf(cookie);
     const path = `/desk/api/sessions/${own.alice.sessionId}/watch-ticket`;
-    const refused: Record<string, string>[] = [{ origin: origin() }, { origin: origin(), 'x-scribed-desk-csrf': `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }, { 'x-scribed-desk-csrf': csrf }, { origin: 'https://evil.example', 'x-scribed-desk-csrf': csrf }];
+    const refused: Record<string, string>[] = [
+      { origin: origin() },
+      { origin: origin(), 'x-scribed-desk-csrf': `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` },
+      { 'x-scribed-desk-csrf': csrf },
+      { origin: 'https://evil.example', 'x-scribed-desk-csrf': csrf },
+    ];
     for (const headers of refused) {
       const r = await deskPost(path, cookie, headers);
       expect([r.status, r.json.message], JSON.stringify(headers)).toEqual([403, expect.stringMatching(/^DESK_REQUEST_REFUSED: /)]);
     }
     // Another session's token is not this one's.
-    expect((await deskPost(path, cookie, { origin: origin(), 'x-scribed-desk-csrf': await csrfOf(await session(alice.accountId)) })).status).toBe(403);
+    expect(
+      (await deskPost(path, cookie, { origin: origin(), 'x-scribed-desk-csrf': await csrfOf(await session(alice.accountId)) })).status,
+    ).toBe(403);
     const ticket = await deskPost(path, cookie, { origin: origin(), 'x-scribed-desk-csrf': csrf });
     expect(ticket.status).toBe(200);
-    expect(ticket.json.data).toMatchObject({ sessionId: own.alice.sessionId, watchUrl: `${STT}/realtime/sessions/${own.alice.sessionId}/events`, ticket: expect.stringMatching(/^tkt_/) });
+    expect(ticket.json.data).toMatchObject({
+      sessionId: own.alice.sessionId,
+      watchUrl: `${STT}/realtime/sessions/${own.alice.sessionId}/events`,
+      ticket: expect.stringMatching(/^tkt_/),
+    });
 
     expect((await deskPost('/desk/api/logout', cookie, { origin: origin() })).status).toBe(403);
-    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, { method: 'POST', headers: { cookie, origin: origin(), 'x-scribed-desk-csrf': csrf, 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, {
+      method: 'POST',
+      headers: { cookie, origin: origin(), 'x-scribed-desk-csrf': csrf, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('set-cookie')).toMatch(/^scribed_desk=; .*Max-Age=0/);
     expect((await get('/desk/api/session', cookie)).status).toBe(401);
@@ -291,7 +367,15 @@ describe('a desk session', () => {
   it("the operator's desk-logout ends every session of the account and voids its unused links; another account's stay", async () => {
     const [one, two, bobs] = [await session(alice.accountId), await session(alice.accountId), await session(bob.accountId)];
     const unused = await link(alice.accountId);
-    const { stdout } = await run(process.execPath, [CLI, 'accounts', 'desk-logout', '--account', alice.accountId, '--json', ...(await storeArgsFor(svc.dataDir))]);
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'accounts',
+      'desk-logout',
+      '--account',
+      alice.accountId,
+      '--json',
+      ...(await storeArgsFor(svc.dataDir)),
+    ]);
     const out = JSON.parse(stdout);
     expect(out.accountId).toBe(alice.accountId);
     expect(out.sessions).toBeGreaterThanOrEqual(2);

@@ -31,7 +31,13 @@ let context: BrowserContext;
 let page: Page;
 let alice: ProvisionedAccount;
 const ids = { heard: '', billing: '', live: '', liveStreamUrl: '', liveCall: '' };
-interface Segment { speaker: string; startMs: number; endMs: number; text: string; words: Array<{ word: string; startMs: number; endMs: number }> }
+interface Segment {
+  speaker: string;
+  startMs: number;
+  endMs: number;
+  text: string;
+  words: Array<{ word: string; startMs: number; endMs: number }>;
+}
 /** A line's time as the desk shows it: when its words were said (a segment's end includes the
  * silence after them). */
 const spoken = (s: Segment) => (s.words.length > 0 ? { startMs: s.words[0]!.startMs, endMs: s.words.at(-1)!.endMs } : s);
@@ -43,7 +49,10 @@ const query = { word: '', phrase: '', line: null as Segment | null };
 async function api(method: 'GET' | 'POST', p: string, body?: unknown) {
   const res = await fetch(`${svc.baseUrl}${STT}${p}`, {
     method,
-    headers: { accessKey: alice.accessKey, ...(body === undefined ? {} : { 'content-type': 'application/json', 'Idempotency-Key': `desk-${randomUUID()}` }) },
+    headers: {
+      accessKey: alice.accessKey,
+      ...(body === undefined ? {} : { 'content-type': 'application/json', 'Idempotency-Key': `desk-${randomUUID()}` }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json = (await res.json()) as any;
@@ -63,12 +72,20 @@ function clock(ms: number): string {
 async function recordedCall(title: string, externalId: string, legs: Array<[speaker: string, samples: Int16Array]>): Promise<string> {
   const call = await api('POST', '/calls', { title, externalId });
   for (const [speaker, samples] of legs) {
-    const leg = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000', recordAudio: true }, { title: `${title}: ${speaker}`, callId: call.callId, speaker });
+    const leg = await createSession(
+      svc,
+      alice.accessKey,
+      { inputEncoding: 'pcm_s16le_16000', recordAudio: true },
+      { title: `${title}: ${speaker}`, callId: call.callId, speaker },
+    );
     await streamAndClose(svc, alice.accessKey, leg.streamUrl, samples);
   }
   // The recording is stored as each leg closes: until both are, the download is 409.
   for (let i = 0; i < 100; i++) {
-    const res = await fetch(`${svc.baseUrl}${STT}/calls/${call.callId}/audio?leg=stereo`, { method: 'HEAD', headers: { accessKey: alice.accessKey } });
+    const res = await fetch(`${svc.baseUrl}${STT}/calls/${call.callId}/audio?leg=stereo`, {
+      method: 'HEAD',
+      headers: { accessKey: alice.accessKey },
+    });
     if (res.status === 200) return call.callId;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -76,7 +93,14 @@ async function recordedCall(title: string, externalId: string, legs: Array<[spea
 }
 
 /** A call whose leg has ended with one final of known words and no recording. */
-async function unrecordedCall(title: string, externalId: string, speaker: string, fromS: number, toS: number, text: string): Promise<string> {
+async function unrecordedCall(
+  title: string,
+  externalId: string,
+  speaker: string,
+  fromS: number,
+  toS: number,
+  text: string,
+): Promise<string> {
   const call = await api('POST', '/calls', { title, externalId });
   const leg = await api('POST', '/realtime/sessions', { title: `${title}: ${speaker}`, callId: call.callId, speaker });
   await api('POST', `/realtime/sessions/${leg.sessionId}/close`, {});
@@ -96,7 +120,11 @@ async function unrecordedCall(title: string, externalId: string, speaker: string
   return call.callId;
 }
 
-const wordsOf = (text: string) => text.toLowerCase().split(/[^a-z']+/).filter(Boolean);
+const wordsOf = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^a-z']+/)
+    .filter(Boolean);
 
 beforeAll(async () => {
   svc = await startService({ maxDecoders: 1, maxStreamsPerAccount: 0 });
@@ -106,16 +134,27 @@ beforeAll(async () => {
     ['agent', pcmSamples(agentClip)],
     ['customer', concat([silence, pcmSamples(customerClip)])],
   ]);
-  const transcript = await fetch(`${svc.baseUrl}${STT}/calls/${ids.heard}/transcript?format=json`, { headers: { accessKey: alice.accessKey } });
+  const transcript = await fetch(`${svc.baseUrl}${STT}/calls/${ids.heard}/transcript?format=json`, {
+    headers: { accessKey: alice.accessKey },
+  });
   heard = ((await transcript.json()) as { segments: Segment[] }).segments.filter((s) => s.text.trim() !== '');
   const agentWords = new Set(heard.filter((s) => s.speaker === 'agent').flatMap((s) => wordsOf(s.text)));
   query.line = heard.find((s) => s.speaker === 'customer' && s.words.length >= 2) ?? null;
-  if (!query.line || !heard.some((s) => s.speaker === 'agent')) throw new Error(`the recognizer heard too little: ${JSON.stringify(heard)}`);
+  if (!query.line || !heard.some((s) => s.speaker === 'agent'))
+    throw new Error(`the recognizer heard too little: ${JSON.stringify(heard)}`);
   query.word = [...wordsOf(query.line.text)].filter((w) => !agentWords.has(w)).sort((a, b) => b.length - a.length)[0] ?? '';
-  query.phrase = query.line.words.slice(0, 2).map((w) => w.word).join(' ');
+  query.phrase = query.line.words
+    .slice(0, 2)
+    .map((w) => w.word)
+    .join(' ');
   ids.billing = await unrecordedCall('Billing call', 'CA-desk-2', 'customer', 0.5, 2.0, `please ${query.word} the invoice`);
   ids.liveCall = (await api('POST', '/calls', { title: 'Live support line' })).callId;
-  const live = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' }, { title: 'Live support line: customer', callId: ids.liveCall, speaker: 'customer' });
+  const live = await createSession(
+    svc,
+    alice.accessKey,
+    { inputEncoding: 'pcm_s16le_16000' },
+    { title: 'Live support line: customer', callId: ids.liveCall, speaker: 'customer' },
+  );
   ids.live = live.sessionId;
   ids.liveStreamUrl = live.streamUrl;
   // Whatever word the live session's customer says first (a phrase would hang on what the recognizer hears).
@@ -135,7 +174,9 @@ afterAll(async () => {
  * and passed (so a page with no form does not claim its labels were checked). */
 async function axeViolations(p: Page, checked = ['color-contrast', 'label', 'button-name']): Promise<string[]> {
   await p.addScriptTag({ path: AXE });
-  const result = (await p.evaluate(() => (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }))) as {
+  const result = (await p.evaluate(() =>
+    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
+  )) as {
     violations: Array<{ id: string; help: string; nodes: Array<{ target: string[] }> }>;
     passes: Array<{ id: string }>;
   };
@@ -174,24 +215,39 @@ describe('the desk in Chromium', () => {
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#results .hits li').length === 2);
     // One group a call, headed by its title, PBX id, parties and duration (not raw ids).
     await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#results > li .group-title').length === 2);
-    await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll('#results .group-title')].every((e: any) => !e.textContent.startsWith('call_')));
-    expect((await page.$$eval('#results .group-title', (els) => els.map((e) => e.textContent))).sort()).toEqual(['Billing call', 'Cancellation call']);
+    await page.waitForFunction(() =>
+      [...(globalThis as any).document.querySelectorAll('#results .group-title')].every((e: any) => !e.textContent.startsWith('call_')),
+    );
+    expect((await page.$$eval('#results .group-title', (els) => els.map((e) => e.textContent))).sort()).toEqual([
+      'Billing call',
+      'Cancellation call',
+    ]);
     // Hits of one call, from both its parties, are one group.
     const agentWord = wordsOf(heard.find((s) => s.speaker === 'agent')!.text).sort((a, b) => b.length - a.length)[0]!;
     await page.fill('#q', `${query.word} OR ${agentWord}`);
     await page.click('#search-form button[type=submit]');
-    await page.waitForFunction(() => /^3 results in 2 calls or transcripts\.$/.test((globalThis as any).document.getElementById('search-state').textContent));
-    const perGroup = await page.$$eval('#results > li', (els) => els.map((e) => [e.querySelector('.group-title')!.getAttribute('href'), e.querySelectorAll('.hits li').length]));
+    await page.waitForFunction(() =>
+      /^3 results in 2 calls or transcripts\.$/.test((globalThis as any).document.getElementById('search-state').textContent),
+    );
+    const perGroup = await page.$$eval('#results > li', (els) =>
+      els.map((e) => [e.querySelector('.group-title')!.getAttribute('href'), e.querySelectorAll('.hits li').length]),
+    );
     expect(perGroup).toContainEqual([`#call=${ids.heard}`, 2]);
     await page.fill('#q', `"${query.phrase}"`);
     await page.fill('#f-speaker', 'customer');
     await page.click('#search-form button[type=submit]');
-    await page.waitForFunction(() => (globalThis as any).document.getElementById('search-state').textContent === '1 result in 1 call or transcript.');
-    expect(await page.$$eval('#results li mark', (els) => els.map((e) => (e.textContent ?? '').toLowerCase()))).toEqual([query.phrase.toLowerCase()]);
+    await page.waitForFunction(
+      () => (globalThis as any).document.getElementById('search-state').textContent === '1 result in 1 call or transcript.',
+    );
+    expect(await page.$$eval('#results li mark', (els) => els.map((e) => (e.textContent ?? '').toLowerCase()))).toEqual([
+      query.phrase.toLowerCase(),
+    ]);
     await page.waitForFunction(() => (globalThis as any).document.querySelector('#results > li > .meta').textContent.startsWith('PBX'));
     const call = await api('GET', `/calls/${ids.heard}`);
     expect(call.durationMs).toBe(Math.round((CUSTOMER_DELAY_S + customerClip.durationSec) * 1000));
-    expect(await text('#results > li > .meta')).toMatch(new RegExp(`^PBX CA-desk-1 · agent, customer · ${clock(call.durationMs).replace('.', '\\.')} long · `));
+    expect(await text('#results > li > .meta')).toMatch(
+      new RegExp(`^PBX CA-desk-1 · agent, customer · ${clock(call.durationMs).replace('.', '\\.')} long · `),
+    );
     expect(await text('#results .hits li .meta')).toBe(`customer · at ${clock(line.startMs)}`);
 
     // The page's own request for the recording, answered by the recordings route to the cookie.
@@ -202,7 +258,9 @@ describe('the desk in Chromium', () => {
     // The reader is a view of its own: the results wait behind it.
     expect(await page.isVisible('#search-panel')).toBe(false);
     expect(await page.isVisible('#back')).toBe(true);
-    expect(await lines()).toEqual(heard.map((s) => `${clock(spoken(s).startMs)}-${clock(spoken(s).endMs)} ${s.speaker}: ${s.text}`.replace(/\s+/g, ' ')));
+    expect(await lines()).toEqual(
+      heard.map((s) => `${clock(spoken(s).startMs)}-${clock(spoken(s).endMs)} ${s.speaker}: ${s.text}`.replace(/\s+/g, ' ')),
+    );
     // The agent's line ends when the agent stopped speaking, before the customer's begins.
     const agentLine = heard.find((s) => s.speaker === 'agent' && s.words.length > 0)!;
     expect(spoken(agentLine).endMs).toBeLessThan(agentLine.endMs);
@@ -215,7 +273,9 @@ describe('the desk in Chromium', () => {
     // Audited as the desk session's download (docs/redaction.md, "Audit trail").
     const cookie = (await context.cookies(svc.baseUrl)).find((c) => c.name === 'scribed_desk')!.value;
     const audit = await svc.service.store.listAudit(alice.accountId, 100);
-    expect(audit.filter((e) => e.action === 'call.recording.download' && e.subjectId === ids.heard).map((e) => e.credentialId)).toContain(`ds_${cookie.split('_')[1]}`);
+    expect(audit.filter((e) => e.action === 'call.recording.download' && e.subjectId === ids.heard).map((e) => e.credentialId)).toContain(
+      `ds_${cookie.split('_')[1]}`,
+    );
     await page.waitForFunction(() => {
       const p = (globalThis as any).document.getElementById('player');
       return !p.hidden && p.readyState >= 1;
@@ -230,16 +290,26 @@ describe('the desk in Chromium', () => {
     const at = await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime * 1000);
     expect(Math.abs(at - startMs)).toBeLessThan(50);
     // Playing from there: time moves on.
-    await page.waitForFunction((ms) => (globalThis as any).document.getElementById('player').currentTime * 1000 > ms + 100, startMs, { timeout: 5000 });
+    await page.waitForFunction((ms) => (globalThis as any).document.getElementById('player').currentTime * 1000 > ms + 100, startMs, {
+      timeout: 5000,
+    });
     // A line's time plays from the line's start: the keyboard's way in (Tab, a visible focus, Enter).
     const first = heard[0]!;
     await page.focus('#transcript li:first-child .seek');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-label'))).toBe(`${clock(spoken(first).startMs)}-${clock(spoken(first).endMs)}, play from here`);
-    expect(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.activeElement).outlineStyle)).toBe('solid');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-label'))).toBe(
+      `${clock(spoken(first).startMs)}-${clock(spoken(first).endMs)}, play from here`,
+    );
+    expect(await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.activeElement).outlineStyle)).toBe(
+      'solid',
+    );
     await page.keyboard.press('Enter');
-    expect(Math.abs((await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime)) - spoken(first).startMs / 1000)).toBeLessThan(0.05);
+    expect(
+      Math.abs(
+        (await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime)) - spoken(first).startMs / 1000,
+      ),
+    ).toBeLessThan(0.05);
     expect(await axeViolations(page, ['color-contrast', 'button-name', 'link-name'])).toEqual([]);
 
     // Back: the results as they were, the reader gone.
@@ -264,7 +334,9 @@ describe('the desk in Chromium', () => {
       await p.goto(link.url);
       await p.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent.startsWith('Signed in to test'));
       const session = (await p.evaluate(() => fetch('/desk/api/session').then((r) => r.json()))) as { data: { expiresAt: string } };
-      const expected = new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(session.data.expiresAt));
+      const expected = new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
+        new Date(session.data.expiresAt),
+      );
       expect(expected).toMatch(/^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}$/);
       expect(await p.$eval('#who', (e) => e.textContent)).toContain(`read-only, until ${expected}`);
     } finally {
@@ -272,7 +344,7 @@ describe('the desk in Chromium', () => {
     }
   });
 
-  it("watches a live session and shows its alert as it arrives; axe finds nothing; logout ends the session", async () => {
+  it('watches a live session and shows its alert as it arrives; axe finds nothing; logout ends the session', async () => {
     // From the reader the previous test left open, back to the desk's panels.
     await page.evaluate(() => ((globalThis as any).location.hash = ''));
     await page.waitForFunction(() => !(globalThis as any).document.getElementById('live-panel').hidden);
@@ -281,7 +353,9 @@ describe('the desk in Chromium', () => {
     await watchButton.waitFor();
     expect(await page.locator('#live-list li').count()).toBe(1); // the ended calls' legs are not live
     await watchButton.click();
-    await page.waitForFunction(() => (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: no client is streaming'));
+    await page.waitForFunction(() =>
+      (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: no client is streaming'),
+    );
     // The customer speaks on the live leg; the account's rule matches the final's words.
     const client = await StreamClient.connect(`${svc.wsBase}${ids.liveStreamUrl}`, { accessKey: alice.accessKey });
     try {
@@ -294,9 +368,17 @@ describe('the desk in Chromium', () => {
       await client.next('ack', (e) => e.sampleOffset === offset, 60_000);
       client.control({ type: 'commit' });
       await client.next('alert', () => true, 60_000);
-      const alerts = () => client.ofType('alert') as Array<StreamEvent & { ruleName: string; speaker: string; match: { text: string }; startMs: number }>;
-      const said = (a: ReturnType<typeof alerts>[number]) => `Alert: ${a.ruleName} (${a.speaker}): "${a.match.text}" at ${clock(a.startMs)}`;
-      expect(alerts()[0]).toMatchObject({ ruleName: 'Anything said', condition: 'pattern', final: true, speaker: 'customer', callId: ids.liveCall });
+      const alerts = () =>
+        client.ofType('alert') as Array<StreamEvent & { ruleName: string; speaker: string; match: { text: string }; startMs: number }>;
+      const said = (a: ReturnType<typeof alerts>[number]) =>
+        `Alert: ${a.ruleName} (${a.speaker}): "${a.match.text}" at ${clock(a.startMs)}`;
+      expect(alerts()[0]).toMatchObject({
+        ruleName: 'Anything said',
+        condition: 'pattern',
+        final: true,
+        speaker: 'customer',
+        callId: ids.liveCall,
+      });
       expect(wordsOf(alerts()[0]!.text as string)).toContain(alerts()[0]!.match.text.toLowerCase());
       await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll('#alerts li').length === n, alerts().length);
       expect(await page.$eval('#alert-banner', (e) => (e as any).hidden)).toBe(false);

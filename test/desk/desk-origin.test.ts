@@ -27,15 +27,28 @@ afterAll(async () => {
 });
 
 /** POST /desk/api/login over node:http, which sends the Host it is given (fetch would not). */
-function rawLogin(svc: TestService, token: string, headers: Record<string, string>): Promise<{ status: number; setCookie: string | undefined; body: any }> {
+function rawLogin(
+  svc: TestService,
+  token: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; setCookie: string | undefined; body: any }> {
   const url = new URL(svc.baseUrl);
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ token });
-    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: '/desk/api/login', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, setCookie: res.headers['set-cookie']?.[0], body: JSON.parse(text) }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: 'POST',
+        path: '/desk/api/login',
+        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, setCookie: res.headers['set-cookie']?.[0], body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -41,7 +41,11 @@ interface Desk {
 
 async function deskLogin(accountId: string, on: TestService = svc): Promise<Desk> {
   const out = await issueLoginLink(on.service.store, accountId, on.baseUrl, 15 * 60_000, new Date(clock));
-  const res = await fetch(`${on.baseUrl}/desk/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: on.baseUrl }, body: JSON.stringify({ token: out.url.split('#')[1] }) });
+  const res = await fetch(`${on.baseUrl}/desk/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: on.baseUrl },
+    body: JSON.stringify({ token: out.url.split('#')[1] }),
+  });
   expect(res.status).toBe(200);
   const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
   const me = (await (await fetch(`${on.baseUrl}/desk/api/session`, { headers: { cookie } })).json()) as any;
@@ -88,8 +92,10 @@ async function refused(p: Promise<unknown>): Promise<HandshakeRefused> {
   return err as HandshakeRefused;
 }
 
-const watchUrl = (on: TestService, sessionId: string, ticket: string) => `${on.wsBase}${SESSIONS}/${sessionId}/events?ticket=${encodeURIComponent(ticket)}`;
-const streamUrl = (on: TestService, sessionId: string, ticket: string) => `${on.wsBase}${SESSIONS}/${sessionId}/stream?ticket=${encodeURIComponent(ticket)}`;
+const watchUrl = (on: TestService, sessionId: string, ticket: string) =>
+  `${on.wsBase}${SESSIONS}/${sessionId}/events?ticket=${encodeURIComponent(ticket)}`;
+const streamUrl = (on: TestService, sessionId: string, ticket: string) =>
+  `${on.wsBase}${SESSIONS}/${sessionId}/stream?ticket=${encodeURIComponent(ticket)}`;
 
 /** A watch socket the desk opened, and an unused second ticket of the same desk session. */
 async function deskWatching(desk: Desk, sessionId: string, on: TestService = desk.svc) {
@@ -130,7 +136,10 @@ describe('the desk cannot write to a live session (F1)', () => {
     expect(row?.state).not.toBe('CLOSED');
     expect(row?.capturedSamples).toBe(0n);
     // The API's own ticket (the integrator's backend, with the key) still streams.
-    const api = await fetch(`${svc.baseUrl}${SESSIONS}/${s.sessionId}/tickets`, { method: 'POST', headers: { accessKey: alice.accessKey } });
+    const api = await fetch(`${svc.baseUrl}${SESSIONS}/${s.sessionId}/tickets`, {
+      method: 'POST',
+      headers: { accessKey: alice.accessKey },
+    });
     const apiTicket = ((await api.json()) as any).data.ticket as string;
     const streamer = await StreamClient.connect(streamUrl(svc, s.sessionId, apiTicket));
     await streamer.next('ready');
@@ -142,7 +151,10 @@ describe('the desk cannot write to a live session (F1)', () => {
     const desk = await deskLogin(alice.accountId);
     const s = await createSession(alice.accessKey);
     expect((await watchTicket(desk, s.sessionId)).status).toBe(200);
-    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, { method: 'POST', headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf } });
+    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, {
+      method: 'POST',
+      headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf },
+    });
     expect(res.status).toBe(200);
     const deskSessionId = /^scribed_desk=ds_([0-9a-f]{16})_/.exec(desk.cookie)![1];
     // The test's clock stands still, so the three share a time: compared as a set.
@@ -164,7 +176,10 @@ describe("a desk session's tickets and sockets end with it (F2, F5)", () => {
     const { watcher, spare } = await deskWatching(desk, live.sessionId);
     const other = await deskWatching(colleague, live.sessionId);
     const at = Date.now();
-    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, { method: 'POST', headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf } });
+    const res = await fetch(`${svc.baseUrl}/desk/api/logout`, {
+      method: 'POST',
+      headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf },
+    });
     expect(res.status).toBe(200);
     const closed = await closedWithin(watcher, at);
     expect(closed).toMatchObject({ code: 4003, reason: 'DESK_SESSION_ENDED' });
@@ -192,7 +207,7 @@ describe("a desk session's tickets and sockets end with it (F2, F5)", () => {
     live.streamer.ws.close();
   });
 
-  it('`accounts revoke-key` ends the account\'s desk sessions: the cookie is refused, sockets closed, tickets void', async () => {
+  it("`accounts revoke-key` ends the account's desk sessions: the cookie is refused, sockets closed, tickets void", async () => {
     const alice = await svc.account(10_000n);
     const live = await liveSession(alice);
     const desk = await deskLogin(alice.accountId);
@@ -244,7 +259,10 @@ describe.runIf(shared)('on nodes that share PostgreSQL', () => {
       const desk = await deskLogin(alice.accountId, svc);
       const { watcher, spare } = await deskWatching(desk, live.sessionId, other);
       const at = Date.now();
-      const res = await fetch(`${svc.baseUrl}/desk/api/logout`, { method: 'POST', headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf } });
+      const res = await fetch(`${svc.baseUrl}/desk/api/logout`, {
+        method: 'POST',
+        headers: { cookie: desk.cookie, origin: svc.baseUrl, 'x-scribed-desk-csrf': desk.csrf },
+      });
       expect(res.status).toBe(200);
       const closed = await closedWithin(watcher, at);
       expect(closed.code).toBe(4003);

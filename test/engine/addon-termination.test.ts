@@ -31,7 +31,11 @@ one();
 
 describe('the native addon in a terminated worker', () => {
   it('lets the worker go without aborting the process', () => {
-    const run = spawnSync(process.execPath, ['-e', PARENT], { env: { ...process.env, ADDON: addonFile() }, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['-e', PARENT], {
+      env: { ...process.env, ADDON: addonFile() },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).not.toContain('terminate called');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('survived 60');

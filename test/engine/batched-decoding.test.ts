@@ -43,7 +43,9 @@ describe('batched decoding', () => {
     const final = await batched.finish();
     await batched.release();
     expect(final.text).toBe(expected.text);
-    expect(final.words.map((w) => [w.word, w.startSample, w.endSample])).toEqual(expected.words.map((w) => [w.word, w.startSample, w.endSample]));
+    expect(final.words.map((w) => [w.word, w.startSample, w.endSample])).toEqual(
+      expected.words.map((w) => [w.word, w.startSample, w.endSample]),
+    );
     expect(partials.length).toBeGreaterThan(0);
     // a partial covers whole batches of the utterance, never more than was accepted
     for (const p of partials) {
@@ -60,7 +62,12 @@ describe('batched decoding', () => {
     const own = audio.slice(0, 16_000);
     const before = own.slice();
     for (const decodeBatchMs of [0, 200]) {
-      const stream = await engine.open({ inputRate: 8000, profile: 'telephony', vad: { threshold: 0.5 }, ...(decodeBatchMs > 0 ? { decodeBatchMs } : {}) });
+      const stream = await engine.open({
+        inputRate: 8000,
+        profile: 'telephony',
+        vad: { threshold: 0.5 },
+        ...(decodeBatchMs > 0 ? { decodeBatchMs } : {}),
+      });
       await feed(stream, own.subarray(0, 8000)); // 20 ms views of one buffer: gathered into batches
       await stream.detect(own.subarray(0, 8000));
       await stream.accept(own.subarray(8000)); // 1 s at once: with batching, a batch of this array alone

@@ -103,7 +103,7 @@ describe('resolveCapacity without a decoder', () => {
     expect(() => loadConfig({ dataDir: tmp(), maxDecoders: 2, batchMaxDecoders: 3 })).toThrow(/batchMaxDecoders/);
   });
 
-  it('the operator\'s value applies with the cached plan beside it', async () => {
+  it("the operator's value applies with the cached plan beside it", async () => {
     const dir = tmp();
     await writeCache(dir, { costPerAudioSecond: 0.2 });
     const { log, lines } = logs();
@@ -119,16 +119,28 @@ describe('resolveCapacity without a decoder', () => {
     const { log, lines } = logs();
     const report = await resolveCapacity({ ...cfg, dataDir: dir, maxDecoders: FALLBACK_MAX_DECODERS, maxDecodersSet: false }, log);
     const cores = readNodeResources().cores;
-    expect(report).toMatchObject({ from: 'plan', maxDecoders: Math.max(1, Math.floor((cores * 0.8) / 0.4 + 1e-9)), calibration: { source: 'cached' } });
+    expect(report).toMatchObject({
+      from: 'plan',
+      maxDecoders: Math.max(1, Math.floor((cores * 0.8) / 0.4 + 1e-9)),
+      calibration: { source: 'cached' },
+    });
     expect(report.plan).toMatchObject({ limit: 'cpu', memoryStreams: null });
     expect(lines.map((l) => l.msg).join('\n')).toMatch(/--max-decoders defaults to \d+$/);
   });
 
   it('falls back to the documented default, and says so, when nothing can be measured', async () => {
     const { log, lines } = logs();
-    const report = await resolveCapacity({ ...cfg, modelDir: '/nonexistent/model', dataDir: tmp(), maxDecoders: FALLBACK_MAX_DECODERS, maxDecodersSet: false }, log);
+    const report = await resolveCapacity(
+      { ...cfg, modelDir: '/nonexistent/model', dataDir: tmp(), maxDecoders: FALLBACK_MAX_DECODERS, maxDecodersSet: false },
+      log,
+    );
     expect(report).toEqual({ maxDecoders: FALLBACK_MAX_DECODERS, from: 'fallback', plan: null, calibration: null });
-    expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg).join('\n')).toMatch(/model file missing[\s\S]*defaults to 4 \(the fallback\)/);
+    expect(
+      lines
+        .filter((l) => l.level === 'warn')
+        .map((l) => l.msg)
+        .join('\n'),
+    ).toMatch(/model file missing[\s\S]*defaults to 4 \(the fallback\)/);
   });
 });
 
@@ -142,10 +154,13 @@ describe('readNodeResources', () => {
     fs.writeFileSync(meminfo, `MemTotal: 99999999 kB\nMemAvailable: ${8 * 2 ** 20} kB\n`);
     const self = path.join(root, 'self-cgroup');
     fs.writeFileSync(self, '0::/\n');
-    expect(readNodeResources(root, meminfo, self)).toEqual({ cores: Math.min(0.5, os.availableParallelism()), memoryAvailableBytes: 1.5 * 2 ** 30 });
+    expect(readNodeResources(root, meminfo, self)).toEqual({
+      cores: Math.min(0.5, os.availableParallelism()),
+      memoryAvailableBytes: 1.5 * 2 ** 30,
+    });
   });
 
-  it('cgroup v2: the process\'s own cgroup (a systemd unit) and its parents, the tightest limit applying', () => {
+  it("cgroup v2: the process's own cgroup (a systemd unit) and its parents, the tightest limit applying", () => {
     const root = tmp();
     const unit = path.join(root, 'system.slice', 'scribed.service');
     fs.mkdirSync(unit, { recursive: true });
@@ -160,7 +175,10 @@ describe('readNodeResources', () => {
     fs.writeFileSync(self, '0::/system.slice/scribed.service\n');
     const meminfo = path.join(root, 'meminfo');
     fs.writeFileSync(meminfo, `MemAvailable: ${16 * 2 ** 20} kB\n`);
-    expect(readNodeResources(root, meminfo, self)).toEqual({ cores: Math.min(1.5, os.availableParallelism()), memoryAvailableBytes: 768 * 2 ** 20 });
+    expect(readNodeResources(root, meminfo, self)).toEqual({
+      cores: Math.min(1.5, os.availableParallelism()),
+      memoryAvailableBytes: 768 * 2 ** 20,
+    });
   });
 
   it('reads cgroup v1, and no limits at all', () => {

@@ -42,7 +42,9 @@ describe('word confidences through the service', () => {
     const words = finals.flatMap((f: any) => f.words as Array<{ word: string; confidence: unknown }>);
     console.log(`live final: ${words.map((w) => `${w.word}:${(w.confidence as number).toFixed(2)}`).join(' ')}`);
     expectConfidences(words);
-    const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`, { headers: { accessKey: acct.accessKey } });
+    const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`, {
+      headers: { accessKey: acct.accessKey },
+    });
     const stored = ((await res.json()) as any).segments.flatMap((seg: any) => seg.words);
     expect(stored.map((w: any) => w.confidence)).toEqual(words.map((w) => w.confidence));
   }, 60_000);
@@ -59,7 +61,9 @@ describe('word confidences through the service', () => {
     const json = (await res.json()) as any;
     expect(res.status, JSON.stringify(json)).toBe(200);
     await svc.service.batch.idle();
-    const t = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${json.data.transcriptionId}/transcript?format=json`, { headers: { accessKey: acct.accessKey } });
+    const t = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${json.data.transcriptionId}/transcript?format=json`, {
+      headers: { accessKey: acct.accessKey },
+    });
     const words = ((await t.json()) as any).segments.flatMap((seg: any) => seg.words);
     console.log(`batch segment: ${words.map((w: any) => `${w.word}:${w.confidence.toFixed(2)}`).join(' ')}`);
     expectConfidences(words);

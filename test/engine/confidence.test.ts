@@ -82,14 +82,17 @@ describe('pocketsphinx word confidences on the dev set', () => {
     { profile: 'telephony', rate: 8000, samples: mulawSamples },
   ];
 
-  it('every final word has a posterior in [0, 1], the words are the fast search\'s, and low confidence marks the wrong words', async () => {
+  it("every final word has a posterior in [0, 1], the words are the fast search's, and low confidence marks the wrong words", async () => {
     const scored: Array<{ confidence: number; right: boolean }> = [];
     // What the posteriors add to ending an utterance (the step between commit and final), on
     // the same decoder settings in this thread: milliseconds with and without them.
     const endMs: { plain: number[]; withConfidence: number[] } = { plain: [], withConfidence: [] };
     for (const run of runs) {
       // The same audio on a decoder that skips the posteriors: the words must not change.
-      const plain = createPocketsphinx({ engine: 'pocketsphinx', profile: run.profile, assetsDir: ASSETS }, { '-scribed_confidence': 'no' });
+      const plain = createPocketsphinx(
+        { engine: 'pocketsphinx', profile: run.profile, assetsDir: ASSETS },
+        { '-scribed_confidence': 'no' },
+      );
       const withConfidence = createPocketsphinx({ engine: 'pocketsphinx', profile: run.profile, assetsDir: ASSETS });
       try {
         for (const clip of clips) {
@@ -116,14 +119,19 @@ describe('pocketsphinx word confidences on the dev set', () => {
           expect(fast.words.every((w) => w.confidence === null)).toBe(true);
           expect(final.words.map((w) => w.word)).toEqual(fast.words.map((w) => w.word));
 
-          const right = hypothesisWordsRight(normaliseWords(clip.reference), final.words.map((w) => w.word));
+          const right = hypothesisWordsRight(
+            normaliseWords(clip.reference),
+            final.words.map((w) => w.word),
+          );
           final.words.forEach((w, k) => {
             expect(typeof w.confidence).toBe('number');
             expect(w.confidence).toBeGreaterThanOrEqual(0);
             expect(w.confidence).toBeLessThanOrEqual(1);
             scored.push({ confidence: w.confidence!, right: right[k]! });
           });
-          console.log(`${run.profile} ${clip.id}: ${final.words.map((w, k) => `${w.word}:${w.confidence!.toFixed(2)}${right[k] ? '' : '*'}`).join(' ')}`);
+          console.log(
+            `${run.profile} ${clip.id}: ${final.words.map((w, k) => `${w.word}:${w.confidence!.toFixed(2)}${right[k] ? '' : '*'}`).join(' ')}`,
+          );
         }
       } finally {
         plain.destroy();

@@ -96,7 +96,8 @@ describe('decoder threads', () => {
   it('a final goes ahead of the batches other decoders have queued on the thread', async () => {
     engine = createEngine({ engine: 'pocketsphinx', maxDecoders: 5, threads: 1, assetsDir: ASSETS });
     const streams: RecognitionStream[] = [];
-    for (let i = 0; i < 5; i++) streams.push(await engine.open({ inputRate: 8000, profile: 'telephony', ...(i === 4 ? { decodeBatchMs: 200 } : {}) }));
+    for (let i = 0; i < 5; i++)
+      streams.push(await engine.open({ inputRate: 8000, profile: 'telephony', ...(i === 4 ? { decodeBatchMs: 200 } : {}) }));
     const [quick, ...busy] = [streams[4]!, ...streams.slice(0, 4)];
     // Four decoders with 15 batches of 200 ms each queued (one turn per batch), as live
     // streams behind on a full thread.
@@ -104,7 +105,9 @@ describe('decoder threads', () => {
     const BATCHES = 15;
     const backlog = busy.flatMap((s, i) => {
       const audio = mulawSamples(clips[i]!);
-      return Array.from({ length: BATCHES }, (_, b) => s.accept(audio.subarray((b * 1600) % (audio.length - 1600)).subarray(0, 1600)).then(() => (decodedTurns += 1)));
+      return Array.from({ length: BATCHES }, (_, b) =>
+        s.accept(audio.subarray((b * 1600) % (audio.length - 1600)).subarray(0, 1600)).then(() => (decodedTurns += 1)),
+      );
     });
     while (decodedTurns < 2) await new Promise((r) => setTimeout(r, 5));
     // A commit on the fifth: its last (short) batch and its finish go out together.

@@ -8,14 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findTransducerFiles } from '../../src/engine/backends/sherpa-onnx.js';
-import {
-  installModelFromArchive,
-  listModels,
-  MODEL_CATALOG,
-  ModelError,
-  pullModel,
-  type ModelEntry,
-} from '../../src/engine/models.js';
+import { installModelFromArchive, listModels, MODEL_CATALOG, ModelError, pullModel, type ModelEntry } from '../../src/engine/models.js';
 
 const TOP = 'tiny-zipformer-test-2026-01-01';
 let work: string;

@@ -86,7 +86,10 @@ describe('StreamResampler', () => {
   // The recognizer hears 8 kHz telephone audio through this converter: the band up to 3.7 kHz
   // must reach it whole (libsamplerate's "medium" sinc, 90% of Nyquist, cut it, which cost 5
   // points of WER on mu-law), and what lies above sox's 91.3% passband must not fold back.
-  for (const [freq, passes] of [[3700, true], [3900, false]] as const) {
+  for (const [freq, passes] of [
+    [3700, true],
+    [3900, false],
+  ] as const) {
     it(`8000 -> 16000: a ${freq / 1000} kHz tone ${passes ? 'keeps' : 'loses'} its amplitude`, () => {
       const r = new StreamResampler(8000, 16_000);
       const x = sine(8000, 8000, freq, 10_000);

@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPocketsphinx, pocketsphinxSharing } from '../../src/engine/backends/pocketsphinx.js';
 import { createEngine } from '../../src/engine/pool.js';
 import type { Engine } from '../../src/engine/types.js';
-import { decodeFirstClip as decodeDirect, TELEPHONY_ASSETS as ASSETS, TELEPHONY_CONFIG as CONFIG, transcribeClips as transcribe, type Timed } from '../helpers/decoding.js';
+import {
+  decodeFirstClip as decodeDirect,
+  TELEPHONY_ASSETS as ASSETS,
+  TELEPHONY_CONFIG as CONFIG,
+  transcribeClips as transcribe,
+  type Timed,
+} from '../helpers/decoding.js';
 
 const dictStats = () => {
   const s = pocketsphinxSharing()!;

@@ -186,7 +186,11 @@ describe('sherpa-onnx engine through the service (tiny model)', () => {
     expect(cut + rest).toBe(speech.length);
     two.control({ type: 'commit' });
     const final = await two.next('final', undefined, 30_000);
-    expect(final).toMatchObject({ segmentId: 'seg_0', start: { sample: '0', epoch: 1 }, end: { sample: String(speech.length), epoch: 2, epochSample: rest } });
+    expect(final).toMatchObject({
+      segmentId: 'seg_0',
+      start: { sample: '0', epoch: 1 },
+      end: { sample: String(speech.length), epoch: 2, epochSample: rest },
+    });
     const words = finalWords(final);
     expectTimedWithin(words, 0, speech.length);
     expect(words).toEqual(backendWords(speech));
@@ -212,7 +216,13 @@ describe('sherpa-onnx engine through the service (tiny model)', () => {
     const b = await startService({ engine: 'sherpa-onnx', modelDir, dataDir: crashed });
     services.push(b);
     const h = { accessKey: key, 'content-type': 'application/json' };
-    const resumed = (await (await fetch(`${b.baseUrl}${SESSIONS}/${s.sessionId}/resume`, { method: 'POST', headers: h, body: JSON.stringify({ capturedSamples: String(cut) }) })).json()) as any;
+    const resumed = (await (
+      await fetch(`${b.baseUrl}${SESSIONS}/${s.sessionId}/resume`, {
+        method: 'POST',
+        headers: h,
+        body: JSON.stringify({ capturedSamples: String(cut) }),
+      })
+    ).json()) as any;
     expect(resumed.data).toMatchObject({ epoch: 2, capturedSamples: String(cut), missingSamples: '0' });
     const two = await StreamClient.connect(`${b.wsBase}${s.streamUrl}`, { accessKey: key });
     expect(await two.next('ready')).toMatchObject({ epoch: 2, capturedSamples: String(cut), openSegmentId: 'seg_0' });
@@ -273,7 +283,9 @@ describe('sherpa-onnx engine through the service (tiny model)', () => {
     const samples = Number(created.audioSamples);
     expect(samples).toBe(file.pcm16k.length / 2);
     await svc.service.batch.idle();
-    const detail = ((await (await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${created.transcriptionId}`, { headers: { accessKey } })).json()) as any).data;
+    const detail = (
+      (await (await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${created.transcriptionId}`, { headers: { accessKey } })).json()) as any
+    ).data;
     expect(detail.status).toBe('COMPLETED');
     const t = await transcript(svc, created.transcriptionId);
     expect(t.segments.length).toBeGreaterThan(0);
@@ -288,7 +300,9 @@ describe('sherpa-onnx engine through the service (tiny model)', () => {
     }
     // The transcript gives word times in ms.
     const toSamples = (ms: number) => (ms * RATE) / 1000;
-    const words: Word[] = t.segments.flatMap((seg: any) => seg.words.map((w: any) => ({ word: w.word, start: toSamples(w.startMs), end: toSamples(w.endMs) })));
+    const words: Word[] = t.segments.flatMap((seg: any) =>
+      seg.words.map((w: any) => ({ word: w.word, start: toSamples(w.startMs), end: toSamples(w.endMs) })),
+    );
     expectTimedWithin(words, 0, samples);
     expect(t.text.split(' ').length).toBe(words.length);
   }, 60_000);

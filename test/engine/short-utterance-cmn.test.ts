@@ -87,7 +87,7 @@ describe('short first utterances on the real decoder (wideband)', () => {
     for (const b of backends.splice(0)) b.destroy();
   });
 
-  it('the final is the pass from the utterance\'s own mean; the live CMN goes on from the streamed pass', () => {
+  it("the final is the pass from the utterance's own mean; the live CMN goes on from the streamed pass", () => {
     expect(short, 'a dev clip of at most 3 s').toBeDefined();
     const samples = pcmSamples(short);
     const on = backend(true);
@@ -106,7 +106,9 @@ describe('short first utterances on the real decoder (wideband)', () => {
     const byHand = stream(off, samples);
     expect(final.text).toBe(byHand.text);
     expect(final.words.map((w) => [w.startSample, w.endSample])).toEqual(byHand.words.map((w) => [w.startSample, w.endSample]));
-    console.log(`${short.id} (${short.durationSec} s)\n  streamed: ${streamed.text}\n  own mean: ${final.text}\n  reference: ${short.reference}`);
+    console.log(
+      `${short.id} (${short.durationSec} s)\n  streamed: ${streamed.text}\n  own mean: ${final.text}\n  reference: ${short.reference}`,
+    );
   });
 
   it('leaves a long first utterance and everything after 5 s as the streamed pass has it', () => {

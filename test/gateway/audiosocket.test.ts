@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { AudioSocketReader, AudioSocketState, audioSocketLeg, DEFAULT_AUDIOSOCKET_SPEAKERS, encodeAudioSocketMessage, formatUuid, uuidBytes } from '../../src/gateway/audiosocket.js';
+import {
+  AudioSocketReader,
+  AudioSocketState,
+  audioSocketLeg,
+  DEFAULT_AUDIOSOCKET_SPEAKERS,
+  encodeAudioSocketMessage,
+  formatUuid,
+  uuidBytes,
+} from '../../src/gateway/audiosocket.js';
 
 const UUID = '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e101';
 
@@ -75,8 +83,15 @@ describe('AudioSocketState', () => {
 
 describe('audioSocketLeg', () => {
   it('pairs legs by the UUID without its last byte; the last byte picks the speaker', () => {
-    expect(audioSocketLeg(UUID, DEFAULT_AUDIOSOCKET_SPEAKERS)).toEqual({ callExternalId: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100', leg: 1, speaker: 'caller' });
-    expect(audioSocketLeg(UUID.replace(/01$/, '02'), DEFAULT_AUDIOSOCKET_SPEAKERS)).toMatchObject({ callExternalId: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100', speaker: 'callee' });
+    expect(audioSocketLeg(UUID, DEFAULT_AUDIOSOCKET_SPEAKERS)).toEqual({
+      callExternalId: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100',
+      leg: 1,
+      speaker: 'caller',
+    });
+    expect(audioSocketLeg(UUID.replace(/01$/, '02'), DEFAULT_AUDIOSOCKET_SPEAKERS)).toMatchObject({
+      callExternalId: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e100',
+      speaker: 'callee',
+    });
     expect(audioSocketLeg(UUID.replace(/01$/, 'ff'), DEFAULT_AUDIOSOCKET_SPEAKERS)).toMatchObject({ leg: 255, speaker: 'leg255' });
     expect(formatUuid(uuidBytes(UUID.toUpperCase()))).toBe(UUID);
     expect(() => uuidBytes('nope')).toThrow(RangeError);

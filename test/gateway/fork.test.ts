@@ -3,13 +3,26 @@ import { ForkDemux, parseForkMetadata } from '../../src/gateway/fork.js';
 
 describe('parseForkMetadata', () => {
   it('reads jambonz metadata (callSid, sampleRate, mixType, nested metadata speakers)', () => {
-    const r = parseForkMetadata(JSON.stringify({ callSid: 'b5e3-99', sampleRate: 16000, mixType: 'stereo', metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent' } }));
-    expect(r).toEqual({ ok: true, metadata: { sampleRate: 16000, mixType: 'stereo', channels: 2, callId: 'b5e3-99', speakers: ['customer', 'agent'] } });
+    const r = parseForkMetadata(
+      JSON.stringify({
+        callSid: 'b5e3-99',
+        sampleRate: 16000,
+        mixType: 'stereo',
+        metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent' },
+      }),
+    );
+    expect(r).toEqual({
+      ok: true,
+      metadata: { sampleRate: 16000, mixType: 'stereo', channels: 2, callId: 'b5e3-99', speakers: ['customer', 'agent'] },
+    });
   });
   it('takes mod_audio_fork metadata with the rate and mix from the URL query', () => {
     const r = parseForkMetadata(JSON.stringify({ uuid: 'f00d-1' }), new URLSearchParams('sampleRate=8k&mixType=mixed'));
     expect(r).toEqual({ ok: true, metadata: { sampleRate: 8000, mixType: 'mixed', channels: 1, callId: 'f00d-1', speakers: ['mixed'] } });
-    expect(parseForkMetadata('{}', new URLSearchParams('sampleRate=24000'))).toMatchObject({ ok: true, metadata: { sampleRate: 24000, mixType: 'mono', speakers: ['caller'], callId: null } });
+    expect(parseForkMetadata('{}', new URLSearchParams('sampleRate=24000'))).toMatchObject({
+      ok: true,
+      metadata: { sampleRate: 24000, mixType: 'mono', speakers: ['caller'], callId: null },
+    });
   });
   it.each([
     ['nope', 'not_json'],
@@ -39,7 +52,9 @@ describe('ForkDemux', () => {
     const left = Buffer.concat(out.map((o) => o[0]!));
     const right = Buffer.concat(out.map((o) => o[1]!));
     expect([...new Int16Array(left.buffer.slice(left.byteOffset, left.byteOffset + left.length))]).toEqual([100, 101, 102, 103, 104]);
-    expect([...new Int16Array(right.buffer.slice(right.byteOffset, right.byteOffset + right.length))]).toEqual([-100, -101, -102, -103, -104]);
+    expect([...new Int16Array(right.buffer.slice(right.byteOffset, right.byteOffset + right.length))]).toEqual([
+      -100, -101, -102, -103, -104,
+    ]);
     expect(d.pendingBytes).toBe(0);
   });
   it('passes mono through in whole samples and reports a dangling byte', () => {

@@ -8,7 +8,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { encodeMulaw, encodePcm16le } from '../../src/core/audio/encodings.js';
 import { encodeAudioSocketMessage, uuidBytes } from '../../src/gateway/audiosocket.js';
-import { CLIPS, PBX_TOKEN, conversationPcm, mergedTranscript, pace, report, sessionView, sleep, startRig, stopAll, werOf, type GatewayProcess, type Rig } from './harness.js';
+import {
+  CLIPS,
+  PBX_TOKEN,
+  conversationPcm,
+  mergedTranscript,
+  pace,
+  report,
+  sessionView,
+  sleep,
+  startRig,
+  stopAll,
+  werOf,
+  type GatewayProcess,
+  type Rig,
+} from './harness.js';
 
 let rig: Rig | null = null;
 afterEach(async () => {
@@ -42,7 +56,13 @@ async function closedLegs(g: GatewayProcess, count: number): Promise<ClosedLeg[]
 }
 
 /** Merged transcript of the legs, checked: both parties, right labels, A before B. */
-async function checkCall(protocol: string, legs: ClosedLeg[], sent: Record<string, number>, heldOffset: Record<string, number> = {}, externalId?: string) {
+async function checkCall(
+  protocol: string,
+  legs: ClosedLeg[],
+  sent: Record<string, number>,
+  heldOffset: Record<string, number> = {},
+  externalId?: string,
+) {
   expect(legs.map((l) => l.speaker).sort()).toEqual(['agent', 'customer']);
   // Both legs are sessions of one call, created with the PBX's call id.
   expect(legs[0]!.callId).toMatch(/^call_/);
@@ -73,7 +93,16 @@ async function checkCall(protocol: string, legs: ClosedLeg[], sent: Record<strin
 /** A Twilio Media Streams client: the messages as Twilio's page documents them. */
 async function twilioStream(
   wsPort: number,
-  opts: { callSid: string; inbound: Uint8Array; outbound: Uint8Array; from: number; to: number; speed: number; token?: string; onProgress?: (sentSamples: number) => Promise<void> | void },
+  opts: {
+    callSid: string;
+    inbound: Uint8Array;
+    outbound: Uint8Array;
+    from: number;
+    to: number;
+    speed: number;
+    token?: string;
+    onProgress?: (sentSamples: number) => Promise<void> | void;
+  },
 ): Promise<{ sent: number; closeCode: number }> {
   const ws = new WebSocket(`ws://127.0.0.1:${wsPort}/twilio`);
   await new Promise<void>((resolve, reject) => {
@@ -103,8 +132,15 @@ async function twilioStream(
   for (let off = opts.from; off < opts.to; off += 160) {
     const end = Math.min(off + 160, opts.to);
     const timestamp = String(Math.round(((off - opts.from) * 1000) / 8000));
-    for (const [track, audio] of [['inbound', opts.inbound], ['outbound', opts.outbound]] as const) {
-      send({ event: 'media', streamSid, media: { track, chunk: String(chunk), timestamp, payload: Buffer.from(audio.subarray(off, end)).toString('base64') } });
+    for (const [track, audio] of [
+      ['inbound', opts.inbound],
+      ['outbound', opts.outbound],
+    ] as const) {
+      send({
+        event: 'media',
+        streamSid,
+        media: { track, chunk: String(chunk), timestamp, payload: Buffer.from(audio.subarray(off, end)).toString('base64') },
+      });
     }
     chunk += 1;
     sent += end - off;
@@ -128,7 +164,14 @@ describe('scribed gateway: Twilio Media Streams', () => {
     const conv = conversationPcm(8000);
     const inbound = encodeMulaw(conv.a);
     const outbound = encodeMulaw(conv.b);
-    const { sent } = await twilioStream(rig.wsPort, { callSid: 'CA0123456789abcdef0123456789abcdef', inbound, outbound, from: 0, to: inbound.length, speed: 2 });
+    const { sent } = await twilioStream(rig.wsPort, {
+      callSid: 'CA0123456789abcdef0123456789abcdef',
+      inbound,
+      outbound,
+      from: 0,
+      to: inbound.length,
+      speed: 2,
+    });
     const legs = await closedLegs(g, 2);
     for (const leg of legs) expect(leg.receivedSamples).toBe(sent);
     await checkCall('twilio', legs, { customer: sent, agent: sent }, {}, 'CA0123456789abcdef0123456789abcdef');
@@ -226,7 +269,15 @@ describe('scribed gateway: Twilio Media Streams', () => {
   it('a start without the gateway token is refused before any session; malformed messages are counted, not fatal', async () => {
     rig = await startRig();
     const g = await rig.startGateway(['--metrics-port', '0']);
-    const refused = await twilioStream(rig.wsPort, { callSid: 'CA00000000000000000000000000000bad', inbound: new Uint8Array(1600), outbound: new Uint8Array(1600), from: 0, to: 1600, speed: 50, token: 'wrong-token-wrong-token' });
+    const refused = await twilioStream(rig.wsPort, {
+      callSid: 'CA00000000000000000000000000000bad',
+      inbound: new Uint8Array(1600),
+      outbound: new Uint8Array(1600),
+      from: 0,
+      to: 1600,
+      speed: 50,
+      token: 'wrong-token-wrong-token',
+    });
     expect(refused.closeCode).toBe(1008);
     await g.waitFor((l) => String(l.msg).startsWith('connection refused'));
     expect(g.lines.some((l) => l.msg === 'leg streaming to its session')).toBe(false);
@@ -237,10 +288,26 @@ describe('scribed gateway: Twilio Media Streams', () => {
     ws.send('not json');
     ws.send(Buffer.from([1, 2, 3]));
     ws.send(JSON.stringify({ event: 'media', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: '//8=' } })); // before start
-    ws.send(JSON.stringify({ event: 'start', start: { streamSid: 'MZ1', callSid: 'CA1', tracks: ['inbound'], customParameters: { gatewayToken: PBX_TOKEN }, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } } }));
+    ws.send(
+      JSON.stringify({
+        event: 'start',
+        start: {
+          streamSid: 'MZ1',
+          callSid: 'CA1',
+          tracks: ['inbound'],
+          customParameters: { gatewayToken: PBX_TOKEN },
+          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        },
+      }),
+    );
     ws.send(JSON.stringify({ event: 'media', media: { track: 'inbound', chunk: '1', timestamp: '0', payload: '***' } }));
     ws.send(JSON.stringify({ event: 'media', media: { track: 'outbound', chunk: '1', timestamp: '0', payload: '//8=' } })); // not in tracks
-    ws.send(JSON.stringify({ event: 'media', media: { track: 'inbound', chunk: '2', timestamp: '0', payload: Buffer.alloc(160, 0xff).toString('base64') } }));
+    ws.send(
+      JSON.stringify({
+        event: 'media',
+        media: { track: 'inbound', chunk: '2', timestamp: '0', payload: Buffer.alloc(160, 0xff).toString('base64') },
+      }),
+    );
     ws.send(JSON.stringify({ event: 'stop' }));
     const [leg] = await closedLegs(g, 1);
     expect(leg!.receivedSamples).toBe(160);
@@ -271,7 +338,17 @@ describe('scribed gateway: mod_audio_fork / jambonz listen', () => {
     });
     expect(ws.protocol).toBe('audio.jambonz.org');
     // jambonz's first frame: the call's attributes, sampleRate and mixType, plus our metadata.
-    ws.send(JSON.stringify({ callSid: 'b5e39996-bd2f-4bda-b928-355147186a2a', direction: 'inbound', from: '+15083084809', to: '+15083728299', sampleRate: 16000, mixType: 'stereo', metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent' } }));
+    ws.send(
+      JSON.stringify({
+        callSid: 'b5e39996-bd2f-4bda-b928-355147186a2a',
+        direction: 'inbound',
+        from: '+15083084809',
+        to: '+15083728299',
+        sampleRate: 16000,
+        mixType: 'stereo',
+        metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent' },
+      }),
+    );
     const frame = 16000 * 0.02 * 4; // 20 ms of stereo L16
     const t0 = Date.now();
     for (let off = 0; off < bytes.length; off += frame) {
@@ -298,7 +375,9 @@ describe('scribed gateway: mod_audio_fork / jambonz listen', () => {
       ws.once('open', () => resolve(101));
     });
     expect(status).toBe(401);
-    const ws = new WebSocket(`ws://127.0.0.1:${rig.wsPort}/fork`, 'audio.drachtio.org', { headers: { Authorization: `Bearer ${PBX_TOKEN}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${rig.wsPort}/fork`, 'audio.drachtio.org', {
+      headers: { Authorization: `Bearer ${PBX_TOKEN}` },
+    });
     await new Promise((resolve) => ws.once('open', resolve));
     const code = new Promise<number>((resolve) => ws.once('close', (c) => resolve(c)));
     ws.send(JSON.stringify({ uuid: 'abc' }));
@@ -338,9 +417,15 @@ describe('scribed gateway: Asterisk AudioSocket', () => {
     const g = await rig.startGateway();
     const conv = conversationPcm(8000);
     const call = '4f6a7c1e-8a43-4b1f-9d0e-3c2b1a0f9e';
-    const [sentA, sentB] = await Promise.all([audioSocketLeg(rig.asPort, `${call}01`, conv.a, 2), audioSocketLeg(rig.asPort, `${call}02`, conv.b, 2)]);
+    const [sentA, sentB] = await Promise.all([
+      audioSocketLeg(rig.asPort, `${call}01`, conv.a, 2),
+      audioSocketLeg(rig.asPort, `${call}02`, conv.b, 2),
+    ]);
     const legs = await closedLegs(g, 2);
     await checkCall('audiosocket', legs, { customer: sentA, agent: sentB }, {}, `${call}00`);
-    expect(g.lines.filter((l) => l.msg === 'audiosocket stream identified').map((l) => l.callExternalId)).toEqual([`${call}00`, `${call}00`]);
+    expect(g.lines.filter((l) => l.msg === 'audiosocket stream identified').map((l) => l.callExternalId)).toEqual([
+      `${call}00`,
+      `${call}00`,
+    ]);
   }, 60_000);
 });

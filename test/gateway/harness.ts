@@ -50,7 +50,8 @@ export class GatewayProcess {
     for (;;) {
       const found = this.lines.filter(pred);
       if (found.length >= count) return found;
-      if (Date.now() > deadline) throw new Error(`gateway log: timed out waiting (${found.length}/${count}); last lines: ${JSON.stringify(this.lines.slice(-5))}`);
+      if (Date.now() > deadline)
+        throw new Error(`gateway log: timed out waiting (${found.length}/${count}); last lines: ${JSON.stringify(this.lines.slice(-5))}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 200);
         this.waiters.push(() => {
@@ -100,7 +101,23 @@ export async function startRig(): Promise<Rig> {
     async startGateway(extra = []) {
       const proc = spawn(
         process.execPath,
-        [CLI, 'gateway', '--url', rig.baseUrl, '--listen', `127.0.0.1:${wsPort}`, '--audiosocket', `127.0.0.1:${asPort}`, '--out', outDir, '--audiosocket-speaker', '1=customer', '--audiosocket-speaker', '2=agent', ...extra],
+        [
+          CLI,
+          'gateway',
+          '--url',
+          rig.baseUrl,
+          '--listen',
+          `127.0.0.1:${wsPort}`,
+          '--audiosocket',
+          `127.0.0.1:${asPort}`,
+          '--out',
+          outDir,
+          '--audiosocket-speaker',
+          '1=customer',
+          '--audiosocket-speaker',
+          '2=agent',
+          ...extra,
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey, SCRIBED_GATEWAY_TOKEN: PBX_TOKEN } },
       );
       children.add(proc);
@@ -182,17 +199,25 @@ async function api<T>(rig: Rig, path: string): Promise<T> {
   return ((await res.json()) as { data: T }).data;
 }
 
-export async function sessionView(rig: Rig, sessionId: string): Promise<{ capturedSamples: string; status: string; transcriptionId: string }> {
+export async function sessionView(
+  rig: Rig,
+  sessionId: string,
+): Promise<{ capturedSamples: string; status: string; transcriptionId: string }> {
   return api(rig, `/stt/realtime/sessions/${sessionId}`);
 }
 
 /** The call's merged transcript from the calls API (every leg's finals by start time, each
  * with its speaker), and the call's external id. */
 export async function mergedTranscript(rig: Rig, callId: string): Promise<{ externalId: string | null; segments: Segment[] }> {
-  const res = await fetch(`${rig.baseUrl}${API_BASE}/stt/calls/${callId}/transcript?format=json`, { headers: { accessKey: rig.accessKey } });
+  const res = await fetch(`${rig.baseUrl}${API_BASE}/stt/calls/${callId}/transcript?format=json`, {
+    headers: { accessKey: rig.accessKey },
+  });
   if (res.status !== 200) throw new Error(`transcript of call ${callId}: ${res.status} ${await res.text()}`);
   const t = (await res.json()) as { externalId: string | null; segments: Segment[] };
-  return { externalId: t.externalId, segments: t.segments.filter((x) => x.text.trim() !== '').map((x) => ({ speaker: x.speaker, text: x.text, startMs: x.startMs })) };
+  return {
+    externalId: t.externalId,
+    segments: t.segments.filter((x) => x.text.trim() !== '').map((x) => ({ speaker: x.speaker, text: x.text, startMs: x.startMs })),
+  };
 }
 
 export function legText(merged: Segment[], speaker: string): string {
@@ -208,5 +233,6 @@ export function werOf(merged: Segment[], speaker: string, clip: Clip): number {
 
 /** The figures a test reports: per leg, samples sent vs held, and WER. */
 export function report(protocol: string, rows: Array<{ speaker: string; sent: number; held: number; wer: number }>): void {
-  for (const r of rows) process.stderr.write(`[gateway figures] ${protocol} ${r.speaker}: sent ${r.sent} held ${r.held} WER ${r.wer.toFixed(3)}\n`);
+  for (const r of rows)
+    process.stderr.write(`[gateway figures] ${protocol} ${r.speaker}: sent ${r.sent} held ${r.held} WER ${r.wer.toFixed(3)}\n`);
 }

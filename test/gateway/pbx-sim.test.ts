@@ -19,7 +19,11 @@ afterAll(() => stopAll(rig.children));
 
 async function simulate(protocol: string, extra: string[]): Promise<string> {
   const target = protocol === 'audiosocket' ? `127.0.0.1:${rig.asPort}` : `ws://127.0.0.1:${rig.wsPort}`;
-  const { stdout } = await promisify(execFile)(process.execPath, [SIM, '--protocol', protocol, '--gateway', target, '--token', PBX_TOKEN, '--speed', '2', ...extra], { encoding: 'utf8' });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [SIM, '--protocol', protocol, '--gateway', target, '--token', PBX_TOKEN, '--speed', '2', ...extra],
+    { encoding: 'utf8' },
+  );
   return stdout;
 }
 

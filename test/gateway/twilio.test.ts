@@ -5,22 +5,57 @@ const start = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({
     event: 'start',
     sequenceNumber: '1',
-    start: { streamSid: 'MZ1', accountSid: 'AC1', callSid: 'CA1', tracks: ['inbound', 'outbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 }, ...extra },
+    start: {
+      streamSid: 'MZ1',
+      accountSid: 'AC1',
+      callSid: 'CA1',
+      tracks: ['inbound', 'outbound'],
+      customParameters: {},
+      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      ...extra,
+    },
     streamSid: 'MZ1',
   });
-const media = (m: Record<string, unknown>) => JSON.stringify({ event: 'media', sequenceNumber: '3', media: { track: 'inbound', chunk: '1', timestamp: '5', payload: '//8=', ...m }, streamSid: 'MZ1' });
+const media = (m: Record<string, unknown>) =>
+  JSON.stringify({
+    event: 'media',
+    sequenceNumber: '3',
+    media: { track: 'inbound', chunk: '1', timestamp: '5', payload: '//8=', ...m },
+    streamSid: 'MZ1',
+  });
 
 describe('parseTwilioMessage', () => {
   it('reads the documented messages', () => {
-    expect(parseTwilioMessage(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }))).toEqual({ ok: true, message: { event: 'connected', protocol: 'Call', version: '1.0.0' } });
+    expect(parseTwilioMessage(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }))).toEqual({
+      ok: true,
+      message: { event: 'connected', protocol: 'Call', version: '1.0.0' },
+    });
     const s = parseTwilioMessage(start({ customParameters: { inboundSpeaker: 'customer', n: 5 } }));
-    expect(s).toMatchObject({ ok: true, message: { event: 'start', callSid: 'CA1', streamSid: 'MZ1', tracks: ['inbound', 'outbound'], customParameters: { inboundSpeaker: 'customer' } } });
+    expect(s).toMatchObject({
+      ok: true,
+      message: {
+        event: 'start',
+        callSid: 'CA1',
+        streamSid: 'MZ1',
+        tracks: ['inbound', 'outbound'],
+        customParameters: { inboundSpeaker: 'customer' },
+      },
+    });
     const m = parseTwilioMessage(media({}));
     expect(m).toMatchObject({ ok: true, message: { event: 'media', track: 'inbound', chunk: 1, timestampMs: 5 } });
     expect(m.ok && m.message.event === 'media' && [...m.message.payload]).toEqual([0xff, 0xff]);
-    expect(parseTwilioMessage(JSON.stringify({ event: 'mark', mark: { name: 'x' } }))).toEqual({ ok: true, message: { event: 'mark', name: 'x' } });
-    expect(parseTwilioMessage(JSON.stringify({ event: 'dtmf', dtmf: { track: 'inbound_track', digit: '1' } }))).toEqual({ ok: true, message: { event: 'dtmf', digit: '1' } });
-    expect(parseTwilioMessage(JSON.stringify({ event: 'stop', stop: { callSid: 'CA1' } }))).toEqual({ ok: true, message: { event: 'stop' } });
+    expect(parseTwilioMessage(JSON.stringify({ event: 'mark', mark: { name: 'x' } }))).toEqual({
+      ok: true,
+      message: { event: 'mark', name: 'x' },
+    });
+    expect(parseTwilioMessage(JSON.stringify({ event: 'dtmf', dtmf: { track: 'inbound_track', digit: '1' } }))).toEqual({
+      ok: true,
+      message: { event: 'dtmf', digit: '1' },
+    });
+    expect(parseTwilioMessage(JSON.stringify({ event: 'stop', stop: { callSid: 'CA1' } }))).toEqual({
+      ok: true,
+      message: { event: 'stop' },
+    });
   });
 
   it.each([
@@ -48,10 +83,20 @@ describe('parseTwilioMessage', () => {
 });
 
 describe('twilioSpeakers', () => {
-  const s = (custom: Record<string, string>): TwilioStart => ({ event: 'start', streamSid: 'MZ', accountSid: 'AC', callSid: 'CA', tracks: ['inbound', 'outbound'], customParameters: custom });
+  const s = (custom: Record<string, string>): TwilioStart => ({
+    event: 'start',
+    streamSid: 'MZ',
+    accountSid: 'AC',
+    callSid: 'CA',
+    tracks: ['inbound', 'outbound'],
+    customParameters: custom,
+  });
   it('defaults to the track names, customParameters override', () => {
     expect(twilioSpeakers(s({}))).toEqual({ ok: true, speakers: { inbound: 'inbound', outbound: 'outbound' } });
-    expect(twilioSpeakers(s({ inboundSpeaker: 'customer', outboundSpeaker: 'agent' }))).toEqual({ ok: true, speakers: { inbound: 'customer', outbound: 'agent' } });
+    expect(twilioSpeakers(s({ inboundSpeaker: 'customer', outboundSpeaker: 'agent' }))).toEqual({
+      ok: true,
+      speakers: { inbound: 'customer', outbound: 'agent' },
+    });
   });
   it('refuses names outside the pattern and two equal names', () => {
     expect(twilioSpeakers(s({ inboundSpeaker: 'a b' })).ok).toBe(false);
@@ -66,7 +111,14 @@ describe('TwilioStreamState', () => {
     const m = (track: 'inbound' | 'outbound') => ({ event: 'media' as const, track, chunk: 1, timestampMs: 0, payload: Buffer.alloc(1) });
     expect(st.check(m('inbound'))).toMatch(/before start/);
     expect(st.check({ event: 'connected', protocol: '', version: '' })).toBeNull();
-    const begin: TwilioStart = { event: 'start', streamSid: 'MZ', accountSid: 'AC', callSid: 'CA', tracks: ['inbound'], customParameters: {} };
+    const begin: TwilioStart = {
+      event: 'start',
+      streamSid: 'MZ',
+      accountSid: 'AC',
+      callSid: 'CA',
+      tracks: ['inbound'],
+      customParameters: {},
+    };
     expect(st.check(begin)).toBeNull();
     st.apply(begin);
     expect(st.check(begin)).toMatch(/second start/);

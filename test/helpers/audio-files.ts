@@ -21,7 +21,22 @@ export const makeMp3 = () => tone('mp3', ['-c:a', 'libmp3lame', '-b:a', '32k']);
 export const makeM4a = () => tone('m4a', ['-c:a', 'aac', '-b:a', '32k']);
 export const makeMp4Video = () => {
   const out = path.join(dir, `v${++n}.mp4`);
-  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=0.4:size=64x64:rate=10', '-f', 'lavfi', '-i', 'sine=duration=0.4', '-c:a', 'aac', '-shortest', out]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=duration=0.4:size=64x64:rate=10',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=0.4',
+    '-c:a',
+    'aac',
+    '-shortest',
+    out,
+  ]);
   return fs.readFileSync(out);
 };
 

@@ -108,7 +108,18 @@ export class AudiohookClient {
   /** A client message with the next seq. `overrides` replace envelope fields (bad input). */
   send(type: string, parameters: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}): void {
     this.seq += 1;
-    this.raw(JSON.stringify({ version: '2', id: this.sessionId, type, seq: this.seq, serverseq: this.serverseq, position: this.position, parameters, ...overrides }));
+    this.raw(
+      JSON.stringify({
+        version: '2',
+        id: this.sessionId,
+        type,
+        seq: this.seq,
+        serverseq: this.serverseq,
+        position: this.position,
+        parameters,
+        ...overrides,
+      }),
+    );
   }
 
   raw(data: string | Buffer): void {
@@ -119,7 +130,12 @@ export class AudiohookClient {
     this.send('open', {
       organizationId: ORG_ID,
       conversationId: parameters.conversationId,
-      participant: { id: randomUUID(), ani: parameters.ani ?? '+15555550100', aniName: 'Pat Caller', dnis: parameters.dnis ?? '+18005550199' },
+      participant: {
+        id: randomUUID(),
+        ani: parameters.ani ?? '+15555550100',
+        aniName: 'Pat Caller',
+        dnis: parameters.dnis ?? '+18005550199',
+      },
       media: parameters.media ?? [
         { type: 'audio', format: 'PCMU', channels: ['external', 'internal'], rate: 8000 },
         { type: 'audio', format: 'PCMU', channels: ['external'], rate: 8000 },
@@ -160,8 +176,12 @@ export class AudiohookClient {
       const check = () => {
         const m = this.messages.find(pred);
         if (m) return resolve(m);
-        if (this.closedCode !== null) return reject(new Error(`socket closed (${this.closedCode}) waiting for ${what}; got ${JSON.stringify(this.messages.map((x) => x.type))}`));
-        if (Date.now() > until) return reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.map((x) => x.type))}`));
+        if (this.closedCode !== null)
+          return reject(
+            new Error(`socket closed (${this.closedCode}) waiting for ${what}; got ${JSON.stringify(this.messages.map((x) => x.type))}`),
+          );
+        if (Date.now() > until)
+          return reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages.map((x) => x.type))}`));
         setTimeout(check, 20);
       };
       check();

@@ -24,15 +24,29 @@ export function cardClip(): string {
 
 /** The longest run of digits said or written in a row in `text`, as the redactor reads them. */
 export function longestDigitRun(text: string): number {
-  const norm = text.split(/[\s\t\n]+/).map(normalizeToken).filter((t) => t !== '');
-  return numberRuns(norm).reduce((m, run) => Math.max(m, run.reduce((n, u) => n + u.digits.length, 0)), 0);
+  const norm = text
+    .split(/[\s\t\n]+/)
+    .map(normalizeToken)
+    .filter((t) => t !== '');
+  return numberRuns(norm).reduce(
+    (m, run) =>
+      Math.max(
+        m,
+        run.reduce((n, u) => n + u.digits.length, 0),
+      ),
+    0,
+  );
 }
 
 /** Three digit words in a row, whatever lies between them (JSON quoting, tabs). */
-export const SPOKEN_RUN = /\b(zero|oh|one|two|three|four|five|six|seven|eight|nine)\W{1,3}(zero|oh|one|two|three|four|five|six|seven|eight|nine)\W{1,3}(zero|oh|one|two|three|four|five|six|seven|eight|nine)\b/i;
+export const SPOKEN_RUN =
+  /\b(zero|oh|one|two|three|four|five|six|seven|eight|nine)\W{1,3}(zero|oh|one|two|three|four|five|six|seven|eight|nine)\W{1,3}(zero|oh|one|two|three|four|five|six|seven|eight|nine)\b/i;
 
 export function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 /** A JSON log line with its numeric values (times, counts, sample offsets, also as digit-only

@@ -132,7 +132,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         const timer = setTimeout(() => {
           if (listening) return;
           proc.kill('SIGKILL');
-          reject(new Error(`${node.name} did not listen within ${startTimeoutMs} ms\n--- stdout ---\n${excerpt(stdout, 20)}\n--- stderr ---\n${excerpt(stderr, 40)}`));
+          reject(
+            new Error(
+              `${node.name} did not listen within ${startTimeoutMs} ms\n--- stdout ---\n${excerpt(stdout, 20)}\n--- stderr ---\n${excerpt(stderr, 40)}`,
+            ),
+          );
         }, startTimeoutMs);
         readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
           stdout.push(line);
@@ -160,7 +164,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
           clearTimeout(timer);
           // Let the readers drain what the process wrote before it died.
           setImmediate(() =>
-            reject(new Error(`${node.name} exited before listening (${code ?? signal})\n--- stdout ---\n${excerpt(stdout, 20)}\n--- stderr ---\n${excerpt(stderr, 40)}`)),
+            reject(
+              new Error(
+                `${node.name} exited before listening (${code ?? signal})\n--- stdout ---\n${excerpt(stdout, 20)}\n--- stderr ---\n${excerpt(stderr, 40)}`,
+              ),
+            ),
           );
         });
       });

@@ -6,7 +6,15 @@
 // held until released (`hold`), or failed (`fail`), per method, to test what the session does
 // while its recognizer is slow, stuck or lost.
 import { ScribedError } from '../../src/core/errors.js';
-import type { AcceptResult, Engine, EngineInfo, FinalResult, RecognitionStream, StreamRequest, VocabularyResult } from '../../src/engine/types.js';
+import type {
+  AcceptResult,
+  Engine,
+  EngineInfo,
+  FinalResult,
+  RecognitionStream,
+  StreamRequest,
+  VocabularyResult,
+} from '../../src/engine/types.js';
 import { VAD_RATE, VAD_WINDOW_SAMPLES } from '../../src/vad/window.js';
 
 export type FakeCall = 'accept' | 'detect' | 'finish';

@@ -90,7 +90,9 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
   const flush = (): void => {
     if (section.startsWith('backend ')) {
       if (o.nodeHeader !== false) out.push('    http-response set-header X-Scribed-Node %s');
-      o.serverPorts.forEach((port, i) => out.push(`    server node${i + 1} 127.0.0.1:${port}${agent && o.agentPorts ? ` agent-port ${o.agentPorts[i]}` : ''}`));
+      o.serverPorts.forEach((port, i) =>
+        out.push(`    server node${i + 1} 127.0.0.1:${port}${agent && o.agentPorts ? ` agent-port ${o.agentPorts[i]}` : ''}`),
+      );
       if (servers.length === 0) throw new Error(`${section}: the reference config lists no servers`);
     }
     servers = [];
@@ -132,7 +134,8 @@ export function haproxyTestConfig(reference: string, o: HaproxyConfigOptions): s
           .replace(/\bagent-inter\s+\S+/, `agent-inter ${checks.inter}`)
           .replace(/\bfall\s+\d+/, `fall ${checks.fall}`)
           .replace(/\brise\s+\d+/, `rise ${checks.rise}`);
-        if (!/(^|\s)inter\b/.test(line) || !/\bfall\b/.test(line) || !/\brise\b/.test(line)) throw new Error(`unexpected default-server line: ${trimmed}`);
+        if (!/(^|\s)inter\b/.test(line) || !/\bfall\b/.test(line) || !/\brise\b/.test(line))
+          throw new Error(`unexpected default-server line: ${trimmed}`);
       }
       out.push(`    ${line}`);
       continue;
@@ -203,7 +206,23 @@ export interface TestCertificate {
 export async function testCertificate(dir: string): Promise<TestCertificate> {
   const keyFile = path.join(dir, 'test.key');
   const certFile = path.join(dir, 'test.crt');
-  await execFileAsync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile]);
+  await execFileAsync('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+  ]);
   const pemFile = path.join(dir, 'test.pem');
   fs.writeFileSync(pemFile, `${fs.readFileSync(certFile, 'utf8')}${fs.readFileSync(keyFile, 'utf8')}`, { mode: 0o600 });
   return { pemFile, certFile };
@@ -220,7 +239,16 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
   const runtimeSocket = path.join(dir, 'admin.sock');
   fs.writeFileSync(
     configFile,
-    haproxyTestConfig(reference, { port, statsPort, serverPorts: opts.serverPorts, checks: opts.checks, nodeHeader: opts.nodeHeader, agentPorts: opts.agentPorts, runtimeSocket, tlsPem: opts.tlsPem }),
+    haproxyTestConfig(reference, {
+      port,
+      statsPort,
+      serverPorts: opts.serverPorts,
+      checks: opts.checks,
+      nodeHeader: opts.nodeHeader,
+      agentPorts: opts.agentPorts,
+      runtimeSocket,
+      tlsPem: opts.tlsPem,
+    }),
   );
 
   const proc = spawn(haproxyBinary(), ['-db', '-f', configFile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -253,7 +281,8 @@ export async function startHaproxy(opts: StartHaproxyOptions): Promise<Haproxy> 
       const row = (await servers(backend))[name];
       if (row === undefined) throw new Error(`no server ${backend}/${name}`);
       if (row.status!.startsWith(status)) return performance.now() - t0;
-      if (performance.now() - t0 > timeoutMs) throw new Error(`${backend}/${name} not ${status} within ${timeoutMs} ms (is ${row.status}, check ${row.check_status})`);
+      if (performance.now() - t0 > timeoutMs)
+        throw new Error(`${backend}/${name} not ${status} within ${timeoutMs} ms (is ${row.status}, check ${row.check_status})`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };

@@ -22,7 +22,12 @@ import { SessionRegistry } from '../../src/session/registry.js';
 
 export const SESSIONS = '/sound_clone/api/v1/stt/realtime/sessions';
 
-export async function createSession(svc: TestService, accessKey: string, options: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+export async function createSession(
+  svc: TestService,
+  accessKey: string,
+  options: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   const res = await fetch(`${svc.baseUrl}${SESSIONS}`, {
     method: 'POST',
     headers: { accessKey, 'content-type': 'application/json', 'Idempotency-Key': `opt-${randomUUID()}` },

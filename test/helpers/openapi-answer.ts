@@ -4,7 +4,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false });
 
-export async function documentedAnswer(baseUrl: string, path: string, method: string, status = '200', contentType = 'application/json'): Promise<(value: unknown) => string | null> {
+export async function documentedAnswer(
+  baseUrl: string,
+  path: string,
+  method: string,
+  status = '200',
+  contentType = 'application/json',
+): Promise<(value: unknown) => string | null> {
   const doc = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
     components: object;

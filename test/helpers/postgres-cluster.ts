@@ -135,7 +135,12 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   try {
     if (owner) fs.chownSync(dir, owner.uid, owner.gid);
 
-    await runPg(binDir, 'initdb', ['-D', dataDir, '-A', 'trust', '-U', SUPERUSER, '--no-sync', '-E', 'UTF8', '--locale=C', '--no-instructions'], dir);
+    await runPg(
+      binDir,
+      'initdb',
+      ['-D', dataDir, '-A', 'trust', '-U', SUPERUSER, '--no-sync', '-E', 'UTF8', '--locale=C', '--no-instructions'],
+      dir,
+    );
 
     let lastError: unknown;
     // The port is free when we pick it but another process may take it before the postmaster binds:

@@ -39,7 +39,9 @@ export class Prometheus {
       'scrape_configs:',
       ...jobs.flatMap((j) => [
         `  - job_name: ${j.job}`,
-        ...(j.bearerTokenFile ? ['    authorization:', '      type: Bearer', `      credentials_file: ${JSON.stringify(j.bearerTokenFile)}`] : []),
+        ...(j.bearerTokenFile
+          ? ['    authorization:', '      type: Bearer', `      credentials_file: ${JSON.stringify(j.bearerTokenFile)}`]
+          : []),
         '    static_configs:',
         `      - targets: ${JSON.stringify(j.targets)}`,
       ]),
@@ -47,7 +49,12 @@ export class Prometheus {
     fs.writeFileSync(path.join(dir, 'prometheus.yml'), `${config}\n`);
     const proc = spawn(
       'prometheus',
-      [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      [
+        `--config.file=${path.join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     const stderr: string[] = [];
@@ -56,7 +63,10 @@ export class Prometheus {
     const deadline = Date.now() + 20_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`prometheus exited (${proc.exitCode}): ${stderr.join('')}`);
-      const ready = await fetch(`${prom.url}/-/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${prom.url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) return prom;
       if (Date.now() > deadline) throw new Error(`prometheus not ready in 20 s: ${stderr.join('')}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -72,13 +82,21 @@ export class Prometheus {
 
   /** An instant query's vector, as [labels, value] pairs. */
   async query(expr: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
-    const data = await this.api<{ resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> }>('query', { query: expr });
+    const data = await this.api<{ resultType: string; result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+      'query',
+      { query: expr },
+    );
     return data.result.map((r) => ({ metric: r.metric, value: Number(r.value[1]) }));
   }
 
   /** A range query from `startMs` to now, one point per `stepS`. */
   async queryRange(expr: string, startMs: number, stepS = 1): Promise<PromSample[]> {
-    const data = await this.api<{ result: PromSample[] }>('query_range', { query: expr, start: String(startMs / 1000), end: String(Date.now() / 1000), step: `${stepS}s` });
+    const data = await this.api<{ result: PromSample[] }>('query_range', {
+      query: expr,
+      start: String(startMs / 1000),
+      end: String(Date.now() / 1000),
+      step: `${stepS}s`,
+    });
     return data.result;
   }
 
@@ -93,7 +111,8 @@ export class Prometheus {
     for (;;) {
       const hit = (await this.query(expr)).find((s) => pred(s.value));
       if (hit) return hit.value;
-      if (Date.now() > deadline) throw new Error(`${expr} did not reach the expected value in ${timeoutMs} ms: ${JSON.stringify(await this.query(expr))}`);
+      if (Date.now() > deadline)
+        throw new Error(`${expr} did not reach the expected value in ${timeoutMs} ms: ${JSON.stringify(await this.query(expr))}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }

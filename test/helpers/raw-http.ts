@@ -51,7 +51,10 @@ export function rawConnect(port: number): Promise<RawConnection> {
         destroy: () => socket.destroy(),
         response: (timeoutMs = 5000) =>
           new Promise<RawResponse>((res, rej) => {
-            const timer = setTimeout(() => rej(new Error(`no complete response within ${timeoutMs} ms; got ${JSON.stringify(data.toString('latin1'))}`)), timeoutMs);
+            const timer = setTimeout(
+              () => rej(new Error(`no complete response within ${timeoutMs} ms; got ${JSON.stringify(data.toString('latin1'))}`)),
+              timeoutMs,
+            );
             const check = () => {
               const parsed = parseResponse(data);
               if (parsed) {

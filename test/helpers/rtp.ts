@@ -14,12 +14,20 @@ export interface PacketPlan {
 }
 
 /** Cut `audio` (wire bytes) into packets of `samplesPerPacket`, numbered from seq0/ts0. */
-export function packetize(audio: Uint8Array, opts: { payloadType: number; bytesPerSample?: number; samplesPerPacket?: number; seq0?: number; ts0?: number }): PacketPlan[] {
+export function packetize(
+  audio: Uint8Array,
+  opts: { payloadType: number; bytesPerSample?: number; samplesPerPacket?: number; seq0?: number; ts0?: number },
+): PacketPlan[] {
   const bps = opts.bytesPerSample ?? 1;
   const n = opts.samplesPerPacket ?? 160;
   const out: PacketPlan[] = [];
   for (let i = 0, k = 0; i < audio.length; i += n * bps, k++) {
-    out.push({ seq: ((opts.seq0 ?? 0) + k) & 0xffff, ts: ((opts.ts0 ?? 0) + k * n) >>> 0, payload: audio.subarray(i, Math.min(audio.length, i + n * bps)), payloadType: opts.payloadType });
+    out.push({
+      seq: ((opts.seq0 ?? 0) + k) & 0xffff,
+      ts: ((opts.ts0 ?? 0) + k * n) >>> 0,
+      payload: audio.subarray(i, Math.min(audio.length, i + n * bps)),
+      payloadType: opts.payloadType,
+    });
   }
   return out;
 }
@@ -45,7 +53,10 @@ export class RtpTestSender {
   }
 
   send(p: PacketPlan, port: number, ssrc = this.ssrc): Promise<void> {
-    return this.sendRaw(encodeRtpPacket({ payloadType: p.payloadType, sequenceNumber: p.seq, timestamp: p.ts, ssrc, payload: p.payload }), port);
+    return this.sendRaw(
+      encodeRtpPacket({ payloadType: p.payloadType, sequenceNumber: p.seq, timestamp: p.ts, ssrc, payload: p.payload }),
+      port,
+    );
   }
 
   bye(port: number, ssrc = this.ssrc): Promise<void> {
@@ -67,7 +78,13 @@ export interface CollectedStream {
 }
 
 export async function startTestReceiver(opts: Partial<RtpReceiverOptions> & Pick<RtpReceiverOptions, 'payloadTypes'>) {
-  const receiver = new RtpReceiver({ host: '127.0.0.1', port: 0, rtcpPort: 0, logger: pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' }), ...opts });
+  const receiver = new RtpReceiver({
+    host: '127.0.0.1',
+    port: 0,
+    rtcpPort: 0,
+    logger: pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' }),
+    ...opts,
+  });
   const streams: CollectedStream[] = [];
   const waiters: Array<() => void> = [];
   receiver.on('stream', (stream) => {

@@ -63,10 +63,14 @@ export interface ServeOptions {
 export function startServe(dataDir: string, opts: ServeOptions = {}): Promise<ServeProcess> {
   const port = opts.port ?? 0;
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2', ...(opts.args ?? [])], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
-    });
+    const proc = spawn(
+      process.execPath,
+      [CLI, 'serve', '--port', String(port), '--data-dir', dataDir, '--max-decoders', '2', ...(opts.args ?? [])],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
+      },
+    );
     opts.children?.add(proc);
     proc.once('exit', () => opts.children?.delete(proc));
     const logs: string[] = [];
@@ -87,7 +91,17 @@ export async function serve(dataDir: string, port: number, children: Set<ChildPr
 
 /** `scribed accounts create` on the data dir; the new account's access key. */
 export function createAccount(dataDir: string, opts: { name?: string; characters?: number } = {}): string {
-  const args = ['accounts', 'create', '--name', opts.name ?? 'ingest', '--characters', String(opts.characters ?? 1_000_000), '--json', '--data-dir', dataDir];
+  const args = [
+    'accounts',
+    'create',
+    '--name',
+    opts.name ?? 'ingest',
+    '--characters',
+    String(opts.characters ?? 1_000_000),
+    '--json',
+    '--data-dir',
+    dataDir,
+  ];
   const out = execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
   return (JSON.parse(out) as { accessKey: string }).accessKey;
 }
@@ -172,7 +186,8 @@ export function spawnCli(args: string[], opts: CliOptions = {}): CliProcess {
       for (;;) {
         const hit = lines.find(pred);
         if (hit) return hit;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`not logged in time; last lines: ${JSON.stringify(lines.slice(-5))}`);
+        if (Date.now() > deadline || proc.exitCode !== null)
+          throw new Error(`not logged in time; last lines: ${JSON.stringify(lines.slice(-5))}`);
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 200);

@@ -40,7 +40,12 @@ export async function storeArgsFor(dataDir: string): Promise<string[]> {
 export async function startService(opts: LocalServiceOptions = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? tempDir();
   const storeSettings = await storeSettingsFor(dataDir);
-  const svc = await startLocalService({ databaseUrl: storeSettings.databaseUrl, databasePoolSize: storeSettings.databasePoolSize, ...opts, dataDir });
+  const svc = await startLocalService({
+    databaseUrl: storeSettings.databaseUrl,
+    databasePoolSize: storeSettings.databasePoolSize,
+    ...opts,
+    dataDir,
+  });
   return { ...svc, storeSettings };
 }
 
@@ -62,7 +67,11 @@ export async function storeDump(svc: TestService): Promise<string> {
     const parts: string[] = [];
     for (const { name } of tables) {
       for (const row of await store.db.all<Record<string, unknown>>(`SELECT * FROM "${name}"`)) {
-        parts.push(Object.values(row).map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v))).join('\t'));
+        parts.push(
+          Object.values(row)
+            .map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v)))
+            .join('\t'),
+        );
       }
     }
     return parts.join('\n');
@@ -76,10 +85,14 @@ export async function storeDump(svc: TestService): Promise<string> {
 export function capturedLogger(level: string, lines: string[]): Logger {
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
   return createLogger({ level, destination: sink });
 }
-

@@ -12,7 +12,11 @@ const dir = tempDir('scribed-fixtures-');
 /** espeak-ng speaking hesitations between words (22.05 kHz WAV). */
 export function fillerClip(): string {
   const out = path.join(dir, 'fillers.wav');
-  execFileSync('espeak-ng', ['-w', out, 'um, I would like to pay twenty five dollars. uh, my number is four one five, five five five, one two one two.']);
+  execFileSync('espeak-ng', [
+    '-w',
+    out,
+    'um, I would like to pay twenty five dollars. uh, my number is four one five, five five five, one two one two.',
+  ]);
   return out;
 }
 
@@ -20,7 +24,15 @@ export function fillerClip(): string {
 export function moneyClip(): string {
   const out = path.join(dir, 'money.wav');
   const parts = ['20', '5', 'dollars'].map((p) => path.join(ALLISON, `${p}.wav`));
-  execFileSync('ffmpeg', ['-v', 'error', '-y', ...parts.flatMap((p) => ['-i', p]), '-filter_complex', `concat=n=${parts.length}:v=0:a=1`, out]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    ...parts.flatMap((p) => ['-i', p]),
+    '-filter_complex',
+    `concat=n=${parts.length}:v=0:a=1`,
+    out,
+  ]);
   return out;
 }
 
@@ -43,7 +55,17 @@ export function joined(inputs: string[], gapSeconds: number): string {
   const out = path.join(dir, `joined-${inputs.length}.wav`);
   const filters = inputs.map((_, i) => `[${i}:a]aresample=16000,apad=pad_dur=${gapSeconds}[a${i}]`).join(';');
   const labels = inputs.map((_, i) => `[a${i}]`).join('');
-  execFileSync('ffmpeg', ['-v', 'error', '-y', ...inputs.flatMap((p) => ['-i', p]), '-filter_complex', `${filters};${labels}concat=n=${inputs.length}:v=0:a=1`, '-ac', '1', out]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    ...inputs.flatMap((p) => ['-i', p]),
+    '-filter_complex',
+    `${filters};${labels}concat=n=${inputs.length}:v=0:a=1`,
+    '-ac',
+    '1',
+    out,
+  ]);
   return out;
 }
 

@@ -74,7 +74,8 @@ export class StreamClient {
           return e;
         }
       }
-      if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`socket closed while waiting for ${type}; saw ${JSON.stringify(this.events.slice(this.cursor))}`);
+      if (this.ws.readyState === WebSocket.CLOSED)
+        throw new Error(`socket closed while waiting for ${type}; saw ${JSON.stringify(this.events.slice(this.cursor))}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for ${type}; saw ${JSON.stringify(this.events.slice(-5))}`);
       await new Promise<void>((resolve) => {

@@ -23,7 +23,9 @@ export function tinyTransducerDir(): string {
     execFileSync(PYTHON, [GENERATOR, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
-    throw new Error(`cannot build the tiny sherpa-onnx model with ${PYTHON} ${GENERATOR} (is Debian's python3-onnx installed? scripts/setup.sh installs it): ${stderr || (err as Error).message}`);
+    throw new Error(
+      `cannot build the tiny sherpa-onnx model with ${PYTHON} ${GENERATOR} (is Debian's python3-onnx installed? scripts/setup.sh installs it): ${stderr || (err as Error).message}`,
+    );
   }
   built = dir;
   process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));

@@ -24,7 +24,8 @@ const TREE: Record<string, string> = {
   'src/store/s.ts': "import type { X } from '../session/x.js';\nexport type S = X;\n",
   'src/engine/e.ts': "import { settings } from '../config.js';\nexport const e = settings;\n",
   'src/config.ts': 'export const settings = 1;\n',
-  'src/session/x.ts': "import { a } from '../server/a.js';\nimport { helper } from '../../test/helpers/h.js';\nexport type X = number;\nexport const x = [a, helper];\n",
+  'src/session/x.ts':
+    "import { a } from '../server/a.js';\nimport { helper } from '../../test/helpers/h.js';\nexport type X = number;\nexport const x = [a, helper];\n",
   'src/server/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
   'src/server/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
   'src/client/c.ts': "import { settings } from '../config.js';\nexport const c = settings;\n",
@@ -52,7 +53,10 @@ beforeAll(async () => {
     fs.writeFileSync(path.join(dir, file), text);
   }
   fs.copyFileSync(path.join(ROOT, 'tsconfig.json'), path.join(dir, 'tsconfig.json'));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'layers-fixture', type: 'module', private: true, devDependencies: { vitest: '*' } }));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'layers-fixture', type: 'module', private: true, devDependencies: { vitest: '*' } }),
+  );
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   // Exits non-zero with violations: the output is still the report.
   const out = await run(DEPCRUISE, ['src', 'test', '--config', CONFIG, '--output-type', 'json'], { cwd: dir, maxBuffer: 16 << 20 }).catch(

@@ -42,9 +42,18 @@ describe('probeAudio sandbox', () => {
 
 describe('classifyProbe', () => {
   it('needs an audio stream, no video and a positive duration', () => {
-    expect(classifyProbe({ format: { format_name: 'wav', duration: '1.0' }, streams: [{ codec_type: 'audio', codec_name: 'pcm_s16le' }] })).toBe('wav');
+    expect(
+      classifyProbe({ format: { format_name: 'wav', duration: '1.0' }, streams: [{ codec_type: 'audio', codec_name: 'pcm_s16le' }] }),
+    ).toBe('wav');
     expect(classifyProbe({ format: { format_name: 'wav', duration: '0' }, streams: [{ codec_type: 'audio' }] })).toBeNull();
-    expect(classifyProbe({ format: { format_name: 'ogg', duration: '1' }, streams: [{ codec_type: 'audio', codec_name: 'vorbis' }] })).toBeNull();
-    expect(classifyProbe({ format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '1' }, streams: [{ codec_type: 'audio', codec_name: 'aac' }] })).toBe('m4a');
+    expect(
+      classifyProbe({ format: { format_name: 'ogg', duration: '1' }, streams: [{ codec_type: 'audio', codec_name: 'vorbis' }] }),
+    ).toBeNull();
+    expect(
+      classifyProbe({
+        format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '1' },
+        streams: [{ codec_type: 'audio', codec_name: 'aac' }],
+      }),
+    ).toBe('m4a');
   });
 });

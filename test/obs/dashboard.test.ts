@@ -83,7 +83,8 @@ describe('Grafana dashboards', () => {
           for (const range of t.expr.matchAll(/\[([^\]]*)\]/g)) expect(range[1], `${p.title}: ${t.expr}`).toBe('$__rate_interval');
           // Every selector names the node variable: no panel sums nodes the viewer did not pick.
           const selectors = [...t.expr.matchAll(/scribed_[a-z0-9_]+(\{[^}]*\})?/g)];
-          for (const sel of selectors) expect(sel[1] ?? '', `${p.title}: ${sel[0]}`).toMatch(new RegExp(`instance=~"\\$(${variables.join('|')})"`));
+          for (const sel of selectors)
+            expect(sel[1] ?? '', `${p.title}: ${sel[0]}`).toMatch(new RegExp(`instance=~"\\$(${variables.join('|')})"`));
         }
       }
     });
@@ -112,7 +113,10 @@ describe('Grafana dashboards', () => {
     const client = new ClientMetrics({ defaults: false });
     createRtpMetrics(client.registry);
     createGatewayMetrics(client.registry);
-    const families = [...(await createMetrics({ defaults: false }).registry.getMetricsAsJSON()), ...(await client.registry.getMetricsAsJSON())].map((m) => m.name);
+    const families = [
+      ...(await createMetrics({ defaults: false }).registry.getMetricsAsJSON()),
+      ...(await client.registry.getMetricsAsJSON()),
+    ].map((m) => m.name);
     const missing = families.filter((name) => !new RegExp(`\\b${name}(_bucket|_count|_sum)?\\b`).test(exprs));
     expect(missing).toEqual([]);
   });

@@ -27,7 +27,10 @@ function memory(): { stream: Writable; text: () => string } {
 
 /** What a process wrote on `stream` until `text` appeared (then it is stopped), at most 30 s. */
 function outputUntil(command: string, args: string[], stream: 'stdout' | 'stderr', text: string): Promise<string> {
-  const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', NO_COLOR: '1' } });
+  const proc = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SCRIBED_LOG_LEVEL: 'info', NO_COLOR: '1' },
+  });
   let out = '';
   return new Promise<string>((resolve) => {
     const done = () => {
@@ -59,7 +62,10 @@ describe('log lines', () => {
     expect(rec).toMatchObject({ msg: 'hello', streams: 3, accessKey: '[Redacted]', service: 'scribed' });
 
     const pretty = memory();
-    createLogger({ destination: pretty.stream as never, terminal: true }).info({ url: `http://x/?accessKey=${SECRET}`, streams: 3 }, 'hello');
+    createLogger({ destination: pretty.stream as never, terminal: true }).info(
+      { url: `http://x/?accessKey=${SECRET}`, streams: 3 },
+      'hello',
+    );
     await new Promise((resolve) => setImmediate(resolve));
     const text = pretty.text();
     expect(() => JSON.parse(text.trim())).toThrow();
@@ -70,13 +76,19 @@ describe('log lines', () => {
 
   it("name their service, and a terminal's lines leave out the fields every line shares (the stream client's set-up)", async () => {
     const json = memory();
-    createLogger({ destination: json.stream as never, terminal: false, service: 'scribed-stream' }).warn({ streamId: 's1', err: `refused ${SECRET}` }, 'x');
+    createLogger({ destination: json.stream as never, terminal: false, service: 'scribed-stream' }).warn(
+      { streamId: 's1', err: `refused ${SECRET}` },
+      'x',
+    );
     const rec = JSON.parse(json.text().trim()) as Record<string, unknown>;
     expect(rec).toMatchObject({ service: 'scribed-stream', streamId: 's1' });
     expect(json.text()).not.toContain(SECRET_PART);
 
     const pretty = memory();
-    createLogger({ destination: pretty.stream as never, terminal: true, service: 'scribed-stream', hiddenOnTerminal: ['streamId'] }).warn({ streamId: 's1', streams: 2 }, 'x');
+    createLogger({ destination: pretty.stream as never, terminal: true, service: 'scribed-stream', hiddenOnTerminal: ['streamId'] }).warn(
+      { streamId: 's1', streams: 2 },
+      'x',
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(pretty.text()).toContain('"streams":2');
     expect(pretty.text()).not.toContain('streamId');

@@ -50,8 +50,14 @@ describe('docs/operations.md metric tables', () => {
     const docs = documented();
     const code = await exported();
     expect(code.size).toBeGreaterThan(60);
-    expect([...code.keys()].filter((name) => !docs.has(name)), 'exported but not documented').toEqual([]);
-    expect([...docs.keys()].filter((name) => !code.has(name)), 'documented but not exported').toEqual([]);
+    expect(
+      [...code.keys()].filter((name) => !docs.has(name)),
+      'exported but not documented',
+    ).toEqual([]);
+    expect(
+      [...docs.keys()].filter((name) => !code.has(name)),
+      'documented but not exported',
+    ).toEqual([]);
     for (const [name, row] of code) expect(docs.get(name), name).toEqual(row);
   });
 });

@@ -28,7 +28,8 @@ describe('metric registries', () => {
         if (labelNames.length === 0 || String(m.type) === 'histogram') continue;
         // Set only from a start-up calibration, which a node given --max-decoders never runs;
         // the readiness checks are set by each scrape, before it is answered.
-        if (/^scribed_(capacity_streams|capacity_limit_streams|recognizer_cost_ratio|decoder_memory_bytes|ready_checks)$/.test(m.name)) continue;
+        if (/^scribed_(capacity_streams|capacity_limit_streams|recognizer_cost_ratio|decoder_memory_bytes|ready_checks)$/.test(m.name))
+          continue;
         // Labelled by category id: the accounts' own categories, unknown until one is made.
         if (m.name === 'scribed_category_matches_total') continue;
         expect(m.values.length, `${name}: ${m.name} has no series until its first increment`).toBeGreaterThan(0);
@@ -37,7 +38,7 @@ describe('metric registries', () => {
     }
   });
 
-  it('pass promtool check metrics, prom-client\'s process metrics included', async () => {
+  it("pass promtool check metrics, prom-client's process metrics included", async () => {
     for (const [name, registry] of registries()) {
       const out = execFileSync('promtool', ['check', 'metrics'], { input: await registry.metrics(), encoding: 'utf8' });
       expect(out, name).toBe('');

@@ -14,7 +14,10 @@ import { createGatewayMetrics } from '../../src/gateway/metrics.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DIR = path.join(ROOT, 'deploy/prometheus');
 const RULES = path.join(DIR, 'scribed-rules.yml');
-const TESTS = fs.readdirSync(path.join(DIR, 'tests')).filter((f) => f.endsWith('.yml')).map((f) => path.join(DIR, 'tests', f));
+const TESTS = fs
+  .readdirSync(path.join(DIR, 'tests'))
+  .filter((f) => f.endsWith('.yml'))
+  .map((f) => path.join(DIR, 'tests', f));
 const rulesText = fs.readFileSync(RULES, 'utf8');
 const testsText = TESTS.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 const ALERTS = [...rulesText.matchAll(/^\s*- alert: (\w+)$/gm)].map((m) => m[1]!);
@@ -30,12 +33,25 @@ function promtool(...args: string[]): string {
 }
 
 /** GitHub's anchor for a heading: lower case, spaces to hyphens, punctuation dropped. */
-const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 
 describe('Prometheus alert rules', () => {
-  it('cover the issue\'s list of conditions', () => {
+  it("cover the issue's list of conditions", () => {
     expect(ALERTS.length).toBeGreaterThanOrEqual(15);
-    for (const metric of ['up{job="scribed"}', 'scribed_ready_checks', 'scribed_client_audio_buffered_seconds', 'scribed:recognition_latency_slow:ratio_rate1h', 'scribed_decode_backlog_seconds', 'scribed_recognition_deferred_sessions', 'scribed_http_errors_total', 'scribed_rtp_packets_lost_total']) {
+    for (const metric of [
+      'up{job="scribed"}',
+      'scribed_ready_checks',
+      'scribed_client_audio_buffered_seconds',
+      'scribed:recognition_latency_slow:ratio_rate1h',
+      'scribed_decode_backlog_seconds',
+      'scribed_recognition_deferred_sessions',
+      'scribed_http_errors_total',
+      'scribed_rtp_packets_lost_total',
+    ]) {
       expect(rulesText, metric).toContain(metric);
     }
   });
@@ -73,7 +89,8 @@ describe('Prometheus alert rules', () => {
     createGatewayMetrics(client.registry);
     const names = new Set<string>();
     for (const registry of [createMetrics().registry, client.registry]) {
-      for (const m of await registry.getMetricsAsJSON()) for (const suffix of ['', '_bucket', '_count', '_sum']) names.add(`${m.name}${suffix}`);
+      for (const m of await registry.getMetricsAsJSON())
+        for (const suffix of ['', '_bucket', '_count', '_sum']) names.add(`${m.name}${suffix}`);
     }
     const used = new Set([...rulesText.matchAll(/\b(scribed_[a-z0-9_]+)/g)].map((m) => m[1]!));
     expect([...used].filter((n) => !names.has(n))).toEqual([]);

@@ -14,7 +14,9 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 /** The paths of `paths` git ignores in this checkout. */
 function ignored(paths: string[]): string[] {
   try {
-    return execFileSync('git', ['check-ignore', '--no-index', ...paths], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((l) => l !== '');
+    return execFileSync('git', ['check-ignore', '--no-index', ...paths], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l !== '');
   } catch (err) {
     // Exit 1: none is ignored.
     if ((err as { status?: number }).status === 1) return [];
@@ -22,13 +24,13 @@ function ignored(paths: string[]): string[] {
   }
 }
 
-describe('the checkout after the docs\' examples', () => {
+describe("the checkout after the docs' examples", () => {
   it('ignores a saved access key and the rtp transcripts, and still tracks the sources', () => {
     expect(ignored(['key', 'demo.key', 'rtp-out/rts_1.txt', 'out/a.txt'])).toEqual(['key', 'demo.key', 'rtp-out/rts_1.txt', 'out/a.txt']);
     expect(ignored(['src/client/access-key.ts', 'docs/rtp.md', 'test/ops/checkout-hygiene.test.ts'])).toEqual([]);
   });
 
-  it('the docs\' rtp example writes where git ignores', () => {
+  it("the docs' rtp example writes where git ignores", () => {
     const outs = [...read('docs/rtp.md').matchAll(/--out (\.\/[\w-]+)/g)].map((m) => `${m[1]!.slice(2)}/x.txt`);
     expect(outs.length).toBeGreaterThan(0);
     expect(ignored(outs)).toEqual(outs);

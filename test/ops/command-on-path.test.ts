@@ -17,12 +17,15 @@ describe('the scribed command after set-up', () => {
     expect(r.status, 'scribed is not on PATH: scripts/setup.sh links it (README, "Set-up")').toBe(0);
     const target = fs.realpathSync(r.stdout.trim());
     expect(path.basename(target)).toBe('cli.js');
-    const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(target), '../package.json'), 'utf8')) as { name: string; bin: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(target), '../package.json'), 'utf8')) as {
+      name: string;
+      bin: Record<string, string>;
+    };
     expect(pkg.name).toBe('scribed');
     expect(path.resolve(path.dirname(target), '..', pkg.bin.scribed!)).toBe(target);
   });
 
-  it('runs: `scribed --help` lists the README\'s commands', () => {
+  it("runs: `scribed --help` lists the README's commands", () => {
     const r = spawnSync('bash', ['-lc', 'scribed --help'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     for (const command of ['serve', 'accounts', 'stream', 'rtp', 'models']) expect(r.stdout).toContain(`scribed ${command}`);

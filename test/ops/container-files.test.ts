@@ -27,7 +27,11 @@ interface Service {
   ports?: string[];
   networks?: Record<string, { ipv4_address: string }>;
 }
-const compose = yaml.load(read('deploy/compose/compose.yaml')) as { services: Record<string, Service>; networks: Record<string, unknown>; volumes: Record<string, unknown> };
+const compose = yaml.load(read('deploy/compose/compose.yaml')) as {
+  services: Record<string, Service>;
+  networks: Record<string, unknown>;
+  volumes: Record<string, unknown>;
+};
 
 describe('Containerfile', () => {
   it('runs as an unprivileged user with its data dir a volume, its port exposed and a /readyz healthcheck', () => {
@@ -45,14 +49,26 @@ describe('Containerfile', () => {
   });
 
   it('copies only files that exist and that .containerignore lets through', () => {
-    const ignored = read('.containerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    const sources = instructions('COPY').filter((c) => !c.startsWith('--from')).flatMap((c) => c.split(/\s+/).slice(0, -1));
+    const ignored = read('.containerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
+    const sources = instructions('COPY')
+      .filter((c) => !c.startsWith('--from'))
+      .flatMap((c) => c.split(/\s+/).slice(0, -1));
     expect(sources.length).toBeGreaterThan(5);
     for (const source of sources) {
-      const matches = source.includes('*') ? fs.readdirSync(path.join(ROOT, path.dirname(source))).filter((f) => new RegExp(`^${path.basename(source).replace('.', '\\.').replace('*', '.*')}$`).test(f)) : [source];
+      const matches = source.includes('*')
+        ? fs
+            .readdirSync(path.join(ROOT, path.dirname(source)))
+            .filter((f) => new RegExp(`^${path.basename(source).replace('.', '\\.').replace('*', '.*')}$`).test(f))
+        : [source];
       expect(matches.length, source).toBeGreaterThan(0);
       if (!source.includes('*')) expect(fs.existsSync(path.join(ROOT, source)), source).toBe(true);
-      expect(ignored.some((i) => source === i || source.startsWith(`${i}/`)), `${source} is in .containerignore`).toBe(false);
+      expect(
+        ignored.some((i) => source === i || source.startsWith(`${i}/`)),
+        `${source} is in .containerignore`,
+      ).toBe(false);
     }
     // What the running service reads from its package root (src/config.ts packageRoot()).
     for (const needed of ['samples/*.wav', 'src', 'binding.gyp', 'scripts/build-telephony-model.sh']) expect(sources).toContain(needed);
@@ -93,9 +109,15 @@ describe('deploy/compose/compose.yaml', () => {
       }
     }
     execFileSync('promtool', ['check', 'config', path.join(COMPOSE_DIR, 'prometheus.yml')], { stdio: 'pipe' });
-    const prom = yaml.load(read('deploy/compose/prometheus.yml')) as { scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }> };
-    expect(prom.scrape_configs.flatMap((c) => c.static_configs.flatMap((t) => t.targets))).toEqual(nodes.map(([, s]) => `${s.networks!.scribed!.ipv4_address}:8080`));
-    const datasource = yaml.load(read('deploy/compose/grafana/provisioning/datasources/prometheus.yaml')) as { datasources: Array<{ url: string }> };
+    const prom = yaml.load(read('deploy/compose/prometheus.yml')) as {
+      scrape_configs: Array<{ static_configs: Array<{ targets: string[] }> }>;
+    };
+    expect(prom.scrape_configs.flatMap((c) => c.static_configs.flatMap((t) => t.targets))).toEqual(
+      nodes.map(([, s]) => `${s.networks!.scribed!.ipv4_address}:8080`),
+    );
+    const datasource = yaml.load(read('deploy/compose/grafana/provisioning/datasources/prometheus.yaml')) as {
+      datasources: Array<{ url: string }>;
+    };
     expect(datasource.datasources[0]!.url).toBe(`http://${compose.services.prometheus!.networks!.scribed!.ipv4_address}:9090`);
     expect(fs.readdirSync(path.join(ROOT, 'docs/grafana')).filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0);
   });

@@ -19,12 +19,19 @@ function directives(text: string, key: string): string[] {
 }
 
 /** The instance each template unit's per-instance example is written for. */
-const INSTANCE: Record<string, string> = { 'scribed-rtp@.service': '40000', 'scribed-stream@.service': 'line1', 'scribed-gateway@.service': '8090' };
+const INSTANCE: Record<string, string> = {
+  'scribed-rtp@.service': '40000',
+  'scribed-stream@.service': 'line1',
+  'scribed-gateway@.service': '8090',
+};
 /** Read only by a command no unit runs: `scribed models` (an operator's command), through the
  * one module that reads the environment. */
 const NO_UNIT: Record<string, string[]> = { SCRIBED_MODELS_DIR: ['src/cli/models.ts', 'src/config.ts'] };
 
-const units = fs.readdirSync(UNIT_DIR).filter((f) => f.endsWith('.service')).sort();
+const units = fs
+  .readdirSync(UNIT_DIR)
+  .filter((f) => f.endsWith('.service'))
+  .sort();
 
 /** For every unit: each EnvironmentFile= (as written) and the example in systemd/ for it. */
 const EXAMPLES: Record<string, Record<string, string>> = Object.fromEntries(
@@ -67,8 +74,15 @@ const src = sourceNames();
 
 describe('example env files (systemd/*.env)', () => {
   it('one example per EnvironmentFile= of every unit, and no example without a unit', () => {
-    const shipped = fs.readdirSync(UNIT_DIR).filter((f) => f.endsWith('.env')).sort();
-    expect(shipped).toEqual(Object.values(EXAMPLES).flatMap((m) => Object.values(m)).sort());
+    const shipped = fs
+      .readdirSync(UNIT_DIR)
+      .filter((f) => f.endsWith('.env'))
+      .sort();
+    expect(shipped).toEqual(
+      Object.values(EXAMPLES)
+        .flatMap((m) => Object.values(m))
+        .sort(),
+    );
     for (const [unit, files] of Object.entries(EXAMPLES)) {
       const text = read(unit);
       expect(Object.keys(files).length, `${unit} reads settings from /etc/scribed`).toBeGreaterThan(0);
@@ -83,22 +97,30 @@ describe('example env files (systemd/*.env)', () => {
   it('names only variables the code or the unit reads', () => {
     for (const [unit, files] of Object.entries(EXAMPLES)) {
       const unitText = read(unit);
-      const unitReads = new Set([...namesIn(directives(unitText, 'ExecStart').join(' ')), ...namesIn(directives(unitText, 'Environment').join(' '))]);
+      const unitReads = new Set([
+        ...namesIn(directives(unitText, 'ExecStart').join(' ')),
+        ...namesIn(directives(unitText, 'Environment').join(' ')),
+      ]);
       for (const example of Object.values(files)) {
-        for (const name of namesIn(read(example))) expect(src.has(name) || unitReads.has(name), `${example}: ${name} is read by nothing`).toBe(true);
+        for (const name of namesIn(read(example)))
+          expect(src.has(name) || unitReads.has(name), `${example}: ${name} is read by nothing`).toBe(true);
       }
     }
   });
 
   it('names every variable the code reads', () => {
-    const named = new Set(Object.values(EXAMPLES).flatMap((m) => Object.values(m)).flatMap((f) => [...namesIn(read(f))]));
+    const named = new Set(
+      Object.values(EXAMPLES)
+        .flatMap((m) => Object.values(m))
+        .flatMap((f) => [...namesIn(read(f))]),
+    );
     const missing = [...src.keys()].filter((name) => !named.has(name) && !(name in NO_UNIT));
     expect(missing, 'add these to an example in systemd/ (the one whose command reads them)').toEqual([]);
     // The exception is named by its command's file and read through config.ts only, so it cannot hide a daemon's setting.
     for (const [name, files] of Object.entries(NO_UNIT)) expect([...(src.get(name) ?? [])].sort(), name).toEqual(files);
   });
 
-  it('gives every variable of each unit\'s command line, with the unit\'s default', () => {
+  it("gives every variable of each unit's command line, with the unit's default", () => {
     for (const [unit, files] of Object.entries(EXAMPLES)) {
       const unitText = read(unit);
       const shared = assignments(read(Object.values(files)[0]!));

@@ -11,7 +11,10 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
 const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
-  packages: Record<string, { version?: string; engines?: Record<string, string> | string[]; dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }>;
+  packages: Record<
+    string,
+    { version?: string; engines?: Record<string, string> | string[]; dev?: boolean; optional?: boolean; os?: string[]; cpu?: string[] }
+  >;
 };
 
 /**
@@ -19,7 +22,9 @@ const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'u
  * 20.19.0, 22.13.0 and 24.0.0. A package that admits each is one that runs on every promised
  * line from its first admitted release.
  */
-const promisedMinimums = new semver.Range(pkg.engines.node).set.map((comparators) => semver.minVersion(comparators.map((c) => c.value).join(' '))!.version);
+const promisedMinimums = new semver.Range(pkg.engines.node).set.map(
+  (comparators) => semver.minVersion(comparators.map((c) => c.value).join(' '))!.version,
+);
 
 const IMITATED_API_SDKS = new Set(['node_modules/openai']);
 

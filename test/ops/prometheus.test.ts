@@ -49,7 +49,7 @@ const MAY_STAY_EMPTY: Record<string, string> = {
   // (test/process/ingest-faults.test.ts).
   'Ring buffer overflows (per minute)': 'no overflow',
   'Audio lost to overflow before acknowledgement (seconds of audio per second)': 'no overflow',
-  'Samples the server filled with silence (gap events, per second)': 'no gap in the daemon\'s audio',
+  'Samples the server filled with silence (gap events, per second)': "no gap in the daemon's audio",
 };
 
 interface Panel {
@@ -77,7 +77,10 @@ let closes = 0;
 /** An ingest daemon (`scribed rtp`, `scribed gateway`); resolves with its metrics port. */
 function spawnDaemon(command: string, args: string[]): Promise<{ proc: ChildProcess; metricsPort: number }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, command, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' } });
+    const proc = spawn(process.execPath, [CLI, command, ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
+    });
     children.add(proc);
     proc.once('exit', () => children.delete(proc));
     readline.createInterface({ input: proc.stderr! }).on('line', (line) => {
@@ -95,12 +98,21 @@ function spawnDaemon(command: string, args: string[]): Promise<{ proc: ChildProc
 }
 
 async function post(p: string, key: string, body: unknown = {}, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${p}`, { method: 'POST', headers: { accessKey: key, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${p}`, {
+    method: 'POST',
+    headers: { accessKey: key, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as any };
 }
 
 async function createSession(key: string) {
-  const r = await post(SESSIONS, key, { title: 'prometheus test', options: { inputEncoding: 'mulaw_8000' } }, { 'Idempotency-Key': randomUUID() });
+  const r = await post(
+    SESSIONS,
+    key,
+    { title: 'prometheus test', options: { inputEncoding: 'mulaw_8000' } },
+    { 'Idempotency-Key': randomUUID() },
+  );
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data as { sessionId: string; streamUrl: string };
 }
@@ -165,7 +177,10 @@ async function streamTraffic(key: string, otherKey: string): Promise<void> {
   expect((refused as HandshakeRefused).status).toBe(429);
   // A socket to a session that does not exist, and another account's session: 404.
   for (const url of [`${SESSIONS}/rts_nosuchsession/stream`, second.streamUrl]) {
-    const err = await StreamClient.connect(wsUrl(url), { accessKey: otherKey }).then(() => null, (e: unknown) => e);
+    const err = await StreamClient.connect(wsUrl(url), { accessKey: otherKey }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((err as HandshakeRefused).status).toBe(404);
   }
   // The refused session ends by request, without a socket.
@@ -202,7 +217,9 @@ async function batchTraffic(key: string): Promise<void> {
   expect(res.status, JSON.stringify(job)).toBe(200);
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const view = (await (await fetch(`${base}${API}/stt/transcriptions/${job.data.transcriptionId}`, { headers: { accessKey: key } })).json()) as any;
+    const view = (await (
+      await fetch(`${base}${API}/stt/transcriptions/${job.data.transcriptionId}`, { headers: { accessKey: key } })
+    ).json()) as any;
     if (view.data.status === 'COMPLETED') return;
     if (Date.now() > deadline) throw new Error(`batch job not completed: ${JSON.stringify(view.data)}`);
     await new Promise((r) => setTimeout(r, 250));
@@ -248,14 +265,26 @@ async function gatewayTraffic(listen: string): Promise<void> {
   send({
     event: 'start',
     sequenceNumber: '1',
-    start: { streamSid: 'MZprom', accountSid: 'ACprom', callSid: 'CAprom', tracks: ['inbound'], customParameters: {}, mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 } },
+    start: {
+      streamSid: 'MZprom',
+      accountSid: 'ACprom',
+      callSid: 'CAprom',
+      tracks: ['inbound'],
+      customParameters: {},
+      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+    },
     streamSid: 'MZprom',
   });
   send('not json');
   const start = Date.now();
   for (let i = 0, chunk = 1; i < clip.mulaw8k.length; i += 160, chunk++) {
     const payload = clip.mulaw8k.subarray(i, i + 160).toString('base64');
-    send({ event: 'media', sequenceNumber: String(chunk + 1), media: { track: 'inbound', chunk: String(chunk), timestamp: String((chunk - 1) * 20), payload }, streamSid: 'MZprom' });
+    send({
+      event: 'media',
+      sequenceNumber: String(chunk + 1),
+      media: { track: 'inbound', chunk: String(chunk), timestamp: String((chunk - 1) * 20), payload },
+      streamSid: 'MZprom',
+    });
     const due = start + chunk * 20 - Date.now();
     if (due > 0) await new Promise((r) => setTimeout(r, due));
   }
@@ -287,17 +316,48 @@ beforeAll(async () => {
   const tokenFile = path.join(tempDir(), 'metrics-token');
   fs.writeFileSync(tokenFile, `${METRICS_TOKEN}\n`, { mode: 0o600 });
   metricsTokenFile = tokenFile;
-  await serve(dataDir, port, children, ['--max-streams-per-account', '1', '--callback-allow-cidr', '127.0.0.1/32', '--metrics-token-file', tokenFile]);
+  await serve(dataDir, port, children, [
+    '--max-streams-per-account',
+    '1',
+    '--callback-allow-cidr',
+    '127.0.0.1/32',
+    '--metrics-token-file',
+    tokenFile,
+  ]);
   base = `http://127.0.0.1:${port}`;
   const rtpKeyFile = path.join(tempDir(), 'access-key');
   fs.writeFileSync(rtpKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
   const rtpPort = await freePort();
-  const rtp = await spawnDaemon('rtp', ['--listen', `127.0.0.1:${rtpPort}`, '--rtcp-port', 'none', '--url', base, '--out', tempDir('scribed-rtp-out-'), '--access-key-file', rtpKeyFile, '--metrics-port', '0', '--idle-timeout-ms', '600']);
+  const rtp = await spawnDaemon('rtp', [
+    '--listen',
+    `127.0.0.1:${rtpPort}`,
+    '--rtcp-port',
+    'none',
+    '--url',
+    base,
+    '--out',
+    tempDir('scribed-rtp-out-'),
+    '--access-key-file',
+    rtpKeyFile,
+    '--metrics-port',
+    '0',
+    '--idle-timeout-ms',
+    '600',
+  ]);
   rtpMetricsUrl = `http://127.0.0.1:${rtp.metricsPort}/metrics`;
   const gatewayKeyFile = path.join(tempDir(), 'access-key');
   fs.writeFileSync(gatewayKeyFile, `${createAccount(dataDir)}\n`, { mode: 0o600 });
   const gatewayListen = `127.0.0.1:${await freePort()}`;
-  const gateway = await spawnDaemon('gateway', ['--listen', gatewayListen, '--url', base, '--access-key-file', gatewayKeyFile, '--metrics-port', '0']);
+  const gateway = await spawnDaemon('gateway', [
+    '--listen',
+    gatewayListen,
+    '--url',
+    base,
+    '--access-key-file',
+    gatewayKeyFile,
+    '--metrics-port',
+    '0',
+  ]);
   gatewayMetricsUrl = `http://127.0.0.1:${gateway.metricsPort}/metrics`;
   prom = await Prometheus.start(
     [
@@ -367,7 +427,9 @@ describe('dashboards and alert rules on a real Prometheus', () => {
   }
 
   it('the allow-list names only panels that exist', () => {
-    const titles = new Set(files.flatMap((f) => (JSON.parse(fs.readFileSync(path.join(GRAFANA_DIR, f), 'utf8')) as Dashboard).panels.map((p) => p.title)));
+    const titles = new Set(
+      files.flatMap((f) => (JSON.parse(fs.readFileSync(path.join(GRAFANA_DIR, f), 'utf8')) as Dashboard).panels.map((p) => p.title)),
+    );
     expect(Object.keys(MAY_STAY_EMPTY).filter((t) => !titles.has(t))).toEqual([]);
   });
 
@@ -386,7 +448,7 @@ describe('dashboards and alert rules on a real Prometheus', () => {
     expect(await one('max(scribed_http_request_duration_seconds_bucket{le="600"})')).toBeGreaterThan(0);
   });
 
-  it('loads the alert rules: every rule evaluates without error, and the RTP call\'s 4% loss makes its alert pending', async () => {
+  it("loads the alert rules: every rule evaluates without error, and the RTP call's 4% loss makes its alert pending", async () => {
     const rules = await prom.get<{ groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> }>('rules');
     const all = rules.groups.flatMap((g) => g.rules);
     expect(all.length).toBeGreaterThan(20);
@@ -394,7 +456,9 @@ describe('dashboards and alert rules on a real Prometheus', () => {
     const alerts = await prom.get<{ alerts: Array<{ labels: Record<string, string>; state: string }> }>('alerts');
     // (On a loaded machine a final can take over 2.5 s, so the latency budget alerts may be
     // pending too: only the loss alert is certain.)
-    expect(alerts.alerts.map((a) => `${a.labels.alertname} ${a.labels.instance} ${a.state}`)).toContain(`ScribedRtpPacketLoss ${new URL(rtpMetricsUrl).host} pending`);
+    expect(alerts.alerts.map((a) => `${a.labels.alertname} ${a.labels.instance} ${a.state}`)).toContain(
+      `ScribedRtpPacketLoss ${new URL(rtpMetricsUrl).host} pending`,
+    );
   });
 
   it('promtool check metrics is clean on the node and the daemons', async () => {

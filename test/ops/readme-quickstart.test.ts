@@ -98,9 +98,11 @@ describe('README quick start', () => {
     expect(id).toMatch(/^[a-z]+_/);
     expect(batchOut).toContain('"status":"COMPLETED"');
     expect(batchOut).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n\S/m);
-    const history = batchOut.split('\n').filter((l) => l.startsWith('{')).at(-1)!;
+    const history = batchOut
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .at(-1)!;
     expect(history).toContain(`"transcriptionId":"${id}"`);
     expect(history).toContain(`"sessionId":"${session.sessionId}"`);
   }, 180_000);
 });
-

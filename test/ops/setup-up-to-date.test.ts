@@ -92,7 +92,7 @@ describe('scripts/up-to-date.sh', () => {
     expect(check()).toBe('stale');
   });
 
-  it('links the command, replaces another checkout\'s link, and leaves a real file alone', () => {
+  it("links the command, replaces another checkout's link, and leaves a real file alone", () => {
     const bin = path.join(dir, 'bin');
     const target = path.join(dir, 'out.js');
     let r = sh(`link_command ${target} scribed ${bin}`);
@@ -128,14 +128,18 @@ describe('scripts/up-to-date.sh', () => {
 
 describe('quiet steps (step_run, setup_summary)', () => {
   it("keeps a step's output in its log file, not on the screen", () => {
-    const r = sh('SETUP_LOG_DIR=logs; step_run gyp "recognizer addon" bash -c "echo gyp info it worked if it ends with ok; echo npm warn deprecated >&2"');
+    const r = sh(
+      'SETUP_LOG_DIR=logs; step_run gyp "recognizer addon" bash -c "echo gyp info it worked if it ends with ok; echo npm warn deprecated >&2"',
+    );
     expect(r.status).toBe(0);
     expect(r.out).toBe('setup: recognizer addon ...\n');
     expect(fs.readFileSync(path.join(dir, 'logs/gyp.log'), 'utf8')).toBe('gyp info it worked if it ends with ok\nnpm warn deprecated\n');
   });
 
   it('shows the end of the log and stops when a step fails', () => {
-    const r = sh(`SETUP_LOG_DIR=logs; step_run npm "npm packages" bash -c 'for i in $(seq 1 100); do echo line $i; done; echo ERESOLVE could not resolve >&2; exit 3'; echo not reached`);
+    const r = sh(
+      `SETUP_LOG_DIR=logs; step_run npm "npm packages" bash -c 'for i in $(seq 1 100); do echo line $i; done; echo ERESOLVE could not resolve >&2; exit 3'; echo not reached`,
+    );
     expect(r.status).toBe(3);
     expect(r.out).toContain('setup: npm packages failed (exit 3)');
     expect(r.out).toContain('  | ERESOLVE could not resolve');
@@ -146,8 +150,12 @@ describe('quiet steps (step_run, setup_summary)', () => {
   });
 
   it('sums up what ran, with times, and what was up to date', () => {
-    const r = sh('SETUP_LOG_DIR=logs; step_run a "npm packages" true >/dev/null; step_run b "TypeScript build" sleep 0.2 >/dev/null; setup_summary "Debian packages" "npm packages" "TypeScript build" "telephony model"');
-    expect(r.out.trim()).toMatch(/^setup: done in \d+\.\d s: npm packages 0\.\d s, TypeScript build 0\.[2-9] s; up to date: Debian packages, telephony model \(logs: logs\)$/);
+    const r = sh(
+      'SETUP_LOG_DIR=logs; step_run a "npm packages" true >/dev/null; step_run b "TypeScript build" sleep 0.2 >/dev/null; setup_summary "Debian packages" "npm packages" "TypeScript build" "telephony model"',
+    );
+    expect(r.out.trim()).toMatch(
+      /^setup: done in \d+\.\d s: npm packages 0\.\d s, TypeScript build 0\.[2-9] s; up to date: Debian packages, telephony model \(logs: logs\)$/,
+    );
     expect(sh('setup_summary "npm packages" "TypeScript build"').out.trim()).toMatch(/^setup: up to date \(\d+\.\d s\)$/);
   });
 });
@@ -163,13 +171,27 @@ describe('scripts/setup.sh', () => {
 
   it('runs every install and build inside an up-to-date guard', () => {
     const unguarded = SETUP.replace(/^if ! up_to_date [\s\S]*?^fi$/gm, '');
-    for (const command of ['apt-get', 'npm install', 'npm rebuild', 'npm run', 'node-gyp', 'tsc', 'build-telephony-model.sh models', 'build-adapted-model.sh models']) {
-      expect(unguarded.split('\n').filter((l) => !l.trim().startsWith('#') && l.includes(command)), command).toEqual([]);
+    for (const command of [
+      'apt-get',
+      'npm install',
+      'npm rebuild',
+      'npm run',
+      'node-gyp',
+      'tsc',
+      'build-telephony-model.sh models',
+      'build-adapted-model.sh models',
+    ]) {
+      expect(
+        unguarded.split('\n').filter((l) => !l.trim().startsWith('#') && l.includes(command)),
+        command,
+      ).toEqual([]);
     }
   });
 
   it('runs every install and build quietly, through step_run, and ends with the summary', () => {
-    const commands = SETUP.split('\n').filter((l) => !l.trim().startsWith('#') && /apt-get (update|install)|npm (install|rebuild|run)|build-\w+-model\.sh models/.test(l));
+    const commands = SETUP.split('\n').filter(
+      (l) => !l.trim().startsWith('#') && /apt-get (update|install)|npm (install|rebuild|run)|build-\w+-model\.sh models/.test(l),
+    );
     expect(commands.length).toBeGreaterThanOrEqual(8);
     for (const l of commands) expect(l, l).toMatch(/step_run \S+ "[^"]+" /);
     expect(SETUP.trimEnd().split('\n').at(-1)).toMatch(/^setup_summary /);
@@ -181,7 +203,10 @@ describe('scripts/setup.sh', () => {
   // binding.gyp that cannot build: it must not try.
   it('npm install leaves the addon to its own step (no implicit node-gyp rebuild)', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
-    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'gyp-probe', version: '1.0.0', private: true, gypfile: pkg.gypfile, scripts: pkg.scripts }));
+    fs.writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'gyp-probe', version: '1.0.0', private: true, gypfile: pkg.gypfile, scripts: pkg.scripts }),
+    );
     fs.writeFileSync(path.join(dir, 'binding.gyp'), '{ this is not gyp');
     const r = spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund'], { cwd: dir, encoding: 'utf8' });
     expect(`${r.stdout}${r.stderr}`).not.toContain('node-gyp');
@@ -192,7 +217,9 @@ describe('scripts/setup.sh', () => {
     expect(guards.map((g) => g.step)).toEqual(['apt', 'npm', 'addon', 'dist', 'telephony', 'adapted']);
     expect(guarded('apt')!.args).toContain('/var/lib/dpkg/status');
     expect(guarded('npm')!.args).toMatch(/node_modules\/\.package-lock\.json package\.json package-lock\.json/);
-    expect(guarded('addon')!.args).toMatch(/build\/Release\/scribed_pocketsphinx\.node .*binding\.gyp src\/engine\/pocketsphinx node_modules\/node-addon-api\/package\.json/);
+    expect(guarded('addon')!.args).toMatch(
+      /build\/Release\/scribed_pocketsphinx\.node .*binding\.gyp src\/engine\/pocketsphinx node_modules\/node-addon-api\/package\.json/,
+    );
     expect(guarded('addon')!.body).toContain('build:addon');
     expect(guarded('dist')!.args).toMatch(/dist\/cli\.js src tsconfig\.json package-lock\.json/);
     expect(guarded('dist')!.body).toContain('build:ts');

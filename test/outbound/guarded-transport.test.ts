@@ -84,7 +84,9 @@ describe('the default policy', () => {
 
   it('refuses a name that resolves to loopback, at the connection', async () => {
     const before = dns.calls.length;
-    await expect(transport.post(`http://hooks.test:${target.port}/x`, request())).rejects.toThrow(/destination not allowed: hooks\.test:\d+ resolved to 127\.0\.0\.1 \(loopback\)/);
+    await expect(transport.post(`http://hooks.test:${target.port}/x`, request())).rejects.toThrow(
+      /destination not allowed: hooks\.test:\d+ resolved to 127\.0\.0\.1 \(loopback\)/,
+    );
     expect(dns.calls.slice(before)).toEqual(['hooks.test']);
     expect(target.hits.filter((h) => h.host?.startsWith('hooks.test'))).toEqual([]);
   });
@@ -127,7 +129,9 @@ describe('connect-time resolution', () => {
   it('refuses a name whose every address is closed, even with private ranges open', async () => {
     const dns = scripted(['169.254.169.254', 'fd00:ec2::254']);
     const transport = new GuardedTransport(new OutboundPolicy({ allowPrivate: true, allowCidrs: [] }), dns.resolve);
-    await expect(transport.post('http://metadata.test/latest/meta-data/', request())).rejects.toThrow(/169\.254\.169\.254 \(metadata\), fd00:ec2::254 \(metadata\)/);
+    await expect(transport.post('http://metadata.test/latest/meta-data/', request())).rejects.toThrow(
+      /169\.254\.169\.254 \(metadata\), fd00:ec2::254 \(metadata\)/,
+    );
   });
 });
 
@@ -136,7 +140,9 @@ describe('the peer-address check', () => {
     class Unfiltered extends GuardedTransport {
       override lookupFor(): ReturnType<GuardedTransport['lookupFor']> {
         return ((_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) =>
-          options.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)) as unknown as ReturnType<GuardedTransport['lookupFor']>;
+          options.all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)) as unknown as ReturnType<
+          GuardedTransport['lookupFor']
+        >;
       }
     }
     // A raw TCP listener: counts connections and every byte that reaches it.
@@ -151,7 +157,8 @@ describe('the peer-address check', () => {
     try {
       const port = (raw.address() as AddressInfo).port;
       const transport = new Unfiltered(new OutboundPolicy(DEFAULT_OUTBOUND_POLICY));
-      for (let i = 0; i < 5; i++) await expect(transport.post(`http://bypass.test:${port}/x`, request())).rejects.toThrow(/connected to 127\.0\.0\.1/);
+      for (let i = 0; i < 5; i++)
+        await expect(transport.post(`http://bypass.test:${port}/x`, request())).rejects.toThrow(/connected to 127\.0\.0\.1/);
       await new Promise((r) => setTimeout(r, 100));
       expect(connections).toBe(5); // the bypass did connect ...
       expect(bytes).toBe(0); // ... but nothing was sent

@@ -44,7 +44,11 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     return stdout;
   }
   async function createAccount(name: string): Promise<{ accountId: string; accessKey: string; apiToken: string }> {
-    const out = JSON.parse(await scribed('accounts', 'create', '--name', name, '--characters', '500', '--json')) as { accountId: string; accessKey: string; apiToken: string };
+    const out = JSON.parse(await scribed('accounts', 'create', '--name', name, '--characters', '500', '--json')) as {
+      accountId: string;
+      accessKey: string;
+      apiToken: string;
+    };
     issued.push(out.accessKey, out.apiToken);
     return out;
   }
@@ -86,7 +90,9 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
     const account = await createAccount('rotating');
     expect(await status(account.accessKey)).toBe(200);
 
-    const rotated = JSON.parse(await scribed('accounts', 'rotate-key', '--account', account.accountId, '--grace-seconds', String(GRACE_SECONDS), '--json')) as {
+    const rotated = JSON.parse(
+      await scribed('accounts', 'rotate-key', '--account', account.accountId, '--grace-seconds', String(GRACE_SECONDS), '--json'),
+    ) as {
       accountId: string;
       keyId: string;
       accessKey: string;
@@ -120,15 +126,24 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
 
   it('revoke-key: the named key is refused on the next request, the others keep working; without --key-id all are', async () => {
     const account = await createAccount('revoking');
-    const rotated = JSON.parse(await scribed('accounts', 'rotate-key', '--account', account.accountId, '--json')) as { keyId: string; accessKey: string };
+    const rotated = JSON.parse(await scribed('accounts', 'rotate-key', '--account', account.accountId, '--json')) as {
+      keyId: string;
+      accessKey: string;
+    };
     issued.push(rotated.accessKey);
     expect(await status(account.accessKey)).toBe(200);
     expect(await status(rotated.accessKey)).toBe(200);
-    const created = await call(server.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', { key: account.accessKey, body: { title: 'before the revocation' }, headers: { 'Idempotency-Key': `accounts-keys-${engine}-revoke` } });
+    const created = await call(server.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', {
+      key: account.accessKey,
+      body: { title: 'before the revocation' },
+      headers: { 'Idempotency-Key': `accounts-keys-${engine}-revoke` },
+    });
     expect(created.status, created.text).toBe(200);
     const streamUrl = (created.json as { data: { streamUrl: string } }).data.streamUrl;
 
-    const one = JSON.parse(await scribed('accounts', 'revoke-key', '--account', account.accountId, '--key-id', keyIdOf(account.accessKey), '--json')) as { revoked: string[] };
+    const one = JSON.parse(
+      await scribed('accounts', 'revoke-key', '--account', account.accountId, '--key-id', keyIdOf(account.accessKey), '--json'),
+    ) as { revoked: string[] };
     expect(one.revoked).toEqual([keyIdOf(account.accessKey)]);
     // The very next request: no cache stands between the store and the check.
     const r = await call(server.base, 'GET', ACCOUNT, { key: account.accessKey });
@@ -146,7 +161,9 @@ describe.each(['sqlite', 'postgres'] as const)('access keys of a running server 
 
     // A key of another account is refused by name, and changes nothing.
     const other = await createAccount('bystander');
-    await expect(scribed('accounts', 'revoke-key', '--account', account.accountId, '--key-id', keyIdOf(other.accessKey))).rejects.toMatchObject({
+    await expect(
+      scribed('accounts', 'revoke-key', '--account', account.accountId, '--key-id', keyIdOf(other.accessKey)),
+    ).rejects.toMatchObject({
       stderr: expect.stringContaining('NOT_FOUND'),
     });
     expect(await status(other.accessKey)).toBe(200);

@@ -17,7 +17,10 @@ const TRANSCRIPTIONS = '/sound_clone/api/v1/stt/transcriptions';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const clips = loadClips();
 // The five clips, then the first three again, 1 s apart: about 48 s at 16 kHz.
-const audioFile = joined([...clips, ...clips.slice(0, 3)].map((c) => c.wavFile), 1);
+const audioFile = joined(
+  [...clips, ...clips.slice(0, 3)].map((c) => c.wavFile),
+  1,
+);
 
 let cluster: Cluster;
 let db: pg.Client;
@@ -75,7 +78,8 @@ async function until<T>(what: string, ms: number, step: number, check: () => Pro
   }
 }
 
-const segmentsOf = (t: Json) => t.segments.map((s: Json) => ({ id: s.id, startSample: s.startSample, endSample: s.endSample, text: s.text }));
+const segmentsOf = (t: Json) =>
+  t.segments.map((s: Json) => ({ id: s.id, startSample: s.startSample, endSample: s.endSample, text: s.text }));
 
 describe('batch jobs across nodes (PostgreSQL, kill -9)', () => {
   it('kill -9 the node running a batch job: another node completes it after the lease, charged once, same segments', async () => {
@@ -127,19 +131,29 @@ describe('batch jobs across nodes (PostgreSQL, kill -9)', () => {
     expect(done.text).toBe(cleanDone.text);
     // Charged once: the debit at upload, no refund.
     expect(before - (await balance(other.base))).toBe(charged);
-    const ledger = await db.query<{ reason: string; delta: string }>('SELECT reason, delta::text AS delta FROM characters_ledger WHERE ref = $1 ORDER BY id', [id]);
+    const ledger = await db.query<{ reason: string; delta: string }>(
+      'SELECT reason, delta::text AS delta FROM characters_ledger WHERE ref = $1 ORDER BY id',
+      [id],
+    );
     expect(ledger.rows).toEqual([{ reason: 'batch_audio', delta: (-charged).toString() }]);
-    const row = await db.query<{ state: string; error: string | null }>('SELECT state, error FROM batch_jobs WHERE transcription_id = $1', [id]);
+    const row = await db.query<{ state: string; error: string | null }>('SELECT state, error FROM batch_jobs WHERE transcription_id = $1', [
+      id,
+    ]);
     expect(row.rows[0]).toEqual({ state: 'DONE', error: null });
     // The node that completed it deleted the audio from the store (the undisturbed job's too).
     await until('batch audio deleted', 10_000, 100, async () => {
-      const r = await db.query<{ n: string }>('SELECT COUNT(*)::text AS n FROM batch_audio WHERE audio_file IN ($1, $2)', [`${id}.s16le`, `${clean.transcriptionId}.s16le`]);
+      const r = await db.query<{ n: string }>('SELECT COUNT(*)::text AS n FROM batch_audio WHERE audio_file IN ($1, $2)', [
+        `${id}.s16le`,
+        `${clean.transcriptionId}.s16le`,
+      ]);
       return r.rows[0]!.n === '0';
     });
     const finisher = cluster.nodes.find((n) => n.logs.some((l) => l.msg === 'batch job done' && l.transcriptionId === id));
     expect(finisher?.name).not.toBe(holder!.name);
     // It took the job up after the stored segments (they were not recognized again).
-    expect(finisher!.logs.some((l) => l.msg === 'batch job taken up again after its last stored segment' && l.transcriptionId === id)).toBe(true);
+    expect(finisher!.logs.some((l) => l.msg === 'batch job taken up again after its last stored segment' && l.transcriptionId === id)).toBe(
+      true,
+    );
 
     process.stderr.write(
       `batch failover: ${expected.length} segments, ${stored.segments.length} stored before the kill of ${holder!.name} (${storedAtKill} at the kill); ` +

@@ -59,7 +59,16 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const stream = (args: string[] = []) => startStreamCli({ url: cluster.url, accessKey, file, encoding: 'mulaw_8000', rate: RATE, dir, args: ['--segment-commit-mode', 'manual', ...args] });
+const stream = (args: string[] = []) =>
+  startStreamCli({
+    url: cluster.url,
+    accessKey,
+    file,
+    encoding: 'mulaw_8000',
+    rate: RATE,
+    dir,
+    args: ['--segment-commit-mode', 'manual', ...args],
+  });
 
 async function ownerOf(sessionId: string): Promise<ClusterNode | null> {
   const r = await db.query<{ owner_node: string | null }>('SELECT owner_node FROM rt_sessions WHERE id = $1', [sessionId]);
@@ -97,13 +106,17 @@ describe('draining a node with live calls (SIGTERM)', () => {
     // HAProxy's agent check reads `drain` from it.
     let state = '';
     for (let i = 0; i < 50 && !state.includes(' 8 '); i++) {
-      state = (await cluster.haproxy.runtime('show servers state scribed_live')).split('\n').find((l) => l.includes(` ${owner.name} `)) ?? '';
+      state =
+        (await cluster.haproxy.runtime('show servers state scribed_live')).split('\n').find((l) => l.includes(` ${owner.name} `)) ?? '';
       await sleep(100);
     }
     expect(await exited).toBe(0);
     const drainMs = Date.now() - t0;
     const logs = owner.logs.slice(since);
-    expect(logs.find((l) => l.msg === 'drained: no live call left'), 'the node left when its calls had moved').toBeDefined();
+    expect(
+      logs.find((l) => l.msg === 'drained: no live call left'),
+      'the node left when its calls had moved',
+    ).toBeDefined();
     const told = logs.filter((l) => l.msg === 'draining: session told to reconnect elsewhere');
     expect(told.map((l) => l.sessionId).sort()).toEqual([...onOwner].sort());
     await owner.restart();
@@ -123,7 +136,9 @@ describe('draining a node with live calls (SIGTERM)', () => {
       for (const l of run.log) if (l.msg === 'moved to another node: first ack there') gaps.push(l.ackGapMs as number);
     }
     expect(gaps.length).toBe(onOwner.length);
-    process.stderr.write(`drain: ${onOwner.length} call(s) moved, node exited after ${drainMs} ms; ack gap per handover ${gaps.join(', ')} ms; agent state line: ${state}\n`);
+    process.stderr.write(
+      `drain: ${onOwner.length} call(s) moved, node exited after ${drainMs} ms; ack gap per handover ${gaps.join(', ')} ms; agent state line: ${state}\n`,
+    );
   }, 400_000);
 
   it('a client that ignores reconnect keeps its call until the grace ends, then gets the stop close (1012, open segment finalized)', async () => {
@@ -133,8 +148,17 @@ describe('draining a node with live calls (SIGTERM)', () => {
     await node.restart();
     process.env.SCRIBED_DRAIN_GRACE_MS = env.SCRIBED_DRAIN_GRACE_MS;
     const h = { accessKey, 'content-type': 'application/json' };
-    const created = (await (await fetch(`${node.base}${API}/stt/realtime/sessions`, { method: 'POST', headers: { ...h, 'Idempotency-Key': `drain-${Date.now()}` }, body: JSON.stringify({ options: { inputEncoding: 'mulaw_8000' } }) })).json()) as { data: { sessionId: string } };
-    const ws = await StreamClient.connect(`${node.base.replace('http', 'ws')}${API}/stt/realtime/sessions/${created.data.sessionId}/stream`, { accessKey });
+    const created = (await (
+      await fetch(`${node.base}${API}/stt/realtime/sessions`, {
+        method: 'POST',
+        headers: { ...h, 'Idempotency-Key': `drain-${Date.now()}` },
+        body: JSON.stringify({ options: { inputEncoding: 'mulaw_8000' } }),
+      })
+    ).json()) as { data: { sessionId: string } };
+    const ws = await StreamClient.connect(
+      `${node.base.replace('http', 'ws')}${API}/stt/realtime/sessions/${created.data.sessionId}/stream`,
+      { accessKey },
+    );
     await ws.next('ready');
     let offset = 0;
     const frame = 160; // 20 ms
@@ -191,6 +215,8 @@ describe('draining a node with live calls (SIGTERM)', () => {
       covered = Math.max(covered, Number(s.endSample));
     }
     expect(covered).toBeGreaterThanOrEqual(audio.length);
-    process.stderr.write(`second SIGTERM: finals ${finals.map((s) => `${s.startSample}-${s.endSample}${s.trigger ? `(${s.trigger})` : ''}`).join(' ')}; audio ${audio.length}\n`);
+    process.stderr.write(
+      `second SIGTERM: finals ${finals.map((s) => `${s.startSample}-${s.endSample}${s.trigger ? `(${s.trigger})` : ''}`).join(' ')}; audio ${audio.length}\n`,
+    );
   }, 200_000);
 });

@@ -43,7 +43,16 @@ afterAll(async () => {
 
 describe('failover through HAProxy with `scribed stream` (kill -9, real time)', () => {
   it('the serving node killed twice: new audio is acknowledged before the taking node has loaded a decoder; nothing lost, same words', async () => {
-    const stream = (args: string[]) => startStreamCli({ url: cluster.url, accessKey, file, encoding: 'mulaw_8000', rate: RATE, dir, args: ['--segment-commit-mode', 'manual', ...args] });
+    const stream = (args: string[]) =>
+      startStreamCli({
+        url: cluster.url,
+        accessKey,
+        file,
+        encoding: 'mulaw_8000',
+        rate: RATE,
+        dir,
+        args: ['--segment-commit-mode', 'manual', ...args],
+      });
     // The clips are shorter than the 30 s segment bound, so their one segment ends at the
     // close whatever the frames' sizes: the reference need not be paced.
     const clean = await stream([]);
@@ -74,7 +83,8 @@ describe('failover through HAProxy with `scribed stream` (kill -9, real time)', 
       const took = cluster.nodes.find((n) => n !== owner)!;
       // The taking node's decoder loads beside the session: wait for it to say so.
       const since = marks.get(took)!;
-      const at = (msg: string) => took.logs.slice(since).find((l) => l.msg === msg && l.sessionId === sessionId)?.time as number | undefined;
+      const at = (msg: string) =>
+        took.logs.slice(since).find((l) => l.msg === msg && l.sessionId === sessionId)?.time as number | undefined;
       for (let w = 0; w < 3000 && at('recognizer loaded for the restored session') === undefined; w++) await sleep(10);
       kills.push({ ms, took, attachedAt: at('socket attached')!, loadedAt: at('recognizer loaded for the restored session')! });
     }

@@ -77,7 +77,8 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
         // for decoding, so the finals trail them (the kill must land in a later segment), and
         // the channel state is stored by the spool's next commit after the final
         // (docs/scaling.md, "The shared spool").
-        const ready = () => streamer.stats().connected && streamer.stats().acknowledged >= streamer.stats().captured - 1600 && (i < 300 || finalizedEnd > 0);
+        const ready = () =>
+          streamer.stats().connected && streamer.stats().acknowledged >= streamer.stats().captured - 1600 && (i < 300 || finalizedEnd > 0);
         for (let w = 0; w < 6000 && !ready(); w++) await sleep(10);
         if (i >= 300) await sleep(1000);
         const owner = await ownerOf(streamer.stats().sessionId!);
@@ -141,7 +142,24 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
         // below count them, and the words must match the run without faults exactly. (In vad
         // mode a failover replays from the shared spool with a fresh detector, and its segments,
         // and so a few words at their edges, can differ: docs/scaling.md.)
-        [CLI, 'stream', '--url', cluster.url, '--input', file, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--stream-id', randomUUID(), '--segment-commit-mode', 'manual'],
+        [
+          CLI,
+          'stream',
+          '--url',
+          cluster.url,
+          '--input',
+          file,
+          '--encoding',
+          'mulaw_8000',
+          '--access-key-file',
+          keyFile,
+          '--out',
+          out,
+          '--stream-id',
+          randomUUID(),
+          '--segment-commit-mode',
+          'manual',
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let stderr = '';
@@ -183,7 +201,11 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, any>)
         .find((l) => l.msg === 'stream finished')!;
-      const jsonl = fs.readFileSync(path.join(out, `${finished.sessionId}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as FinalSegment);
+      const jsonl = fs
+        .readFileSync(path.join(out, `${finished.sessionId}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as FinalSegment);
       return { finished, finals: jsonl, killed };
     }
 
@@ -228,7 +250,11 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
 
     // Straight to B, no balancer: B opens epoch 2 and fences A off.
     const resumed = (await (
-      await fetch(`${b!.base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, { method: 'POST', headers: h, body: JSON.stringify({ capturedSamples: String(half) }) })
+      await fetch(`${b!.base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, {
+        method: 'POST',
+        headers: h,
+        body: JSON.stringify({ capturedSamples: String(half) }),
+      })
     ).json()) as any;
     expect(resumed.data).toMatchObject({ epoch: 2, capturedSamples: String(half), missingSamples: '0' });
     // A's socket is still open: what it sends now can no longer be stored by A.
@@ -243,7 +269,9 @@ describe('failover between nodes (PostgreSQL, HAProxy, kill -9)', () => {
     two.control({ type: 'close' });
     expect(await two.next('closed', () => true, 60_000)).toMatchObject({ capturedSamples: String(clip.length) });
     expect((await ownerOf(sessionId))?.name ?? b!.name).toBe(b!.name);
-    const transcript = (await (await fetch(`${b!.base}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: h })).json()) as any;
+    const transcript = (await (
+      await fetch(`${b!.base}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: h })
+    ).json()) as any;
     const segs = transcript.segments as Array<{ startSample: string; endSample: string }>;
     expect(segs.length).toBeGreaterThan(0);
     segs.forEach((seg, i) => expect(seg.startSample).toBe(i === 0 ? '0' : segs[i - 1]!.endSample));

@@ -116,7 +116,8 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     expect(new Set(api.nodes)).toEqual(new Set(['node1', 'node2', 'node3']));
     expect(new Set(live.nodes)).toEqual(new Set(['node1', 'node2', 'node3']));
     // The account made by the operator command is known to whichever node answers.
-    for (let i = 0; i < 3; i++) expect((await call(cluster.url, 'GET', '/sound_clone/api/v1/account', { key: accessKey })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await call(cluster.url, 'GET', '/sound_clone/api/v1/account', { key: accessKey })).status).toBe(200);
   });
 
   it('streams a call through HAProxy: final with words, then a resume on the same node', async () => {
@@ -137,7 +138,10 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     // The connection drops: the session pauses on its node, which keeps the decoder.
     first.client.terminate();
     await first.client.closed;
-    const resumed = await call(cluster.url, 'POST', `${SESSIONS}/${s.sessionId}/resume`, { key: accessKey, body: { capturedSamples: String(sent) } });
+    const resumed = await call(cluster.url, 'POST', `${SESSIONS}/${s.sessionId}/resume`, {
+      key: accessKey,
+      body: { capturedSamples: String(sent) },
+    });
     expect(resumed.status, resumed.text).toBe(200);
     expect(resumed.json.data.epoch).toBe(2);
     // Stickiness on the session id: the resume and the new socket reach the node that held it.
@@ -156,7 +160,11 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     const victim = cluster.nodes[1]!;
     await victim.kill('SIGKILL');
     // Requests sent at once: a refused connect is retried on another node (retry-on conn-failure).
-    const during = await Promise.all([gets(cluster.url, '/healthz', 10), gets(deployLb.url, '/healthz', 10), gets(deployLb.url, '/readyz', 10)]);
+    const during = await Promise.all([
+      gets(cluster.url, '/healthz', 10),
+      gets(deployLb.url, '/healthz', 10),
+      gets(deployLb.url, '/readyz', 10),
+    ]);
     const waits = await Promise.all([
       cluster.haproxy.waitForServer('scribed_live', victim.name, 'DOWN'),
       cluster.haproxy.waitForServer('scribed_api', victim.name, 'DOWN'),
@@ -165,7 +173,9 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     ]);
     const fastDown = Math.max(waits[0], waits[1]);
     const deployDown = Math.max(waits[2], waits[3]);
-    log(`kill -9 ${victim.name}: DOWN after ${fastDown.toFixed(0)} ms (inter 200ms fall 1), ${deployDown.toFixed(0)} ms (reference: inter 1s fall 2)`);
+    log(
+      `kill -9 ${victim.name}: DOWN after ${fastDown.toFixed(0)} ms (inter 200ms fall 1), ${deployDown.toFixed(0)} ms (reference: inter 1s fall 2)`,
+    );
     for (const d of during) {
       expect(d.statuses.every((st) => st === 200)).toBe(true);
       expect(d.nodes).not.toContain(victim.name);
@@ -186,7 +196,9 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
       deployLb.waitForServer('scribed_live', victim.name, 'UP'),
       deployLb.waitForServer('scribed_api', victim.name, 'UP'),
     ]);
-    log(`${victim.name} restarted: UP after ${Math.max(ups[0], ups[1]).toFixed(0)} ms (rise 1), ${Math.max(ups[2], ups[3]).toFixed(0)} ms (reference: rise 2)`);
+    log(
+      `${victim.name} restarted: UP after ${Math.max(ups[0], ups[1]).toFixed(0)} ms (rise 1), ${Math.max(ups[2], ups[3]).toFixed(0)} ms (reference: rise 2)`,
+    );
     expect(performance.now() - t1).toBeLessThan(5000);
     const back = await gets(cluster.url, '/healthz', 9);
     expect(back.statuses.every((st) => st === 200)).toBe(true);
@@ -213,7 +225,9 @@ describe('scribed nodes behind HAProxy (deploy/haproxy.cfg)', () => {
     // Full is not dead: the node drains (NOLB: no new calls, sticky requests only).
     const fastOut = await cluster.haproxy.waitForServer('scribed_live', full.name, 'NOLB');
     const deployOut = await deployLb.waitForServer('scribed_live', full.name, 'NOLB');
-    log(`${full.name} full: NOLB in the live pool after ${fastOut.toFixed(0)} ms (fast checks), ${deployOut.toFixed(0)} ms more (reference checks)`);
+    log(
+      `${full.name} full: NOLB in the live pool after ${fastOut.toFixed(0)} ms (fast checks), ${deployOut.toFixed(0)} ms more (reference checks)`,
+    );
     expect(early.statuses.every((s) => s === 200)).toBe(true);
     expect(early.nodes).not.toContain(full.name);
     const redispatched = Number((await deployLb.servers('scribed_live'))[full.name]!.wredis);
@@ -264,7 +278,8 @@ describe('weights from free capacity (agent-check, --agent-port)', () => {
       lb = await startHaproxy({ serverPorts: nodes.map(port), agentPorts: nodes.map((n) => n.service.agentPort()!) });
       const balancer = lb;
       // `get weight` answers "<current> (initial <configured>)".
-      const weight = async (name: string): Promise<number> => Number((await balancer.runtime(`get weight scribed_live/${name}`)).trim().split(/\s+/)[0]);
+      const weight = async (name: string): Promise<number> =>
+        Number((await balancer.runtime(`get weight scribed_live/${name}`)).trim().split(/\s+/)[0]);
       const untilWeight = async (name: string, expected: number): Promise<void> => {
         const t0 = Date.now();
         for (;;) {
@@ -277,7 +292,11 @@ describe('weights from free capacity (agent-check, --agent-port)', () => {
       /** A call held straight on a node: it takes one of its recognizers. */
       const holdRecognizer = async (svc: TestService): Promise<StreamClient> => {
         const account = await svc.account();
-        const r = await call(svc.baseUrl, 'POST', SESSIONS, { key: account.accessKey, body: { options: { inputEncoding: 'pcm_s16le_16000' } }, headers: { 'Idempotency-Key': randomUUID() } });
+        const r = await call(svc.baseUrl, 'POST', SESSIONS, {
+          key: account.accessKey,
+          body: { options: { inputEncoding: 'pcm_s16le_16000' } },
+          headers: { 'Idempotency-Key': randomUUID() },
+        });
         expect(r.status).toBe(200);
         const c = await StreamClient.connect(`${svc.wsBase}${r.json.data.streamUrl as string}`, { accessKey: account.accessKey });
         await c.next('ready');

@@ -59,7 +59,10 @@ describe('ingest under faults (real server processes)', () => {
           // stream with acknowledged audio that is not final yet.
           // A fault meant for a later segment also waits for the first final: acks do not wait
           // for decoding, so at 10x real time the finals trail the acknowledgements.
-          const ready = () => streamer.stats().connected && streamer.stats().acknowledged >= streamer.stats().captured - 1600 && (!f.afterFirstFinal || finalizedEnd > 0);
+          const ready = () =>
+            streamer.stats().connected &&
+            streamer.stats().acknowledged >= streamer.stats().captured - 1600 &&
+            (!f.afterFirstFinal || finalizedEnd > 0);
           for (let w = 0; w < 6000 && !ready(); w++) await sleep(10);
           log.push({ kind: f.kind, acknowledged: streamer.stats().acknowledged, finalizedEnd });
           if (f.kind === 'cut') streamer.cutSocket();
@@ -105,7 +108,9 @@ describe('ingest under faults (real server processes)', () => {
     expect(s.overflowSamples).toBe(0);
     expect(s.reconnects).toBeGreaterThanOrEqual(faults.length);
     expect(s.resumes).toBeGreaterThanOrEqual(faults.length);
-    const session = (await (await fetch(`${url}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}`, { headers: { accessKey } })).json()) as any;
+    const session = (await (
+      await fetch(`${url}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}`, { headers: { accessKey } })
+    ).json()) as any;
     expect(session.data.capturedSamples).toBe(String(audio.length));
     const transcribedEnd = Math.max(...s.finals.map((f) => Number(f.endSample)));
     expect(transcribedEnd).toBe(audio.length);

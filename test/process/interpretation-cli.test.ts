@@ -28,11 +28,24 @@ describe('scribed interpretation fail-target', () => {
       })
     ).json.data;
     const target = project.targets[0];
-    const balanceOf = async () => (await call(svc.baseUrl, 'GET', '/sound_clone/api/v1/account', { key: acct.accessKey })).json.data.characters;
+    const balanceOf = async () =>
+      (await call(svc.baseUrl, 'GET', '/sound_clone/api/v1/account', { key: acct.accessKey })).json.data.characters;
     expect(await balanceOf()).toBe('750');
 
-    const { stdout } = await run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', target.targetId, ...(await storeArgsFor(svc.dataDir))]);
-    expect(JSON.parse(stdout)).toMatchObject({ targetId: target.targetId, state: 'FAILED_RELEASED', reservedCharacters: '0', projectId: project.projectId });
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'interpretation',
+      'fail-target',
+      '--target',
+      target.targetId,
+      ...(await storeArgsFor(svc.dataDir)),
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({
+      targetId: target.targetId,
+      state: 'FAILED_RELEASED',
+      reservedCharacters: '0',
+      projectId: project.projectId,
+    });
     expect(await balanceOf()).toBe('1000');
 
     const base = `/sound_clone/api/v1/interpretation/projects/${project.projectId}/targets/${target.targetId}`;
@@ -56,8 +69,13 @@ describe('scribed interpretation fail-target', () => {
     ).json.data;
     const args = ['interpretation', 'fail-target', '--target', project.targets[0].targetId, ...(await storeArgsFor(svc.dataDir))];
     await run(process.execPath, [CLI, ...args]);
-    await expect(run(process.execPath, [CLI, ...args])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('FAILED_RELEASED') });
-    await expect(run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', 'it_missing', ...(await storeArgsFor(svc.dataDir))])).rejects.toMatchObject({
+    await expect(run(process.execPath, [CLI, ...args])).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('FAILED_RELEASED'),
+    });
+    await expect(
+      run(process.execPath, [CLI, 'interpretation', 'fail-target', '--target', 'it_missing', ...(await storeArgsFor(svc.dataDir))]),
+    ).rejects.toMatchObject({
       stderr: expect.stringContaining('NOT_FOUND'),
     });
   });

@@ -38,7 +38,10 @@ afterAll(async () => {
 
 describe('scribed serve on a shared PostgreSQL store', () => {
   it('an account created by the operator command is known to every node, and a credit shows on all', async () => {
-    const account = JSON.parse(await scribed('accounts', 'create', '--name', 'center', '--characters', '100', '--json')) as { accountId: string; accessKey: string };
+    const account = JSON.parse(await scribed('accounts', 'create', '--name', 'center', '--characters', '100', '--json')) as {
+      accountId: string;
+      accessKey: string;
+    };
     for (const node of nodes) {
       const r = await call(node.base, 'GET', '/sound_clone/api/v1/stt/transcriptions?limit=5', { key: account.accessKey });
       expect(r.status).toBe(200);
@@ -47,13 +50,19 @@ describe('scribed serve on a shared PostgreSQL store', () => {
   });
 
   it('the same Idempotency-Key sent to two nodes at once creates one session', async () => {
-    const { accessKey } = JSON.parse(await scribed('accounts', 'create', '--name', 'idem', '--characters', '100', '--json')) as { accessKey: string };
+    const { accessKey } = JSON.parse(await scribed('accounts', 'create', '--name', 'idem', '--characters', '100', '--json')) as {
+      accessKey: string;
+    };
     for (let round = 0; round < 5; round++) {
       const key = `nodes-${randomUUID()}`;
       const replies = await Promise.all(
         nodes.flatMap((node) =>
           [0, 1].map(() =>
-            call(node.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', { key: accessKey, body: { title: 'same call' }, headers: { 'Idempotency-Key': key } }),
+            call(node.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', {
+              key: accessKey,
+              body: { title: 'same call' },
+              headers: { 'Idempotency-Key': key },
+            }),
           ),
         ),
       );
@@ -65,7 +74,9 @@ describe('scribed serve on a shared PostgreSQL store', () => {
   });
 
   it('an interpretation retry sent to two nodes at once with one key is charged once', async () => {
-    const { accountId, accessKey } = JSON.parse(await scribed('accounts', 'create', '--name', 'interp', '--characters', '100000', '--json')) as {
+    const { accountId, accessKey } = JSON.parse(
+      await scribed('accounts', 'create', '--name', 'interp', '--characters', '100000', '--json'),
+    ) as {
       accountId: string;
       accessKey: string;
     };
@@ -77,14 +88,24 @@ describe('scribed serve on a shared PostgreSQL store', () => {
     const { projectId } = project.json.data;
     const targetId = project.json.data.targets[0].targetId as string;
     await scribed('interpretation', 'fail-target', '--target', targetId);
-    const plan = (await call(nodes[1]!.base, 'GET', `${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, { key: accessKey })).json.data;
+    const plan = (await call(nodes[1]!.base, 'GET', `${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, { key: accessKey })).json
+      .data;
     const body = { nextReservationCycle: plan.nextReservationCycle, characters: plan.characters, rateVersion: plan.rateVersion };
     // The operator command answers with the balance after its credit of 1.
-    const balanceAfterCredit = async () => BigInt(JSON.parse(await scribed('accounts', 'credit', '--account', accountId, '--characters', '1')).characters);
+    const balanceAfterCredit = async () =>
+      BigInt(JSON.parse(await scribed('accounts', 'credit', '--account', accountId, '--characters', '1')).characters);
     const before = await balanceAfterCredit();
     const key = `retry-${randomUUID()}`;
     const replies = await Promise.all(
-      nodes.flatMap((node) => [0, 1, 2].map(() => call(node.base, 'POST', `${PROJECTS}/${projectId}/targets/${targetId}/retry`, { key: accessKey, body, headers: { 'Idempotency-Key': key } }))),
+      nodes.flatMap((node) =>
+        [0, 1, 2].map(() =>
+          call(node.base, 'POST', `${PROJECTS}/${projectId}/targets/${targetId}/retry`, {
+            key: accessKey,
+            body,
+            headers: { 'Idempotency-Key': key },
+          }),
+        ),
+      ),
     );
     expect(replies.every((r) => r.status === 200)).toBe(true);
     expect(new Set(replies.map((r) => JSON.stringify(r.json.data))).size).toBe(1);
@@ -93,15 +114,21 @@ describe('scribed serve on a shared PostgreSQL store', () => {
   });
 
   it('a second server on a data dir a live server holds refuses to start and changes nothing', async () => {
-    const { accessKey } = JSON.parse(await scribed('accounts', 'create', '--name', 'lock', '--characters', '100', '--json')) as { accessKey: string };
+    const { accessKey } = JSON.parse(await scribed('accounts', 'create', '--name', 'lock', '--characters', '100', '--json')) as {
+      accessKey: string;
+    };
     const created = await call(nodes[0]!.base, 'POST', '/sound_clone/api/v1/stt/realtime/sessions', {
       key: accessKey,
       body: {},
       headers: { 'Idempotency-Key': `lock-${randomUUID()}` },
     });
-    const second = spawn(process.execPath, [CLI, 'serve', '--port', String(await freePort()), '--data-dir', nodes[0]!.dataDir, '--database-url', db.url], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const second = spawn(
+      process.execPath,
+      [CLI, 'serve', '--port', String(await freePort()), '--data-dir', nodes[0]!.dataDir, '--database-url', db.url],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     second.stdout.on('data', (d: Buffer) => (output += d.toString()));
     second.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -109,7 +136,9 @@ describe('scribed serve on a shared PostgreSQL store', () => {
     expect(code).not.toBe(0);
     expect(output).toMatch(/data directory .* is in use by another scribed process \(pid \d+\); stop it first or use another --data-dir/);
     expect(output).not.toContain('scribed listening');
-    const session = await call(nodes[0]!.base, 'GET', `/sound_clone/api/v1/stt/realtime/sessions/${created.json.data.sessionId}`, { key: accessKey });
+    const session = await call(nodes[0]!.base, 'GET', `/sound_clone/api/v1/stt/realtime/sessions/${created.json.data.sessionId}`, {
+      key: accessKey,
+    });
     expect(session.json.data.status).toBe('RECORDING');
   });
 });

@@ -55,7 +55,11 @@ async function batchOptions(key: string, options: Record<string, unknown>): Prom
   const form = new FormData();
   form.append('options', JSON.stringify(options));
   form.append('file', wav(), 'tone.wav');
-  const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: key, 'Idempotency-Key': randomUUID() }, body: form });
+  const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, {
+    method: 'POST',
+    headers: { accessKey: key, 'Idempotency-Key': randomUUID() },
+    body: form,
+  });
   const json = (await res.json()) as any;
   expect(res.status, JSON.stringify(json)).toBe(200);
   return json.data.effectiveOptions as Record<string, unknown>;
@@ -67,7 +71,10 @@ describe('scribed accounts set-redaction', () => {
     expect(JSON.parse((await setRedaction(['--account', acct.accountId])).stdout)).toEqual({ accountId: acct.accountId, redact: [] });
     expect((await createSession(svc, acct.accessKey, {})).effectiveOptions.redact).toBeUndefined();
 
-    expect(JSON.parse((await setRedaction(['--account', acct.accountId, '--redact', 'pci, numbers'])).stdout)).toEqual({ accountId: acct.accountId, redact: ['pci', 'numbers'] });
+    expect(JSON.parse((await setRedaction(['--account', acct.accountId, '--redact', 'pci, numbers'])).stdout)).toEqual({
+      accountId: acct.accountId,
+      redact: ['pci', 'numbers'],
+    });
     const store = await secondConnection(svc);
     try {
       expect(await store.getRedactionDefault(acct.accountId)).toMatchObject({ accountId: acct.accountId, policies: ['pci', 'numbers'] });
@@ -83,7 +90,10 @@ describe('scribed accounts set-redaction', () => {
     const other = await svc.account(10_000n);
     expect((await createSession(svc, other.accessKey, {})).effectiveOptions.redact).toBeUndefined();
 
-    expect(JSON.parse((await setRedaction(['--account', acct.accountId, '--redact', 'none'])).stdout)).toEqual({ accountId: acct.accountId, redact: [] });
+    expect(JSON.parse((await setRedaction(['--account', acct.accountId, '--redact', 'none'])).stdout)).toEqual({
+      accountId: acct.accountId,
+      redact: [],
+    });
     expect((await createSession(svc, acct.accessKey, {})).effectiveOptions.redact).toBeUndefined();
   }, 60_000);
 

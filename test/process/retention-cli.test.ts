@@ -30,16 +30,29 @@ async function retention(args: string[]): Promise<{ code: number; stdout: string
 describe('scribed retention', () => {
   it('sets, keeps what is not given, clears with none, and prints the setting', async () => {
     const acct = await svc.account(0n);
-    expect(JSON.parse((await retention(['--account', acct.accountId])).stdout)).toEqual({ accountId: acct.accountId, transcriptsDays: null, recordingsDays: null });
-    expect(JSON.parse((await retention(['--account', acct.accountId, '--transcripts-days', '30'])).stdout)).toMatchObject({ transcriptsDays: 30, recordingsDays: null });
-    expect(JSON.parse((await retention(['--account', acct.accountId, '--recordings-days', '7'])).stdout)).toMatchObject({ transcriptsDays: 30, recordingsDays: 7 });
+    expect(JSON.parse((await retention(['--account', acct.accountId])).stdout)).toEqual({
+      accountId: acct.accountId,
+      transcriptsDays: null,
+      recordingsDays: null,
+    });
+    expect(JSON.parse((await retention(['--account', acct.accountId, '--transcripts-days', '30'])).stdout)).toMatchObject({
+      transcriptsDays: 30,
+      recordingsDays: null,
+    });
+    expect(JSON.parse((await retention(['--account', acct.accountId, '--recordings-days', '7'])).stdout)).toMatchObject({
+      transcriptsDays: 30,
+      recordingsDays: 7,
+    });
     const store = await secondConnection(svc);
     try {
       expect(await store.getRetention(acct.accountId)).toMatchObject({ transcriptsDays: 30, recordingsDays: 7 });
     } finally {
       await store.close();
     }
-    expect(JSON.parse((await retention(['--account', acct.accountId, '--transcripts-days', 'none'])).stdout)).toMatchObject({ transcriptsDays: null, recordingsDays: 7 });
+    expect(JSON.parse((await retention(['--account', acct.accountId, '--transcripts-days', 'none'])).stdout)).toMatchObject({
+      transcriptsDays: null,
+      recordingsDays: 7,
+    });
   }, 60_000);
 
   it('refuses a bad number of days and an unknown account', async () => {

@@ -42,7 +42,19 @@ describe('access-key files of the ingest CLIs', () => {
   it('scribed rtp: a key file with a comment line after the key creates the session; the key is never logged', async () => {
     const file = keyFile(`${accessKey}\n# rotated 2026-11 by ops\n`);
     const rtpPort = await freePort();
-    const rtp = spawnCli(['rtp', '--listen', `127.0.0.1:${rtpPort}`, '--rtcp-port', 'none', '--url', url, '--access-key-file', file, '--idle-timeout-ms', '400']);
+    const rtp = spawnCli([
+      'rtp',
+      '--listen',
+      `127.0.0.1:${rtpPort}`,
+      '--rtcp-port',
+      'none',
+      '--url',
+      url,
+      '--access-key-file',
+      file,
+      '--idle-timeout-ms',
+      '400',
+    ]);
     await expect.poll(() => rtp.lines.some((l) => l.msg === 'scribed rtp listening'), { timeout: 20_000 }).toBe(true);
     const sender = await RtpTestSender.open(0x5151);
     for (const p of packetize(clip.mulaw8k.subarray(0, 8000), { payloadType: 0 })) await sender.send(p, rtpPort);

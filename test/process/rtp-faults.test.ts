@@ -15,7 +15,11 @@ import { packetize, RtpTestSender } from '../helpers/rtp.js';
 import { createAccount, freePort, kill9, serve } from '../helpers/serve-process.js';
 
 const logger = pino({ level: process.env.SCRIBED_TEST_LOG ?? 'silent' });
-const audio = Buffer.concat(loadClips().slice(0, 3).map((c) => c.mulaw8k)); // 15.4 s
+const audio = Buffer.concat(
+  loadClips()
+    .slice(0, 3)
+    .map((c) => c.mulaw8k),
+); // 15.4 s
 const children = new Set<ChildProcess>();
 
 afterEach(() => {

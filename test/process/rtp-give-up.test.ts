@@ -55,7 +55,24 @@ describe('scribed rtp gives up a call it cannot deliver', () => {
     const udp = await freeUdpPort();
     const out = tempDir('scribed-rtp-out-');
     const rtp = startRtp(
-      ['--listen', `127.0.0.1:${udp}`, '--rtcp-port', 'none', '--url', `http://127.0.0.1:${serverPort}`, '--out', out, '--metrics-port', '0', '--idle-timeout-ms', '1000', '--connect-timeout-ms', '1000', '--stop-timeout-ms', '5000'],
+      [
+        '--listen',
+        `127.0.0.1:${udp}`,
+        '--rtcp-port',
+        'none',
+        '--url',
+        `http://127.0.0.1:${serverPort}`,
+        '--out',
+        out,
+        '--metrics-port',
+        '0',
+        '--idle-timeout-ms',
+        '1000',
+        '--connect-timeout-ms',
+        '1000',
+        '--stop-timeout-ms',
+        '5000',
+      ],
       accessKey,
     );
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
@@ -97,7 +114,21 @@ describe('scribed rtp gives up a call it cannot deliver', () => {
     const udp = await freeUdpPort();
     const out = tempDir('scribed-rtp-out-');
     // The default connect budget (30 s) is far longer than the test: only the signal ends it.
-    const rtp = startRtp(['--listen', `127.0.0.1:${udp}`, '--rtcp-port', 'none', '--url', `http://127.0.0.1:${serverPort}`, '--out', out, '--stop-timeout-ms', '3000'], 'sk_test_never_used');
+    const rtp = startRtp(
+      [
+        '--listen',
+        `127.0.0.1:${udp}`,
+        '--rtcp-port',
+        'none',
+        '--url',
+        `http://127.0.0.1:${serverPort}`,
+        '--out',
+        out,
+        '--stop-timeout-ms',
+        '3000',
+      ],
+      'sk_test_never_used',
+    );
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
     const waiting = call(0x3333cccc, udp, clip.mulaw8k);
     await rtp.waitFor((r) => r.msg === 'creating the session failed; retrying');
@@ -128,7 +159,25 @@ describe('scribed rtp and an account without Characters', () => {
     const brokeKey = createAccount(dataDir, { name: 'broke', characters: 0 });
     const udp = await freeUdpPort();
     const out = tempDir('scribed-rtp-out-');
-    const rtp = startRtp(['--listen', `127.0.0.1:${udp}`, '--rtcp-port', 'none', '--url', `http://127.0.0.1:${serverPort}`, '--out', out, '--metrics-port', '0', '--idle-timeout-ms', '1000', '--credit-timeout-ms', '1000'], brokeKey);
+    const rtp = startRtp(
+      [
+        '--listen',
+        `127.0.0.1:${udp}`,
+        '--rtcp-port',
+        'none',
+        '--url',
+        `http://127.0.0.1:${serverPort}`,
+        '--out',
+        out,
+        '--metrics-port',
+        '0',
+        '--idle-timeout-ms',
+        '1000',
+        '--credit-timeout-ms',
+        '1000',
+      ],
+      brokeKey,
+    );
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
     const metricsPort = Number((await rtp.waitFor((r) => r.msg === 'metrics listening')).port);
     // 9 s: long enough that the give-up (1 s after the first refusal) lands inside the call.

@@ -20,9 +20,29 @@ afterEach(() => {
 });
 
 function ffmpeg(port: number, rtcpPort: number, codec: string): ChildProcess {
-  const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, '-ar', '8000', '-ac', '1', '-c:a', codec, '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const p = spawn(
+    'ffmpeg',
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-re',
+      '-i',
+      clip.wavFile,
+      '-ar',
+      '8000',
+      '-ac',
+      '1',
+      '-c:a',
+      codec,
+      '-f',
+      'rtp',
+      `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   children.add(p);
   return p;
 }
@@ -45,7 +65,23 @@ describe('scribed rtp as a process', () => {
     const [port, rtcpPort] = await freeUdpPorts(2);
 
     const rtp = spawnCli(
-      ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--out', out, '--access-key-file', keyFile, '--metrics-port', '0', '--idle-timeout-ms', '600'],
+      [
+        'rtp',
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--rtcp-port',
+        String(rtcpPort),
+        '--url',
+        base,
+        '--out',
+        out,
+        '--access-key-file',
+        keyFile,
+        '--metrics-port',
+        '0',
+        '--idle-timeout-ms',
+        '600',
+      ],
       { children },
     );
     await rtp.waitFor((r) => r.msg === 'scribed rtp listening');
@@ -68,7 +104,9 @@ describe('scribed rtp as a process', () => {
     const text = fs.readFileSync(path.join(out, `${sessionId}.txt`), 'utf8').trim();
     expect(text.split(/\s+/).length).toBeGreaterThan(3);
     // Calls get one final per utterance by default: the session was made in vad mode.
-    const session = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey: accessKey } })).json()) as { data: { effectiveOptions: Record<string, unknown> } };
+    const session = (await (
+      await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}`, { headers: { accessKey: accessKey } })
+    ).json()) as { data: { effectiveOptions: Record<string, unknown> } };
     expect(session.data.effectiveOptions.segmentCommitMode).toBe('vad');
     expect(rtp.stdout.some((l) => l.startsWith(`${sessionId} `))).toBe(true);
     // Every log line of the stream names it; none carries the key.
@@ -104,7 +142,10 @@ describe('scribed rtp as a process', () => {
   it('refuses to start without an access key, naming the two ways to give one', async () => {
     const env = { ...process.env };
     delete env.SCRIBED_ACCESS_KEY;
-    const r = spawn(process.execPath, [CLI, 'rtp', '--listen', '127.0.0.1:0', '--url', 'http://127.0.0.1:1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const r = spawn(process.execPath, [CLI, 'rtp', '--listen', '127.0.0.1:0', '--url', 'http://127.0.0.1:1'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.add(r);
     let stderr = '';
     r.stderr!.on('data', (d) => (stderr += d));
@@ -125,7 +166,10 @@ describe('scribed rtp as a process', () => {
       const args = ['rtp', '--url', 'http://127.0.0.1:1', ...flags];
       let stderr = '';
       try {
-        execFileSync(process.execPath, [CLI, ...args], { env: { ...process.env, SCRIBED_ACCESS_KEY: 'sk_x_y' }, stdio: ['ignore', 'pipe', 'pipe'] });
+        execFileSync(process.execPath, [CLI, ...args], {
+          env: { ...process.env, SCRIBED_ACCESS_KEY: 'sk_x_y' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
       } catch (err) {
         stderr = String((err as { stderr: Buffer }).stderr);
       }
@@ -145,11 +189,43 @@ describe('scribed rtp as a process', () => {
     fs.writeFileSync(keyFile, `${accessKey}\n`, { mode: 0o600 });
     const [port, rtcpPort] = await freeUdpPorts(2);
     const l16 = (realtime: boolean) => {
-      const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', ...(realtime ? ['-re'] : []), '-i', clip.wavFile, '-ar', '16000', '-ac', '1', '-c:a', 'pcm_s16be', '-f', 'rtp', `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=652`], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const p = spawn(
+        'ffmpeg',
+        [
+          '-hide_banner',
+          '-loglevel',
+          'error',
+          ...(realtime ? ['-re'] : []),
+          '-i',
+          clip.wavFile,
+          '-ar',
+          '16000',
+          '-ac',
+          '1',
+          '-c:a',
+          'pcm_s16be',
+          '-f',
+          'rtp',
+          `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=652`,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
       children.add(p);
       return new Promise((resolve) => p.once('exit', resolve));
     };
-    const rtpArgs = ['rtp', '--listen', `127.0.0.1:${port}`, '--rtcp-port', String(rtcpPort), '--url', base, '--access-key-file', keyFile, '--idle-timeout-ms', '600'];
+    const rtpArgs = [
+      'rtp',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--rtcp-port',
+      String(rtcpPort),
+      '--url',
+      base,
+      '--access-key-file',
+      keyFile,
+      '--idle-timeout-ms',
+      '600',
+    ];
 
     const unmapped = spawnCli(rtpArgs, { children });
     await unmapped.waitFor((r) => r.msg === 'scribed rtp listening');

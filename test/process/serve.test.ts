@@ -28,17 +28,28 @@ describe('scribed serve as a process', () => {
   it('creates accounts while running, redacts credentials, finalizes and exits 0 on SIGTERM', async () => {
     const dataDir = tempDir();
     const { proc, base, logs } = await serve(dataDir);
-    const account = JSON.parse(cli(['accounts', 'create', '--name', 'ops', '--characters', '100', '--json'], dataDir)) as Record<string, string>;
+    const account = JSON.parse(cli(['accounts', 'create', '--name', 'ops', '--characters', '100', '--json'], dataDir)) as Record<
+      string,
+      string
+    >;
     expect(Object.keys(account).sort()).toEqual(['accessKey', 'accountId', 'apiToken']);
     const credited = JSON.parse(cli(['accounts', 'credit', '--account', account.accountId!, '--characters', '50'], dataDir));
     expect(credited.characters).toBe('150');
 
     const h = { accessKey: account.accessKey!, 'content-type': 'application/json' };
     const created = (await (
-      await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions`, { method: 'POST', headers: { ...h, 'Idempotency-Key': `proc-${randomUUID()}` }, body: '{}' })
+      await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions`, {
+        method: 'POST',
+        headers: { ...h, 'Idempotency-Key': `proc-${randomUUID()}` },
+        body: '{}',
+      })
     ).json()) as any;
-    const ticket = (await (await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${created.data.sessionId}/tickets`, { method: 'POST', headers: h })).json()) as any;
-    const ws = await StreamClient.connect(`${base.replace('http', 'ws')}${created.data.streamUrl}?ticket=${encodeURIComponent(ticket.data.ticket)}`);
+    const ticket = (await (
+      await fetch(`${base}/sound_clone/api/v1/stt/realtime/sessions/${created.data.sessionId}/tickets`, { method: 'POST', headers: h })
+    ).json()) as any;
+    const ws = await StreamClient.connect(
+      `${base.replace('http', 'ws')}${created.data.streamUrl}?ticket=${encodeURIComponent(ticket.data.ticket)}`,
+    );
     await ws.next('ready');
     ws.audio(1, 0, clip.pcm16k.subarray(0, 64000));
     await ws.next('ack');
@@ -61,7 +72,11 @@ describe('scribed serve as a process', () => {
 
     // the segment finalized at shutdown survives the restart
     const again = await serve(dataDir);
-    const txt = await (await fetch(`${again.base}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, { headers: h })).json();
+    const txt = await (
+      await fetch(`${again.base}/sound_clone/api/v1/stt/transcriptions/${created.data.transcriptionId}/transcript?format=json`, {
+        headers: h,
+      })
+    ).json();
     expect((txt as any).segments).toHaveLength(1);
     again.proc.kill('SIGTERM');
   }, 60_000);
@@ -74,7 +89,9 @@ describe('scribed serve as a process', () => {
       const started = Date.now();
       // No --max-decoders and a new data dir: a start that got that far would measure capacity
       // for tens of seconds before trying to listen.
-      const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', tempDir()], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', tempDir()], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       children.add(proc);
       let stderr = '';
       proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

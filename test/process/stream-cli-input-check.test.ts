@@ -30,7 +30,8 @@ afterAll(() => {
 type Run = StreamRun;
 
 /** `scribed stream ARGS`, stdin fed from `stdin` (bytes) when given. */
-const stream = (args: string[], stdin?: Buffer): Promise<Run> => runStream(url, args, { children, env: { SCRIBED_ACCESS_KEY: accessKey }, stdin });
+const stream = (args: string[], stdin?: Buffer): Promise<Run> =>
+  runStream(url, args, { children, env: { SCRIBED_ACCESS_KEY: accessKey }, stdin });
 
 const finished = streamFinished;
 const warnings = (run: Run) => run.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning:'));
@@ -44,7 +45,9 @@ describe('scribed stream with the wrong audio', () => {
   it('a WAV piped as mu-law is refused before a session exists, naming the right --encoding (exit 2)', async () => {
     const run = await stream(['--input', '-', '--encoding', 'mulaw_8000'], fs.readFileSync(clip.wavFile));
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('scribed stream: stdin is a WAV file of 16-bit PCM, mono, 16000 Hz, not mulaw_8000: run again with --encoding pcm_s16le_16000');
+    expect(run.stderr).toContain(
+      'scribed stream: stdin is a WAV file of 16-bit PCM, mono, 16000 Hz, not mulaw_8000: run again with --encoding pcm_s16le_16000',
+    );
     expect(run.logs.some((l) => l.msg === 'streaming')).toBe(false);
   }, 30_000);
 
@@ -65,7 +68,9 @@ describe('scribed stream with the wrong audio', () => {
     const run = await stream(['--input', '-', '--encoding', 'mulaw_8000'], mp3);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('scribed stream: stdin holds an MP3 file (ID3 tag), not raw mulaw_8000 audio');
-    expect(run.stderr).toContain('ffmpeg -loglevel error -i pipe:0 -f mulaw -ar 8000 -ac 1 pipe:1 | scribed stream --input - --encoding mulaw_8000');
+    expect(run.stderr).toContain(
+      'ffmpeg -loglevel error -i pipe:0 -f mulaw -ar 8000 -ac 1 pipe:1 | scribed stream --input - --encoding mulaw_8000',
+    );
   }, 30_000);
 
   it('the dev set mu-law sent as PCM, and its PCM sent as mu-law, with --ignore-encoding-check, warn once naming the likely encoding', async () => {

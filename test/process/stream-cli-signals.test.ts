@@ -30,10 +30,14 @@ afterAll(() => {
 
 /** `scribed stream --input -` with stdin left open; logs parsed as they come. */
 function startStream(out: string) {
-  const proc = spawn(process.execPath, [CLI, 'stream', '--url', url, '--input', '-', '--encoding', 'mulaw_8000', '--out', out, '--metrics-port', '0'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
-  });
+  const proc = spawn(
+    process.execPath,
+    [CLI, 'stream', '--url', url, '--input', '-', '--encoding', 'mulaw_8000', '--out', out, '--metrics-port', '0'],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, SCRIBED_ACCESS_KEY: accessKey },
+    },
+  );
   children.add(proc);
   const logs: Array<Record<string, any>> = [];
   readline.createInterface({ input: proc.stderr! }).on('line', (line) => {
@@ -71,10 +75,17 @@ describe('scribed stream and signals', () => {
     const done = s.logs.find((l) => l.msg === 'stream finished')!;
     expect(done.capturedSamples).toBe(clip.mulaw8k.length);
     expect(done.serverCapturedSamples).toBe(clip.mulaw8k.length);
-    const session = (await (await fetch(`${url}/sound_clone/api/v1/stt/realtime/sessions/${done.sessionId}`, { headers: { accessKey } })).json()) as any;
+    const session = (await (
+      await fetch(`${url}/sound_clone/api/v1/stt/realtime/sessions/${done.sessionId}`, { headers: { accessKey } })
+    ).json()) as any;
     expect(['PROCESSING', 'COMPLETED']).toContain(session.data.status); // closed: the History task status
     const txt = fs.readFileSync(path.join(out, `${done.sessionId}.txt`), 'utf8');
     expect(txt).toMatch(/rather/);
-    expect(fs.readFileSync(path.join(out, `${done.sessionId}.jsonl`), 'utf8').trim().split('\n').length).toBe(done.segments);
+    expect(
+      fs
+        .readFileSync(path.join(out, `${done.sessionId}.jsonl`), 'utf8')
+        .trim()
+        .split('\n').length,
+    ).toBe(done.segments);
   }, 60_000);
 });

@@ -28,7 +28,11 @@ afterAll(() => {
 });
 
 function account(characters: number): string {
-  const out = execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', `c${characters}`, '--characters', String(characters), '--json', '--data-dir', dataDir], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    [CLI, 'accounts', 'create', '--name', `c${characters}`, '--characters', String(characters), '--json', '--data-dir', dataDir],
+    { encoding: 'utf8' },
+  );
   return (JSON.parse(out) as { accessKey: string }).accessKey;
 }
 
@@ -51,12 +55,18 @@ describe('scribed stream: the stumbles a newcomer met', () => {
     // first 2 s straddle the third second: the server holds part of a paid second and says
     // accepting: true at each resume, then refuses the next frame. That used to restart the
     // credit clock at every retry, for ever, logging each refused frame.
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--realtime', '--credit-timeout-ms', '20000'], account(3), 45_000);
+    const run = await stream(
+      ['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--realtime', '--credit-timeout-ms', '20000'],
+      account(3),
+      45_000,
+    );
     expect(run.code, run.stderr.slice(-1500)).toBe(1);
     expect(run.wallMs).toBeLessThan(3_000 + 20_000 + 8_000);
     expect(run.stderr).toContain('scribed stream: the account has no Characters left and got none within 20 s');
     expect(run.stderr.split('\n').filter((l) => l.includes('NOT_ACCEPTING'))).toHaveLength(0);
-    expect(run.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning: the account has no Characters left: waiting up to 20 s'))).toHaveLength(1);
+    expect(
+      run.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning: the account has no Characters left: waiting up to 20 s')),
+    ).toHaveLength(1);
     expect(run.logs.filter((l) => l.msg === 'session resumed').length).toBeGreaterThanOrEqual(2); // it did ask again
     // Warnings: the server's first refusal, and the one line said to the user; no more.
     const warned = run.logs.filter((l) => l.level >= 40 && l.msg !== 'stream failed').map((l) => String(l.msg));
@@ -77,7 +87,9 @@ describe('scribed stream: the stumbles a newcomer met', () => {
 
     const forced = await stream(['--input', clip.ulawFile, '--encoding', 'pcm_s16le_16000', '--ignore-encoding-check'], key);
     expect(forced.code).toBe(0);
-    expect(forced.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning:') && l.includes('is --encoding wrong?'))).toHaveLength(1);
+    expect(
+      forced.stderr.split('\n').filter((l) => l.startsWith('scribed stream: warning:') && l.includes('is --encoding wrong?')),
+    ).toHaveLength(1);
     expect((await history(key)).map((t) => t.transcriptionId)).toEqual([finished(forced).transcriptionId]);
   }, 60_000);
 
@@ -97,16 +109,40 @@ describe('scribed stream: the stumbles a newcomer met', () => {
 
   it('in a terminal, stderr holds plain lines: no JSON log lines', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const cmd = [process.execPath, CLI, 'stream', '--url', nobody, '--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--connect-timeout-ms', '1500'].map((a) => `'${a}'`).join(' ');
+    const cmd = [
+      process.execPath,
+      CLI,
+      'stream',
+      '--url',
+      nobody,
+      '--input',
+      clip.ulawFile,
+      '--encoding',
+      'mulaw_8000',
+      '--connect-timeout-ms',
+      '1500',
+    ]
+      .map((a) => `'${a}'`)
+      .join(' ');
     // script(1) runs the command on a pseudo-terminal; its output is the terminal's.
     let screen = '';
     try {
-      screen = execFileSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', env: { ...process.env, SCRIBED_ACCESS_KEY: 'sk_test_not_a_key_0000000000' }, timeout: 20_000 });
+      screen = execFileSync('script', ['-qec', cmd, '/dev/null'], {
+        encoding: 'utf8',
+        env: { ...process.env, SCRIBED_ACCESS_KEY: 'sk_test_not_a_key_0000000000' },
+        timeout: 20_000,
+      });
     } catch (err) {
       screen = String((err as { stdout?: string }).stdout ?? '');
     }
     const lines = screen.split(/\r?\n/).filter((l) => l.trim() !== '');
-    expect(lines.some((l) => l.startsWith(`scribed stream: could not create the session at ${nobody}`)), screen).toBe(true);
-    expect(lines.filter((l) => l.trimStart().startsWith('{')), screen).toEqual([]);
+    expect(
+      lines.some((l) => l.startsWith(`scribed stream: could not create the session at ${nobody}`)),
+      screen,
+    ).toBe(true);
+    expect(
+      lines.filter((l) => l.trimStart().startsWith('{')),
+      screen,
+    ).toEqual([]);
   }, 30_000);
 });

@@ -41,7 +41,10 @@ interface Run {
 }
 
 /** Run `scribed stream ARGS`, optionally with `shell` feeding its stdin. */
-function stream(args: string[], opts: { stdinFrom?: string[]; env?: Record<string, string>; url?: string; signalAfterMs?: number; signalOnLog?: string } = {}): Promise<Run> {
+function stream(
+  args: string[],
+  opts: { stdinFrom?: string[]; env?: Record<string, string>; url?: string; signalAfterMs?: number; signalOnLog?: string } = {},
+): Promise<Run> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
     const proc = spawn(process.execPath, [CLI, 'stream', '--url', opts.url ?? url, ...args], {
@@ -89,7 +92,11 @@ function finished(run: Run): Record<string, any> {
 }
 
 function outFiles(out: string, sessionId: string) {
-  const jsonl = fs.readFileSync(path.join(out, `${sessionId}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const jsonl = fs
+    .readFileSync(path.join(out, `${sessionId}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const txt = fs.readFileSync(path.join(out, `${sessionId}.txt`), 'utf8');
   return { jsonl, txt, dir: fs.readdirSync(out) };
 }
@@ -100,9 +107,12 @@ describe('scribed stream as a process', () => {
     // Two sentences with a second of silence between them.
     const twoSentences = path.join(tempDir(), 'two-sentences.wav');
     execFileSync('sox', [clip.wavFile, second.wavFile, twoSentences, 'pad', `1@${clip.durationSec}`]);
-    const run = await stream(['--input', '-', '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--title', 'sox pipe'], {
-      stdinFrom: ['sox', twoSentences, '-t', 'raw', '-r', '8000', '-e', 'mu-law', '-b', '8', '-c', '1', '-'],
-    });
+    const run = await stream(
+      ['--input', '-', '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--title', 'sox pipe'],
+      {
+        stdinFrom: ['sox', twoSentences, '-t', 'raw', '-r', '8000', '-e', 'mu-law', '-b', '8', '-c', '1', '-'],
+      },
+    );
     expect(run.code).toBe(0);
     const done = finished(run);
     expect(done.serverCapturedSamples).toBe(done.capturedSamples);
@@ -112,7 +122,8 @@ describe('scribed stream as a process', () => {
     // each ended by a pause, none past the audio.
     expect(files.jsonl.length).toBeGreaterThanOrEqual(2);
     expect(files.jsonl.map((s: any) => s.segmentId)).toEqual(files.jsonl.map((_: unknown, i: number) => `seg_${i}`));
-    for (let i = 1; i < files.jsonl.length; i++) expect(Number(files.jsonl[i].startSample)).toBeGreaterThanOrEqual(Number(files.jsonl[i - 1].endSample));
+    for (let i = 1; i < files.jsonl.length; i++)
+      expect(Number(files.jsonl[i].startSample)).toBeGreaterThanOrEqual(Number(files.jsonl[i - 1].endSample));
     expect(Number(files.jsonl.at(-1).endSample)).toBeLessThanOrEqual(done.capturedSamples);
     const text = files.jsonl.map((s: any) => s.text).join(' ');
     expect(text).toContain('rather');
@@ -123,7 +134,18 @@ describe('scribed stream as a process', () => {
 
   it('--segment-commit-mode manual gives the API default: one segment to the end of the audio', async () => {
     const out = tempDir();
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--out', out, '--segment-commit-mode', 'manual']);
+    const run = await stream([
+      '--input',
+      clip.ulawFile,
+      '--encoding',
+      'mulaw_8000',
+      '--access-key-file',
+      keyFile,
+      '--out',
+      out,
+      '--segment-commit-mode',
+      'manual',
+    ]);
     expect(run.code).toBe(0);
     const done = finished(run);
     const files = outFiles(out, done.sessionId);
@@ -133,7 +155,10 @@ describe('scribed stream as a process', () => {
 
   it('a wrong --url fails within --connect-timeout-ms, exit 1, saying what to check', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--connect-timeout-ms', '1500'], { url: nobody });
+    const run = await stream(
+      ['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile, '--connect-timeout-ms', '1500'],
+      { url: nobody },
+    );
     expect(run.code).toBe(1);
     expect(run.wallMs).toBeLessThan(10_000);
     expect(run.stderr).toContain(`scribed stream: could not create the session at ${nobody} within 2 s`);
@@ -142,17 +167,33 @@ describe('scribed stream as a process', () => {
 
   it('the first SIGTERM while the server was never reached ends the process at once, exit 1', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile], { url: nobody, signalOnLog: 'creating the session failed; retrying' });
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', keyFile], {
+      url: nobody,
+      signalOnLog: 'creating the session failed; retrying',
+    });
     expect(run.code).toBe(1);
     expect(run.wallMs).toBeLessThan(8_000);
     expect(run.stderr).toContain('stopped by SIGTERM before the session was created: nothing was sent');
   }, 30_000);
 
   it('an account without Characters fails after --credit-timeout-ms with the command that fixes it', async () => {
-    const broke = JSON.parse(execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'broke', '--characters', '0', '--json', '--data-dir', dataDir], { encoding: 'utf8' })) as { accessKey: string };
+    const broke = JSON.parse(
+      execFileSync(process.execPath, [CLI, 'accounts', 'create', '--name', 'broke', '--characters', '0', '--json', '--data-dir', dataDir], {
+        encoding: 'utf8',
+      }),
+    ) as { accessKey: string };
     const brokeKey = path.join(tempDir(), 'broke-key');
     fs.writeFileSync(brokeKey, `${broke.accessKey}\n`, { mode: 0o600 });
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--access-key-file', brokeKey, '--credit-timeout-ms', '1500']);
+    const run = await stream([
+      '--input',
+      clip.ulawFile,
+      '--encoding',
+      'mulaw_8000',
+      '--access-key-file',
+      brokeKey,
+      '--credit-timeout-ms',
+      '1500',
+    ]);
     expect(run.code).toBe(1);
     expect(run.wallMs).toBeLessThan(15_000);
     expect(run.stderr).toContain('no Characters left');
@@ -201,7 +242,11 @@ describe('scribed stream as a process', () => {
     const bin = tempDir();
     // The stand-in takes node-record-lpcm16's arguments (rate, 16-bit, raw, '-') and plays
     // the clip as the "device" would deliver it.
-    fs.writeFileSync(path.join(bin, 'sox'), `#!/bin/sh\nexec /usr/bin/sox "${clip.wavFile}" -t raw -r 8000 -e signed-integer -b 16 -c 1 -\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(bin, 'sox'),
+      `#!/bin/sh\nexec /usr/bin/sox "${clip.wavFile}" -t raw -r 8000 -e signed-integer -b 16 -c 1 -\n`,
+      { mode: 0o755 },
+    );
     const out = tempDir();
     const run = await stream(['--input', 'mic', '--encoding', 'mulaw_8000', '--out', out], {
       env: { SCRIBED_ACCESS_KEY: accessKey, PATH: `${bin}:${process.env.PATH}` },
@@ -214,7 +259,9 @@ describe('scribed stream as a process', () => {
 
   it('--realtime paces the input at real time; reports the client CPU per audio second', async () => {
     const t0 = Date.now();
-    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--realtime'], { env: { SCRIBED_ACCESS_KEY: accessKey } });
+    const run = await stream(['--input', clip.ulawFile, '--encoding', 'mulaw_8000', '--realtime'], {
+      env: { SCRIBED_ACCESS_KEY: accessKey },
+    });
     const wall = (Date.now() - t0) / 1000;
     expect(run.code).toBe(0);
     const done = finished(run);

@@ -58,13 +58,29 @@ const finished = (run: Run): Json => streamFinished(run);
 /** The recognizer's words of a session's server-side transcript. */
 async function sessionWords(transcriptionId: string): Promise<string[]> {
   const t = JSON.parse((await get(`/stt/transcriptions/${transcriptionId}/transcript?format=json`)).text);
-  return t.segments.flatMap((s: Json) => String(s.rawText ?? s.text).toLowerCase().split(/\s+/).filter(Boolean));
+  return t.segments.flatMap((s: Json) =>
+    String(s.rawText ?? s.text)
+      .toLowerCase()
+      .split(/\s+/)
+      .filter(Boolean),
+  );
 }
 
 describe('scribed stream --channels 2', () => {
   it('streams a stereo file as a two-leg call whose per-speaker words equal each channel streamed alone', async () => {
     const out = tempDir();
-    const run = await stream(['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channels', '2', '--out', out, '--title', 'support call']);
+    const run = await stream([
+      '--input',
+      files.stereo,
+      '--encoding',
+      'pcm_s16le_16000',
+      '--channels',
+      '2',
+      '--out',
+      out,
+      '--title',
+      'support call',
+    ]);
     expect(run.code, run.stderr.slice(-1500)).toBe(0);
     const done = finished(run);
     expect(done.callId).toMatch(/^call_/);
@@ -86,7 +102,10 @@ describe('scribed stream --channels 2', () => {
 
     // Each channel alone, through the same command, mono.
     const alone: Record<string, string[]> = {};
-    for (const [speaker, file] of [['agent', files.left], ['customer', files.right]] as const) {
+    for (const [speaker, file] of [
+      ['agent', files.left],
+      ['customer', files.right],
+    ] as const) {
       const mono = await stream(['--input', file, '--encoding', 'pcm_s16le_16000']);
       expect(mono.code).toBe(0);
       expect(mono.stderr).not.toContain('--channels 2');
@@ -107,7 +126,10 @@ describe('scribed stream --channels 2', () => {
     const names = fs.readdirSync(out).sort();
     for (const leg of done.legs) expect(names).toEqual(expect.arrayContaining([`${leg.sessionId}.jsonl`, `${leg.sessionId}.txt`]));
     expect(names).toContain(`${done.callId}.txt`);
-    const merged = fs.readFileSync(path.join(out, `${done.callId}.txt`), 'utf8').trim().split('\n');
+    const merged = fs
+      .readFileSync(path.join(out, `${done.callId}.txt`), 'utf8')
+      .trim()
+      .split('\n');
     expect(merged.join('\n')).toBe((await get(`/stt/calls/${done.callId}/transcript?format=txt`)).text.trim());
     expect(merged[0]).toMatch(/^\[00:00:0\d\.\d{3}\] agent: /);
     expect(merged.findIndex((l) => l.includes('] customer: '))).toBeGreaterThan(merged.findLastIndex((l) => l.includes('] agent: ')));
@@ -137,15 +159,26 @@ describe('scribed stream --channels 2', () => {
   it('warns when a stereo file is streamed without --channels 2', async () => {
     const run = await stream(['--input', files.stereo, '--encoding', 'pcm_s16le_16000']);
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain('has 2 channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2');
+    expect(run.stderr).toContain(
+      'has 2 channels; they are mixed down to one. If each channel is one party (agent and customer), run with --channels 2',
+    );
   }, 120_000);
 
   it('refuses flags that cannot make a call, exit 2, before anything is sent', async () => {
     const cases: Array<[string[], string]> = [
       [['--input', files.stereo, '--encoding', 'mulaw_8000', '--channels', '2'], '--channels 2 takes 16-bit PCM'],
-      [['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channel-speakers', 'a,b'], '--channel-speakers applies only with --channels 2'],
-      [['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channels', '2', '--channel-speakers', 'agent'], '--channel-speakers: must be an array of 2'],
-      [['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channels', '2', '--channel-speakers', 'rep,rep'], '--channel-speakers: must name a different speaker'],
+      [
+        ['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channel-speakers', 'a,b'],
+        '--channel-speakers applies only with --channels 2',
+      ],
+      [
+        ['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channels', '2', '--channel-speakers', 'agent'],
+        '--channel-speakers: must be an array of 2',
+      ],
+      [
+        ['--input', files.stereo, '--encoding', 'pcm_s16le_16000', '--channels', '2', '--channel-speakers', 'rep,rep'],
+        '--channel-speakers: must name a different speaker',
+      ],
     ];
     for (const [args, message] of cases) {
       const run = await stream(args);

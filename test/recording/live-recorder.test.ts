@@ -53,7 +53,14 @@ describe('LiveRecorder', () => {
       else expect(p.pcm[i]).toBe(audio[i]);
     }
     // The same final's event after it (the finals' listener cut it first): nothing left to cut.
-    rec.event({ type: 'final', segmentId: 'seg_0', text: '[NUMBER]', trigger: 'commit', start: { sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 }, end: { sample: '16000', ms: 2000, epoch: 1, epochSample: 16000, epochMs: 2000 } });
+    rec.event({
+      type: 'final',
+      segmentId: 'seg_0',
+      text: '[NUMBER]',
+      trigger: 'commit',
+      start: { sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 },
+      end: { sample: '16000', ms: 2000, epoch: 1, epochSample: 16000, epochMs: 2000 },
+    });
     await rec.settled();
     expect(keeper.pieces).toHaveLength(1);
     // The shared frames were copied, not masked in place.
@@ -77,7 +84,9 @@ describe('LiveRecorder', () => {
   });
 
   it('reads spans from a final event: its redactions, else its token words, else a token in its text masks the segment', () => {
-    expect(redactedSpansOf({ redactions: [{ type: 'number', startSample: '10', endSample: '20' }] }, 0n, 100n)).toEqual([{ startSample: 10n, endSample: 20n }]);
+    expect(redactedSpansOf({ redactions: [{ type: 'number', startSample: '10', endSample: '20' }] }, 0n, 100n)).toEqual([
+      { startSample: 10n, endSample: 20n },
+    ]);
     const words = [
       { word: 'call', start: { sample: '0' }, end: { sample: '5' } },
       { word: '[NUMBER]', start: { sample: '5' }, end: { sample: '50' } },
@@ -97,7 +106,9 @@ describe('mask and mix', () => {
     maskSpans(a, 1000n, [{ startSample: 2000n, endSample: 2500n }], RATE);
     maskSpans(b, 3000n, [{ startSample: 2000n, endSample: 2500n }], RATE);
     expect([...a, ...b]).toEqual([...whole]); // one tone across a cut
-    expect(spansOfAnnotations({ redactions: [{ type: 'ssn', startSample: '3', endSample: '9' }, { bad: true }] })).toEqual([{ startSample: 3n, endSample: 9n }]);
+    expect(spansOfAnnotations({ redactions: [{ type: 'ssn', startSample: '3', endSample: '9' }, { bad: true }] })).toEqual([
+      { startSample: 3n, endSample: 9n },
+    ]);
   });
 
   it('interleaves two legs, left and right, padding the shorter with silence', () => {

@@ -20,9 +20,25 @@ function ffmpegRaw(args: string[]): Buffer {
   return execFileSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-i', clip.wavFile, ...args, '-'], { maxBuffer: 64 << 20 });
 }
 
-function ffmpegRtp(codecArgs: string[], port: number, rtcpPort: number, opts: { realtime?: boolean; pktSize?: number } = {}): Promise<void> {
+function ffmpegRtp(
+  codecArgs: string[],
+  port: number,
+  rtcpPort: number,
+  opts: { realtime?: boolean; pktSize?: number } = {},
+): Promise<void> {
   const url = `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}${opts.pktSize ? `&pkt_size=${opts.pktSize}` : ''}`;
-  const args = ['-hide_banner', '-loglevel', 'error', ...(opts.realtime ? ['-re'] : []), '-i', clip.wavFile, ...codecArgs, '-f', 'rtp', url];
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    ...(opts.realtime ? ['-re'] : []),
+    '-i',
+    clip.wavFile,
+    ...codecArgs,
+    '-f',
+    'rtp',
+    url,
+  ];
   return new Promise((resolve, reject) => {
     const p = spawn('ffmpeg', args, { stdio: ['ignore', 'ignore', 'inherit'] });
     p.once('error', reject);
@@ -39,7 +55,10 @@ async function receiver(payloadTypes: string[] = []) {
 describe('ffmpeg RTP muxer as the peer', () => {
   it('PCMU at real time in 20 ms packets: every byte ffmpeg encoded, in order', async () => {
     const r = await receiver();
-    await ffmpegRtp(['-ar', '8000', '-ac', '1', '-c:a', 'pcm_mulaw'], r.address.port, r.address.rtcpPort!, { realtime: true, pktSize: 172 });
+    await ffmpegRtp(['-ar', '8000', '-ac', '1', '-c:a', 'pcm_mulaw'], r.address.port, r.address.rtcpPort!, {
+      realtime: true,
+      pktSize: 172,
+    });
     const s = await r.nextStream();
     const end = await s.ended;
     expect(end.reason).toBe('idle');
@@ -64,7 +83,8 @@ describe('ffmpeg RTP muxer as the peer', () => {
     expect(s.stream.info.format.codec).toBe('PCMA');
     expect(end.stats.lost).toBe(0);
     const reference = decodeAlaw(ffmpegRaw(['-ar', '8000', '-ac', '1', '-f', 'alaw']));
-    const got = s.stream.info.format.sessionEncoding === 'pcm_s16le_8000' ? decodeToPcm16('pcm_s16le_8000', s.audio()) : decodeAlaw(s.audio());
+    const got =
+      s.stream.info.format.sessionEncoding === 'pcm_s16le_8000' ? decodeToPcm16('pcm_s16le_8000', s.audio()) : decodeAlaw(s.audio());
     expect(got.length).toBe(reference.length);
     expect(Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(Buffer.from(reference.buffer))).toBe(true);
   });

@@ -70,7 +70,9 @@ async function ingest(opts: { payloadTypes?: string[] } = {}) {
 function ffmpegRtp(codecArgs: string[], port: number, rtcpPort: number): Promise<void> {
   const url = `rtp://127.0.0.1:${port}?rtcpport=${rtcpPort}&pkt_size=172`;
   return new Promise((resolve, reject) => {
-    const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, ...codecArgs, '-f', 'rtp', url], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const p = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-re', '-i', clip.wavFile, ...codecArgs, '-f', 'rtp', url], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     p.once('error', reject);
     p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited ${code}`))));
   });
@@ -99,7 +101,11 @@ describe('RTP ingest into a real service', () => {
     const sessionId = report.sessionId!;
     const txt = fs.readFileSync(path.join(t.outDir, `${sessionId}.txt`), 'utf8');
     expect(normaliseWords(txt)).toEqual(normaliseWords(rtpText));
-    const jsonl = fs.readFileSync(path.join(t.outDir, `${sessionId}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const jsonl = fs
+      .readFileSync(path.join(t.outDir, `${sessionId}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(jsonl.length).toBe(report.summary!.finals.length);
   });
 
@@ -184,7 +190,8 @@ describe('RTP ingest into a real service', () => {
     const vsClean = wordErrorRate(clean, lossy);
     const vsRef = wordErrorRate(clip.reference, lossy);
     expect(normaliseWords(lossy).length).toBeGreaterThan(0);
-    if (process.env.SCRIBED_TEST_FIGURES) console.log(JSON.stringify({ lost: lost.size, packets: packets.length, vsClean, vsRef, clean, lossy }));
+    if (process.env.SCRIBED_TEST_FIGURES)
+      console.log(JSON.stringify({ lost: lost.size, packets: packets.length, vsClean, vsRef, clean, lossy }));
   });
 });
 
@@ -210,7 +217,18 @@ describe('RTP ingest while the server is unreachable', () => {
     const metrics = new ClientMetrics({ defaults: false });
     const outDir = tempDir('scribed-rtp-out-');
     const url = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
-    const ing = new RtpIngest({ host: '127.0.0.1', port: 0, rtcpPort: 0, payloadTypes: buildPayloadTypeMap([]), idleTimeoutMs: 60_000, url, accessKey: key, outDir, logger, clientMetrics: metrics });
+    const ing = new RtpIngest({
+      host: '127.0.0.1',
+      port: 0,
+      rtcpPort: 0,
+      payloadTypes: buildPayloadTypeMap([]),
+      idleTimeoutMs: 60_000,
+      url,
+      accessKey: key,
+      outDir,
+      logger,
+      clientMetrics: metrics,
+    });
     const address = await ing.start();
     const reports: RtpSessionReport[] = [];
     ing.on('done', (r) => reports.push(r));
@@ -272,7 +290,8 @@ describe('RTP ingest while the server is unreachable', () => {
     const address = await ing.start();
     const reports: RtpSessionReport[] = [];
     ing.on('done', (r) => reports.push(r));
-    const overflowSeconds = async () => Number(/^scribed_client_audio_overflow_seconds_total (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
+    const overflowSeconds = async () =>
+      Number(/^scribed_client_audio_overflow_seconds_total (\S+)$/m.exec(await metrics.registry.metrics())?.[1]);
 
     // A 2 s call: only the last 0.5 s can be held while its session cannot be created.
     const first = await RtpTestSender.open(0xdead01);

@@ -97,7 +97,11 @@ describe('JitterBuffer', () => {
     const out = [...jb.push(packet(0), 0).released];
     out.push(...jb.push({ sequenceNumber: 1, timestamp: 3 * SAMPLES, payload: new Uint8Array(SAMPLES).fill(9) }, 60).released);
     expect(jb.stats).toMatchObject({ concealedSamples: 0, silenceSamples: 2 * SAMPLES });
-    expect(concat(out).subarray(SAMPLES, 3 * SAMPLES).every((b) => b === MULAW_SILENCE)).toBe(true);
+    expect(
+      concat(out)
+        .subarray(SAMPLES, 3 * SAMPLES)
+        .every((b) => b === MULAW_SILENCE),
+    ).toBe(true);
   });
 
   it('declares holes lost when more than maxPackets wait', () => {
@@ -173,7 +177,11 @@ describe('JitterBuffer', () => {
   it('resynchronises after a sequence jump confirmed by a second packet (RFC 3550 A.1)', () => {
     const jb = mulawBuffer();
     const out = [...jb.push(packet(0), 0).released, ...jb.push(packet(1), 20).released];
-    const jumped = (k: number) => ({ sequenceNumber: 40_000 + k, timestamp: 2 * SAMPLES + k * SAMPLES, payload: new Uint8Array(SAMPLES).fill(2 + k) });
+    const jumped = (k: number) => ({
+      sequenceNumber: 40_000 + k,
+      timestamp: 2 * SAMPLES + k * SAMPLES,
+      payload: new Uint8Array(SAMPLES).fill(2 + k),
+    });
     expect(jb.push(jumped(0), 40).outcome).toBe('out_of_range');
     const r = jb.push(jumped(1), 60);
     expect(r.outcome).toBe('in_order');

@@ -6,11 +6,27 @@ const payload = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
 
 describe('parseRtpPacket', () => {
   it('reads every fixed header field', () => {
-    const bytes = encodeRtpPacket({ payloadType: 8, sequenceNumber: 0xfffe, timestamp: 0xfffffff0, ssrc: 0xdeadbeef, marker: true, payload });
+    const bytes = encodeRtpPacket({
+      payloadType: 8,
+      sequenceNumber: 0xfffe,
+      timestamp: 0xfffffff0,
+      ssrc: 0xdeadbeef,
+      marker: true,
+      payload,
+    });
     const r = parseRtpPacket(bytes);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value).toMatchObject({ marker: true, payloadType: 8, sequenceNumber: 0xfffe, timestamp: 0xfffffff0, ssrc: 0xdeadbeef, csrcs: [], extension: null, paddingBytes: 0 });
+    expect(r.value).toMatchObject({
+      marker: true,
+      payloadType: 8,
+      sequenceNumber: 0xfffe,
+      timestamp: 0xfffffff0,
+      ssrc: 0xdeadbeef,
+      csrcs: [],
+      extension: null,
+      paddingBytes: 0,
+    });
     expect([...r.value.payload]).toEqual([...payload]);
   });
 
@@ -54,7 +70,11 @@ describe('parseRtpPacket', () => {
     ['version 0 (e.g. STUN)', Buffer.from([0x00, ...good.subarray(1)]), 'bad_version'],
     ['15 CSRCs announced, none present', Buffer.from([0x8f, ...good.subarray(1)]), 'csrc_overrun'],
     ['extension bit without an extension header', Buffer.from([0x90, ...good.subarray(1, 12), 0xbe]), 'extension_overrun'],
-    ['extension longer than the packet', Buffer.from([0x90, ...good.subarray(1, 12), 0xbe, 0xde, 0x00, 0x09, 1, 2, 3, 4]), 'extension_overrun'],
+    [
+      'extension longer than the packet',
+      Buffer.from([0x90, ...good.subarray(1, 12), 0xbe, 0xde, 0x00, 0x09, 1, 2, 3, 4]),
+      'extension_overrun',
+    ],
     ['padding count of zero', Buffer.from([0xa0, ...good.subarray(1, good.length - 1), 0]), 'bad_padding'],
     ['padding longer than the payload', Buffer.from([0xa0, ...good.subarray(1, good.length - 1), 200]), 'bad_padding'],
     ['an RTCP sender report', Buffer.from([0x80, 200, 0, 6, ...new Array(24).fill(0)]), 'rtcp_not_rtp'],
@@ -132,6 +152,9 @@ describe('RTCP', () => {
   });
 
   it('never throws, whatever the bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => void parseRtcpCompound(bytes)), { numRuns: 5000 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => void parseRtcpCompound(bytes)),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -33,7 +33,14 @@ describe('payload types', () => {
 
   it('swaps L16 from network (big-endian) to little-endian without touching the datagram', () => {
     const format = parsePayloadTypeSpec('96=l16/16000');
-    expect(format).toMatchObject({ payloadType: 96, codec: 'L16', clockRateHz: 16000, bytesPerSample: 2, silenceByte: 0, sessionEncoding: 'pcm_s16le_16000' });
+    expect(format).toMatchObject({
+      payloadType: 96,
+      codec: 'L16',
+      clockRateHz: 16000,
+      bytesPerSample: 2,
+      silenceByte: 0,
+      sessionEncoding: 'pcm_s16le_16000',
+    });
     const wire = Uint8Array.from([0x12, 0x34, 0xff, 0xfe]);
     const out = format.toSession(wire);
     expect([...decodeToPcm16('pcm_s16le_16000', out)]).toEqual([0x1234, -2]);

@@ -116,7 +116,10 @@ describe('RtpReceiver', () => {
     expect(new Set(t.streams.map((s) => s.stream.info.key)).size).toBe(3);
     // A BYE names an SSRC; it ends that SSRC's streams from the sender's host.
     await t.sender.bye(t.address.rtcpPort!, 0x99);
-    const ended = await Promise.race([t.streams.find((s) => s.stream.info.ssrc === 0x99)!.ended, new Promise((r) => setTimeout(() => r('timeout'), 2000))]);
+    const ended = await Promise.race([
+      t.streams.find((s) => s.stream.info.ssrc === 0x99)!.ended,
+      new Promise((r) => setTimeout(() => r('timeout'), 2000)),
+    ]);
     expect(ended).toMatchObject({ reason: 'bye' });
     expect(t.receiver.streams.size).toBe(2);
     for (const s of t.streams) if (s.stream.info.ssrc !== 0x99) expect(s.audio().equals(tone(3))).toBe(true);
@@ -172,7 +175,10 @@ describe('RtpReceiver', () => {
 
   it('drops unsupported payload types, and keeps the sequence for other types inside a stream', async () => {
     const t = await setup();
-    await t.sender.sendRaw(encodeRtpPacket({ payloadType: 97, sequenceNumber: 1, timestamp: 0, ssrc: 0x77, payload: new Uint8Array(160) }), t.address.port);
+    await t.sender.sendRaw(
+      encodeRtpPacket({ payloadType: 97, sequenceNumber: 1, timestamp: 0, ssrc: 0x77, payload: new Uint8Array(160) }),
+      t.address.port,
+    );
     const packets = packetize(tone(6), { payloadType: 0 });
     // Packet 3 is a DTMF event (PT 101) at the same place in the sequence.
     packets[3] = { ...packets[3]!, payloadType: 101, payload: Uint8Array.from([1, 0, 0, 160]) };
@@ -193,15 +199,22 @@ describe('RtpReceiver', () => {
     const lines: Array<{ level: number; msg: string; payloadType?: number; ssrc?: string }> = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const registry = new Registry();
-    const r = await startTestReceiver({ payloadTypes: buildPayloadTypeMap([]), jitter: { maxDelayMs: 60 }, metrics: createRtpMetrics(registry), logger });
+    const r = await startTestReceiver({
+      payloadTypes: buildPayloadTypeMap([]),
+      jitter: { maxDelayMs: 60 },
+      metrics: createRtpMetrics(registry),
+      logger,
+    });
     cleanups.push(() => r.receiver.stop());
     const ffmpegLike = await RtpTestSender.open(0x5eed);
     cleanups.push(() => ffmpegLike.close());
     const other = await RtpTestSender.open(0x0ddba11);
     cleanups.push(() => other.close());
     // ffmpeg's L16 at 16 kHz: dynamic payload type 97, 20 ms per packet.
-    for (const p of packetize(Buffer.alloc(640 * 10), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 })) await ffmpegLike.send(p, r.address.port);
-    for (const p of packetize(Buffer.alloc(640 * 3), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 })) await other.send(p, r.address.port);
+    for (const p of packetize(Buffer.alloc(640 * 10), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 }))
+      await ffmpegLike.send(p, r.address.port);
+    for (const p of packetize(Buffer.alloc(640 * 3), { payloadType: 97, bytesPerSample: 2, samplesPerPacket: 320 }))
+      await other.send(p, r.address.port);
     // Datagrams on loopback arrive in order: a DTMF-free PCMU packet after them shows every
     // earlier one was handled.
     for (const p of packetize(tone(1), { payloadType: 0 })) await other.send(p, r.address.port);
@@ -266,7 +279,7 @@ describe('RtpReceiver', () => {
 
   it('converts L16 (big-endian) of a dynamic payload type to little-endian session PCM', async () => {
     const t = await setup({ payloadTypes: ['96=l16/16000'] });
-    const samples = Int16Array.from({ length: 640 }, (_, i) => (i * 97) % 30000 - 15000);
+    const samples = Int16Array.from({ length: 640 }, (_, i) => ((i * 97) % 30000) - 15000);
     const wire = Buffer.alloc(samples.length * 2);
     samples.forEach((v, i) => wire.writeInt16BE(v, 2 * i));
     for (const p of packetize(wire, { payloadType: 96, bytesPerSample: 2, samplesPerPacket: 320 })) await t.sender.send(p, t.address.port);

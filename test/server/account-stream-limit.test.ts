@@ -43,7 +43,6 @@ function expectLimited(r: StreamClient | HandshakeRefused): void {
 /** The session id in a stream URL (.../sessions/{id}/stream). */
 const sessionIdOf = (streamUrl: string): string => streamUrl.split('/').at(-2)!;
 
-
 // The default is fair share, not a cap: an account alone may use every recognizer,
 // sockets beyond them are deferred (not refused) up to the backlog bound, and a freed
 // recognizer goes to the account furthest below its share. The bound is given explicitly so
@@ -72,7 +71,11 @@ describe('per-account streams by default: fair share, no cap', () => {
 
   it('one account alone uses every recognizer, and a socket beyond them is deferred, not refused', async () => {
     const alice = await svc.account(10_000n);
-    const urls = [await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey)];
+    const urls = [
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+    ];
     const a1 = await connect(svc, alice.accessKey, urls[0]!);
     const a2 = await connect(svc, alice.accessKey, urls[1]!);
     expect(a1).toBeInstanceOf(StreamClient);
@@ -105,7 +108,11 @@ describe('per-account streams by default: fair share, no cap', () => {
   it('two accounts competing for two recognizers each get one: the account holding both gives one back, between segments, to the account below its share', async () => {
     const alice = await svc.account(10_000n);
     const bob = await svc.account(10_000n);
-    const aUrls = [await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey)];
+    const aUrls = [
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+    ];
     const bUrl = await openSession(svc, bob.accessKey);
     const a1 = (await connect(svc, alice.accessKey, aUrls[0]!)) as StreamClient;
     const a2 = (await connect(svc, alice.accessKey, aUrls[1]!)) as StreamClient;
@@ -185,7 +192,11 @@ describe('per-account stream limit set by the operator: a cap of all recognizers
   });
 
   it('refuses the account past its limit, leaves a recognizer for another account, and gives the place back when a socket ends', async () => {
-    const urls = [await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey), await openSession(svc, alice.accessKey)];
+    const urls = [
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+      await openSession(svc, alice.accessKey),
+    ];
     const a1 = (await connect(svc, alice.accessKey, urls[0]!)) as StreamClient;
     const a2 = (await connect(svc, alice.accessKey, urls[1]!)) as StreamClient;
     expect(a1).toBeInstanceOf(StreamClient);

@@ -82,10 +82,11 @@ afterAll(async () => {
   await new Promise<void>((r) => receiver.close(() => r()));
 });
 
-const api = (method: string, url: string, body?: unknown, key = alice.accessKey) => call(svc.baseUrl, method as 'GET', url, { key, ...(body === undefined ? {} : { body }) });
+const api = (method: string, url: string, body?: unknown, key = alice.accessKey) =>
+  call(svc.baseUrl, method as 'GET', url, { key, ...(body === undefined ? {} : { body }) });
 
 describe('categories API', () => {
-  it('refuses bad input with 422 naming the field; another account\'s category is not found', async () => {
+  it("refuses bad input with 422 naming the field; another account's category is not found", async () => {
     for (const [body, field] of [
       [{ name: 'empty', conditions: [] }, 'conditions'],
       [{ name: 'window', conditions: [{ phrases: ['hello'], window: { first: -30 } }] }, 'conditions[0].window.first'],
@@ -98,7 +99,11 @@ describe('categories API', () => {
     }
     const c = await api('POST', `${STT}/categories`, { name: 'tmp', conditions: [{ pattern: 'refund(ed)?', speaker: 'customer' }] });
     expect(c.status, JSON.stringify(c.json)).toBe(201);
-    expect(c.json.data).toMatchObject({ name: 'tmp', enabled: true, conditions: [{ pattern: 'refund(ed)?', caseSensitive: false, speaker: 'customer', window: null, negate: false }] });
+    expect(c.json.data).toMatchObject({
+      name: 'tmp',
+      enabled: true,
+      conditions: [{ pattern: 'refund(ed)?', caseSensitive: false, speaker: 'customer', window: null, negate: false }],
+    });
     expect((await api('GET', `${STT}/categories/${c.json.data.id}`, undefined, bob.accessKey)).status).toBe(404);
     expect((await api('PATCH', `${STT}/categories/${c.json.data.id}`, { enabled: false }, bob.accessKey)).status).toBe(404);
     expect((await api('PATCH', `${STT}/categories/${c.json.data.id}`, { enabled: false })).json.data.enabled).toBe(false);
@@ -108,7 +113,10 @@ describe('categories API', () => {
 
 describe('a two-leg call of real speech at known times', () => {
   it('has the figures of its ground truth, its categories, in the API, the webhook, /metrics and the CSV', async () => {
-    const endpoint = await api('POST', '/sound_clone/api/v1/webhooks/endpoints', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['call.completed'] });
+    const endpoint = await api('POST', '/sound_clone/api/v1/webhooks/endpoints', {
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      events: ['call.completed'],
+    });
     expect(endpoint.status, JSON.stringify(endpoint.json)).toBe(201);
     const cat = async (name: string, conditions: unknown[], enabled = true) => {
       const r = await api('POST', `${STT}/categories`, { name, conditions, enabled });
@@ -117,7 +125,9 @@ describe('a two-leg call of real speech at known times', () => {
     };
     const ids = {
       early: await cat('customer says it in the first 12 s', [{ phrases: ['was not'], speaker: 'customer', window: { first: 12 } }]),
-      notFirst5: await cat('customer not in the first 5 s', [{ phrases: ['was not'], speaker: 'customer', window: { first: 5 }, negate: true }]),
+      notFirst5: await cat('customer not in the first 5 s', [
+        { phrases: ['was not'], speaker: 'customer', window: { first: 5 }, negate: true },
+      ]),
       late: await cat('customer says it in the last 8 s', [{ phrases: ['was not'], speaker: 'customer', window: { last: 8 } }]),
       agentNever: await cat('agent never says it', [{ phrases: ['was not'], speaker: 'agent', negate: true }]),
       silence: await cat('a silence over 5 s', [{ silenceSeconds: 5 }]),
@@ -125,7 +135,10 @@ describe('a two-leg call of real speech at known times', () => {
       agentPolite: await cat('agent never interrupts', [{ interruptions: 1, speaker: 'agent', negate: true }]),
       off: await cat('disabled', [{ silenceSeconds: 1 }], false),
     };
-    await call(svc.baseUrl, 'POST', `${STT}/categories`, { key: bob.accessKey, body: { name: 'bob', conditions: [{ silenceSeconds: 1 }] } });
+    await call(svc.baseUrl, 'POST', `${STT}/categories`, {
+      key: bob.accessKey,
+      body: { name: 'bob', conditions: [{ silenceSeconds: 1 }] },
+    });
 
     const agentA = clip('librivox-0870');
     const agentB = clip('librivox-0930');
@@ -133,8 +146,14 @@ describe('a two-leg call of real speech at known times', () => {
     const oh = yeah();
     const totalMs = 22_000;
     const place = { agentA: 1000, agentB: 16_000, customerA: 6000, oh: 17_200 };
-    const agentPcm = leg(totalMs, [[place.agentA, agentA], [place.agentB, agentB]]);
-    const customerPcm = leg(totalMs, [[place.customerA, customerA], [place.oh, oh]]);
+    const agentPcm = leg(totalMs, [
+      [place.agentA, agentA],
+      [place.agentB, agentB],
+    ]);
+    const customerPcm = leg(totalMs, [
+      [place.customerA, customerA],
+      [place.oh, oh],
+    ]);
     const truth = {
       agentA: speechBounds(agentA),
       agentB: speechBounds(agentB),
@@ -143,7 +162,11 @@ describe('a two-leg call of real speech at known times', () => {
     };
     const at = (k: keyof typeof truth) => ({ startMs: place[k] + truth[k].startMs, endMs: place[k] + truth[k].endMs });
 
-    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, { key: alice.accessKey, body: { title: 'analytics', agentId: 'agent-7' }, headers: { 'Idempotency-Key': `analytics-${randomUUID()}` } });
+    const created = await call(svc.baseUrl, 'POST', `${STT}/calls`, {
+      key: alice.accessKey,
+      body: { title: 'analytics', agentId: 'agent-7' },
+      headers: { 'Idempotency-Key': `analytics-${randomUUID()}` },
+    });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
     expect(created.json.data.agentId).toBe('agent-7');
     const callId = created.json.data.callId as string;
@@ -160,7 +183,10 @@ describe('a two-leg call of real speech at known times', () => {
     const got = await api('GET', `${STT}/calls/${callId}/analytics`);
     expect(got.status, JSON.stringify(got.json)).toBe(200);
     const { figures, categories } = got.json.data;
-    console.log('figures:', JSON.stringify({ ...figures, legs: figures.legs.map((l: any) => ({ ...l, loudness: { ...l.loudness, track: undefined } })) }));
+    console.log(
+      'figures:',
+      JSON.stringify({ ...figures, legs: figures.legs.map((l: any) => ({ ...l, loudness: { ...l.loudness, track: undefined } })) }),
+    );
     expect(got.json.data).toMatchObject({ subjectId: callId, callId, transcriptionId: null });
     expect(figures.durationMs).toBe(totalMs);
 
@@ -194,11 +220,18 @@ describe('a two-leg call of real speech at known times', () => {
 
     // Loudness against ffmpeg's volumedetect over each leg's whole audio.
     const dir = tempDir('scribed-analytics-');
-    for (const [pcm, l] of [[agentPcm, agentLeg], [customerPcm, customerLeg]] as const) {
+    for (const [pcm, l] of [
+      [agentPcm, agentLeg],
+      [customerPcm, customerLeg],
+    ] as const) {
       const file = path.join(dir, `${l.speaker}.raw`);
       fs.writeFileSync(file, Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
       // volumedetect reports on stderr; -v info with the log on stdout through pipe:1 is not a thing, so ask sh.
-      const err = execFileSync('sh', ['-c', `ffmpeg -hide_banner -f s16le -ar ${RATE} -ac 1 -i "$1" -af volumedetect -f null - 2>&1`, 'sh', file], { encoding: 'utf8' });
+      const err = execFileSync(
+        'sh',
+        ['-c', `ffmpeg -hide_banner -f s16le -ar ${RATE} -ac 1 -i "$1" -af volumedetect -f null - 2>&1`, 'sh', file],
+        { encoding: 'utf8' },
+      );
       const mean = Number(/mean_volume: (-?[\d.]+) dB/.exec(err)![1]);
       expect(l.loudness.track).toHaveLength(22);
       expect(Math.abs(l.loudness.meanDbfs - mean), `${l.speaker} mean level ${l.loudness.meanDbfs} vs ffmpeg ${mean}`).toBeLessThan(0.2);
@@ -237,8 +270,14 @@ describe('a two-leg call of real speech at known times', () => {
     const agg = await api('GET', `${STT}/agents/agent-7/analytics`);
     expect(agg.status, JSON.stringify(agg.json)).toBe(200);
     expect(agg.json.data).toMatchObject({
-      agentId: 'agent-7', calls: 1, callsWithAgentLeg: 1, averageDurationMs: totalMs, averageTalkShare: agentLeg.talkShare,
-      interruptionsMade: 0, interruptionsReceived: 1, averageWordsPerMinute: agentLeg.wordsPerMinute,
+      agentId: 'agent-7',
+      calls: 1,
+      callsWithAgentLeg: 1,
+      averageDurationMs: totalMs,
+      averageTalkShare: agentLeg.talkShare,
+      interruptionsMade: 0,
+      interruptionsReceived: 1,
+      averageWordsPerMinute: agentLeg.wordsPerMinute,
     });
     expect(agg.json.data.categories.find((x: any) => x.categoryId === ids.silence)).toMatchObject({ calls: 1, rate: 1 });
     expect((await api('GET', `${STT}/agents/agent-7/analytics`, undefined, bob.accessKey)).json.data.calls).toBe(0);
@@ -255,7 +294,12 @@ describe('a two-leg call of real speech at known times', () => {
     while (!hooks.some((h) => h.data.callId === callId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const hook = hooks.find((h) => h.data.callId === callId)!;
     expect(hook.type).toBe('call.completed');
-    expect(hook.data.analytics).toMatchObject({ durationMs: totalMs, interruptions: 1, longestSilenceMs: quiet.endMs - quiet.startMs, turns: 3 });
+    expect(hook.data.analytics).toMatchObject({
+      durationMs: totalMs,
+      interruptions: 1,
+      longestSilenceMs: quiet.endMs - quiet.startMs,
+      turns: 3,
+    });
     expect(hook.data.analytics.categories.map((x: any) => x.categoryId).sort()).toEqual([...matched.keys()].sort());
     expect(hook.data.links.analytics).toBe(`${STT}/calls/${callId}/analytics`);
 
@@ -279,6 +323,8 @@ describe('a two-leg call of real speech at known times', () => {
     const bad = await call(svc.baseUrl, 'GET', `${STT}/analytics/export?from=yesterday`, { key: alice.accessKey });
     expect([bad.status, bad.json.message]).toEqual([422, expect.stringMatching(/^VALIDATION_FAILED: from: /)]);
     // The default range is the week before now.
-    expect((await (await fetch(`${svc.baseUrl}${STT}/analytics/export`, { headers: { accessKey: alice.accessKey } })).text())).toContain(callId);
+    expect(await (await fetch(`${svc.baseUrl}${STT}/analytics/export`, { headers: { accessKey: alice.accessKey } })).text()).toContain(
+      callId,
+    );
   }, 180_000);
 });

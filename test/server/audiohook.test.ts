@@ -86,7 +86,13 @@ describe('AudioHook v2 on /audiohook/v2', () => {
     const c = await connect();
     c.open({ conversationId, ani: '+15555550123', dnis: '+18005550111' });
     const opened = await c.next((m) => m.type === 'opened', 30_000, 'opened');
-    expect(opened).toMatchObject({ version: '2', id: c.sessionId, seq: 1, clientseq: 1, parameters: { media: [{ type: 'audio', format: 'PCMU', channels: ['external', 'internal'], rate: 8000 }] } });
+    expect(opened).toMatchObject({
+      version: '2',
+      id: c.sessionId,
+      seq: 1,
+      clientseq: 1,
+      parameters: { media: [{ type: 'audio', format: 'PCMU', channels: ['external', 'internal'], rate: 8000 }] },
+    });
 
     const stereo = interleavePcmu(customer.mulaw8k, agent.mulaw8k);
     await stream(c, stereo);
@@ -132,7 +138,9 @@ describe('AudioHook v2 on /audiohook/v2', () => {
     const call = await waitForStatus((await openedCall(conversationId)).callId, 'COMPLETED');
     expect(call.title).toBe('Genesys ani +15555550123 (Pat Caller) dnis +18005550111');
     expect(call.legs.map((l: any) => l.speaker)).toEqual(['customer', 'agent']);
-    const merged: any = await (await fetch(`${svc.baseUrl}${API}/stt/calls/${call.callId}/transcript?format=json`, { headers: { accessKey: alice.accessKey } })).json();
+    const merged: any = await (
+      await fetch(`${svc.baseUrl}${API}/stt/calls/${call.callId}/transcript?format=json`, { headers: { accessKey: alice.accessKey } })
+    ).json();
     const samples = stereo.length / 2 + 8000 + 4000 + 8000;
     for (const leg of merged.legs) expect(leg.durationMs).toBe(samples / 8);
     // Each leg is charged for its own audio, gaps included.
@@ -164,9 +172,15 @@ describe('AudioHook v2 on /audiohook/v2', () => {
 
     const call = await waitForStatus((await openedCall(conversationId)).callId, 'COMPLETED');
     expect(call.legs.map((l: any) => l.speaker)).toEqual(['customer', 'agent']);
-    const merged: any = await (await fetch(`${svc.baseUrl}${API}/stt/calls/${call.callId}/transcript?format=json`, { headers: { accessKey: alice.accessKey } })).json();
+    const merged: any = await (
+      await fetch(`${svc.baseUrl}${API}/stt/calls/${call.callId}/transcript?format=json`, { headers: { accessKey: alice.accessKey } })
+    ).json();
     for (const leg of merged.legs) expect(leg.durationMs).toBe((part1.length / 2 + part2.length / 2) / 8);
-    const bySpeaker = (speaker: string) => merged.segments.filter((s: any) => s.speaker === speaker).map((s: any) => s.text).join(' ');
+    const bySpeaker = (speaker: string) =>
+      merged.segments
+        .filter((s: any) => s.speaker === speaker)
+        .map((s: any) => s.text)
+        .join(' ');
     const extRef = `${first.external.reference} ${second.external.reference}`;
     const intRef = `${first.internal.reference} ${second.internal.reference}`;
     const figures = `customer ${JSON.stringify(bySpeaker('customer'))}, agent ${JSON.stringify(bySpeaker('agent'))}`;
@@ -211,7 +225,7 @@ describe('AudioHook bad input: refused clearly, nothing charged, others served',
     plain.ws.close();
 
     bystander.send('ping', {});
-    await bystander.next((m) => m.type === 'pong', 10_000, 'the bystander\'s pong');
+    await bystander.next((m) => m.type === 'pong', 10_000, "the bystander's pong");
     bystander.send('close', { reason: 'end' });
     await bystander.next((m) => m.type === 'closed', 30_000, 'closed');
     expect(await balance()).toBe(before);
@@ -262,6 +276,7 @@ describe('AudioHook bad input: refused clearly, nothing charged, others served',
 
     expect(await balance()).toBe(before);
     const metrics = await (await fetch(`${svc.baseUrl}/metrics`)).text();
-    for (const reason of ['media', 'seq', 'too_large', 'audio']) expect(metrics).toMatch(new RegExp(`scribed_audiohook_messages_invalid_total\\{reason="${reason}"\\} [1-9]`));
+    for (const reason of ['media', 'seq', 'too_large', 'audio'])
+      expect(metrics).toMatch(new RegExp(`scribed_audiohook_messages_invalid_total\\{reason="${reason}"\\} [1-9]`));
   }, 60_000);
 });

@@ -48,7 +48,11 @@ afterAll(async () => {
 async function upload(file: string | Buffer, fields: Record<string, string>, key = alice.accessKey, headers: Record<string, string> = {}) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  form.append('file', new Blob([typeof file === 'string' ? fs.readFileSync(file) : file]), typeof file === 'string' ? path.basename(file) : 'upload.bin');
+  form.append(
+    'file',
+    new Blob([typeof file === 'string' ? fs.readFileSync(file) : file]),
+    typeof file === 'string' ? path.basename(file) : 'upload.bin',
+  );
   const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: key, ...headers }, body: form });
   return { status: res.status, json: (await res.json()) as Json, replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
@@ -71,7 +75,12 @@ async function balance(key = alice.accessKey): Promise<bigint> {
 
 /** The recognizer's words of a JSON transcript's segments, in order. */
 function words(segments: Json[]): string[] {
-  return segments.flatMap((s: Json) => String(s.rawText ?? s.text).toLowerCase().split(/\s+/).filter(Boolean));
+  return segments.flatMap((s: Json) =>
+    String(s.rawText ?? s.text)
+      .toLowerCase()
+      .split(/\s+/)
+      .filter(Boolean),
+  );
 }
 
 async function monoWords(file: string): Promise<string[]> {
@@ -142,7 +151,10 @@ describe('multichannel batch upload', () => {
   }, 180_000);
 
   it('names the legs from channelSpeakers and keeps the title field as the call title', async () => {
-    const r = await upload(files.stereo, { title: 'Support line 4', options: JSON.stringify({ multichannel: true, channelSpeakers: ['rep', 'caller'] }) });
+    const r = await upload(files.stereo, {
+      title: 'Support line 4',
+      options: JSON.stringify({ multichannel: true, channelSpeakers: ['rep', 'caller'] }),
+    });
     expect(r.status).toBe(200);
     expect(r.json.data.legs.map((l: Json) => l.speaker)).toEqual(['rep', 'caller']);
     const call = (await get(`${CALLS}/${r.json.data.callId}`)).json.data;
@@ -164,7 +176,12 @@ describe('multichannel batch upload', () => {
     expect(again.json.data.legs.map((l: Json) => l.transcriptionId)).toEqual(first.json.data.legs.map((l: Json) => l.transcriptionId));
     expect(await balance()).toBe(after);
     // Other speakers under the same key are another request.
-    const other = await upload(files.stereo, { options: JSON.stringify({ multichannel: true, channelSpeakers: ['a', 'b'] }) }, alice.accessKey, { 'Idempotency-Key': key });
+    const other = await upload(
+      files.stereo,
+      { options: JSON.stringify({ multichannel: true, channelSpeakers: ['a', 'b'] }) },
+      alice.accessKey,
+      { 'Idempotency-Key': key },
+    );
     expect(other.status).toBe(409);
     expect(other.json.message).toContain('IDEMPOTENCY_CONFLICT');
     await svc.service.batch.idle();

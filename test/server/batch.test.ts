@@ -117,7 +117,11 @@ describe('batch transcription', () => {
     const liveCost = costOf(String(live.pcm16k.length / 2), 16_000);
 
     const flacSource = clips.find((c) => c.id === 'librivox-0890')!;
-    const files = [...clips.map((c) => ({ path: c.wavFile, ref: c.reference, clip: c })), { path: convert(flacSource.wavFile, 'mp3'), ref: flacSource.reference, clip: null }, { path: convert(flacSource.wavFile, 'flac'), ref: flacSource.reference, clip: null }];
+    const files = [
+      ...clips.map((c) => ({ path: c.wavFile, ref: c.reference, clip: c })),
+      { path: convert(flacSource.wavFile, 'mp3'), ref: flacSource.reference, clip: null },
+      { path: convert(flacSource.wavFile, 'flac'), ref: flacSource.reference, clip: null },
+    ];
     const created: Json[] = [];
     for (const f of files) {
       const r = await upload(svc, alice.accessKey, f.path, { title: `batch ${f.path}` });
@@ -151,7 +155,9 @@ describe('batch transcription', () => {
 
     expect((await transcript(svc, created[0].transcriptionId, alice.accessKey)).segments[0].words.length).toBeGreaterThan(3);
     // Downloads in every format serve batch rows.
-    const srt = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${created[0].transcriptionId}/transcript?format=srt`, { headers: { accessKey: alice.accessKey } });
+    const srt = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${created[0].transcriptionId}/transcript?format=srt`, {
+      headers: { accessKey: alice.accessKey },
+    });
     expect(await srt.text()).toMatch(/00:00:0\d,\d{3} --> /);
 
     // Characters: the same rule as real time, 1 per started second of audio.
@@ -205,12 +211,32 @@ describe('batch transcription', () => {
   it('refuses non-audio content whatever its name, bad fields and options, changing nothing', async () => {
     const carol = await svc.account(1_000n);
     const cases: Array<[number, string, Promise<{ status: number; json: Json }>]> = [
-      [415, 'UNSUPPORTED_AUDIO', upload(svc, carol.accessKey, Buffer.from('RIFF this is plain text pretending to be a wav file\n'.repeat(50)))],
+      [
+        415,
+        'UNSUPPORTED_AUDIO',
+        upload(svc, carol.accessKey, Buffer.from('RIFF this is plain text pretending to be a wav file\n'.repeat(50))),
+      ],
       [415, 'UNSUPPORTED_AUDIO', upload(svc, carol.accessKey, fs.readFileSync(new URL('../../package.json', import.meta.url)))],
-      [422, 'VALIDATION_FAILED: options.inputEncoding', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"inputEncoding":"mulaw_8000"}' })],
-      [422, 'VALIDATION_FAILED: options.segmentCommitMode', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"segmentCommitMode":"manual"}' })],
-      [422, 'VALIDATION_FAILED: options.removeDisfluencies', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"removeDisfluencies":"yes"}' })],
-      [422, 'VALIDATION_FAILED: options.rewriteInstruction', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"entityCategories":["email"],"rewriteInstruction":"x"}' })],
+      [
+        422,
+        'VALIDATION_FAILED: options.inputEncoding',
+        upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"inputEncoding":"mulaw_8000"}' }),
+      ],
+      [
+        422,
+        'VALIDATION_FAILED: options.segmentCommitMode',
+        upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"segmentCommitMode":"manual"}' }),
+      ],
+      [
+        422,
+        'VALIDATION_FAILED: options.removeDisfluencies',
+        upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"removeDisfluencies":"yes"}' }),
+      ],
+      [
+        422,
+        'VALIDATION_FAILED: options.rewriteInstruction',
+        upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{"entityCategories":["email"],"rewriteInstruction":"x"}' }),
+      ],
       [422, 'VALIDATION_FAILED: options', upload(svc, carol.accessKey, clips[1]!.wavFile, { options: '{not json' })],
       [422, 'VALIDATION_FAILED: title', upload(svc, carol.accessKey, clips[1]!.wavFile, { title: 'x'.repeat(201) })],
       [422, 'VALIDATION_FAILED: languageHint', upload(svc, carol.accessKey, clips[1]!.wavFile, { languageHint: 'fr' })],
@@ -225,7 +251,11 @@ describe('batch transcription', () => {
       expect(r.json.code).toBe(-1);
       expect(r.json.message.startsWith(prefix), r.json.message).toBe(true);
     }
-    const json = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: carol.accessKey, 'content-type': 'application/json' }, body: '{}' });
+    const json = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, {
+      method: 'POST',
+      headers: { accessKey: carol.accessKey, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(json.status).toBe(400);
     expect(await listAll(svc, carol.accessKey)).toEqual([]);
     expect(await balance(svc, carol.accessKey)).toBe(1_000n);
@@ -266,9 +296,13 @@ describe('batch transcription', () => {
     const other = await secondConnection(svc);
     const sqlite = other.engine === 'sqlite';
     if (sqlite) {
-      await other.db.run("CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END");
+      await other.db.run(
+        "CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs BEGIN SELECT RAISE(ABORT, 'injected storage fault'); END",
+      );
     } else {
-      await other.db.run("CREATE FUNCTION fail_batch_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$");
+      await other.db.run(
+        "CREATE FUNCTION fail_batch_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$",
+      );
       await other.db.run('CREATE TRIGGER fail_batch_insert BEFORE INSERT ON batch_jobs FOR EACH ROW EXECUTE FUNCTION fail_batch_insert()');
     }
     try {
@@ -314,7 +348,27 @@ const longAudio = (() => {
     ['anullsrc=r=8000:cl=mono', '8k'],
   ].map(([src, bitrate], i) => {
     const out = `${dir}/part${i}.mp3`;
-    execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', src!, '-t', '1200', '-ac', '1', '-ar', '8000', '-b:a', bitrate!, '-write_xing', '0', '-id3v2_version', '0', out]);
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      src!,
+      '-t',
+      '1200',
+      '-ac',
+      '1',
+      '-ar',
+      '8000',
+      '-b:a',
+      bitrate!,
+      '-write_xing',
+      '0',
+      '-id3v2_version',
+      '0',
+      out,
+    ]);
     return fs.readFileSync(out);
   });
   return { hourFlac, understatedMp3: Buffer.concat(parts) };
@@ -372,7 +426,9 @@ describe('audio length limits, checked before decoding', () => {
 
       // Three at once: each decode stops at 601 s of 8 kHz audio (9.6 MB), not 1205 s, and
       // only one runs at a time.
-      const capped = await watchDecodes(dir, () => Promise.all([0, 1, 2].map(() => upload(limited, rich.accessKey, longAudio.understatedMp3))));
+      const capped = await watchDecodes(dir, () =>
+        Promise.all([0, 1, 2].map(() => upload(limited, rich.accessKey, longAudio.understatedMp3))),
+      );
       for (const r of capped.result) {
         expect(r.status, JSON.stringify(r.json)).toBe(413);
         expect(r.json.message).toBe("PAYLOAD_TOO_LARGE: the audio is longer than this server's limit of 600 s per file");
@@ -463,7 +519,9 @@ describe('text options on finals', () => {
   it('removeDisfluencies: batch finals lose the fillers the recognizer heard and keep rawText', async () => {
     // readableText off: these compare filler removal with the recognizer's text.
     const plain = (await upload(svc, alice.accessKey, fillers, { options: JSON.stringify({ readableText: false }) })).json.data;
-    const cleaned = (await upload(svc, alice.accessKey, fillers, { options: JSON.stringify({ removeDisfluencies: true, readableText: false }) })).json.data;
+    const cleaned = (
+      await upload(svc, alice.accessKey, fillers, { options: JSON.stringify({ removeDisfluencies: true, readableText: false }) })
+    ).json.data;
     await svc.service.batch.idle();
     const a = await transcript(svc, plain.transcriptionId, alice.accessKey);
     const b = await transcript(svc, cleaned.transcriptionId, alice.accessKey);
@@ -480,7 +538,8 @@ describe('text options on finals', () => {
 
   it('entityCategories: batch finals carry entities with offsets into the text', async () => {
     const plain = (await upload(svc, alice.accessKey, money)).json.data;
-    const tagged = (await upload(svc, alice.accessKey, money, { options: JSON.stringify({ entityCategories: ['money', 'phone_number'] }) })).json.data;
+    const tagged = (await upload(svc, alice.accessKey, money, { options: JSON.stringify({ entityCategories: ['money', 'phone_number'] }) }))
+      .json.data;
     expect(tagged.sampleRateHz).toBe(8000); // telephone-band source: telephony front end
     await svc.service.batch.idle();
     expect((await transcript(svc, plain.transcriptionId, alice.accessKey)).segments[0].entities).toBeUndefined();
@@ -493,7 +552,12 @@ describe('text options on finals', () => {
 
   it('rewriteInstruction and processingContentStorage: batch jobs say they were not applied', async () => {
     const r = await upload(svc, alice.accessKey, clips[1]!.wavFile, {
-      options: JSON.stringify({ rewriteInstruction: 'make it formal', processingContentStorage: true, suppressBackgroundSpeech: true, includeAlignment: false }),
+      options: JSON.stringify({
+        rewriteInstruction: 'make it formal',
+        processingContentStorage: true,
+        suppressBackgroundSpeech: true,
+        includeAlignment: false,
+      }),
     });
     expect(r.status).toBe(200);
     const codes = r.json.data.notices.map((n: Json) => n.code);
@@ -509,7 +573,9 @@ describe('text options on finals', () => {
   }, 60_000);
 
   it('suppressBackgroundSpeech (not applied in batch) leaves words timed: includeAlignment defaults on', async () => {
-    const r = await upload(svc, alice.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile, { options: JSON.stringify({ suppressBackgroundSpeech: true }) });
+    const r = await upload(svc, alice.accessKey, clips.find((c) => c.id === 'librivox-0880')!.wavFile, {
+      options: JSON.stringify({ suppressBackgroundSpeech: true }),
+    });
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json.data.effectiveOptions).toMatchObject({ includeAlignment: true, suppressBackgroundSpeech: true });
     expect(r.json.data.effectiveOptions.notApplied).toContain('suppressBackgroundSpeech');
@@ -520,7 +586,13 @@ describe('text options on finals', () => {
   }, 60_000);
 
   it('real-time finals get the same options through the socket, and the session says what it could not apply', async () => {
-    const withOpt = await streamSession(svc, alice.accessKey, { removeDisfluencies: true, readableText: false }, rawPcm(fillers, 16_000), 16_000);
+    const withOpt = await streamSession(
+      svc,
+      alice.accessKey,
+      { removeDisfluencies: true, readableText: false },
+      rawPcm(fillers, 16_000),
+      16_000,
+    );
     const without = await streamSession(svc, alice.accessKey, { readableText: false }, rawPcm(fillers, 16_000), 16_000);
     const f1 = withOpt.events.find((e) => e.type === 'final')!;
     const f0 = without.events.find((e) => e.type === 'final')!;
@@ -531,7 +603,13 @@ describe('text options on finals', () => {
     const stored = await transcript(svc, withOpt.session.transcriptionId, alice.accessKey);
     expect(stored.segments[0]).toMatchObject({ text: f1.text, rawText: f1.rawText });
 
-    const ent = await streamSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_8000', entityCategories: ['money', 'person'] }, rawPcm(money, 8000), 8000);
+    const ent = await streamSession(
+      svc,
+      alice.accessKey,
+      { inputEncoding: 'pcm_s16le_8000', entityCategories: ['money', 'person'] },
+      rawPcm(money, 8000),
+      8000,
+    );
     const final = ent.events.find((e) => e.type === 'final')!;
     const m = final.entities.find((e: Json) => e.category === 'money');
     expect(m, JSON.stringify(final)).toBeDefined();
@@ -574,7 +652,10 @@ describe('sharing decoders and surviving restarts', () => {
     const c = await StreamClient.connect(`${one.wsBase}${session.streamUrl}`, { accessKey: erin.accessKey });
     await c.next('ready');
     const three = ['librivox-0870', 'librivox-0890', 'librivox-0920'].map((id) => clips.find((x) => x.id === id)!);
-    const long = joined(three.map((x) => x.wavFile), 1);
+    const long = joined(
+      three.map((x) => x.wavFile),
+      1,
+    );
     const job = (await upload(one, erin.accessKey, long, { title: 'queued behind a call' })).json.data;
     await new Promise((r) => setTimeout(r, 1500));
     expect((await getJson(one, `${TRANSCRIPTIONS}/${job.transcriptionId}`, erin.accessKey)).json.data.status).toBe('PROCESSING');
@@ -591,7 +672,15 @@ describe('sharing decoders and surviving restarts', () => {
     const plan = planSegments(raw, { rate: 16_000, maxSegmentSeconds: 30 });
     expect(plan.length).toBeGreaterThan(2);
     const offline = await openStore(await storeSettingsFor(dataDir));
-    await offline.appendSegment({ transcriptionId: job.transcriptionId, index: 0, startSample: BigInt(plan[0]!.startSample), endSample: BigInt(plan[0]!.endSample), text: 'PRESERVED', words: [], createdAt: new Date().toISOString() });
+    await offline.appendSegment({
+      transcriptionId: job.transcriptionId,
+      index: 0,
+      startSample: BigInt(plan[0]!.startSample),
+      endSample: BigInt(plan[0]!.endSample),
+      text: 'PRESERVED',
+      words: [],
+      createdAt: new Date().toISOString(),
+    });
     await offline.close();
 
     one = await startService({ maxDecoders: 1, dataDir });
@@ -602,7 +691,10 @@ describe('sharing decoders and surviving restarts', () => {
       const t = await transcript(one, job.transcriptionId, erin.accessKey);
       expect(t.segments.map((s: Json) => s.id)).toEqual(plan.filter((p) => !p.silent).map((p) => `seg_${p.index}`));
       expect(t.segments[0].text).toBe('PRESERVED');
-      const rest = t.segments.slice(1).map((s: Json) => s.text).join(' ');
+      const rest = t.segments
+        .slice(1)
+        .map((s: Json) => s.text)
+        .join(' ');
       expect(rest.length).toBeGreaterThan(20);
       expect(wordErrorRate(three.map((x) => x.reference).join(' '), spokenText(t)).wer).toBeLessThan(0.7);
       expect(await balance(one, erin.accessKey)).toBe(1_000n - costOf(job.audioSamples, 16_000));
@@ -615,7 +707,17 @@ describe('sharing decoders and surviving restarts', () => {
 
   it('a batch job running does not keep a live socket from attaching', async () => {
     const two = ['librivox-0870', 'librivox-0890'].map((id) => clips.find((x) => x.id === id)!);
-    const job = (await upload(svc, alice.accessKey, joined(two.map((x) => x.wavFile), 1), { title: 'long' })).json.data;
+    const job = (
+      await upload(
+        svc,
+        alice.accessKey,
+        joined(
+          two.map((x) => x.wavFile),
+          1,
+        ),
+        { title: 'long' },
+      )
+    ).json.data;
     const session = await createSession(svc, alice.accessKey, {});
     const c = await StreamClient.connect(`${svc.wsBase}${session.streamUrl}`, { accessKey: alice.accessKey });
     expect((await c.next('ready')).type).toBe('ready');

@@ -41,7 +41,12 @@ async function post(path: string, body: unknown, key = alice.accessKey, idempote
 async function get(path: string, key = alice.accessKey) {
   const res = await fetch(`${svc.baseUrl}${path}`, { headers: { accessKey: key } });
   const text = await res.text();
-  return { status: res.status, text, type: res.headers.get('content-type') ?? '', json: res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as any) : null };
+  return {
+    status: res.status,
+    text,
+    type: res.headers.get('content-type') ?? '',
+    json: res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as any) : null,
+  };
 }
 
 async function createCall(body: Record<string, unknown> = {}, key = alice.accessKey) {
@@ -161,8 +166,22 @@ describe('legs joining through the create-session body', () => {
     const view = (await get(`${CALLS}/${call.callId}`)).json.data;
     expect(view.status).toBe('ACTIVE');
     expect(view.legs).toEqual([
-      { speaker: 'agent', sessionId: agent.sessionId, transcriptionId: agent.transcriptionId, kind: 'realtime', status: 'RECORDING', createdAt: expect.any(String) },
-      { speaker: 'customer', sessionId: customer.sessionId, transcriptionId: customer.transcriptionId, kind: 'realtime', status: 'RECORDING', createdAt: expect.any(String) },
+      {
+        speaker: 'agent',
+        sessionId: agent.sessionId,
+        transcriptionId: agent.transcriptionId,
+        kind: 'realtime',
+        status: 'RECORDING',
+        createdAt: expect.any(String),
+      },
+      {
+        speaker: 'customer',
+        sessionId: customer.sessionId,
+        transcriptionId: customer.transcriptionId,
+        kind: 'realtime',
+        status: 'RECORDING',
+        createdAt: expect.any(String),
+      },
     ]);
     const history = (await get(`${STT}/transcriptions?limit=100`)).json.data.items as any[];
     expect(history.find((t) => t.transcriptionId === agent.transcriptionId)).toMatchObject({ callId: call.callId, speaker: 'agent' });
@@ -208,10 +227,7 @@ describe('legs joining through the create-session body', () => {
     expect(replay.status).toBe(200);
     expect(replay.replayed).toBe('true');
     expect(replay.json.data.sessionId).toBe(first.json.data.sessionId);
-    for (const body of [
-      { title: 't', callId: call.callId, speaker: 'outbound' },
-      { title: 't' },
-    ]) {
+    for (const body of [{ title: 't', callId: call.callId, speaker: 'outbound' }, { title: 't' }]) {
       const r = await post(SESSIONS, body, alice.accessKey, key);
       expect(r.status, JSON.stringify(body)).toBe(409);
       expect(r.json.message).toMatch(/^IDEMPOTENCY_CONFLICT: /);
@@ -222,7 +238,11 @@ describe('legs joining through the create-session body', () => {
 describe('a call end to end', () => {
   const RATE = 16000;
   const clip = (id: string) => loadClips().find((c) => c.id === id)!;
-  const [a, b, c] = ['librivox-0880', 'librivox-0930', 'librivox-0890'].map(clip) as [ReturnType<typeof clip>, ReturnType<typeof clip>, ReturnType<typeof clip>];
+  const [a, b, c] = ['librivox-0880', 'librivox-0930', 'librivox-0890'].map(clip) as [
+    ReturnType<typeof clip>,
+    ReturnType<typeof clip>,
+    ReturnType<typeof clip>,
+  ];
   const silence = (seconds: number) => new Int16Array(Math.round(seconds * RATE));
   // The agent speaks (0-3 s), the customer answers (4-7.3 s), the agent speaks again (8.5 s on).
   const agentAudio = concat([pcmSamples(a), silence(8.5 - a.durationSec), pcmSamples(c), silence(1)]);
@@ -300,7 +320,8 @@ describe('a call end to end', () => {
     ]);
     const readable = json.json.segments.filter((s: any) => s.text.trim() !== '');
     expect(readable.map((s: any) => [s.speaker, s.startMs])).toEqual(merged.map((l) => [l.speaker, l.ms]));
-    for (const s of json.json.segments) expect(s.transcriptionId).toBe(s.speaker === 'agent' ? agent.transcriptionId : customer.transcriptionId);
+    for (const s of json.json.segments)
+      expect(s.transcriptionId).toBe(s.speaker === 'agent' ? agent.transcriptionId : customer.transcriptionId);
 
     const srt = await get(`${CALLS}/${call.callId}/transcript?format=srt`);
     expect(srt.text.split('\n\n')[0]).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\nagent: \S/);

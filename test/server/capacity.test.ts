@@ -73,7 +73,9 @@ describe('capacity-sized decoder pool', () => {
       // The larger of the two, or, when the load phase fell behind real time (a busy host),
       // what the host carried (lateLoadCost).
       const late = lateLoadCost({ streams: load.streams, wallMs: load.wallMs, audioMsPerStream: 4000 }, cores);
-      expect(c.costPerAudioSecond).toBe(Math.round(plannedCost(c.singleCostPerAudioSecond, load.costPerAudioSecond, late) * 10_000) / 10_000);
+      expect(c.costPerAudioSecond).toBe(
+        Math.round(plannedCost(c.singleCostPerAudioSecond, load.costPerAudioSecond, late) * 10_000) / 10_000,
+      );
       // A further decoder's memory: its own search and acoustic model, less than the first's,
       // which also loaded the shared language model and dictionary and started a thread.
       expect(load.furtherDecoderBytes).toBeGreaterThan(4 * 2 ** 20);
@@ -103,7 +105,9 @@ describe('capacity-sized decoder pool', () => {
     expect(await metric(svc, 'scribed_engine_max_decoders')).toBe(plan.streams);
     expect(await metric(svc, 'scribed_recognizer_cost_ratio{profile="telephony"}')).toBe(c.costPerAudioSecond);
     expect(plan.memoryPerFurtherDecoderBytes).toBe(c.load?.furtherDecoderBytes ?? null);
-    expect(await metric(svc, 'scribed_decoder_memory_bytes{profile="telephony"}')).toBe(c.load?.furtherDecoderBytes ?? c.memoryPerDecoderBytes);
+    expect(await metric(svc, 'scribed_decoder_memory_bytes{profile="telephony"}')).toBe(
+      c.load?.furtherDecoderBytes ?? c.memoryPerDecoderBytes,
+    );
     expect(await metric(svc, 'scribed_capacity_cores')).toBe(cores);
     expect(await metric(svc, 'scribed_capacity_limit_streams{resource="cpu"}')).toBe(plan.cpuStreams);
     await stop(svc);

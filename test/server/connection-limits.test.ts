@@ -61,7 +61,13 @@ describe('no credential, no connection', () => {
     { method: 'PUT', path: '/api/user', type: 'application/json', length: 200_000, code: 'UNAUTHORIZED' },
     { method: 'GET', path: '/api/user', type: 'application/json', length: 200_000, code: 'UNAUTHORIZED' },
     { method: 'POST', path: `${API}/voices/tts`, type: 'multipart/form-data; boundary=x', length: 100_000_000, code: 'UNAUTHORIZED' },
-    { method: 'POST', path: `${API}/stt/transcriptions`, type: 'multipart/form-data; boundary=x', length: 100_000_000, code: 'UNAUTHORIZED' },
+    {
+      method: 'POST',
+      path: `${API}/stt/transcriptions`,
+      type: 'multipart/form-data; boundary=x',
+      length: 100_000_000,
+      code: 'UNAUTHORIZED',
+    },
     { method: 'POST', path: '/no/such/route', type: 'application/json', length: 200_000, code: 'NOT_FOUND' },
   ];
   for (const r of routes) {
@@ -165,7 +171,9 @@ describe('what legitimately lasts', () => {
   it('an authenticated batch upload trickled in over several idle and header deadlines is accepted', async () => {
     const wav = fs.readFileSync(WAV).subarray(0, 64_000 + 44);
     const boundary = `----scribed${randomUUID()}`;
-    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const body = Buffer.concat([head, wav, tail]);
     const conn = await rawConnect(port);

@@ -115,7 +115,10 @@ describe('credentials in URLs', () => {
     const res = await rawRequest(port, upgradeRequest(`${sessionPath}?api-key=${credential}`));
     res.conn.destroy();
     await new Promise((r) => setTimeout(r, 20));
-    const incoming = lines.slice(before).map((l) => JSON.parse(l) as { msg: string; req?: { url: string } }).find((l) => l.msg === 'incoming request');
+    const incoming = lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as { msg: string; req?: { url: string } })
+      .find((l) => l.msg === 'incoming request');
     expect(incoming?.req?.url).toContain(`${sessionPath}?api-key=`);
     expect(incoming?.req?.url).not.toContain(secretOf(credential));
   });

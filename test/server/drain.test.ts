@@ -34,7 +34,15 @@ class FakeSession {
 
 function drainOf(sessions: FakeSession[], o: Partial<DrainOptions> = {}): NodeDrain {
   const registry = { all: () => sessions } as unknown as SessionRegistry;
-  return new NodeDrain({ sessions: () => registry, log: pino({ level: 'silent' }), graceMs: 5_000, boundaryWaitMs: 2_000, noticeMs: 100, pollMs: 10, ...o });
+  return new NodeDrain({
+    sessions: () => registry,
+    log: pino({ level: 'silent' }),
+    graceMs: 5_000,
+    boundaryWaitMs: 2_000,
+    noticeMs: 100,
+    pollMs: 10,
+    ...o,
+  });
 }
 
 const final = { type: 'final' } as ServerEvent;

@@ -38,7 +38,13 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-async function call(method: string, url: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Json; text: string }> {
+async function call(
+  method: string,
+  url: string,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Json; text: string }> {
   const res = await fetch(`${svc.baseUrl}${url}`, {
     method,
     headers: { accessKey: key, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -123,7 +129,13 @@ describe('DELETE .../stt/transcriptions/{id}', () => {
   }, 120_000);
 
   it('refuses a real-time row still recording (409), then erases it with its session once closed', async () => {
-    const created = await call('POST', `${API}/stt/realtime/sessions`, alice.accessKey, { title: 'erase me' }, { 'Idempotency-Key': `erase-${randomUUID()}` });
+    const created = await call(
+      'POST',
+      `${API}/stt/realtime/sessions`,
+      alice.accessKey,
+      { title: 'erase me' },
+      { 'Idempotency-Key': `erase-${randomUUID()}` },
+    );
     expect(created.status).toBe(200);
     const { sessionId, transcriptionId } = created.json.data as { sessionId: string; transcriptionId: string };
     const busy = await call('DELETE', `${TRANSCRIPTIONS}/${transcriptionId}`, alice.accessKey);
@@ -132,11 +144,15 @@ describe('DELETE .../stt/transcriptions/{id}', () => {
     expect((await rowsOf(transcriptionId)).sessions).toBe(1);
 
     expect((await call('POST', `${API}/stt/realtime/sessions/${sessionId}/close`, alice.accessKey)).status).toBeLessThan(300);
-    await expect.poll(async () => (await call('GET', `${TRANSCRIPTIONS}/${transcriptionId}`, alice.accessKey)).json.data.status, { timeout: 20_000 }).toBe('COMPLETED');
+    await expect
+      .poll(async () => (await call('GET', `${TRANSCRIPTIONS}/${transcriptionId}`, alice.accessKey)).json.data.status, { timeout: 20_000 })
+      .toBe('COMPLETED');
     expect((await call('DELETE', `${TRANSCRIPTIONS}/${transcriptionId}`, alice.accessKey)).status).toBe(200);
     expect(await rowsOf(transcriptionId)).toEqual(GONE);
     const left = await withStore(async (s) => ({
-      keys: Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE session_id = ?', [sessionId]))!.n),
+      keys: Number(
+        (await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM idempotency_keys WHERE session_id = ?', [sessionId]))!.n,
+      ),
       tickets: Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM tickets WHERE session_id = ?', [sessionId]))!.n),
     }));
     expect(left).toEqual({ keys: 0, tickets: 0 });
@@ -145,34 +161,50 @@ describe('DELETE .../stt/transcriptions/{id}', () => {
 });
 
 describe('what a delete leaves in the SQLite file', () => {
-  it.runIf(process.env.SCRIBED_TEST_STORE !== 'postgres')('secure_delete is on, and after a checkpoint the file no longer holds an erased transcript', async () => {
-    const id = await batchRow(alice.accessKey);
-    const text = (await withStore((s) => s.listSegments(id))).map((seg) => seg.text).join(' ');
-    const phrase = text.split(' ').filter((w) => w.length > 0).slice(0, 4).join(' ');
-    expect(phrase.length).toBeGreaterThan(8);
-    expect((await withStore((s) => s.db.one<{ secure_delete: bigint }>('PRAGMA secure_delete')))?.secure_delete).toBe(1n);
-    expect((await call('DELETE', `${TRANSCRIPTIONS}/${id}`, alice.accessKey)).status).toBe(200);
-    const db = new Database(path.join(svc.dataDir, DATABASE_FILE));
-    try {
-      db.pragma('wal_checkpoint(TRUNCATE)');
-    } finally {
-      db.close();
-    }
-    const file = fs.readFileSync(path.join(svc.dataDir, DATABASE_FILE)).toString('latin1');
-    expect(file).not.toContain(phrase);
-  }, 120_000);
+  it.runIf(process.env.SCRIBED_TEST_STORE !== 'postgres')(
+    'secure_delete is on, and after a checkpoint the file no longer holds an erased transcript',
+    async () => {
+      const id = await batchRow(alice.accessKey);
+      const text = (await withStore((s) => s.listSegments(id))).map((seg) => seg.text).join(' ');
+      const phrase = text
+        .split(' ')
+        .filter((w) => w.length > 0)
+        .slice(0, 4)
+        .join(' ');
+      expect(phrase.length).toBeGreaterThan(8);
+      expect((await withStore((s) => s.db.one<{ secure_delete: bigint }>('PRAGMA secure_delete')))?.secure_delete).toBe(1n);
+      expect((await call('DELETE', `${TRANSCRIPTIONS}/${id}`, alice.accessKey)).status).toBe(200);
+      const db = new Database(path.join(svc.dataDir, DATABASE_FILE));
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        db.close();
+      }
+      const file = fs.readFileSync(path.join(svc.dataDir, DATABASE_FILE)).toString('latin1');
+      expect(file).not.toContain(phrase);
+    },
+    120_000,
+  );
 });
 
 describe('DELETE .../stt/calls/{id}', () => {
   it('erases a call; another account reads it as not found', async () => {
-    const created = await call('POST', `${API}/stt/calls`, alice.accessKey, { title: 'a call' }, { 'Idempotency-Key': `call-${randomUUID()}` });
+    const created = await call(
+      'POST',
+      `${API}/stt/calls`,
+      alice.accessKey,
+      { title: 'a call' },
+      { 'Idempotency-Key': `call-${randomUUID()}` },
+    );
     expect(created.status).toBe(201);
     const callId = created.json.data.callId as string;
     expect((await call('DELETE', `${API}/stt/calls/${callId}`, bob.accessKey)).status).toBe(404);
     const del = await call('DELETE', `${API}/stt/calls/${callId}`, alice.accessKey);
     expect(del.status).toBe(200);
     expect(del.json.data).toEqual({ callId, deleted: true, transcriptionIds: [] });
-    const rows = await withStore(async (s) => Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM calls WHERE id = ?', [callId]))!.n));
+    const rows = await withStore(async (s) =>
+      Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM calls WHERE id = ?', [callId]))!.n),
+    );
     expect(rows).toBe(0);
     expect((await call('GET', `${API}/stt/calls/${callId}`, alice.accessKey)).status).toBe(404);
   });
@@ -200,7 +232,9 @@ describe('DELETE .../stt/calls/{id} of a two-leg batch call', () => {
     expect(del.status).toBe(200);
     expect([...del.json.data.transcriptionIds].sort()).toEqual([...legs].sort());
     for (const leg of legs) expect(await rowsOf(leg)).toEqual(GONE);
-    const calls = await withStore(async (s) => Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM calls WHERE id = ?', [callId]))!.n));
+    const calls = await withStore(async (s) =>
+      Number((await s.db.one<{ n: bigint | string }>('SELECT COUNT(*) AS n FROM calls WHERE id = ?', [callId]))!.n),
+    );
     expect(calls).toBe(0);
     expect((await call('GET', `${API}/stt/calls/${callId}/transcript`, alice.accessKey)).status).toBe(404);
     const audit = await withStore((s) => s.listAudit(alice.accountId, 20));

@@ -61,9 +61,21 @@ function fixedAttempts(): Attempt[] {
   return [
     { what: 'arrays nested 100k deep', headers: json, payload: deep(100_000, '[', ']') },
     { what: 'objects nested 10k deep', headers: json, payload: deep(10_000, '{"a":', '}') },
-    { what: 'a nested value in a known field', headers: json, payload: `{"title":"t","options":${deep(5000, '{"x":', '}')},"name":${deep(5000, '[', ']')},"user_group_id":"g","brief":${deep(5000, '[', ']')}}` },
-    { what: 'deep properties on a valid-looking group', headers: json, payload: `{"name":"n","user_group_id":"deep-group","properties":${deep(20_000, '{"a":', '}')}}` },
-    { what: 'deep mapping on a valid-looking group', headers: json, payload: `{"name":"n","user_group_id":"deep-group-2","mapping":${deep(20_000, '[', ']')}}` },
+    {
+      what: 'a nested value in a known field',
+      headers: json,
+      payload: `{"title":"t","options":${deep(5000, '{"x":', '}')},"name":${deep(5000, '[', ']')},"user_group_id":"g","brief":${deep(5000, '[', ']')}}`,
+    },
+    {
+      what: 'deep properties on a valid-looking group',
+      headers: json,
+      payload: `{"name":"n","user_group_id":"deep-group","properties":${deep(20_000, '{"a":', '}')}}`,
+    },
+    {
+      what: 'deep mapping on a valid-looking group',
+      headers: json,
+      payload: `{"name":"n","user_group_id":"deep-group-2","mapping":${deep(20_000, '[', ']')}}`,
+    },
     { what: 'a 2 MB string', headers: json, payload: JSON.stringify({ title: 'x'.repeat(2_000_000) }) },
     { what: 'a 200 kB string', headers: json, payload: JSON.stringify({ title: 'x'.repeat(200_000), name: 'y'.repeat(200_000) }) },
     { what: 'truncated JSON', headers: json, payload: '{"title": "abc' },
@@ -72,12 +84,28 @@ function fixedAttempts(): Attempt[] {
     { what: 'text/plain body', headers: { 'content-type': 'text/plain' }, payload: 'hello' },
     { what: 'no content type with a body', headers: {}, payload: '{"a":1}' },
     { what: 'an unparsable content type', headers: { 'content-type': ';;;===' }, payload: '{}' },
-    { what: 'multipart without a boundary', headers: { 'content-type': 'multipart/form-data' }, payload: '--x\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc\r\n--x--\r\n' },
-    { what: 'multipart cut off mid-part', headers: multipart, payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF....` },
+    {
+      what: 'multipart without a boundary',
+      headers: { 'content-type': 'multipart/form-data' },
+      payload: '--x\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc\r\n--x--\r\n',
+    },
+    {
+      what: 'multipart cut off mid-part',
+      headers: multipart,
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF....`,
+    },
     { what: 'multipart with no parts', headers: multipart, payload: `--${boundary}--\r\n` },
-    { what: 'multipart with a broken part header', headers: multipart, payload: `--${boundary}\r\nContent-Disposition\r\n\r\nabc\r\n--${boundary}--\r\n` },
+    {
+      what: 'multipart with a broken part header',
+      headers: multipart,
+      payload: `--${boundary}\r\nContent-Disposition\r\n\r\nabc\r\n--${boundary}--\r\n`,
+    },
     { what: 'multipart that is not multipart', headers: multipart, payload: Buffer.from('\x00\x01\x02garbage'.repeat(50)) },
-    { what: 'multipart with a deep options field', headers: multipart, payload: `--${boundary}\r\nContent-Disposition: form-data; name="options"\r\n\r\n${deep(20_000, '[', ']')}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF\r\n--${boundary}--\r\n` },
+    {
+      what: 'multipart with a deep options field',
+      headers: multipart,
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="options"\r\n\r\n${deep(20_000, '[', ']')}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n\r\nRIFF\r\n--${boundary}--\r\n`,
+    },
     { what: 'an over-long path parameter', headers: json, payload: '{}', param: 'x'.repeat(5000) },
     { what: 'a credential-like path parameter', headers: json, payload: '{}', param: 'sk_0123456789abcdef_' + 'A'.repeat(43) },
     { what: 'a weird query', headers: json, payload: '{}', query: 'limit=-1&cursor=%ff%fe&format=exe&limit=2&modelId[]=1' },
@@ -86,21 +114,68 @@ function fixedAttempts(): Attempt[] {
 
 /** Random malformed requests: JSON values of any shape, objects with the field names the
  * routes read holding values of the wrong type, and random bytes under random types. */
-const fieldNames = ['title', 'options', 'languageHint', 'capturedSamples', 'name', 'description', 'previewText', 'callbackUrl', 'user_group_id', 'current_token', 'properties', 'mapping', 'brief', 'quoteId', 'planId', 'sourceLanguage', 'targets', 'source', 'designId', 'files'];
+const fieldNames = [
+  'title',
+  'options',
+  'languageHint',
+  'capturedSamples',
+  'name',
+  'description',
+  'previewText',
+  'callbackUrl',
+  'user_group_id',
+  'current_token',
+  'properties',
+  'mapping',
+  'brief',
+  'quoteId',
+  'planId',
+  'sourceLanguage',
+  'targets',
+  'source',
+  'designId',
+  'files',
+];
 const randomAttempt: fc.Arbitrary<Attempt> = fc.oneof(
-  fc.jsonValue({ maxDepth: 6 }).map((v) => ({ what: 'random JSON', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(v) ?? 'null' })),
   fc
-    .dictionary(fc.constantFrom(...fieldNames), fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.string({ maxLength: 3000 }), fc.integer(), fc.constant(null)), { maxKeys: 6 })
+    .jsonValue({ maxDepth: 6 })
+    .map((v) => ({ what: 'random JSON', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(v) ?? 'null' })),
+  fc
+    .dictionary(
+      fc.constantFrom(...fieldNames),
+      fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.string({ maxLength: 3000 }), fc.integer(), fc.constant(null)),
+      { maxKeys: 6 },
+    )
     .map((o) => ({ what: 'known fields, wrong types', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(o) })),
   fc
-    .tuple(fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=b', 'application/octet-stream', 'audio/wav', 'text/html'), fc.uint8Array({ maxLength: 2000 }))
+    .tuple(
+      fc.constantFrom(
+        'application/json',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=b',
+        'application/octet-stream',
+        'audio/wav',
+        'text/html',
+      ),
+      fc.uint8Array({ maxLength: 2000 }),
+    )
     .map(([type, bytes]) => ({ what: `random bytes as ${type}`, headers: { 'content-type': type }, payload: Buffer.from(bytes) })),
-  fc.string({ maxLength: 60 }).map((param) => ({ what: 'random path parameter', headers: { 'content-type': 'application/json' }, payload: '{}', param: encodeURIComponent(param) || '_' })),
+  fc.string({ maxLength: 60 }).map((param) => ({
+    what: 'random path parameter',
+    headers: { 'content-type': 'application/json' },
+    payload: '{}',
+    param: encodeURIComponent(param) || '_',
+  })),
 );
 
 /** The API facades (docs/compat.md): they take the access key in their own APIs' header and
  * answer in their own APIs' error shapes, not the envelope. */
-const FACADES: Record<string, 'openai' | 'deepgram'> = { '/v1/audio/transcriptions': 'openai', '/v1/models': 'openai', '/v1/realtime': 'openai', '/v1/listen': 'deepgram' };
+const FACADES: Record<string, 'openai' | 'deepgram'> = {
+  '/v1/audio/transcriptions': 'openai',
+  '/v1/models': 'openai',
+  '/v1/realtime': 'openai',
+  '/v1/listen': 'deepgram',
+};
 
 function requestFor(route: Route, a: Attempt) {
   const path = route.path.replace(/:[A-Za-z]+/g, () => a.param ?? 'x_01abcdefghjkmnpqrstvwx');
@@ -108,7 +183,12 @@ function requestFor(route: Route, a: Attempt) {
   const authorization = facade === undefined ? `Token ${alice.apiToken}` : `${facade === 'openai' ? 'Bearer' : 'Token'} ${alice.accessKey}`;
   const auth = { accessKey: alice.accessKey, authorization, 'idempotency-key': 'fuzz-key-0123456789abcdef' };
   const body = route.method === 'GET' || route.method === 'HEAD' ? (route.path === '/api/user' ? a.payload : undefined) : a.payload;
-  return { method: route.method as 'GET', url: `${path}${a.query ? `?${a.query}` : ''}`, headers: { ...auth, ...a.headers }, payload: body };
+  return {
+    method: route.method as 'GET',
+    url: `${path}${a.query ? `?${a.query}` : ''}`,
+    headers: { ...auth, ...a.headers },
+    payload: body,
+  };
 }
 
 function checkAnswer(route: Route, a: Attempt, res: { statusCode: number; body: string; headers: Record<string, unknown> }) {

@@ -22,11 +22,15 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) => call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
+const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) =>
+  call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
 const balance = async (who: ProvisionedAccount) => BigInt((await svc.service.store.getAccount(who.accountId))!.characters);
 const idem = () => `retry-${randomUUID()}`;
 
-async function createProject(who = alice, body: unknown = { title: 'Talk', sourceLanguage: 'en', targetLanguages: ['fr', 'ja'], source: { text: 'x'.repeat(300) } }) {
+async function createProject(
+  who = alice,
+  body: unknown = { title: 'Talk', sourceLanguage: 'en', targetLanguages: ['fr', 'ja'], source: { text: 'x'.repeat(300) } },
+) {
   const r = await api('POST', PROJECTS, { key: who.accessKey, body });
   expect(r.status).toBe(200);
   return r.json.data;
@@ -45,7 +49,11 @@ async function plan(projectId: string, targetId: string, who = alice) {
 }
 
 function retry(projectId: string, targetId: string, body: unknown, key: string | null = idem(), who = alice) {
-  return api('POST', `${PROJECTS}/${projectId}/targets/${targetId}/retry`, { key: who.accessKey, body, headers: key === null ? {} : { 'Idempotency-Key': key } });
+  return api('POST', `${PROJECTS}/${projectId}/targets/${targetId}/retry`, {
+    key: who.accessKey,
+    body,
+    headers: key === null ? {} : { 'Idempotency-Key': key },
+  });
 }
 
 function planBody(data: any) {
@@ -74,7 +82,10 @@ describe('interpretation projects', () => {
     const { projectId, targetId } = await failedTarget();
     const r = await api('GET', `${PROJECTS}/${projectId}`);
     expect(r.json.code).toBe(1);
-    expect(r.json.data.targets.find((t: any) => t.targetId === targetId)).toMatchObject({ state: 'FAILED_RELEASED', reservedCharacters: '0' });
+    expect(r.json.data.targets.find((t: any) => t.targetId === targetId)).toMatchObject({
+      state: 'FAILED_RELEASED',
+      reservedCharacters: '0',
+    });
   });
 
   it("reads another account's project as not found", async () => {
@@ -98,7 +109,8 @@ describe('interpretation projects', () => {
 
 describe('create body size', () => {
   const LIMIT = 1.25 * 1024 * 1024; // INTERPRETATION_CREATE_BODY_LIMIT_BYTES, docs/api.md
-  const post = (who: ProvisionedAccount, raw: string) => api('POST', PROJECTS, { key: who.accessKey, rawBody: raw, headers: { 'content-type': 'application/json' } });
+  const post = (who: ProvisionedAccount, raw: string) =>
+    api('POST', PROJECTS, { key: who.accessKey, rawBody: raw, headers: { 'content-type': 'application/json' } });
   const escapeAll = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
   it('takes source.text of 100,000 CJK code points (300,000 bytes of UTF-8, over the app-wide 256 KiB)', async () => {
@@ -113,7 +125,14 @@ describe('create body size', () => {
   it('takes the largest legal body: every code point a \\u-escaped surrogate pair, 10 targets', async () => {
     const rich = await svc.account(2_000_000n);
     const targets = ['en', 'fr', 'de', 'es', 'pt-BR', 'it', 'nl', 'sv', 'pl', 'zh-Hans'];
-    const raw = escapeAll(JSON.stringify({ title: '😀'.repeat(200), sourceLanguage: 'yue-Hant', targetLanguages: targets, source: { text: '😀'.repeat(100_000) } }));
+    const raw = escapeAll(
+      JSON.stringify({
+        title: '😀'.repeat(200),
+        sourceLanguage: 'yue-Hant',
+        targetLanguages: targets,
+        source: { text: '😀'.repeat(100_000) },
+      }),
+    );
     expect(Buffer.byteLength(raw)).toBeGreaterThan(1_200_000);
     expect(Buffer.byteLength(raw)).toBeLessThanOrEqual(LIMIT);
     const r = await post(rich, raw);
@@ -155,7 +174,10 @@ describe('retry plan', () => {
 
   it('answers HEAD with 405 and issues no plan', async () => {
     const { projectId, targetId } = await failedTarget();
-    const h = await fetch(`${svc.baseUrl}${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, { method: 'HEAD', headers: { accessKey: alice.accessKey } });
+    const h = await fetch(`${svc.baseUrl}${PROJECTS}/${projectId}/targets/${targetId}/retry-plan`, {
+      method: 'HEAD',
+      headers: { accessKey: alice.accessKey },
+    });
     expect(h.status).toBe(405);
     expect(h.headers.get('allow')).toBe('GET');
     // A plan stored by the HEAD would be handed out again with its earlier expiry.
@@ -187,7 +209,14 @@ describe('retry', () => {
     expect(r.status).toBe(200);
     expect(r.json.code).toBe(1);
     const d = r.json.data;
-    expect(d).toMatchObject({ targetId, language: 'fr', generationId: target.generationId, state: 'QUEUED', reservationCycle: 2, reservedCharacters: '300' });
+    expect(d).toMatchObject({
+      targetId,
+      language: 'fr',
+      generationId: target.generationId,
+      state: 'QUEUED',
+      reservationCycle: 2,
+      reservedCharacters: '300',
+    });
     expect(typeof d.reservedCharacters).toBe('string');
     expect(typeof d.message).toBe('string');
     expect(d.requestId).toMatch(/^req_/);
@@ -324,7 +353,11 @@ describe('retry', () => {
     expect((await retry(projectId, targetId, body, null)).status).toBe(400);
     const nonAscii = await fetch(`${svc.baseUrl}${PROJECTS}/${projectId}/targets/${targetId}/retry`, {
       method: 'POST',
-      headers: { accessKey: alice.accessKey, 'content-type': 'application/json', 'Idempotency-Key': Buffer.from('é'.repeat(16), 'latin1').toString('latin1') },
+      headers: {
+        accessKey: alice.accessKey,
+        'content-type': 'application/json',
+        'Idempotency-Key': Buffer.from('é'.repeat(16), 'latin1').toString('latin1'),
+      },
       body: JSON.stringify(body),
     }).catch(() => null);
     if (nonAscii) expect(nonAscii.status).toBe(400);

@@ -39,7 +39,12 @@ describe('/metrics (F6)', () => {
   });
 
   it('with a token: only its bearer reads, on the same connection as the refusals', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }, { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer wrong-token-0123456789' },
+      { authorization: TOKEN },
+      { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}` },
+    ]) {
       const r = await scrape(guarded, headers);
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(r.text).not.toMatch(/scribed_/);

@@ -41,9 +41,20 @@ async function breakArrangementWrites() {
   await other.db.run(`CREATE OR REPLACE TRIGGER arrangement_fault BEFORE UPDATE OF status ON music_projects
                       FOR EACH ROW WHEN (NEW.status = 'ARRANGEMENT_READY') EXECUTE FUNCTION arrangement_fault()`);
 }
-const clearFault = () => other.db.run(other.engine === 'sqlite' ? 'DROP TRIGGER IF EXISTS arrangement_fault' : 'DROP TRIGGER IF EXISTS arrangement_fault ON music_projects');
+const clearFault = () =>
+  other.db.run(
+    other.engine === 'sqlite' ? 'DROP TRIGGER IF EXISTS arrangement_fault' : 'DROP TRIGGER IF EXISTS arrangement_fault ON music_projects',
+  );
 
-const brief = { description: 'A calm piano piece', genre: 'classical', moods: ['calm', 'sad'], vocalLanguage: 'en', durationSec: 60, lyricsMode: 'AUTO', vocalStyle: 'instrumental' };
+const brief = {
+  description: 'A calm piano piece',
+  genre: 'classical',
+  moods: ['calm', 'sad'],
+  vocalLanguage: 'en',
+  durationSec: 60,
+  lyricsMode: 'AUTO',
+  vocalStyle: 'instrumental',
+};
 const api = (method: string, p: string, body?: unknown) => call(svc.baseUrl, method, `${API}${p}`, { key: acct.accessKey, body });
 const status = async (id: string) => (await api('GET', `/projects/${id}`)).json.data.projectStatus as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,15 @@ import { call } from '../helpers/api.js';
 import { startService, tempDir, testStore, type TestService } from '../helpers/service.js';
 
 const API = '/sound_clone/api/v1/music';
-const brief = { description: 'A calm piano piece', genre: 'classical', moods: ['calm'], vocalLanguage: 'en', durationSec: 60, lyricsMode: 'AUTO', vocalStyle: 'instrumental' };
+const brief = {
+  description: 'A calm piano piece',
+  genre: 'classical',
+  moods: ['calm'],
+  vocalLanguage: 'en',
+  durationSec: 60,
+  lyricsMode: 'AUTO',
+  vocalStyle: 'instrumental',
+};
 const services: TestService[] = [];
 afterAll(async () => {
   for (const s of services) await s.stop();
@@ -31,7 +39,9 @@ describe.skipIf(testStore() !== 'postgres')('arrangement jobs across nodes', () 
     services.push(b);
     await new Promise((r) => setTimeout(r, 1500));
     // A still holds the claim (it renews it): B leaves the job alone.
-    expect((await call(b.baseUrl, 'GET', `${API}/projects/${id}`, { key: acct.accessKey })).json.data.projectStatus).toBe('ARRANGEMENT_GENERATING');
+    expect((await call(b.baseUrl, 'GET', `${API}/projects/${id}`, { key: acct.accessKey })).json.data.projectStatus).toBe(
+      'ARRANGEMENT_GENERATING',
+    );
 
     await a.stop();
     const t0 = Date.now();

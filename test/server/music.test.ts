@@ -21,7 +21,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) => call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
+const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) =>
+  call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
 
 const brief = (over: Record<string, unknown> = {}) => ({
   description: 'A bright song about a morning bike ride',
@@ -51,7 +52,8 @@ async function untilReady(projectId: string, who = alice, base = svc.baseUrl) {
   }
 }
 
-const putBrief = (projectId: string, b: unknown, who = alice) => api('PUT', `${API}/projects/${projectId}/brief`, { key: who.accessKey, body: b });
+const putBrief = (projectId: string, b: unknown, who = alice) =>
+  api('PUT', `${API}/projects/${projectId}/brief`, { key: who.accessKey, body: b });
 
 describe('capabilities', () => {
   it('lists genres, at least 4 moods, vocal languages with code and name, and vocal styles', async () => {

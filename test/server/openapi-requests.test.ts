@@ -40,13 +40,16 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
   const pattern = typeof s.pattern === 'string' ? new RegExp(s.pattern, 'u') : null;
   if (pattern && s.pattern !== '\\S') return fc.stringMatching(pattern).filter((v) => fits(v) && !v.includes('\u0000'));
   // U+0000 is refused in every JSON string (docs/api.md, Body limits; src/core/json-nul.ts).
-  return fc.string({ unit: 'binary', minLength: min, maxLength: max }).filter((v) => !v.includes('\u0000') && (!pattern || pattern.test(v)));
+  return fc
+    .string({ unit: 'binary', minLength: min, maxLength: max })
+    .filter((v) => !v.includes('\u0000') && (!pattern || pattern.test(v)));
 }
 
 function arb(s: JsonSchema): fc.Arbitrary<unknown> {
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
-  if (Array.isArray(s.anyOf)) return fc.oneof(...(s.anyOf as JsonSchema[]).map((sub) => arb({ ...s, anyOf: undefined, description: undefined, ...sub })));
+  if (Array.isArray(s.anyOf))
+    return fc.oneof(...(s.anyOf as JsonSchema[]).map((sub) => arb({ ...s, anyOf: undefined, description: undefined, ...sub })));
   const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
   return fc.oneof(
     ...types.map((t): fc.Arbitrary<unknown> => {
@@ -56,19 +59,32 @@ function arb(s: JsonSchema): fc.Arbitrary<unknown> {
         case 'boolean':
           return fc.boolean();
         case 'integer':
-          return fc.integer({ min: (s.minimum as number | undefined) ?? -1e6, max: Math.min((s.maximum as number | undefined) ?? 1e6, 2 ** 31 - 1) });
+          return fc.integer({
+            min: (s.minimum as number | undefined) ?? -1e6,
+            max: Math.min((s.maximum as number | undefined) ?? 1e6, 2 ** 31 - 1),
+          });
         case 'number':
-          return fc.double({ min: (s.minimum as number | undefined) ?? -1e6, max: (s.maximum as number | undefined) ?? 1e6, noNaN: true, noDefaultInfinity: true });
+          return fc.double({
+            min: (s.minimum as number | undefined) ?? -1e6,
+            max: (s.maximum as number | undefined) ?? 1e6,
+            noNaN: true,
+            noDefaultInfinity: true,
+          });
         case 'string':
           return stringArb(s);
         case 'array': {
           const constraints = { minLength: (s.minItems as number | undefined) ?? 0, maxLength: (s.maxItems as number | undefined) ?? 5 };
           const items = arb(s.items as JsonSchema);
-          return s.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) }) : fc.array(items, constraints);
+          return s.uniqueItems
+            ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) })
+            : fc.array(items, constraints);
         }
         case 'object': {
           const props = s.properties as Record<string, JsonSchema> | undefined;
-          if (!props) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }).filter((d) => !JSON.stringify(d).includes('\\u0000'));
+          if (!props)
+            return fc
+              .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
+              .filter((d) => !JSON.stringify(d).includes('\\u0000'));
           const record = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, arb(v)]));
           return fc.record(record, { requiredKeys: (s.required as string[] | undefined) ?? [] });
         }
@@ -83,7 +99,10 @@ function arb(s: JsonSchema): fc.Arbitrary<unknown> {
  * a whole (cross-field rules: allOf, not, if/then, anyOf) accepts them. */
 function instances(schema: JsonSchema, n: number, seed: number, extra?: (v: unknown) => boolean): unknown[] {
   const valid = ajv.compile(schema);
-  return fc.sample(arb(schema).filter((v) => valid(v) && (extra?.(v) ?? true)), { numRuns: n, seed });
+  return fc.sample(
+    arb(schema).filter((v) => valid(v) && (extra?.(v) ?? true)),
+    { numRuns: n, seed },
+  );
 }
 
 // ------------------------------------------------------------------ the requests
@@ -99,10 +118,14 @@ function jsonCases(): Case[] {
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const body = op.requestBody as { content: Record<string, unknown> } | undefined;
-      const hasQuery = ((op.parameters ?? []) as { in: string }[]).some((p) => p.in === 'query' && (op.security as unknown[]).length > 0 && !path.endsWith('/stream') && !path.endsWith('/events'));
+      const hasQuery = ((op.parameters ?? []) as { in: string }[]).some(
+        (p) => p.in === 'query' && (op.security as unknown[]).length > 0 && !path.endsWith('/stream') && !path.endsWith('/events'),
+      );
       // The API facades answer in OpenAI's or Deepgram's shapes, not with the native identifiers
       // (their operations list none); test/server/facades holds them to their own.
-      const facade = Array.isArray((op as { 'x-scribed-errors'?: unknown[] })['x-scribed-errors']) && (op as { 'x-scribed-errors': unknown[] })['x-scribed-errors'].length === 0;
+      const facade =
+        Array.isArray((op as { 'x-scribed-errors'?: unknown[] })['x-scribed-errors']) &&
+        (op as { 'x-scribed-errors': unknown[] })['x-scribed-errors'].length === 0;
       if (!facade && (body?.content['application/json'] || (hasQuery && !body))) cases.push({ method, path, op });
     }
   }
@@ -117,11 +140,15 @@ function bodySchema(op: Operation): JsonSchema | undefined {
 const ISSUED_BY_SERVER = ['cursor'];
 
 function queryParams(op: Operation): { name: string; schema: JsonSchema }[] {
-  return ((op.parameters ?? []) as { name: string; in: string; schema: JsonSchema }[]).filter((p) => p.in === 'query' && !ISSUED_BY_SERVER.includes(p.name));
+  return ((op.parameters ?? []) as { name: string; in: string; schema: JsonSchema }[]).filter(
+    (p) => p.in === 'query' && !ISSUED_BY_SERVER.includes(p.name),
+  );
 }
 
 function url(c: Case, query: Record<string, unknown> = {}): string {
-  const path = c.path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'projectId' && c.path.includes('/music/') ? musicProjectId : `${name}_000000000000`));
+  const path = c.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+    name === 'projectId' && c.path.includes('/music/') ? musicProjectId : `${name}_000000000000`,
+  );
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
   return qs ? `${path}?${qs}` : path;
 }
@@ -131,7 +158,12 @@ async function send(c: Case, body: unknown, query: Record<string, unknown> = {})
   if ((c.op.security as Record<string, unknown>[]).some((s) => 'userGroupToken' in s)) headers.authorization = `Token ${alice.apiToken}`;
   else headers.accesskey = alice.accessKey;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await svc.service.app.inject({ method: c.method.toUpperCase() as 'GET', url: url(c, query), headers, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+  const res = await svc.service.app.inject({
+    method: c.method.toUpperCase() as 'GET',
+    url: url(c, query),
+    headers,
+    ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+  });
   const json = res.headers['content-type']?.toString().startsWith('application/json') ? (res.json() as Record<string, unknown>) : null;
   return { status: res.statusCode, json };
 }
@@ -144,14 +176,21 @@ function crossFieldRules(v: unknown): boolean {
   const b = v as { sourceLanguage?: unknown; targetLanguages?: unknown; conditions?: unknown };
   if (Array.isArray(b?.targetLanguages) && b.targetLanguages.includes(b.sourceLanguage)) return false;
   // A category's talk share: min not above max.
-  const shares = Array.isArray(b?.conditions) ? (b.conditions as Array<{ talkShare?: { min?: number; max?: number } }>).map((c) => c?.talkShare) : [];
+  const shares = Array.isArray(b?.conditions)
+    ? (b.conditions as Array<{ talkShare?: { min?: number; max?: number } }>).map((c) => c?.talkShare)
+    : [];
   return !shares.some((t) => t && t.min !== undefined && t.max !== undefined && t.min > t.max);
 }
 
 describe('documented request schemas against the real app', () => {
   beforeAll(async () => {
     const brief = instances(bodySchema(doc.paths['/sound_clone/api/v1/music/projects']!.post!)!, 1, 7)[0];
-    const res = await svc.service.app.inject({ method: 'POST', url: '/sound_clone/api/v1/music/projects', headers: { accesskey: alice.accessKey, 'content-type': 'application/json' }, payload: JSON.stringify(brief) });
+    const res = await svc.service.app.inject({
+      method: 'POST',
+      url: '/sound_clone/api/v1/music/projects',
+      headers: { accesskey: alice.accessKey, 'content-type': 'application/json' },
+      payload: JSON.stringify(brief),
+    });
     musicProjectId = (res.json() as { data: { projectId: string } }).data.projectId;
     expect(musicProjectId).toMatch(/^mup_/);
   });
@@ -168,14 +207,24 @@ describe('documented request schemas against the real app', () => {
       const schema = bodySchema(c.op);
       const query = queryParams(c.op);
       const bodies = schema ? instances(schema, 12, 100 + i, crossFieldRules) : [undefined];
-      const queries = query.length > 0 ? fc.sample(fc.record(Object.fromEntries(query.map((p) => [p.name, arb(p.schema)])), { requiredKeys: [] }), { numRuns: 12, seed: 200 + i }) : [{}];
+      const queries =
+        query.length > 0
+          ? fc.sample(fc.record(Object.fromEntries(query.map((p) => [p.name, arb(p.schema)])), { requiredKeys: [] }), {
+              numRuns: 12,
+              seed: 200 + i,
+            })
+          : [{}];
       const answer = c.op.responses['200']?.content?.['application/json']?.schema;
       const checkAnswer = answer ? ajv.compile({ ...answer, components: doc.components }) : null;
       for (const [k, body] of bodies.entries()) {
         const q = queries[k % queries.length] as Record<string, unknown>;
         const res = await send(c, body, q);
         const what = `${c.method.toUpperCase()} ${c.path} ${JSON.stringify(q)} ${JSON.stringify(body)?.slice(0, 300)} -> ${res.status} ${JSON.stringify(res.json)?.slice(0, 300)}`;
-        expect([400, 422].includes(res.status) && ['VALIDATION_FAILED', 'MUSIC_BRIEF_INVALID', 'BAD_REQUEST', 'IDEMPOTENCY_KEY_REQUIRED'].includes(identifierOf(res.json)), what).toBe(false);
+        expect(
+          [400, 422].includes(res.status) &&
+            ['VALIDATION_FAILED', 'MUSIC_BRIEF_INVALID', 'BAD_REQUEST', 'IDEMPOTENCY_KEY_REQUIRED'].includes(identifierOf(res.json)),
+          what,
+        ).toBe(false);
         expect(res.status, what).toBeLessThan(500);
         if (res.status === 200 && checkAnswer) expect(checkAnswer(res.json), `${what}: ${ajv.errorsText(checkAnswer.errors)}`).toBe(true);
       }
@@ -197,7 +246,9 @@ describe('documented request schemas against the real app', () => {
         checked++;
       };
       for (const v of violations(schema, base)) await refused(v.what, v.body);
-      for (const p of queryParams(c.op)) for (const bad of brokenValues(p.schema)) await refused(`${p.name}=${String(bad.value)} (${bad.what})`, undefined, { [p.name]: bad.value });
+      for (const p of queryParams(c.op))
+        for (const bad of brokenValues(p.schema))
+          await refused(`${p.name}=${String(bad.value)} (${bad.what})`, undefined, { [p.name]: bad.value });
     }
     expect(checked).toBeGreaterThan(60);
   }, 240_000);
@@ -209,16 +260,22 @@ function brokenValues(s: JsonSchema): { what: string; value: unknown }[] {
   const types = (Array.isArray(s.type) ? s.type : [s.type]) as string[];
   if (Array.isArray(s.enum)) out.push({ what: 'out of the enum', value: 'not-in-the-enum' });
   if (typeof s.maxLength === 'number') out.push({ what: `maxLength ${s.maxLength} + 1`, value: 'a'.repeat(s.maxLength + 1) });
-  if (typeof s.minLength === 'number' && s.minLength > 0) out.push({ what: `minLength ${s.minLength} - 1`, value: 'a'.repeat(s.minLength - 1) });
-  if (typeof s.maximum === 'number' && s.maximum < Number.MAX_SAFE_INTEGER) out.push({ what: `maximum ${s.maximum} + 1`, value: s.maximum + 1 });
+  if (typeof s.minLength === 'number' && s.minLength > 0)
+    out.push({ what: `minLength ${s.minLength} - 1`, value: 'a'.repeat(s.minLength - 1) });
+  if (typeof s.maximum === 'number' && s.maximum < Number.MAX_SAFE_INTEGER)
+    out.push({ what: `maximum ${s.maximum} + 1`, value: s.maximum + 1 });
   if (typeof s.minimum === 'number') out.push({ what: `minimum ${s.minimum} - 1`, value: s.minimum - 1 });
-  if (types.includes('integer') && !types.includes('number')) out.push({ what: 'not an integer', value: ((s.minimum as number | undefined) ?? 0) + 0.5 });
+  if (types.includes('integer') && !types.includes('number'))
+    out.push({ what: 'not an integer', value: ((s.minimum as number | undefined) ?? 0) + 0.5 });
   if (types.includes('array') && s.items) {
     const item = fc.sample(arb(s.items as JsonSchema), { numRuns: 1, seed: 1 })[0];
     const distinct = Array.isArray((s.items as JsonSchema).enum) ? ((s.items as JsonSchema).enum as unknown[]) : null;
     if (typeof s.maxItems === 'number') {
       const n = s.maxItems + 1;
-      out.push({ what: `maxItems ${s.maxItems} + 1`, value: distinct && distinct.length >= n ? distinct.slice(0, n) : Array.from({ length: n }, () => item) });
+      out.push({
+        what: `maxItems ${s.maxItems} + 1`,
+        value: distinct && distinct.length >= n ? distinct.slice(0, n) : Array.from({ length: n }, () => item),
+      });
     }
     if (typeof s.minItems === 'number' && s.minItems > 0) out.push({ what: `minItems ${s.minItems} - 1`, value: [] });
     if (s.uniqueItems) out.push({ what: 'repeated item', value: [item, item] });
@@ -238,9 +295,11 @@ function violations(schema: JsonSchema | undefined, base: Record<string, unknown
       delete copy[name];
       out.push({ what: `required ${[...at, name].join('.')} left out`, body: setIn(copy) });
     }
-    if (s.additionalProperties === false) out.push({ what: `unknown key in ${at.join('.') || 'the body'}`, body: setIn({ ...obj, notAField: 1 }) });
+    if (s.additionalProperties === false)
+      out.push({ what: `unknown key in ${at.join('.') || 'the body'}`, body: setIn({ ...obj, notAField: 1 }) });
     for (const [name, p] of Object.entries(props)) {
-      for (const bad of brokenValues(p)) out.push({ what: `${[...at, name].join('.')}: ${bad.what}`, body: setIn({ ...obj, [name]: bad.value }) });
+      for (const bad of brokenValues(p))
+        out.push({ what: `${[...at, name].join('.')}: ${bad.what}`, body: setIn({ ...obj, [name]: bad.value }) });
       const types = (Array.isArray(p.type) ? p.type : [p.type]) as string[];
       if (types.includes('object') && p.properties) {
         const inner = (obj[name] && typeof obj[name] === 'object' ? obj[name] : {}) as Record<string, unknown>;

@@ -55,24 +55,29 @@ function undocumented(registered: string[], doc: OpenApiDocument): string[] {
 
 describe('the document and the routes', () => {
   it('documents every route the app registers, and every documented operation is served', async () => {
-    const doc = (await openApiDocument());
+    const doc = await openApiDocument();
     const registered = registeredRoutes(svc.service.app);
     expect(registered.length).toBeGreaterThan(30);
     const missing = undocumented(registered, doc);
     const unserved = documentedOperations(doc).filter((op) => !registered.includes(op));
-    expect(missing, `routes the app serves that src/server/openapi/endpoints.ts does not document (add an entry there, then run npx tsx scripts/render-openapi.ts): ${missing.join(', ')}`).toEqual([]);
-    expect(unserved, `operations src/server/openapi/endpoints.ts documents that the app does not serve: ${unserved.join(', ')}`).toEqual([]);
+    expect(
+      missing,
+      `routes the app serves that src/server/openapi/endpoints.ts does not document (add an entry there, then run npx tsx scripts/render-openapi.ts): ${missing.join(', ')}`,
+    ).toEqual([]);
+    expect(unserved, `operations src/server/openapi/endpoints.ts documents that the app does not serve: ${unserved.join(', ')}`).toEqual(
+      [],
+    );
   });
 
   it('names exactly the route a table lacks', async () => {
-    const doc = (await openApiDocument());
+    const doc = await openApiDocument();
     const extra = 'POST /sound_clone/api/v1/stt/realtime/sessions/{sessionId}/not-a-route';
     expect(undocumented([...documentedOperations(doc), 'HEAD /healthz', extra], doc)).toEqual([extra]);
     expect(undocumented(['HEAD /sound_clone/api/v1/voices/{id}'], doc)).toEqual(['HEAD /sound_clone/api/v1/voices/{id}']);
   });
 
   it('lists only identifiers of the error table, each answer under its status with its wire code', async () => {
-    const doc = (await openApiDocument());
+    const doc = await openApiDocument();
     for (const [p, ops] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(ops)) {
         for (const code of op['x-scribed-errors']) {
@@ -87,7 +92,7 @@ describe('the document and the routes', () => {
 
 describe('the document is valid OpenAPI 3.1', () => {
   it('as rendered (no node facts) and as a node serves it', async () => {
-    for (const doc of [(await openApiDocument()), (await openApiDocument({ recognizerLanguages: ['en', 'de'], withoutBatch: true }))]) {
+    for (const doc of [await openApiDocument(), await openApiDocument({ recognizerLanguages: ['en', 'de'], withoutBatch: true })]) {
       const copy = structuredClone(doc);
       await expect(SwaggerParser.validate(copy as never)).resolves.toBeTruthy();
       expect(doc.openapi).toBe('3.1.0');
@@ -95,7 +100,9 @@ describe('the document is valid OpenAPI 3.1', () => {
   });
 
   it('an invalid document is refused by the validator (the check can fail)', async () => {
-    const broken = structuredClone((await openApiDocument())) as unknown as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const broken = structuredClone(await openApiDocument()) as unknown as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
     delete (broken as unknown as { info?: unknown }).info;
     (broken.paths['/healthz']!.get! as Record<string, unknown>).parameters = [{ name: 'x' }];
     await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
@@ -103,15 +110,17 @@ describe('the document is valid OpenAPI 3.1', () => {
 });
 
 describe('GET /openapi.json', () => {
-  it('is served without a credential, with this node\'s recognizer languages on languageHint', async () => {
+  it("is served without a credential, with this node's recognizer languages on languageHint", async () => {
     const res = await fetch(`${svc.baseUrl}/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const served = (await res.json()) as OpenApiDocument;
     await expect(SwaggerParser.validate(structuredClone(served) as never)).resolves.toBeTruthy();
-    const languages = (svc.service.engine.info.languages as string[]);
-    expect(served).toEqual(JSON.parse(JSON.stringify((await openApiDocument({ recognizerLanguages: languages })))));
-    const body = served.paths['/sound_clone/api/v1/stt/realtime/sessions']!.post!.requestBody as { content: Record<string, { schema: { properties: Record<string, { pattern: string }> } }> };
+    const languages = svc.service.engine.info.languages as string[];
+    expect(served).toEqual(JSON.parse(JSON.stringify(await openApiDocument({ recognizerLanguages: languages }))));
+    const body = served.paths['/sound_clone/api/v1/stt/realtime/sessions']!.post!.requestBody as {
+      content: Record<string, { schema: { properties: Record<string, { pattern: string }> } }>;
+    };
     const hint = new RegExp(body.content['application/json']!.schema.properties.languageHint!.pattern);
     expect(hint.test(`${languages[0]!.toUpperCase()}-GB`)).toBe(true);
     expect(hint.test('xx-GB')).toBe(languages.includes('xx'));
@@ -123,12 +132,15 @@ describe('GET /openapi.json', () => {
 describe('docs/api-reference.md', () => {
   it('equals a fresh render (run npx tsx scripts/render-openapi.ts after changing a route)', async () => {
     const committed = fs.readFileSync(path.join(root, 'docs', 'api-reference.md'), 'utf8');
-    expect(committed === renderMarkdown((await openApiDocument())), 'docs/api-reference.md is stale: run npx tsx scripts/render-openapi.ts').toBe(true);
+    expect(
+      committed === renderMarkdown(await openApiDocument()),
+      'docs/api-reference.md is stale: run npx tsx scripts/render-openapi.ts',
+    ).toBe(true);
   });
 
   it('names every documented operation', async () => {
-    const md = renderMarkdown((await openApiDocument()));
-    for (const op of documentedOperations((await openApiDocument()))) {
+    const md = renderMarkdown(await openApiDocument());
+    for (const op of documentedOperations(await openApiDocument())) {
       const [method, p] = op.split(' ');
       expect(md, op).toContain(`### ${method} \`${p}\``);
     }

@@ -94,7 +94,11 @@ describe('the webhook delivery log (F3)', () => {
     // An answer's status is the receiver contract (2xx delivered, 410 disables); its body is not.
     expect(seen.errorPage).toMatchObject({ lastStatusCode: 500, lastResponse: null });
     const shown = JSON.stringify(seen);
-    expect(shown.match(/.{0,60}(?:127\.0\.0\.1|10\.0\.0\.5|ECONNREFUSED|ENOTFOUND|resolved|loopback|private|internal-service|hunter2).{0,40}/)?.[0]).toBeUndefined();
+    expect(
+      shown.match(
+        /.{0,60}(?:127\.0\.0\.1|10\.0\.0\.5|ECONNREFUSED|ENOTFOUND|resolved|loopback|private|internal-service|hunter2).{0,40}/,
+      )?.[0],
+    ).toBeUndefined();
     // The operator's log has what happened.
     const log = logLines.join('\n');
     expect(log).toMatch(/ECONNREFUSED/);
@@ -105,22 +109,37 @@ describe('the webhook delivery log (F3)', () => {
 
   it('refuses IPv6 spellings of loopback and metadata when the endpoint is created; a loopback refusal names the flag that opens it', async () => {
     const a = await svc.account();
-    for (const url of ['http://[::ffff:0:7f00:2]/hook', 'http://[::ffff:0:a9fe:a9fe]/latest/meta-data', 'http://[2001::ffff:5601:5601]/', 'http://[64:ff9b:1::7f00:2]/']) {
+    for (const url of [
+      'http://[::ffff:0:7f00:2]/hook',
+      'http://[::ffff:0:a9fe:a9fe]/latest/meta-data',
+      'http://[2001::ffff:5601:5601]/',
+      'http://[64:ff9b:1::7f00:2]/',
+    ]) {
       const r = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url, events: ['transcription.completed'] } });
       expect(r.status, url).toBe(422);
       expect(r.json.message, url).toMatch(/^WEBHOOK_URL_FORBIDDEN/);
     }
-    const local = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: 'http://127.0.0.2:8081/hook', events: ['transcription.completed'] } });
+    const local = await call(svc.baseUrl, 'POST', ENDPOINTS, {
+      key: a.accessKey,
+      body: { url: 'http://127.0.0.2:8081/hook', events: ['transcription.completed'] },
+    });
     expect(local.status).toBe(422);
     expect(local.json.message).toMatch(/--callback-allow-cidr 127\.0\.0\.2\/32/);
-    const metadata = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: 'http://169.254.169.254/', events: ['transcription.completed'] } });
+    const metadata = await call(svc.baseUrl, 'POST', ENDPOINTS, {
+      key: a.accessKey,
+      body: { url: 'http://169.254.169.254/', events: ['transcription.completed'] },
+    });
     expect(metadata.json.message).toMatch(/no setting opens it/);
   });
 });
 
 describe('POST /v1/listen {url} (F3, F4)', () => {
   async function listen(key: string, url: string) {
-    const res = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+    const res = await fetch(`${svc.baseUrl}/v1/listen`, {
+      method: 'POST',
+      headers: { authorization: `Token ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url }),
+    });
     const body = (await res.json()) as Record<string, unknown>;
     delete body.request_id;
     return { status: res.status, body };

@@ -18,7 +18,10 @@ describe('request logging of probes', () => {
     lines.length = 0;
     for (const path of ['/healthz', '/readyz', '/metrics']) expect((await fetch(`${svc.baseUrl}${path}`)).status).toBeLessThan(600);
     await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions`);
-    const urls = lines.map((l) => JSON.parse(l) as { req?: { url?: string }; msg?: string }).filter((r) => r.req?.url).map((r) => r.req!.url);
+    const urls = lines
+      .map((l) => JSON.parse(l) as { req?: { url?: string }; msg?: string })
+      .filter((r) => r.req?.url)
+      .map((r) => r.req!.url);
     expect(urls.some((u) => u!.startsWith('/sound_clone/api/v1/stt/transcriptions'))).toBe(true);
     expect(urls.filter((u) => ['/healthz', '/readyz', '/metrics'].includes(u!))).toEqual([]);
   });

@@ -47,13 +47,29 @@ function expectEnvelope(res: RawResponse, code: ErrorCode, what: string) {
 
 describe('errors below the routes answer in the envelope', () => {
   const cases: Array<{ what: string; request: () => string; code: ErrorCode }> = [
-    { what: 'bad percent-encoding in the path', request: () => `GET ${API}/stt/transcriptions/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n`, code: 'BAD_REQUEST' },
+    {
+      what: 'bad percent-encoding in the path',
+      request: () => `GET ${API}/stt/transcriptions/%E0%A4%A HTTP/1.1\r\nHost: x\r\n\r\n`,
+      code: 'BAD_REQUEST',
+    },
     { what: 'bad percent-encoding in an unknown path', request: () => `GET /%zz%ff HTTP/1.1\r\nHost: x\r\n\r\n`, code: 'BAD_REQUEST' },
-    { what: 'an over-long path parameter', request: () => `GET ${API}/stt/transcriptions/${'a'.repeat(500)} HTTP/1.1\r\nHost: x\r\n\r\n`, code: 'URI_TOO_LONG' },
-    { what: 'a 20 kB header', request: () => `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, code: 'HEADERS_TOO_LARGE' },
+    {
+      what: 'an over-long path parameter',
+      request: () => `GET ${API}/stt/transcriptions/${'a'.repeat(500)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      code: 'URI_TOO_LONG',
+    },
+    {
+      what: 'a 20 kB header',
+      request: () => `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      code: 'HEADERS_TOO_LARGE',
+    },
     { what: 'a header name with a space', request: () => `GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n`, code: 'BAD_REQUEST' },
     { what: 'a header line without a colon', request: () => `GET /healthz HTTP/1.1\r\nHost: x\r\nnocolon\r\n\r\n`, code: 'BAD_REQUEST' },
-    { what: 'a non-numeric Content-Length', request: () => `POST ${API}/account HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n`, code: 'BAD_REQUEST' },
+    {
+      what: 'a non-numeric Content-Length',
+      request: () => `POST ${API}/account HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n`,
+      code: 'BAD_REQUEST',
+    },
     { what: 'a malformed request line', request: () => `GET\r\n\r\n`, code: 'BAD_REQUEST' },
     { what: 'an unknown HTTP version', request: () => `GET /healthz HTTP/7.1\r\nHost: x\r\n\r\n`, code: 'BAD_REQUEST' },
   ];
@@ -157,7 +173,10 @@ describe('client faults on an open socket', () => {
     expect(await closed).toBe(1009);
     await new Promise((r) => setTimeout(r, 100));
     const written = lines.slice(before).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string } });
-    expect(written.filter((l) => l.level >= 50), JSON.stringify(written)).toEqual([]);
+    expect(
+      written.filter((l) => l.level >= 50),
+      JSON.stringify(written),
+    ).toEqual([]);
     const warning = written.find((l) => l.level === 40 && /message|payload/i.test(l.msg));
     expect(warning, JSON.stringify(written)).toBeDefined();
     expect(JSON.stringify(warning)).not.toContain('    at ');

@@ -40,7 +40,11 @@ function cardClip(groups = 4): string {
 }
 
 function pcmOf(file: string, rate = 8000, args: string[] = []): Int16Array {
-  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', file, ...args, '-ac', '1', '-ar', String(rate), '-f', 's16le', '-acodec', 'pcm_s16le', '-'], { maxBuffer: 64 << 20 });
+  const raw = execFileSync(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, ...args, '-ac', '1', '-ar', String(rate), '-f', 's16le', '-acodec', 'pcm_s16le', '-'],
+    { maxBuffer: 64 << 20 },
+  );
   return new Int16Array(raw.buffer, raw.byteOffset, raw.length >> 1);
 }
 
@@ -53,7 +57,11 @@ function decode(flac: Buffer, channel?: number): Int16Array {
 function channels(flac: Buffer): number {
   const file = path.join(dir, `probe-${Math.random().toString(36).slice(2)}.flac`);
   fs.writeFileSync(file, flac);
-  return Number(execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=channels', '-of', 'csv=p=0', file]).toString().trim());
+  return Number(
+    execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=channels', '-of', 'csv=p=0', file])
+      .toString()
+      .trim(),
+  );
 }
 
 function rms(a: Int16Array, from: number, to: number): number {
@@ -74,7 +82,12 @@ function correlation(a: Int16Array, b: Int16Array, from: number, to: number): nu
   return aa === 0 || bb === 0 ? 0 : ab / Math.sqrt(aa * bb);
 }
 
-async function download(s: TestService, url: string, key: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; headers: Headers }> {
+async function download(
+  s: TestService,
+  url: string,
+  key: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Buffer; headers: Headers }> {
   const res = await fetch(`${s.baseUrl}${url}`, { headers: { accessKey: key, ...headers } });
   return { status: res.status, body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
 }
@@ -123,7 +136,9 @@ function expectMasked(rec: Int16Array, sent: Int16Array, spans: Array<{ startMs:
 
 /** The redacted spans of a row, from its JSON transcript. */
 async function spansOf(s: TestService, key: string, transcriptionId: string): Promise<Array<{ startMs: number; endMs: number }>> {
-  const transcript = (await (await fetch(`${s.baseUrl}${API}/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey: key } })).json()) as Json;
+  const transcript = (await (
+    await fetch(`${s.baseUrl}${API}/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey: key } })
+  ).json()) as Json;
   return (transcript.segments as Json[]).flatMap((seg) => (seg.redactions ?? []) as Array<{ startMs: number; endMs: number }>);
 }
 
@@ -193,7 +208,7 @@ describe('batch recording with redaction', () => {
 });
 
 describe('live session recording', () => {
-  it('is made of the pieces cut at each final and equals the audio streamed, for the session\'s length', async () => {
+  it("is made of the pieces cut at each final and equals the audio streamed, for the session's length", async () => {
     const a = await svc.account(1_000n);
     const s = await createSession(svc, a.accessKey, { inputEncoding: 'pcm_s16le_8000', segmentCommitMode: 'vad', recordAudio: true });
     expect(s.effectiveOptions.recordAudio).toBe(true);
@@ -217,7 +232,12 @@ describe('live session recording', () => {
 
   it('with redact ["pci", "numbers"]: the spoken card is masked in the recording, the rest is as streamed', async () => {
     const a = await svc.account(1_000n);
-    const s = await createSession(svc, a.accessKey, { inputEncoding: 'pcm_s16le_8000', segmentCommitMode: 'vad', redact: ['pci', 'numbers'], recordAudio: true });
+    const s = await createSession(svc, a.accessKey, {
+      inputEncoding: 'pcm_s16le_8000',
+      segmentCommitMode: 'vad',
+      redact: ['pci', 'numbers'],
+      recordAudio: true,
+    });
     await streamAndClose(svc, a.accessKey, s.streamUrl, halfSent, 8000);
     let dl = await download(svc, `${API}/transcriptions/${s.transcriptionId}/audio`, a.accessKey);
     for (let i = 0; i < 100 && dl.status !== 200; i++) {
@@ -242,7 +262,11 @@ describe('live session recording', () => {
     // As a node that stopped between the session's close and its recording would leave it:
     // pieces (masked already), no recording. Just after the close the download waits for the
     // closing node; later it finishes the recording itself.
-    const keeper = new RecordingKeeper({ store: svc.service.store, files: recordingStoreFor(testStore() === 'postgres', svc.service.store, svc.dataDir, pino({ level: 'silent' })), log: pino({ level: 'silent' }) });
+    const keeper = new RecordingKeeper({
+      store: svc.service.store,
+      files: recordingStoreFor(testStore() === 'postgres', svc.service.store, svc.dataDir, pino({ level: 'silent' })),
+      log: pino({ level: 'silent' }),
+    });
     await keeper.putPiece(s.transcriptionId, 0n, sent.subarray(0, 8000), 8000);
     await keeper.putPiece(s.transcriptionId, 12000n, sent.subarray(12000, 16000), 8000);
     expect((await download(svc, url, a.accessKey)).status).toBe(409);
@@ -302,7 +326,7 @@ describe('call recording', () => {
 });
 
 describe('recordings retention', () => {
-  it('the sweeper deletes recordings past the account\'s recordings retention and keeps the transcript', async () => {
+  it("the sweeper deletes recordings past the account's recordings retention and keeps the transcript", async () => {
     const a = await svc.account(1_000n);
     const quiet = path.join(dir, 'quiet.wav');
     execFileSync('sox', ['-n', '-r', '8000', '-c', '1', '-b', '16', quiet, 'trim', '0', '1']);
@@ -313,8 +337,13 @@ describe('recordings retention', () => {
     const direct = await secondConnection(svc);
     try {
       const log = pino({ level: 'silent' });
-      const keeper = new RecordingKeeper({ store: direct, files: recordingStoreFor(testStore() === 'postgres', direct, svc.dataDir, log), log });
-      const sweepAt = (days: number) => new RetentionSweeper({ store: direct, log, recordings: keeper, now: () => new Date(Date.now() + days * 86_400_000) }).sweep();
+      const keeper = new RecordingKeeper({
+        store: direct,
+        files: recordingStoreFor(testStore() === 'postgres', direct, svc.dataDir, log),
+        log,
+      });
+      const sweepAt = (days: number) =>
+        new RetentionSweeper({ store: direct, log, recordings: keeper, now: () => new Date(Date.now() + days * 86_400_000) }).sweep();
       expect(await sweepAt(1)).toBe(0);
       expect(await contentStored(svc, stored.sha256)).toBe(true);
       expect(await sweepAt(3)).toBe(1);

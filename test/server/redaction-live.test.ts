@@ -67,7 +67,12 @@ beforeAll(async () => {
   process.env.SCRIBED_WEBHOOK_RETRY_BASE_MS = '100';
   receiver = await new Receiver().start();
   plain = await startService();
-  redacting = await startService({ logger: capturedLogger('debug', logLines), callbackAllowPrivate: true, callbackAllowCidrs: ['127.0.0.1/32'], callbackResolver: resolver });
+  redacting = await startService({
+    logger: capturedLogger('debug', logLines),
+    callbackAllowPrivate: true,
+    callbackAllowCidrs: ['127.0.0.1/32'],
+    callbackResolver: resolver,
+  });
 }, 60_000);
 afterAll(async () => {
   await plain?.stop();
@@ -96,7 +101,8 @@ async function streamCard(svc: TestService, key: string, options: Record<string,
   return { session: s, events: client.events, watched: watcher?.events ?? [] };
 }
 
-const textOf = (events: StreamEvent[]) => events.filter((e) => e.type === 'partial' || e.type === 'final').map((e) => `${e.text} ${e.rawText ?? ''}`);
+const textOf = (events: StreamEvent[]) =>
+  events.filter((e) => e.type === 'partial' || e.type === 'final').map((e) => `${e.text} ${e.rawText ?? ''}`);
 
 describe('redact on a live session, with a card number read by a human voice', () => {
   it('without redaction, the live partials and finals show a run of number words', async () => {
@@ -112,9 +118,17 @@ describe('redact on a live session, with a card number read by a human voice', (
 
   it('with redact ["pci", "numbers"], no event, watcher message, format, row, webhook, store table, log line or data file holds it', async () => {
     const a = await redacting.account(10_000n);
-    const ep = await call(redacting.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'], includeTranscript: true } });
+    const ep = await call(redacting.baseUrl, 'POST', ENDPOINTS, {
+      key: a.accessKey,
+      body: { url: receiver.url, events: ['transcription.completed'], includeTranscript: true },
+    });
     expect(ep.status, JSON.stringify(ep.json)).toBe(201);
-    const { session, events, watched } = await streamCard(redacting, a.accessKey, { redact: ['pci', 'numbers'], entityCategories: ['spelled_digits', 'credit_card', 'phone_number'] }, true);
+    const { session, events, watched } = await streamCard(
+      redacting,
+      a.accessKey,
+      { redact: ['pci', 'numbers'], entityCategories: ['spelled_digits', 'credit_card', 'phone_number'] },
+      true,
+    );
     expect(session.effectiveOptions.redact).toEqual(['pci', 'numbers']);
     const partials = events.filter((e) => e.type === 'partial');
     const finals = events.filter((e) => e.type === 'final');
@@ -133,7 +147,9 @@ describe('redact on a live session, with a card number read by a human voice', (
     expect(row.json.data.status).toBe('COMPLETED');
     const outputs = [JSON.stringify(row.json), JSON.stringify(events), JSON.stringify(watched)];
     for (const format of ['json', 'txt', 'srt', 'vtt']) {
-      const r = await fetch(`${redacting.baseUrl}${TRANSCRIPTIONS}/${session.transcriptionId}/transcript?format=${format}`, { headers: { accessKey: a.accessKey } });
+      const r = await fetch(`${redacting.baseUrl}${TRANSCRIPTIONS}/${session.transcriptionId}/transcript?format=${format}`, {
+        headers: { accessKey: a.accessKey },
+      });
       expect(r.status).toBe(200);
       outputs.push(await r.text());
     }

@@ -58,7 +58,10 @@ describe('redact on batch jobs, with a card number read by a human voice', () =>
 
   it('with redact ["pci", "numbers"], no format, row, store table or data file holds it', async () => {
     const a = await redacting.account(10_000n);
-    const id = await uploadAndWait(redacting, a.accessKey, clip, { redact: ['pci', 'numbers'], entityCategories: ['spelled_digits', 'credit_card', 'phone_number'] });
+    const id = await uploadAndWait(redacting, a.accessKey, clip, {
+      redact: ['pci', 'numbers'],
+      entityCategories: ['spelled_digits', 'credit_card', 'phone_number'],
+    });
     const row = await get(redacting, `${TRANSCRIPTIONS}/${id}`, a.accessKey);
     const rowJson = JSON.parse(row.body) as Json;
     expect(rowJson.data.status).toBe('COMPLETED');

@@ -47,25 +47,42 @@ afterAll(async () => {
 const rule = (body: unknown, key = alice.accessKey) => call(svc.baseUrl, 'POST', RULES, { key, body });
 
 describe('the rules API', () => {
-  it('creates, lists, reads, changes and deletes an account\'s rules; another account\'s read as not found', async () => {
+  it("creates, lists, reads, changes and deletes an account's rules; another account's read as not found", async () => {
     const created = await rule({ name: 'cancellation', phrases: ['cancel my subscription'], speaker: 'customer' });
     expect(created.status, JSON.stringify(created.json)).toBe(201);
     const r = created.json.data;
-    expect(r).toMatchObject({ name: 'cancellation', condition: 'phrases', phrases: ['cancel my subscription'], speaker: 'customer', partials: false, enabled: true });
+    expect(r).toMatchObject({
+      name: 'cancellation',
+      condition: 'phrases',
+      phrases: ['cancel my subscription'],
+      speaker: 'customer',
+      partials: false,
+      enabled: true,
+    });
     expect(r.id).toMatch(/^rul_/);
     expect((await call(svc.baseUrl, 'GET', `${RULES}/${r.id}`, { key: alice.accessKey })).json.data).toEqual(r);
     expect((await call(svc.baseUrl, 'GET', RULES, { key: alice.accessKey })).json.data.rules.map((x: any) => x.id)).toContain(r.id);
-    for (const [method, body] of [['GET', undefined], ['PATCH', { enabled: false }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { enabled: false }],
+      ['DELETE', undefined],
+    ] as const) {
       const other = await call(svc.baseUrl, method, `${RULES}/${r.id}`, { key: bob.accessKey, ...(body ? { body } : {}) });
       expect(other.status, method).toBe(404);
       expect(other.json.message).toMatch(/^NOT_FOUND/);
     }
     expect((await call(svc.baseUrl, 'GET', RULES, { key: bob.accessKey })).json.data.rules).toEqual([]);
-    const patched = await call(svc.baseUrl, 'PATCH', `${RULES}/${r.id}`, { key: alice.accessKey, body: { pattern: 'refund(ed)?', caseSensitive: true, speaker: null } });
+    const patched = await call(svc.baseUrl, 'PATCH', `${RULES}/${r.id}`, {
+      key: alice.accessKey,
+      body: { pattern: 'refund(ed)?', caseSensitive: true, speaker: null },
+    });
     expect(patched.status, JSON.stringify(patched.json)).toBe(200);
     expect(patched.json.data).toMatchObject({ condition: 'pattern', pattern: 'refund(ed)?', caseSensitive: true, speaker: null });
     expect(patched.json.data.phrases).toBeUndefined();
-    expect((await call(svc.baseUrl, 'DELETE', `${RULES}/${r.id}`, { key: alice.accessKey })).json.data).toEqual({ id: r.id, deleted: true });
+    expect((await call(svc.baseUrl, 'DELETE', `${RULES}/${r.id}`, { key: alice.accessKey })).json.data).toEqual({
+      id: r.id,
+      deleted: true,
+    });
     expect((await call(svc.baseUrl, 'GET', `${RULES}/${r.id}`, { key: alice.accessKey })).status).toBe(404);
   });
 
@@ -86,7 +103,10 @@ describe('the rules API', () => {
 
 describe('rules on a live session with real speech', () => {
   it('alerts on the socket, the watcher and the webhook within 500 ms of the final; silence too; others stay quiet', async () => {
-    const endpoint = await call(svc.baseUrl, 'POST', '/sound_clone/api/v1/webhooks/endpoints', { key: alice.accessKey, body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['alert.triggered'] } });
+    const endpoint = await call(svc.baseUrl, 'POST', '/sound_clone/api/v1/webhooks/endpoints', {
+      key: alice.accessKey,
+      body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['alert.triggered'] },
+    });
     expect(endpoint.status, JSON.stringify(endpoint.json)).toBe(201);
     const phrase = (await rule({ name: 'was not', phrases: ['nobody said this', 'was not'] })).json.data;
     const silence = (await rule({ name: 'long silence', silenceSeconds: 1.5 })).json.data;
@@ -94,11 +114,13 @@ describe('rules on a live session with real speech', () => {
     expect(catastrophic.id).toMatch(/^rul_/);
     await rule({ name: 'disabled', phrases: ['was not'], enabled: false });
     await rule({ name: 'agents only', phrases: ['was not'], speaker: 'agent' });
-    await rule({ name: 'bob\'s', phrases: ['was not'] }, bob.accessKey);
+    await rule({ name: "bob's", phrases: ['was not'] }, bob.accessKey);
 
     const s = await createSession(svc, alice.accessKey, { inputEncoding: 'pcm_s16le_16000' });
     const c = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: alice.accessKey });
-    const watcher = await StreamClient.connect(`${svc.wsBase}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}/events`, { accessKey: alice.accessKey });
+    const watcher = await StreamClient.connect(`${svc.wsBase}/sound_clone/api/v1/stt/realtime/sessions/${s.sessionId}/events`, {
+      accessKey: alice.accessKey,
+    });
     const arrived = new Map<StreamEvent | string, number>();
     c.ws.on('message', () => arrived.set(c.events[c.events.length - 1]!, performance.now()));
     await c.next('ready');
@@ -117,7 +139,15 @@ describe('rules on a live session with real speech', () => {
     const latencyMs = arrived.get(alert)! - arrived.get(final)!;
     console.log(`rule alert ${latencyMs.toFixed(1)} ms after its final (${process.env.SCRIBED_TEST_STORE ?? 'sqlite'})`);
     expect(latencyMs).toBeLessThan(500);
-    expect(alert).toMatchObject({ ruleName: 'was not', condition: 'phrases', segmentId: final.segmentId, final: true, text: final.text, speaker: null, callId: null });
+    expect(alert).toMatchObject({
+      ruleName: 'was not',
+      condition: 'phrases',
+      segmentId: final.segmentId,
+      final: true,
+      text: final.text,
+      speaker: null,
+      callId: null,
+    });
     expect(alert.match.text).toMatch(/^was not$/i);
     expect(final.text.slice(alert.match.start, alert.match.end)).toBe(alert.match.text);
     const quiet = await c.next('alert', (e) => e.ruleId === silence.id, 5_000);
@@ -127,14 +157,23 @@ describe('rules on a live session with real speech', () => {
     c.control({ type: 'commit' });
     await c.next('committed', (e) => e.segmentId === null, 10_000);
     // Only these two fired: not the disabled rule, the agents' rule, bob's, nor the (a+)+$ pattern.
-    expect(c.ofType('alert').map((e) => e.ruleId).sort()).toEqual([phrase.id, silence.id].sort());
+    expect(
+      c
+        .ofType('alert')
+        .map((e) => e.ruleId)
+        .sort(),
+    ).toEqual([phrase.id, silence.id].sort());
     const watched = await watcher.next('alert', (e) => e.ruleId === phrase.id, 5_000);
     expect(watched).toEqual(alert);
 
     const deadline = Date.now() + 15_000;
-    while (hooks.filter((h) => h.data.sessionId === s.sessionId).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (hooks.filter((h) => h.data.sessionId === s.sessionId).length < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     const hook = hooks.find((h) => h.data.alertId === alert.alertId);
-    expect(hook).toMatchObject({ type: 'alert.triggered', data: { ruleId: phrase.id, sessionId: s.sessionId, transcriptionId: s.transcriptionId, segmentId: final.segmentId } });
+    expect(hook).toMatchObject({
+      type: 'alert.triggered',
+      data: { ruleId: phrase.id, sessionId: s.sessionId, transcriptionId: s.transcriptionId, segmentId: final.segmentId },
+    });
     expect(hook!.data.links.rule).toBe(`${RULES}/${phrase.id}`);
 
     const metrics = await (await fetch(`${svc.baseUrl}/metrics`)).text();

@@ -109,7 +109,11 @@ describe('searching what was said', () => {
   });
 
   it('ORs alternatives and excludes with -', async () => {
-    expect(keys((await search({ q: 'invoice OR upgrade' })).json.data.items)).toEqual(['customer@3:seg_0', 'customer@2:seg_1', 'customer@2:seg_0']);
+    expect(keys((await search({ q: 'invoice OR upgrade' })).json.data.items)).toEqual([
+      'customer@3:seg_0',
+      'customer@2:seg_1',
+      'customer@2:seg_0',
+    ]);
     expect(keys((await search({ q: 'cancel -subscription' })).json.data.items)).toEqual(['customer@2:seg_1']);
     expect(keys((await search({ q: 'help OR hello -morning' })).json.data.items)).toEqual(['agent@3:seg_0', 'agent@1:seg_0']);
   });
@@ -147,7 +151,17 @@ describe('searching what was said', () => {
   });
 
   it('refuses bad input in the native envelope: empty, too long, exclusions only, bad cursor or limit', async () => {
-    for (const params of [{}, { q: '' }, { q: '   ' }, { q: 'x'.repeat(257) }, { q: '-cancel' }, { q: 'cancel', cursor: 'nonsense' }, { q: 'cancel', limit: '0' }, { q: 'cancel', limit: '101' }, { q: 'cancel', from: 'yesterday' }]) {
+    for (const params of [
+      {},
+      { q: '' },
+      { q: '   ' },
+      { q: 'x'.repeat(257) },
+      { q: '-cancel' },
+      { q: 'cancel', cursor: 'nonsense' },
+      { q: 'cancel', limit: '0' },
+      { q: 'cancel', limit: '101' },
+      { q: 'cancel', from: 'yesterday' },
+    ]) {
       const r = await search(params as Record<string, string>);
       expect(r.status, JSON.stringify(params)).toBe(422);
       expect(r.json.code).toBe(-1);
@@ -158,7 +172,15 @@ describe('searching what was said', () => {
   });
 
   it('treats query syntax characters as text, never as engine syntax', async () => {
-    for (const q of ['cancel*', 'cancel AND NOT', 'NEAR(cancel my)', 'cancel:subscription', '"unclosed cancel', "'; DROP TABLE segments; --", 'cancel ^ & | ! ( )']) {
+    for (const q of [
+      'cancel*',
+      'cancel AND NOT',
+      'NEAR(cancel my)',
+      'cancel:subscription',
+      '"unclosed cancel',
+      "'; DROP TABLE segments; --",
+      'cancel ^ & | ! ( )',
+    ]) {
       const r = await search({ q });
       expect(r.status, `${q}: ${JSON.stringify(r.json)}`).toBe(200);
     }

@@ -24,7 +24,9 @@ async function close(sessionId: string, accessKey = key) {
 }
 
 async function transcript(transcriptionId: string) {
-  const r = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey: key } });
+  const r = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, {
+    headers: { accessKey: key },
+  });
   return (await r.json()) as { status: string; segments: Array<{ text: string; rawText?: string }> };
 }
 
@@ -39,7 +41,10 @@ describe('POST .../sessions/{id}/close', () => {
     expect(again.json.data.status).toBe('COMPLETED');
     expect((await transcript(s.transcriptionId)).status).toBe('COMPLETED');
     // A closed session takes no socket.
-    const refused = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: key }).then(() => null, (err: unknown) => err);
+    const refused = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: key }).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(refused).toBeTruthy();
   });
 

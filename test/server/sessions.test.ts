@@ -72,19 +72,14 @@ describe('create session', () => {
     expect(r.json.data.effectiveOptions.includeAlignment).toBe(false);
   });
 
-  it.each([
-    'pcm_s16le_8000',
-    'pcm_s16le_16000',
-    'pcm_s16le_22050',
-    'pcm_s16le_24000',
-    'pcm_s16le_44100',
-    'pcm_s16le_48000',
-    'mulaw_8000',
-  ])('accepts encoding %s and resolves its rate', async (enc) => {
-    const r = await create({ options: { inputEncoding: enc } });
-    expect(r.status).toBe(200);
-    expect(r.json.data.effectiveOptions.sampleRateHz).toBe(Number(enc.split('_').pop()));
-  });
+  it.each(['pcm_s16le_8000', 'pcm_s16le_16000', 'pcm_s16le_22050', 'pcm_s16le_24000', 'pcm_s16le_44100', 'pcm_s16le_48000', 'mulaw_8000'])(
+    'accepts encoding %s and resolves its rate',
+    async (enc) => {
+      const r = await create({ options: { inputEncoding: enc } });
+      expect(r.status).toBe(200);
+      expect(r.json.data.effectiveOptions.sampleRateHz).toBe(Number(enc.split('_').pop()));
+    },
+  );
 
   const ok = (options: Record<string, unknown>, top: Record<string, unknown> = {}) => ({ ...top, options });
   it.each([

@@ -82,70 +82,86 @@ describe('streaming real speech', () => {
   it.each([
     ['mulaw_8000 via a browser ticket', 'mulaw_8000', 1, 8000, 0.5],
     ['pcm_s16le_16000 via the accessKey header', 'pcm_s16le_16000', 2, 16000, 0.5],
-  ])('%s: partials, final, close, transcript in every format', async (_name, encoding, bytesPerSample, rate, maxWer) => {
-    const s = await createSession({ inputEncoding: encoding });
-    let client: StreamClient;
-    if (encoding === 'mulaw_8000') {
-      const t = await post(`${SESSIONS}/${s.sessionId}/tickets`, {});
-      client = await StreamClient.connect(`${svc.wsBase}${t.json.data.streamUrl}?ticket=${encodeURIComponent(t.json.data.ticket)}`);
-    } else {
-      client = await connect(s.streamUrl);
-    }
-    const ready = await client.next('ready');
-    expect(ready).toMatchObject({ sessionId: s.sessionId, epoch: 1, sampleOffset: 0, capturedSamples: '0', inputEncoding: encoding, sampleRateHz: rate, accepting: true });
+  ])(
+    '%s: partials, final, close, transcript in every format',
+    async (_name, encoding, bytesPerSample, rate, maxWer) => {
+      const s = await createSession({ inputEncoding: encoding });
+      let client: StreamClient;
+      if (encoding === 'mulaw_8000') {
+        const t = await post(`${SESSIONS}/${s.sessionId}/tickets`, {});
+        client = await StreamClient.connect(`${svc.wsBase}${t.json.data.streamUrl}?ticket=${encodeURIComponent(t.json.data.ticket)}`);
+      } else {
+        client = await connect(s.streamUrl);
+      }
+      const ready = await client.next('ready');
+      expect(ready).toMatchObject({
+        sessionId: s.sessionId,
+        epoch: 1,
+        sampleOffset: 0,
+        capturedSamples: '0',
+        inputEncoding: encoding,
+        sampleRateHz: rate,
+        accepting: true,
+      });
 
-    const payload = encoding === 'mulaw_8000' ? clip.mulaw8k : clip.pcm16k;
-    const total = await streamClip(client, 1, payload, bytesPerSample, rate);
-    expect(total).toBe(payload.length / bytesPerSample);
-    // Acks do not wait for decoding (batched, src/engine/pool.ts): partials follow as the
-    // batches are decoded.
-    await client.next('partial', undefined, 60_000);
+      const payload = encoding === 'mulaw_8000' ? clip.mulaw8k : clip.pcm16k;
+      const total = await streamClip(client, 1, payload, bytesPerSample, rate);
+      expect(total).toBe(payload.length / bytesPerSample);
+      // Acks do not wait for decoding (batched, src/engine/pool.ts): partials follow as the
+      // batches are decoded.
+      await client.next('partial', undefined, 60_000);
 
-    client.control({ type: 'commit' });
-    const final = await client.next('final');
-    expect(client.ofType('partial').every((p) => p.segmentId === 'seg_0')).toBe(true);
-    const committed = await client.next('committed');
-    expect(committed.segmentId).toBe('seg_0');
-    expect(final.segmentId).toBe('seg_0');
-    expect(final.start).toMatchObject({ sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 });
-    expect(final.end).toMatchObject({ sample: String(total), ms: Math.floor((total * 1000) / rate), epoch: 1, epochSample: total });
-    // Recognition is judged on the recognizer's words (rawText), not the readable text.
-    const wer = wordErrorRate(clip.reference, final.rawText ?? final.text).wer;
-    expect(wer, `"${final.rawText ?? final.text}" vs "${clip.reference}"`).toBeLessThan(maxWer);
-    expect(final.words.length).toBeGreaterThan(0);
-    let last = -1;
-    for (const w of final.words) {
-      const start = Number(w.start.sample);
-      expect(start).toBeGreaterThanOrEqual(last);
-      expect(Number(w.end.sample)).toBeLessThanOrEqual(total);
-      last = start;
-    }
+      client.control({ type: 'commit' });
+      const final = await client.next('final');
+      expect(client.ofType('partial').every((p) => p.segmentId === 'seg_0')).toBe(true);
+      const committed = await client.next('committed');
+      expect(committed.segmentId).toBe('seg_0');
+      expect(final.segmentId).toBe('seg_0');
+      expect(final.start).toMatchObject({ sample: '0', ms: 0, epoch: 1, epochSample: 0, epochMs: 0 });
+      expect(final.end).toMatchObject({ sample: String(total), ms: Math.floor((total * 1000) / rate), epoch: 1, epochSample: total });
+      // Recognition is judged on the recognizer's words (rawText), not the readable text.
+      const wer = wordErrorRate(clip.reference, final.rawText ?? final.text).wer;
+      expect(wer, `"${final.rawText ?? final.text}" vs "${clip.reference}"`).toBeLessThan(maxWer);
+      expect(final.words.length).toBeGreaterThan(0);
+      let last = -1;
+      for (const w of final.words) {
+        const start = Number(w.start.sample);
+        expect(start).toBeGreaterThanOrEqual(last);
+        expect(Number(w.end.sample)).toBeLessThanOrEqual(total);
+        last = start;
+      }
 
-    client.control({ type: 'close' });
-    const closed = await client.next('closed');
-    expect(closed).toMatchObject({ status: 'COMPLETED', capturedSamples: String(total), segments: 1 });
-    expect((await client.closed).code).toBe(1000);
+      client.control({ type: 'close' });
+      const closed = await client.next('closed');
+      expect(closed).toMatchObject({ status: 'COMPLETED', capturedSamples: String(total), segments: 1 });
+      expect((await client.closed).code).toBe(1000);
 
-    const session = JSON.parse((await get(`${SESSIONS}/${s.sessionId}`)).text).data;
-    expect(session.status).toBe('COMPLETED');
-    const history = JSON.parse((await get(`${TRANSCRIPTIONS}/${s.transcriptionId}`)).text).data;
-    expect(history).toMatchObject({ status: 'COMPLETED', audioSamples: String(total), audioDurationMs: Math.floor((total * 1000) / rate) });
+      const session = JSON.parse((await get(`${SESSIONS}/${s.sessionId}`)).text).data;
+      expect(session.status).toBe('COMPLETED');
+      const history = JSON.parse((await get(`${TRANSCRIPTIONS}/${s.transcriptionId}`)).text).data;
+      expect(history).toMatchObject({
+        status: 'COMPLETED',
+        audioSamples: String(total),
+        audioDurationMs: Math.floor((total * 1000) / rate),
+      });
 
-    const json = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`);
-    expect(json.type).toMatch(/application\/json/);
-    const doc = JSON.parse(json.text);
-    expect(doc.code).toBeUndefined();
-    expect(doc.text).toBe(final.text);
-    expect(doc.segments).toHaveLength(1);
-    const txt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=txt`);
-    expect(txt.text.trim()).toBe(final.text);
-    const srt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=srt`);
-    expect(srt.text).toMatch(/^1\r?\n00:00:00,000 --> 00:00:0\d,\d{3}\r?\n/);
-    expect(srt.text).toContain(final.text);
-    const vtt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=vtt`);
-    expect(vtt.text).toMatch(/^WEBVTT/);
-    expect(vtt.text).toContain(final.text);
-  }, 90_000);
+      const json = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`);
+      expect(json.type).toMatch(/application\/json/);
+      const doc = JSON.parse(json.text);
+      expect(doc.code).toBeUndefined();
+      expect(doc.text).toBe(final.text);
+      expect(doc.segments).toHaveLength(1);
+      const txt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=txt`);
+      expect(txt.text.trim()).toBe(final.text);
+      const srt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=srt`);
+      expect(srt.text).toMatch(/^1\r?\n00:00:00,000 --> 00:00:0\d,\d{3}\r?\n/);
+      expect(srt.text).toContain(final.text);
+      const vtt = await get(`${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=vtt`);
+      expect(vtt.text).toMatch(/^WEBVTT/);
+      expect(vtt.text).toContain(final.text);
+    },
+    90_000,
+  );
 });
 
 describe('tickets at the handshake', () => {
@@ -271,7 +287,14 @@ describe('socket lifecycle', () => {
     expect(behind.json.message).toMatch(/^CAPTURE_CURSOR_MISMATCH: /);
 
     const r2 = await post(`${SESSIONS}/${s.sessionId}/resume`, { capturedSamples: '16000' });
-    expect(r2.json.data).toMatchObject({ status: 'RECORDING', epoch: 2, sampleOffset: 0, capturedSamples: '16000', missingSamples: '0', accepting: true });
+    expect(r2.json.data).toMatchObject({
+      status: 'RECORDING',
+      epoch: 2,
+      sampleOffset: 0,
+      capturedSamples: '16000',
+      missingSamples: '0',
+      accepting: true,
+    });
     const two = await connect(s.streamUrl);
     expect(await two.next('ready')).toMatchObject({ epoch: 2, sampleOffset: 0, capturedSamples: '16000', openSegmentId: 'seg_0' });
     const epoch2 = await streamClip(two, 2, pcm.subarray(32000, 48000), 2, 16000);
@@ -363,7 +386,9 @@ describe('socket lifecycle', () => {
     const blocker = `${svc.dataDir}/spool/${s.sessionId}.spool`;
     const other = svc.storeSettings.databaseUrl ? await secondConnection(svc) : null;
     if (other) {
-      await other.db.run("CREATE OR REPLACE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$");
+      await other.db.run(
+        "CREATE OR REPLACE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected storage fault'; END $$",
+      );
       await other.db.run('CREATE OR REPLACE TRIGGER spool_fault BEFORE INSERT ON spool_chunks FOR EACH ROW EXECUTE FUNCTION spool_fault()');
     } else fs.mkdirSync(blocker);
     const one = await connect(s.streamUrl);
@@ -478,7 +503,7 @@ describe('socket lifecycle', () => {
 });
 
 describe('decoder admission', () => {
-  it('reclaims a paused session\'s decoder for a new socket, refuses past that with ENGINE_BUSY (deferral off)', async () => {
+  it("reclaims a paused session's decoder for a new socket, refuses past that with ENGINE_BUSY (deferral off)", async () => {
     // Deferred recognition off, as on nodes behind a balancer (test/session/deferred-recognition.test.ts has it on).
     const one = await startService({ maxDecoders: 1, maxDeferredSeconds: 0 });
     try {
@@ -502,7 +527,9 @@ describe('decoder admission', () => {
       const cb = await b.connect();
       expect(await cb.next('ready')).toMatchObject({ accepting: true });
       // a's open segment was finalized before its decoder went to b
-      const t = await fetch(`${one.baseUrl}${TRANSCRIPTIONS}/${a.transcriptionId}/transcript?format=json`, { headers: { accessKey: carol.accessKey } });
+      const t = await fetch(`${one.baseUrl}${TRANSCRIPTIONS}/${a.transcriptionId}/transcript?format=json`, {
+        headers: { accessKey: carol.accessKey },
+      });
       const transcript = (await t.json()) as { segments: Array<{ text: string; rawText?: string }> };
       expect(transcript.segments).toHaveLength(1);
       expect(wordErrorRate(clip.reference, transcript.segments[0]!.rawText ?? transcript.segments[0]!.text).wer).toBeLessThan(0.5);
@@ -530,7 +557,9 @@ describe('persistence', () => {
     const acct = await first.account();
     const h = { accessKey: acct.accessKey, 'content-type': 'application/json' };
     const mk = async (base: string) =>
-      (await (await fetch(`${base}${SESSIONS}`, { method: 'POST', headers: { ...h, 'Idempotency-Key': `restart-${randomUUID()}` }, body: '{}' })).json()) as any;
+      (await (
+        await fetch(`${base}${SESSIONS}`, { method: 'POST', headers: { ...h, 'Idempotency-Key': `restart-${randomUUID()}` }, body: '{}' })
+      ).json()) as any;
     const done = (await mk(first.baseUrl)).data;
     const open = (await mk(first.baseUrl)).data;
 
@@ -553,9 +582,17 @@ describe('persistence', () => {
       expect((await t.text()).trim()).toBe(final.text);
       const s2 = (await (await fetch(`${second.baseUrl}${SESSIONS}/${open.sessionId}`, { headers: h })).json()) as any;
       expect(s2.data).toMatchObject({ status: 'PAUSED', capturedSamples: '16000' });
-      const seg = (await (await fetch(`${second.baseUrl}${TRANSCRIPTIONS}/${open.transcriptionId}/transcript?format=json`, { headers: h })).json()) as any;
+      const seg = (await (
+        await fetch(`${second.baseUrl}${TRANSCRIPTIONS}/${open.transcriptionId}/transcript?format=json`, { headers: h })
+      ).json()) as any;
       expect(seg.segments).toHaveLength(1);
-      const resumed = (await (await fetch(`${second.baseUrl}${SESSIONS}/${open.sessionId}/resume`, { method: 'POST', headers: h, body: '{"capturedSamples":"16000"}' })).json()) as any;
+      const resumed = (await (
+        await fetch(`${second.baseUrl}${SESSIONS}/${open.sessionId}/resume`, {
+          method: 'POST',
+          headers: h,
+          body: '{"capturedSamples":"16000"}',
+        })
+      ).json()) as any;
       expect(resumed.data).toMatchObject({ epoch: 2, capturedSamples: '16000' });
     } finally {
       await second.stop();

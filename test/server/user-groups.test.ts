@@ -21,7 +21,12 @@ afterAll(async () => {
 });
 
 /** fetch() refuses a GET with a body, so use node:http directly. */
-function request(method: string, body: unknown, auth: string | null = `Token ${alice.apiToken}`, raw?: string): Promise<{ status: number; json: any }> {
+function request(
+  method: string,
+  body: unknown,
+  auth: string | null = `Token ${alice.apiToken}`,
+  raw?: string,
+): Promise<{ status: number; json: any }> {
   const data = raw ?? (body === undefined ? '' : JSON.stringify(body));
   const url = new URL(`${svc.baseUrl}/api/user`);
   const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) };
@@ -41,7 +46,11 @@ function request(method: string, body: unknown, auth: string | null = `Token ${a
 function head(body: unknown): Promise<{ status: number; allow: string | undefined }> {
   const data = JSON.stringify(body);
   const url = new URL(`${svc.baseUrl}/api/user`);
-  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), authorization: `Token ${alice.apiToken}` };
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(data),
+    authorization: `Token ${alice.apiToken}`,
+  };
   return new Promise((resolve, reject) => {
     const req = http.request({ method: 'HEAD', hostname: url.hostname, port: url.port, path: url.pathname, headers }, (res) => {
       res.resume();
@@ -100,13 +109,20 @@ describe('get user (get or create)', () => {
     if (svc.storeSettings.databaseUrl) return;
     // SQLite: not in the file's bytes either (free pages and the WAL included).
     const db = fs.readFileSync(path.join(svc.dataDir, 'scribed.db'));
-    const wal = fs.existsSync(path.join(svc.dataDir, 'scribed.db-wal')) ? fs.readFileSync(path.join(svc.dataDir, 'scribed.db-wal')) : Buffer.alloc(0);
+    const wal = fs.existsSync(path.join(svc.dataDir, 'scribed.db-wal'))
+      ? fs.readFileSync(path.join(svc.dataDir, 'scribed.db-wal'))
+      : Buffer.alloc(0);
     expect(db.includes(token)).toBe(false);
     expect(wal.includes(token)).toBe(false);
   });
 
   it('answers 401 success 0 without a token, with an accessKey as the token, and with a wrong scheme', async () => {
-    for (const auth of [null, `Token ${alice.accessKey}`, `Bearer ${alice.apiToken}`, 'Token tok_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+    for (const auth of [
+      null,
+      `Token ${alice.accessKey}`,
+      `Bearer ${alice.apiToken}`,
+      'Token tok_0000000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ]) {
       const r = await request('GET', { user_group_id: gid() }, auth);
       expect(r.status, String(auth)).toBe(401);
       expect(r.json.success).toBe(0);
@@ -172,7 +188,10 @@ describe('delete user', () => {
   it('fails with success 0 for a wrong current_token and keeps the group', async () => {
     const id = gid();
     const g = (await request('GET', { user_group_id: id })).json.user_group;
-    const r = await request('DELETE', { user_group_id: id, current_token: `${g.token.slice(0, -1)}A` === g.token ? 'ugt_x' : `${g.token.slice(0, -1)}A` });
+    const r = await request('DELETE', {
+      user_group_id: id,
+      current_token: `${g.token.slice(0, -1)}A` === g.token ? 'ugt_x' : `${g.token.slice(0, -1)}A`,
+    });
     expect(r.status).toBe(403);
     expect(r.json.success).toBe(0);
     expect((await request('GET', { user_group_id: id })).json.new_user_group).toBe(false);

@@ -14,21 +14,42 @@ let app: FastifyInstance;
 const BODY = Type.Object(
   {
     options: Type.Optional(
-      Type.Object({ hints: Type.Optional(Type.Array(Type.String({ maxLength: 3 }), invalid('a list of short words'))) }, { additionalProperties: false, ...invalid('an object') }),
+      Type.Object(
+        { hints: Type.Optional(Type.Array(Type.String({ maxLength: 3 }), invalid('a list of short words'))) },
+        { additionalProperties: false, ...invalid('an object') },
+      ),
     ),
     tags: Type.Optional(Type.Array(Type.String({ ...invalid('a list of strings'), ...fieldNamed('tags') }), invalid('a list of strings'))),
     level: Type.Optional(Type.Integer({ minimum: 1, ...invalid({ type: 'an integer', minimum: 'at least 1' }) })),
     label: Type.Optional(Type.Union([Type.String({ pattern: '^[a-z]+$' }), Type.Null()], invalid('null or lower-case letters'))),
     plain: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false, ...invalid('the body must be a JSON object'), ...fieldNamed(false), ...unknownKey({ old: 'renamed to level', default: 'unknown field' }) },
+  {
+    additionalProperties: false,
+    ...invalid('the body must be a JSON object'),
+    ...fieldNamed(false),
+    ...unknownKey({ old: 'renamed to level', default: 'unknown field' }),
+  },
 );
 
 beforeAll(async () => {
   app = await schemaApp((typed) => {
     const ok = async () => ({ code: 1 as const, message: 'success', data: null });
-    typed.route({ method: 'POST', url: '/v', schema: { ...operation({ operationId: 'v', tag: 't', summary: 's', auth: 'none', errors: [] }), body: BODY }, handler: ok });
-    typed.route({ method: 'POST', url: '/w', schema: { ...operation({ operationId: 'w', tag: 't', summary: 's', auth: 'none', errors: [], validationError: 'BAD_REQUEST' }), body: BODY }, handler: ok });
+    typed.route({
+      method: 'POST',
+      url: '/v',
+      schema: { ...operation({ operationId: 'v', tag: 't', summary: 's', auth: 'none', errors: [] }), body: BODY },
+      handler: ok,
+    });
+    typed.route({
+      method: 'POST',
+      url: '/w',
+      schema: {
+        ...operation({ operationId: 'w', tag: 't', summary: 's', auth: 'none', errors: [], validationError: 'BAD_REQUEST' }),
+        body: BODY,
+      },
+      handler: ok,
+    });
   });
 });
 afterAll(async () => {
@@ -42,7 +63,7 @@ describe('validation errors in the table', () => {
     expect(fieldName('/a~1b/c~0d', 'query')).toBe('a/b.c~d');
   });
 
-  it('answers each refusal with the schema\'s message and the route\'s identifier', async () => {
+  it("answers each refusal with the schema's message and the route's identifier", async () => {
     const cases: [unknown, number, string][] = [
       [[], 422, 'VALIDATION_FAILED: the body must be a JSON object'],
       [{ options: 1 }, 422, 'VALIDATION_FAILED: options: an object'],
@@ -57,7 +78,8 @@ describe('validation errors in the table', () => {
       [{ old: 1 }, 422, 'VALIDATION_FAILED: old: renamed to level'],
       [{ plain: 'x' }, 422, 'VALIDATION_FAILED: plain: must be boolean'],
     ];
-    for (const [body, status, message] of cases) expect(await answer(app, 'POST', '/v', body), JSON.stringify(body)).toMatchObject({ status, message });
+    for (const [body, status, message] of cases)
+      expect(await answer(app, 'POST', '/v', body), JSON.stringify(body)).toMatchObject({ status, message });
     expect(await answer(app, 'POST', '/w', { level: 0 })).toMatchObject({ status: 400, message: 'BAD_REQUEST: level: at least 1' });
     expect(await answer(app, 'POST', '/v', { label: null, level: 2, tags: [] })).toMatchObject({ status: 200 });
   });

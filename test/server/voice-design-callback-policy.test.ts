@@ -87,7 +87,12 @@ async function start(cfg: ConfigInput): Promise<Server> {
     logger: pino({ level: 'info' }, sink),
   });
   const address = new URL(await service.listen());
-  const s = { service, baseUrl: `http://127.0.0.1:${address.port}`, account: await provisionAccount(service.store, 'test', 100_000n), logs };
+  const s = {
+    service,
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    account: await provisionAccount(service.store, 'test', 100_000n),
+    logs,
+  };
   servers.push(s);
   return s;
 }
@@ -102,7 +107,10 @@ afterAll(async () => {
 });
 
 const create = (s: Server, callbackUrl: string) =>
-  call(s.baseUrl, 'POST', DESIGN, { key: s.account.accessKey, body: { description: 'A calm woman', previewText: 'Hello there.', callbackUrl } });
+  call(s.baseUrl, 'POST', DESIGN, {
+    key: s.account.accessKey,
+    body: { description: 'A calm woman', previewText: 'Hello there.', callbackUrl },
+  });
 const read = async (s: Server, id: string) => (await call(s.baseUrl, 'GET', `${DESIGN}/${id}`, { key: s.account.accessKey })).json.data;
 
 async function until<T>(fn: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
@@ -160,7 +168,10 @@ describe('the default setting', () => {
     const r = await create(s, `http://loopback.test:${receiver.port}/named`);
     expect(r.status, r.text).toBe(200);
     const id = r.json.data.designId as string;
-    const done = await until(() => read(s, id), (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state));
+    const done = await until(
+      () => read(s, id),
+      (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state),
+    );
     expect(done.callback).toMatchObject({ state: 'FAILED', attempts: 2 });
     expectOnlyState(done.callback);
     expect(JSON.stringify(done)).not.toMatch(/loopback \(|127\.0\.0\.1|not allowed/);
@@ -179,20 +190,39 @@ describe('when the operator opens ranges', () => {
     const s = await start({ callbackAllowCidrs: ['127.0.0.1/32'], callbackResolver: dns.resolve });
     const byName = await create(s, `http://hooks.test:${receiver.port}/by-name`);
     expect(byName.status, byName.text).toBe(200);
-    const done = await until(() => read(s, byName.json.data.designId), (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state));
-    expect(done.callback).toEqual({ url: `http://hooks.test:${receiver.port}/by-name`, state: 'DELIVERED', attempts: 1, nextAttemptAt: null });
+    const done = await until(
+      () => read(s, byName.json.data.designId),
+      (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state),
+    );
+    expect(done.callback).toEqual({
+      url: `http://hooks.test:${receiver.port}/by-name`,
+      state: 'DELIVERED',
+      attempts: 1,
+      nextAttemptAt: null,
+    });
     expect(receiver.hits.filter((h) => h.path === '/by-name')).toEqual([{ host: `hooks.test:${receiver.port}`, path: '/by-name' }]);
     const byAddress = await create(s, `http://[::ffff:127.0.0.1]:${receiver.port}/by-address`);
     expect(byAddress.status, byAddress.text).toBe(200);
-    await until(() => read(s, byAddress.json.data.designId), (x) => x.callback?.state === 'DELIVERED');
+    await until(
+      () => read(s, byAddress.json.data.designId),
+      (x) => x.callback?.state === 'DELIVERED',
+    );
     // Only that range: ::1, another loopback address and private space stay closed.
-    for (const url of [`http://[::1]:${receiver.port}/x`, `http://127.0.0.2:${receiver.port}/x`, 'http://10.0.0.1/x']) expect((await create(s, url)).status, url).toBe(422);
+    for (const url of [`http://[::1]:${receiver.port}/x`, `http://127.0.0.2:${receiver.port}/x`, 'http://10.0.0.1/x'])
+      expect((await create(s, url)).status, url).toBe(422);
   });
 
   it('--callback-allow-private opens private ranges but neither loopback nor metadata', async () => {
     const s = await start({ callbackAllowPrivate: true, callbackMaxAttempts: 1 });
-    for (const url of ['http://10.1.2.3:9/x', 'http://[fd12::1]:9/x', 'http://192.168.7.7:9/x']) expect((await create(s, url)).status, url).toBe(200);
-    for (const url of [`http://127.0.0.1:${receiver.port}/x`, `http://localhost:${receiver.port}/x`, 'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/latest/meta-data/', 'http://[::ffff:169.254.169.254]/']) {
+    for (const url of ['http://10.1.2.3:9/x', 'http://[fd12::1]:9/x', 'http://192.168.7.7:9/x'])
+      expect((await create(s, url)).status, url).toBe(200);
+    for (const url of [
+      `http://127.0.0.1:${receiver.port}/x`,
+      `http://localhost:${receiver.port}/x`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/',
+    ]) {
       const r = await create(s, url);
       expect(r.status, url).toBe(422);
       expect(r.json.message, url).toMatch(/^CALLBACK_URL_FORBIDDEN/);
@@ -210,13 +240,19 @@ describe('when the operator opens ranges', () => {
     const before = receiver.hits.length;
     const r = await create(s, `http://rebind.test:${receiver.port}/rebind`);
     expect(r.status, r.text).toBe(200);
-    const done = await until(() => read(s, r.json.data.designId), (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state));
+    const done = await until(
+      () => read(s, r.json.data.designId),
+      (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state),
+    );
     expect(done.callback).toMatchObject({ state: 'FAILED', attempts: 3 });
     expect(receiver.hits.length).toBe(before);
     expect(dns.calls).toEqual(['rebind.test', 'rebind.test', 'rebind.test']);
     const errors = s.logs.filter((l) => l.msg === 'voice design callback attempt failed').map((l) => l.error as string);
     expect(errors[0]).toMatch(/^connection failed: .*ECONNREFUSED/); // attempt 1 went to 127.0.0.2
-    expect(errors.slice(1)).toEqual([expect.stringMatching(/127\.0\.0\.1 \(loopback\)/), expect.stringMatching(/127\.0\.0\.1 \(loopback\)/)]);
+    expect(errors.slice(1)).toEqual([
+      expect.stringMatching(/127\.0\.0\.1 \(loopback\)/),
+      expect.stringMatching(/127\.0\.0\.1 \(loopback\)/),
+    ]);
   });
 });
 
@@ -226,14 +262,24 @@ describe('the read', () => {
     receiver.statuses.push(503);
     const r = await create(s, `http://127.0.0.1:${receiver.port}/answers`);
     const id = r.json.data.designId as string;
-    const pending = await until(() => read(s, id), (x) => x.callback?.attempts >= 1);
+    const pending = await until(
+      () => read(s, id),
+      (x) => x.callback?.attempts >= 1,
+    );
     expect(pending.callback.state).toBe('PENDING');
     expectOnlyState(pending.callback);
     expect(JSON.stringify(pending)).not.toMatch(/503|HTTP|ECONNREFUSED|internal details/);
-    const done = await until(() => read(s, id), (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state));
+    const done = await until(
+      () => read(s, id),
+      (x) => ['DELIVERED', 'FAILED'].includes(x.callback?.state),
+    );
     expect(done.callback).toMatchObject({ state: 'DELIVERED', attempts: 2 });
     expectOnlyState(done.callback);
     // The operator sees the answer in the log.
-    expect(s.logs.find((l) => l.designId === id && l.msg === 'voice design callback attempt failed')).toMatchObject({ level: 40, status: 503, error: 'HTTP 503' });
+    expect(s.logs.find((l) => l.designId === id && l.msg === 'voice design callback attempt failed')).toMatchObject({
+      level: 40,
+      status: 503,
+      error: 'HTTP 503',
+    });
   });
 });

@@ -50,13 +50,17 @@ function peakRuns(): { peak: number; runs: number } {
 
 async function designsAtOnce(svc: TestService, key: string, count: number) {
   const started = await Promise.all(
-    Array.from({ length: count }, (_, i) => call(svc.baseUrl, 'POST', DESIGN, { key, body: { description: 'a calm woman', previewText: `Preview number ${i}.` } })),
+    Array.from({ length: count }, (_, i) =>
+      call(svc.baseUrl, 'POST', DESIGN, { key, body: { description: 'a calm woman', previewText: `Preview number ${i}.` } }),
+    ),
   );
   for (const r of started) expect(r.status, r.text).toBe(200);
   const ids = started.map((r) => r.json.data.designId as string);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const states = await Promise.all(ids.map(async (id) => (await call(svc.baseUrl, 'GET', `${DESIGN}/${id}`, { key })).json.data.status as string));
+    const states = await Promise.all(
+      ids.map(async (id) => (await call(svc.baseUrl, 'GET', `${DESIGN}/${id}`, { key })).json.data.status as string),
+    );
     if (states.every((s) => s !== 'PENDING')) return states;
     if (Date.now() > deadline) throw new Error(`designs still pending: ${states.join(',')}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -64,7 +68,10 @@ async function designsAtOnce(svc: TestService, key: string, count: number) {
 }
 
 describe('synthesis concurrency', () => {
-  for (const [setting, expected] of [[undefined, 2], ['1', 1]] as const) {
+  for (const [setting, expected] of [
+    [undefined, 2],
+    ['1', 1],
+  ] as const) {
     it(`runs at most ${expected} espeak-ng at once (${DESIGN_CONCURRENCY_ENV}=${setting ?? 'unset'}); the rest wait and complete`, async () => {
       fs.writeFileSync(runLog, '');
       if (setting === undefined) delete process.env[DESIGN_CONCURRENCY_ENV];
@@ -136,7 +143,9 @@ describe('pending designs per account', () => {
     const rows = async () => {
       const db = await secondConnection(svc);
       try {
-        return Number((await db.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM voice_designs WHERE account_id = ?', [acct.accountId]))!.n);
+        return Number(
+          (await db.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM voice_designs WHERE account_id = ?', [acct.accountId]))!.n,
+        );
       } finally {
         await db.close();
       }

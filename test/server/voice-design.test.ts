@@ -80,10 +80,13 @@ afterAll(async () => {
   await receiver.stop();
 });
 
-const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) => call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
+const api = (method: string, path: string, opts: Parameters<typeof call>[3] = {}) =>
+  call(svc.baseUrl, method, path, { key: alice.accessKey, ...opts });
 
 async function startDesign(body: Record<string, unknown>) {
-  const r = await api('POST', DESIGN, { body: { description: 'A calm British woman', previewText: 'Hello there, this is a preview of my new voice.', ...body } });
+  const r = await api('POST', DESIGN, {
+    body: { description: 'A calm British woman', previewText: 'Hello there, this is a preview of my new voice.', ...body },
+  });
   expect(r.status, r.text).toBe(200);
   return r.json.data as { designId: string; status: string; callbackSecret: string | null };
 }
@@ -104,7 +107,10 @@ describe('design', () => {
     const d = await startDesign({ description: 'A deep, slow British man' });
     expect(d.designId).toMatch(/^vd_/);
     expect(d.status).toBe('PENDING');
-    const done = await until(() => read(d.designId), (x) => x.status !== 'PENDING');
+    const done = await until(
+      () => read(d.designId),
+      (x) => x.status !== 'PENDING',
+    );
     expect(done.status).toBe('COMPLETED');
     expect(done.parameters).toMatchObject({ voice: 'en-gb+m3' });
     expect(done.parameters.pitch).toBeLessThan(45);
@@ -125,7 +131,9 @@ describe('design', () => {
 
   it('refuses a missing description and a non-http callbackUrl', async () => {
     expect((await api('POST', DESIGN, { body: { previewText: 'hi' } })).status).toBe(422);
-    expect((await api('POST', DESIGN, { body: { description: 'x', previewText: 'hi', callbackUrl: 'ftp://example.com/x' } })).status).toBe(422);
+    expect((await api('POST', DESIGN, { body: { description: 'x', previewText: 'hi', callbackUrl: 'ftp://example.com/x' } })).status).toBe(
+      422,
+    );
   });
 
   it("reads another account's design as not found", async () => {
@@ -139,18 +147,26 @@ describe('callbacks', () => {
     const url = receiver.url('/ok');
     const d = await startDesign({ callbackUrl: url });
     expect(d.callbackSecret).toMatch(/^cbs_/);
-    const done = await until(() => read(d.designId), (x) => x.callback?.state === 'DELIVERED');
+    const done = await until(
+      () => read(d.designId),
+      (x) => x.callback?.state === 'DELIVERED',
+    );
     expect(done.callback).toEqual({ url, state: 'DELIVERED', attempts: 1, nextAttemptAt: null });
     const [delivery] = receiver.for('/ok');
     const body = JSON.parse(delivery!.body);
     expect(body).toMatchObject({ designId: d.designId, status: 'COMPLETED' });
     expect(verifyCallback(d.callbackSecret!, delivery!.signature, delivery!.body, Math.floor(Date.now() / 1000))).toBe(true);
-    expect(verifyCallback(d.callbackSecret!, delivery!.signature, delivery!.body.replace('COMPLETED', 'FAILED'), Math.floor(Date.now() / 1000))).toBe(false);
+    expect(
+      verifyCallback(d.callbackSecret!, delivery!.signature, delivery!.body.replace('COMPLETED', 'FAILED'), Math.floor(Date.now() / 1000)),
+    ).toBe(false);
   });
 
   it('retries failures with growing delays until a 2xx', async () => {
     const d = await startDesign({ callbackUrl: receiver.url('/flaky', [500, 503]) });
-    const done = await until(() => read(d.designId), (x) => x.callback?.state === 'DELIVERED');
+    const done = await until(
+      () => read(d.designId),
+      (x) => x.callback?.state === 'DELIVERED',
+    );
     expect(done.callback).toMatchObject({ state: 'DELIVERED', attempts: 3 });
     const times = receiver.for('/flaky').map((x) => x.at);
     expect(times).toHaveLength(3);
@@ -166,14 +182,20 @@ describe('callbacks', () => {
 
   it('shows the pending retry while it waits', async () => {
     const d = await startDesign({ callbackUrl: receiver.url('/once', [500]) });
-    const pending = await until(() => read(d.designId), (x) => x.callback?.attempts === 1);
+    const pending = await until(
+      () => read(d.designId),
+      (x) => x.callback?.attempts === 1,
+    );
     expect(pending.callback).toMatchObject({ state: 'PENDING' });
     expect(pending.callback.nextAttemptAt).not.toBeNull();
   });
 
   it('gives up after the attempt limit and shows FAILED', async () => {
     const d = await startDesign({ callbackUrl: receiver.url('/down', [500, 500, 500, 500]) });
-    const done = await until(() => read(d.designId), (x) => x.callback?.state === 'FAILED');
+    const done = await until(
+      () => read(d.designId),
+      (x) => x.callback?.state === 'FAILED',
+    );
     expect(done.callback).toMatchObject({ state: 'FAILED', attempts: 3 });
     expect(receiver.for('/down')).toHaveLength(3);
   });
@@ -184,7 +206,10 @@ describe('callbacks', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
     const d = await startDesign({ callbackUrl: `http://127.0.0.1:${port}/gone` });
-    const x = await until(() => read(d.designId), (v) => v.callback?.attempts >= 1);
+    const x = await until(
+      () => read(d.designId),
+      (v) => v.callback?.attempts >= 1,
+    );
     expect(Object.keys(x.callback).sort()).toEqual(['attempts', 'nextAttemptAt', 'state', 'url']);
     expect(JSON.stringify(x)).not.toMatch(/ECONNREFUSED|connection failed|refused/i);
   });
@@ -193,12 +218,20 @@ describe('callbacks', () => {
 describe('save', () => {
   it('saves a completed design as a custom voice with its preview as recording', async () => {
     const d = await startDesign({});
-    await until(() => read(d.designId), (x) => x.status === 'COMPLETED');
+    await until(
+      () => read(d.designId),
+      (x) => x.status === 'COMPLETED',
+    );
     const r = await api('POST', `${DESIGN}/save`, { body: { name: 'x'.repeat(32), designId: d.designId } });
     expect(r.json.code).toBe(1);
     expect(r.json.data.id).toMatch(/^vc_/);
     const voices = (await api('GET', '/sound_clone/api/v1/voices')).json.data;
-    expect(voices.find((v: any) => v.id === r.json.data.id)).toMatchObject({ type: 'designed', feature: 'text-to-speech', channel: 'web', fileCount: 1 });
+    expect(voices.find((v: any) => v.id === r.json.data.id)).toMatchObject({
+      type: 'designed',
+      feature: 'text-to-speech',
+      channel: 'web',
+      fileCount: 1,
+    });
     const again = await api('POST', `${DESIGN}/save`, { body: { name: 'other', designId: d.designId } });
     expect(again.json.data.id).toBe(r.json.data.id);
   });
@@ -221,14 +254,20 @@ describe('save', () => {
 
   it('refuses a name of 33 characters', async () => {
     const d = await startDesign({});
-    await until(() => read(d.designId), (x) => x.status === 'COMPLETED');
+    await until(
+      () => read(d.designId),
+      (x) => x.status === 'COMPLETED',
+    );
     const r = await api('POST', `${DESIGN}/save`, { body: { name: 'x'.repeat(33), designId: d.designId } });
     expect(r.status).toBe(422);
   });
 
   it("fails for an unknown or another account's designId", async () => {
     const d = await startDesign({});
-    await until(() => read(d.designId), (x) => x.status === 'COMPLETED');
+    await until(
+      () => read(d.designId),
+      (x) => x.status === 'COMPLETED',
+    );
     expect((await api('POST', `${DESIGN}/save`, { key: bob.accessKey, body: { name: 'mine', designId: d.designId } })).status).toBe(404);
     expect((await api('POST', `${DESIGN}/save`, { body: { name: 'mine', designId: 'vd_00000000000000000000' } })).status).toBe(404);
   });
@@ -246,7 +285,9 @@ describe('preview publish failure', () => {
       // PostgreSQL keeps previews in the store, not the data dir: its blobs table refuses rows.
       const db = await secondConnection(broken);
       try {
-        await db.db.run("CREATE FUNCTION refuse_blob() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no room for blobs'; END $$");
+        await db.db.run(
+          "CREATE FUNCTION refuse_blob() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no room for blobs'; END $$",
+        );
         await db.db.run('CREATE TRIGGER refuse_blob BEFORE INSERT ON blobs FOR EACH ROW EXECUTE FUNCTION refuse_blob()');
       } finally {
         await db.close();
@@ -256,11 +297,23 @@ describe('preview publish failure', () => {
       const acct = await broken.account();
       const get = async (id: string) => (await call(broken.baseUrl, 'GET', `${DESIGN}/${id}`, { key: acct.accessKey })).json.data;
       const url = receiver.url('/unstored');
-      const d = (await call(broken.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'a woman', previewText: 'Hello.', callbackUrl: url } })).json.data;
-      const done = await until(() => get(d.designId), (x) => x.callback?.state === 'DELIVERED', 15_000);
+      const d = (
+        await call(broken.baseUrl, 'POST', DESIGN, {
+          key: acct.accessKey,
+          body: { description: 'a woman', previewText: 'Hello.', callbackUrl: url },
+        })
+      ).json.data;
+      const done = await until(
+        () => get(d.designId),
+        (x) => x.callback?.state === 'DELIVERED',
+        15_000,
+      );
       expect(done).toMatchObject({ status: 'FAILED', preview: null, error: 'storing the preview failed' });
       expect(JSON.parse(receiver.for('/unstored')[0]!.body)).toMatchObject({ designId: d.designId, status: 'FAILED', preview: null });
-      const save = await call(broken.baseUrl, 'POST', `${DESIGN}/save`, { key: acct.accessKey, body: { name: 'ghost', designId: d.designId } });
+      const save = await call(broken.baseUrl, 'POST', `${DESIGN}/save`, {
+        key: acct.accessKey,
+        body: { name: 'ghost', designId: d.designId },
+      });
       expect(save.status).toBe(409);
       expect(fs.readdirSync(path.join(dataDir, 'recordings', '.staging'))).toEqual([]);
     } finally {
@@ -275,14 +328,25 @@ describe('restart', () => {
     const first = await startService({ dataDir, callbackBaseDelayMs: 60_000, callbackMaxAttempts: 3, callbackAllowCidrs: [LOOPBACK] });
     const acct = await first.account();
     const url = receiver.url('/restart', [500]);
-    const d = (await call(first.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'a woman', previewText: 'Hello again.', callbackUrl: url } })).json.data;
+    const d = (
+      await call(first.baseUrl, 'POST', DESIGN, {
+        key: acct.accessKey,
+        body: { description: 'a woman', previewText: 'Hello again.', callbackUrl: url },
+      })
+    ).json.data;
     await until(
       async () => (await call(first.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data,
       (x) => x.callback?.attempts === 1,
     );
     await first.stop();
     // The restarted server's clock is past nextAttemptAt, so the retry is due at once.
-    const second = await startService({ dataDir, callbackBaseDelayMs: 60_000, callbackMaxAttempts: 3, callbackAllowCidrs: [LOOPBACK], now: () => new Date(Date.now() + 120_000) });
+    const second = await startService({
+      dataDir,
+      callbackBaseDelayMs: 60_000,
+      callbackMaxAttempts: 3,
+      callbackAllowCidrs: [LOOPBACK],
+      now: () => new Date(Date.now() + 120_000),
+    });
     try {
       const done = await until(
         async () => (await call(second.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data,

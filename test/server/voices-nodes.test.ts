@@ -26,7 +26,13 @@ const LEASE = 1000;
 
 const services: TestService[] = [];
 const started = async (opts: Parameters<typeof startService>[0] = {}) => {
-  const s = await startService({ sessionLeaseMs: LEASE, callbackBaseDelayMs: 200, callbackMaxAttempts: 3, callbackAllowCidrs: ['127.0.0.1/32'], ...opts });
+  const s = await startService({
+    sessionLeaseMs: LEASE,
+    callbackBaseDelayMs: 200,
+    callbackMaxAttempts: 3,
+    callbackAllowCidrs: ['127.0.0.1/32'],
+    ...opts,
+  });
   services.push(s);
   return s;
 };
@@ -104,9 +110,13 @@ beforeAll(async () => {
   runLog = path.join(dir, 'runs');
   holdFile = path.join(dir, 'hold');
   const real = execFileSync('sh', ['-c', 'command -v espeak-ng'], { encoding: 'utf8' }).trim();
-  fs.writeFileSync(path.join(dir, 'espeak-ng'), `#!/bin/sh\necho start >> '${runLog}'\nwhile [ -e '${holdFile}' ]; do sleep 0.05; done\nexec '${real}' "$@"\n`, {
-    mode: 0o755,
-  });
+  fs.writeFileSync(
+    path.join(dir, 'espeak-ng'),
+    `#!/bin/sh\necho start >> '${runLog}'\nwhile [ -e '${holdFile}' ]; do sleep 0.05; done\nexec '${real}' "$@"\n`,
+    {
+      mode: 0o755,
+    },
+  );
   savedPath = process.env.PATH;
   process.env.PATH = `${dir}:${savedPath}`;
 });
@@ -169,7 +179,11 @@ describe('store: blobs, server keys and the design claim fence, as two nodes use
     const data = makeWav();
     const recordings = new DatabaseRecordingStore(tempDir(), a, log);
     const staged = await recordings.stageBuffer(data);
-    await recordings.publish([staged], () => a.createVoice(voice('vc_race000000000000002', acct.accountId, staged.sha256, data.length)), async () => undefined);
+    await recordings.publish(
+      [staged],
+      () => a.createVoice(voice('vc_race000000000000002', acct.accountId, staged.sha256, data.length)),
+      async () => undefined,
+    );
     // A delete computed "unreferenced" from an older voice: the blob stays while referenced.
     expect(await b.deleteUnreferencedBlobs([staged.sha256])).toEqual([]);
     expect(await b.getBlob(staged.sha256)).toEqual(data);
@@ -190,7 +204,15 @@ describe('store: blobs, server keys and the design claim fence, as two nodes use
     const acct = await svc.account();
     const id = 'vd_fence00000000000001';
     const now = new Date();
-    await a.createVoiceDesign({ id, accountId: acct.accountId, description: 'x', previewText: 'y', callbackUrl: 'http://127.0.0.1:9/cb', params: {}, createdAt: now.toISOString() });
+    await a.createVoiceDesign({
+      id,
+      accountId: acct.accountId,
+      description: 'x',
+      previewText: 'y',
+      callbackUrl: 'http://127.0.0.1:9/cb',
+      params: {},
+      createdAt: now.toISOString(),
+    });
     expect(await a.claimJob({ table: 'voice_designs', key: id, node: 'node-x' }, 60_000, now)).toBe(true);
     expect(await b.claimJob({ table: 'voice_designs', key: id, node: 'node-y' }, 60_000, now)).toBe(false);
     expect(await b.finishVoiceDesign(id, { error: 'from y' }, now, 'node-y')).toBeNull();
@@ -212,7 +234,13 @@ describe('store: blobs, server keys and the design claim fence, as two nodes use
     const data = makeWav();
     const recordings = new DatabaseRecordingStore(tempDir(), a, log);
     const staged = await recordings.stageBuffer(data);
-    await expect(recordings.publish([staged], async () => Promise.reject(new Error('refused')), async () => undefined)).rejects.toThrow('refused');
+    await expect(
+      recordings.publish(
+        [staged],
+        async () => Promise.reject(new Error('refused')),
+        async () => undefined,
+      ),
+    ).rejects.toThrow('refused');
     expect(await b.getBlob(staged.sha256)).toBeNull();
     expect(fs.existsSync(staged.stagingPath)).toBe(false);
   });
@@ -225,13 +253,19 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
     const [a, b] = await Promise.all([started({ dataDir: dirA }), started({ dataDir: tempDir(), databaseUrl })]);
     const acct = await a.account();
     const group = (base: string) =>
-      call(base, 'PUT', '/api/user', { headers: { authorization: `Token ${acct.apiToken}` }, body: { user_group_id: 'shared-team', name: 'Team' } });
+      call(base, 'PUT', '/api/user', {
+        headers: { authorization: `Token ${acct.apiToken}` },
+        body: { user_group_id: 'shared-team', name: 'Team' },
+      });
     const onA = (await group(a.baseUrl)).json.user_group;
     const onB = (await group(b.baseUrl)).json.user_group;
     expect(onB.team_id).toBe(onA.team_id);
     expect(onB.token).toBe(onA.token);
     // The token stays valid on the other node: B deletes with the token A showed.
-    const del = await call(b.baseUrl, 'DELETE', '/api/user', { headers: { authorization: `Token ${acct.apiToken}` }, body: { user_group_id: 'shared-team', current_token: onA.token } });
+    const del = await call(b.baseUrl, 'DELETE', '/api/user', {
+      headers: { authorization: `Token ${acct.apiToken}` },
+      body: { user_group_id: 'shared-team', current_token: onA.token },
+    });
     expect(del.json).toEqual({ success: 1 });
     // Nothing of it is in either data dir.
     for (const s of [a, b]) expect(fs.existsSync(path.join(s.dataDir, 'keys'))).toBe(false);
@@ -249,8 +283,16 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
     expect(created.status, created.text).toBe(200);
     expect(await b.service.store.getBlob(sha256(wav))).toEqual(wav);
 
-    const d = (await call(a.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'A calm British woman', previewText: 'Hello from node A.' } })).json.data;
-    const done = await until(async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data, (x) => x.status !== 'PENDING');
+    const d = (
+      await call(a.baseUrl, 'POST', DESIGN, {
+        key: acct.accessKey,
+        body: { description: 'A calm British woman', previewText: 'Hello from node A.' },
+      })
+    ).json.data;
+    const done = await until(
+      async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data,
+      (x) => x.status !== 'PENDING',
+    );
     expect(done.status).toBe('COMPLETED');
     const res = await fetch(`${b.baseUrl}${done.preview.url}`, { headers: { accessKey: acct.accessKey } });
     expect(res.status).toBe(200);
@@ -316,15 +358,30 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
     try {
       const runs = espeakRuns();
       const url = receiver.url('/stopped');
-      const d = (await call(a.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'a deep man', previewText: 'Finished elsewhere.', callbackUrl: url } })).json.data;
-      await until(async () => espeakRuns(), (n) => n === runs + 1); // A's synthesis is running (held)
+      const d = (
+        await call(a.baseUrl, 'POST', DESIGN, {
+          key: acct.accessKey,
+          body: { description: 'a deep man', previewText: 'Finished elsewhere.', callbackUrl: url },
+        })
+      ).json.data;
+      await until(
+        async () => espeakRuns(),
+        (n) => n === runs + 1,
+      ); // A's synthesis is running (held)
       const b = await secondNode(a);
       await new Promise((r) => setTimeout(r, 2 * LEASE));
       expect(espeakRuns(), 'B leaves a design A holds').toBe(runs + 1);
       await a.stop(); // A lets its claim go
-      await until(async () => espeakRuns(), (n) => n === runs + 2, 5000); // B took it up
+      await until(
+        async () => espeakRuns(),
+        (n) => n === runs + 2,
+        5000,
+      ); // B took it up
       fs.rmSync(holdFile, { force: true });
-      const done = await until(async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data, (x) => x.callback?.state === 'DELIVERED');
+      const done = await until(
+        async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data,
+        (x) => x.callback?.state === 'DELIVERED',
+      );
       expect(done).toMatchObject({ status: 'COMPLETED', callback: { state: 'DELIVERED', attempts: 1 } });
       expect((await fetch(`${b.baseUrl}${done.preview.url}`, { headers: { accessKey: acct.accessKey } })).status).toBe(200);
       await new Promise((r) => setTimeout(r, 500)); // A's espeak-ng also ended: it stores nothing
@@ -348,11 +405,22 @@ describe.skipIf(testStore() !== 'postgres')('two nodes on one PostgreSQL store',
     // A node that dies neither releases its claims nor renews them.
     const store = a.service.store as unknown as { releaseJob: () => Promise<void> };
     store.releaseJob = async () => undefined;
-    const d = (await call(a.baseUrl, 'POST', DESIGN, { key: acct.accessKey, body: { description: 'a calm woman', previewText: 'Dying node.', callbackUrl: url } })).json.data;
-    await until(async () => receiver.for('/died').length, (n) => n === 1);
+    const d = (
+      await call(a.baseUrl, 'POST', DESIGN, {
+        key: acct.accessKey,
+        body: { description: 'a calm woman', previewText: 'Dying node.', callbackUrl: url },
+      })
+    ).json.data;
+    await until(
+      async () => receiver.for('/died').length,
+      (n) => n === 1,
+    );
     await a.stop(); // its request is cut off, its claim left to run out
     const t0 = Date.now();
-    const done = await until(async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data, (x) => x.callback?.state === 'DELIVERED');
+    const done = await until(
+      async () => (await call(b.baseUrl, 'GET', `${DESIGN}/${d.designId}`, { key: acct.accessKey })).json.data,
+      (x) => x.callback?.state === 'DELIVERED',
+    );
     const took = Date.now() - t0;
     if (process.env.SCRIBED_TEST_LOG) process.stderr.write(`[voices-nodes] callback re-sent ${took} ms after the node died\n`);
     expect(took, 'taken up within a lease and a poll').toBeLessThan(LEASE + 1000 + 4000);

@@ -39,9 +39,12 @@ function form(files: FileSpec[], name?: string, field = 'files'): FormData {
   return f;
 }
 
-const createVoice = (files: FileSpec[], name = 'My voice', who = alice) => call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: who.accessKey, rawBody: form(files, name) });
-const addFiles = (voiceId: string, files: FileSpec[], who = alice) => call(svc.baseUrl, 'PUT', `${VOICES}/tts/${voiceId}`, { key: who.accessKey, rawBody: form(files) });
-const list = async (who = alice, query = '') => (await call(svc.baseUrl, 'GET', `${VOICES}${query}`, { key: who.accessKey })).json.data as any[];
+const createVoice = (files: FileSpec[], name = 'My voice', who = alice) =>
+  call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: who.accessKey, rawBody: form(files, name) });
+const addFiles = (voiceId: string, files: FileSpec[], who = alice) =>
+  call(svc.baseUrl, 'PUT', `${VOICES}/tts/${voiceId}`, { key: who.accessKey, rawBody: form(files) });
+const list = async (who = alice, query = '') =>
+  (await call(svc.baseUrl, 'GET', `${VOICES}${query}`, { key: who.accessKey })).json.data as any[];
 const voiceOf = async (id: string, who = alice) => (await list(who)).find((v) => v.id === id);
 
 function storedFiles(): string[] {
@@ -77,7 +80,15 @@ describe('create and list', () => {
     expect(r.json.code).toBe(1);
     expect(r.json.data.id).toMatch(/^vc_/);
     const v = await voiceOf(r.json.data.id);
-    expect(v).toEqual({ id: r.json.data.id, name: 'Narrator A', type: 'cloned', feature: 'text-to-speech', channel: 'web', fileCount: 2, totalFileSize: wav.length + mp3.length });
+    expect(v).toEqual({
+      id: r.json.data.id,
+      name: 'Narrator A',
+      type: 'cloned',
+      feature: 'text-to-speech',
+      channel: 'web',
+      fileCount: 2,
+      totalFileSize: wav.length + mp3.length,
+    });
   });
 
   it('lists prebuilt voices too, and no supportedModels field', async () => {
@@ -135,7 +146,9 @@ describe('recordings: content checks', () => {
     const id = await newVoice();
     const ok = await addFiles(id, [{ data: makeWav(), name: 'notes.txt', type: 'text/plain' }]);
     expect(ok.json.code).toBe(1);
-    const bad = await addFiles(id, [{ data: Buffer.from('this is not audio at all, just text\n'.repeat(50)), name: 'voice.wav', type: 'audio/wav' }]);
+    const bad = await addFiles(id, [
+      { data: Buffer.from('this is not audio at all, just text\n'.repeat(50)), name: 'voice.wav', type: 'audio/wav' },
+    ]);
     expect(bad.status).toBe(415);
     expect(bad.json.message).toMatch(/^UNSUPPORTED_AUDIO/);
   });
@@ -189,7 +202,10 @@ describe('name checked before the recordings are probed', () => {
 
   it('refuses a missing name with 422 without probing or storing the files', async () => {
     const [runs, stored0, voices] = [probeRuns(), await stored(), (await list()).length];
-    const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, { key: alice.accessKey, rawBody: form([{ data: makeWav() }, { data: makeMp3() }]) });
+    const r = await call(svc.baseUrl, 'POST', `${VOICES}/tts`, {
+      key: alice.accessKey,
+      rawBody: form([{ data: makeWav() }, { data: makeMp3() }]),
+    });
     expect(r.status, r.text).toBe(422);
     expect(r.json.message).toMatch(/^VALIDATION_FAILED: name/);
     expect(probeRuns()).toBe(runs);
@@ -219,7 +235,10 @@ describe('malformed multipart', () => {
   it('answers 400 BAD_REQUEST, not 500, for a body that is not multipart data, a missing boundary or a cut-off body', async () => {
     const id = await newVoice();
     const before = await stored();
-    for (const [method, path] of [['POST', `${VOICES}/tts`], ['PUT', `${VOICES}/tts/${id}`]] as const) {
+    for (const [method, path] of [
+      ['POST', `${VOICES}/tts`],
+      ['PUT', `${VOICES}/tts/${id}`],
+    ] as const) {
       for (const [contentType, body] of [
         ['multipart/form-data; boundary=XYZ', 'garbage'],
         ['multipart/form-data', 'garbage'],
@@ -276,7 +295,10 @@ describe('recordings: limits', () => {
   it('creates with 25 files and refuses 26', async () => {
     const wav = makeWav();
     expect((await createVoice(Array.from({ length: 25 }, () => ({ data: wav })))).json.code).toBe(1);
-    const r = await createVoice(Array.from({ length: 26 }, () => ({ data: wav })), 'too many');
+    const r = await createVoice(
+      Array.from({ length: 26 }, () => ({ data: wav })),
+      'too many',
+    );
     expect(r.json.message).toMatch(/^VOICE_FILE_LIMIT/);
     expect((await list()).some((v) => v.name === 'too many')).toBe(false);
   });

@@ -35,12 +35,18 @@ afterAll(async () => {
 });
 
 async function post(path: string, body: unknown, key = alice.accessKey, extra: Record<string, string> = {}) {
-  const res = await fetch(`${svc.baseUrl}${path}`, { method: 'POST', headers: { accessKey: key, 'content-type': 'application/json', ...extra }, body: JSON.stringify(body) });
+  const res = await fetch(`${svc.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { accessKey: key, 'content-type': 'application/json', ...extra },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as any };
 }
 
 async function createSession(key = alice.accessKey) {
-  const r = await post(SESSIONS, { title: 'watched call', options: { inputEncoding: 'pcm_s16le_16000' } }, key, { 'Idempotency-Key': `watch-${randomUUID()}` });
+  const r = await post(SESSIONS, { title: 'watched call', options: { inputEncoding: 'pcm_s16le_16000' } }, key, {
+    'Idempotency-Key': `watch-${randomUUID()}`,
+  });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data as { sessionId: string; transcriptionId: string; streamUrl: string };
 }
@@ -112,7 +118,16 @@ describe('watch socket', () => {
     const c = await stream(s.streamUrl);
 
     const byKey = await watch(s.sessionId);
-    expect(await byKey.next('watching')).toMatchObject({ sessionId: s.sessionId, transcriptionId: s.transcriptionId, state: 'RECORDING', streaming: true, epoch: 1, capturedSamples: '0', openSegmentId: null, segments: 0 });
+    expect(await byKey.next('watching')).toMatchObject({
+      sessionId: s.sessionId,
+      transcriptionId: s.transcriptionId,
+      state: 'RECORDING',
+      streaming: true,
+      epoch: 1,
+      capturedSamples: '0',
+      openSegmentId: null,
+      segments: 0,
+    });
 
     const t = (await post(`${SESSIONS}/${s.sessionId}/tickets`, {})).json.data as { ticket: string };
     const byTicket = await StreamClient.connect(eventsUrl(s.sessionId, `?ticket=${encodeURIComponent(t.ticket)}`));
@@ -124,9 +139,13 @@ describe('watch socket', () => {
     // A ticket of another session, no credential, a key in the URL.
     const other = await createSession();
     const t2 = (await post(`${SESSIONS}/${other.sessionId}/tickets`, {})).json.data as { ticket: string };
-    expect((await refused(StreamClient.connect(eventsUrl(s.sessionId, `?ticket=${encodeURIComponent(t2.ticket)}`)))).body.message).toMatch(/^TICKET_INVALID: .*another session/);
+    expect((await refused(StreamClient.connect(eventsUrl(s.sessionId, `?ticket=${encodeURIComponent(t2.ticket)}`)))).body.message).toMatch(
+      /^TICKET_INVALID: .*another session/,
+    );
     expect((await refused(StreamClient.connect(eventsUrl(s.sessionId)))).status).toBe(401);
-    expect((await refused(StreamClient.connect(eventsUrl(s.sessionId, `?accessKey=${alice.accessKey}`)))).body.message).toMatch(/^ACCESS_KEY_IN_URL/);
+    expect((await refused(StreamClient.connect(eventsUrl(s.sessionId, `?accessKey=${alice.accessKey}`)))).body.message).toMatch(
+      /^ACCESS_KEY_IN_URL/,
+    );
 
     const foreign = await refused(watch(s.sessionId, bob.accessKey));
     expect(foreign.status).toBe(404);
@@ -142,7 +161,7 @@ describe('watch socket', () => {
     expect(closed.body.message).toMatch(/^SESSION_CLOSED/);
   });
 
-  it('mirrors the stream socket\'s events in order from the snapshot on, through a pause and a resume, then closes with the session', async () => {
+  it("mirrors the stream socket's events in order from the snapshot on, through a pause and a resume, then closes with the session", async () => {
     const s = await createSession();
     let early: StreamClient | null = null;
     if (shared) {
@@ -212,7 +231,11 @@ describe('watch socket', () => {
     // The finals the watcher saw are the transcript.
     const finals = w.ofType('final');
     expect(finals.length).toBeGreaterThanOrEqual(2);
-    const json = (await (await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`, { headers: { accessKey: alice.accessKey } })).json()) as any;
+    const json = (await (
+      await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${s.transcriptionId}/transcript?format=json`, {
+        headers: { accessKey: alice.accessKey },
+      })
+    ).json()) as any;
     const segments = (json.data?.segments ?? json.segments) as Array<{ id: string; text: string }>;
     expect(finals.map((f) => [f.segmentId, f.text])).toEqual(segments.map((g) => [g.id, g.text]));
 
@@ -350,7 +373,9 @@ describe.runIf(shared)('watch socket on nodes that share PostgreSQL', () => {
       expect(r.status).toBe(409);
       expect(r.body.message).toMatch(/^SESSION_ELSEWHERE/);
       // Another account's session is still NOT_FOUND there, not a hint that it exists.
-      expect((await refused(StreamClient.connect(`${other.wsBase}${SESSIONS}/${s.sessionId}/events`, { accessKey: bob.accessKey }))).status).toBe(404);
+      expect(
+        (await refused(StreamClient.connect(`${other.wsBase}${SESSIONS}/${s.sessionId}/events`, { accessKey: bob.accessKey }))).status,
+      ).toBe(404);
       const w = await watch(s.sessionId);
       await w.next('watching');
       c.control({ type: 'close' });

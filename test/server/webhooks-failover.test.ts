@@ -55,14 +55,21 @@ class HoldingReceiver {
 }
 
 async function endpointTo(base: string, accessKey: string, receiver: HoldingReceiver) {
-  const r = await call(base, 'POST', `${API}/webhooks/endpoints`, { key: accessKey, body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['transcription.completed'] } });
+  const r = await call(base, 'POST', `${API}/webhooks/endpoints`, {
+    key: accessKey,
+    body: { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['transcription.completed'] },
+  });
   expect(r.status).toBe(201);
   return r.json.data as { id: string; secret: string };
 }
 
 /** Create a session on `base`, stream half a second of silence and close it. */
 async function closeSessionOn(base: string, accessKey: string): Promise<string> {
-  const created = await call(base, 'POST', `${API}/stt/realtime/sessions`, { key: accessKey, body: { title: 'webhook failover' }, headers: { 'Idempotency-Key': randomUUID() } });
+  const created = await call(base, 'POST', `${API}/stt/realtime/sessions`, {
+    key: accessKey,
+    body: { title: 'webhook failover' },
+    headers: { 'Idempotency-Key': randomUUID() },
+  });
   expect(created.status).toBe(200);
   const { streamUrl, sessionId } = created.json.data;
   const client = await StreamClient.connect(`${base.replace('http', 'ws')}${streamUrl}`, { accessKey });
@@ -141,7 +148,9 @@ describe.runIf(testStore() === 'postgres')('webhook delivery through kill -9 (Po
     await b.kill();
     const sessionId = await closeSessionOn(a.base, accessKey);
     await receiver.waitFor(1, 20_000);
-    const claim = await db.query<{ claimed_by: string }>('SELECT claimed_by FROM webhook_deliveries WHERE id = $1', [receiver.hits[0]!.headers['webhook-id']]);
+    const claim = await db.query<{ claimed_by: string }>('SELECT claimed_by FROM webhook_deliveries WHERE id = $1', [
+      receiver.hits[0]!.headers['webhook-id'],
+    ]);
     expect(cluster.nodeById(claim.rows[0]!.claimed_by)?.name).toBe(a.name);
     await b.restart();
     await a.kill();

@@ -92,7 +92,10 @@ describe('webhooks, private destinations allowed by the operator', () => {
 
   it('delivers transcription.completed signed with Standard Webhooks; a wrong secret does not verify', async () => {
     const a = await svc.account();
-    const created = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'], includeTranscript: true } });
+    const created = await call(svc.baseUrl, 'POST', ENDPOINTS, {
+      key: a.accessKey,
+      body: { url: receiver.url, events: ['transcription.completed'], includeTranscript: true },
+    });
     expect(created.status).toBe(201);
     const ep = created.json.data;
     expect(ep.id).toMatch(/^whe_/);
@@ -130,7 +133,11 @@ describe('webhooks, private destinations allowed by the operator', () => {
     await closeASession(svc, a.accessKey);
     await receiver.waitFor(before + 1);
     const h2 = receiver.hits[before]!;
-    const hdr2 = { 'webhook-id': String(h2.headers['webhook-id']), 'webhook-timestamp': String(h2.headers['webhook-timestamp']), 'webhook-signature': String(h2.headers['webhook-signature']) };
+    const hdr2 = {
+      'webhook-id': String(h2.headers['webhook-id']),
+      'webhook-timestamp': String(h2.headers['webhook-timestamp']),
+      'webhook-signature': String(h2.headers['webhook-signature']),
+    };
     expect(new Webhook(rotated.json.data.secret).verify(h2.body, hdr2)).toBeTruthy();
     expect(new Webhook(ep.secret).verify(h2.body, hdr2)).toBeTruthy();
     await call(svc.baseUrl, 'DELETE', `${ENDPOINTS}/${ep.id}`, { key: a.accessKey });
@@ -138,7 +145,9 @@ describe('webhooks, private destinations allowed by the operator', () => {
 
   it('retries a 500 twice with the same webhook-id and logs the three attempts', async () => {
     const a = await svc.account();
-    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'] } })).json.data;
+    const ep = (
+      await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'] } })
+    ).json.data;
     const start = receiver.hits.length;
     receiver.statuses = [500, 500];
     await closeASession(svc, a.accessKey);
@@ -175,7 +184,8 @@ describe('webhooks, private destinations allowed by the operator', () => {
 
   it('delivers session.paused when a socket is lost without close', async () => {
     const a = await svc.account();
-    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['session.paused'] } })).json.data;
+    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['session.paused'] } }))
+      .json.data;
     const start = receiver.hits.length;
     const s = await createSession(svc, a.accessKey, {});
     const client = await StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: a.accessKey });
@@ -196,7 +206,9 @@ describe('webhooks, private destinations allowed by the operator', () => {
 
   it('disables an endpoint that answers 410, with the reason shown', async () => {
     const a = await svc.account();
-    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'] } })).json.data;
+    const ep = (
+      await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['transcription.completed'] } })
+    ).json.data;
     const start = receiver.hits.length;
     receiver.statuses = [410];
     await closeASession(svc, a.accessKey);
@@ -214,7 +226,12 @@ describe('webhooks, private destinations allowed by the operator', () => {
   it('never connects to a name that resolves to a closed address (link-local via DNS)', async () => {
     // the operator's settings never open link-local or metadata space: the name resolves there, nothing is sent
     const a = await svc.account();
-    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: `http://rebind.example:${receiver.port}/x`, events: ['transcription.completed'] } })).json.data;
+    const ep = (
+      await call(svc.baseUrl, 'POST', ENDPOINTS, {
+        key: a.accessKey,
+        body: { url: `http://rebind.example:${receiver.port}/x`, events: ['transcription.completed'] },
+      })
+    ).json.data;
     const start = receiver.hits.length;
     await closeASession(svc, a.accessKey);
     let d: any;
@@ -231,7 +248,8 @@ describe('webhooks, private destinations allowed by the operator', () => {
   it("reads another account's endpoint as missing and answers the limits with their codes", async () => {
     const a = await svc.account();
     const b = await svc.account();
-    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['call.completed'] } })).json.data;
+    const ep = (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['call.completed'] } }))
+      .json.data;
     for (const [method, path] of [
       ['GET', `${ENDPOINTS}/${ep.id}`],
       ['PATCH', `${ENDPOINTS}/${ep.id}`],
@@ -243,14 +261,19 @@ describe('webhooks, private destinations allowed by the operator', () => {
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.json.message).toMatch(/^NOT_FOUND/);
     }
-    const long = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: `https://example.com/${'a'.repeat(2100)}`, events: ['call.completed'] } });
+    const long = await call(svc.baseUrl, 'POST', ENDPOINTS, {
+      key: a.accessKey,
+      body: { url: `https://example.com/${'a'.repeat(2100)}`, events: ['call.completed'] },
+    });
     expect(long.status).toBe(422);
     expect(long.json).toMatchObject({ code: -1 });
     expect(long.json.message).toMatch(/^WEBHOOK_URL_TOO_LONG/);
     const bad = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['nope'] } });
     expect(bad.status).toBe(422);
     for (let i = 1; i < 20; i++) {
-      expect((await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['call.completed'] } })).status).toBe(201);
+      expect(
+        (await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['call.completed'] } })).status,
+      ).toBe(201);
     }
     const over = await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: receiver.url, events: ['call.completed'] } });
     expect(over.status).toBe(409);
@@ -282,6 +305,13 @@ describe('webhooks, default outbound policy', () => {
       expect(r.status, url).toBe(422);
       expect(r.json.message, url).toMatch(/^WEBHOOK_URL_FORBIDDEN/);
     }
-    expect((await call(svc.baseUrl, 'POST', ENDPOINTS, { key: a.accessKey, body: { url: 'https://hooks.example.com/x', events: ['transcription.completed'] } })).status).toBe(201);
+    expect(
+      (
+        await call(svc.baseUrl, 'POST', ENDPOINTS, {
+          key: a.accessKey,
+          body: { url: 'https://hooks.example.com/x', events: ['transcription.completed'] },
+        })
+      ).status,
+    ).toBe(201);
   });
 });

@@ -1,10 +1,18 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { AudioSpoolDir, crc32, decodeSpoolRecords, encodeChannelRecord, encodeSpoolRecord, openSegmentAudio, SPOOL_RECORD_HEADER_BYTES } from '../../src/session/audio-spool.js';
+import {
+  AudioSpoolDir,
+  crc32,
+  decodeSpoolRecords,
+  encodeChannelRecord,
+  encodeSpoolRecord,
+  openSegmentAudio,
+  SPOOL_RECORD_HEADER_BYTES,
+} from '../../src/session/audio-spool.js';
 import { tempDir } from '../helpers/service.js';
 
-const ramp = (n: number, from = 0) => Int16Array.from({ length: n }, (_, i) => ((from + i) * 37) % 30000 - 15000);
+const ramp = (n: number, from = 0) => Int16Array.from({ length: n }, (_, i) => (((from + i) * 37) % 30000) - 15000);
 
 describe('spool record codec', () => {
   it('computes the standard CRC-32', () => {
@@ -17,7 +25,10 @@ describe('spool record codec', () => {
     const both = Buffer.concat([a, b]);
     const whole = decodeSpoolRecords(both);
     expect(whole.validBytes).toBe(both.length);
-    expect(whole.records.map((r) => [r.startSample, r.samples.length])).toEqual([[0n, 160], [160n, 80]]);
+    expect(whole.records.map((r) => [r.startSample, r.samples.length])).toEqual([
+      [0n, 160],
+      [160n, 80],
+    ]);
     expect([...whole.records[1]!.samples]).toEqual([...ramp(80, 160)]);
     // Torn: the second record cut mid-payload.
     expect(decodeSpoolRecords(both.subarray(0, both.length - 3))).toMatchObject({ validBytes: a.length });
@@ -157,7 +168,10 @@ describe('AudioSpool files', () => {
     await sync;
     let read = dir.read('rts_keep');
     expect(read.channelState).toEqual([1, 2, 3]);
-    expect(read.records.map((r) => [r.startSample, r.samples.length])).toEqual([[150n, 50], [200n, 100]]);
+    expect(read.records.map((r) => [r.startSample, r.samples.length])).toEqual([
+      [150n, 50],
+      [200n, 100],
+    ]);
     expect([...read.records[0]!.samples]).toEqual([...ramp(50, 150)]);
     // appends go to the new file
     spool.append(300n, ramp(10, 300));
@@ -175,17 +189,18 @@ describe('AudioSpool files', () => {
     spool.close();
   });
 
-  it('release() closes an idle spool\'s descriptor; the next append reopens it', () => {
+  it("release() closes an idle spool's descriptor; the next append reopens it", () => {
     const dir = new AudioSpoolDir(tempDir(), -1);
     const spool = dir.open('rts_idle');
     spool.append(0n, ramp(10));
-    const open = () => fs.readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return fs.readlinkSync(`/proc/self/fd/${fd}`) === dir.fileOf('rts_idle');
-      } catch {
-        return false;
-      }
-    }).length;
+    const open = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === dir.fileOf('rts_idle');
+        } catch {
+          return false;
+        }
+      }).length;
     expect(open()).toBe(1);
     spool.release();
     expect(open()).toBe(0);

@@ -14,7 +14,14 @@ const background = byId('librivox-0930');
 const gain = 10 ** (-25 / 20);
 const far = pcmSamples(background).map((v) => Math.round(v * gain));
 // speaker, then the background talker alone in the pause, then the speaker again
-const audio = concat([pcmSamples(main1), new Int16Array(0.2 * RATE), far, new Int16Array(0.2 * RATE), pcmSamples(main2), new Int16Array(0.5 * RATE)]);
+const audio = concat([
+  pcmSamples(main1),
+  new Int16Array(0.2 * RATE),
+  far,
+  new Int16Array(0.2 * RATE),
+  pcmSamples(main2),
+  new Int16Array(0.5 * RATE),
+]);
 const mainRef = `${main1.reference} ${main2.reference}`;
 
 let svc: TestService;
@@ -31,7 +38,14 @@ async function transcribe(options: Record<string, unknown>): Promise<{ text: str
   const s = await createSession(svc, acct.accessKey, options);
   const { finals } = await streamAndClose(svc, acct.accessKey, s.streamUrl, audio);
   // The recognizer's words (rawText where readableText changed them): compared word for word.
-  return { text: finals.map((f) => f.rawText ?? f.text).filter(Boolean).join(' '), suppressed: finals.reduce((n, f) => n + (f.suppressedWords ?? 0), 0), finals };
+  return {
+    text: finals
+      .map((f) => f.rawText ?? f.text)
+      .filter(Boolean)
+      .join(' '),
+    suppressed: finals.reduce((n, f) => n + (f.suppressedWords ?? 0), 0),
+    finals,
+  };
 }
 
 describe('suppressBackgroundSpeech', () => {

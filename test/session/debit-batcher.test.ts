@@ -33,7 +33,15 @@ async function node(sessions: number, characters: bigint) {
       accountId: 'acc_1',
       idempotencyKey: `k${n}`,
       requestHash: 'h',
-      session: { id: `rts_${n}`, accountId: 'acc_1', transcriptionId: `stt_${n}`, title: 't', languageHint: null, options: {}, createdAt: new Date().toISOString() },
+      session: {
+        id: `rts_${n}`,
+        accountId: 'acc_1',
+        transcriptionId: `stt_${n}`,
+        title: 't',
+        languageHint: null,
+        options: {},
+        createdAt: new Date().toISOString(),
+      },
       sampleRateHz: 8000,
     });
     if (out.kind !== 'created') throw new Error('no session');
@@ -92,7 +100,8 @@ describe('debit batcher', () => {
     const { store, ids } = await node(3, 100n);
     let fail = true;
     const failing = {
-      debitMany: (d: readonly SessionDebit[]) => (fail ? Promise.reject(Object.assign(new Error('connection terminated'), { code: '57P01' })) : store.debitMany(d)),
+      debitMany: (d: readonly SessionDebit[]) =>
+        fail ? Promise.reject(Object.assign(new Error('connection terminated'), { code: '57P01' })) : store.debitMany(d),
     };
     const batcher = new DebitBatcher({ store: failing, windowMs: 10 });
     const asked = ids.map((id) => batcher.debit('acc_1', 1n, 'realtime_audio', id, id));
@@ -115,7 +124,10 @@ describe('debit batcher', () => {
     // A long window: the first debit goes at once, the next two wait for it.
     const batcher = new DebitBatcher({ store: counted, windowMs: 60_000 });
     expect(await batcher.debit('acc_1', 1n, 'realtime_audio', ids[0]!, ids[0]!)).toBe(9n);
-    const waiting = [batcher.debit('acc_1', 1n, 'realtime_audio', ids[1]!, ids[1]!), batcher.debit('acc_1', 1n, 'realtime_audio', ids[2]!, ids[2]!)];
+    const waiting = [
+      batcher.debit('acc_1', 1n, 'realtime_audio', ids[1]!, ids[1]!),
+      batcher.debit('acc_1', 1n, 'realtime_audio', ids[2]!, ids[2]!),
+    ];
     const t = Date.now();
     await batcher.drain();
     expect(Date.now() - t).toBeLessThan(5_000);
@@ -134,7 +146,10 @@ describe('debit batcher', () => {
   it('an unknown session is refused alone', async () => {
     const { store, ids } = await node(1, 5n);
     const batcher = new DebitBatcher({ store, windowMs: 10 });
-    const [bad, good] = await Promise.allSettled([batcher.debit('acc_1', 1n, 'realtime_audio', 'rts_gone', 'rts_gone'), batcher.debit('acc_1', 1n, 'realtime_audio', ids[0]!, ids[0]!)]);
+    const [bad, good] = await Promise.allSettled([
+      batcher.debit('acc_1', 1n, 'realtime_audio', 'rts_gone', 'rts_gone'),
+      batcher.debit('acc_1', 1n, 'realtime_audio', ids[0]!, ids[0]!),
+    ]);
     expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'NOT_FOUND' } });
     expect(good).toEqual({ status: 'fulfilled', value: 4n });
     expect(batcher.transactions).toBe(1);

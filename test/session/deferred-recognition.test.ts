@@ -47,7 +47,9 @@ async function commitAndClose(leg: Leg): Promise<StreamEvent> {
 async function transcript(svc: TestService, accessKey: string, id: string) {
   const r = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${id}/transcript?format=json`, { headers: { accessKey } });
   expect(r.status).toBe(200);
-  return (await r.json()) as { segments: Array<{ text: string; startSample: string; endSample: string; words: Array<{ startMs: number; endMs: number }> }> };
+  return (await r.json()) as {
+    segments: Array<{ text: string; startSample: string; endSample: string; words: Array<{ startMs: number; endMs: number }> }>;
+  };
 }
 
 function fullAck(leg: Leg): Promise<StreamEvent> {
@@ -102,7 +104,9 @@ describe('deferred recognition', () => {
       const reference = await transcript(svc, key, alone.transcriptionId);
       expect(deferred.segments.length).toBeGreaterThan(0);
       expect(deferred.segments.map((s) => s.text)).toEqual(reference.segments.map((s) => s.text));
-      expect(deferred.segments.map((s) => [s.startSample, s.endSample])).toEqual(reference.segments.map((s) => [s.startSample, s.endSample]));
+      expect(deferred.segments.map((s) => [s.startSample, s.endSample])).toEqual(
+        reference.segments.map((s) => [s.startSample, s.endSample]),
+      );
       expect(deferred.segments.at(-1)!.endSample).toBe(String(leg.samples.length));
       const words = (s: typeof deferred) => s.segments.flatMap((x) => x.words.map((w) => [w.startMs, w.endMs]));
       expect(words(deferred)).toEqual(words(reference));
@@ -145,7 +149,7 @@ describe('the backlog bound', () => {
       // Exactly the bound's second was taken (its acks follow the spool's sync, so they may
       // come after the refusals).
       const lastAck = () => Math.max(0, ...second.client.ofType('ack').map((e) => e.sampleOffset as number));
-      for (const deadline = Date.now() + 20_000; lastAck() < RATE && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+      for (const deadline = Date.now() + 20_000; lastAck() < RATE && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
       const acked = lastAck();
       expect(acked).toBe(RATE);
 

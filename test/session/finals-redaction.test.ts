@@ -8,15 +8,46 @@ import { audioFrame, liveSession, RecordingSocket } from '../helpers/live.js';
 import { normalizeToken, numberRuns } from '../../src/text/redaction/spans.js';
 
 const FRAME = 640;
-const CARD = ['my', 'card', 'is', 'four', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'one', 'thanks'];
+const CARD = [
+  'my',
+  'card',
+  'is',
+  'four',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'one',
+  'thanks',
+];
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const h of open.splice(0)) await h.close();
 });
 
 function longestDigitRun(text: string): number {
-  const norm = text.split(/\s+/).map(normalizeToken).filter((t) => t !== '');
-  return numberRuns(norm).reduce((m, run) => Math.max(m, run.reduce((n, u) => n + u.digits.length, 0)), 0);
+  const norm = text
+    .split(/\s+/)
+    .map(normalizeToken)
+    .filter((t) => t !== '');
+  return numberRuns(norm).reduce(
+    (m, run) =>
+      Math.max(
+        m,
+        run.reduce((n, u) => n + u.digits.length, 0),
+      ),
+    0,
+  );
 }
 
 async function speakCard(options: Record<string, unknown>) {
@@ -40,7 +71,12 @@ describe('redact on a live session', () => {
   });
 
   it('partials never show three digits; the final, stored segment and rawText hold the token, and the spans are kept', async () => {
-    const { h, socket } = await speakCard({ redact: ['pci', 'numbers'], readableText: true, removeDisfluencies: true, entityCategories: ['credit_card', 'spelled_digits'] });
+    const { h, socket } = await speakCard({
+      redact: ['pci', 'numbers'],
+      readableText: true,
+      removeDisfluencies: true,
+      entityCategories: ['credit_card', 'spelled_digits'],
+    });
     const partials = socket.ofType('partial');
     expect(partials.length).toBeGreaterThan(3);
     for (const p of partials) expect(longestDigitRun(p.text), p.text).toBeLessThan(3);
@@ -84,7 +120,8 @@ describe('redact on a live session', () => {
     expect(finals).toEqual(['My card one one', '[NUMBER] thanks']);
     // What a reader of the events in order sees: never three digits in a row.
     const shown = socket.events.filter((e) => e.type === 'final' || (e.type === 'partial' && e.segmentId === 'seg_1')).map((e) => e.text);
-    for (let i = 1; i < shown.length; i++) expect(longestDigitRun(`${shown[i - 1]} ${shown[i]}`), `${shown[i - 1]} | ${shown[i]}`).toBeLessThan(3);
+    for (let i = 1; i < shown.length; i++)
+      expect(longestDigitRun(`${shown[i - 1]} ${shown[i]}`), `${shown[i - 1]} | ${shown[i]}`).toBeLessThan(3);
     const segs = await h.store.listSegments(h.session.transcriptionId);
     expect(longestDigitRun(segs.map((s) => s.text).join(' '))).toBeLessThan(3);
     expect(segs[1]!.annotations?.redactions).toEqual([{ type: 'number', startSample: String(4 * FRAME), endSample: String(5 * FRAME) }]);
@@ -98,7 +135,11 @@ describe('redact on a live session', () => {
     const seen: Array<{ redactions: unknown; stored: number; sent: number }> = [];
     const finals = (h.session as unknown as { finals: { onFinal(l: (f: { redactions: unknown }) => unknown): void } }).finals;
     finals.onFinal(async (f) => {
-      seen.push({ redactions: f.redactions, stored: (await h.store.listSegments(h.session.transcriptionId)).length, sent: socket.ofType('final').length });
+      seen.push({
+        redactions: f.redactions,
+        stored: (await h.store.listSegments(h.session.transcriptionId)).length,
+        sent: socket.ofType('final').length,
+      });
     });
     finals.onFinal(() => {
       throw new Error('recorder down');
@@ -108,7 +149,9 @@ describe('redact on a live session', () => {
     for (let i = 0; i < CARD.length; i++) await h.session.onBinary(socket, audioFrame(1, i * FRAME, audio.subarray(0, FRAME)));
     await h.session.onText(socket, JSON.stringify({ type: 'commit' }));
     await socket.until((ev) => ev.some((e) => e.type === 'committed'));
-    expect(seen).toEqual([{ redactions: [{ type: 'number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }], stored: 1, sent: 0 }]);
+    expect(seen).toEqual([
+      { redactions: [{ type: 'number', startSample: String(3 * FRAME), endSample: String(19 * FRAME) }], stored: 1, sent: 0 },
+    ]);
     expect(socket.ofType('final')).toHaveLength(1);
   });
 });

@@ -23,7 +23,8 @@ async function attached(engine: FakeEngine, options: Record<string, unknown> = {
 
 function send(h: Awaited<ReturnType<typeof attached>>, audio: Int16Array, from = 0, epoch = 1): number {
   let at = from;
-  for (; at < from + audio.length; at += FRAME) void h.session.onBinary(h.socket, audioFrame(epoch, at, audio.subarray(at - from, at - from + FRAME)));
+  for (; at < from + audio.length; at += FRAME)
+    void h.session.onBinary(h.socket, audioFrame(epoch, at, audio.subarray(at - from, at - from + FRAME)));
   return at;
 }
 
@@ -39,7 +40,9 @@ describe.each([
     const end = send(h, tone(RATE, 1));
     await h.socket.until((ev) => ev.some((e) => e.type === 'ack' && e.capturedSamples === String(end)), 2000);
     expect(Date.now() - t0).toBeLessThan(1500);
-    expect(h.socket.ofType('ack').map((e) => Number(e.capturedSamples))).toEqual(Array.from({ length: end / FRAME }, (_, i) => (i + 1) * FRAME));
+    expect(h.socket.ofType('ack').map((e) => Number(e.capturedSamples))).toEqual(
+      Array.from({ length: end / FRAME }, (_, i) => (i + 1) * FRAME),
+    );
     // Recognition is behind, one call in flight and held.
     expect(engine.heldCount(stuck)).toBe(1);
     expect(h.socket.ofType('final')).toHaveLength(0);
@@ -96,7 +99,7 @@ describe('recognition after the ack', () => {
     // Everything after the frame the dead decoder had was fed to the new one, before new audio.
     const fedAgain = engine.streams[1]!.accepted.reduce((n, f) => n + f.length, 0);
     expect(fedAgain).toBe(end - FRAME);
-    expect(again.ofType('ready')[0]).toMatchObject({ openSegmentId: 'seg_1' }) // seg_0 died with its decoder;
+    expect(again.ofType('ready')[0]).toMatchObject({ openSegmentId: 'seg_1' }); // seg_0 died with its decoder;
     void h.session.onText(again, JSON.stringify({ type: 'close' }));
     await again.until((ev) => ev.some((e) => e.type === 'closed'));
     const segs = await h.store.listSegments(h.session.transcriptionId);

@@ -23,7 +23,9 @@ afterAll(async () => {
 });
 
 async function transcriptJson(transcriptionId: string) {
-  const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey: acct.accessKey } });
+  const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, {
+    headers: { accessKey: acct.accessKey },
+  });
   return (await res.json()) as any;
 }
 
@@ -34,7 +36,13 @@ describe('includeAlignment', () => {
     const f = finals[0]!;
     expect(f.words.length).toBeGreaterThan(3);
     const w = f.words[1];
-    expect(w.start).toEqual({ sample: expect.any(String), ms: expect.any(Number), epoch: 1, epochSample: expect.any(Number), epochMs: expect.any(Number) });
+    expect(w.start).toEqual({
+      sample: expect.any(String),
+      ms: expect.any(Number),
+      epoch: 1,
+      epochSample: expect.any(Number),
+      epochMs: expect.any(Number),
+    });
     expect(Number(w.start.sample)).toBe(w.start.epochSample);
     expect(f.characters.map((c: any) => c.char).join('')).toBe(f.words.map((x: any) => x.word).join(' '));
     // the characters of word 1 lie inside it

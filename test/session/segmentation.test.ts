@@ -12,9 +12,15 @@ const noDetector = {} as RecognitionStream;
 describe('ManualSegmentation', () => {
   it('opens at the first audio, feeds every frame, and ends with the frame that reaches the bound', async () => {
     const m = new ManualSegmentation(1000);
-    expect(await m.judge(noDetector, frame(400), 5000n, null)).toEqual([{ type: 'open', startSample: 5000n }, { type: 'feed', samples: frame(400) }]);
+    expect(await m.judge(noDetector, frame(400), 5000n, null)).toEqual([
+      { type: 'open', startSample: 5000n },
+      { type: 'feed', samples: frame(400) },
+    ]);
     expect(await m.judge(noDetector, frame(400), 5400n, 400)).toEqual([{ type: 'feed', samples: frame(400) }]);
-    expect(await m.judge(noDetector, frame(400), 5800n, 800)).toEqual([{ type: 'feed', samples: frame(400) }, { type: 'end', trigger: 'bound' }]);
+    expect(await m.judge(noDetector, frame(400), 5800n, 800)).toEqual([
+      { type: 'feed', samples: frame(400) },
+      { type: 'end', trigger: 'bound' },
+    ]);
     expect(m.flush()).toEqual([]);
     expect(m.neededFrom()).toBeNull();
   });
@@ -22,7 +28,10 @@ describe('ManualSegmentation', () => {
 
 describe('VadSegmentation', () => {
   // One detector verdict per 512-sample window of 16 kHz audio.
-  const detector = (speech: boolean) => ({ detect: async (s: Int16Array) => new Uint8Array(Math.floor(s.length / VAD_WINDOW_SAMPLES)).fill(speech ? 1 : 0) }) as unknown as RecognitionStream;
+  const detector = (speech: boolean) =>
+    ({
+      detect: async (s: Int16Array) => new Uint8Array(Math.floor(s.length / VAD_WINDOW_SAMPLES)).fill(speech ? 1 : 0),
+    }) as unknown as RecognitionStream;
   const settings = vadSettings({ commitSilenceMs: 500, minimumSpeechMs: 100 }, 30);
 
   async function run(v: VadSegmentation, speech: boolean, windows: number): Promise<SegmentAction[]> {

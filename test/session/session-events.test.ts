@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 describe('session events', () => {
-  it('watchers see the stream socket\'s events but acks, pongs and errors, and are let go at close', async () => {
+  it("watchers see the stream socket's events but acks, pongs and errors, and are let go at close", async () => {
     const engine = new FakeEngine({ samplesPerWord: 640 });
     const h = await liveSession(engine);
     open.push(h);

@@ -42,7 +42,15 @@ async function node(sessions: number) {
       accountId: 'acc_1',
       idempotencyKey: `k${n}`,
       requestHash: 'h',
-      session: { id, accountId: 'acc_1', transcriptionId: `stt_${n}`, title: 't', languageHint: null, options: {}, createdAt: new Date().toISOString() },
+      session: {
+        id,
+        accountId: 'acc_1',
+        transcriptionId: `stt_${n}`,
+        title: 't',
+        languageHint: null,
+        options: {},
+        createdAt: new Date().toISOString(),
+      },
       sampleRateHz: 8000,
     });
     await store.claimSession(id, 'acc_1', 'node-a', LEASE, new Date());
@@ -75,7 +83,8 @@ describe('the node-wide spool commit', () => {
     await Promise.all(members.map((m) => (m.spool.append(320n, frame()), m.spool.whenDurable())));
     expect(await Promise.all(saved)).toEqual(members.map(() => true));
     expect(committer.commits - before).toBe(2);
-    for (const [i, m] of members.entries()) expect(await store.getSession(m.id, 'acc_1')).toMatchObject({ capturedSamples: 320n, nextSegmentIndex: i });
+    for (const [i, m] of members.entries())
+      expect(await store.getSession(m.id, 'acc_1')).toMatchObject({ capturedSamples: 320n, nextSegmentIndex: i });
   });
 
   it('a session that moved on gets SESSION_MOVED and adds nothing to its spool; the others commit in the same window', async () => {
@@ -121,21 +130,26 @@ describe('the node-wide spool commit', () => {
     expect(slow.spool.durableEnd).toBe(160n);
   });
 
-  it.runIf(testStore() === 'postgres')('a session whose rows the database refuses fails alone; the others of its window commit', async () => {
-    const { store, settings, members } = await node(3);
-    const [a, bad, c] = members as [(typeof members)[0], (typeof members)[0], (typeof members)[0]];
-    const other = new pg.Client({ connectionString: settings.databaseUrl });
-    await other.connect();
-    cleanups.push(() => other.end());
-    await other.query(`CREATE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.session_id = '${bad.id}' THEN RAISE EXCEPTION 'injected storage fault'; END IF; RETURN NEW; END $$`);
-    await other.query('CREATE TRIGGER spool_fault BEFORE INSERT ON spool_chunks FOR EACH ROW EXECUTE FUNCTION spool_fault()');
-    for (const m of members) m.spool.append(0n, frame());
-    const results = await Promise.allSettled(members.map((m) => m.spool.whenDurable()));
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/injected storage fault/);
-    for (const m of [a, c]) expect((await store.readSpool(m.id)).length).toBe(1);
-    expect(await store.readSpool(bad.id)).toEqual([]);
-  });
+  it.runIf(testStore() === 'postgres')(
+    'a session whose rows the database refuses fails alone; the others of its window commit',
+    async () => {
+      const { store, settings, members } = await node(3);
+      const [a, bad, c] = members as [(typeof members)[0], (typeof members)[0], (typeof members)[0]];
+      const other = new pg.Client({ connectionString: settings.databaseUrl });
+      await other.connect();
+      cleanups.push(() => other.end());
+      await other.query(
+        `CREATE FUNCTION spool_fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.session_id = '${bad.id}' THEN RAISE EXCEPTION 'injected storage fault'; END IF; RETURN NEW; END $$`,
+      );
+      await other.query('CREATE TRIGGER spool_fault BEFORE INSERT ON spool_chunks FOR EACH ROW EXECUTE FUNCTION spool_fault()');
+      for (const m of members) m.spool.append(0n, frame());
+      const results = await Promise.allSettled(members.map((m) => m.spool.whenDurable()));
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/injected storage fault/);
+      for (const m of [a, c]) expect((await store.readSpool(m.id)).length).toBe(1);
+      expect(await store.readSpool(bad.id)).toEqual([]);
+    },
+  );
 });
 
 describe.runIf(testStore() === 'postgres')('a live session on the node-wide commit', () => {
@@ -150,7 +164,8 @@ describe.runIf(testStore() === 'postgres')('a live session on the node-wide comm
     const audio = tone(16_000, 0.2);
     const FRAME = 640;
     const send = (session: typeof second, socket: RecordingSocket, from: number) => {
-      for (let at = 0; at < audio.length; at += FRAME) void session.onBinary(socket, audioFrame(1, from + at, audio.subarray(at, at + FRAME)));
+      for (let at = 0; at < audio.length; at += FRAME)
+        void session.onBinary(socket, audioFrame(1, from + at, audio.subarray(at, at + FRAME)));
       return from + audio.length;
     };
     let end1 = send(h.session, s1, 0);
@@ -184,7 +199,9 @@ describe('a window that fails as a whole', () => {
       },
     } as unknown as Store;
     const committer = new SpoolCommitter({ store, windowMs: 5 });
-    const spools = ['s1', 's2'].map((id) => new DatabaseSpool(id, () => ({ sessionId: id, epoch: 1, node: 'n' }), committer, { store, windowMs: 5, leaseMs: LEASE }, 0n));
+    const spools = ['s1', 's2'].map(
+      (id) => new DatabaseSpool(id, () => ({ sessionId: id, epoch: 1, node: 'n' }), committer, { store, windowMs: 5, leaseMs: LEASE }, 0n),
+    );
     return { calls, spools };
   }
 

@@ -12,7 +12,11 @@ import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { StreamClient } from '../helpers/stream-client.js';
 import { loadClips } from '../helpers/audio.js';
 
-const audio = Buffer.concat(loadClips().slice(0, 3).map((c) => c.mulaw8k));
+const audio = Buffer.concat(
+  loadClips()
+    .slice(0, 3)
+    .map((c) => c.mulaw8k),
+);
 const BOUND_SECONDS = 4;
 /** Streamed before the "crash": two full 4 s segments and 3 s of the third. */
 const CUT = 8000 * (2 * BOUND_SECONDS + 3);
@@ -40,7 +44,9 @@ function send(ws: StreamClient, from: number, to: number, epoch = 1, epochBase =
 
 async function segmentTexts(svc: TestService, accessKey: string, transcriptionId: string): Promise<string[]> {
   const t = (await (
-    await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, { headers: { accessKey } })
+    await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${transcriptionId}/transcript?format=json`, {
+      headers: { accessKey },
+    })
   ).json()) as any;
   return (t.segments as Array<{ text: string }>).map((s) => s.text);
 }

@@ -89,7 +89,9 @@ describe('spool recovery in vad mode', () => {
     await ws2.next('closed', () => true, 60_000);
 
     const t = (await (
-      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${s.transcriptionId}/transcript?format=json`, { headers: { accessKey } })
+      await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/transcriptions/${s.transcriptionId}/transcript?format=json`, {
+        headers: { accessKey },
+      })
     ).json()) as any;
     const segs = t.segments as Array<{ text: string; rawText?: string; startSample: string; endSample: string }>;
     expect(segs).toHaveLength(2);

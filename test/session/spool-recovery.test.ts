@@ -10,7 +10,11 @@ import { createSession } from '../helpers/live.js';
 import { loadClips } from '../helpers/audio.js';
 import { kStall } from '../../src/engine/pool.js';
 
-const audio = Buffer.concat(loadClips().slice(0, 2).map((c) => c.mulaw8k)); // about 10 s
+const audio = Buffer.concat(
+  loadClips()
+    .slice(0, 2)
+    .map((c) => c.mulaw8k),
+); // about 10 s
 const services: TestService[] = [];
 afterEach(async () => {
   for (const s of services.splice(0)) await s.stop();
@@ -95,7 +99,11 @@ describe('spool recovery', () => {
 
     const b = await startService({ dataDir: crashed, maxSegmentSeconds: 4 });
     services.push(b);
-    await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, { method: 'POST', headers: h, body: JSON.stringify({ capturedSamples: String(audio.length) }) });
+    await fetch(`${b.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${sessionId}/resume`, {
+      method: 'POST',
+      headers: h,
+      body: JSON.stringify({ capturedSamples: String(audio.length) }),
+    });
     const ws2 = await StreamClient.connect(`${b.wsBase}${created.streamUrl}`, { accessKey });
     await ws2.next('ready');
     ws2.control({ type: 'close' });

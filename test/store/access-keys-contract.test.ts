@@ -41,10 +41,22 @@ describe.each(ENGINES)('access keys on %s', (engine) => {
       { id: 'sk_acc_1', createdAt: T0, expiresAt: retireAt, revokedAt: null },
       { id: 'sk_new_1', createdAt: at, expiresAt: null, revokedAt: null },
     ]);
-    expect(await store.findCredential('access_key', 'sk_acc_1')).toEqual({ id: 'sk_acc_1', accountId: 'acc_1', kind: 'access_key', secretHash: sha('sk-secret-acc_1') });
-    expect(await store.findCredential('access_key', 'sk_new_1')).toEqual({ id: 'sk_new_1', accountId: 'acc_1', kind: 'access_key', secretHash: sha('new-secret-1') });
+    expect(await store.findCredential('access_key', 'sk_acc_1')).toEqual({
+      id: 'sk_acc_1',
+      accountId: 'acc_1',
+      kind: 'access_key',
+      secretHash: sha('sk-secret-acc_1'),
+    });
+    expect(await store.findCredential('access_key', 'sk_new_1')).toEqual({
+      id: 'sk_new_1',
+      accountId: 'acc_1',
+      kind: 'access_key',
+      secretHash: sha('new-secret-1'),
+    });
     // The other account and the API token are untouched.
-    expect((await store.listAccounts()).find((a) => a.id === 'acc_2')?.accessKeys).toEqual([{ id: 'sk_acc_2', createdAt: T0, expiresAt: null, revokedAt: null }]);
+    expect((await store.listAccounts()).find((a) => a.id === 'acc_2')?.accessKeys).toEqual([
+      { id: 'sk_acc_2', createdAt: T0, expiresAt: null, revokedAt: null },
+    ]);
     expect(await store.findCredential('api_token', 'tok_acc_1')).not.toBeNull();
 
     // A second rotation with a short grace shortens the first key's end too (the earlier end
@@ -66,7 +78,12 @@ describe.each(ENGINES)('access keys on %s', (engine) => {
 
     // A longer grace later never lengthens an end already set.
     await store.rotateAccessKey('acc_1', newKey(3), new Date().toISOString(), inMs(HOUR));
-    expect((await store.listAccounts()).find((a) => a.id === 'acc_1')!.accessKeys.map((k) => k.expiresAt)).toEqual([shortEnd, shortEnd, expect.any(String), null]);
+    expect((await store.listAccounts()).find((a) => a.id === 'acc_1')!.accessKeys.map((k) => k.expiresAt)).toEqual([
+      shortEnd,
+      shortEnd,
+      expect.any(String),
+      null,
+    ]);
   });
 
   it('a grace of zero (an end already past) refuses the old key at once', async () => {
@@ -85,7 +102,12 @@ describe.each(ENGINES)('access keys on %s', (engine) => {
     expect(await store.findCredential('access_key', 'sk_new_1')).not.toBeNull();
     // Again: nothing new revoked, the first time kept.
     expect(await other.revokeAccessKeys('acc_1', 'sk_acc_1', inMs(1000))).toEqual([]);
-    expect((await store.listAccounts()).find((a) => a.id === 'acc_1')!.accessKeys[0]).toEqual({ id: 'sk_acc_1', createdAt: T0, expiresAt: expect.any(String), revokedAt: at });
+    expect((await store.listAccounts()).find((a) => a.id === 'acc_1')!.accessKeys[0]).toEqual({
+      id: 'sk_acc_1',
+      createdAt: T0,
+      expiresAt: expect.any(String),
+      revokedAt: at,
+    });
 
     // Without a key id: every key of the account not yet revoked, and only that account's.
     expect(await other.revokeAccessKeys('acc_1', null, new Date().toISOString())).toEqual(['sk_new_1']);
@@ -99,7 +121,7 @@ describe.each(ENGINES)('access keys on %s', (engine) => {
     expect(await store.findCredential('access_key', 'sk_acc_1')).toBeNull();
   });
 
-  it('refuses another account\'s key, an API token id and an unknown account', async () => {
+  it("refuses another account's key, an API token id and an unknown account", async () => {
     const now = new Date().toISOString();
     await expect(store.revokeAccessKeys('acc_1', 'sk_acc_2', now)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(store.revokeAccessKeys('acc_1', 'tok_acc_1', now)).rejects.toMatchObject({ code: 'NOT_FOUND' });
@@ -112,8 +134,20 @@ describe.each(ENGINES)('access keys on %s', (engine) => {
   it('lists every account oldest first with its access keys and no secret or hash', async () => {
     const listed = await store.listAccounts();
     expect(listed).toEqual([
-      { id: 'acc_1', name: 'name of acc_1', characters: 7n, createdAt: T0, accessKeys: [{ id: 'sk_acc_1', createdAt: T0, expiresAt: null, revokedAt: null }] },
-      { id: 'acc_2', name: 'name of acc_2', characters: 0n, createdAt: T0, accessKeys: [{ id: 'sk_acc_2', createdAt: T0, expiresAt: null, revokedAt: null }] },
+      {
+        id: 'acc_1',
+        name: 'name of acc_1',
+        characters: 7n,
+        createdAt: T0,
+        accessKeys: [{ id: 'sk_acc_1', createdAt: T0, expiresAt: null, revokedAt: null }],
+      },
+      {
+        id: 'acc_2',
+        name: 'name of acc_2',
+        characters: 0n,
+        createdAt: T0,
+        accessKeys: [{ id: 'sk_acc_2', createdAt: T0, expiresAt: null, revokedAt: null }],
+      },
     ]);
     const text = JSON.stringify(listed, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
     expect(text).not.toContain('secret');
@@ -140,16 +174,27 @@ describe.each(ENGINES)('keys made before the rotation migration, on %s', (engine
     // The schema as it was just before the migration that added expires_at and revoked_at.
     if (engine === 'sqlite') {
       fs.mkdirSync(harness.settings.dataDir, { recursive: true });
-      const db = SqliteDb.open(path.join(harness.settings.dataDir, DATABASE_FILE), MIGRATIONS.filter((m) => m.version < 11));
+      const db = SqliteDb.open(
+        path.join(harness.settings.dataDir, DATABASE_FILE),
+        MIGRATIONS.filter((m) => m.version < 11),
+      );
       await createAccount(db, account);
       await db.close();
     } else {
-      const db = await PostgresDb.open({ url: harness.settings.databaseUrl! }, POSTGRES_MIGRATIONS.filter((m) => m.version < 6));
+      const db = await PostgresDb.open(
+        { url: harness.settings.databaseUrl! },
+        POSTGRES_MIGRATIONS.filter((m) => m.version < 6),
+      );
       await createAccount(db, account);
       await db.close();
     }
     const store = await harness.open();
-    expect(await store.findCredential('access_key', 'sk_old')).toEqual({ id: 'sk_old', accountId: 'acc_old', kind: 'access_key', secretHash: sha('old-secret') });
+    expect(await store.findCredential('access_key', 'sk_old')).toEqual({
+      id: 'sk_old',
+      accountId: 'acc_old',
+      kind: 'access_key',
+      secretHash: sha('old-secret'),
+    });
     expect(await store.findCredential('api_token', 'tok_old')).not.toBeNull();
     expect((await store.listAccounts())[0]!.accessKeys).toEqual([{ id: 'sk_old', createdAt: T0, expiresAt: null, revokedAt: null }]);
   });

@@ -6,7 +6,11 @@ import { ScribedError } from '../../src/core/errors.js';
 import type { CreateCallInput, CreateSessionInput, Store } from '../../src/store/store.js';
 import { ENGINES, T0, addAccount, createHarness, type StoreHarness } from './harness.js';
 
-function callInput(accountId: string, id: string, opts: { key?: string; hash?: string; externalId?: string | null; createdAt?: string } = {}): CreateCallInput {
+function callInput(
+  accountId: string,
+  id: string,
+  opts: { key?: string; hash?: string; externalId?: string | null; createdAt?: string } = {},
+): CreateCallInput {
   return {
     call: { id, accountId, externalId: opts.externalId ?? null, title: `title ${id}`, createdAt: opts.createdAt ?? T0 },
     idempotency: { key: opts.key ?? `key-${id}`, requestHash: opts.hash ?? 'h1' },
@@ -51,7 +55,16 @@ describe.each(ENGINES)('calls in the store on %s', (engine) => {
     const first = await store.createCall(callInput('acc_a', 'call_1', { externalId: 'CA123' }));
     expect(first.kind).toBe('created');
     if (first.kind !== 'created') return;
-    expect(first.call).toEqual({ id: 'call_1', accountId: 'acc_a', externalId: 'CA123', title: 'title call_1', agentId: null, legs: [], createdAt: T0, updatedAt: T0 });
+    expect(first.call).toEqual({
+      id: 'call_1',
+      accountId: 'acc_a',
+      externalId: 'CA123',
+      title: 'title call_1',
+      agentId: null,
+      legs: [],
+      createdAt: T0,
+      updatedAt: T0,
+    });
     const again = await store.createCall(callInput('acc_a', 'call_2', { key: 'key-call_1', externalId: 'CA123' }));
     expect(again).toEqual({ kind: 'replayed', call: first.call });
     expect(await store.createCall(callInput('acc_a', 'call_3', { key: 'key-call_1', hash: 'other' }))).toEqual({ kind: 'conflict' });
@@ -89,10 +102,14 @@ describe.each(ENGINES)('calls in the store on %s', (engine) => {
   it('refuses an unknown or foreign call as NOT_FOUND, a taken speaker, and a leg past the limit, writing nothing', async () => {
     await store.createCall(callInput('acc_a', 'call_1'));
     await store.createCall(callInput('acc_b', 'call_b'));
-    expect((await rejection(store.createSession(legInput('acc_a', 'x1', { callId: 'call_none', speaker: 'agent' })))).code).toBe('NOT_FOUND');
+    expect((await rejection(store.createSession(legInput('acc_a', 'x1', { callId: 'call_none', speaker: 'agent' })))).code).toBe(
+      'NOT_FOUND',
+    );
     expect((await rejection(store.createSession(legInput('acc_a', 'x2', { callId: 'call_b', speaker: 'agent' })))).code).toBe('NOT_FOUND');
     await store.createSession(legInput('acc_a', 'x3', { callId: 'call_1', speaker: 'agent' }));
-    expect((await rejection(store.createSession(legInput('acc_a', 'x4', { callId: 'call_1', speaker: 'agent' })))).code).toBe('CALL_SPEAKER_TAKEN');
+    expect((await rejection(store.createSession(legInput('acc_a', 'x4', { callId: 'call_1', speaker: 'agent' })))).code).toBe(
+      'CALL_SPEAKER_TAKEN',
+    );
     // Nothing of the refused creates was stored, and their keys stay free.
     for (const n of ['x1', 'x2', 'x4']) {
       expect(await store.getSession(`rts_${n}`, 'acc_a')).toBeNull();
@@ -105,7 +122,9 @@ describe.each(ENGINES)('calls in the store on %s', (engine) => {
 
     for (let i = 1; i < MAX_CALL_LEGS; i++) await store.createSession(legInput('acc_a', `m${i}`, { callId: 'call_1', speaker: `ch${i}` }));
     expect((await store.getCall('call_1', 'acc_a'))?.legs).toHaveLength(MAX_CALL_LEGS);
-    expect((await rejection(store.createSession(legInput('acc_a', 'over', { callId: 'call_1', speaker: 'one-more' })))).code).toBe('CALL_LEG_LIMIT');
+    expect((await rejection(store.createSession(legInput('acc_a', 'over', { callId: 'call_1', speaker: 'one-more' })))).code).toBe(
+      'CALL_LEG_LIMIT',
+    );
   });
 
   it('two legs racing for one speaker: exactly one joins', async () => {
@@ -141,6 +160,8 @@ describe.each(ENGINES)('calls in the store on %s', (engine) => {
     const last = page1[1]!;
     const page2 = await store.listCalls('acc_a', 2, { after: { createdAt: last.createdAt, id: last.id } });
     expect([...page1, ...page2].map((c) => c.id)).toEqual(['call_4', 'call_3', 'call_2', 'call_1']);
-    expect((await store.listCalls('acc_a', 1, { externalId: 'CA1', after: { createdAt: at(3), id: 'call_3' } })).map((c) => c.id)).toEqual(['call_1']);
+    expect((await store.listCalls('acc_a', 1, { externalId: 'CA1', after: { createdAt: at(3), id: 'call_3' } })).map((c) => c.id)).toEqual([
+      'call_1',
+    ]);
   });
 });

@@ -20,13 +20,30 @@ async function newSession(store: SqlStore, accountId: string, n: string): Promis
   return out.session.id;
 }
 
-const debit = (accountId: string, sessionId: string, amount: bigint): SessionDebit => ({ accountId, sessionId, amount, reason: 'realtime_audio', ref: sessionId });
+const debit = (accountId: string, sessionId: string, amount: bigint): SessionDebit => ({
+  accountId,
+  sessionId,
+  amount,
+  reason: 'realtime_audio',
+  ref: sessionId,
+});
 
-type LedgerRow = { account_id: string; delta: bigint; balance_after: bigint; reason: string; ref: string | null; session_id: string | null };
+type LedgerRow = {
+  account_id: string;
+  delta: bigint;
+  balance_after: bigint;
+  reason: string;
+  ref: string | null;
+  session_id: string | null;
+};
 const ledger = (s: SqlStore, accountId: string): Promise<LedgerRow[]> =>
-  s.db.all("SELECT account_id, delta, balance_after, reason, ref, session_id FROM characters_ledger WHERE account_id = ? AND reason = 'realtime_audio' ORDER BY id", [accountId]);
+  s.db.all(
+    "SELECT account_id, delta, balance_after, reason, ref, session_id FROM characters_ledger WHERE account_id = ? AND reason = 'realtime_audio' ORDER BY id",
+    [accountId],
+  );
 
-const answer = (o: DebitOutcome): bigint | null | string => (o.kind === 'debited' ? o.balance : o.kind === 'short' ? null : o.error.message);
+const answer = (o: DebitOutcome): bigint | null | string =>
+  o.kind === 'debited' ? o.balance : o.kind === 'short' ? null : o.error.message;
 
 describe.each(ENGINES)('group debit on %s', (engine) => {
   let harness: StoreHarness;
@@ -42,20 +59,35 @@ describe.each(ENGINES)('group debit on %s', (engine) => {
 
   it('has the effect of debitCharacters for each debit in order: answers, balances, ledger rows, charactersCharged', async () => {
     // The same debits on two identical accounts: one batch on acc_b, one call each on acc_s.
-    const plan: Array<[string, bigint]> = [['1', 3n], ['2', 4n], ['1', 2n], ['3', 6n], ['2', 1n], ['3', 0n], ['1', 1n]];
+    const plan: Array<[string, bigint]> = [
+      ['1', 3n],
+      ['2', 4n],
+      ['1', 2n],
+      ['3', 6n],
+      ['2', 1n],
+      ['3', 0n],
+      ['1', 1n],
+    ];
     for (const acc of ['acc_b', 'acc_s']) {
       await addAccount(store, acc, 12n);
       for (const n of ['1', '2', '3']) await newSession(store, acc, `${acc}_${n}`);
     }
     const batched = await store.debitMany(plan.map(([n, amount]) => debit('acc_b', `rts_acc_b_${n}`, amount)));
     const single: Array<bigint | null> = [];
-    for (const [n, amount] of plan) single.push(await store.debitCharacters('acc_s', amount, 'realtime_audio', `rts_acc_s_${n}`, `rts_acc_s_${n}`));
+    for (const [n, amount] of plan)
+      single.push(await store.debitCharacters('acc_s', amount, 'realtime_audio', `rts_acc_s_${n}`, `rts_acc_s_${n}`));
 
     // 12 -3=9 -4=5 -2=3, 6 is short, -1=2, 0 leaves 2, -1=1
     expect(batched.map(answer)).toEqual([9n, 5n, 3n, null, 2n, 2n, 1n]);
     expect(batched.map(answer)).toEqual(single);
     expect((await store.getAccount('acc_b'))!.characters).toBe(1n);
-    const rename = (rows: LedgerRow[]) => rows.map((r) => ({ ...r, account_id: 'acc', ref: r.ref?.replace(/acc_[bs]_/, ''), session_id: r.session_id?.replace(/acc_[bs]_/, '') }));
+    const rename = (rows: LedgerRow[]) =>
+      rows.map((r) => ({
+        ...r,
+        account_id: 'acc',
+        ref: r.ref?.replace(/acc_[bs]_/, ''),
+        session_id: r.session_id?.replace(/acc_[bs]_/, ''),
+      }));
     const rows = await ledger(store, 'acc_b');
     expect(rows.map((r) => [r.session_id, r.delta, r.balance_after])).toEqual([
       ['rts_acc_b_1', -3n, 9n],
@@ -106,25 +138,30 @@ describe.each(ENGINES)('group debit on %s', (engine) => {
 
   // Nodes share PostgreSQL only (a second SQLite connection in this process would wait on the
   // first's lock synchronously, blocking the event loop that would release it).
-  it.skipIf(engine === 'sqlite')('two nodes debiting the same accounts at once, asked in opposite orders, both finish and every Character is counted', async () => {
-    const other = await harness.open();
-    const accounts = ['acc_a', 'acc_b', 'acc_c'];
-    const sessions: string[] = [];
-    for (const acc of accounts) {
-      await addAccount(store, acc, 1000n);
-      sessions.push(await newSession(store, acc, acc));
-    }
-    const forward = accounts.map((a, i) => debit(a, sessions[i]!, 1n));
-    const backward = [...forward].reverse();
-    const rounds = 20;
-    const runs: Array<Promise<DebitOutcome[]>> = [];
-    for (let r = 0; r < rounds; r++) runs.push(store.debitMany(forward), other.debitMany(backward));
-    const outs = await Promise.all(runs);
-    expect(outs.flat().every((o) => o.kind === 'debited')).toBe(true);
-    for (const [i, acc] of accounts.entries()) {
-      expect((await store.getAccount(acc))!.characters).toBe(1000n - 2n * BigInt(rounds));
-      expect((await store.getSession(sessions[i]!, acc))!.charactersCharged).toBe(2n * BigInt(rounds));
-      expect((await ledger(store, acc)).map((r) => r.balance_after)).toEqual(Array.from({ length: 2 * rounds }, (_, k) => 999n - BigInt(k)));
-    }
-  });
+  it.skipIf(engine === 'sqlite')(
+    'two nodes debiting the same accounts at once, asked in opposite orders, both finish and every Character is counted',
+    async () => {
+      const other = await harness.open();
+      const accounts = ['acc_a', 'acc_b', 'acc_c'];
+      const sessions: string[] = [];
+      for (const acc of accounts) {
+        await addAccount(store, acc, 1000n);
+        sessions.push(await newSession(store, acc, acc));
+      }
+      const forward = accounts.map((a, i) => debit(a, sessions[i]!, 1n));
+      const backward = [...forward].reverse();
+      const rounds = 20;
+      const runs: Array<Promise<DebitOutcome[]>> = [];
+      for (let r = 0; r < rounds; r++) runs.push(store.debitMany(forward), other.debitMany(backward));
+      const outs = await Promise.all(runs);
+      expect(outs.flat().every((o) => o.kind === 'debited')).toBe(true);
+      for (const [i, acc] of accounts.entries()) {
+        expect((await store.getAccount(acc))!.characters).toBe(1000n - 2n * BigInt(rounds));
+        expect((await store.getSession(sessions[i]!, acc))!.charactersCharged).toBe(2n * BigInt(rounds));
+        expect((await ledger(store, acc)).map((r) => r.balance_after)).toEqual(
+          Array.from({ length: 2 * rounds }, (_, k) => 999n - BigInt(k)),
+        );
+      }
+    },
+  );
 });

@@ -38,7 +38,9 @@ describe.each(ENGINES)('job claims on %s', (engine) => {
   });
 
   it('nodes claiming at the same instant never get the same row', async () => {
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => store.claimNextJob('music_projects', GENERATING, `node-${i}`, LEASE, at(0))));
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.claimNextJob('music_projects', GENERATING, `node-${i}`, LEASE, at(0))),
+    );
     const got = claims.filter((c): c is string => c !== null);
     expect(got.sort()).toEqual(['mup_0', 'mup_1', 'mup_2', 'mup_3', 'mup_4', 'mup_5']);
     expect(claims.filter((c) => c === null)).toHaveLength(2);

@@ -24,7 +24,15 @@ async function setup(store: SqlStore): Promise<string> {
 }
 
 const pcm = (n: number, v = 1) => Buffer.from(new Int16Array(n).fill(v).buffer);
-const segment = (index: number, start: bigint, end: bigint) => ({ transcriptionId: 'stt_1', index, startSample: start, endSample: end, text: `s${index}`, words: [], createdAt: T0 });
+const segment = (index: number, start: bigint, end: bigint) => ({
+  transcriptionId: 'stt_1',
+  index,
+  startSample: start,
+  endSample: end,
+  text: `s${index}`,
+  words: [],
+  createdAt: T0,
+});
 
 describe.each(ENGINES)('session ownership on %s', (engine) => {
   let harness: StoreHarness;
@@ -67,9 +75,9 @@ describe.each(ENGINES)('session ownership on %s', (engine) => {
     expect(await store.saveFencedProgress(fenceA, { capturedSamples: 9999n })).toBe(false);
     expect(await store.appendFencedSegment(fenceA, segment(0, 0n, 1120n))).toBe(false);
     expect(await store.setFencedSessionState(fenceA, 'PAUSED', 'PAUSED')).toBe(false);
-    await expect(store.writeSpool(fenceA, [{ type: 'append', chunk: { startSample: 1120n, frames: [160], pcm: pcm(160) } }], at(1000), LEASE)).rejects.toThrow(
-      /SESSION_MOVED/,
-    );
+    await expect(
+      store.writeSpool(fenceA, [{ type: 'append', chunk: { startSample: 1120n, frames: [160], pcm: pcm(160) } }], at(1000), LEASE),
+    ).rejects.toThrow(/SESSION_MOVED/);
     expect(await store.renewLeases('node-a', [id], LEASE, at(1000))).toEqual([]);
     expect(await store.listSegments('stt_1')).toEqual([]);
     expect((await store.getSession(id, 'acc_1'))!.capturedSamples).toBe(1120n);
@@ -82,10 +90,16 @@ describe.each(ENGINES)('session ownership on %s', (engine) => {
   it('the serving node keeps the session through its own resume; a resume below what is held is refused', async () => {
     await store.claimSession(id, 'acc_1', 'node-a', LEASE, at(0));
     const fenceA: SessionFence = { sessionId: id, epoch: 1, node: 'node-a' };
-    await expect(store.resumeSession(id, 'acc_1', { clientCaptured: 100n, heldSamples: 400n, keepFor: fenceA, leaseMs: LEASE, now: at(0) })).rejects.toThrow(
-      /CAPTURE_CURSOR_MISMATCH/,
-    );
-    const r = await store.resumeSession(id, 'acc_1', { clientCaptured: 400n, heldSamples: 400n, keepFor: fenceA, leaseMs: LEASE, now: at(0) });
+    await expect(
+      store.resumeSession(id, 'acc_1', { clientCaptured: 100n, heldSamples: 400n, keepFor: fenceA, leaseMs: LEASE, now: at(0) }),
+    ).rejects.toThrow(/CAPTURE_CURSOR_MISMATCH/);
+    const r = await store.resumeSession(id, 'acc_1', {
+      clientCaptured: 400n,
+      heldSamples: 400n,
+      keepFor: fenceA,
+      leaseMs: LEASE,
+      now: at(0),
+    });
     expect(r).toMatchObject({ epoch: 2, capturedSamples: 400n });
     expect(await store.saveFencedProgress({ ...fenceA, epoch: 2 }, { capturedSamples: 480n })).toBe(true);
     expect(await store.claimSession(id, 'acc_1', 'node-b', LEASE, at(100))).toEqual({ kind: 'busy', owner: 'node-a' });

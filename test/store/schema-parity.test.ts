@@ -58,7 +58,9 @@ function sqliteSchema(file: string): Schema {
   const db = new Database(file, { readonly: true });
   try {
     const schema: Schema = { columns: {}, primaryKeys: {}, indexes: [] };
-    const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+    const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+      name: string;
+    }[];
     for (const { name } of tables) {
       if (SQLITE_ONLY_TABLES.test(name)) continue;
       const cols = db.prepare('SELECT name, type, "notnull" AS nn, dflt_value AS dflt, pk FROM pragma_table_info(?)').all(name) as {
@@ -68,13 +70,29 @@ function sqliteSchema(file: string): Schema {
         dflt: string | null;
         pk: number;
       }[];
-      schema.columns[name] = Object.fromEntries(cols.map((c) => [c.name, { type: typeFamily(c.type), notNull: c.nn === 1 || c.pk > 0, default: defaultValue(c.dflt) }]));
-      schema.primaryKeys[name] = cols.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
-      const indexes = db.prepare('SELECT name, "unique" AS u, origin, partial FROM pragma_index_list(?)').all(name) as { name: string; u: number; origin: string; partial: number }[];
+      schema.columns[name] = Object.fromEntries(
+        cols.map((c) => [c.name, { type: typeFamily(c.type), notNull: c.nn === 1 || c.pk > 0, default: defaultValue(c.dflt) }]),
+      );
+      schema.primaryKeys[name] = cols
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => c.name);
+      const indexes = db.prepare('SELECT name, "unique" AS u, origin, partial FROM pragma_index_list(?)').all(name) as {
+        name: string;
+        u: number;
+        origin: string;
+        partial: number;
+      }[];
       for (const ix of indexes) {
         if (ix.origin === 'pk') continue;
-        const on = (db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').all(ix.name) as { name: string }[]).map((c) => c.name);
-        const where = ix.partial ? ((db.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').get(ix.name) as { sql: string }).sql.match(/ WHERE (.*)$/is)?.[1] ?? '') : '';
+        const on = (db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').all(ix.name) as { name: string }[]).map(
+          (c) => c.name,
+        );
+        const where = ix.partial
+          ? ((db.prepare('SELECT sql FROM sqlite_schema WHERE name = ?').get(ix.name) as { sql: string }).sql.match(
+              / WHERE (.*)$/is,
+            )?.[1] ?? '')
+          : '';
         schema.indexes.push(`${name}(${on.join(', ')})${ix.u ? ' UNIQUE' : ''}${where ? ` WHERE ${where}` : ''}`);
       }
     }
@@ -90,13 +108,30 @@ async function postgresSchema(url: string): Promise<Schema> {
   await client.connect();
   try {
     const schema: Schema = { columns: {}, primaryKeys: {}, indexes: [] };
-    const cols = await client.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; column_default: string | null }>(
+    const cols = await client.query<{
+      table_name: string;
+      column_name: string;
+      data_type: string;
+      is_nullable: string;
+      column_default: string | null;
+    }>(
       "SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position",
     );
     for (const c of cols.rows) {
-      (schema.columns[c.table_name] ??= {})[c.column_name] = { type: typeFamily(c.data_type), notNull: c.is_nullable === 'NO', default: defaultValue(c.column_default) };
+      (schema.columns[c.table_name] ??= {})[c.column_name] = {
+        type: typeFamily(c.data_type),
+        notNull: c.is_nullable === 'NO',
+        default: defaultValue(c.column_default),
+      };
     }
-    const ix = await client.query<{ table_name: string; primary: boolean; unique: boolean; columns: string[]; expressions: string | null; predicate: string | null }>(`
+    const ix = await client.query<{
+      table_name: string;
+      primary: boolean;
+      unique: boolean;
+      columns: string[];
+      expressions: string | null;
+      predicate: string | null;
+    }>(`
       SELECT t.relname AS table_name, i.indisprimary AS primary, i.indisunique AS unique,
              pg_get_expr(i.indexprs, i.indrelid) AS expressions,
              ARRAY(SELECT a.attname FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)

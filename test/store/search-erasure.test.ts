@@ -18,7 +18,13 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
   const found = async (q: string, account = 'acc_a'): Promise<string[]> =>
     (await store.searchSegments(account, parseSearchQuery(q), {}, 50)).map((x) => `${x.transcriptionId}/${x.index}`);
 
-  async function leg(accountId: string, n: string, createdAt: string, texts: string[], call: { callId: string; speaker: string } | null = null): Promise<void> {
+  async function leg(
+    accountId: string,
+    n: string,
+    createdAt: string,
+    texts: string[],
+    call: { callId: string; speaker: string } | null = null,
+  ): Promise<void> {
     await store.createSession({
       accountId,
       idempotencyKey: `key-${n}`,
@@ -28,7 +34,15 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
       call,
     });
     for (const [i, text] of texts.entries()) {
-      await store.appendSegment({ transcriptionId: `stt_${n}`, index: i, startSample: BigInt(i * 8000), endSample: BigInt(i * 8000 + 4000), text, words: [], createdAt });
+      await store.appendSegment({
+        transcriptionId: `stt_${n}`,
+        index: i,
+        startSample: BigInt(i * 8000),
+        endSample: BigInt(i * 8000 + 4000),
+        text,
+        words: [],
+        createdAt,
+      });
     }
     await store.setTranscriptionStatus(`stt_${n}`, 'COMPLETED', 8000n);
   }
@@ -38,11 +52,15 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
   const indexed = async (word: string): Promise<number> => {
     const row =
       engine === 'sqlite'
-        ? await store.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM segments_fts JOIN segments_fts_rows r ON r.id = segments_fts.rowid WHERE segments_fts MATCH ?', [`"${word}"`])
+        ? await store.db.one<{ n: bigint }>(
+            'SELECT COUNT(*) AS n FROM segments_fts JOIN segments_fts_rows r ON r.id = segments_fts.rowid WHERE segments_fts MATCH ?',
+            [`"${word}"`],
+          )
         : await store.db.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM segments WHERE search_vector @@ to_tsquery('simple', ?)", [word]);
     return Number(row?.n ?? -1);
   };
-  const rowMap = async (): Promise<number> => (engine === 'sqlite' ? Number((await store.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM segments_fts_rows'))?.n) : 0);
+  const rowMap = async (): Promise<number> =>
+    engine === 'sqlite' ? Number((await store.db.one<{ n: bigint }>('SELECT COUNT(*) AS n FROM segments_fts_rows'))?.n) : 0;
 
   beforeEach(async () => {
     h = await createHarness(engine);
@@ -50,7 +68,10 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
     await addAccount(store, 'acc_a');
     await leg('acc_a', 'old', T0, ['please cancel my subscription', 'the blue invoice']);
     await leg('acc_a', 'new', new Date(Date.parse(T0) + 20 * DAY_MS).toISOString(), ['cancel my subscription today']);
-    await store.createCall({ call: { id: 'call_1', accountId: 'acc_a', externalId: null, title: 'call', createdAt: T0 }, idempotency: { key: 'c1', requestHash: 'h' } });
+    await store.createCall({
+      call: { id: 'call_1', accountId: 'acc_a', externalId: null, title: 'call', createdAt: T0 },
+      idempotency: { key: 'c1', requestHash: 'h' },
+    });
     await leg('acc_a', 'agent', T0, ['orange juice refund'], { callId: 'call_1', speaker: 'agent' });
     await leg('acc_a', 'customer', T0, ['orange juice please'], { callId: 'call_1', speaker: 'customer' });
   });
@@ -58,7 +79,7 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
     await h.dispose();
   });
 
-  it('does not find an erased transcription\'s phrases; the others still are', async () => {
+  it("does not find an erased transcription's phrases; the others still are", async () => {
     expect(await found('"cancel my subscription"')).toEqual(['stt_new/0', 'stt_old/0']);
     expect((await store.eraseTranscription('stt_old', 'acc_a')).kind).toBe('erased');
     expect(await found('"cancel my subscription"')).toEqual(['stt_new/0']);
@@ -68,7 +89,7 @@ describe.each(ENGINES)('search forgets erased and expired rows on %s', (engine) 
     if (engine === 'sqlite') expect(await rowMap()).toBe(3);
   });
 
-  it('does not find an erased call\'s legs', async () => {
+  it("does not find an erased call's legs", async () => {
     expect(await found('orange')).toHaveLength(2);
     expect((await store.eraseCall('call_1', 'acc_a')).kind).toBe('erased');
     expect(await found('orange')).toEqual([]);

@@ -32,9 +32,16 @@ describe.each(ENGINES)('phrase pages over few and many matches on %s', (engine) 
       const rows: string[] = [];
       for (let i = from; i < Math.min(COMMON, from + 400); i++) {
         rows.push("('stt_1', ?, 0, 1, ?, '[]', NULL, ?)");
-        params.push(BigInt(i), `well thank you ${i % 1000 === 0 ? 'rare phrase here' : 'so much'}`, new Date(Date.parse(T0) + i * 1000).toISOString());
+        params.push(
+          BigInt(i),
+          `well thank you ${i % 1000 === 0 ? 'rare phrase here' : 'so much'}`,
+          new Date(Date.parse(T0) + i * 1000).toISOString(),
+        );
       }
-      await store.db.run(`INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at) VALUES ${rows.join(', ')}`, params);
+      await store.db.run(
+        `INSERT INTO segments (transcription_id, idx, start_sample, end_sample, text, words_json, annotations_json, created_at) VALUES ${rows.join(', ')}`,
+        params,
+      );
     }
   });
   afterEach(async () => {
@@ -46,7 +53,11 @@ describe.each(ENGINES)('phrase pages over few and many matches on %s', (engine) 
     const first = await store.searchSegments('acc_a', q, {}, 20);
     expect(first.map((x) => x.index)).toEqual(Array.from({ length: 20 }, (_, k) => COMMON - 1 - k));
     const last = first[first.length - 1]!;
-    const second = await store.searchSegments('acc_a', q, {}, 20, { createdAt: last.createdAt, transcriptionId: last.transcriptionId, index: last.index });
+    const second = await store.searchSegments('acc_a', q, {}, 20, {
+      createdAt: last.createdAt,
+      transcriptionId: last.transcriptionId,
+      index: last.index,
+    });
     expect(second.map((x) => x.index)).toEqual(Array.from({ length: 20 }, (_, k) => COMMON - 21 - k));
     expect(second[0]!.marked).not.toBe(second[0]!.text); // the matches are marked
   });
@@ -54,7 +65,11 @@ describe.each(ENGINES)('phrase pages over few and many matches on %s', (engine) 
   it('pages a phrase with few matches newest first', async () => {
     const hits = await store.searchSegments('acc_a', parseSearchQuery('"rare phrase"'), {}, 3);
     expect(hits.map((x) => x.index)).toEqual([5000, 4000, 3000]);
-    const rest = await store.searchSegments('acc_a', parseSearchQuery('"rare phrase"'), {}, 10, { createdAt: hits[2]!.createdAt, transcriptionId: 'stt_1', index: 3000 });
+    const rest = await store.searchSegments('acc_a', parseSearchQuery('"rare phrase"'), {}, 10, {
+      createdAt: hits[2]!.createdAt,
+      transcriptionId: 'stt_1',
+      index: 3000,
+    });
     expect(rest.map((x) => x.index)).toEqual([2000, 1000, 0]);
     expect(await store.searchSegments('acc_a', parseSearchQuery('"phrase rare"'), {}, 10)).toEqual([]);
   });

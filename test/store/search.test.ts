@@ -66,7 +66,15 @@ describe.each(ENGINES)('full-text search in the store on %s', (engine) => {
     }
     await store.createSession(legInput('acc_b', 'b1', null));
     for (const [transcriptionId, index, text, s] of SEGMENTS) {
-      await store.appendSegment({ transcriptionId, index, startSample: BigInt(index * 16000 + 800), endSample: BigInt(index * 16000 + 8800), text, words: [], createdAt: at(s) });
+      await store.appendSegment({
+        transcriptionId,
+        index,
+        startSample: BigInt(index * 16000 + 800),
+        endSample: BigInt(index * 16000 + 8800),
+        text,
+        words: [],
+        createdAt: at(s),
+      });
     }
   });
   afterEach(async () => {
@@ -87,8 +95,17 @@ describe.each(ENGINES)('full-text search in the store on %s', (engine) => {
       sampleRateHz: 8000,
       createdAt: at(2),
     });
-    expect(highlightParts(hits[1]!.marked).filter((p) => p.match).map((p) => p.text.trim()).join(' ')).toBe('cancel my subscription');
-    expect(highlightParts(hits[1]!.marked).map((p) => p.text).join('')).toBe(hits[1]!.text);
+    expect(
+      highlightParts(hits[1]!.marked)
+        .filter((p) => p.match)
+        .map((p) => p.text.trim())
+        .join(' '),
+    ).toBe('cancel my subscription');
+    expect(
+      highlightParts(hits[1]!.marked)
+        .map((p) => p.text)
+        .join(''),
+    ).toBe(hits[1]!.text);
     // The words apart are not the phrase.
     expect(keys(await search('"subscription my"'))).toEqual([]);
   });
@@ -139,7 +156,11 @@ describe.each(ENGINES)('full-text search in the store on %s', (engine) => {
     });
     expect(keys(await search('invoice'))).toEqual([]);
     expect(keys(await search('cancel'))).toEqual(['stt_c3c/1', 'stt_c1c/0']);
-    await store.db.run('UPDATE segments SET text = ? WHERE transcription_id = ? AND idx = ?', ['I want to stop my [redacted] please', 'stt_c1c', 0n]);
+    await store.db.run('UPDATE segments SET text = ? WHERE transcription_id = ? AND idx = ?', [
+      'I want to stop my [redacted] please',
+      'stt_c1c',
+      0n,
+    ]);
     expect(keys(await search('cancel'))).toEqual(['stt_c3c/1']);
     expect(keys(await search('redacted'))).toEqual(['stt_c1c/0']);
     if (engine === 'sqlite') {
@@ -149,7 +170,15 @@ describe.each(ENGINES)('full-text search in the store on %s', (engine) => {
   });
 
   it('drops a re-sent final (first write wins) without indexing it twice', async () => {
-    await store.appendSegment({ transcriptionId: 'stt_c2c', index: 0, startSample: 0n, endSample: 1n, text: 'a different invoice', words: [], createdAt: at(99) });
+    await store.appendSegment({
+      transcriptionId: 'stt_c2c',
+      index: 0,
+      startSample: 0n,
+      endSample: 1n,
+      text: 'a different invoice',
+      words: [],
+      createdAt: at(99),
+    });
     expect(keys(await search('invoice'))).toEqual(['stt_c2c/1', 'stt_c2c/0']);
     expect(keys(await search('different'))).toEqual([]);
   });
@@ -162,11 +191,32 @@ describe.each(ENGINES)('full-text search in the store on %s', (engine) => {
       const file = path.join(old.settings.dataDir, DATABASE_FILE);
       const before =
         engine === 'sqlite'
-          ? SqliteDb.open(file, MIGRATIONS.filter((m) => m.version < 12))
-          : await PostgresDb.open({ url: old.settings.databaseUrl! }, POSTGRES_MIGRATIONS.filter((m) => m.version < 7));
-      await createAccount(before, { id: 'acc_a', name: 'a', characters: 0n, accessKey: { id: 'sk_acc_a', secretHash: sha('a') }, apiToken: { id: 'tok_acc_a', secretHash: sha('t') }, createdAt: T0 });
+          ? SqliteDb.open(
+              file,
+              MIGRATIONS.filter((m) => m.version < 12),
+            )
+          : await PostgresDb.open(
+              { url: old.settings.databaseUrl! },
+              POSTGRES_MIGRATIONS.filter((m) => m.version < 7),
+            );
+      await createAccount(before, {
+        id: 'acc_a',
+        name: 'a',
+        characters: 0n,
+        accessKey: { id: 'sk_acc_a', secretHash: sha('a') },
+        apiToken: { id: 'tok_acc_a', secretHash: sha('t') },
+        createdAt: T0,
+      });
       await createSession(before, legInput('acc_a', 'old1', null));
-      await appendSegment(before, { transcriptionId: 'stt_old1', index: 0, startSample: 0n, endSample: 80n, text: 'said before search existed', words: [], createdAt: T0 });
+      await appendSegment(before, {
+        transcriptionId: 'stt_old1',
+        index: 0,
+        startSample: 0n,
+        endSample: 80n,
+        text: 'said before search existed',
+        words: [],
+        createdAt: T0,
+      });
       await before.close();
       const reopened = await old.open();
       const hits = await reopened.searchSegments('acc_a', parseSearchQuery('"before search"'), {}, 10);

@@ -15,7 +15,14 @@ const LEASE = 10_000;
 const pcm = (n: number, v = 1) => Buffer.from(new Int16Array(n).fill(v).buffer);
 const append = (startSample: bigint, frames: number[], v = 1): SpoolOp => ({
   type: 'append',
-  chunk: { startSample, frames, pcm: pcm(frames.reduce((a, b) => a + b, 0), v) },
+  chunk: {
+    startSample,
+    frames,
+    pcm: pcm(
+      frames.reduce((a, b) => a + b, 0),
+      v,
+    ),
+  },
 });
 
 async function newSession(store: SqlStore, n: number): Promise<string> {
@@ -23,7 +30,15 @@ async function newSession(store: SqlStore, n: number): Promise<string> {
     accountId: 'acc_1',
     idempotencyKey: `k${n}`,
     requestHash: 'h',
-    session: { id: `rts_${n}`, accountId: 'acc_1', transcriptionId: `stt_${n}`, title: 't', languageHint: null, options: {}, createdAt: T0 },
+    session: {
+      id: `rts_${n}`,
+      accountId: 'acc_1',
+      transcriptionId: `stt_${n}`,
+      title: 't',
+      languageHint: null,
+      options: {},
+      createdAt: T0,
+    },
     sampleRateHz: 8000,
   });
   if (out.kind !== 'created') throw new Error('no session');
@@ -56,7 +71,11 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
     // s2: a client resumed elsewhere (new epoch); s3: adopted by node-b after node-a's lease ran out
     await store.resumeSession(s2, 'acc_1', { leaseMs: LEASE, now: at(1000) });
     await store.claimSession(s3, null, 'node-b', LEASE, at(20_000));
-    const batches: SpoolBatch[] = fences.map((fence) => ({ fence, ops: [append(0n, [160, 160])], progress: { capturedSamples: 320n, charactersCharged: 7n, nextSegmentIndex: 1 } }));
+    const batches: SpoolBatch[] = fences.map((fence) => ({
+      fence,
+      ops: [append(0n, [160, 160])],
+      progress: { capturedSamples: 320n, charactersCharged: 7n, nextSegmentIndex: 1 },
+    }));
     const out = await store.writeSpools(batches);
     expect(out).toEqual({ written: [s1], fenced: sorted([s2, s3]), busy: [], invalid: [] });
     expect((await store.readSpool(s1)).map((c) => [c.startSample, c.frames])).toEqual([[0n, [160, 160]]]);
@@ -90,7 +109,8 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
       [480n, [80, 80]],
     ]);
     expect(b).toEqual(a);
-    const channel = async (id: string) => ((await store.claimSession(id, 'acc_1', 'node-a', LEASE, at(0))) as { channelState: number[] | null }).channelState;
+    const channel = async (id: string) =>
+      ((await store.claimSession(id, 'acc_1', 'node-a', LEASE, at(0))) as { channelState: number[] | null }).channelState;
     expect(await channel(s2)).toEqual([3]);
     expect(await channel(s2)).toEqual(await channel(s1));
 
@@ -119,7 +139,10 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
     ]);
     const back = await store.readSpool(s1);
     expect(back.map((c) => c.pcm)).toEqual([bytes(law), bytes(wide)]);
-    const stored = await store.db.all<{ n: bigint; encoding: string }>('SELECT LENGTH(pcm) AS n, encoding FROM spool_chunks WHERE session_id = ? ORDER BY start_sample', [s1]);
+    const stored = await store.db.all<{ n: bigint; encoding: string }>(
+      'SELECT LENGTH(pcm) AS n, encoding FROM spool_chunks WHERE session_id = ? ORDER BY start_sample',
+      [s1],
+    );
     expect(stored.map((r) => [Number(r.n), r.encoding])).toEqual([
       [320, 'mulaw'],
       [640, 'pcm_s16le'],
@@ -142,7 +165,15 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
       expect(back[0]!.pcm).toEqual(bytes(audio.subarray(170)));
     }
     // an append and a keepFrom inside it in the same window
-    await store.writeSpools([{ fence: fences[2]!, ops: [{ type: 'append', chunk: { startSample: 0n, frames: [160, 160], pcm: bytes(law) } }, { type: 'keepFrom', fromSample: 100n, channelState: null }] }]);
+    await store.writeSpools([
+      {
+        fence: fences[2]!,
+        ops: [
+          { type: 'append', chunk: { startSample: 0n, frames: [160, 160], pcm: bytes(law) } },
+          { type: 'keepFrom', fromSample: 100n, channelState: null },
+        ],
+      },
+    ]);
     const third = await store.readSpool(ids[2]!);
     expect(third.map((c) => [c.startSample, c.frames])).toEqual([[100n, [60, 160]]]);
     expect(third[0]!.pcm).toEqual(bytes(law.subarray(100)));
@@ -164,26 +195,29 @@ describe.each(ENGINES)('spool group commit on %s', (engine) => {
     expect(await store.readSpool(s2)).toEqual([]);
   });
 
-  it.runIf(engine === 'postgres')('a session whose row another transaction holds is passed over at once (busy), the others commit', async () => {
-    const [s1, s2] = ids as [string, string];
-    const other = new pg.Client({ connectionString: harness.settings.databaseUrl });
-    await other.connect();
-    try {
-      await other.query('BEGIN');
-      await other.query('SELECT id FROM rt_sessions WHERE id = $1 FOR UPDATE', [s2]);
-      const started = Date.now();
-      const out = await store.writeSpools([
-        { fence: fences[0]!, ops: [append(0n, [160])] },
-        { fence: fences[1]!, ops: [append(0n, [160])] },
-      ]);
-      expect(out).toEqual({ written: [s1], fenced: [], busy: [s2], invalid: [] });
-      expect(Date.now() - started).toBeLessThan(2000);
-      expect(await store.readSpool(s2)).toEqual([]);
-      await other.query('ROLLBACK');
-      expect(await store.writeSpools([{ fence: fences[1]!, ops: [append(0n, [160])] }])).toMatchObject({ written: [s2] });
-      expect((await store.readSpool(s2)).length).toBe(1);
-    } finally {
-      await other.end();
-    }
-  });
+  it.runIf(engine === 'postgres')(
+    'a session whose row another transaction holds is passed over at once (busy), the others commit',
+    async () => {
+      const [s1, s2] = ids as [string, string];
+      const other = new pg.Client({ connectionString: harness.settings.databaseUrl });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query('SELECT id FROM rt_sessions WHERE id = $1 FOR UPDATE', [s2]);
+        const started = Date.now();
+        const out = await store.writeSpools([
+          { fence: fences[0]!, ops: [append(0n, [160])] },
+          { fence: fences[1]!, ops: [append(0n, [160])] },
+        ]);
+        expect(out).toEqual({ written: [s1], fenced: [], busy: [s2], invalid: [] });
+        expect(Date.now() - started).toBeLessThan(2000);
+        expect(await store.readSpool(s2)).toEqual([]);
+        await other.query('ROLLBACK');
+        expect(await store.writeSpools([{ fence: fences[1]!, ops: [append(0n, [160])] }])).toMatchObject({ written: [s2] });
+        expect((await store.readSpool(s2)).length).toBe(1);
+      } finally {
+        await other.end();
+      }
+    },
+  );
 });

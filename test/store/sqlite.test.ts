@@ -88,4 +88,3 @@ describe('SqliteStore: opening and migrations', () => {
     expect(store.isOpen()).toBe(false);
   });
 });
-

@@ -42,7 +42,13 @@ function ledger(s: SqlStore): Promise<Array<{ delta: bigint; balance_after: bigi
   return s.db.all('SELECT delta, balance_after, reason, session_id FROM characters_ledger ORDER BY id');
 }
 
-function job(accountId: string, id: string, createdAt: string, charge = 3n, idempotency: CreateBatchJobInput['idempotency'] = null): CreateBatchJobInput {
+function job(
+  accountId: string,
+  id: string,
+  createdAt: string,
+  charge = 3n,
+  idempotency: CreateBatchJobInput['idempotency'] = null,
+): CreateBatchJobInput {
   return {
     job: {
       transcriptionId: id,
@@ -156,7 +162,14 @@ describe.each(ENGINES)('Store contract on %s', (engine) => {
         languageHint: 'en',
       });
       const t = await s.getTranscription('stt_a', 'acc_1');
-      expect(t).toMatchObject({ kind: 'realtime', sessionId: 'rts_a', status: 'RECORDING', sampleRateHz: 16000, title: 'title a', audioSamples: 0n });
+      expect(t).toMatchObject({
+        kind: 'realtime',
+        sessionId: 'rts_a',
+        status: 'RECORDING',
+        sampleRateHz: 16000,
+        title: 'title a',
+        audioSamples: 0n,
+      });
     });
 
     it('createSession replays the same request and reports a conflict for a different one', async () => {
@@ -185,7 +198,7 @@ describe.each(ENGINES)('Store contract on %s', (engine) => {
       expect(await s.getSession('rts_b', 'acc_2')).not.toBeNull();
     });
 
-    it('hides another account\'s session and transcription', async () => {
+    it("hides another account's session and transcription", async () => {
       const s = await openAt();
       await addAccount(s, 'acc_1');
       await addAccount(s, 'acc_2');
@@ -325,11 +338,16 @@ describe.each(ENGINES)('Store contract on %s', (engine) => {
 
       const b = await openAt();
       expect((await b.getAccount('acc_1'))?.characters).toBe(2n ** 62n);
-      expect(await b.getSession('rts_a', 'acc_1')).toMatchObject({ epoch: 2, epochBases: [0n, 123n], capturedSamples: 123n, nextSegmentIndex: 1 });
+      expect(await b.getSession('rts_a', 'acc_1')).toMatchObject({
+        epoch: 2,
+        epochBases: [0n, 123n],
+        capturedSamples: 123n,
+        nextSegmentIndex: 1,
+      });
       expect((await b.listSegments('stt_a')).map((x) => x.text)).toEqual(['hi']);
     });
 
-    it('a second store on the same database (the CLI, another node) sees the first one\'s writes, and the reverse', async () => {
+    it("a second store on the same database (the CLI, another node) sees the first one's writes, and the reverse", async () => {
       const server = await openAt();
       const cli = await openAt();
       await addAccount(server, 'acc_1', 10n);
@@ -342,156 +360,187 @@ describe.each(ENGINES)('Store contract on %s', (engine) => {
   });
 
   describe('batch jobs and History', () => {
-  let store: SqlStore;
-  beforeEach(async () => {
-    store = await openAt();
-    await store.createAccount({ id: 'acc_a', name: 'acc_a', characters: 10n, accessKey: { id: 'sk_acc_a', secretHash: sha('aacc_a') }, apiToken: { id: 'tok_acc_a', secretHash: sha('tacc_a') }, createdAt: T0 });
-    await store.createAccount({ id: 'acc_b', name: 'acc_b', characters: 10n, accessKey: { id: 'sk_acc_b', secretHash: sha('aacc_b') }, apiToken: { id: 'tok_acc_b', secretHash: sha('tacc_b') }, createdAt: T0 });
-  });
-
-  describe('batch jobs', () => {
-    it('creates the History row and the job and debits in one step, with a ledger entry', async () => {
-      const created = await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
-      expect(created).toMatchObject({
-        kind: 'created',
-        job: { transcriptionId: 'stt_1', state: 'QUEUED', charactersCharged: 3n, options: { removeDisfluencies: true }, source: { format: 'wav', codec: 'pcm_s16le' } },
+    let store: SqlStore;
+    beforeEach(async () => {
+      store = await openAt();
+      await store.createAccount({
+        id: 'acc_a',
+        name: 'acc_a',
+        characters: 10n,
+        accessKey: { id: 'sk_acc_a', secretHash: sha('aacc_a') },
+        apiToken: { id: 'tok_acc_a', secretHash: sha('tacc_a') },
+        createdAt: T0,
       });
-      expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
-      expect(await store.getTranscription('stt_1', 'acc_a')).toMatchObject({ kind: 'batch', status: 'PROCESSING', audioSamples: 40_000n, sessionId: null });
-      const row = (await store.db.one<{ delta: bigint; ref: string }>("SELECT delta, reason, ref FROM characters_ledger WHERE reason = 'batch_audio'"))!;
-      expect(row).toMatchObject({ delta: -3n, ref: 'stt_1' });
+      await store.createAccount({
+        id: 'acc_b',
+        name: 'acc_b',
+        characters: 10n,
+        accessKey: { id: 'sk_acc_b', secretHash: sha('aacc_b') },
+        apiToken: { id: 'tok_acc_b', secretHash: sha('tacc_b') },
+        createdAt: T0,
+      });
     });
 
-    it('changes nothing when the balance is short', async () => {
-      expect(await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n))).toEqual({ kind: 'insufficient' });
-      expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
-      expect(await store.getTranscription('stt_1', 'acc_a')).toBeNull();
-      expect(await store.getBatchJob('stt_1')).toBeNull();
+    describe('batch jobs', () => {
+      it('creates the History row and the job and debits in one step, with a ledger entry', async () => {
+        const created = await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+        expect(created).toMatchObject({
+          kind: 'created',
+          job: {
+            transcriptionId: 'stt_1',
+            state: 'QUEUED',
+            charactersCharged: 3n,
+            options: { removeDisfluencies: true },
+            source: { format: 'wav', codec: 'pcm_s16le' },
+          },
+        });
+        expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+        expect(await store.getTranscription('stt_1', 'acc_a')).toMatchObject({
+          kind: 'batch',
+          status: 'PROCESSING',
+          audioSamples: 40_000n,
+          sessionId: null,
+        });
+        const row = (await store.db.one<{ delta: bigint; ref: string }>(
+          "SELECT delta, reason, ref FROM characters_ledger WHERE reason = 'batch_audio'",
+        ))!;
+        expect(row).toMatchObject({ delta: -3n, ref: 'stt_1' });
+      });
+
+      it('changes nothing when the balance is short', async () => {
+        expect(await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n))).toEqual({ kind: 'insufficient' });
+        expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+        expect(await store.getTranscription('stt_1', 'acc_a')).toBeNull();
+        expect(await store.getBatchJob('stt_1')).toBeNull();
+      });
+
+      it('an Idempotency-Key used again replays its job with the same request, conflicts with another, and charges once', async () => {
+        const T = '2025-01-02T00:00:00.000Z';
+        const key = { key: 'upload-key-000001', requestHash: 'h1' };
+        expect((await store.createBatchJob(job('acc_a', 'stt_1', T, 3n, key))).kind).toBe('created');
+        const again = await store.createBatchJob(job('acc_a', 'stt_2', T, 3n, key));
+        expect(again).toMatchObject({ kind: 'replayed', job: { transcriptionId: 'stt_1' } });
+        expect(await store.createBatchJob(job('acc_a', 'stt_3', T, 3n, { ...key, requestHash: 'h2' }))).toEqual({ kind: 'conflict' });
+        expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+        expect(await store.getTranscription('stt_2', 'acc_a')).toBeNull();
+        expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toMatchObject({
+          requestHash: 'h1',
+          job: { transcriptionId: 'stt_1' },
+        });
+        // keys are per account
+        expect(await store.findBatchJobByIdempotencyKey('acc_b', key.key)).toBeNull();
+        expect((await store.createBatchJob(job('acc_b', 'stt_4', T, 3n, key))).kind).toBe('created');
+      });
+
+      it('a short balance stores nothing under the key, so the same key works after a top-up', async () => {
+        const key = { key: 'upload-key-000002', requestHash: 'h1' };
+        expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('insufficient');
+        expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toBeNull();
+        await store.creditCharacters('acc_a', 5n, 'top_up', 'test');
+        expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('created');
+      });
+
+      it('moves job and History row together and lists unfinished jobs oldest first', async () => {
+        await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-03T00:00:00.000Z'));
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+        await store.setBatchJobState('stt_2', 'RUNNING');
+        expect((await store.listBatchJobs(['QUEUED', 'RUNNING'])).map((j) => j.transcriptionId)).toEqual(['stt_1', 'stt_2']);
+        await store.setBatchJobState('stt_2', 'DONE');
+        await store.setBatchJobState('stt_1', 'FAILED', 'ENGINE_FAILED: x');
+        expect(await store.listBatchJobs(['QUEUED', 'RUNNING'])).toEqual([]);
+        expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('COMPLETED');
+        expect((await store.getTranscription('stt_2', 'acc_a'))!.completedAt).not.toBeNull();
+        expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('FAILED');
+        expect((await store.getBatchJob('stt_1'))!.error).toBe('ENGINE_FAILED: x');
+      });
     });
 
-    it('an Idempotency-Key used again replays its job with the same request, conflicts with another, and charges once', async () => {
-      const T = '2025-01-02T00:00:00.000Z';
-      const key = { key: 'upload-key-000001', requestHash: 'h1' };
-      expect((await store.createBatchJob(job('acc_a', 'stt_1', T, 3n, key))).kind).toBe('created');
-      const again = await store.createBatchJob(job('acc_a', 'stt_2', T, 3n, key));
-      expect(again).toMatchObject({ kind: 'replayed', job: { transcriptionId: 'stt_1' } });
-      expect(await store.createBatchJob(job('acc_a', 'stt_3', T, 3n, { ...key, requestHash: 'h2' }))).toEqual({ kind: 'conflict' });
-      expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
-      expect(await store.getTranscription('stt_2', 'acc_a')).toBeNull();
-      expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toMatchObject({ requestHash: 'h1', job: { transcriptionId: 'stt_1' } });
-      // keys are per account
-      expect(await store.findBatchJobByIdempotencyKey('acc_b', key.key)).toBeNull();
-      expect((await store.createBatchJob(job('acc_b', 'stt_4', T, 3n, key))).kind).toBe('created');
+    describe('failBatchJob', () => {
+      const refunds = () =>
+        store.db.all<{ delta: bigint; ref: string }>("SELECT delta, ref FROM characters_ledger WHERE reason = 'batch_refund' ORDER BY id");
+
+      it('fails a QUEUED or RUNNING job and refunds it in the same step, once', async () => {
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
+        await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-02T00:00:01.000Z', 2n));
+        await store.setBatchJobState('stt_2', 'RUNNING');
+        expect((await store.getAccount('acc_a'))!.characters).toBe(5n);
+        expect(await store.failBatchJob('stt_1', 'ENGINE_FAILED: x')).toBe(true);
+        expect(await store.failBatchJob('stt_2', 'ENGINE_FAILED: y')).toBe(true);
+        expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+        expect(await store.getBatchJob('stt_2')).toMatchObject({ state: 'FAILED', error: 'ENGINE_FAILED: y' });
+        expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('FAILED');
+        // again: nothing changes, nothing is credited twice
+        expect(await store.failBatchJob('stt_2', 'again')).toBe(false);
+        expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
+        expect((await store.getBatchJob('stt_2'))!.error).toBe('ENGINE_FAILED: y');
+        expect(await refunds()).toEqual([
+          { delta: 3n, ref: 'stt_1' },
+          { delta: 2n, ref: 'stt_2' },
+        ]);
+      });
+
+      it('never touches a delivered (DONE) job', async () => {
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
+        await store.setBatchJobState('stt_1', 'DONE');
+        expect(await store.failBatchJob('stt_1', 'late failure')).toBe(false);
+        expect(await store.getBatchJob('stt_1')).toMatchObject({ state: 'DONE', error: null });
+        expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('COMPLETED');
+        expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
+        expect(await refunds()).toEqual([]);
+      });
+
+      it('a free job (0 Characters) fails without a ledger entry', async () => {
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 0n));
+        expect(await store.failBatchJob('stt_1', 'x')).toBe(true);
+        expect(await refunds()).toEqual([]);
+      });
     });
 
-    it('a short balance stores nothing under the key, so the same key works after a top-up', async () => {
-      const key = { key: 'upload-key-000002', requestHash: 'h1' };
-      expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('insufficient');
-      expect(await store.findBatchJobByIdempotencyKey('acc_a', key.key)).toBeNull();
-      await store.creditCharacters('acc_a', 5n, 'top_up', 'test');
-      expect((await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 11n, key))).kind).toBe('created');
+    describe('appendBatchSegment', () => {
+      it("stores the segment and the job's channel state together; null keeps the state; a missing job writes nothing", async () => {
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+        expect((await store.getBatchJob('stt_1'))!.channelState).toBeNull();
+        const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
+        await store.appendBatchSegment({ ...base, index: 0, text: 'one' }, [47.34, -0.125, 31.05]);
+        expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+        await store.appendBatchSegment({ ...base, index: 1, text: 'two' }, null);
+        expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
+        expect((await store.listSegments('stt_1')).map((x) => x.text)).toEqual(['one', 'two']);
+        await expect(store.appendBatchSegment({ ...base, transcriptionId: 'stt_nope', index: 0, text: 'x' }, [1])).rejects.toThrow();
+        expect(await store.listSegments('stt_nope')).toEqual([]);
+        await expect(store.appendBatchSegment({ ...base, index: 2, text: 'x' }, [Number.NaN])).rejects.toThrow(RangeError);
+      });
     });
 
-    it('moves job and History row together and lists unfinished jobs oldest first', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-03T00:00:00.000Z'));
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
-      await store.setBatchJobState('stt_2', 'RUNNING');
-      expect((await store.listBatchJobs(['QUEUED', 'RUNNING'])).map((j) => j.transcriptionId)).toEqual(['stt_1', 'stt_2']);
-      await store.setBatchJobState('stt_2', 'DONE');
-      await store.setBatchJobState('stt_1', 'FAILED', 'ENGINE_FAILED: x');
-      expect(await store.listBatchJobs(['QUEUED', 'RUNNING'])).toEqual([]);
-      expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('COMPLETED');
-      expect((await store.getTranscription('stt_2', 'acc_a'))!.completedAt).not.toBeNull();
-      expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('FAILED');
-      expect((await store.getBatchJob('stt_1'))!.error).toBe('ENGINE_FAILED: x');
-    });
-  });
-
-  describe('failBatchJob', () => {
-    const refunds = () => store.db.all<{ delta: bigint; ref: string }>("SELECT delta, ref FROM characters_ledger WHERE reason = 'batch_refund' ORDER BY id");
-
-    it('fails a QUEUED or RUNNING job and refunds it in the same step, once', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
-      await store.createBatchJob(job('acc_a', 'stt_2', '2025-01-02T00:00:01.000Z', 2n));
-      await store.setBatchJobState('stt_2', 'RUNNING');
-      expect((await store.getAccount('acc_a'))!.characters).toBe(5n);
-      expect(await store.failBatchJob('stt_1', 'ENGINE_FAILED: x')).toBe(true);
-      expect(await store.failBatchJob('stt_2', 'ENGINE_FAILED: y')).toBe(true);
-      expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
-      expect(await store.getBatchJob('stt_2')).toMatchObject({ state: 'FAILED', error: 'ENGINE_FAILED: y' });
-      expect((await store.getTranscription('stt_2', 'acc_a'))!.status).toBe('FAILED');
-      // again: nothing changes, nothing is credited twice
-      expect(await store.failBatchJob('stt_2', 'again')).toBe(false);
-      expect((await store.getAccount('acc_a'))!.characters).toBe(10n);
-      expect((await store.getBatchJob('stt_2'))!.error).toBe('ENGINE_FAILED: y');
-      expect(await refunds()).toEqual([
-        { delta: 3n, ref: 'stt_1' },
-        { delta: 2n, ref: 'stt_2' },
-      ]);
+    describe('History list', () => {
+      it('pages newest first on (createdAt, id), ties broken by id, per account', async () => {
+        const same = '2025-01-05T00:00:00.000Z';
+        await store.createBatchJob(job('acc_a', 'stt_a', same, 0n));
+        await store.createBatchJob(job('acc_a', 'stt_c', same, 0n));
+        await store.createBatchJob(job('acc_a', 'stt_b', same, 0n));
+        await store.createBatchJob(job('acc_a', 'stt_old', '2025-01-04T00:00:00.000Z', 0n));
+        await store.createBatchJob(job('acc_b', 'stt_z', same, 0n));
+        const all = (await store.listTranscriptions('acc_a', 10)).map((t) => t.id);
+        expect(all).toEqual(['stt_c', 'stt_b', 'stt_a', 'stt_old']);
+        const page1 = await store.listTranscriptions('acc_a', 2);
+        const last = page1[1]!;
+        const page2 = await store.listTranscriptions('acc_a', 2, { createdAt: last.createdAt, id: last.id });
+        expect([...page1, ...page2].map((t) => t.id)).toEqual(all);
+        expect((await store.listTranscriptions('acc_b', 10)).map((t) => t.id)).toEqual(['stt_z']);
+      });
     });
 
-    it('never touches a delivered (DONE) job', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 3n));
-      await store.setBatchJobState('stt_1', 'DONE');
-      expect(await store.failBatchJob('stt_1', 'late failure')).toBe(false);
-      expect(await store.getBatchJob('stt_1')).toMatchObject({ state: 'DONE', error: null });
-      expect((await store.getTranscription('stt_1', 'acc_a'))!.status).toBe('COMPLETED');
-      expect((await store.getAccount('acc_a'))!.characters).toBe(7n);
-      expect(await refunds()).toEqual([]);
+    describe('segment annotations', () => {
+      it('stores and returns annotations, absent when not given', async () => {
+        await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
+        const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
+        await store.appendSegment({ ...base, index: 0, text: 'call me', annotations: { rawText: 'um call me', entities: [] } });
+        await store.appendSegment({ ...base, index: 1, text: 'plain' });
+        const [a, b] = await store.listSegments('stt_1');
+        expect(a!.annotations).toEqual({ rawText: 'um call me', entities: [] });
+        expect(b!.annotations).toBeUndefined();
+      });
     });
-
-    it('a free job (0 Characters) fails without a ledger entry', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z', 0n));
-      expect(await store.failBatchJob('stt_1', 'x')).toBe(true);
-      expect(await refunds()).toEqual([]);
-    });
-  });
-
-  describe('appendBatchSegment', () => {
-    it('stores the segment and the job\'s channel state together; null keeps the state; a missing job writes nothing', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
-      expect((await store.getBatchJob('stt_1'))!.channelState).toBeNull();
-      const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
-      await store.appendBatchSegment({ ...base, index: 0, text: 'one' }, [47.34, -0.125, 31.05]);
-      expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
-      await store.appendBatchSegment({ ...base, index: 1, text: 'two' }, null);
-      expect((await store.getBatchJob('stt_1'))!.channelState).toEqual([47.34, -0.125, 31.05]);
-      expect((await store.listSegments('stt_1')).map((x) => x.text)).toEqual(['one', 'two']);
-      await expect(store.appendBatchSegment({ ...base, transcriptionId: 'stt_nope', index: 0, text: 'x' }, [1])).rejects.toThrow();
-      expect(await store.listSegments('stt_nope')).toEqual([]);
-      await expect(store.appendBatchSegment({ ...base, index: 2, text: 'x' }, [Number.NaN])).rejects.toThrow(RangeError);
-    });
-  });
-
-  describe('History list', () => {
-    it('pages newest first on (createdAt, id), ties broken by id, per account', async () => {
-      const same = '2025-01-05T00:00:00.000Z';
-      await store.createBatchJob(job('acc_a', 'stt_a', same, 0n));
-      await store.createBatchJob(job('acc_a', 'stt_c', same, 0n));
-      await store.createBatchJob(job('acc_a', 'stt_b', same, 0n));
-      await store.createBatchJob(job('acc_a', 'stt_old', '2025-01-04T00:00:00.000Z', 0n));
-      await store.createBatchJob(job('acc_b', 'stt_z', same, 0n));
-      const all = (await store.listTranscriptions('acc_a', 10)).map((t) => t.id);
-      expect(all).toEqual(['stt_c', 'stt_b', 'stt_a', 'stt_old']);
-      const page1 = await store.listTranscriptions('acc_a', 2);
-      const last = page1[1]!;
-      const page2 = await store.listTranscriptions('acc_a', 2, { createdAt: last.createdAt, id: last.id });
-      expect([...page1, ...page2].map((t) => t.id)).toEqual(all);
-      expect((await store.listTranscriptions('acc_b', 10)).map((t) => t.id)).toEqual(['stt_z']);
-    });
-  });
-
-  describe('segment annotations', () => {
-    it('stores and returns annotations, absent when not given', async () => {
-      await store.createBatchJob(job('acc_a', 'stt_1', '2025-01-02T00:00:00.000Z'));
-      const base = { transcriptionId: 'stt_1', startSample: 0n, endSample: 10n, words: [], createdAt: '2025-01-02T00:00:01.000Z' };
-      await store.appendSegment({ ...base, index: 0, text: 'call me', annotations: { rawText: 'um call me', entities: [] } });
-      await store.appendSegment({ ...base, index: 1, text: 'plain' });
-      const [a, b] = await store.listSegments('stt_1');
-      expect(a!.annotations).toEqual({ rawText: 'um call me', entities: [] });
-      expect(b!.annotations).toBeUndefined();
-    });
-  });
   });
 
   // ---------------------------------------------------------------- two real processes

@@ -22,10 +22,12 @@ describe.each(ENGINES)('Deepgram callbacks in the webhook outbox on %s', (engine
     const url = 'https://crm.example.com/dg?x=1';
     const id = await store.parkCallbackDelivery({ accountId: 'acc_a', url, payload: '{"parked":1}', now });
     const other = await store.parkCallbackDelivery({ accountId: 'acc_a', url, payload: '{"parked":2}', now });
-    expect((await store.listParkedCallbacks(10)).map((p) => [p.id, p.accountId, p.payload])).toEqual([
-      [id, 'acc_a', '{"parked":1}'],
-      [other, 'acc_a', '{"parked":2}'],
-    ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+    expect((await store.listParkedCallbacks(10)).map((p) => [p.id, p.accountId, p.payload])).toEqual(
+      [
+        [id, 'acc_a', '{"parked":1}'],
+        [other, 'acc_a', '{"parked":2}'],
+      ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    );
     // The hidden endpoint is no endpoint of the account's API.
     expect(await store.listWebhookEndpoints('acc_a')).toEqual([]);
     const later = new Date(now.getTime() + 60_000);
@@ -37,7 +39,13 @@ describe.each(ENGINES)('Deepgram callbacks in the webhook outbox on %s', (engine
     expect((await store.listParkedCallbacks(10)).map((p) => p.id)).toEqual([other]);
     expect((await store.webhookOutboxStats()).depth).toBe(1);
     const claim = await store.claimWebhookDelivery('node-a', 10_000, later, 4);
-    expect(claim!.delivery).toMatchObject({ id, callbackUrl: url, payload: '{"metadata":{}}', eventType: 'transcription.completed', status: 'PENDING' });
+    expect(claim!.delivery).toMatchObject({
+      id,
+      callbackUrl: url,
+      payload: '{"metadata":{}}',
+      eventType: 'transcription.completed',
+      status: 'PENDING',
+    });
     expect(claim!.endpoint.events).toEqual([]);
     expect(await store.claimWebhookDelivery('node-b', 10_000, later, 4)).toBeNull();
   });

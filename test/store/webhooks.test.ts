@@ -22,8 +22,12 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
   let h: StoreHarness;
   let store: Store;
   const endpoint = async (id: string, events: WebhookEventType[], accountId = 'acc_a') =>
-    store.createWebhookEndpoint({ id, accountId, url: 'https://hooks.example.com/x', description: null, events, includeTranscript: false, createdAt: T0 }, 20);
-  const types = async (endpointId: string, accountId = 'acc_a') => (await store.listWebhookDeliveries(endpointId, accountId, 100)).map((d) => d.eventType).sort();
+    store.createWebhookEndpoint(
+      { id, accountId, url: 'https://hooks.example.com/x', description: null, events, includeTranscript: false, createdAt: T0 },
+      20,
+    );
+  const types = async (endpointId: string, accountId = 'acc_a') =>
+    (await store.listWebhookDeliveries(endpointId, accountId, 100)).map((d) => d.eventType).sort();
 
   beforeEach(async () => {
     h = await createHarness(engine);
@@ -53,7 +57,10 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     expect(d!.id).toMatch(/^msg_/);
     expect(d!.status).toBe('PENDING');
     const event = JSON.parse(d!.payload);
-    expect(event).toMatchObject({ type: 'transcription.completed', data: { transcriptionId: 'stt_1', sessionId: 'rts_1', status: 'COMPLETED', title: 't 1' } });
+    expect(event).toMatchObject({
+      type: 'transcription.completed',
+      data: { transcriptionId: 'stt_1', sessionId: 'rts_1', status: 'COMPLETED', title: 't 1' },
+    });
     // Another account reads it as missing.
     expect(await store.listWebhookDeliveries('whe_done', 'acc_b', 10)).toEqual([]);
     expect(await store.getWebhookEndpoint('whe_done', 'acc_b')).toBeNull();
@@ -61,7 +68,10 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
 
   it('adds call.completed when the last open leg of a call ends', async () => {
     await endpoint('whe_calls', ['call.completed']);
-    await store.createCall({ call: { id: 'call_1', accountId: 'acc_a', externalId: 'CA1', title: 'a call', createdAt: T0 }, idempotency: { key: 'c1', requestHash: 'h' } });
+    await store.createCall({
+      call: { id: 'call_1', accountId: 'acc_a', externalId: 'CA1', title: 'a call', createdAt: T0 },
+      idempotency: { key: 'c1', requestHash: 'h' },
+    });
     await store.createSession(sessionInput('acc_a', 'l1', { callId: 'call_1', speaker: 'agent' }));
     await store.createSession(sessionInput('acc_a', 'l2', { callId: 'call_1', speaker: 'customer' }));
     await store.setSessionState('rts_l1', 'CLOSED', 'COMPLETED');
@@ -69,7 +79,10 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     await store.setSessionState('rts_l2', 'CLOSED', 'FAILED');
     const ds = await store.listWebhookDeliveries('whe_calls', 'acc_a', 10);
     expect(ds).toHaveLength(1);
-    expect(JSON.parse(ds[0]!.payload)).toMatchObject({ type: 'call.completed', data: { callId: 'call_1', externalId: 'CA1', status: 'FAILED', legs: [{ speaker: 'agent' }, { speaker: 'customer' }] } });
+    expect(JSON.parse(ds[0]!.payload)).toMatchObject({
+      type: 'call.completed',
+      data: { callId: 'call_1', externalId: 'CA1', status: 'FAILED', legs: [{ speaker: 'agent' }, { speaker: 'customer' }] },
+    });
   });
 
   it('raises transcription.completed and .failed for batch jobs, claimed or not', async () => {
@@ -77,7 +90,16 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     await addAccount(store, 'acc_rich', 100n);
     await endpoint('whe_rich', ['transcription.completed', 'transcription.failed'], 'acc_rich');
     const job = (id: string): CreateBatchJobInput => ({
-      job: { transcriptionId: id, accountId: 'acc_rich', options: {}, notices: [], audioFile: `${id}.s16le`, charactersCharged: 1n, source: { format: 'wav', codec: 'pcm_s16le' }, createdAt: T0 },
+      job: {
+        transcriptionId: id,
+        accountId: 'acc_rich',
+        options: {},
+        notices: [],
+        audioFile: `${id}.s16le`,
+        charactersCharged: 1n,
+        source: { format: 'wav', codec: 'pcm_s16le' },
+        createdAt: T0,
+      },
       title: `batch ${id}`,
       languageHint: null,
       sampleRateHz: 16000,
@@ -119,7 +141,14 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     const second = await store.claimWebhookDelivery('node-b', 5_000, later, 4);
     expect(second!.delivery.id).toBe(first!.delivery.id);
     const attempt = { attempt: 1, node: 'node-a', startedAt: now.toISOString(), durationMs: 5, statusCode: 200, error: null };
-    const outcome = { deliveryId: first!.delivery.id, status: 'DELIVERED' as const, nextAttemptAt: null, response: 'ok', disableEndpoint: null, endpointSucceeded: true };
+    const outcome = {
+      deliveryId: first!.delivery.id,
+      status: 'DELIVERED' as const,
+      nextAttemptAt: null,
+      response: 'ok',
+      disableEndpoint: null,
+      endpointSucceeded: true,
+    };
     expect(await store.finishWebhookAttempt({ ...outcome, node: 'node-a', attempt })).toBe(false);
     expect(await store.finishWebhookAttempt({ ...outcome, node: 'node-b', attempt: { ...attempt, node: 'node-b' } })).toBe(true);
     const [d] = await store.listWebhookDeliveries('whe_1', 'acc_a', 10);
@@ -143,6 +172,19 @@ describe.each(ENGINES)('webhook outbox in the store on %s', (engine) => {
     expect(await store.claimWebhookDelivery('node-b', 5_000, now, 2)).toBeNull();
     expect((await store.webhookOutboxStats()).depth).toBe(3);
     expect(await endpoint('whe_2', ['transcription.completed'])).not.toBeNull();
-    expect(await store.createWebhookEndpoint({ id: 'whe_3', accountId: 'acc_a', url: 'https://x.example.com', description: null, events: ['call.completed'], includeTranscript: false, createdAt: T0 }, 2)).toBeNull();
+    expect(
+      await store.createWebhookEndpoint(
+        {
+          id: 'whe_3',
+          accountId: 'acc_a',
+          url: 'https://x.example.com',
+          description: null,
+          events: ['call.completed'],
+          includeTranscript: false,
+          createdAt: T0,
+        },
+        2,
+      ),
+    ).toBeNull();
   });
 });

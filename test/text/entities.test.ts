@@ -143,7 +143,9 @@ describe('words that are Object.prototype names', () => {
       ]) {
         expect(() => detectEntities(text, ALL), text).not.toThrow();
         for (const e of detectEntities(text, ALL)) {
-          expect(e.value, `${text} -> ${e.category}`).toMatch(/^(USD|EUR|GBP) \d+\.\d\d$|^[\d+]+$|^(\d{4}|-)-\d\d-\d\d$|^[a-z0-9._-]+@[a-z0-9.-]+$/);
+          expect(e.value, `${text} -> ${e.category}`).toMatch(
+            /^(USD|EUR|GBP) \d+\.\d\d$|^[\d+]+$|^(\d{4}|-)-\d\d-\d\d$|^[a-z0-9._-]+@[a-z0-9.-]+$/,
+          );
           expect(e.text.toLowerCase().includes(w), `${text} -> ${JSON.stringify(e)}`).toBe(false);
         }
       }

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { effectiveOptionsView, shapeFinal, textOptionNotices } from '../../src/text/final-text.js';
 
-const words = ['um', 'call', 'four', 'one', 'five', 'five', 'five', 'five', 'one', 'two', 'one', 'two'].map((word, i) => ({ word, startSample: i, endSample: i + 1 }));
+const words = ['um', 'call', 'four', 'one', 'five', 'five', 'five', 'five', 'one', 'two', 'one', 'two'].map((word, i) => ({
+  word,
+  startSample: i,
+  endSample: i + 1,
+}));
 const text = words.map((w) => w.word).join(' ');
 
 describe('shapeFinal', () => {
@@ -20,7 +24,8 @@ describe('shapeFinal', () => {
 });
 
 describe('shapeFinal with readableText', () => {
-  const spoken = 'i paid twenty five dollars and fifty cents on march third twenty twenty four call four one five five five five one two one two';
+  const spoken =
+    'i paid twenty five dollars and fifty cents on march third twenty twenty four call four one five five five five one two one two';
   const timed = spoken.split(' ').map((word, i) => ({ word, startSample: i * 10, endSample: i * 10 + 8 }));
   const ALL = ['money', 'date', 'phone_number', 'credit_card', 'spelled_digits', 'email'];
 

@@ -29,7 +29,9 @@ function samples(pcm: Buffer): Int16Array {
 }
 
 async function transcriptJson(transcriptionId: string) {
-  const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${transcriptionId}/transcript?format=json`, { headers: { accessKey: acct.accessKey } });
+  const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}/${transcriptionId}/transcript?format=json`, {
+    headers: { accessKey: acct.accessKey },
+  });
   return (await res.json()) as any;
 }
 
@@ -70,7 +72,10 @@ describe('readableText on live sessions', () => {
   }, 60_000);
 
   it('real examples: espeak hesitations with an amount and a phone number, and the LibriVox dev clips', async () => {
-    const clips = [{ id: 'espeak-fillers', pcm: samples(rawPcm(fillerClip(), 16000)) }, ...loadClips().map((c) => ({ id: c.id, pcm: pcmSamples(c) }))];
+    const clips = [
+      { id: 'espeak-fillers', pcm: samples(rawPcm(fillerClip(), 16000)) },
+      ...loadClips().map((c) => ({ id: c.id, pcm: pcmSamples(c) })),
+    ];
     for (const c of clips) {
       const s = await createSession(svc, acct.accessKey, {});
       const { finals } = await streamAndClose(svc, acct.accessKey, s.streamUrl, c.pcm);
@@ -90,7 +95,11 @@ describe('readableText on batch jobs', () => {
       const form = new FormData();
       form.append('options', JSON.stringify(options));
       form.append('file', new Blob([fs.readFileSync(moneyClip())]), 'money.wav');
-      const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, { method: 'POST', headers: { accessKey: acct.accessKey, 'Idempotency-Key': `readable-${randomUUID()}` }, body: form });
+      const res = await fetch(`${svc.baseUrl}${TRANSCRIPTIONS}`, {
+        method: 'POST',
+        headers: { accessKey: acct.accessKey, 'Idempotency-Key': `readable-${randomUUID()}` },
+        body: form,
+      });
       const json = (await res.json()) as any;
       expect(res.status, JSON.stringify(json)).toBe(200);
       return json.data;

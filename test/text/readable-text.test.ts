@@ -4,12 +4,14 @@ import { mapSpan, mergeWords, readableFinal, readableGroups } from '../../src/te
 const read = (text: string) => readableFinal(text, []).text;
 
 function timed(text: string) {
-  return text.split(' ').map((word, i) => ({ word, startSample: String(i * 100), endSample: String(i * 100 + 80), confidence: 0.9 - i * 0.01 }));
+  return text
+    .split(' ')
+    .map((word, i) => ({ word, startSample: String(i * 100), endSample: String(i * 100 + 80), confidence: 0.9 - i * 0.01 }));
 }
 
 describe('sentence case', () => {
   it('capitalises the segment start and the pronoun I with its contractions', () => {
-    expect(read('i think i\'m late and i\'ll call if i\'ve time i\'d say')).toBe("I think I'm late and I'll call if I've time I'd say");
+    expect(read("i think i'm late and i'll call if i've time i'd say")).toBe("I think I'm late and I'll call if I've time I'd say");
     expect(read('hello there')).toBe('Hello there');
   });
 
@@ -34,7 +36,13 @@ describe('groups and words', () => {
   it('covers every input token exactly once, in order', () => {
     const tokens = 'my number is four one five five five five one two one two ok'.split(' ');
     const groups = readableGroups(tokens);
-    expect(groups.map((g) => [g.from, g.to])).toEqual([[0, 1], [1, 2], [2, 3], [3, 13], [13, 14]]);
+    expect(groups.map((g) => [g.from, g.to])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 13],
+      [13, 14],
+    ]);
     expect(groups.map((g) => g.text)).toEqual(['My', 'number', 'is', '415-555-1212', 'ok']);
   });
 
@@ -49,7 +57,13 @@ describe('groups and words', () => {
   });
 
   it('gives a merged word no confidence when a part has none', () => {
-    const w = mergeWords([{ word: 'a', confidence: 0.5 }, { word: 'b', confidence: null }], 'ab');
+    const w = mergeWords(
+      [
+        { word: 'a', confidence: 0.5 },
+        { word: 'b', confidence: null },
+      ],
+      'ab',
+    );
     expect(w).toEqual({ word: 'ab', confidence: null });
   });
 
@@ -58,7 +72,13 @@ describe('groups and words', () => {
     const r = readableFinal(text, timed(text));
     expect(r.text).toBe('Card 4111 1111 1111 1111');
     expect(r.words.map((w) => w.word)).toEqual(['Card', '4111', '1111', '1111', '1111']);
-    expect(r.words.map((w) => [w.startSample, w.endSample])).toEqual([['0', '80'], ['100', '480'], ['500', '880'], ['900', '1280'], ['1300', '1680']]);
+    expect(r.words.map((w) => [w.startSample, w.endSample])).toEqual([
+      ['0', '80'],
+      ['100', '480'],
+      ['500', '880'],
+      ['900', '1280'],
+      ['1300', '1680'],
+    ]);
   });
 
   it('lets a "double" that says digits of two card groups time both', () => {
@@ -74,7 +94,10 @@ describe('groups and words', () => {
     const text = 'on march third twenty twenty four';
     const r = readableFinal(text, timed(text));
     expect(r.words.map((w) => [w.word, w.startSample, w.endSample])).toEqual([
-      ['On', '0', '80'], ['March', '100', '180'], ['3,', '200', '280'], ['2024', '300', '580'],
+      ['On', '0', '80'],
+      ['March', '100', '180'],
+      ['3,', '200', '280'],
+      ['2024', '300', '580'],
     ]);
   });
 

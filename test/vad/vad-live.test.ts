@@ -66,7 +66,9 @@ describe('segmentCommitMode vad on real speech', () => {
       // detected speech end: the commit point less the commit silence (whole 32 ms windows)
       const detectedEnd = end - Math.ceil(500 / 32) * 512;
       const errEnd = ((detectedEnd - refEnd) / RATE) * 1000;
-      report.push(`seg ${i}: speech end error ${errEnd.toFixed(0)} ms, commit ${(((end - refEnd) / RATE) * 1000).toFixed(0)} ms after speech; "${f.text}"`);
+      report.push(
+        `seg ${i}: speech end error ${errEnd.toFixed(0)} ms, commit ${(((end - refEnd) / RATE) * 1000).toFixed(0)} ms after speech; "${f.text}"`,
+      );
       expect(Math.abs(errEnd)).toBeLessThan(300);
       // word times (on a decoder that heard the earlier segments) lie inside their segment
       for (const w of f.words) {
@@ -89,7 +91,9 @@ describe('segmentCommitMode vad on real speech', () => {
     const narrow = concat([down.push(audio), down.flush()]);
     down.destroy();
     const s = await createSession(svc, acct.accessKey, { segmentCommitMode: 'vad', commitSilenceMs: 500, inputEncoding: 'mulaw_8000' });
-    const client = await (await import('../helpers/stream-client.js')).StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: acct.accessKey });
+    const client = await (
+      await import('../helpers/stream-client.js')
+    ).StreamClient.connect(`${svc.wsBase}${s.streamUrl}`, { accessKey: acct.accessKey });
     await client.next('ready');
     const bytes = encodeMulaw(narrow);
     for (let at = 0; at < bytes.length; at += 320) client.audio(1, at, bytes.subarray(at, Math.min(bytes.length, at + 320)));

@@ -3,7 +3,15 @@ import { VadTracker, type VadAction } from '../../src/vad/vad-tracker.js';
 
 // Windows of 10 samples, 10 ms each: the sample index is the value of the sample, so fed
 // audio can be checked sample by sample.
-const config = { windowMs: 10, minimumSpeechMs: 30, minimumSilenceMs: 20, commitSilenceMs: 50, preRollMs: 20, softMaxSegmentMs: 10_000, maxSegmentMs: 20_000 };
+const config = {
+  windowMs: 10,
+  minimumSpeechMs: 30,
+  minimumSilenceMs: 20,
+  commitSilenceMs: 50,
+  preRollMs: 20,
+  softMaxSegmentMs: 10_000,
+  maxSegmentMs: 20_000,
+};
 
 function drive(pattern: string, frameSamples: number, tracker = new VadTracker(config, 10)) {
   const total = pattern.length * 10;

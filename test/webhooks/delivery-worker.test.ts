@@ -49,7 +49,15 @@ describe('webhook delivery worker', () => {
   /** An endpoint with one delivery at its last scheduled attempt. */
   async function lastAttemptPending(failingSince: string | null): Promise<string> {
     await store.createWebhookEndpoint(
-      { id: 'whe_1', accountId: 'acc_a', url: `http://127.0.0.1:${port}/hook`, description: null, events: ['transcription.completed'], includeTranscript: false, createdAt: T0 },
+      {
+        id: 'whe_1',
+        accountId: 'acc_a',
+        url: `http://127.0.0.1:${port}/hook`,
+        description: null,
+        events: ['transcription.completed'],
+        includeTranscript: false,
+        createdAt: T0,
+      },
       20,
     );
     await store.createSession({
@@ -62,7 +70,11 @@ describe('webhook delivery worker', () => {
     });
     await store.setSessionState('rts_1', 'CLOSED', 'COMPLETED');
     const [d] = await store.listWebhookDeliveries('whe_1', 'acc_a', 1);
-    await store.db.run('UPDATE webhook_deliveries SET attempts = ?, created_at = ? WHERE id = ?', [MAX_ATTEMPTS - 1, '2026-01-02T00:00:00.000Z', d!.id]);
+    await store.db.run('UPDATE webhook_deliveries SET attempts = ?, created_at = ? WHERE id = ?', [
+      MAX_ATTEMPTS - 1,
+      '2026-01-02T00:00:00.000Z',
+      d!.id,
+    ]);
     await store.db.run('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ?', [failingSince, 'whe_1']);
     return d!.id;
   }

@@ -94,7 +94,14 @@ function legCard(leg) {
   const row = document.createElement('div');
   row.className = 'row';
   const input = document.createElement('input');
-  Object.assign(input, { id: `leg-${leg.index}-ticket`, name: 'ticket', type: 'text', autocomplete: 'off', spellcheck: false, placeholder: 'tkt_...' });
+  Object.assign(input, {
+    id: `leg-${leg.index}-ticket`,
+    name: 'ticket',
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: false,
+    placeholder: 'tkt_...',
+  });
   input.pattern = 'tkt_[A-Za-z0-9_\\-]+';
   const submit = document.createElement('button');
   submit.type = 'submit';
@@ -219,7 +226,8 @@ function showHistory() {
       list.append(li);
     }
   } else {
-    $('history-note').textContent = `The call's merged transcript is at .../stt/calls/${id ?? ''}/transcript; downloads take the access key, so your application serves them (the history link parameter, docs/console.md).`;
+    $('history-note').textContent =
+      `The call's merged transcript is at .../stt/calls/${id ?? ''}/transcript; downloads take the access key, so your application serves them (the history link parameter, docs/console.md).`;
   }
   const text = timeline
     .filter((e) => e.final && e.final.text.trim() !== '')
@@ -270,7 +278,10 @@ function onEvent(leg, ev) {
     case 'watching':
       leg.watching = ev;
       setLegState(leg, 'open', ev.streaming ? `Live (epoch ${ev.epoch})` : 'Paused: no client is streaming');
-      logEvent(`${who}: watching, ${ev.state.toLowerCase()}, ${ev.streaming ? 'a client is streaming' : 'no client is streaming now'}` + (ev.segments > 0 ? '; earlier lines are in the call transcript' : ''));
+      logEvent(
+        `${who}: watching, ${ev.state.toLowerCase()}, ${ev.streaming ? 'a client is streaming' : 'no client is streaming now'}` +
+          (ev.segments > 0 ? '; earlier lines are in the call transcript' : ''),
+      );
       break;
     case 'ready':
       setLegState(leg, 'open', `Live (epoch ${ev.epoch})`);
@@ -354,7 +365,10 @@ function needTicket(leg, why) {
   leg.el.panel.hidden = false;
   if (window.parent !== window && fragment.origin) {
     const capturedSamples = String(leg.watching?.capturedSamples ?? '0');
-    window.parent.postMessage({ type: NEED_TICKET, sessionId: leg.session, capturedSamples, mode: 'watch', callId: fragment.call, speaker: leg.speaker }, fragment.origin);
+    window.parent.postMessage(
+      { type: NEED_TICKET, sessionId: leg.session, capturedSamples, mode: 'watch', callId: fragment.call, speaker: leg.speaker },
+      fragment.origin,
+    );
   }
 }
 
@@ -363,7 +377,8 @@ function openRenew(leg) {
   url.searchParams.set('session', leg.session);
   url.searchParams.set('mode', 'watch');
   leg.renewWindow = window.open(url.toString(), `scribed-renew-${leg.index}`, 'popup,width=520,height=400');
-  if (!leg.renewWindow) showAlert('The browser blocked the window that fetches a fresh ticket: allow pop-ups for this page, or paste a ticket.');
+  if (!leg.renewWindow)
+    showAlert('The browser blocked the window that fetches a fresh ticket: allow pop-ups for this page, or paste a ticket.');
 }
 
 window.addEventListener('message', (e) => {
@@ -394,6 +409,10 @@ if (!fragment.call) {
   for (const leg of legs) {
     const ticket = fragment.legs[leg.index].ticket;
     if (ticket) connect(leg, ticket);
-    else needTicket(leg, 'This address carries no ticket for this leg (tickets are taken out of the address once used, so a reload has none).');
+    else
+      needTicket(
+        leg,
+        'This address carries no ticket for this leg (tickets are taken out of the address once used, so a reload has none).',
+      );
   }
 }

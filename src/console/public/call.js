@@ -84,7 +84,12 @@ export function callFragmentWithoutTickets(hash) {
       'legs',
       legs
         .split(',')
-        .map((item) => item.split(':').filter((part) => !isTicket(part)).join(':'))
+        .map((item) =>
+          item
+            .split(':')
+            .filter((part) => !isTicket(part))
+            .join(':'),
+        )
         .join(','),
     );
   }

@@ -17,7 +17,19 @@
 // (a message to the embedding page, a window opened on the application's `renew` page, or a
 // ticket pasted by the user) and sends the unacknowledged audio after the next `ready`.
 /* global window, document, location, history, AudioContext, AudioWorkletNode */
-import { CaptureBuffer, NEED_TICKET, TICKET_MESSAGE, clock, finalRuns, fragmentWithoutTicket, historyLink, isTicket, parseFragment, streamSocketUrl, watchSocketUrl } from './protocol.js';
+import {
+  CaptureBuffer,
+  NEED_TICKET,
+  TICKET_MESSAGE,
+  clock,
+  finalRuns,
+  fragmentWithoutTicket,
+  historyLink,
+  isTicket,
+  parseFragment,
+  streamSocketUrl,
+  watchSocketUrl,
+} from './protocol.js';
 import { bytesPerSample } from './audio.js';
 
 const $ = (id) => document.getElementById(id);
@@ -80,7 +92,9 @@ function updateFacts() {
   captured.dataset.held = String(held ?? '');
   captured.dataset.local = String(mine ?? '');
   captured.textContent =
-    held === null ? '-' : `${held} samples (${seconds(held)})${mine !== null && mine !== undefined && mine !== held ? `; ${mine} captured here` : ''}`;
+    held === null
+      ? '-'
+      : `${held} samples (${seconds(held)})${mine !== null && mine !== undefined && mine !== held ? `; ${mine} captured here` : ''}`;
   $('f-accepting').textContent = r ? (s.accepting ? 'yes' : 'no') : '-';
   const pending = s.buffer?.pendingSamples ?? 0;
   $('f-pending').textContent = s.buffer ? `${pending} samples (${seconds(pending)})` : '-';
@@ -155,9 +169,13 @@ function showHistory() {
       list.append(li);
     }
   } else {
-    $('history-note').textContent = `The transcript ${id ?? ''} is in History; downloads take the access key, so your application serves them (the history link parameter, docs/console.md).`;
+    $('history-note').textContent =
+      `The transcript ${id ?? ''} is in History; downloads take the access key, so your application serves them (the history link parameter, docs/console.md).`;
   }
-  const text = s.finals.map((f) => f.text).filter((t) => t.trim() !== '').join('\n');
+  const text = s.finals
+    .map((f) => f.text)
+    .filter((t) => t.trim() !== '')
+    .join('\n');
   const a = document.createElement('a');
   a.href = URL.createObjectURL(new Blob([text === '' ? '' : `${text}\n`], { type: 'text/plain' }));
   a.download = `${id ?? 'transcript'}.txt`;
@@ -233,7 +251,9 @@ function onEvent(ev) {
       const resend = s.buffer.ready(ev.epoch, ev.sampleOffset, ev.capturedSamples);
       if (s.accepting) for (const frame of resend) send(frame);
       setConnection('open', `Connected (epoch ${ev.epoch})`);
-      logEvent(`ready: epoch ${ev.epoch}, ${ev.capturedSamples} samples held${resend.length > 0 ? `, sending ${resend.length} unacknowledged frames again` : ''}`);
+      logEvent(
+        `ready: epoch ${ev.epoch}, ${ev.capturedSamples} samples held${resend.length > 0 ? `, sending ${resend.length} unacknowledged frames again` : ''}`,
+      );
       break;
     }
     case 'ack':
@@ -345,7 +365,10 @@ function needTicket(why) {
   $('ticket-panel').hidden = false;
   if (window.parent !== window && fragment.origin) {
     // A watcher's ticket needs no resume (the session is someone else's to resume): `mode` says so.
-    window.parent.postMessage({ type: NEED_TICKET, sessionId: fragment.session, capturedSamples: cursor(), mode: fragment.watch ? 'watch' : 'stream' }, fragment.origin);
+    window.parent.postMessage(
+      { type: NEED_TICKET, sessionId: fragment.session, capturedSamples: cursor(), mode: fragment.watch ? 'watch' : 'stream' },
+      fragment.origin,
+    );
   }
 }
 
@@ -355,7 +378,8 @@ function openRenew() {
   if (fragment.watch) url.searchParams.set('mode', 'watch');
   else url.searchParams.set('capturedSamples', cursor());
   s.renewWindow = window.open(url.toString(), 'scribed-renew', 'popup,width=520,height=400');
-  if (!s.renewWindow) showAlert('The browser blocked the window that fetches a fresh ticket: allow pop-ups for this page, or paste a ticket.');
+  if (!s.renewWindow)
+    showAlert('The browser blocked the window that fetches a fresh ticket: allow pop-ups for this page, or paste a ticket.');
 }
 
 window.addEventListener('message', (e) => {
@@ -411,7 +435,9 @@ async function startCapture(kind, file) {
     logEvent(kind === 'mic' ? 'microphone started' : `streaming ${capture.name}`);
   } catch (err) {
     logEvent(`could not start the ${kind === 'mic' ? 'microphone' : 'file'}: ${err?.message ?? err}`, 'error');
-    showAlert(kind === 'mic' ? 'The microphone could not be opened (permission refused or no device).' : 'The file could not be decoded as audio.');
+    showAlert(
+      kind === 'mic' ? 'The microphone could not be opened (permission refused or no device).' : 'The file could not be decoded as audio.',
+    );
     teardown(capture);
   }
   updateControls();

@@ -97,7 +97,9 @@ export function watchSocketUrl(pageUrl, session, ticket) {
 
 /** A transcript download link from the `history` template. */
 export function historyLink(template, transcriptionId, format, base) {
-  const filled = template.replace(/\{transcriptionId\}/g, encodeURIComponent(transcriptionId)).replace(/\{format\}/g, encodeURIComponent(format));
+  const filled = template
+    .replace(/\{transcriptionId\}/g, encodeURIComponent(transcriptionId))
+    .replace(/\{format\}/g, encodeURIComponent(format));
   return httpUrl(filled, base)?.toString() ?? null;
 }
 
@@ -158,8 +160,9 @@ export class CaptureBuffer {
 
   /** New audio from the capture; returns its frame when a socket is ready, else null. */
   add(bytes) {
-    if (this.captured === null) throw new Error('no ready yet: the capture cursor starts at the server\'s');
-    if (this.pendingSamples + bytes.length / this.bytesPerSample > this.maxSamples) throw new RangeError('unacknowledged audio is over the buffer bound');
+    if (this.captured === null) throw new Error("no ready yet: the capture cursor starts at the server's");
+    if (this.pendingSamples + bytes.length / this.bytesPerSample > this.maxSamples)
+      throw new RangeError('unacknowledged audio is over the buffer bound');
     const f = { start: this.captured, bytes };
     this.captured += bytes.length / this.bytesPerSample;
     this.pending.push(f);

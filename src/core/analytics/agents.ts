@@ -25,9 +25,14 @@ export interface AgentAggregate {
   categories: Array<{ categoryId: string; name: string; calls: number; rate: number }>;
 }
 
-const mean = (xs: number[]): number | null => (xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10_000) / 10_000 : null);
+const mean = (xs: number[]): number | null =>
+  xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10_000) / 10_000 : null;
 
-export function aggregateAgent(agentId: string, range: { from: string; to: string }, rows: ReadonlyArray<{ analytics: ConversationAnalytics }>): AgentAggregate {
+export function aggregateAgent(
+  agentId: string,
+  range: { from: string; to: string },
+  rows: ReadonlyArray<{ analytics: ConversationAnalytics }>,
+): AgentAggregate {
   const legs = rows.map((r) => r.analytics.figures.legs.find((l) => l.speaker === AGENT_SPEAKER)).filter((l) => l !== undefined);
   const talked = legs.filter((l) => l.talkMs > 0);
   const hits = new Map<string, { name: string; calls: number }>();
@@ -51,6 +56,8 @@ export function aggregateAgent(agentId: string, range: { from: string; to: strin
     interruptionsPerCall: legs.length ? Math.round((made / legs.length) * 100) / 100 : null,
     interruptionsReceived: legs.reduce((a, l) => a + l.interruptionsReceived, 0),
     averageWordsPerMinute: mean(talked.map((l) => l.wordsPerMinute ?? 0)),
-    categories: [...hits].map(([categoryId, h]) => ({ categoryId, name: h.name, calls: h.calls, rate: Math.round((h.calls / rows.length) * 10_000) / 10_000 })).sort((a, b) => b.calls - a.calls || a.categoryId.localeCompare(b.categoryId)),
+    categories: [...hits]
+      .map(([categoryId, h]) => ({ categoryId, name: h.name, calls: h.calls, rate: Math.round((h.calls / rows.length) * 10_000) / 10_000 }))
+      .sort((a, b) => b.calls - a.calls || a.categoryId.localeCompare(b.categoryId)),
   };
 }

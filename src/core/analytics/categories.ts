@@ -7,7 +7,14 @@
 // whether a pattern compiles is asked of the caller's engine.
 import { SPEAKER_PATTERN } from '../calls.js';
 import { ScribedError } from '../errors.js';
-import { MAX_RULE_NAME_CHARS, MAX_RULE_PATTERN_CHARS, MAX_RULE_PHRASE_CHARS, MAX_RULE_PHRASES, ruleWords, type PatternCheck } from '../rules.js';
+import {
+  MAX_RULE_NAME_CHARS,
+  MAX_RULE_PATTERN_CHARS,
+  MAX_RULE_PHRASE_CHARS,
+  MAX_RULE_PHRASES,
+  ruleWords,
+  type PatternCheck,
+} from '../rules.js';
 import type { EntityCategory } from '../session-options.js';
 import { DETECTABLE_CATEGORIES } from '../text-options.js';
 
@@ -68,7 +75,8 @@ function number(v: unknown, name: string, min: number, max: number, what: string
 function windowOf(v: unknown, at: string): CategoryWindow {
   if (!isObject(v)) throw field(at, 'an object with one of first, last (seconds), firstShare, lastShare (of the call, over 0 to 1)');
   const keys = Object.keys(v);
-  if (keys.length !== 1 || !['first', 'last', 'firstShare', 'lastShare'].includes(keys[0]!)) throw field(at, 'exactly one of first, last, firstShare, lastShare');
+  if (keys.length !== 1 || !['first', 'last', 'firstShare', 'lastShare'].includes(keys[0]!))
+    throw field(at, 'exactly one of first, last, firstShare, lastShare');
   const k = keys[0]!;
   if (k === 'first' || k === 'last') {
     const n = number(v[k], `${at}.${k}`, 0, MAX_WINDOW_SECONDS, 'seconds', true);
@@ -91,9 +99,11 @@ function testOf(c: Record<string, unknown>, at: string, check: PatternCheck): Ca
   switch (kind) {
     case 'phrases': {
       const v = c.phrases;
-      if (!Array.isArray(v) || v.length === 0 || v.length > MAX_RULE_PHRASES) throw field(`${at}.phrases`, `a list of 1 to ${MAX_RULE_PHRASES} phrases`);
+      if (!Array.isArray(v) || v.length === 0 || v.length > MAX_RULE_PHRASES)
+        throw field(`${at}.phrases`, `a list of 1 to ${MAX_RULE_PHRASES} phrases`);
       v.forEach((p, i) => {
-        if (typeof p !== 'string' || p.length > MAX_RULE_PHRASE_CHARS || ruleWords(p).length === 0) throw field(`${at}.phrases[${i}]`, `a phrase of at most ${MAX_RULE_PHRASE_CHARS} characters with at least one word`);
+        if (typeof p !== 'string' || p.length > MAX_RULE_PHRASE_CHARS || ruleWords(p).length === 0)
+          throw field(`${at}.phrases[${i}]`, `a phrase of at most ${MAX_RULE_PHRASE_CHARS} characters with at least one word`);
       });
       const match = c.match ?? 'any';
       if (match !== 'any' && match !== 'all') throw field(`${at}.match`, '"any" (one of the phrases) or "all" (every phrase)');
@@ -101,16 +111,19 @@ function testOf(c: Record<string, unknown>, at: string, check: PatternCheck): Ca
     }
     case 'pattern': {
       const v = c.pattern;
-      if (typeof v !== 'string' || v.length === 0 || v.length > MAX_RULE_PATTERN_CHARS) throw field(`${at}.pattern`, `a regular expression of 1 to ${MAX_RULE_PATTERN_CHARS} characters`);
+      if (typeof v !== 'string' || v.length === 0 || v.length > MAX_RULE_PATTERN_CHARS)
+        throw field(`${at}.pattern`, `a regular expression of 1 to ${MAX_RULE_PATTERN_CHARS} characters`);
       const caseSensitive = c.caseSensitive ?? false;
       if (typeof caseSensitive !== 'boolean') throw field(`${at}.caseSensitive`, 'a boolean');
       const refused = check(v, caseSensitive);
-      if (refused !== null) throw new ScribedError('RULE_PATTERN_INVALID', `${at}.pattern: ${refused}`, { details: { field: `${at}.pattern` } });
+      if (refused !== null)
+        throw new ScribedError('RULE_PATTERN_INVALID', `${at}.pattern: ${refused}`, { details: { field: `${at}.pattern` } });
       return { kind: 'pattern', pattern: v, caseSensitive };
     }
     case 'entity': {
       const v = c.entity;
-      if (typeof v !== 'string' || !(DETECTABLE_CATEGORIES as readonly string[]).includes(v)) throw field(`${at}.entity`, `one of ${DETECTABLE_CATEGORIES.join(', ')}`);
+      if (typeof v !== 'string' || !(DETECTABLE_CATEGORIES as readonly string[]).includes(v))
+        throw field(`${at}.entity`, `one of ${DETECTABLE_CATEGORIES.join(', ')}`);
       return { kind: 'entity', entity: v as EntityCategory };
     }
     case 'silenceSeconds':
@@ -120,7 +133,8 @@ function testOf(c: Record<string, unknown>, at: string, check: PatternCheck): Ca
       return { kind: 'interruptions', atLeast: number(c.interruptions, `${at}.interruptions`, 1, MAX_INTERRUPTIONS, 'a whole number') };
     default: {
       const v = c.talkShare;
-      if (!isObject(v) || Object.keys(v).some((k) => k !== 'min' && k !== 'max') || (v.min === undefined && v.max === undefined)) throw field(`${at}.talkShare`, 'an object with min, max or both (shares from 0 to 1)');
+      if (!isObject(v) || Object.keys(v).some((k) => k !== 'min' && k !== 'max') || (v.min === undefined && v.max === undefined))
+        throw field(`${at}.talkShare`, 'an object with min, max or both (shares from 0 to 1)');
       const min = v.min === undefined ? null : number(v.min, `${at}.talkShare.min`, 0, 1, 'a share');
       const max = v.max === undefined ? null : number(v.max, `${at}.talkShare.max`, 0, 1, 'a share');
       if (min !== null && max !== null && min > max) throw field(`${at}.talkShare`, 'min above max');
@@ -136,21 +150,29 @@ function conditionOf(v: unknown, at: string, check: PatternCheck): CategoryCondi
   const test = testOf(v, at, check);
   let speaker: string | null = null;
   if (v.speaker !== undefined && v.speaker !== null) {
-    if (typeof v.speaker !== 'string' || !SPEAKER_PATTERN.test(v.speaker)) throw field(`${at}.speaker`, `null (any leg) or a speaker label matching ${SPEAKER_PATTERN.source}`);
-    if (test.kind === 'silence') throw field(`${at}.speaker`, 'a silence is the whole call\'s (nobody talks): no speaker');
+    if (typeof v.speaker !== 'string' || !SPEAKER_PATTERN.test(v.speaker))
+      throw field(`${at}.speaker`, `null (any leg) or a speaker label matching ${SPEAKER_PATTERN.source}`);
+    if (test.kind === 'silence') throw field(`${at}.speaker`, "a silence is the whole call's (nobody talks): no speaker");
     speaker = v.speaker;
   }
-  if (test.kind === 'talkShare' && speaker === null) throw field(`${at}.speaker`, 'a talk share is one speaker\'s: name it');
-  return { test, speaker, window: v.window === undefined || v.window === null ? null : windowOf(v.window, `${at}.window`), negate: v.negate === true };
+  if (test.kind === 'talkShare' && speaker === null) throw field(`${at}.speaker`, "a talk share is one speaker's: name it");
+  return {
+    test,
+    speaker,
+    window: v.window === undefined || v.window === null ? null : windowOf(v.window, `${at}.window`),
+    negate: v.negate === true,
+  };
 }
 
 function nameOf(v: unknown): string {
-  if (typeof v !== 'string' || v.trim().length === 0 || v.length > MAX_RULE_NAME_CHARS) throw field('name', `a non-empty string of at most ${MAX_RULE_NAME_CHARS} characters`);
+  if (typeof v !== 'string' || v.trim().length === 0 || v.length > MAX_RULE_NAME_CHARS)
+    throw field('name', `a non-empty string of at most ${MAX_RULE_NAME_CHARS} characters`);
   return v;
 }
 
 function conditionsOf(v: unknown, check: PatternCheck): CategoryCondition[] {
-  if (!Array.isArray(v) || v.length === 0) throw field('conditions', `a list of 1 to ${MAX_CATEGORY_CONDITIONS} conditions (a category with no condition would match every call)`);
+  if (!Array.isArray(v) || v.length === 0)
+    throw field('conditions', `a list of 1 to ${MAX_CATEGORY_CONDITIONS} conditions (a category with no condition would match every call)`);
   if (v.length > MAX_CATEGORY_CONDITIONS) throw field('conditions', `at most ${MAX_CATEGORY_CONDITIONS} conditions`);
   return v.map((c, i) => conditionOf(c, `conditions[${i}]`, check));
 }

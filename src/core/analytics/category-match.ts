@@ -63,7 +63,8 @@ function phraseHits(toks: readonly Token[], phrase: string): Array<Interval & { 
   const p = ruleWords(phrase);
   const out: Array<Interval & { text: string }> = [];
   for (let i = 0; i + p.length <= toks.length; i++) {
-    if (p.every((w, k) => toks[i + k]!.word === w)) out.push({ startMs: toks[i]!.startMs, endMs: toks[i + p.length - 1]!.endMs, text: p.join(' ') });
+    if (p.every((w, k) => toks[i + k]!.word === w))
+      out.push({ startMs: toks[i]!.startMs, endMs: toks[i + p.length - 1]!.endMs, text: p.join(' ') });
   }
   return out;
 }
@@ -73,15 +74,27 @@ function talkIn(runs: readonly Interval[], w: Interval): number {
 }
 
 /** The hits of a condition's test (not negated) in its window; empty when it does not hold. */
-function testHits(c: CategoryCondition, index: number, legs: readonly AnalyticsLeg[], figures: ConversationFigures, w: Interval, m: TextMatchers): CategoryHit[] {
+function testHits(
+  c: CategoryCondition,
+  index: number,
+  legs: readonly AnalyticsLeg[],
+  figures: ConversationFigures,
+  w: Interval,
+  m: TextMatchers,
+): CategoryHit[] {
   const t = c.test;
   const scoped = legs.filter((l) => inScope(l, c.speaker));
   switch (t.kind) {
     case 'phrases': {
       const per = t.phrases.map((p) =>
-        scoped.flatMap((leg) => phraseHits(tokens(leg), p).filter((h) => startsIn(h.startMs, w)).map((h) => ({ condition: index, ...h, speaker: leg.speaker }))),
+        scoped.flatMap((leg) =>
+          phraseHits(tokens(leg), p)
+            .filter((h) => startsIn(h.startMs, w))
+            .map((h) => ({ condition: index, ...h, speaker: leg.speaker })),
+        ),
       );
-      if (t.match === 'all') return per.every((hits) => hits.length > 0) ? per.map((hits) => hits.sort((a, b) => a.startMs - b.startMs)[0]!) : [];
+      if (t.match === 'all')
+        return per.every((hits) => hits.length > 0) ? per.map((hits) => hits.sort((a, b) => a.startMs - b.startMs)[0]!) : [];
       return per.flat().sort((a, b) => a.startMs - b.startMs);
     }
     case 'pattern':
@@ -91,7 +104,14 @@ function testHits(c: CategoryCondition, index: number, legs: readonly AnalyticsL
         for (const s of leg.segments) {
           if (!startsIn(s.startMs, w) || s.text.trim() === '') continue;
           const span = t.kind === 'pattern' ? m.pattern(t.pattern, t.caseSensitive, s.text) : (m.entities(s.text, t.entity)[0] ?? null);
-          if (span) hits.push({ condition: index, startMs: s.startMs, endMs: s.endMs, speaker: leg.speaker, text: s.text.slice(span.start, span.end) });
+          if (span)
+            hits.push({
+              condition: index,
+              startMs: s.startMs,
+              endMs: s.endMs,
+              speaker: leg.speaker,
+              text: s.text.slice(span.start, span.end),
+            });
         }
       }
       return hits.sort((a, b) => a.startMs - b.startMs);
@@ -110,7 +130,9 @@ function testHits(c: CategoryCondition, index: number, legs: readonly AnalyticsL
     }
     case 'interruptions': {
       const made = figures.interruptions.filter((i) => (c.speaker === null || i.by === c.speaker) && startsIn(i.atMs, w));
-      return made.length >= t.atLeast ? made.map((i) => ({ condition: index, startMs: i.atMs, endMs: i.atMs + i.overlapMs, speaker: i.by })) : [];
+      return made.length >= t.atLeast
+        ? made.map((i) => ({ condition: index, startMs: i.atMs, endMs: i.atMs + i.overlapMs, speaker: i.by }))
+        : [];
     }
     case 'talkShare': {
       const runs = legs.map((l, i) => union(legRuns(l, i)));
@@ -119,13 +141,20 @@ function testHits(c: CategoryCondition, index: number, legs: readonly AnalyticsL
       const own = legs.reduce((a, l, i) => a + (inScope(l, c.speaker) ? talkIn(runs[i]!, w) : 0), 0);
       const share = own / all;
       const holds = (t.min === null || share >= t.min) && (t.max === null || share <= t.max);
-      return holds ? [{ condition: index, startMs: w.startMs, endMs: w.endMs, speaker: c.speaker, text: `talk share ${share.toFixed(3)}` }] : [];
+      return holds
+        ? [{ condition: index, startMs: w.startMs, endMs: w.endMs, speaker: c.speaker, text: `talk share ${share.toFixed(3)}` }]
+        : [];
     }
   }
 }
 
 /** The category's match, or null when a condition does not hold (or it is disabled). */
-export function evaluateCategory(cat: CategoryToRead, legs: readonly AnalyticsLeg[], figures: ConversationFigures, m: TextMatchers): CategoryMatch | null {
+export function evaluateCategory(
+  cat: CategoryToRead,
+  legs: readonly AnalyticsLeg[],
+  figures: ConversationFigures,
+  m: TextMatchers,
+): CategoryMatch | null {
   if (!cat.enabled) return null;
   const hits: CategoryHit[] = [];
   for (const [i, c] of cat.conditions.entries()) {
@@ -142,6 +171,11 @@ export function evaluateCategory(cat: CategoryToRead, legs: readonly AnalyticsLe
   return { categoryId: cat.id, name: cat.name, hits };
 }
 
-export function evaluateCategories(cats: readonly CategoryToRead[], legs: readonly AnalyticsLeg[], figures: ConversationFigures, m: TextMatchers): CategoryMatch[] {
+export function evaluateCategories(
+  cats: readonly CategoryToRead[],
+  legs: readonly AnalyticsLeg[],
+  figures: ConversationFigures,
+  m: TextMatchers,
+): CategoryMatch[] {
   return cats.map((c) => evaluateCategory(c, legs, figures, m)).filter((x): x is CategoryMatch => x !== null);
 }

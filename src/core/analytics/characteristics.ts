@@ -17,8 +17,27 @@ export const BACKCHANNEL_MAX_MS = 1000;
 export const BACKCHANNEL_MAX_WORDS = 3;
 /** made only of these (each a whole phrase, repeats allowed: "yeah yeah", "okay uh huh"). */
 export const BACKCHANNEL_PHRASES: readonly string[] = [
-  'yeah', 'yes', 'yep', 'yup', 'okay', 'ok', 'mhm', 'mm', 'mmm', 'hmm', 'uh huh', 'mm hmm',
-  'right', 'sure', 'alright', 'all right', 'i see', 'got it', 'exactly', 'oh', 'ah',
+  'yeah',
+  'yes',
+  'yep',
+  'yup',
+  'okay',
+  'ok',
+  'mhm',
+  'mm',
+  'mmm',
+  'hmm',
+  'uh huh',
+  'mm hmm',
+  'right',
+  'sure',
+  'alright',
+  'all right',
+  'i see',
+  'got it',
+  'exactly',
+  'oh',
+  'ah',
 ];
 
 export interface AnalyticsWord {
@@ -113,11 +132,21 @@ export function isBackchannel(words: readonly string[], durationMs: number): boo
 
 /** A leg's words joined into runs of speech. */
 export function legRuns(leg: AnalyticsLeg, index: number): SpeechRun[] {
-  const words = leg.segments.flatMap((s) => s.words).filter(isSpokenWord).sort((a, b) => a.startMs - b.startMs);
+  const words = leg.segments
+    .flatMap((s) => s.words)
+    .filter(isSpokenWord)
+    .sort((a, b) => a.startMs - b.startMs);
   const runs: SpeechRun[] = [];
   let current: { startMs: number; endMs: number; words: string[] } | null = null;
   const close = () => {
-    if (current) runs.push({ leg: index, startMs: current.startMs, endMs: current.endMs, words: current.words.length, backchannel: isBackchannel(current.words, current.endMs - current.startMs) });
+    if (current)
+      runs.push({
+        leg: index,
+        startMs: current.startMs,
+        endMs: current.endMs,
+        words: current.words.length,
+        backchannel: isBackchannel(current.words, current.endMs - current.startMs),
+      });
   };
   for (const w of words) {
     if (current && w.startMs - current.endMs < RUN_JOIN_MS) {
@@ -181,7 +210,12 @@ function interruptions(runs: readonly SpeechRun[], legs: readonly AnalyticsLeg[]
       .filter((x) => x.leg !== r.leg && x.startMs < r.startMs && r.startMs < x.endMs)
       .sort((a, b) => a.startMs - b.startMs)[0];
     if (!cut) continue;
-    out.push({ atMs: r.startMs, overlapMs: Math.min(r.endMs, cut.endMs) - r.startMs, by: legs[r.leg]!.speaker, of: legs[cut.leg]!.speaker });
+    out.push({
+      atMs: r.startMs,
+      overlapMs: Math.min(r.endMs, cut.endMs) - r.startMs,
+      by: legs[r.leg]!.speaker,
+      of: legs[cut.leg]!.speaker,
+    });
   }
   return out.sort((a, b) => a.atMs - b.atMs);
 }

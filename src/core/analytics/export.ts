@@ -38,8 +38,21 @@ export function parseRange(q: Record<string, unknown>, now: Date): { from: strin
 }
 
 export const CSV_COLUMNS = [
-  'subjectId', 'callId', 'transcriptionId', 'agentId', 'completedAt', 'durationMs', 'talkMs', 'nonTalkMs', 'longestSilenceMs',
-  'overtalkMs', 'overtalkShare', 'interruptions', 'turns', 'legs', 'categories',
+  'subjectId',
+  'callId',
+  'transcriptionId',
+  'agentId',
+  'completedAt',
+  'durationMs',
+  'talkMs',
+  'nonTalkMs',
+  'longestSilenceMs',
+  'overtalkMs',
+  'overtalkShare',
+  'interruptions',
+  'turns',
+  'legs',
+  'categories',
 ] as const;
 
 export function csvCell(v: string | number | null): string {
@@ -55,8 +68,21 @@ export function csvRow(r: ExportRow): string {
   const f = r.analytics.figures;
   const legs = f.legs.map((l) => `${l.speaker ?? '-'} ${l.talkShare} ${l.wordsPerMinute ?? '-'}`).join(';');
   const cells = [
-    r.subjectId, r.callId, r.transcriptionId, r.agentId, r.completedAt, f.durationMs, f.talkMs, f.nonTalk.totalMs, f.nonTalk.longestMs,
-    f.overtalk.totalMs, f.overtalk.share, f.interruptions.length, f.turns, legs, r.analytics.categories.map((c) => c.name).join(';'),
+    r.subjectId,
+    r.callId,
+    r.transcriptionId,
+    r.agentId,
+    r.completedAt,
+    f.durationMs,
+    f.talkMs,
+    f.nonTalk.totalMs,
+    f.nonTalk.longestMs,
+    f.overtalk.totalMs,
+    f.overtalk.share,
+    f.interruptions.length,
+    f.turns,
+    legs,
+    r.analytics.categories.map((c) => c.name).join(';'),
   ];
   return cells.map(csvCell).join(',');
 }

@@ -29,7 +29,10 @@ export class LevelTrackBuilder {
   private readonly sums: number[] = [];
   private readonly counts: number[] = [];
 
-  constructor(readonly rate: number, readonly frameMs = LEVEL_FRAME_MS) {
+  constructor(
+    readonly rate: number,
+    readonly frameMs = LEVEL_FRAME_MS,
+  ) {
     this.frameSamples = Math.max(1, Math.round((rate * frameMs) / 1000));
   }
 

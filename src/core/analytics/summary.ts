@@ -10,7 +10,11 @@ export interface ConversationAnalytics {
   categories: CategoryMatch[];
 }
 
-export function analyseConversation(legs: readonly AnalyticsLeg[], categories: readonly CategoryToRead[], m: TextMatchers): ConversationAnalytics {
+export function analyseConversation(
+  legs: readonly AnalyticsLeg[],
+  categories: readonly CategoryToRead[],
+  m: TextMatchers,
+): ConversationAnalytics {
   const figures = computeCharacteristics(legs);
   return { figures, categories: evaluateCategories(categories, legs, figures, m) };
 }

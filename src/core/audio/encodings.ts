@@ -148,7 +148,7 @@ function decodePcm16le(bytes: Uint8Array): Int16Array {
   for (let i = 0; i < count; i++) {
     const lo = bytes[2 * i]!;
     const hi = bytes[2 * i + 1]!;
-    out[i] = ((hi << 8) | lo) << 16 >> 16; // sign-extend the 16-bit value
+    out[i] = (((hi << 8) | lo) << 16) >> 16; // sign-extend the 16-bit value
   }
   return out;
 }
@@ -165,11 +165,18 @@ export function decodeToPcm16(encoding: InputEncodingName, bytes: Uint8Array): I
 /** Decode `count` samples of a payload in `encoding`, from sample `from` on, straight into
  * `target` at `at`: a live frame's samples are made in one copy from the payload bytes (the
  * frame's array holds the gap's zeros first, then the accepted samples). */
-export function decodePcm16Into(encoding: InputEncodingName, bytes: Uint8Array, from: number, count: number, target: Int16Array, at: number): void {
+export function decodePcm16Into(
+  encoding: InputEncodingName,
+  bytes: Uint8Array,
+  from: number,
+  count: number,
+  target: Int16Array,
+  at: number,
+): void {
   if (INPUT_ENCODINGS[encoding].bytesPerSample === 2) {
     for (let i = 0; i < count; i++) {
       const b = 2 * (from + i);
-      target[at + i] = ((bytes[b + 1]! << 8) | bytes[b]!) << 16 >> 16; // sign-extend the 16-bit value
+      target[at + i] = (((bytes[b + 1]! << 8) | bytes[b]!) << 16) >> 16; // sign-extend the 16-bit value
     }
     return;
   }

@@ -109,7 +109,8 @@ function parseWav(head: Uint8Array, atEnd: boolean): SniffResult {
       return { kind: 'wav', format, dataOffset, dataBytes };
     }
     if (id === 'fmt ') {
-      if (off + 8 + Math.min(size, 40) > head.length) return atEnd ? { kind: 'bad-wav', reason: 'its fmt chunk is cut short' } : { kind: 'need-more' };
+      if (off + 8 + Math.min(size, 40) > head.length)
+        return atEnd ? { kind: 'bad-wav', reason: 'its fmt chunk is cut short' } : { kind: 'need-more' };
       if (size < 16) return { kind: 'bad-wav', reason: `its fmt chunk has ${size} bytes` };
       const f = off + 8;
       let formatTag = u16(head, f);
@@ -233,7 +234,11 @@ export function decideHead(sniff: Exclude<SniffResult, { kind: 'need-more' }>, e
   const decode =
     source === 'stdin'
       ? `decode it to raw ${encoding} on the way (\`... | ${ffmpegDecodeCommand(encoding)} | scribed stream --input - --encoding ${encoding} ...\`), or save it to a file and pass --input FILE (scribed stream decodes files with ffmpeg)`
-      : `give it its real extension (.wav, .mp3, ...) so scribed stream decodes it with ffmpeg, or convert it: \`ffmpeg -loglevel error -i ${source} ${ffmpegDecodeCommand(encoding).split(' -i pipe:0 ')[1]!.replace(/ pipe:1$/, '')} OUT.raw\``;
+      : `give it its real extension (.wav, .mp3, ...) so scribed stream decodes it with ffmpeg, or convert it: \`ffmpeg -loglevel error -i ${source} ${ffmpegDecodeCommand(
+          encoding,
+        )
+          .split(' -i pipe:0 ')[1]!
+          .replace(/ pipe:1$/, '')} OUT.raw\``;
   switch (sniff.kind) {
     case 'raw':
       return { action: 'raw' };
@@ -245,7 +250,11 @@ export function decideHead(sniff: Exclude<SniffResult, { kind: 'need-more' }>, e
       const is = wavSessionEncoding(sniff.format);
       if (is === encoding) return { action: 'strip-wav', dataOffset: sniff.dataOffset, dataBytes: sniff.dataBytes, format: sniff.format };
       const desc = describeWavFormat(sniff.format);
-      if (is) return { action: 'refuse', message: `${what} is a WAV file of ${desc}, not ${encoding}: run again with --encoding ${is}, or ${decode}` };
+      if (is)
+        return {
+          action: 'refuse',
+          message: `${what} is a WAV file of ${desc}, not ${encoding}: run again with --encoding ${is}, or ${decode}`,
+        };
       return { action: 'refuse', message: `${what} is a WAV file of ${desc}, which is not a session encoding: ${decode}` };
     }
   }
@@ -295,7 +304,13 @@ export function audioStats(samples: Int16Array): AudioStats {
     if (i > 0) c1 += d * (samples[i - 1]! - mean);
   }
   const rms = Math.sqrt(sumSq / n);
-  return { samples: n, rmsDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768), clippedShare: clipped / n, loudShare: loud / n, lag1: c0 === 0 ? 0 : c1 / c0 };
+  return {
+    samples: n,
+    rmsDbfs: rms === 0 ? -Infinity : 20 * Math.log10(rms / 32768),
+    clippedShare: clipped / n,
+    loudShare: loud / n,
+    lag1: c0 === 0 ? 0 : c1 / c0,
+  };
 }
 
 /** Below this the window is silence for any practical purpose (a muted line, zeros). */
@@ -304,7 +319,8 @@ export const SILENCE_DBFS = -70;
 // Measured on the sample clips (docs/ingest.md): read right, RMS -21 to -28 dBFS, loud share
 // at most 0.1%, lag-1 0.84 to 0.98; mu-law read as PCM, RMS about -6 dBFS, loud share 39 to
 // 48%; PCM read as mu-law, RMS about -5 dBFS, loud share 32 to 40%, lag-1 -0.41 to -0.17.
-const looksLikeSound = (s: AudioStats) => s.rmsDbfs > SILENCE_DBFS && s.rmsDbfs < -10 && s.loudShare < 0.05 && s.clippedShare < 0.01 && s.lag1 >= 0.4;
+const looksLikeSound = (s: AudioStats) =>
+  s.rmsDbfs > SILENCE_DBFS && s.rmsDbfs < -10 && s.loudShare < 0.05 && s.clippedShare < 0.01 && s.lag1 >= 0.4;
 /** What a wrong decoding makes: loud, rough noise, or a large share near full scale. */
 const looksLikeNoise = (s: AudioStats) => s.rmsDbfs > -30 && (s.lag1 < 0.2 || s.loudShare >= 0.2 || s.clippedShare >= 0.05);
 
@@ -339,10 +355,18 @@ export function judgeAudio(bytes: Uint8Array, encoding: InputEncodingName): Impl
     };
   }
   if (declared.rmsDbfs <= SILENCE_DBFS) {
-    return { kind: 'silence', declared, message: `${first} is silence (${figures(declared)}) in ${encoding}: a muted or wrong input, or a wrong --encoding?` };
+    return {
+      kind: 'silence',
+      declared,
+      message: `${first} is silence (${figures(declared)}) in ${encoding}: a muted or wrong input, or a wrong --encoding?`,
+    };
   }
   if (declared.clippedShare >= 0.2) {
-    return { kind: 'clipping', declared, message: `${first} is mostly at full scale (${figures(declared)}) in ${encoding}: a wrong --encoding, or the wrong input?` };
+    return {
+      kind: 'clipping',
+      declared,
+      message: `${first} is mostly at full scale (${figures(declared)}) in ${encoding}: a wrong --encoding, or the wrong input?`,
+    };
   }
   return null;
 }

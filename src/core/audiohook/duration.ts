@@ -11,7 +11,8 @@ export function parseDuration(value: unknown): number | null {
   if (!m) return null;
   const [, h, min, s, frac] = m;
   if (h === undefined && min === undefined && s === undefined) return null;
-  const micros = (Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0)) * 1_000_000 + Math.round(Number(`0.${frac ?? '0'}`) * 1_000_000);
+  const micros =
+    (Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0)) * 1_000_000 + Math.round(Number(`0.${frac ?? '0'}`) * 1_000_000);
   return Number.isSafeInteger(micros) ? micros : null;
 }
 

@@ -68,7 +68,19 @@ export type ClientMessageType = ClientMessage['type'];
  * client (the `disconnect` message's text). */
 export class AudiohookProtocolError extends Error {
   constructor(
-    readonly reason: 'too_large' | 'not_json' | 'malformed' | 'unknown_type' | 'bad_parameters' | 'seq' | 'serverseq' | 'session_id' | 'position' | 'state' | 'media' | 'audio',
+    readonly reason:
+      | 'too_large'
+      | 'not_json'
+      | 'malformed'
+      | 'unknown_type'
+      | 'bad_parameters'
+      | 'seq'
+      | 'serverseq'
+      | 'session_id'
+      | 'position'
+      | 'state'
+      | 'media'
+      | 'audio',
     readonly info: string,
   ) {
     super(info);
@@ -91,9 +103,21 @@ export function isUuid(v: unknown): v is string {
 function parseMedia(value: unknown): MediaParameter[] {
   if (!Array.isArray(value) || value.length === 0 || value.length > 16) bad('open', 'media');
   return value.map((m, i) => {
-    if (!isObject(m) || !isShortString(m.type, 32) || !isShortString(m.format, 32) || typeof m.rate !== 'number' || !Array.isArray(m.channels)) bad('open', `media[${i}]`);
+    if (
+      !isObject(m) ||
+      !isShortString(m.type, 32) ||
+      !isShortString(m.format, 32) ||
+      typeof m.rate !== 'number' ||
+      !Array.isArray(m.channels)
+    )
+      bad('open', `media[${i}]`);
     const channels = m.channels as unknown[];
-    if (channels.length === 0 || channels.length > 2 || !channels.every((c) => c === 'external' || c === 'internal') || new Set(channels).size !== channels.length) {
+    if (
+      channels.length === 0 ||
+      channels.length > 2 ||
+      !channels.every((c) => c === 'external' || c === 'internal') ||
+      new Set(channels).size !== channels.length
+    ) {
       bad('open', `media[${i}].channels`);
     }
     return { type: m.type as string, format: m.format as string, rate: m.rate, channels: channels as MediaChannel[] };
@@ -111,7 +135,12 @@ function parseOpen(p: Record<string, unknown>): OpenParameters {
     if (!isShortString(v)) bad('open', `participant.${k}`);
     return v;
   };
-  const participant: Participant = { id: typeof part.id === 'string' && isShortString(part.id) ? part.id : '', ani: text('ani'), aniName: text('aniName'), dnis: text('dnis') };
+  const participant: Participant = {
+    id: typeof part.id === 'string' && isShortString(part.id) ? part.id : '',
+    ani: text('ani'),
+    aniName: text('aniName'),
+    dnis: text('dnis'),
+  };
   if (p.language !== undefined && p.language !== null && !isShortString(p.language, 35)) bad('open', 'language');
   const continued: ContinuedSession[] = [];
   if (p.continuedSessions !== undefined) {
@@ -143,15 +172,28 @@ function gap(type: 'resumed' | 'discarded', p: Record<string, unknown>): { start
 /** One client text message, checked: its envelope and the parameters of its type. Throws
  * AudiohookProtocolError naming what is wrong. Sequencing is the session's (session.ts). */
 export function parseClientMessage(text: string): ClientMessage {
-  if (text.length > MAX_TEXT_MESSAGE_CHARS) throw new AudiohookProtocolError('too_large', `Text message too large (over ${MAX_TEXT_MESSAGE_CHARS} characters)`);
+  if (text.length > MAX_TEXT_MESSAGE_CHARS)
+    throw new AudiohookProtocolError('too_large', `Text message too large (over ${MAX_TEXT_MESSAGE_CHARS} characters)`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
     throw new AudiohookProtocolError('not_json', 'Text message not valid JSON');
   }
-  if (!isObject(raw) || raw.version !== '2' || !isUuid(raw.id) || typeof raw.type !== 'string' || !isSeq(raw.seq) || raw.seq < 1 || !isSeq(raw.serverseq) || !isObject(raw.parameters)) {
-    throw new AudiohookProtocolError('malformed', 'Message not a well-formed client message (version "2", id, type, seq, serverseq, position, parameters)');
+  if (
+    !isObject(raw) ||
+    raw.version !== '2' ||
+    !isUuid(raw.id) ||
+    typeof raw.type !== 'string' ||
+    !isSeq(raw.seq) ||
+    raw.seq < 1 ||
+    !isSeq(raw.serverseq) ||
+    !isObject(raw.parameters)
+  ) {
+    throw new AudiohookProtocolError(
+      'malformed',
+      'Message not a well-formed client message (version "2", id, type, seq, serverseq, position, parameters)',
+    );
   }
   const positionUs = parseDuration(raw.position);
   if (positionUs === null) throw new AudiohookProtocolError('malformed', 'Message not a well-formed client message: position');

@@ -10,7 +10,16 @@
 // `discarded` gaps and the time spent paused), from the position it opened at; a message
 // whose position disagrees with that count by more than POSITION_TOLERANCE_US is refused.
 import { microsToSamples, samplesToMicros } from './duration.js';
-import { AudiohookProtocolError, parseClientMessage, type ClientMessage, type MediaChannel, type MediaParameter, type OpenParameters, type ServerMessage, type ServerMessageType } from './messages.js';
+import {
+  AudiohookProtocolError,
+  parseClientMessage,
+  type ClientMessage,
+  type MediaChannel,
+  type MediaParameter,
+  type OpenParameters,
+  type ServerMessage,
+  type ServerMessageType,
+} from './messages.js';
 
 export const AUDIO_RATE = 8000;
 /** How far a client's position may be from the server's count (a client rounding its
@@ -84,9 +93,15 @@ export class AudiohookSession {
       this.state = 'CLOSING';
       return { message, action: { kind: 'close', reason: message.parameters.reason }, replies: [] };
     }
-    if (message.seq !== this.clientseq + 1) throw new AudiohookProtocolError('seq', `Invalid seq value ${message.seq}: expected ${this.clientseq + 1}`);
-    if (message.serverseq > this.seq) throw new AudiohookProtocolError('serverseq', `Invalid serverseq value ${message.serverseq}: the server sent ${this.seq}`);
-    if (message.id !== this.id) throw new AudiohookProtocolError('session_id', 'Session identifier mismatch (the message id is not the Audiohook-Session-Id of the upgrade)');
+    if (message.seq !== this.clientseq + 1)
+      throw new AudiohookProtocolError('seq', `Invalid seq value ${message.seq}: expected ${this.clientseq + 1}`);
+    if (message.serverseq > this.seq)
+      throw new AudiohookProtocolError('serverseq', `Invalid serverseq value ${message.serverseq}: the server sent ${this.seq}`);
+    if (message.id !== this.id)
+      throw new AudiohookProtocolError(
+        'session_id',
+        'Session identifier mismatch (the message id is not the Audiohook-Session-Id of the upgrade)',
+      );
     this.clientseq = message.seq;
     if (message.type === 'open') return this.open(message);
     if (message.type === 'discarded' || message.type === 'resumed') return this.gapMessage(message);
@@ -105,7 +120,11 @@ export class AudiohookSession {
       case 'update':
         return { message, action: { kind: 'update', language: message.parameters.language }, replies: [] };
       case 'error':
-        return { message, action: { kind: 'client_error', code: message.parameters.code, message: message.parameters.message }, replies: [] };
+        return {
+          message,
+          action: { kind: 'client_error', code: message.parameters.code, message: message.parameters.message },
+          replies: [],
+        };
     }
   }
 
@@ -135,7 +154,8 @@ export class AudiohookSession {
       if (this.state === 'ACTIVE') return { message, action: { kind: 'none' }, replies: [] };
       throw new AudiohookProtocolError('state', `'resumed' in state ${this.state}`);
     }
-    if (message.type === 'discarded' && this.state !== 'ACTIVE' && this.state !== 'PAUSED') throw new AudiohookProtocolError('state', `'discarded' in state ${this.state}`);
+    if (message.type === 'discarded' && this.state !== 'ACTIVE' && this.state !== 'PAUSED')
+      throw new AudiohookProtocolError('state', `'discarded' in state ${this.state}`);
     this.checkPosition(startUs, 'start');
     const samples = microsToSamples(discardedUs, AUDIO_RATE);
     // The message's own position is at the gap's start or at its end.
@@ -143,7 +163,10 @@ export class AudiohookSession {
     const end = this.position + samples;
     const tolerance = microsToSamples(POSITION_TOLERANCE_US, AUDIO_RATE);
     if (Math.abs(at - this.position) > tolerance && Math.abs(at - end) > tolerance) {
-      throw new AudiohookProtocolError('position', `Invalid position ${message.positionUs / 1e6}s for a gap from ${startUs / 1e6}s of ${discardedUs / 1e6}s`);
+      throw new AudiohookProtocolError(
+        'position',
+        `Invalid position ${message.positionUs / 1e6}s for a gap from ${startUs / 1e6}s of ${discardedUs / 1e6}s`,
+      );
     }
     this.position = end;
     if (message.type === 'resumed') this.state = 'ACTIVE';
@@ -154,7 +177,10 @@ export class AudiohookSession {
     if (this.state === 'PREPARING') return;
     const diff = Math.abs(microsToSamples(us, AUDIO_RATE) - this.position);
     if (diff > microsToSamples(POSITION_TOLERANCE_US, AUDIO_RATE)) {
-      throw new AudiohookProtocolError('position', `Invalid ${field} ${us / 1e6}s: the server counted ${this.positionUs / 1e6}s of audio and gaps`);
+      throw new AudiohookProtocolError(
+        'position',
+        `Invalid ${field} ${us / 1e6}s: the server counted ${this.positionUs / 1e6}s of audio and gaps`,
+      );
     }
   }
 
@@ -163,8 +189,13 @@ export class AudiohookSession {
   audio(frame: Buffer): Buffer[] {
     if (this.state !== 'ACTIVE') throw new AudiohookProtocolError('audio', `Received audio in state ${this.state}`);
     const n = this.channels.length;
-    if (frame.length > MAX_AUDIO_FRAME_BYTES * (n / 2)) throw new AudiohookProtocolError('too_large', `Audio frame of ${frame.length} bytes is over the ${MAX_AUDIO_FRAME_BYTES * (n / 2)}-byte bound (1 s)`);
-    if (frame.length % n !== 0) throw new AudiohookProtocolError('audio', `Audio frame of ${frame.length} bytes is not a whole number of ${n}-channel samples`);
+    if (frame.length > MAX_AUDIO_FRAME_BYTES * (n / 2))
+      throw new AudiohookProtocolError(
+        'too_large',
+        `Audio frame of ${frame.length} bytes is over the ${MAX_AUDIO_FRAME_BYTES * (n / 2)}-byte bound (1 s)`,
+      );
+    if (frame.length % n !== 0)
+      throw new AudiohookProtocolError('audio', `Audio frame of ${frame.length} bytes is not a whole number of ${n}-channel samples`);
     const samples = frame.length / n;
     this.position += samples;
     this.audioSamples += samples;

@@ -8,7 +8,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The components Genesys covers; a signature that leaves one out is refused. */
-export const REQUIRED_COMPONENTS = ['@request-target', '@authority', 'audiohook-organization-id', 'audiohook-session-id', 'audiohook-correlation-id', 'x-api-key'] as const;
+export const REQUIRED_COMPONENTS = [
+  '@request-target',
+  '@authority',
+  'audiohook-organization-id',
+  'audiohook-session-id',
+  'audiohook-correlation-id',
+  'x-api-key',
+] as const;
 /** Longest validity window taken (created to expires); Genesys signs for 30 s or so. */
 export const MAX_SIGNATURE_LIFETIME_S = 300;
 /** Clock difference allowed between Genesys and this node. */
@@ -191,7 +198,8 @@ export function signatureBase(input: Pick<SignatureInput, 'components' | 'raw'>,
     if (name === '@request-target') value = req.target;
     else if (name === '@authority') value = req.authority.toLowerCase();
     else if (name === '@method') value = 'GET';
-    else if (name.startsWith('@')) throw new SignatureError('components', `signature-input covers ${name}, which this server does not derive`);
+    else if (name.startsWith('@'))
+      throw new SignatureError('components', `signature-input covers ${name}, which this server does not derive`);
     else value = req.headers[name];
     if (value === undefined) throw new SignatureError('components', `signature-input covers ${name}, absent from the request`);
     return `"${name}": ${value.trim().replace(/[ \t]*\r\n[ \t]+/g, ' ')}`;
@@ -224,17 +232,28 @@ export function verifySignature(req: SignedRequest, secretBase64: string, nowS: 
   if (missing.length > 0) throw new SignatureError('components', `the signature does not cover ${missing.join(', ')}`);
   const { keyid, nonce, alg, created, expires } = input.params;
   if (alg !== undefined && alg !== 'hmac-sha256') throw new SignatureError('algorithm', `signature alg ${String(alg)} is not hmac-sha256`);
-  if (typeof keyid !== 'string' || typeof nonce !== 'string' || nonce.length === 0 || typeof created !== 'number' || typeof expires !== 'number') {
+  if (
+    typeof keyid !== 'string' ||
+    typeof nonce !== 'string' ||
+    nonce.length === 0 ||
+    typeof created !== 'number' ||
+    typeof expires !== 'number'
+  ) {
     throw new SignatureError('malformed', 'signature-input needs keyid, nonce, created and expires');
   }
   const apiKey = req.headers['x-api-key'] ?? '';
   if (!safeEqual(keyid, apiKey)) throw new SignatureError('keyid', 'the signature keyid is not the X-API-KEY');
-  if (expires <= created || expires - created > MAX_SIGNATURE_LIFETIME_S) throw new SignatureError('malformed', `the signature's validity (created ${created}, expires ${expires}) is not 1..${MAX_SIGNATURE_LIFETIME_S} s`);
+  if (expires <= created || expires - created > MAX_SIGNATURE_LIFETIME_S)
+    throw new SignatureError(
+      'malformed',
+      `the signature's validity (created ${created}, expires ${expires}) is not 1..${MAX_SIGNATURE_LIFETIME_S} s`,
+    );
   if (created > nowS + CLOCK_SKEW_S) throw new SignatureError('not_yet_valid', 'the signature was created in the future');
   if (expires + CLOCK_SKEW_S < nowS) throw new SignatureError('expired', 'the signature expired');
   const expected = hmacSignature(signatureBase(input, req), Buffer.from(secretBase64, 'base64'));
   const given = parseSignature(sigHeader, input.label);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new SignatureError('mismatch', 'the signature does not match');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw new SignatureError('mismatch', 'the signature does not match');
   return { keyid, nonce, expires };
 }
 
@@ -266,10 +285,12 @@ export function parseClientSecrets(text: string): ReadonlyMap<string, string> {
   } catch {
     throw new Error('the AudioHook client secrets file is not JSON');
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('the AudioHook client secrets file must be a JSON object {"<organization id>": "<client secret>"}');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new Error('the AudioHook client secrets file must be a JSON object {"<organization id>": "<client secret>"}');
   const out = new Map<string, string>();
   for (const [org, secret] of Object.entries(raw)) {
-    if (!/^[0-9a-fA-F-]{36}$/.test(org)) throw new Error(`AudioHook client secrets: ${JSON.stringify(org.slice(0, 40))} is not an organization id (a UUID)`);
+    if (!/^[0-9a-fA-F-]{36}$/.test(org))
+      throw new Error(`AudioHook client secrets: ${JSON.stringify(org.slice(0, 40))} is not an organization id (a UUID)`);
     if (typeof secret !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(secret) || Buffer.from(secret, 'base64').length < 16) {
       throw new Error(`AudioHook client secrets: the secret of ${org} must be base64 of at least 16 bytes`);
     }

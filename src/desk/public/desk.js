@@ -22,7 +22,8 @@ function signedOut(why) {
 
 /** A 401 anywhere means the session ended (logged out, idle or expired). */
 function failed(stateEl, err) {
-  if (err instanceof api.DeskError && err.status === 401) signedOut('Your desk session has ended (logged out or expired). Open a new login link to continue.');
+  if (err instanceof api.DeskError && err.status === 401)
+    signedOut('Your desk session has ended (logged out or expired). Open a new login link to continue.');
   else stateEl.textContent = `Error: ${err.message}`;
 }
 
@@ -54,7 +55,12 @@ function groupHeading(kind, id, link, meta) {
       link.textContent = d.title || id;
       const parts =
         kind === 'call'
-          ? [d.externalId ? `PBX ${d.externalId}` : null, d.legs.map((l) => l.speaker).join(', ') || null, `${formatMs(d.durationMs ?? 0)} long`, dateOf(d.createdAt)]
+          ? [
+              d.externalId ? `PBX ${d.externalId}` : null,
+              d.legs.map((l) => l.speaker).join(', ') || null,
+              `${formatMs(d.durationMs ?? 0)} long`,
+              dateOf(d.createdAt),
+            ]
           : [d.durationMs !== undefined && d.durationMs !== null ? `${formatMs(d.durationMs)} long` : null, dateOf(d.createdAt)];
       meta.textContent = parts.filter(Boolean).join(' · ');
     })
@@ -133,7 +139,10 @@ async function runSearch(more) {
     $('more').hidden = nextCursor === null;
     const shown = groups.size;
     const what = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-    state.textContent = hitCount === 0 ? 'Nothing found.' : `${what(hitCount, 'result', 'results')} in ${what(shown, 'call or transcript', 'calls or transcripts')}${nextCursor ? ' so far' : ''}.`;
+    state.textContent =
+      hitCount === 0
+        ? 'Nothing found.'
+        : `${what(hitCount, 'result', 'results')} in ${what(shown, 'call or transcript', 'calls or transcripts')}${nextCursor ? ' so far' : ''}.`;
   } catch (err) {
     failed(state, err);
   }
@@ -207,7 +216,14 @@ async function openReader(params) {
       legs = t.legs.map((l) => l.speaker);
       $('reader-heading').textContent = `Call: ${t.title || t.callId}`;
       const call = await describe('call', id).catch(() => null);
-      $('reader-facts').textContent = [t.externalId ? `PBX ${t.externalId}` : null, t.legs.map((l) => l.speaker).join(', ') || null, `${formatMs(t.durationMs)} long`, call ? dateOf(call.createdAt) : null, t.status, t.callId]
+      $('reader-facts').textContent = [
+        t.externalId ? `PBX ${t.externalId}` : null,
+        t.legs.map((l) => l.speaker).join(', ') || null,
+        `${formatMs(t.durationMs)} long`,
+        call ? dateOf(call.createdAt) : null,
+        t.status,
+        t.callId,
+      ]
         .filter(Boolean)
         .join(' · ');
     } else {
@@ -216,7 +232,13 @@ async function openReader(params) {
       $('reader-heading').textContent = `Transcript: ${t.title || t.transcriptionId}`;
       $('reader-facts').textContent = `${formatMs(t.durationMs)} long · ${t.status} · ${t.transcriptionId}`;
     }
-    const hitLine = renderTranscript(document, $('transcript'), segments, player, hitSeg ? { transcriptionId: hitT, segmentId: hitSeg } : null);
+    const hitLine = renderTranscript(
+      document,
+      $('transcript'),
+      segments,
+      player,
+      hitSeg ? { transcriptionId: hitT, segmentId: hitSeg } : null,
+    );
     state.textContent = `${segments.length} line${segments.length === 1 ? '' : 's'}.`;
     recording?.abort();
     recording = showRecording(api.recordingUrl(kind === 'call' ? 'call' : 'transcription', id, legs), at);
@@ -270,7 +292,9 @@ async function refreshLive() {
       title.textContent = s.title || s.sessionId;
       const meta = document.createElement('div');
       meta.className = 'meta';
-      meta.textContent = [s.callId ? `call ${s.callId}` : null, s.speaker, s.state === 'RECORDING' ? 'live' : 'paused', s.sessionId].filter(Boolean).join(' · ');
+      meta.textContent = [s.callId ? `call ${s.callId}` : null, s.speaker, s.state === 'RECORDING' ? 'live' : 'paused', s.sessionId]
+        .filter(Boolean)
+        .join(' · ');
       const button = document.createElement('button');
       button.type = 'button';
       button.textContent = 'Watch';
@@ -302,7 +326,8 @@ $('logout').addEventListener('click', async () => {
 async function start() {
   try {
     const s = await api.loadSession();
-    $('who').textContent = `Signed in to ${s.accountName ? `${s.accountName} (${s.accountId})` : s.accountId}, read-only, until ${dateOf(s.expiresAt)}`;
+    $('who').textContent =
+      `Signed in to ${s.accountName ? `${s.accountName} (${s.accountId})` : s.accountId}, read-only, until ${dateOf(s.expiresAt)}`;
     $('desk').hidden = false;
     $('logout').hidden = false;
     route();

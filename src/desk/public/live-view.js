@@ -50,7 +50,8 @@ export class LiveWatch {
       } catch {
         return;
       }
-      if (event.type === 'watching') els.state.textContent = event.streaming ? 'Live: a client is streaming' : 'Live: no client is streaming right now';
+      if (event.type === 'watching')
+        els.state.textContent = event.streaming ? 'Live: a client is streaming' : 'Live: no client is streaming right now';
       else if (event.type === 'partial') els.partial.textContent = event.text;
       else if (event.type === 'final') this.final(event);
       else if (event.type === 'alert') this.alert(event);

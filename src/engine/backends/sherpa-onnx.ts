@@ -208,10 +208,7 @@ class SherpaOnnxBackend implements DecoderBackend {
       });
       this.#stream = this.#recognizer.createStream();
     } catch (err) {
-      throw engineError(
-        `sherpa-onnx: cannot load the model in ${path.dirname(files.encoder)}: ${(err as Error).message}`,
-        err,
-      );
+      throw engineError(`sherpa-onnx: cannot load the model in ${path.dirname(files.encoder)}: ${(err as Error).message}`, err);
     }
   }
 

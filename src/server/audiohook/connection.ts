@@ -186,7 +186,11 @@ export class AudiohookConnection implements RegisteredConnection {
     const speakers = channels.map((c) => CHANNEL_SPEAKERS[c]);
     this.language = open.language;
     const p = open.participant;
-    const title = `Genesys ${[p.ani && `ani ${p.ani}`, p.aniName && `(${p.aniName})`, p.dnis && `dnis ${p.dnis}`].filter(Boolean).join(' ') || open.conversationId}`.slice(0, 180);
+    const title =
+      `Genesys ${[p.ani && `ani ${p.ani}`, p.aniName && `(${p.aniName})`, p.dnis && `dnis ${p.dnis}`].filter(Boolean).join(' ') || open.conversationId}`.slice(
+        0,
+        180,
+      );
     const spec = { accountId, audiohookSessionId: this.info.sessionId, conversationId: open.conversationId, title };
     const conversation = new NativeConversation(this.ctx);
     const continued = open.continuedSessions.map((c) => c.id);
@@ -194,12 +198,16 @@ export class AudiohookConnection implements RegisteredConnection {
     const accountStreams = accountStreamsOf(this.ctx);
     const admissionIds = speakers.map((s) => `audiohook-${this.info.sessionId}-${s}`);
     const limit = accountStreamLimit(this.ctx.config.maxStreamsPerAccount);
-    const streaming = this.ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
+    const streaming = this.ctx.sessions
+      .all()
+      .filter((s) => s.accountId === accountId && s.hasSocket)
+      .map((s) => s.id);
     const admitted: string[] = [];
     const settle = () => admitted.splice(0).forEach((id) => accountStreams.settle(accountId, id));
     try {
       for (const id of admissionIds) {
-        if (!accountStreams.tryAdmit(accountId, id, limit, streaming)) throw new AudiohookProtocolError('state', `This account already streams ${limit} legs on this node, its limit`);
+        if (!accountStreams.tryAdmit(accountId, id, limit, streaming))
+          throw new AudiohookProtocolError('state', `This account already streams ${limit} legs on this node, its limit`);
         admitted.push(id);
       }
       let opened;
@@ -211,7 +219,8 @@ export class AudiohookConnection implements RegisteredConnection {
         await this.registry.releasedOf(continued, CONTINUE_WAIT_MS);
         opened = await conversation.continueFrom(spec, continued[continued.length - 1]!, speakers);
       } else {
-        if (!this.ctx.sessions.hasRoomFor(speakers.length)) throw new AudiohookProtocolError('state', `${speakers.length} recognizers are not free on this node now; try again later`);
+        if (!this.ctx.sessions.hasRoomFor(speakers.length))
+          throw new AudiohookProtocolError('state', `${speakers.length} recognizers are not free on this node now; try again later`);
         opened = await conversation.open(spec, speakers);
       }
       const legs = opened.sessions.map((session, i) => new NativeLeg(session, speakers[i]!, this.observer(i), this.pressure));
@@ -224,7 +233,10 @@ export class AudiohookConnection implements RegisteredConnection {
       }
       this.origins = legs.map((l) => samplesToMicros(Number(l.capturedSamples), AUDIO_RATE) - openUs);
       this.legs = legs;
-      this.log.info({ callId: opened.callId, conversationId: open.conversationId, sessionIds: legs.map((l) => l.session.id), channels, continued }, 'AudioHook session opened');
+      this.log.info(
+        { callId: opened.callId, conversationId: open.conversationId, sessionIds: legs.map((l) => l.session.id), channels, continued },
+        'AudioHook session opened',
+      );
       if (this.protocol.state === 'OPENING') this.send([this.protocol.opened()]);
       for (const fn of this.pending.splice(0)) fn();
       this.pendingBytes = 0;
@@ -251,7 +263,13 @@ export class AudiohookConnection implements RegisteredConnection {
       event: (event: ServerEvent) => {
         if (event.type === 'partial' || event.type === 'final') {
           const ch = this.protocol.channels[channel]!;
-          const entity = transcriptEntity(event, { legKey: this.legs?.[channel]?.transcriptionId ?? String(channel), channel: ch, channelId: channel, originUs: this.origins[channel] ?? 0, language: this.language });
+          const entity = transcriptEntity(event, {
+            legKey: this.legs?.[channel]?.transcriptionId ?? String(channel),
+            channel: ch,
+            channelId: channel,
+            originUs: this.origins[channel] ?? 0,
+            language: this.language,
+          });
           if (!entity) return;
           const state = this.protocol.state;
           if (state !== 'ACTIVE' && state !== 'PAUSED' && state !== 'CLOSING') return;
@@ -300,7 +318,8 @@ export class AudiohookConnection implements RegisteredConnection {
         for (const leg of legs) leg.close();
         await Promise.race([allEnded, new Promise((r) => setTimeout(r, 30_000))]);
       }
-      for (const leg of legs) await leg.detach().catch((err: unknown) => this.log.warn({ err, sessionId: leg.session.id }, 'detach failed'));
+      for (const leg of legs)
+        await leg.detach().catch((err: unknown) => this.log.warn({ err, sessionId: leg.session.id }, 'detach failed'));
     })();
     return this.letting;
   }

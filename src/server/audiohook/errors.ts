@@ -17,5 +17,9 @@ export class AudiohookRefusal extends Error {
 }
 
 export function sendRefusal(reply: FastifyReply, refusal: AudiohookRefusal): FastifyReply {
-  return reply.code(refusal.status).header('connection', 'close').type('application/json; charset=utf-8').send({ status: refusal.status, reason: refusal.reason, message: refusal.message });
+  return reply
+    .code(refusal.status)
+    .header('connection', 'close')
+    .type('application/json; charset=utf-8')
+    .send({ status: refusal.status, reason: refusal.reason, message: refusal.message });
 }

@@ -5,9 +5,31 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { seriesAtZero } from '../../obs/metrics.js';
 
-export const REFUSAL_REASONS = ['headers', 'auth', 'signature', 'signature_expired', 'nonce_replayed', 'media', 'admission', 'protocol'] as const;
+export const REFUSAL_REASONS = [
+  'headers',
+  'auth',
+  'signature',
+  'signature_expired',
+  'nonce_replayed',
+  'media',
+  'admission',
+  'protocol',
+] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
-export const INVALID_REASONS = ['too_large', 'not_json', 'malformed', 'unknown_type', 'bad_parameters', 'seq', 'serverseq', 'session_id', 'position', 'state', 'media', 'audio'] as const;
+export const INVALID_REASONS = [
+  'too_large',
+  'not_json',
+  'malformed',
+  'unknown_type',
+  'bad_parameters',
+  'seq',
+  'serverseq',
+  'session_id',
+  'position',
+  'state',
+  'media',
+  'audio',
+] as const;
 export const MESSAGE_TYPES = ['open', 'close', 'ping', 'paused', 'resumed', 'discarded', 'update', 'error'] as const;
 
 function create(registry: Registry) {
@@ -21,17 +43,57 @@ function create(registry: Registry) {
       labelNames: ['reason'],
       registers,
     }),
-    messages: new Counter({ name: 'scribed_audiohook_messages_total', help: 'AudioHook client text messages handled, by type', labelNames: ['type'], registers }),
-    invalid: new Counter({ name: 'scribed_audiohook_messages_invalid_total', help: 'AudioHook client messages refused (answered with disconnect), by reason', labelNames: ['reason'], registers }),
-    audioSeconds: new Counter({ name: 'scribed_audiohook_audio_received_seconds_total', help: 'Seconds of audio received over AudioHook, per channel (a stereo second counts 2)', registers }),
-    gapSeconds: new Counter({ name: 'scribed_audiohook_gap_seconds_total', help: 'Seconds of audio the client discarded or paused, filled with silence per channel', registers }),
-    continued: new Counter({ name: 'scribed_audiohook_sessions_continued_total', help: 'AudioHook sessions opened with continuedSessions (a reconnect resuming a conversation)', registers }),
-    reconnects: new Counter({ name: 'scribed_audiohook_reconnects_requested_total', help: 'reconnect messages this node sent (drain)', registers }),
-    events: new Counter({ name: 'scribed_audiohook_transcript_events_total', help: 'Transcript event messages sent, by finality', labelNames: ['final'], registers }),
+    messages: new Counter({
+      name: 'scribed_audiohook_messages_total',
+      help: 'AudioHook client text messages handled, by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    invalid: new Counter({
+      name: 'scribed_audiohook_messages_invalid_total',
+      help: 'AudioHook client messages refused (answered with disconnect), by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
+    audioSeconds: new Counter({
+      name: 'scribed_audiohook_audio_received_seconds_total',
+      help: 'Seconds of audio received over AudioHook, per channel (a stereo second counts 2)',
+      registers,
+    }),
+    gapSeconds: new Counter({
+      name: 'scribed_audiohook_gap_seconds_total',
+      help: 'Seconds of audio the client discarded or paused, filled with silence per channel',
+      registers,
+    }),
+    continued: new Counter({
+      name: 'scribed_audiohook_sessions_continued_total',
+      help: 'AudioHook sessions opened with continuedSessions (a reconnect resuming a conversation)',
+      registers,
+    }),
+    reconnects: new Counter({
+      name: 'scribed_audiohook_reconnects_requested_total',
+      help: 'reconnect messages this node sent (drain)',
+      registers,
+    }),
+    events: new Counter({
+      name: 'scribed_audiohook_transcript_events_total',
+      help: 'Transcript event messages sent, by finality',
+      labelNames: ['final'],
+      registers,
+    }),
   };
-  seriesAtZero(m.refused, REFUSAL_REASONS.map((reason) => ({ reason })));
-  seriesAtZero(m.invalid, INVALID_REASONS.map((reason) => ({ reason })));
-  seriesAtZero(m.messages, MESSAGE_TYPES.map((type) => ({ type })));
+  seriesAtZero(
+    m.refused,
+    REFUSAL_REASONS.map((reason) => ({ reason })),
+  );
+  seriesAtZero(
+    m.invalid,
+    INVALID_REASONS.map((reason) => ({ reason })),
+  );
+  seriesAtZero(
+    m.messages,
+    MESSAGE_TYPES.map((type) => ({ type })),
+  );
   seriesAtZero(m.events, [{ final: 'true' }, { final: 'false' }]);
   return m;
 }

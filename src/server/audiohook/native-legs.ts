@@ -116,17 +116,29 @@ export class NativeConversation {
   private async createCall(spec: ConversationSpec): Promise<string> {
     const body = { title: spec.title, externalId: spec.conversationId };
     const outcome = await this.ctx.store.createCall({
-      call: { id: newId('call', this.ctx.now()), accountId: spec.accountId, externalId: spec.conversationId, title: spec.title, createdAt: this.ctx.now().toISOString() },
+      call: {
+        id: newId('call', this.ctx.now()),
+        accountId: spec.accountId,
+        externalId: spec.conversationId,
+        title: spec.title,
+        createdAt: this.ctx.now().toISOString(),
+      },
       idempotency: { key: `audiohook:${spec.audiohookSessionId}`, requestHash: callRequestHash(body) },
     });
-    if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this AudioHook session id was used for another conversation');
+    if (outcome.kind === 'conflict')
+      throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this AudioHook session id was used for another conversation');
     if (outcome.kind === 'created') this.ctx.metrics.callsCreated.inc();
     return outcome.call.id;
   }
 
   private async createSession(spec: ConversationSpec, callId: string, speaker: string): Promise<string> {
     const body = { title: legTitle(spec.title, speaker), options: { inputEncoding: INPUT_ENCODING, segmentCommitMode: 'vad' } };
-    const outcome = await createLiveSession(this.ctx, { accountId: spec.accountId, body, call: { callId, speaker }, idempotencyKey: `audiohook:${spec.audiohookSessionId}:${speaker}` });
+    const outcome = await createLiveSession(this.ctx, {
+      accountId: spec.accountId,
+      body,
+      call: { callId, speaker },
+      idempotencyKey: `audiohook:${spec.audiohookSessionId}:${speaker}`,
+    });
     if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this AudioHook session id was used for another leg');
     return outcome.session.id;
   }
@@ -153,7 +165,11 @@ export class NativeConversation {
    * reconnects keeps one call; without one, the call of the session it continues is created
    * under that session's key), and its legs resumed onto this node (a new epoch: whichever
    * node served the old connection lets go), a leg the earlier session lacked created. */
-  async continueFrom(spec: ConversationSpec, previousSessionId: string, speakers: readonly string[]): Promise<{ callId: string; sessions: LiveSession[] }> {
+  async continueFrom(
+    spec: ConversationSpec,
+    previousSessionId: string,
+    speakers: readonly string[],
+  ): Promise<{ callId: string; sessions: LiveSession[] }> {
     const [latest] = await this.ctx.store.listCalls(spec.accountId, 1, { externalId: spec.conversationId });
     const callId = latest?.id ?? (await this.createCall({ ...spec, audiohookSessionId: previousSessionId }));
     const call = latest ?? (await this.ctx.store.getCall(callId, spec.accountId));

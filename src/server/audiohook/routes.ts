@@ -62,7 +62,8 @@ export function audiohookRoutes(ctx: AppContext): FastifyPluginAsync {
     try {
       accountId = await authenticate(ctx.store, 'access_key', apiKey);
     } catch (err) {
-      if (err instanceof ScribedError && err.code === 'UNAUTHORIZED') throw new AudiohookRefusal(401, 'auth', 'X-API-KEY is not a scribed access key');
+      if (err instanceof ScribedError && err.code === 'UNAUTHORIZED')
+        throw new AudiohookRefusal(401, 'auth', 'X-API-KEY is not a scribed access key');
       throw err;
     }
     const secret = ctx.config.audiohookClientSecrets.get(organizationId!.toLowerCase());
@@ -72,9 +73,15 @@ export function audiohookRoutes(ctx: AppContext): FastifyPluginAsync {
       for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = headerValue(v);
       try {
         const verified = verifySignature({ target: req.url, authority: h('host') ?? '', headers }, secret, nowS);
-        if (!nonces.add(verified.nonce, verified.expires, nowS)) throw new AudiohookRefusal(401, 'nonce_replayed', 'the signature nonce was used before');
+        if (!nonces.add(verified.nonce, verified.expires, nowS))
+          throw new AudiohookRefusal(401, 'nonce_replayed', 'the signature nonce was used before');
       } catch (err) {
-        if (err instanceof SignatureError) throw new AudiohookRefusal(401, err.reason === 'expired' ? 'signature_expired' : 'signature', `signature refused: ${err.message}`);
+        if (err instanceof SignatureError)
+          throw new AudiohookRefusal(
+            401,
+            err.reason === 'expired' ? 'signature_expired' : 'signature',
+            `signature refused: ${err.message}`,
+          );
         throw err;
       }
     }

@@ -34,7 +34,8 @@ export async function stageStream(source: Readable, file: string, maxBytes: numb
   const counting = new Transform({
     transform(chunk: Buffer, _enc, done) {
       bytes += chunk.length;
-      if (bytes > maxBytes) return done(new ScribedError('PAYLOAD_TOO_LARGE', `the audio is over the upload size limit (${maxBytes} bytes)`));
+      if (bytes > maxBytes)
+        return done(new ScribedError('PAYLOAD_TOO_LARGE', `the audio is over the upload size limit (${maxBytes} bytes)`));
       hash.update(chunk);
       done(null, chunk);
     },
@@ -59,7 +60,10 @@ export async function submitStaged(
   fields: Record<string, string>,
 ): Promise<string[]> {
   const submitter = batchSubmitterFor(opts, () => ({ ...opts, store: ctx.store, engine: ctx.engine, metrics: ctx.metrics, now: ctx.now }));
-  const outcome: BatchSubmitOutcome = await submitter.submit({ accountId, file: staged.path, audioSha256: staged.sha256, fields, uploadName: null }, req.log);
+  const outcome: BatchSubmitOutcome = await submitter.submit(
+    { accountId, file: staged.path, audioSha256: staged.sha256, fields, uploadName: null },
+    req.log,
+  );
   // No Idempotency-Key is passed, so nothing is replayed.
   if (outcome.kind !== 'created' || outcome.job === null) throw new ScribedError('INTERNAL', 'a facade upload was answered as a replay');
   return uploadJobs(ctx.store, outcome.job);

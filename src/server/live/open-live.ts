@@ -52,7 +52,10 @@ export async function createLiveSession(ctx: AppContext, o: CreateLiveSession): 
       transcriptionId: newId('stt', now),
       title: valid.title,
       languageHint: valid.languageHint,
-      options: withRedactionDefault(valid.effectiveOptions, (await ctx.store.getRedactionDefault(o.accountId))?.policies) as unknown as Record<string, unknown>,
+      options: withRedactionDefault(
+        valid.effectiveOptions,
+        (await ctx.store.getRedactionDefault(o.accountId))?.policies,
+      ) as unknown as Record<string, unknown>,
       createdAt: now.toISOString(),
     },
   });
@@ -91,10 +94,19 @@ export async function openLive(ctx: AppContext, req: FastifyRequest, o: OpenLive
   const target = o.target;
   // A draining node (src/server/drain.ts) takes no new socket: a 503 the balancer retries on
   // another node (a facade words it as its busy answer).
-  if (ctx.draining?.()) throw 'sessionId' in target ? new ScribedError('NODE_DRAINING', 'this node is draining before it stops; another node takes the socket') : o.refusals.engineBusy();
+  if (ctx.draining?.())
+    throw 'sessionId' in target
+      ? new ScribedError('NODE_DRAINING', 'this node is draining before it stops; another node takes the socket')
+      : o.refusals.engineBusy();
   const served = 'sessionId' in target ? ctx.sessions.served(target.sessionId) : undefined;
   const count = 'sessionId' in target ? 1 : target.count;
-  const settle = admit(ctx, req, o.accountId, 'sessionId' in target ? [target.sessionId] : Array.from({ length: count }, () => `live-${randomUUID()}`), o.refusals);
+  const settle = admit(
+    ctx,
+    req,
+    o.accountId,
+    'sessionId' in target ? [target.sessionId] : Array.from({ length: count }, () => `live-${randomUUID()}`),
+    o.refusals,
+  );
   const taken: LiveSession[] = [];
   try {
     // Before the recognizer check: an account at its limit is told so, not ENGINE_BUSY. A
@@ -131,7 +143,10 @@ export async function openLive(ctx: AppContext, req: FastifyRequest, o: OpenLive
 function admit(ctx: AppContext, req: FastifyRequest, accountId: string, ids: string[], refusals: LiveRefusals): () => void {
   const accountStreams = accountStreamsOf(ctx);
   const limit = accountStreamLimit(ctx.config.maxStreamsPerAccount);
-  const streaming = ctx.sessions.all().filter((s) => s.accountId === accountId && s.hasSocket).map((s) => s.id);
+  const streaming = ctx.sessions
+    .all()
+    .filter((s) => s.accountId === accountId && s.hasSocket)
+    .map((s) => s.id);
   const admitted: string[] = [];
   let settled = false;
   const settle = () => {
@@ -165,7 +180,9 @@ export interface AttachLive {
 export async function attachLive(ctx: AppContext, opening: LiveOpening, drivers: SessionDriver[], o: AttachLive): Promise<boolean> {
   const outcomes = await Promise.allSettled(drivers.map((d) => d.session.attach(d.sink)));
   opening.settle();
-  const refused = outcomes.flatMap((r, i) => (r.status === 'rejected' ? [{ session: drivers[i]!.session, err: toScribedError(r.reason) }] : []));
+  const refused = outcomes.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ session: drivers[i]!.session, err: toScribedError(r.reason) }] : [],
+  );
   if (refused.length === 0) {
     ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'upgraded' });
     return true;
@@ -173,7 +190,8 @@ export async function attachLive(ctx: AppContext, opening: LiveOpening, drivers:
   const e = refused[0]!.err;
   ctx.metrics.wsUpgrades.inc({ socket: 'stream', outcome: 'attach_failed' });
   o.log.warn({ code: e.code }, 'socket attach refused');
-  for (const { session } of refused) void ctx.sessions.releaseIfIdle(session).catch((err: unknown) => o.log.warn({ err }, 'could not release the claim'));
+  for (const { session } of refused)
+    void ctx.sessions.releaseIfIdle(session).catch((err: unknown) => o.log.warn({ err }, 'could not release the claim'));
   if (o.socket.readyState === o.socket.OPEN) o.sendError(e);
   o.socket.close(e.code === 'ENGINE_BUSY' ? CLOSE_CODES.tryAgainLater : CLOSE_CODES.internal, e.code);
   return false;

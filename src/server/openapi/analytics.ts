@@ -39,7 +39,13 @@ const COMMON: Record<string, JsonSchema> = {
 const TEST_ALTERNATIVES: JsonSchema[] = [
   object(
     {
-      phrases: { type: 'array', minItems: 1, maxItems: MAX_RULE_PHRASES, items: { ...text(1, MAX_RULE_PHRASE_CHARS), pattern: '[\\p{L}\\p{N}]' }, description: 'whole words in this order, case and punctuation ignored' },
+      phrases: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_RULE_PHRASES,
+        items: { ...text(1, MAX_RULE_PHRASE_CHARS), pattern: '[\\p{L}\\p{N}]' },
+        description: 'whole words in this order, case and punctuation ignored',
+      },
       match: { enum: ['any', 'all'], default: 'any', description: 'any of the phrases, or all of them' },
       ...COMMON,
     },
@@ -48,7 +54,10 @@ const TEST_ALTERNATIVES: JsonSchema[] = [
   ),
   object(
     {
-      pattern: { ...text(1, MAX_RULE_PATTERN_CHARS), description: 'RE2 syntax over each final of the scoped legs; one RE2 refuses is 422 RULE_PATTERN_INVALID' },
+      pattern: {
+        ...text(1, MAX_RULE_PATTERN_CHARS),
+        description: 'RE2 syntax over each final of the scoped legs; one RE2 refuses is 422 RULE_PATTERN_INVALID',
+      },
       caseSensitive: { type: 'boolean', default: false },
       ...COMMON,
     },
@@ -56,12 +65,34 @@ const TEST_ALTERNATIVES: JsonSchema[] = [
     { closed: true },
   ),
   object({ entity: { enum: [...DETECTABLE_CATEGORIES] }, ...COMMON }, ['entity'], { closed: true }),
-  object({ silenceSeconds: { type: 'number', minimum: 1, maximum: MAX_WINDOW_SECONDS, description: 'nobody talks for longer than this' }, window: WINDOW, negate: COMMON.negate! }, ['silenceSeconds'], { closed: true }),
-  object({ interruptions: { type: 'integer', minimum: 1, maximum: MAX_INTERRUPTIONS, description: 'at least this many interruptions by the speaker (any leg when null)' }, ...COMMON }, ['interruptions'], { closed: true }),
+  object(
+    {
+      silenceSeconds: { type: 'number', minimum: 1, maximum: MAX_WINDOW_SECONDS, description: 'nobody talks for longer than this' },
+      window: WINDOW,
+      negate: COMMON.negate!,
+    },
+    ['silenceSeconds'],
+    { closed: true },
+  ),
+  object(
+    {
+      interruptions: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_INTERRUPTIONS,
+        description: 'at least this many interruptions by the speaker (any leg when null)',
+      },
+      ...COMMON,
+    },
+    ['interruptions'],
+    { closed: true },
+  ),
   object(
     {
       talkShare: {
-        ...object({ min: { type: 'number', minimum: 0, maximum: 1 }, max: { type: 'number', minimum: 0, maximum: 1 } }, [], { closed: true }),
+        ...object({ min: { type: 'number', minimum: 0, maximum: 1 }, max: { type: 'number', minimum: 0, maximum: 1 } }, [], {
+          closed: true,
+        }),
         minProperties: 1,
         description: "the speaker's share of the talk time in the window is at least min and at most max (min not above max)",
       },
@@ -74,8 +105,17 @@ const TEST_ALTERNATIVES: JsonSchema[] = [
   ),
 ];
 
-const CONDITION: JsonSchema = { description: 'one test (phrases, pattern, entity, silenceSeconds, interruptions or talkShare) with its scope', anyOf: TEST_ALTERNATIVES };
-const CONDITIONS: JsonSchema = { type: 'array', minItems: 1, maxItems: MAX_CATEGORY_CONDITIONS, items: CONDITION, description: 'every one must hold' };
+const CONDITION: JsonSchema = {
+  description: 'one test (phrases, pattern, entity, silenceSeconds, interruptions or talkShare) with its scope',
+  anyOf: TEST_ALTERNATIVES,
+};
+const CONDITIONS: JsonSchema = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_CATEGORY_CONDITIONS,
+  items: CONDITION,
+  description: 'every one must hold',
+};
 
 const FIELDS: Record<string, JsonSchema> = {
   name: text(1, MAX_RULE_NAME_CHARS, { notBlank: true, description: 'what the category is called' }),
@@ -102,8 +142,18 @@ const ANALYTICS_VIEW: JsonSchema = object(
     transcriptionId: nullable({ type: 'string' }),
     agentId: nullable({ type: 'string' }),
     completedAt: TIMESTAMP,
-    figures: { type: 'object', description: 'talk, non-talk, overtalk, interruptions, turns and per-leg figures with loudness (docs/analytics.md)' },
-    categories: { type: 'array', items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, hits: { type: 'array', items: { type: 'object' } } }, ['categoryId', 'name', 'hits']) },
+    figures: {
+      type: 'object',
+      description: 'talk, non-talk, overtalk, interruptions, turns and per-leg figures with loudness (docs/analytics.md)',
+    },
+    categories: {
+      type: 'array',
+      items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, hits: { type: 'array', items: { type: 'object' } } }, [
+        'categoryId',
+        'name',
+        'hits',
+      ]),
+    },
   },
   ['subjectId', 'callId', 'transcriptionId', 'agentId', 'completedAt', 'figures', 'categories'],
 );
@@ -113,7 +163,11 @@ const TIME_QUERY: JsonSchema = { type: 'string', pattern: SEARCH_TIME_PATTERN };
 
 export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
   {
-    method: 'post', path: BASE, operationId: 'createCategory', tag: 'Analytics', auth: 'accessKey',
+    method: 'post',
+    path: BASE,
+    operationId: 'createCategory',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: 'Create a post-call category: conditions read when each call ends',
     description: 'At most 50 categories an account, 10 conditions a category. docs/analytics.md.',
     body: json({ ...object(FIELDS, ['name', 'conditions'], { closed: true }) }),
@@ -121,47 +175,80 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'CATEGORY_LIMIT'],
   },
   {
-    method: 'get', path: BASE, operationId: 'listCategories', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: BASE,
+    operationId: 'listCategories',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: "The account's post-call categories, oldest first",
-    response: { kind: 'envelope', data: object({ categories: { type: 'array', items: CATEGORY_VIEW } }, ['categories']), description: 'every category' },
+    response: {
+      kind: 'envelope',
+      data: object({ categories: { type: 'array', items: CATEGORY_VIEW } }, ['categories']),
+      description: 'every category',
+    },
     errors: [],
   },
   {
-    method: 'get', path: `${BASE}/{id}`, operationId: 'getCategory', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: `${BASE}/{id}`,
+    operationId: 'getCategory',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: 'Read a post-call category',
     response: { kind: 'envelope', data: CATEGORY_VIEW, description: 'the category' },
     errors: ['NOT_FOUND'],
   },
   {
-    method: 'patch', path: `${BASE}/{id}`, operationId: 'updateCategory', tag: 'Analytics', auth: 'accessKey',
+    method: 'patch',
+    path: `${BASE}/{id}`,
+    operationId: 'updateCategory',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: 'Change a post-call category (conditions given replace its conditions); calls that end afterwards read the change',
     body: json({ ...object(FIELDS, [], { closed: true }), minProperties: 1 }),
     response: { kind: 'envelope', data: CATEGORY_VIEW, description: 'the category, changed' },
     errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'NOT_FOUND'],
   },
   {
-    method: 'delete', path: `${BASE}/{id}`, operationId: 'deleteCategory', tag: 'Analytics', auth: 'accessKey',
+    method: 'delete',
+    path: `${BASE}/{id}`,
+    operationId: 'deleteCategory',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: 'Delete a post-call category',
     response: { kind: 'envelope', data: object({ id: CATEGORY_ID, deleted: { const: true } }, ['id', 'deleted']), description: 'deleted' },
     errors: ['NOT_FOUND'],
   },
   {
-    method: 'get', path: `${API}/stt/calls/{callId}/analytics`, operationId: 'getCallAnalytics', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: `${API}/stt/calls/{callId}/analytics`,
+    operationId: 'getCallAnalytics',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: "A finished call's conversation figures and matched categories",
     description: 'Computed when the last leg ends; before that, 404 saying so.',
     response: { kind: 'envelope', data: ANALYTICS_VIEW, description: 'the analytics' },
     errors: ['NOT_FOUND'],
   },
   {
-    method: 'get', path: `${API}/stt/transcriptions/{transcriptionId}/analytics`, operationId: 'getTranscriptionAnalytics', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: `${API}/stt/transcriptions/{transcriptionId}/analytics`,
+    operationId: 'getTranscriptionAnalytics',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: "A completed transcription's conversation figures (a leg of a call: its call's)",
     response: { kind: 'envelope', data: ANALYTICS_VIEW, description: 'the analytics' },
     errors: ['NOT_FOUND'],
   },
   {
-    method: 'get', path: `${API}/stt/agents/{agentId}/analytics`, operationId: 'getAgentAnalytics', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: `${API}/stt/agents/{agentId}/analytics`,
+    operationId: 'getAgentAnalytics',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: "An agent's calls over a range: count, average talk share, interruptions, pace, category hit rates",
-    description: "The calls created with this agentId and finished in [from, to); the agent's leg is the one whose speaker is agent. At most 10,000 calls.",
+    description:
+      "The calls created with this agentId and finished in [from, to); the agent's leg is the one whose speaker is agent. At most 10,000 calls.",
     query: {
       from: { schema: TIME_QUERY, description: 'finished at or after this time; default: a week before to' },
       to: { schema: TIME_QUERY, description: 'finished before this time; default: now' },
@@ -182,15 +269,40 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
           interruptionsPerCall: nullable({ type: 'number' }),
           interruptionsReceived: { type: 'integer', minimum: 0 },
           averageWordsPerMinute: nullable({ type: 'number' }),
-          categories: { type: 'array', items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, calls: { type: 'integer' }, rate: { type: 'number' } }, ['categoryId', 'name', 'calls', 'rate']) },
+          categories: {
+            type: 'array',
+            items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, calls: { type: 'integer' }, rate: { type: 'number' } }, [
+              'categoryId',
+              'name',
+              'calls',
+              'rate',
+            ]),
+          },
         },
-        ['agentId', 'from', 'to', 'calls', 'callsWithAgentLeg', 'averageDurationMs', 'averageTalkShare', 'interruptionsMade', 'interruptionsPerCall', 'interruptionsReceived', 'averageWordsPerMinute', 'categories'],
+        [
+          'agentId',
+          'from',
+          'to',
+          'calls',
+          'callsWithAgentLeg',
+          'averageDurationMs',
+          'averageTalkShare',
+          'interruptionsMade',
+          'interruptionsPerCall',
+          'interruptionsReceived',
+          'averageWordsPerMinute',
+          'categories',
+        ],
       ),
     },
     errors: ['VALIDATION_FAILED'],
   },
   {
-    method: 'get', path: `${API}/stt/analytics/export`, operationId: 'exportAnalytics', tag: 'Analytics', auth: 'accessKey',
+    method: 'get',
+    path: `${API}/stt/analytics/export`,
+    operationId: 'exportAnalytics',
+    tag: 'Analytics',
+    auth: 'accessKey',
     summary: 'The analytics of calls and lone transcriptions finished in a range, as CSV',
     description: 'One row a call, oldest first; at most 10,000 rows (past that, 422 naming from: narrow the range).',
     query: {

@@ -14,7 +14,12 @@ import { AUDIOHOOK_SECURITY_SCHEMES, audiohookOperation } from '../audiohook/ope
 /** The credentials of the native API and the facades. */
 export const SECURITY_SCHEMES = {
   accessKey: { type: 'apiKey', in: 'header', name: 'accessKey', description: 'the account access key (sk_...)' },
-  userGroupToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Token <token>`: the dashboard API token (tok_...)' },
+  userGroupToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: '`Token <token>`: the dashboard API token (tok_...)',
+  },
   ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
   ...FACADE_SECURITY_SCHEMES,
   ...AUDIOHOOK_SECURITY_SCHEMES,
@@ -62,7 +67,9 @@ function successResponse(e: Endpoint): Operation['responses'] {
       return {
         [String(r.status ?? 200)]: {
           description: r.description,
-          content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { properties: { data: r.data } }] } } },
+          content: {
+            'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { properties: { data: r.data } }] } },
+          },
         },
       };
     case 'dashboard':
@@ -95,7 +102,13 @@ function operation(e: Endpoint, facts: ServerFacts): Operation {
     parameters.push({ name, in: 'query', required: p.required ?? false, schema: p.schema, description: p.description });
   }
   if (e.auth === 'socket') {
-    parameters.push({ name: 'ticket', in: 'query', required: false, schema: { type: 'string' }, description: 'a single-use ticket (POST .../tickets) instead of the accessKey header; never an access key' });
+    parameters.push({
+      name: 'ticket',
+      in: 'query',
+      required: false,
+      schema: { type: 'string' },
+      description: 'a single-use ticket (POST .../tickets) instead of the accessKey header; never an access key',
+    });
   }
   const errors = errorsOf(e);
   const responses: Operation['responses'] = successResponse(e);
@@ -150,8 +163,8 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
       title: 'scribed HTTP API',
       version: 'v1',
       description: [
-        'Generated from the routes\' own rules (src/server/openapi); do not edit a copy of it.',
-        'Every /sound_clone/api/v1 answer but downloads is the envelope {code, message, data}; a failure\'s message starts with its identifier (docs/api.md, Error table).',
+        "Generated from the routes' own rules (src/server/openapi); do not edit a copy of it.",
+        "Every /sound_clone/api/v1 answer but downloads is the envelope {code, message, data}; a failure's message starts with its identifier (docs/api.md, Error table).",
         'The stream and watch sockets are described in docs/protocol.md.',
         'No string of a JSON body may contain U+0000 (NUL): such a body is refused with BAD_REQUEST before it is read.',
       ].join(' '),
@@ -169,7 +182,10 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
         FailureEnvelope: {
           type: 'object',
           required: ['code', 'message'],
-          properties: { code: { type: 'integer', description: "the spec's numeric code, or -1" }, message: { type: 'string', description: '<IDENTIFIER>: <detail>' } },
+          properties: {
+            code: { type: 'integer', description: "the spec's numeric code, or -1" },
+            message: { type: 'string', description: '<IDENTIFIER>: <detail>' },
+          },
         },
       },
     },

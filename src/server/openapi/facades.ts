@@ -13,8 +13,18 @@ type Json = Record<string, unknown>;
 export const FACADE_TAGS = ['OpenAI-compatible', 'Deepgram-compatible'] as const;
 
 export const FACADE_SECURITY_SCHEMES: Json = {
-  openAiBearer: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <access key>`: the account access key (sk_...), as OpenAI\'s SDK sends its API key' },
-  deepgramToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: '`Authorization: Token <access key>` (or `Bearer <access key>`): the account access key, as Deepgram\'s SDK sends its API key' },
+  openAiBearer: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "`Authorization: Bearer <access key>`: the account access key (sk_...), as OpenAI's SDK sends its API key",
+  },
+  deepgramToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description:
+      "`Authorization: Token <access key>` (or `Bearer <access key>`): the account access key, as Deepgram's SDK sends its API key",
+  },
 };
 
 const OPENAI_ERROR: Json = {
@@ -28,7 +38,11 @@ const OPENAI_ERROR: Json = {
         message: { type: 'string' },
         type: { enum: ['invalid_request_error', 'insufficient_quota', 'server_error'] },
         param: { type: ['string', 'null'], description: 'the form field at fault' },
-        code: { type: ['string', 'null'], description: 'invalid_api_key, model_not_found, unknown_parameter, invalid_file_format, file_too_large, insufficient_quota, server_overloaded, timeout' },
+        code: {
+          type: ['string', 'null'],
+          description:
+            'invalid_api_key, model_not_found, unknown_parameter, invalid_file_format, file_too_large, insufficient_quota, server_overloaded, timeout',
+        },
       },
     },
   },
@@ -38,17 +52,24 @@ const DEEPGRAM_ERROR: Json = {
   type: 'object',
   required: ['err_code', 'err_msg', 'request_id'],
   properties: {
-    err_code: { type: 'string', description: 'INVALID_AUTH, INVALID_QUERY_PARAMETER, Bad Request, REMOTE_CONTENT_FORBIDDEN, REMOTE_CONTENT_ERROR, ASR_PAYMENT_REQUIRED, PAYLOAD_TOO_LARGE, SERVICE_UNAVAILABLE, REQUEST_TIMEOUT, INTERNAL_SERVER_ERROR' },
+    err_code: {
+      type: 'string',
+      description:
+        'INVALID_AUTH, INVALID_QUERY_PARAMETER, Bad Request, REMOTE_CONTENT_FORBIDDEN, REMOTE_CONTENT_ERROR, ASR_PAYMENT_REQUIRED, PAYLOAD_TOO_LARGE, SERVICE_UNAVAILABLE, REQUEST_TIMEOUT, INTERNAL_SERVER_ERROR',
+    },
     err_msg: { type: 'string', description: 'what was refused; a refused parameter is named first' },
     request_id: { type: 'string', description: 'the dg-request-id header of the answer' },
   },
 };
 
 function errors(schema: Json, statuses: Record<string, string>): Record<string, Json> {
-  return Object.fromEntries(Object.entries(statuses).map(([status, description]) => [status, { description, content: { 'application/json': { schema } } }]));
+  return Object.fromEntries(
+    Object.entries(statuses).map(([status, description]) => [status, { description, content: { 'application/json': { schema } } }]),
+  );
 }
 
-const WAIT = 'The request waits for the transcription up to 300 s; past that the job is cancelled, nothing is charged, and the answer is 504.';
+const WAIT =
+  'The request waits for the transcription up to 300 s; past that the job is cancelled, nothing is charged, and the answer is 504.';
 
 const openAiErrors = (extra: Record<string, string> = {}) =>
   errors(OPENAI_ERROR, { '401': 'a missing or unknown access key (code invalid_api_key)', ...extra, '500': 'a server fault' });
@@ -59,17 +80,22 @@ const MODEL: Json = {
   properties: { id: { type: 'string' }, object: { const: 'model' }, created: { type: 'integer' }, owned_by: { const: 'scribed' } },
 };
 
-const WORD_TIMES: Json = { type: 'object', required: ['word', 'start', 'end'], properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } } };
+const WORD_TIMES: Json = {
+  type: 'object',
+  required: ['word', 'start', 'end'],
+  properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } },
+};
 
 const TRANSCRIPTION_JSON: Json = {
   type: 'object',
   required: ['text'],
-  description: 'json: {text, usage}; verbose_json adds task, language, duration, and segments and/or words as timestamp_granularities[] asks',
+  description:
+    'json: {text, usage}; verbose_json adds task, language, duration, and segments and/or words as timestamp_granularities[] asks',
   properties: {
     text: { type: 'string' },
     usage: { type: 'object', properties: { type: { const: 'duration' }, seconds: { type: 'integer' } } },
     task: { const: 'transcribe' },
-    language: { type: 'string', description: 'the language\'s English name, lower case' },
+    language: { type: 'string', description: "the language's English name, lower case" },
     duration: { type: 'number', description: 'seconds' },
     segments: {
       type: 'array',
@@ -120,7 +146,11 @@ const LISTEN_RESPONSE: Json = {
         duration: { type: 'number', description: 'seconds' },
         channels: { type: 'integer' },
         models: { type: 'array', items: { type: 'string' } },
-        transcription_ids: { type: 'array', items: { type: 'string' }, description: 'the History rows (one per channel) where the transcripts are kept' },
+        transcription_ids: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'the History rows (one per channel) where the transcripts are kept',
+        },
       },
     },
     results: {
@@ -134,7 +164,15 @@ const LISTEN_RESPONSE: Json = {
             properties: {
               alternatives: {
                 type: 'array',
-                items: { type: 'object', required: ['transcript', 'confidence', 'words'], properties: { transcript: { type: 'string' }, confidence: { type: 'number' }, words: { type: 'array', items: DEEPGRAM_WORD } } },
+                items: {
+                  type: 'object',
+                  required: ['transcript', 'confidence', 'words'],
+                  properties: {
+                    transcript: { type: 'string' },
+                    confidence: { type: 'number' },
+                    words: { type: 'array', items: DEEPGRAM_WORD },
+                  },
+                },
               },
             },
           },
@@ -144,7 +182,15 @@ const LISTEN_RESPONSE: Json = {
           description: 'with utterances=true: one per segment cut at a pause, in time order',
           items: {
             type: 'object',
-            properties: { start: { type: 'number' }, end: { type: 'number' }, confidence: { type: 'number' }, channel: { type: 'integer' }, transcript: { type: 'string' }, words: { type: 'array', items: DEEPGRAM_WORD }, id: { type: 'string' } },
+            properties: {
+              start: { type: 'number' },
+              end: { type: 'number' },
+              confidence: { type: 'number' },
+              channel: { type: 'integer' },
+              transcript: { type: 'string' },
+              words: { type: 'array', items: DEEPGRAM_WORD },
+              id: { type: 'string' },
+            },
           },
         },
       },
@@ -152,7 +198,18 @@ const LISTEN_RESPONSE: Json = {
   },
 };
 
-const BOOLEAN_PARAMS = new Set(['multichannel', 'utterances', 'punctuate', 'smart_format', 'numerals', 'filler_words', 'mip_opt_out', 'interim_results', 'vad_events', 'no_delay']);
+const BOOLEAN_PARAMS = new Set([
+  'multichannel',
+  'utterances',
+  'punctuate',
+  'smart_format',
+  'numerals',
+  'filler_words',
+  'mip_opt_out',
+  'interim_results',
+  'vad_events',
+  'no_delay',
+]);
 const REPEATED_PARAMS = new Set(['keywords', 'keyterm', 'tag', 'redact']);
 
 function listenParameters(): Json[] {
@@ -165,8 +222,20 @@ function listenParameters(): Json[] {
     return { type: 'string' };
   };
   return [
-    ...Object.entries(ACTING).map(([name, what]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `acts: ${what}` })),
-    ...Object.entries(IGNORED).map(([name, why]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `accepted and ignored: ${why}` })),
+    ...Object.entries(ACTING).map(([name, what]) => ({
+      name,
+      in: 'query',
+      required: false,
+      schema: schemaOf(name),
+      description: `acts: ${what}`,
+    })),
+    ...Object.entries(IGNORED).map(([name, why]) => ({
+      name,
+      in: 'query',
+      required: false,
+      schema: schemaOf(name),
+      description: `accepted and ignored: ${why}`,
+    })),
   ];
 }
 
@@ -182,8 +251,20 @@ function liveParameters(): Json[] {
     return { type: 'string' };
   };
   return [
-    ...Object.entries(LIVE_ACTING).map(([name, what]) => ({ name, in: 'query', required: name === 'encoding' || name === 'sample_rate', schema: schemaOf(name), description: `acts: ${what}` })),
-    ...Object.entries(LIVE_IGNORED).map(([name, why]) => ({ name, in: 'query', required: false, schema: schemaOf(name), description: `accepted and ignored: ${why}` })),
+    ...Object.entries(LIVE_ACTING).map(([name, what]) => ({
+      name,
+      in: 'query',
+      required: name === 'encoding' || name === 'sample_rate',
+      schema: schemaOf(name),
+      description: `acts: ${what}`,
+    })),
+    ...Object.entries(LIVE_IGNORED).map(([name, why]) => ({
+      name,
+      in: 'query',
+      required: false,
+      schema: schemaOf(name),
+      description: `accepted and ignored: ${why}`,
+    })),
   ];
 }
 
@@ -192,7 +273,7 @@ export function deepgramLiveOperation(): Json {
   return {
     operationId: 'deepgramListenLive',
     tags: ['Deepgram-compatible'],
-    summary: 'Stream audio as to Deepgram\'s live WebSocket (GET /v1/listen)',
+    summary: "Stream audio as to Deepgram's live WebSocket (GET /v1/listen)",
     description: [
       'A WebSocket: binary messages are raw audio (encoding, sample_rate), text messages KeepAlive, Finalize and CloseStream; the server sends Results, SpeechStarted, UtteranceEnd and, at CloseStream, Metadata. Behind it a native real-time session of the account (History row, Characters); with channels=2 and multichannel=true (interleaved audio) a call of two such sessions, one leg per channel, whose Results carry channel_index [i, 2].',
       'The key is `Authorization: Token <access key>` (or Bearer), or the browser form `Sec-WebSocket-Protocol: token, <access key>`.',
@@ -222,11 +303,19 @@ export function openAiRealtimeOperation(): Json {
     tags: ['OpenAI-compatible'],
     summary: "Stream audio as to OpenAI's Realtime API for transcription (GET /v1/realtime?intent=transcription)",
     description: [
-      'A WebSocket, as openai\'s OpenAIRealtimeWS opens it with intent transcription (over wss: put TLS in front, docs/compat.md). Client events: session.update (type transcription) or transcription_session.update, input_audio_buffer.append (base64 pcm16 at 24 kHz, g711_ulaw or g711_alaw), .commit, .clear.',
+      "A WebSocket, as openai's OpenAIRealtimeWS opens it with intent transcription (over wss: put TLS in front, docs/compat.md). Client events: session.update (type transcription) or transcription_session.update, input_audio_buffer.append (base64 pcm16 at 24 kHz, g711_ulaw or g711_alaw), .commit, .clear.",
       'Server events: session.created/updated, input_audio_buffer.speech_started/speech_stopped/committed/cleared, conversation.item.input_audio_transcription.delta/completed, error. Behind it a native real-time session of the account (History row, Characters), opened at the first audio and closed with the socket.',
     ].join(' '),
     security: [{ openAiBearer: [] }],
-    parameters: [{ name: 'intent', in: 'query', required: true, schema: { const: 'transcription' }, description: 'transcription sessions only; model= and call_id= are refused' }],
+    parameters: [
+      {
+        name: 'intent',
+        in: 'query',
+        required: true,
+        schema: { const: 'transcription' },
+        description: 'transcription sessions only; model= and call_id= are refused',
+      },
+    ],
     responses: {
       '101': { description: 'the upgrade: the session is open (session.created)' },
       ...errors(OPENAI_ERROR, {
@@ -248,7 +337,7 @@ export function facadePaths(): Record<string, Record<string, Json>> {
       post: {
         operationId: 'openAiCreateTranscription',
         tags: ['OpenAI-compatible'],
-        summary: 'Transcribe an audio file as OpenAI\'s POST /v1/audio/transcriptions does',
+        summary: "Transcribe an audio file as OpenAI's POST /v1/audio/transcriptions does",
         description: `A batch job of the account (History row, Characters charged as the native batch upload). ${WAIT} Unknown fields are refused (unknown_parameter). docs/compat.md.`,
         security: [{ openAiBearer: [] }],
         requestBody: {
@@ -259,14 +348,30 @@ export function facadePaths(): Record<string, Record<string, Json>> {
                 type: 'object',
                 required: ['file', 'model'],
                 properties: {
-                  file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio (any format the native batch upload reads)' },
-                  model: { type: 'string', description: `a model GET /v1/models lists: scribed-<engine>, or ${OPENAI_MODEL_ALIASES.join(', ')}` },
+                  file: {
+                    type: 'string',
+                    contentMediaType: 'application/octet-stream',
+                    description: 'the audio (any format the native batch upload reads)',
+                  },
+                  model: {
+                    type: 'string',
+                    description: `a model GET /v1/models lists: scribed-<engine>, or ${OPENAI_MODEL_ALIASES.join(', ')}`,
+                  },
                   language: { type: 'string', description: 'the native languageHint (a language the recognizer has)' },
                   prompt: { type: 'string', description: 'vocabulary hints, comma- or line-separated (native vocabularyHints)' },
                   response_format: { enum: [...RESPONSE_FORMATS], default: 'json' },
-                  'timestamp_granularities[]': { type: 'array', items: { enum: ['word', 'segment'] }, description: 'with verbose_json only; default segment' },
+                  'timestamp_granularities[]': {
+                    type: 'array',
+                    items: { enum: ['word', 'segment'] },
+                    description: 'with verbose_json only; default segment',
+                  },
                   temperature: { type: 'number', minimum: 0, maximum: 1, description: 'accepted and ignored' },
-                  stream: { type: 'boolean', default: false, description: 'server-sent transcript.text.delta and transcript.text.done events, sent when the job is done; json only; every model name' },
+                  stream: {
+                    type: 'boolean',
+                    default: false,
+                    description:
+                      'server-sent transcript.text.delta and transcript.text.done events, sent when the job is done; json only; every model name',
+                  },
                 },
               },
             },
@@ -278,7 +383,13 @@ export function facadePaths(): Record<string, Record<string, Json>> {
             content: {
               'application/json': { schema: TRANSCRIPTION_JSON },
               'text/plain': { schema: { type: 'string' } },
-              'text/event-stream': { schema: { type: 'string', description: 'with stream: `data: {"type":"transcript.text.delta","delta"}` per segment, then `data: {"type":"transcript.text.done","text","usage"}`' } },
+              'text/event-stream': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'with stream: `data: {"type":"transcript.text.delta","delta"}` per segment, then `data: {"type":"transcript.text.done","text","usage"}`',
+                },
+              },
             },
           },
           ...openAiErrors({
@@ -296,13 +407,21 @@ export function facadePaths(): Record<string, Record<string, Json>> {
       get: {
         operationId: 'openAiListModels',
         tags: ['OpenAI-compatible'],
-        summary: 'The models this node serves, as OpenAI\'s GET /v1/models lists them',
+        summary: "The models this node serves, as OpenAI's GET /v1/models lists them",
         description: `scribed-<engine> (the node's recognizer) and the OpenAI names served by it: ${OPENAI_MODEL_ALIASES.join(', ')}.`,
         security: [{ openAiBearer: [] }],
         responses: {
           '200': {
             description: 'the list',
-            content: { 'application/json': { schema: { type: 'object', required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: MODEL } } } } },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['object', 'data'],
+                  properties: { object: { const: 'list' }, data: { type: 'array', items: MODEL } },
+                },
+              },
+            },
           },
           ...openAiErrors(),
         },
@@ -313,7 +432,7 @@ export function facadePaths(): Record<string, Record<string, Json>> {
       post: {
         operationId: 'deepgramListenPrerecorded',
         tags: ['Deepgram-compatible'],
-        summary: 'Transcribe pre-recorded audio as Deepgram\'s POST /v1/listen does',
+        summary: "Transcribe pre-recorded audio as Deepgram's POST /v1/listen does",
         description: [
           'The body is the audio with any Content-Type but JSON (the SDK sends `deepgram/audio+video`), or the JSON object `{"url": "<audio URL>"}`, fetched only from a destination the operator\'s outbound policy allows (docs/security.md; redirects are not followed).',
           `A batch job of the account per channel (History row, Characters charged as the native batch upload). ${WAIT}`,
@@ -324,7 +443,13 @@ export function facadePaths(): Record<string, Record<string, Json>> {
         requestBody: {
           required: true,
           content: {
-            'audio/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream', description: 'a container the native batch upload reads, or headerless audio named by encoding and sample_rate' } },
+            'audio/*': {
+              schema: {
+                type: 'string',
+                contentMediaType: 'application/octet-stream',
+                description: 'a container the native batch upload reads, or headerless audio named by encoding and sample_rate',
+              },
+            },
             'deepgram/audio+video': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
           },
         },

@@ -28,7 +28,11 @@ export function range(r: { min: number; max: number; integer: boolean }, descrip
   return { type: r.integer ? 'integer' : 'number', minimum: r.min, maximum: r.max, ...(description ? { description } : {}) };
 }
 
-export function object(properties: Record<string, JsonSchema>, required: readonly string[] = [], opts: { closed?: boolean; description?: string } = {}): JsonSchema {
+export function object(
+  properties: Record<string, JsonSchema>,
+  required: readonly string[] = [],
+  opts: { closed?: boolean; description?: string } = {},
+): JsonSchema {
   return {
     type: 'object',
     ...(opts.description ? { description: opts.description } : {}),

@@ -97,7 +97,14 @@ export function documented(rules: Record<string, unknown>): { 'x-documented': Re
 export interface RouteDeclaration {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
   url: string;
-  schema: OperationKeys & { produces?: readonly string[]; body?: TSchema; querystring?: TSchema; params?: TSchema; headers?: TSchema; response?: Record<number, TSchema> };
+  schema: OperationKeys & {
+    produces?: readonly string[];
+    body?: TSchema;
+    querystring?: TSchema;
+    params?: TSchema;
+    headers?: TSchema;
+    response?: Record<number, TSchema>;
+  };
 }
 
 /** A resource's routes; `batchOnly`: served only when the node runs batch transcription. */

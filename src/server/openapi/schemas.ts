@@ -7,7 +7,13 @@
 import { INPUT_ENCODING_NAMES, DEFAULT_INPUT_ENCODING } from '../../core/audio/encodings.js';
 import { UINT64_MAX } from '../../core/capture-cursor.js';
 import { IDEMPOTENCY_KEY } from '../../core/idempotency.js';
-import { LANGUAGE, MAX_RATE_VERSION_CHARS, MAX_SOURCE_TEXT_CODE_POINTS, MAX_TARGETS, MAX_TITLE_CODE_POINTS } from '../../core/interpretation.js';
+import {
+  LANGUAGE,
+  MAX_RATE_VERSION_CHARS,
+  MAX_SOURCE_TEXT_CODE_POINTS,
+  MAX_TARGETS,
+  MAX_TITLE_CODE_POINTS,
+} from '../../core/interpretation.js';
 import { BRIEF_FIELDS, CAPABILITIES, DURATIONS_SEC, LIMITS, LYRICS_MODES } from '../../core/music-brief.js';
 import {
   DEFAULT_TITLE,
@@ -42,7 +48,11 @@ const TIMESTAMP: JsonSchema = { type: 'string', description: 'ISO 8601 UTC time'
 const DECIMAL: JsonSchema = { type: 'string', pattern: '^[0-9]+$', description: 'a 64-bit count as a decimal string' };
 const id = (prefix: string): JsonSchema => ({ type: 'string', pattern: `^${prefix}_` });
 
-export const IDEMPOTENCY_KEY_SCHEMA: JsonSchema = { type: 'string', pattern: IDEMPOTENCY_KEY.source, description: '16 to 64 printable ASCII characters' };
+export const IDEMPOTENCY_KEY_SCHEMA: JsonSchema = {
+  type: 'string',
+  pattern: IDEMPOTENCY_KEY.source,
+  description: '16 to 64 printable ASCII characters',
+};
 
 // ---------------------------------------------------------------- real-time sessions
 
@@ -52,7 +62,8 @@ export const LANGUAGE_SUBTAGS = '(?:-[A-Za-z0-9]{1,8})*';
 const languageTag: JsonSchema = { type: 'string', maxLength: MAX_LANGUAGE_TAG_CHARS, pattern: LANGUAGE_TAG.source };
 
 function languageHint(facts: ServerFacts): JsonSchema {
-  const description = 'the spoken language, a tag such as "en" or "pt-BR"; refused unless a loaded model recognizes its primary subtag (GET /readyz, engine.languages)';
+  const description =
+    'the spoken language, a tag such as "en" or "pt-BR"; refused unless a loaded model recognizes its primary subtag (GET /readyz, engine.languages)';
   if (!facts.recognizerLanguages) return nullable({ ...languageTag, description });
   return nullable({ ...languageTag, description, pattern: primaryLanguagePattern(facts.recognizerLanguages, LANGUAGE_SUBTAGS) });
 }
@@ -60,41 +71,84 @@ function languageHint(facts: ServerFacts): JsonSchema {
 const segmentCommitModes = ['manual', 'vad'] as const satisfies readonly SegmentCommitMode[];
 
 const SESSION_OPTIONS = {
-  inputEncoding: { enum: [...INPUT_ENCODING_NAMES, null], default: DEFAULT_INPUT_ENCODING, description: 'the audio the socket carries; its rate is the session timeline' },
-  segmentCommitMode: { enum: [...segmentCommitModes, null], default: 'manual', description: 'manual: the client commits segments; vad: the server cuts them at pauses' },
-  additionalLanguageHints: nullable({ type: 'array', maxItems: MAX_ADDITIONAL_LANGUAGE_HINTS, items: languageTag, description: 'candidate languages; unsupported ones are reported in a notice, not refused' }),
+  inputEncoding: {
+    enum: [...INPUT_ENCODING_NAMES, null],
+    default: DEFAULT_INPUT_ENCODING,
+    description: 'the audio the socket carries; its rate is the session timeline',
+  },
+  segmentCommitMode: {
+    enum: [...segmentCommitModes, null],
+    default: 'manual',
+    description: 'manual: the client commits segments; vad: the server cuts them at pauses',
+  },
+  additionalLanguageHints: nullable({
+    type: 'array',
+    maxItems: MAX_ADDITIONAL_LANGUAGE_HINTS,
+    items: languageTag,
+    description: 'candidate languages; unsupported ones are reported in a notice, not refused',
+  }),
   speechDetectionThreshold: nullable(range(OPTION_RANGES.speechDetectionThreshold)),
   commitSilenceMs: nullable(range(OPTION_RANGES.commitSilenceMs)),
   minimumSpeechMs: nullable(range(OPTION_RANGES.minimumSpeechMs)),
   minimumSilenceMs: nullable(range(OPTION_RANGES.minimumSilenceMs)),
-  includeAlignment: nullable({ type: 'boolean', description: 'default true, false when suppressBackgroundSpeech is true; both true is refused' }),
+  includeAlignment: nullable({
+    type: 'boolean',
+    description: 'default true, false when suppressBackgroundSpeech is true; both true is refused',
+  }),
   includeDetectedLanguage: nullable({ type: 'boolean' }),
   vocabularyHints: nullable({ type: 'array', maxItems: MAX_VOCABULARY_HINTS, items: text(1, MAX_VOCABULARY_HINT_CHARS) }),
   removeDisfluencies: nullable({ type: 'boolean' }),
-  entityCategories: nullable({ type: 'array', maxItems: ENTITY_CATEGORIES.length, uniqueItems: true, items: { enum: [...ENTITY_CATEGORIES] }, description: 'not with rewriteInstruction' }),
+  entityCategories: nullable({
+    type: 'array',
+    maxItems: ENTITY_CATEGORIES.length,
+    uniqueItems: true,
+    items: { enum: [...ENTITY_CATEGORIES] },
+    description: 'not with rewriteInstruction',
+  }),
   rewriteInstruction: nullable(text(1, MAX_REWRITE_INSTRUCTION_CHARS, { description: 'not with entityCategories' })),
   suppressBackgroundSpeech: nullable({ type: 'boolean', description: 'not with includeAlignment true' }),
   heartbeatIntervalMs: nullable(range(OPTION_RANGES.heartbeatIntervalMs)),
   processingContentStorage: nullable({ type: 'boolean' }),
-  readableText: nullable({ type: 'boolean', default: true, description: 'numbers, dates and money as digits, sentence case (docs/options.md)' }),
+  readableText: nullable({
+    type: 'boolean',
+    default: true,
+    description: 'numbers, dates and money as digits, sentence case (docs/options.md)',
+  }),
   redact: nullable({
     type: 'array',
     maxItems: REDACTION_POLICIES.length,
     uniqueItems: true,
     items: { enum: [...REDACTION_POLICIES] },
-    description: 'sensitive spans become tokens such as [CARD_NUMBER] or [NUMBER] in partials, finals and every stored or sent output; added to the account default, which a request cannot remove (docs/redaction.md)',
+    description:
+      'sensitive spans become tokens such as [CARD_NUMBER] or [NUMBER] in partials, finals and every stored or sent output; added to the account default, which a request cannot remove (docs/redaction.md)',
   }),
-  recordAudio: nullable({ type: 'boolean', description: 'keep the audio as FLAC, redacted spans masked by a tone; GET .../transcriptions/{id}/audio (docs/recordings.md)' }),
+  recordAudio: nullable({
+    type: 'boolean',
+    description: 'keep the audio as FLAC, redacted spans masked by a tone; GET .../transcriptions/{id}/audio (docs/recordings.md)',
+  }),
 } satisfies Record<(typeof OPTION_KEYS)[number], JsonSchema>;
 
 /** The mutual exclusions validateCreateSession checks after each option on its own. */
 const OPTION_EXCLUSIONS: JsonSchema[] = [
-  { not: { required: ['includeAlignment', 'suppressBackgroundSpeech'], properties: { includeAlignment: { const: true }, suppressBackgroundSpeech: { const: true } } } },
-  { not: { required: ['entityCategories', 'rewriteInstruction'], properties: { entityCategories: { type: 'array' }, rewriteInstruction: { type: 'string' } } } },
+  {
+    not: {
+      required: ['includeAlignment', 'suppressBackgroundSpeech'],
+      properties: { includeAlignment: { const: true }, suppressBackgroundSpeech: { const: true } },
+    },
+  },
+  {
+    not: {
+      required: ['entityCategories', 'rewriteInstruction'],
+      properties: { entityCategories: { type: 'array' }, rewriteInstruction: { type: 'string' } },
+    },
+  },
 ];
 
 export function sessionOptionsSchema(): JsonSchema {
-  return nullable({ ...object(SESSION_OPTIONS, [], { closed: true, description: 'processing controls; unknown keys are refused' }), allOf: OPTION_EXCLUSIONS });
+  return nullable({
+    ...object(SESSION_OPTIONS, [], { closed: true, description: 'processing controls; unknown keys are refused' }),
+    allOf: OPTION_EXCLUSIONS,
+  });
 }
 
 export function createSessionBody(facts: ServerFacts): JsonSchema {
@@ -137,7 +191,19 @@ export const SESSION_VIEW: JsonSchema = object(
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
   },
-  ['sessionId', 'transcriptionId', 'status', 'modelId', 'streamUrl', 'title', 'effectiveOptions', 'epoch', 'capturedSamples', 'createdAt', 'updatedAt'],
+  [
+    'sessionId',
+    'transcriptionId',
+    'status',
+    'modelId',
+    'streamUrl',
+    'title',
+    'effectiveOptions',
+    'epoch',
+    'capturedSamples',
+    'createdAt',
+    'updatedAt',
+  ],
 );
 
 export const RESUME_VIEW: JsonSchema = object(
@@ -157,7 +223,13 @@ export const RESUME_VIEW: JsonSchema = object(
 );
 
 export const TICKET_VIEW: JsonSchema = object(
-  { ticketId: id('tkt'), sessionId: id('rts'), streamUrl: STRING, expiresInSeconds: INTEGER, ticket: { type: 'string', description: 'single use; goes in ?ticket= of the socket URL' } },
+  {
+    ticketId: id('tkt'),
+    sessionId: id('rts'),
+    streamUrl: STRING,
+    expiresInSeconds: INTEGER,
+    ticket: { type: 'string', description: 'single use; goes in ?ticket= of the socket URL' },
+  },
   ['ticketId', 'sessionId', 'streamUrl', 'expiresInSeconds', 'ticket'],
 );
 
@@ -185,27 +257,35 @@ export const TRANSCRIPTION_VIEW: JsonSchema = object(
   ['transcriptionId', 'kind', 'title', 'status', 'sampleRateHz', 'audioSamples', 'audioDurationMs', 'createdAt', 'updatedAt'],
 );
 
-export const HISTORY_PAGE: JsonSchema = object({ items: { type: 'array', items: TRANSCRIPTION_VIEW }, nextCursor: nullable(STRING) }, ['items', 'nextCursor']);
+export const HISTORY_PAGE: JsonSchema = object({ items: { type: 'array', items: TRANSCRIPTION_VIEW }, nextCursor: nullable(STRING) }, [
+  'items',
+  'nextCursor',
+]);
 
 export const HISTORY_QUERY = {
   limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }, description: 'rows per page' },
   cursor: { schema: STRING, description: 'nextCursor of the previous page' },
 };
 
-export const TRANSCRIPT_QUERY = { format: { schema: { enum: Object.keys(FORMATS), default: 'json' }, description: 'json, txt, srt or vtt' } };
+export const TRANSCRIPT_QUERY = {
+  format: { schema: { enum: Object.keys(FORMATS), default: 'json' }, description: 'json, txt, srt or vtt' },
+};
 export const TRANSCRIPT_CONTENT_TYPES = Object.values(FORMATS).map((t) => t.split(';')[0]!);
 
 export function batchUploadBody(facts: ServerFacts): JsonSchema {
   return object(
     {
-      file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'the audio file (any format ffmpeg reads; identified by content)' },
+      file: {
+        type: 'string',
+        contentMediaType: 'application/octet-stream',
+        description: 'the audio file (any format ffmpeg reads; identified by content)',
+      },
       title: text(0, MAX_TITLE_CHARS),
       languageHint: languageHint(facts),
       options: {
         type: 'string',
         contentMediaType: 'application/json',
-        description:
-          `the session options as a JSON object, less inputEncoding and segmentCommitMode, with redact (a list of ${REDACTION_POLICIES.join(', ')}: docs/redaction.md) applied, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)`,
+        description: `the session options as a JSON object, less inputEncoding and segmentCommitMode, with redact (a list of ${REDACTION_POLICIES.join(', ')}: docs/redaction.md) applied, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)`,
       },
     },
     ['file'],
@@ -222,7 +302,11 @@ export const BATCH_JOB_VIEW: JsonSchema = {
     legs: {
       type: 'array',
       description: 'multichannel uploads only: one batch leg per channel, in channel order',
-      items: object({ speaker: STRING, transcriptionId: id('stt'), status: STRING, charactersCharged: DECIMAL }, ['speaker', 'transcriptionId', 'status', 'charactersCharged'], { closed: true }),
+      items: object(
+        { speaker: STRING, transcriptionId: id('stt'), status: STRING, charactersCharged: DECIMAL },
+        ['speaker', 'transcriptionId', 'status', 'charactersCharged'],
+        { closed: true },
+      ),
     },
   },
   required: [...(TRANSCRIPTION_VIEW.required as string[]), 'charactersCharged', 'source'],
@@ -236,7 +320,14 @@ export const INTERPRETATION_CREATE_BODY: JsonSchema = object(
   {
     title: text(1, MAX_TITLE_CODE_POINTS, { notBlank: true }),
     sourceLanguage: language,
-    targetLanguages: { type: 'array', minItems: 1, maxItems: MAX_TARGETS, uniqueItems: true, items: language, description: 'must not include sourceLanguage' },
+    targetLanguages: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_TARGETS,
+      uniqueItems: true,
+      items: language,
+      description: 'must not include sourceLanguage',
+    },
     source: nullable(object({ text: text(1, MAX_SOURCE_TEXT_CODE_POINTS) }, ['text'], { closed: true })),
   },
   ['title', 'sourceLanguage', 'targetLanguages'],
@@ -254,7 +345,14 @@ export const INTERPRETATION_PROJECT_VIEW: JsonSchema = object(
 );
 
 export const RETRY_PLAN_VIEW: JsonSchema = object(
-  { targetId: id('it'), generationId: id('ia'), nextReservationCycle: INTEGER, characters: INTEGER, rateVersion: STRING, expiresAt: TIMESTAMP },
+  {
+    targetId: id('it'),
+    generationId: id('ia'),
+    nextReservationCycle: INTEGER,
+    characters: INTEGER,
+    rateVersion: STRING,
+    expiresAt: TIMESTAMP,
+  },
   ['targetId', 'generationId', 'nextReservationCycle', 'characters', 'rateVersion', 'expiresAt'],
 );
 
@@ -264,7 +362,13 @@ export const RETRY_BODY: JsonSchema = object(
     characters: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
     // The plan's rateVersion is printable ASCII; the check counts UTF-16 units, which for
     // such text are its characters.
-    rateVersion: { type: 'string', minLength: 1, maxLength: MAX_RATE_VERSION_CHARS, pattern: '^[\\x20-\\x7e]*$', description: 'as the retry plan gave it' },
+    rateVersion: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_RATE_VERSION_CHARS,
+      pattern: '^[\\x20-\\x7e]*$',
+      description: 'as the retry plan gave it',
+    },
   },
   ['nextReservationCycle', 'characters', 'rateVersion'],
   { description: 'the values of the current retry plan, unchanged' },
@@ -290,27 +394,48 @@ const BRIEF_PROPERTIES = {
   description: text(LIMITS.description[0]!, LIMITS.description[1]!, { notBlank: true }),
   genre: { enum: [...CAPABILITIES.genres] },
   styleNotes: nullable(text(LIMITS.styleNotes[0]!, LIMITS.styleNotes[1]!)),
-  moods: { type: 'array', minItems: LIMITS.moods[0], maxItems: LIMITS.moods[1], uniqueItems: true, items: { enum: [...CAPABILITIES.moods] } },
+  moods: {
+    type: 'array',
+    minItems: LIMITS.moods[0],
+    maxItems: LIMITS.moods[1],
+    uniqueItems: true,
+    items: { enum: [...CAPABILITIES.moods] },
+  },
   vocalLanguage: { enum: CAPABILITIES.supportedVocalLanguages.map((l) => l.code) },
   durationSec: { enum: [...DURATIONS_SEC] },
   lyricsMode: { enum: [...LYRICS_MODES] },
-  customLyrics: nullable({ type: 'string', maxLength: LIMITS.customLyrics[1], description: `with CUSTOM: required, ${LIMITS.customLyrics[0]} to ${LIMITS.customLyrics[1]} code points; with AUTO: absent, null or empty` }),
+  customLyrics: nullable({
+    type: 'string',
+    maxLength: LIMITS.customLyrics[1],
+    description: `with CUSTOM: required, ${LIMITS.customLyrics[0]} to ${LIMITS.customLyrics[1]} code points; with AUTO: absent, null or empty`,
+  }),
   vocalStyle: { enum: [...CAPABILITIES.vocalStyles] },
 } satisfies Record<(typeof BRIEF_FIELDS)[number], JsonSchema>;
 
 export const BRIEF: JsonSchema = {
-  ...object(BRIEF_PROPERTIES, ['description', 'genre', 'moods', 'vocalLanguage', 'durationSec', 'lyricsMode', 'vocalStyle'], { closed: true, description: 'the creative brief (GET /music/capabilities lists the values)' }),
+  ...object(BRIEF_PROPERTIES, ['description', 'genre', 'moods', 'vocalLanguage', 'durationSec', 'lyricsMode', 'vocalStyle'], {
+    closed: true,
+    description: 'the creative brief (GET /music/capabilities lists the values)',
+  }),
   allOf: [
     {
       if: { properties: { lyricsMode: { const: 'CUSTOM' } } },
-      then: { required: ['customLyrics'], properties: { customLyrics: text(LIMITS.customLyrics[0]!, LIMITS.customLyrics[1]!, { notBlank: true }) } },
+      then: {
+        required: ['customLyrics'],
+        properties: { customLyrics: text(LIMITS.customLyrics[0]!, LIMITS.customLyrics[1]!, { notBlank: true }) },
+      },
       else: { properties: { customLyrics: { enum: [null, ''] } } },
     },
   ],
 };
 
 export const CAPABILITIES_VIEW: JsonSchema = object(
-  { genres: { type: 'array', items: STRING }, moods: { type: 'array', items: STRING }, supportedVocalLanguages: { type: 'array', items: object({ code: STRING, name: STRING }, ['code', 'name']) }, vocalStyles: { type: 'array', items: STRING } },
+  {
+    genres: { type: 'array', items: STRING },
+    moods: { type: 'array', items: STRING },
+    supportedVocalLanguages: { type: 'array', items: object({ code: STRING, name: STRING }, ['code', 'name']) },
+    vocalStyles: { type: 'array', items: STRING },
+  },
   ['genres', 'moods', 'supportedVocalLanguages', 'vocalStyles'],
 );
 
@@ -335,9 +460,15 @@ export const MUSIC_PROJECT_VIEW: JsonSchema = object(
   ['projectId', 'projectStatus', 'arrangementVersion', 'activeQuote', 'requestId', 'brief', 'createdAt', 'updatedAt'],
 );
 
-export const QUOTE_VIEW: JsonSchema = { ...QUOTE, properties: { ...(QUOTE.properties as object), projectId: id('mup') }, required: [...(QUOTE.required as string[]), 'projectId'] };
+export const QUOTE_VIEW: JsonSchema = {
+  ...QUOTE,
+  properties: { ...(QUOTE.properties as object), projectId: id('mup') },
+  required: [...(QUOTE.required as string[]), 'projectId'],
+};
 
-export const GENERATE_BODY: JsonSchema = object({ quoteId: { type: 'string', minLength: 1, description: "the project's active quote" } }, ['quoteId']);
+export const GENERATE_BODY: JsonSchema = object({ quoteId: { type: 'string', minLength: 1, description: "the project's active quote" } }, [
+  'quoteId',
+]);
 
 // ---------------------------------------------------------------- voices
 
@@ -360,7 +491,11 @@ const recordings: JsonSchema = {
 export const VOICE_CREATE_BODY: JsonSchema = object({ name: voiceName, files: recordings }, ['name', 'files'], { closed: true });
 export const VOICE_IMPROVE_BODY: JsonSchema = object({ files: recordings }, ['files'], { closed: true });
 export const VOICE_ID_VIEW: JsonSchema = object({ id: id('vc') }, ['id']);
-export const VOICE_IMPROVE_VIEW: JsonSchema = object({ id: id('vc'), fileCount: INTEGER, totalFileSize: INTEGER }, ['id', 'fileCount', 'totalFileSize']);
+export const VOICE_IMPROVE_VIEW: JsonSchema = object({ id: id('vc'), fileCount: INTEGER, totalFileSize: INTEGER }, [
+  'id',
+  'fileCount',
+  'totalFileSize',
+]);
 
 export const DESIGN_CREATE_BODY: JsonSchema = object(
   {
@@ -371,7 +506,8 @@ export const DESIGN_CREATE_BODY: JsonSchema = object(
       format: 'uri',
       maxLength: MAX_CALLBACK_URL_CHARS,
       pattern: '^[hH][tT][tT][pP][sS]?://',
-      description: 'http(s), no credentials; loopback, private and metadata destinations are refused (CALLBACK_URL_FORBIDDEN, docs/security.md)',
+      description:
+        'http(s), no credentials; loopback, private and metadata destinations are refused (CALLBACK_URL_FORBIDDEN, docs/security.md)',
     }),
   },
   ['description', 'previewText'],
@@ -392,7 +528,9 @@ export const DESIGN_VIEW: JsonSchema = object(
     parameters: { type: 'object' },
     preview: nullable(object({ url: STRING, format: { const: 'wav' }, fileSize: INTEGER }, ['url', 'format'])),
     error: nullable(STRING),
-    callback: nullable(object({ url: STRING, state: STRING, attempts: INTEGER, nextAttemptAt: nullable(TIMESTAMP) }, ['url', 'state', 'attempts'])),
+    callback: nullable(
+      object({ url: STRING, state: STRING, attempts: INTEGER, nextAttemptAt: nullable(TIMESTAMP) }, ['url', 'state', 'attempts']),
+    ),
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
   },
@@ -423,20 +561,36 @@ export const USER_GROUP_BODY: JsonSchema = {
   ],
 };
 
-export const USER_GROUP_DELETE_BODY: JsonSchema = object({ user_group_id: { type: 'string', minLength: 1 }, current_token: { type: 'string', minLength: 1 } }, ['user_group_id', 'current_token']);
+export const USER_GROUP_DELETE_BODY: JsonSchema = object(
+  { user_group_id: { type: 'string', minLength: 1 }, current_token: { type: 'string', minLength: 1 } },
+  ['user_group_id', 'current_token'],
+);
 
 const USER_GROUP: JsonSchema = object(
-  { team_id: INTEGER, token: { type: 'string', pattern: '^ugt_' }, name: nullable(STRING), provided_id: STRING, properties: { type: ['object', 'null'] } },
+  {
+    team_id: INTEGER,
+    token: { type: 'string', pattern: '^ugt_' },
+    name: nullable(STRING),
+    provided_id: STRING,
+    properties: { type: ['object', 'null'] },
+  },
   ['team_id', 'token', 'provided_id'],
 );
 
-export const GET_USER_VIEW: JsonSchema = object({ success: { const: 1 }, new_user_group: { type: 'boolean' }, user_group: USER_GROUP }, ['success', 'new_user_group', 'user_group']);
+export const GET_USER_VIEW: JsonSchema = object({ success: { const: 1 }, new_user_group: { type: 'boolean' }, user_group: USER_GROUP }, [
+  'success',
+  'new_user_group',
+  'user_group',
+]);
 export const PUT_USER_VIEW: JsonSchema = object(
   {
     success: { const: 1 },
-    user_group: { ...USER_GROUP, properties: { ...(USER_GROUP.properties as object), is_new: { enum: [0, 1] }, environment: { enum: [...ENVIRONMENTS, null] } }, required: [...(USER_GROUP.required as string[]), 'is_new'] },
+    user_group: {
+      ...USER_GROUP,
+      properties: { ...(USER_GROUP.properties as object), is_new: { enum: [0, 1] }, environment: { enum: [...ENVIRONMENTS, null] } },
+      required: [...(USER_GROUP.required as string[]), 'is_new'],
+    },
   },
   ['success', 'user_group'],
 );
 export const DELETE_USER_VIEW: JsonSchema = object({ success: { const: 1 } }, ['success']);
-

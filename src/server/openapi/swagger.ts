@@ -43,7 +43,8 @@ export function errorsOf(s: Declared, url: string): ErrorCode[] {
  * one of the identifiers. */
 function failureSchema(auth: Auth, codes: ErrorCode[]): JsonSchema {
   const message = { type: 'string', pattern: `^(?:${codes.join('|')}): `, description: '<IDENTIFIER>: <detail>' };
-  if (auth === 'userGroupToken') return { type: 'object', required: ['success', 'message'], properties: { success: { const: 0 }, message } };
+  if (auth === 'userGroupToken')
+    return { type: 'object', required: ['success', 'message'], properties: { success: { const: 0 }, message } };
   const wires = [...new Set(codes.map((c) => ERRORS[c].wire))];
   return { type: 'object', required: ['code', 'message'], properties: { code: { enum: wires }, message } };
 }
@@ -64,7 +65,10 @@ function documented(s: Declared, url: string): Declared {
   for (const code of errors) byStatus.set(ERRORS[code].http, [...(byStatus.get(ERRORS[code].http) ?? []), code]);
   const response: Record<string, unknown> = { ...s.response };
   for (const [status, codes] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    response[String(status)] = { description: codes.map((c) => `${c}: ${ERRORS[c].summary}`).join('; '), ...failureSchema(s['x-scribed-auth'] ?? 'none', codes) };
+    response[String(status)] = {
+      description: codes.map((c) => `${c}: ${ERRORS[c].summary}`).join('; '),
+      ...failureSchema(s['x-scribed-auth'] ?? 'none', codes),
+    };
   }
   const { 'x-scribed-auth': _auth, ...rest } = s;
   return {
@@ -72,7 +76,8 @@ function documented(s: Declared, url: string): Declared {
     ...(s.body ? { body: withDocumentedRules(s.body) } : {}),
     ...(s.querystring ? { querystring: withDocumentedRules(s.querystring) } : {}),
     response,
-    'x-scribed-errors': errors,     ...(s.body || s.querystring ? {} : { 'x-scribed-validation-error': undefined }),
+    'x-scribed-errors': errors,
+    ...(s.body || s.querystring ? {} : { 'x-scribed-validation-error': undefined }),
   };
 }
 
@@ -106,7 +111,8 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
         }
       }
       const tags = bridge.tags.map((t) => t.name);
-      for (const ops of Object.values(paths)) for (const op of Object.values(ops)) for (const t of (op.tags as string[] | undefined) ?? []) if (!tags.includes(t)) tags.push(t);
+      for (const ops of Object.values(paths))
+        for (const op of Object.values(ops)) for (const t of (op.tags as string[] | undefined) ?? []) if (!tags.includes(t)) tags.push(t);
       return { ...bridge, info: INFO, tags: tags.map((name) => ({ name })), paths } as never;
     },
   };

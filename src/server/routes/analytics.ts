@@ -43,7 +43,11 @@ export function analyticsRoutes(ctx: AppContext): FastifyPluginAsync {
       const t = await ctx.store.getTranscription(id, accountId);
       if (!t) throw new ScribedError('NOT_FOUND', `transcription ${id} does not exist`);
       const a = await ctx.store.getAnalytics(t.callId ?? t.id, accountId);
-      if (!a) throw new ScribedError('NOT_FOUND', `transcription ${id} has no analytics yet: they are computed when it (or its call) is completed`);
+      if (!a)
+        throw new ScribedError(
+          'NOT_FOUND',
+          `transcription ${id} has no analytics yet: they are computed when it (or its call) is completed`,
+        );
       return ok(analyticsView(a));
     });
 
@@ -52,14 +56,20 @@ export function analyticsRoutes(ctx: AppContext): FastifyPluginAsync {
       const agentId = checkExternalId(req.params.agentId, 'agentId');
       const range = parseRange(req.query, ctx.now());
       const rows = await ctx.store.listAnalytics(accountOf(req), { ...range, agentId }, MAX_EXPORT_ROWS + 1);
-      if (rows.length > MAX_EXPORT_ROWS) throw new ScribedError('VALIDATION_FAILED', `from: the range holds more than ${MAX_EXPORT_ROWS} calls; narrow it`, { details: { field: 'from' } });
+      if (rows.length > MAX_EXPORT_ROWS)
+        throw new ScribedError('VALIDATION_FAILED', `from: the range holds more than ${MAX_EXPORT_ROWS} calls; narrow it`, {
+          details: { field: 'from' },
+        });
       return ok(aggregateAgent(agentId, range, rows));
     });
 
     app.get<{ Querystring: Record<string, unknown> }>(`${API}/stt/analytics/export`, async (req, reply) => {
       const range = parseRange(req.query, ctx.now());
       const rows = await ctx.store.listAnalytics(accountOf(req), range, MAX_EXPORT_ROWS + 1);
-      if (rows.length > MAX_EXPORT_ROWS) throw new ScribedError('VALIDATION_FAILED', `from: the range holds more than ${MAX_EXPORT_ROWS} calls; narrow it`, { details: { field: 'from' } });
+      if (rows.length > MAX_EXPORT_ROWS)
+        throw new ScribedError('VALIDATION_FAILED', `from: the range holds more than ${MAX_EXPORT_ROWS} calls; narrow it`, {
+          details: { field: 'from' },
+        });
       const body = [csvHeader(), ...rows.map((r) => csvRow({ ...r, analytics: r.analytics }))].join('\r\n') + '\r\n';
       void reply.header('content-type', 'text/csv; charset=utf-8');
       void reply.header('content-disposition', `attachment; filename="analytics-${range.from.slice(0, 10)}-${range.to.slice(0, 10)}.csv"`);

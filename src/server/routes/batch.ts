@@ -62,11 +62,17 @@ function parseLimit(raw: string | undefined): number {
 /** Errors @fastify/multipart raises for its limits, in the table's terms. */
 function multipartError(err: unknown): unknown {
   const code = (err as { code?: string } | null)?.code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit', { cause: err });
+  if (code === 'FST_REQ_FILE_TOO_LARGE')
+    return new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit', { cause: err });
   if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
-    return new ScribedError('PAYLOAD_TOO_LARGE', 'too many form parts: send one file part `file` and the fields title, languageHint, options', { cause: err });
+    return new ScribedError(
+      'PAYLOAD_TOO_LARGE',
+      'too many form parts: send one file part `file` and the fields title, languageHint, options',
+      { cause: err },
+    );
   }
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`', { cause: err });
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
+    return new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`', { cause: err });
   return malformedMultipart(err);
 }
 
@@ -75,14 +81,25 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
   return async (app) => {
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     await app.register(multipart, { throwFileSizeLimit: true });
-    const submitter = batchSubmitterFor(opts, () => ({ ...opts, store: ctx.store, engine: ctx.engine, metrics: ctx.metrics, now: ctx.now }));
+    const submitter = batchSubmitterFor(opts, () => ({
+      ...opts,
+      store: ctx.store,
+      engine: ctx.engine,
+      metrics: ctx.metrics,
+      now: ctx.now,
+    }));
 
     /** The answer for a job: created, or replayed under its Idempotency-Key (same body). A
      * multichannel upload answers with its first leg's row (which carries callId) and every
      * leg; charactersCharged is then what the whole upload cost (docs/calls.md). */
     async function jobView(job: BatchJobRecord) {
       const row = (await ctx.store.getTranscription(job.transcriptionId, job.accountId))!;
-      const view = { ...transcriptionView(row), ...batchFields(job), charactersCharged: job.charactersCharged.toString(), source: job.source };
+      const view = {
+        ...transcriptionView(row),
+        ...batchFields(job),
+        charactersCharged: job.charactersCharged.toString(),
+        source: job.source,
+      };
       if (row.callId === null) return ok(view);
       const call = await ctx.store.getCall(row.callId, job.accountId);
       const legs = await Promise.all(
@@ -106,7 +123,8 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       /** The job stored under this request's Idempotency-Key, or null when the key was used
        * with another file or other fields. */
       const replay = async (job: BatchJobRecord | null) => {
-        if (job === null) throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different file, title or options');
+        if (job === null)
+          throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different file, title or options');
         void reply.header('idempotent-replayed', 'true');
         return jobView(job);
       };
@@ -121,7 +139,9 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
             if (part.type === 'file') {
               if (part.fieldname !== 'file') {
                 part.file.resume();
-                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, { details: { field: part.fieldname } });
+                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, {
+                  details: { field: part.fieldname },
+                });
               }
               const hashing = new Transform({
                 transform(chunk: Buffer, _enc, done) {
@@ -144,9 +164,13 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
         } catch (err) {
           throw multipartError(err);
         }
-        if (!haveFile) throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
+        if (!haveFile)
+          throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
         if (fields.options !== undefined && jsonNestsDeeperThan(fields.options)) throw tooDeep('options');
-        const outcome = await submitter.submit({ accountId, file: upload, audioSha256: audioHash.digest('hex'), fields, idempotencyKey, uploadName }, req.log);
+        const outcome = await submitter.submit(
+          { accountId, file: upload, audioSha256: audioHash.digest('hex'), fields, idempotencyKey, uploadName },
+          req.log,
+        );
         if (outcome.kind === 'replayed') return await replay(outcome.job);
         return await jobView(outcome.job);
       } finally {
@@ -169,4 +193,3 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
     });
   };
 }
-

@@ -40,7 +40,10 @@ export function callView(c: CallRecord) {
     agentId: c.agentId,
     status: callStatus(c.legs),
     // The longest leg's audio so far: legs share the call's clock from their own first sample.
-    durationMs: c.legs.reduce((longest, l) => Math.max(longest, l.sampleRateHz > 0 ? Math.round((Number(l.audioSamples) * 1000) / l.sampleRateHz) : 0), 0),
+    durationMs: c.legs.reduce(
+      (longest, l) => Math.max(longest, l.sampleRateHz > 0 ? Math.round((Number(l.audioSamples) * 1000) / l.sampleRateHz) : 0),
+      0,
+    ),
     legs: c.legs.map((l) => ({
       speaker: l.speaker,
       sessionId: l.sessionId,
@@ -71,10 +74,18 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
       const valid = validateCreateCall(req.body);
       const outcome = await ctx.store.createCall({
-        call: { id: newId('call', ctx.now()), accountId, externalId: valid.externalId, title: valid.title, agentId: valid.agentId, createdAt: ctx.now().toISOString() },
+        call: {
+          id: newId('call', ctx.now()),
+          accountId,
+          externalId: valid.externalId,
+          title: valid.title,
+          agentId: valid.agentId,
+          createdAt: ctx.now().toISOString(),
+        },
         idempotency: { key, requestHash: callRequestHash(valid) },
       });
-      if (outcome.kind === 'conflict') throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, externalId or agentId');
+      if (outcome.kind === 'conflict')
+        throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, externalId or agentId');
       if (outcome.kind === 'created') {
         ctx.metrics.callsCreated.inc();
         req.log.info({ callId: outcome.call.id }, 'call created');
@@ -94,7 +105,10 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
-      return ok({ items: page.map(callView), nextCursor: rows.length > q.limit && last ? encodeCallCursor({ createdAt: last.createdAt, id: last.id }) : null });
+      return ok({
+        items: page.map(callView),
+        nextCursor: rows.length > q.limit && last ? encodeCallCursor({ createdAt: last.createdAt, id: last.id }) : null,
+      });
     });
 
     app.get<{ Params: { callId: string } }>(`${base}/:callId`, async (req) => ok(callView(await owned(req.params.callId, accountOf(req)))));
@@ -108,11 +122,20 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       const legs = await Promise.all(
         call.legs.map(async (l) => ({
           speaker: l.speaker,
-          meta: { transcriptionId: l.transcriptionId, title: call.title, status: l.status, sampleRateHz: l.sampleRateHz, audioSamples: l.audioSamples },
+          meta: {
+            transcriptionId: l.transcriptionId,
+            title: call.title,
+            status: l.status,
+            sampleRateHz: l.sampleRateHz,
+            audioSamples: l.audioSamples,
+          },
           segments: await ctx.store.listSegments(l.transcriptionId),
         })),
       );
-      const merged = mergeCallTranscript({ callId: call.id, externalId: call.externalId, title: call.title, status: callStatus(call.legs) }, legs);
+      const merged = mergeCallTranscript(
+        { callId: call.id, externalId: call.externalId, title: call.title, status: callStatus(call.legs) },
+        legs,
+      );
       const body =
         format === 'json'
           ? JSON.stringify(merged)
@@ -130,7 +153,8 @@ export function callRoutes(ctx: AppContext): FastifyPluginAsync {
       const id = req.params.callId;
       const outcome = await ctx.store.eraseCall(id, accountId);
       if (outcome.kind === 'not_found') throw new ScribedError('NOT_FOUND', `call ${id} does not exist`);
-      if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `leg ${outcome.transcriptionId} of call ${id} has not ended`);
+      if (outcome.kind === 'in_progress')
+        throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `leg ${outcome.transcriptionId} of call ${id} has not ended`);
       await removeErasedAudio(ctx, req, outcome.audioFiles);
       await removeErasedRecordings(ctx, outcome.recordingFiles);
       await audit(ctx, req, accountId, 'call.delete', id);

@@ -2,7 +2,12 @@
 // .../stt/categories, in the style of the live rules (routes/rules.ts). Another account's
 // category reads as missing. A change applies to calls that end after it.
 import type { FastifyPluginAsync } from 'fastify';
-import { conditionView, MAX_CATEGORIES_PER_ACCOUNT, validateCreateCategory, validatePatchCategory } from '../../core/analytics/categories.js';
+import {
+  conditionView,
+  MAX_CATEGORIES_PER_ACCOUNT,
+  validateCreateCategory,
+  validatePatchCategory,
+} from '../../core/analytics/categories.js';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -12,7 +17,14 @@ import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
 
 export function categoryView(c: CategoryRecord) {
-  return { id: c.id, name: c.name, conditions: c.conditions.map(conditionView), enabled: c.enabled, createdAt: c.createdAt, updatedAt: c.updatedAt };
+  return {
+    id: c.id,
+    name: c.name,
+    conditions: c.conditions.map(conditionView),
+    enabled: c.enabled,
+    createdAt: c.createdAt,
+    updatedAt: c.updatedAt,
+  };
 }
 
 export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
@@ -24,7 +36,10 @@ export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(base, async (req, reply) => {
       const input = validateCreateCategory(req.body, checkRulePattern);
-      const created = await ctx.store.createCategory({ id: newId('cat', ctx.now()), accountId: accountOf(req), ...input, createdAt: ctx.now().toISOString() }, MAX_CATEGORIES_PER_ACCOUNT);
+      const created = await ctx.store.createCategory(
+        { id: newId('cat', ctx.now()), accountId: accountOf(req), ...input, createdAt: ctx.now().toISOString() },
+        MAX_CATEGORIES_PER_ACCOUNT,
+      );
       if (!created) throw new ScribedError('CATEGORY_LIMIT', `the account already has ${MAX_CATEGORIES_PER_ACCOUNT} categories`);
       void reply.code(201);
       return ok(categoryView(created));

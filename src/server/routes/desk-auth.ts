@@ -15,20 +15,18 @@ import { API, type AppContext } from '../context.js';
 
 /** The native reads a desk session may make, as route patterns with parameter names blanked
  * (`:id`), so a route's own parameter name does not matter. Nothing here writes. */
-export const DESK_READABLE_ROUTES: ReadonlySet<string> = new Set(
-  [
-    `${API}/stt/search`,
-    `${API}/stt/transcriptions`,
-    `${API}/stt/transcriptions/:`,
-    `${API}/stt/transcriptions/:/transcript`,
-    `${API}/stt/transcriptions/:/audio`,
-    `${API}/stt/calls`,
-    `${API}/stt/calls/:`,
-    `${API}/stt/calls/:/transcript`,
-    `${API}/stt/calls/:/audio`,
-    `${API}/stt/realtime/sessions/:`,
-  ],
-);
+export const DESK_READABLE_ROUTES: ReadonlySet<string> = new Set([
+  `${API}/stt/search`,
+  `${API}/stt/transcriptions`,
+  `${API}/stt/transcriptions/:`,
+  `${API}/stt/transcriptions/:/transcript`,
+  `${API}/stt/transcriptions/:/audio`,
+  `${API}/stt/calls`,
+  `${API}/stt/calls/:`,
+  `${API}/stt/calls/:/transcript`,
+  `${API}/stt/calls/:/audio`,
+  `${API}/stt/realtime/sessions/:`,
+]);
 
 export function routePattern(url: string): string {
   return url.replace(/:[^/]+/g, ':');
@@ -85,7 +83,10 @@ export function sameOrigin(ctx: AppContext, req: FastifyRequest): boolean {
 
 export function requireSameOrigin(ctx: AppContext, req: FastifyRequest): void {
   if (!sameOrigin(ctx, req)) {
-    const hint = ctx.config.publicUrl === undefined ? " (behind a proxy, or reached by a name, the operator sets the desk's address with --public-url)" : '';
+    const hint =
+      ctx.config.publicUrl === undefined
+        ? " (behind a proxy, or reached by a name, the operator sets the desk's address with --public-url)"
+        : '';
     throw new ScribedError('DESK_REQUEST_REFUSED', `the request did not come from this server's own desk page (Origin)${hint}`);
   }
 }

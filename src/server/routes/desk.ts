@@ -22,7 +22,8 @@ const LIVE_LIMIT = 200;
 export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
   async function required(req: FastifyRequest): Promise<DeskAuth> {
     const auth = await deskSessionOf(ctx, req);
-    if (!auth) throw new ScribedError('UNAUTHORIZED', 'no desk session: open a login link from your operator (scribed accounts login-link)');
+    if (!auth)
+      throw new ScribedError('UNAUTHORIZED', 'no desk session: open a login link from your operator (scribed accounts login-link)');
     req.accountId = auth.session.accountId;
     req.deskSessionId = auth.session.id;
     return auth;
@@ -39,16 +40,26 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
       // token itself is the credential.
       const presented = req.body?.token;
       if (typeof presented !== 'string' || !presented.startsWith('dl_')) {
-        throw new ScribedError('VALIDATION_FAILED', "token: the login link's token (dl_..., the link's fragment) is required", { details: { field: 'token' } });
+        throw new ScribedError('VALIDATION_FAILED', "token: the login link's token (dl_..., the link's fragment) is required", {
+          details: { field: 'token' },
+        });
       }
       requireSameOrigin(ctx, req);
       const link = parseDeskToken(presented, 'dl');
-      const refused = new ScribedError('UNAUTHORIZED', 'this login link is not valid: unknown, already used or expired; ask your operator for a new one');
+      const refused = new ScribedError(
+        'UNAUTHORIZED',
+        'this login link is not valid: unknown, already used or expired; ask your operator for a new one',
+      );
       if (!link) throw refused;
       const session = generateDeskToken('ds');
       const now = ctx.now();
       const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS).toISOString();
-      const outcome = await ctx.store.redeemDeskLoginLink(link.id, link.secretHash, { id: session.id, secretHash: session.secretHash, createdAt: now.toISOString(), expiresAt }, now);
+      const outcome = await ctx.store.redeemDeskLoginLink(
+        link.id,
+        link.secretHash,
+        { id: session.id, secretHash: session.secretHash, createdAt: now.toISOString(), expiresAt },
+        now,
+      );
       if (!outcome.ok) {
         req.log.info({ linkId: link.id, reason: outcome.reason }, 'desk login refused');
         throw refused;
@@ -103,4 +114,3 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
     });
   };
 }
-

@@ -44,10 +44,16 @@ export function requireMetricsAccess(ctx: AppContext, req: FastifyRequest): void
   if (token !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(headerValue(req.headers.authorization) ?? '');
     if (m && crypto.timingSafeEqual(sha256(m[1]!), sha256(token))) return;
-    throw new ScribedError('UNAUTHORIZED', '/metrics needs the Authorization: Bearer token the operator configured (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)');
+    throw new ScribedError(
+      'UNAUTHORIZED',
+      '/metrics needs the Authorization: Bearer token the operator configured (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)',
+    );
   }
   if (isLoopback(req.socket.remoteAddress) && !PROXY_HEADERS.some((h) => req.headers[h] !== undefined)) return;
-  throw new ScribedError('UNAUTHORIZED', '/metrics answers only loopback requests made to the server directly; for a scraper elsewhere, configure a bearer token (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)');
+  throw new ScribedError(
+    'UNAUTHORIZED',
+    '/metrics answers only loopback requests made to the server directly; for a scraper elsewhere, configure a bearer token (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)',
+  );
 }
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
@@ -69,34 +75,42 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsync {
     // checks.capacity = false: the balancer must mark it DOWN (not NOLB, which still sends it
     // a session's sticky requests), so resumes reach other nodes; its store and engine checks
     // stay true, so the API pool keeps it until it stops.
-    app.route({ ...SERVICE_ROUTES.ready, ...PROBE, handler: async (_req, reply) => {
-      const { capacity, free, store, engine, draining, ready } = readiness(ctx);
-      const report = capacityReport(ctx);
-      const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
-      if (checks.store && checks.engine && !free && !draining) checks.capacity = false;
-      return reply.code(ready ? 200 : 503).send({
-        status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
-        checks,
-        engine: ctx.engine.info,
-        ...(capacity !== null ? { capacity } : {}),
-        ...(report !== null ? { realtimeCapacity: report } : {}),
-      });
-    } });
+    app.route({
+      ...SERVICE_ROUTES.ready,
+      ...PROBE,
+      handler: async (_req, reply) => {
+        const { capacity, free, store, engine, draining, ready } = readiness(ctx);
+        const report = capacityReport(ctx);
+        const checks: { store: boolean; engine: boolean; capacity?: false } = { store, engine };
+        if (checks.store && checks.engine && !free && !draining) checks.capacity = false;
+        return reply.code(ready ? 200 : 503).send({
+          status: ready ? 'ready' : draining ? 'draining' : 'not_ready',
+          checks,
+          engine: ctx.engine.info,
+          ...(capacity !== null ? { capacity } : {}),
+          ...(report !== null ? { realtimeCapacity: report } : {}),
+        });
+      },
+    });
 
-    app.route({ ...SERVICE_ROUTES.metrics, ...PROBE, handler: async (req, reply) => {
-      requireMetricsAccess(ctx, req);
-      // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
-      // series would read 0 forever (closes are scribed_sessions_closed_total).
-      const counts = ctx.sessions.countByState();
-      for (const state of LIVE_SESSION_STATES) ctx.metrics.sessions.set({ state }, counts[state] ?? 0);
-      ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
-      const ready = readiness(ctx);
-      ctx.metrics.readyChecks.set({ check: 'store' }, Number(ready.store));
-      ctx.metrics.readyChecks.set({ check: 'engine' }, Number(ready.engine));
-      ctx.metrics.readyChecks.set({ check: 'capacity' }, Number(ready.free));
-      ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
-      ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
-      return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
-    } });
+    app.route({
+      ...SERVICE_ROUTES.metrics,
+      ...PROBE,
+      handler: async (req, reply) => {
+        requireMetricsAccess(ctx, req);
+        // Only the states a session in memory has: a closed one is forgotten at once, so a CLOSED
+        // series would read 0 forever (closes are scribed_sessions_closed_total).
+        const counts = ctx.sessions.countByState();
+        for (const state of LIVE_SESSION_STATES) ctx.metrics.sessions.set({ state }, counts[state] ?? 0);
+        ctx.metrics.decodeBacklog.set(ctx.engine.decodeBacklogSeconds?.() ?? 0);
+        const ready = readiness(ctx);
+        ctx.metrics.readyChecks.set({ check: 'store' }, Number(ready.store));
+        ctx.metrics.readyChecks.set({ check: 'engine' }, Number(ready.engine));
+        ctx.metrics.readyChecks.set({ check: 'capacity' }, Number(ready.free));
+        ctx.metrics.deferredSessions.set(ctx.sessions.deferral?.deferredCount ?? 0);
+        ctx.metrics.deferredBacklog.set(roundedSeconds(ctx.sessions.deferral?.budget.seconds ?? 0));
+        return reply.type(ctx.metrics.registry.contentType).send(await ctx.metrics.registry.metrics());
+      },
+    });
   };
 }

@@ -54,7 +54,8 @@ export const INTERPRETATION_CREATE_BODY_LIMIT_BYTES = 1.25 * 1024 * 1024;
 
 export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/interpretation/projects`;
-  const notFound = (targetId: string) => new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
+  const notFound = (targetId: string) =>
+    new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
 
   return async (app) => {
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
@@ -96,36 +97,41 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
       throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD is not supported: reading a retry plan issues one');
     });
 
-    app.get<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry-plan`, { exposeHeadRoute: false }, async (req) => {
-      const accountId = accountOf(req);
-      const now = ctx.now();
-      const out = await ctx.store.issueRetryPlan(
-        req.params.projectId,
-        req.params.targetId,
-        accountId,
-        now,
-        (t) => ({
-          nextReservationCycle: t.reservationCycle + 1,
-          characters: cycleCharacters(t.sourceUnits, t.language),
-          rateVersion: RATE_VERSION,
-          expiresAt: new Date(now.getTime() + RETRY_PLAN_TTL_MS).toISOString(),
-        }),
-        // An issued plan is handed out again until it expires or the rate table changes, so
-        // two readers of the plan confirm the same values.
-        (plan) => plan.rateVersion === RATE_VERSION && Date.parse(plan.expiresAt) > now.getTime(),
-      );
-      if (out.kind === 'not_found') throw notFound(req.params.targetId);
-      if (out.kind === 'not_failed') throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', `target is ${out.state}, not FAILED_RELEASED`);
-      const plan = out.target.plan!;
-      return ok({
-        targetId: out.target.id,
-        generationId: out.target.generationId,
-        nextReservationCycle: plan.nextReservationCycle,
-        characters: Number(plan.characters),
-        rateVersion: plan.rateVersion,
-        expiresAt: plan.expiresAt,
-      });
-    });
+    app.get<{ Params: { projectId: string; targetId: string } }>(
+      `${base}/:projectId/targets/:targetId/retry-plan`,
+      { exposeHeadRoute: false },
+      async (req) => {
+        const accountId = accountOf(req);
+        const now = ctx.now();
+        const out = await ctx.store.issueRetryPlan(
+          req.params.projectId,
+          req.params.targetId,
+          accountId,
+          now,
+          (t) => ({
+            nextReservationCycle: t.reservationCycle + 1,
+            characters: cycleCharacters(t.sourceUnits, t.language),
+            rateVersion: RATE_VERSION,
+            expiresAt: new Date(now.getTime() + RETRY_PLAN_TTL_MS).toISOString(),
+          }),
+          // An issued plan is handed out again until it expires or the rate table changes, so
+          // two readers of the plan confirm the same values.
+          (plan) => plan.rateVersion === RATE_VERSION && Date.parse(plan.expiresAt) > now.getTime(),
+        );
+        if (out.kind === 'not_found') throw notFound(req.params.targetId);
+        if (out.kind === 'not_failed')
+          throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', `target is ${out.state}, not FAILED_RELEASED`);
+        const plan = out.target.plan!;
+        return ok({
+          targetId: out.target.id,
+          generationId: out.target.generationId,
+          nextReservationCycle: plan.nextReservationCycle,
+          characters: Number(plan.characters),
+          rateVersion: plan.rateVersion,
+          expiresAt: plan.expiresAt,
+        });
+      },
+    );
 
     app.post<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry`, async (req, reply) => {
       const accountId = accountOf(req);
@@ -169,7 +175,10 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
         case 'refused':
           throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', out.reason);
         case 'insufficient':
-          throw new ScribedError('INTERPRETATION_INSUFFICIENT_CHARACTERS', `the retry needs ${request.characters} Characters; ${out.balance} available`);
+          throw new ScribedError(
+            'INTERPRETATION_INSUFFICIENT_CHARACTERS',
+            `the retry needs ${request.characters} Characters; ${out.balance} available`,
+          );
       }
     });
   };

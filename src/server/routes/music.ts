@@ -54,7 +54,10 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       case 'busy':
         throw new ScribedError('MUSIC_PROJECT_BUSY', busyDetail(out.status));
       case 'stale_quote':
-        throw new ScribedError('MUSIC_QUOTE_STALE', 'quoteId is not the active quote of the project (replaced, expired or never issued); request a new quote');
+        throw new ScribedError(
+          'MUSIC_QUOTE_STALE',
+          'quoteId is not the active quote of the project (replaced, expired or never issued); request a new quote',
+        );
       case 'insufficient':
         throw new ScribedError('INSUFFICIENT_CHARACTERS', `the quote needs more Characters than the ${out.balance} available`);
     }
@@ -73,7 +76,12 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       const accountId = accountOf(req);
       const brief = validateBrief(req.body ?? {});
       const now = ctx.now();
-      const project = await ctx.store.createMusicProject({ id: newId('mup', now), accountId, brief: brief as unknown as Record<string, unknown>, createdAt: now.toISOString() });
+      const project = await ctx.store.createMusicProject({
+        id: newId('mup', now),
+        accountId,
+        brief: brief as unknown as Record<string, unknown>,
+        createdAt: now.toISOString(),
+      });
       jobs.schedule(project.id, accountId, project.arrangementVersion);
       return ok(projectView(project, newId('req', now)));
     });
@@ -92,7 +100,10 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
       if (!(await ctx.store.getMusicProject(projectId, accountId))) throw notFound(projectId);
       const brief: Brief = validateBrief(req.body ?? {});
       const now = ctx.now();
-      const project = settle(await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now), projectId);
+      const project = settle(
+        await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now),
+        projectId,
+      );
       jobs.schedule(project.id, accountId, project.arrangementVersion);
       return ok(projectView(project, newId('req', now)));
     });

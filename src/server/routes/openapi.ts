@@ -10,12 +10,17 @@ export function openApiRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     // Built once, on first request: the engine's languages are known once it has started.
     let doc: Promise<OpenApiDocument> | undefined;
-    app.route({ ...SERVICE_ROUTES.openapi, handler: async (_req, reply) => {
-      doc ??= openApiDocument({ recognizerLanguages: ctx.engine.info.languages, withoutBatch: ctx.batch === undefined }).catch((err: unknown) => {
-        doc = undefined;
-        throw err;
-      });
-      return reply.type('application/json; charset=utf-8').send(await doc);
-    } });
+    app.route({
+      ...SERVICE_ROUTES.openapi,
+      handler: async (_req, reply) => {
+        doc ??= openApiDocument({ recognizerLanguages: ctx.engine.info.languages, withoutBatch: ctx.batch === undefined }).catch(
+          (err: unknown) => {
+            doc = undefined;
+            throw err;
+          },
+        );
+        return reply.type('application/json; charset=utf-8').send(await doc);
+      },
+    });
   };
 }

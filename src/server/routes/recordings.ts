@@ -37,7 +37,10 @@ function sendAudio(reply: FastifyReply, range: string | undefined, body: Buffer,
   const r = parseRange(range, body.length);
   if (r === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${body.length}`).send();
   if (r === null) return reply.send(body);
-  return reply.code(206).header('content-range', `bytes ${r.start}-${r.end}/${body.length}`).send(body.subarray(r.start, r.end + 1));
+  return reply
+    .code(206)
+    .header('content-range', `bytes ${r.start}-${r.end}/${body.length}`)
+    .send(body.subarray(r.start, r.end + 1));
 }
 
 export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): FastifyPluginAsync {
@@ -47,7 +50,10 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
     const found = await keeper.read(t.id, t.accountId);
     if (found) return found;
     if (!ENDED.has(t.status)) {
-      throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${t.id} has not ended; its recording is stored when its session closes or its job ends`);
+      throw new ScribedError(
+        'TRANSCRIPTION_IN_PROGRESS',
+        `transcription ${t.id} has not ended; its recording is stored when its session closes or its job ends`,
+      );
     }
     if (await ctx.store.hasRecordingPieces(t.id)) {
       // Just closed: the closing node is finishing it from its pieces (its last piece may
@@ -60,7 +66,10 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
       const finished = await keeper.read(t.id, t.accountId);
       if (finished) return finished;
     }
-    throw new ScribedError('NOT_FOUND', `transcription ${t.id} has no recording (it was not made with recordAudio, or the recording was deleted)`);
+    throw new ScribedError(
+      'NOT_FOUND',
+      `transcription ${t.id} has no recording (it was not made with recordAudio, or the recording was deleted)`,
+    );
   }
 
   return async (app) => {
@@ -80,7 +89,8 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
       const call = await ctx.store.getCall(req.params.callId, accountId);
       if (!call) throw new ScribedError('NOT_FOUND', `call ${req.params.callId} does not exist`);
       const leg = req.query.leg ?? 'stereo';
-      if (typeof leg !== 'string') throw new ScribedError('VALIDATION_FAILED', 'leg: must be a speaker of the call or stereo', { details: { field: 'leg' } });
+      if (typeof leg !== 'string')
+        throw new ScribedError('VALIDATION_FAILED', 'leg: must be a speaker of the call or stereo', { details: { field: 'leg' } });
       const rowOf = async (transcriptionId: string) => {
         const t = await ctx.store.getTranscription(transcriptionId, accountId);
         if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
@@ -90,7 +100,11 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
       let name: string;
       if (leg === 'stereo') {
         if (call.legs.length !== 2) {
-          throw new ScribedError('VALIDATION_FAILED', `leg: a stereo mix needs exactly two legs; call ${call.id} has ${call.legs.length}: ask for one by its speaker`, { details: { field: 'leg' } });
+          throw new ScribedError(
+            'VALIDATION_FAILED',
+            `leg: a stereo mix needs exactly two legs; call ${call.id} has ${call.legs.length}: ask for one by its speaker`,
+            { details: { field: 'leg' } },
+          );
         }
         // The agent on the left when a leg is so named, else the leg that joined first.
         const agentFirst = call.legs[1]!.speaker === 'agent' ? [call.legs[1]!, call.legs[0]!] : [call.legs[0]!, call.legs[1]!];

@@ -41,7 +41,10 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsync {
       handler: async (req, reply) => {
         const accountId = accountOf(req);
         const input = ruleFromBody(req.body, checkRulePattern);
-        const created = await ctx.store.createRule({ id: newId('rul', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() }, MAX_RULES_PER_ACCOUNT);
+        const created = await ctx.store.createRule(
+          { id: newId('rul', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() },
+          MAX_RULES_PER_ACCOUNT,
+        );
         if (!created) throw new ScribedError('RULE_LIMIT', `the account already has ${MAX_RULES_PER_ACCOUNT} rules`);
         changed(accountId);
         void reply.code(201);

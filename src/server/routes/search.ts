@@ -36,7 +36,10 @@ export function searchRoutes(ctx: AppContext): FastifyPluginAsync {
       const last = page[page.length - 1];
       return ok({
         items: page.map(searchHitView),
-        nextCursor: hits.length > r.limit && last ? encodeSearchCursor({ createdAt: last.createdAt, transcriptionId: last.transcriptionId, index: last.index }) : null,
+        nextCursor:
+          hits.length > r.limit && last
+            ? encodeSearchCursor({ createdAt: last.createdAt, transcriptionId: last.transcriptionId, index: last.index })
+            : null,
       });
     });
   };

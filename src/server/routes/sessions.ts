@@ -12,7 +12,6 @@ import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
 
-
 export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
   return {
     sessionId: record.id,
@@ -70,33 +69,41 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(await view(await ownedSession(req.params.sessionId, accountId)));
     });
 
-    app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(`${base}/:sessionId/resume`, async (req) => {
-      const accountId = accountOf(req);
-      const body = req.body ?? {};
-      if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
-      const clientCaptured = body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
-      // A draining node would keep a session it serves: the client retries, and the balancer
-      // (which has taken this node out) sends the resume to another node.
-      if (ctx.draining?.()) throw new ScribedError('NODE_DRAINING', 'this node is draining before it stops; resume through the balancer to reach another node');
-      // Any node takes a resume: it opens the new epoch, which fences the node that served the
-      // old one (docs/scaling.md); the next socket's node serves the session.
-      const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
-      ctx.metrics.resumesAnswered.inc();
-      return ok({
-        sessionId: r.sessionId,
-        transcriptionId: r.transcriptionId,
-        status: 'RECORDING',
-        epoch: r.epoch,
-        sampleOffset: 0,
-        capturedSamples: r.capturedSamples.toString(),
-        clientCapturedSamples: clientCaptured?.toString() ?? null,
-        // Samples the client says it captured that never reached the server: it re-sends
-        // them in the new epoch from sampleOffset 0.
-        missingSamples: clientCaptured === undefined ? null : (clientCaptured - r.capturedSamples).toString(),
-        accepting: r.accepting,
-        streamUrl: streamPath(r.sessionId),
-      });
-    });
+    app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(
+      `${base}/:sessionId/resume`,
+      async (req) => {
+        const accountId = accountOf(req);
+        const body = req.body ?? {};
+        if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
+        const clientCaptured =
+          body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
+        // A draining node would keep a session it serves: the client retries, and the balancer
+        // (which has taken this node out) sends the resume to another node.
+        if (ctx.draining?.())
+          throw new ScribedError(
+            'NODE_DRAINING',
+            'this node is draining before it stops; resume through the balancer to reach another node',
+          );
+        // Any node takes a resume: it opens the new epoch, which fences the node that served the
+        // old one (docs/scaling.md); the next socket's node serves the session.
+        const r = await ctx.sessions.resume(req.params.sessionId, accountId, clientCaptured);
+        ctx.metrics.resumesAnswered.inc();
+        return ok({
+          sessionId: r.sessionId,
+          transcriptionId: r.transcriptionId,
+          status: 'RECORDING',
+          epoch: r.epoch,
+          sampleOffset: 0,
+          capturedSamples: r.capturedSamples.toString(),
+          clientCapturedSamples: clientCaptured?.toString() ?? null,
+          // Samples the client says it captured that never reached the server: it re-sends
+          // them in the new epoch from sampleOffset 0.
+          missingSamples: clientCaptured === undefined ? null : (clientCaptured - r.capturedSamples).toString(),
+          accepting: r.accepting,
+          streamUrl: streamPath(r.sessionId),
+        });
+      },
+    );
 
     // Close without a socket (docs/api.md): a session that never streamed, or whose client is
     // gone, ends here; its transcript is final once the answer says COMPLETED. Closing a
@@ -118,14 +125,21 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(await view(await ownedSession(record.id, accountId)));
     });
 
-    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) => ok(await issueTicket(ctx, accountOf(req), req.params.sessionId)));
+    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) =>
+      ok(await issueTicket(ctx, accountOf(req), req.params.sessionId)),
+    );
   };
 }
 
 /** A browser ticket for one of the account's sessions (spec: "Create a browser ticket"); also
  * what the desk's watch-ticket route hands its page (routes/desk.ts), with `watch` scope and
  * its desk session named, so the ticket opens only the watch socket and dies with the session. */
-export async function issueTicket(ctx: AppContext, accountId: string, sessionId: string, grant: { scope: TicketScope; deskSessionId: string | null } = { scope: 'stream', deskSessionId: null }) {
+export async function issueTicket(
+  ctx: AppContext,
+  accountId: string,
+  sessionId: string,
+  grant: { scope: TicketScope; deskSessionId: string | null } = { scope: 'stream', deskSessionId: null },
+) {
   const record = await ctx.store.getSession(sessionId, accountId);
   if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
   if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');

@@ -63,10 +63,7 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
               : format === 'srt'
                 ? toSrt(segments, t.sampleRateHz)
                 : toVtt(segments, t.sampleRateHz);
-        return reply
-          .type(FORMATS[format])
-          .header('content-disposition', `attachment; filename="${t.id}.${format}"`)
-          .send(body);
+        return reply.type(FORMATS[format]).header('content-disposition', `attachment; filename="${t.id}.${format}"`).send(body);
       },
     );
 
@@ -76,7 +73,8 @@ export function transcriptionRoutes(ctx: AppContext): FastifyPluginAsync {
       const id = req.params.transcriptionId;
       const outcome = await ctx.store.eraseTranscription(id, accountId);
       if (outcome.kind === 'not_found') await owned(id, accountId); // the same 404 (and rts_ hint) as a read
-      if (outcome.kind === 'in_progress') throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${id} has not ended; close its session or wait for its job`);
+      if (outcome.kind === 'in_progress')
+        throw new ScribedError('TRANSCRIPTION_IN_PROGRESS', `transcription ${id} has not ended; close its session or wait for its job`);
       if (outcome.kind !== 'erased') throw new ScribedError('NOT_FOUND', `transcription ${id} does not exist`);
       await removeErasedAudio(ctx, req, outcome.audioFiles);
       await removeErasedRecordings(ctx, outcome.recordingFiles);

@@ -16,7 +16,6 @@ import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { toTableError } from '../error-handler.js';
 
-
 /** Fastify does not parse GET bodies; Get User sends one, so read it here with the app's
  * JSON body limit, counted before buffering more. */
 async function readGetBody(req: FastifyRequest, limit: number): Promise<unknown> {

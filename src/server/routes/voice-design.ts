@@ -27,14 +27,13 @@ export function designView(d: VoiceDesignRecord) {
     description: d.description,
     previewText: d.previewText,
     parameters: d.params,
-    preview:
-      d.status === 'COMPLETED'
-        ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav', fileSize: d.previewBytes }
-        : null,
+    preview: d.status === 'COMPLETED' ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav', fileSize: d.previewBytes } : null,
     error: d.error,
     // Delivered or failed, and how often it was tried: never what the target answered (status,
     // network error), which would let a caller probe what listens where (server log only).
-    callback: d.callbackUrl ? { url: d.callbackUrl, state: d.callback.state, attempts: d.callback.attempts, nextAttemptAt: d.callback.nextAt } : null,
+    callback: d.callbackUrl
+      ? { url: d.callbackUrl, state: d.callback.state, attempts: d.callback.attempts, nextAttemptAt: d.callback.nextAt }
+      : null,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
@@ -53,7 +52,8 @@ function text(v: unknown, field: string, max: number): string {
  * so a name that resolves somewhere closed ends FAILED like any unreachable receiver. */
 function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || v.length > MAX_CALLBACK_URL_CHARS) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
+  if (typeof v !== 'string' || v.length > MAX_CALLBACK_URL_CHARS)
+    throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   let url: URL;
   try {
     url = new URL(v);
@@ -63,7 +63,11 @@ function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: an http(s) URL');
   if (url.username || url.password) throw new ScribedError('VALIDATION_FAILED', 'callbackUrl: credentials in the URL are not allowed');
   const verdict = policy.checkHost(url.hostname);
-  if (verdict && !verdict.allowed) throw new ScribedError('CALLBACK_URL_FORBIDDEN', `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server; ${openedBy(verdict.class, url.hostname)}`);
+  if (verdict && !verdict.allowed)
+    throw new ScribedError(
+      'CALLBACK_URL_FORBIDDEN',
+      `callbackUrl: ${url.hostname} (${verdict.class}) is not a destination callbacks may reach on this server; ${openedBy(verdict.class, url.hostname)}`,
+    );
   return url.toString();
 }
 
@@ -89,7 +93,8 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
       const accountId = accountOf(req);
       const b = req.body ?? {};
       if (typeof b !== 'object' || Array.isArray(b)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
-      for (const k of Object.keys(b)) if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
+      for (const k of Object.keys(b))
+        if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
       const description = text(b.description, 'description', MAX_DESCRIPTION_CODE_POINTS);
       const previewText = text(b.previewText, 'previewText', MAX_PREVIEW_TEXT_CODE_POINTS);
       const url = callbackUrl(b.callbackUrl, policy);
@@ -107,7 +112,10 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
         MAX_PENDING_DESIGNS_PER_ACCOUNT,
       );
       if (!design) {
-        throw new ScribedError('VOICE_DESIGN_QUEUE_FULL', `${MAX_PENDING_DESIGNS_PER_ACCOUNT} voice designs of this account are still PENDING; wait until one is COMPLETED or FAILED`);
+        throw new ScribedError(
+          'VOICE_DESIGN_QUEUE_FULL',
+          `${MAX_PENDING_DESIGNS_PER_ACCOUNT} voice designs of this account are still PENDING; wait until one is COMPLETED or FAILED`,
+        );
       }
       jobs.start(design.id);
       return ok({ designId: design.id, status: design.status, callbackSecret: url ? callbackSecret(serverKey, design.id) : null });
@@ -143,7 +151,8 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
     app.get<{ Params: { designId: string } }>(`${base}/:designId/preview`, async (req, reply) => {
       const accountId = accountOf(req);
       const d = await owned(req.params.designId, accountId);
-      if (d.status !== 'COMPLETED' || !d.previewSha256) throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
+      if (d.status !== 'COMPLETED' || !d.previewSha256)
+        throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
       const wav = await recordings.read(d.previewSha256);
       if (!wav) throw new Error(`the preview of voice design ${d.id} is not stored`);
       return reply.type('audio/wav').send(wav);

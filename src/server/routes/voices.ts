@@ -33,7 +33,15 @@ import { malformedMultipart } from '../multipart-errors.js';
 import type { VoiceFiles } from '../voice-files.js';
 
 export function voiceItem(v: VoiceRecord): VoiceItem {
-  return { id: v.id, name: v.name, type: v.type, feature: v.feature, channel: v.channel, fileCount: v.fileCount, totalFileSize: v.totalFileSize };
+  return {
+    id: v.id,
+    name: v.name,
+    type: v.type,
+    feature: v.feature,
+    channel: v.channel,
+    fileCount: v.fileCount,
+    totalFileSize: v.totalFileSize,
+  };
 }
 
 /** The text fields a request may carry, each with its check (called with undefined when the
@@ -55,7 +63,10 @@ function uploadError(err: unknown, maxFiles: number): unknown {
     case 'FST_REQ_FILE_TOO_LARGE':
       return new ScribedError('PAYLOAD_TOO_LARGE', `a recording is over ${MAX_FILE_BYTES} bytes (10 MiB)`);
     case 'FST_FILES_LIMIT':
-      return new ScribedError('VOICE_FILE_LIMIT', `this request may add at most ${maxFiles} more recording(s); a voice holds ${MAX_FILES_PER_VOICE}`);
+      return new ScribedError(
+        'VOICE_FILE_LIMIT',
+        `this request may add at most ${maxFiles} more recording(s); a voice holds ${MAX_FILES_PER_VOICE}`,
+      );
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       return new ScribedError('PAYLOAD_TOO_LARGE', 'too many form parts');
@@ -81,7 +92,8 @@ async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFi
   // The content check is outside the parser-error mapping: a failing ffprobe is a server
   // fault, not a malformed request.
   try {
-    if (upload.files.length === 0) throw new ScribedError('VALIDATION_FAILED', 'files: at least one recording (mp3, wav or m4a) is required');
+    if (upload.files.length === 0)
+      throw new ScribedError('VALIDATION_FAILED', 'files: at least one recording (mp3, wav or m4a) is required');
     const formats: string[] = [];
     const byContent = new Map<string, string | null>(); // identical files are probed once
     for (const [i, f] of upload.files.entries()) {
@@ -98,10 +110,23 @@ async function readUpload(req: FastifyRequest, recordings: RecordingStore, maxFi
   }
 }
 
-async function readParts(req: FastifyRequest, recordings: RecordingStore, maxFiles: number, fields: FieldRules, upload: Upload): Promise<void> {
+async function readParts(
+  req: FastifyRequest,
+  recordings: RecordingStore,
+  maxFiles: number,
+  fields: FieldRules,
+  upload: Upload,
+): Promise<void> {
   const allowed = Object.keys(fields);
   const parts = req.parts({
-    limits: { fileSize: MAX_FILE_BYTES, files: maxFiles, fields: allowed.length + 2, fieldSize: 1024, parts: maxFiles + allowed.length + 2, headerPairs: 200 },
+    limits: {
+      fileSize: MAX_FILE_BYTES,
+      files: maxFiles,
+      fields: allowed.length + 2,
+      fieldSize: 1024,
+      parts: maxFiles + allowed.length + 2,
+      headerPairs: 200,
+    },
   });
   for await (const part of parts) {
     if (part.type === 'file') {
@@ -191,7 +216,11 @@ export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAs
         async () => {
           const r = await ctx.store.addVoiceRecordings(voiceId, accountId, toNewRecordings(upload), MAX_FILES_PER_VOICE, ctx.now());
           if (r.kind === 'not_found') throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
-          if (r.kind === 'limit') throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} holds ${r.current} recordings; ${upload.files.length} more would pass ${MAX_FILES_PER_VOICE}`);
+          if (r.kind === 'limit')
+            throw new ScribedError(
+              'VOICE_FILE_LIMIT',
+              `voice ${voiceId} holds ${r.current} recordings; ${upload.files.length} more would pass ${MAX_FILES_PER_VOICE}`,
+            );
           firstIndex = r.firstIndex;
           return r.voice;
         },

@@ -53,7 +53,13 @@ export function deliveryView(d: WebhookDeliveryRecord) {
     nextAttemptAt: d.status === 'PENDING' ? d.nextAttemptAt : null,
     createdAt: d.createdAt,
     deliveredAt: d.deliveredAt,
-    attemptLog: d.log.map((a) => ({ attempt: a.attempt, at: a.startedAt, durationMs: a.durationMs, statusCode: a.statusCode, error: a.error })),
+    attemptLog: d.log.map((a) => ({
+      attempt: a.attempt,
+      at: a.startedAt,
+      durationMs: a.durationMs,
+      statusCode: a.statusCode,
+      error: a.error,
+    })),
   };
 }
 
@@ -83,15 +89,22 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
         handler: async (req, reply) => {
           const accountId = accountOf(req);
           const input = endpointFromBody(req.body, policy);
-          const created = await ctx.store.createWebhookEndpoint({ id: newId('whe', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() }, MAX_ENDPOINTS_PER_ACCOUNT);
-          if (!created) throw new ScribedError('WEBHOOK_ENDPOINT_LIMIT', `the account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
+          const created = await ctx.store.createWebhookEndpoint(
+            { id: newId('whe', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() },
+            MAX_ENDPOINTS_PER_ACCOUNT,
+          );
+          if (!created)
+            throw new ScribedError('WEBHOOK_ENDPOINT_LIMIT', `the account already has ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
           req.log.info({ endpointId: created.id }, 'webhook endpoint created');
           void reply.code(201);
           return ok(endpointView(created, secretOf(created.id, created.secretGeneration)));
         },
       });
 
-      scoped.route({ ...R.list, handler: async (req) => ok({ endpoints: (await ctx.store.listWebhookEndpoints(accountOf(req))).map((e) => endpointView(e)) }) });
+      scoped.route({
+        ...R.list,
+        handler: async (req) => ok({ endpoints: (await ctx.store.listWebhookEndpoints(accountOf(req))).map((e) => endpointView(e)) }),
+      });
 
       scoped.route({ ...R.get, handler: async (req) => ok(endpointView(await owned(req.params.id, accountOf(req)))) });
 
@@ -109,7 +122,8 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
       scoped.route({
         ...R.delete,
         handler: async (req) => {
-          if (!(await ctx.store.deleteWebhookEndpoint(req.params.id, accountOf(req)))) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
+          if (!(await ctx.store.deleteWebhookEndpoint(req.params.id, accountOf(req))))
+            throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
           return ok({ id: req.params.id, deleted: true as const });
         },
       });
@@ -118,7 +132,12 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
         ...R.rotateSecret,
         handler: async (req) => {
           const now = ctx.now();
-          const rotated = await ctx.store.rotateWebhookSecret(req.params.id, accountOf(req), new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(), now);
+          const rotated = await ctx.store.rotateWebhookSecret(
+            req.params.id,
+            accountOf(req),
+            new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(),
+            now,
+          );
           if (!rotated) throw new ScribedError('NOT_FOUND', `webhook endpoint ${req.params.id} does not exist`);
           return ok(endpointView(rotated, secretOf(rotated.id, rotated.secretGeneration)));
         },
@@ -129,7 +148,9 @@ export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginA
         handler: async (req) => {
           const accountId = accountOf(req);
           await owned(req.params.id, accountId);
-          return ok({ deliveries: (await ctx.store.listWebhookDeliveries(req.params.id, accountId, DELIVERY_LIST_LIMIT)).map(deliveryView) });
+          return ok({
+            deliveries: (await ctx.store.listWebhookDeliveries(req.params.id, accountId, DELIVERY_LIST_LIMIT)).map(deliveryView),
+          });
         },
       });
 

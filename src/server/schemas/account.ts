@@ -14,7 +14,13 @@ export const ACCOUNT_ROUTES = {
     method: 'GET',
     url: `${API}/account`,
     schema: {
-      ...operation({ operationId: 'getAccount', tag: 'Account', auth: 'accessKey', summary: "The caller's account and Characters balance", errors: [] }),
+      ...operation({
+        operationId: 'getAccount',
+        tag: 'Account',
+        auth: 'accessKey',
+        summary: "The caller's account and Characters balance",
+        errors: [],
+      }),
       response: { 200: envelope(ACCOUNT_VIEW, 'the account') },
     },
   },

@@ -39,7 +39,12 @@ const seconds = (min: number, max: number, description: string) =>
 /** The fields of a rule body; the condition fields first, as they are checked first. */
 const FIELDS = {
   phrases: Type.Array(
-    Type.String({ minLength: 1, maxLength: MAX_RULE_PHRASE_CHARS, pattern: '[\\p{L}\\p{N}]', ...invalid(`a phrase of at most ${MAX_RULE_PHRASE_CHARS} characters with at least one word`) }),
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_RULE_PHRASE_CHARS,
+      pattern: '[\\p{L}\\p{N}]',
+      ...invalid(`a phrase of at most ${MAX_RULE_PHRASE_CHARS} characters with at least one word`),
+    }),
     {
       minItems: 1,
       maxItems: MAX_RULE_PHRASES,
@@ -50,7 +55,8 @@ const FIELDS = {
   pattern: Type.String({
     minLength: 1,
     maxLength: MAX_RULE_PATTERN_CHARS,
-    description: 'alert when this regular expression (RE2 syntax: no backreferences or lookaround) matches the text; one RE2 refuses is 422 RULE_PATTERN_INVALID',
+    description:
+      'alert when this regular expression (RE2 syntax: no backreferences or lookaround) matches the text; one RE2 refuses is 422 RULE_PATTERN_INVALID',
     ...invalid(`a regular expression of 1 to ${MAX_RULE_PATTERN_CHARS} characters`),
   }),
   caseSensitive: Type.Boolean({ default: false, description: 'with pattern only', ...invalid('a boolean') }),
@@ -59,7 +65,11 @@ const FIELDS = {
     ...invalid(`one of ${DETECTABLE_CATEGORIES.join(', ')}`),
   }),
   silenceSeconds: seconds(MIN_SILENCE_SECONDS, MAX_SILENCE_SECONDS, 'alert when speech follows a silence longer than this'),
-  talkOverSeconds: seconds(MIN_TALK_OVER_SECONDS, MAX_TALK_OVER_SECONDS, 'alert when this leg and another leg of its call speak at once for longer than this'),
+  talkOverSeconds: seconds(
+    MIN_TALK_OVER_SECONDS,
+    MAX_TALK_OVER_SECONDS,
+    'alert when this leg and another leg of its call speak at once for longer than this',
+  ),
   name: Type.String({
     minLength: 1,
     maxLength: MAX_RULE_NAME_CHARS,
@@ -71,12 +81,18 @@ const FIELDS = {
     description: 'only legs with this speaker label; null (the default): any leg',
     ...invalid(`null (any leg) or a speaker label matching ${SPEAKER_PATTERN.source}`),
   }),
-  partials: Type.Boolean({ default: false, description: 'read partials too (not with talkOverSeconds); finals are always read', ...invalid('a boolean') }),
+  partials: Type.Boolean({
+    default: false,
+    description: 'read partials too (not with talkOverSeconds); finals are always read',
+    ...invalid('a boolean'),
+  }),
   enabled: Type.Boolean({ default: true, ...invalid('a boolean') }),
 };
 
 const optional = <T extends Record<string, Parameters<typeof Type.Optional>[0]>>(fields: T) =>
-  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as { [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>> };
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
+  };
 
 /** The rules between fields, stated for the document (ruleFromBody and ruleChange check them):
  * at most one condition; caseSensitive only beside a pattern; partials not with talk-over. */
@@ -91,7 +107,8 @@ export const CREATE_RULE_BODY = Type.Object(
   { ...optional(others), name },
   {
     additionalProperties: false,
-    description: 'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds; caseSensitive only with pattern; partials not with talkOverSeconds.',
+    description:
+      'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds; caseSensitive only with pattern; partials not with talkOverSeconds.',
     ...invalid('a JSON object'),
     ...documented({ ...CROSS_FIELD, anyOf: CONDITIONS.map((c) => ({ required: [c] })) }),
   },
@@ -132,7 +149,8 @@ export const RULE_ROUTES = {
         tag: TAG,
         auth: 'accessKey',
         summary: 'Create a live rule: an alert on the session sockets and an alert.triggered webhook when it matches',
-        description: 'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds. At most 50 rules an account. docs/rules.md.',
+        description:
+          'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds. At most 50 rules an account. docs/rules.md.',
         errors: ['RULE_PATTERN_INVALID', 'RULE_LIMIT'],
       }),
       body: CREATE_RULE_BODY,
@@ -143,7 +161,13 @@ export const RULE_ROUTES = {
     method: 'GET',
     url: BASE,
     schema: {
-      ...operation({ operationId: 'listRules', tag: TAG, auth: 'accessKey', summary: "The account's live rules, oldest first", errors: [] }),
+      ...operation({
+        operationId: 'listRules',
+        tag: TAG,
+        auth: 'accessKey',
+        summary: "The account's live rules, oldest first",
+        errors: [],
+      }),
       response: { 200: envelope(Type.Object({ rules: Type.Array(RULE_VIEW) }), 'every rule') },
     },
   },

@@ -4,18 +4,19 @@ import { Type } from 'typebox';
 import { operation, type RouteTable } from '../openapi/route-schema.js';
 
 const TAG = 'Service';
-const open = (o: Omit<Parameters<typeof operation>[0], 'tag' | 'auth' | 'errors'>) => operation({ ...o, tag: TAG, auth: 'none', errors: [] });
+const open = (o: Omit<Parameters<typeof operation>[0], 'tag' | 'auth' | 'errors'>) =>
+  operation({ ...o, tag: TAG, auth: 'none', errors: [] });
 const ANY_OBJECT = (description?: string) => Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
 
 const readyView = (description: string) =>
   Type.Object(
-  {
-    status: Type.Enum(['ready', 'not_ready', 'draining']),
-    checks: Type.Object({ store: Type.Boolean(), engine: Type.Boolean(), capacity: Type.Optional(Type.Literal(false)) }),
-    engine: ANY_OBJECT('the recognizer: name, sample rate, languages'),
-    capacity: Type.Optional(ANY_OBJECT()),
-    realtimeCapacity: Type.Optional(ANY_OBJECT('how maxDecoders was decided (docs/scaling.md)')),
-  },
+    {
+      status: Type.Enum(['ready', 'not_ready', 'draining']),
+      checks: Type.Object({ store: Type.Boolean(), engine: Type.Boolean(), capacity: Type.Optional(Type.Literal(false)) }),
+      engine: ANY_OBJECT('the recognizer: name, sample rate, languages'),
+      capacity: Type.Optional(ANY_OBJECT()),
+      realtimeCapacity: Type.Optional(ANY_OBJECT('how maxDecoders was decided (docs/scaling.md)')),
+    },
     { description },
   );
 
@@ -35,9 +36,13 @@ export const SERVICE_ROUTES = {
       ...open({
         operationId: 'ready',
         summary: 'Readiness for a load balancer: store open, engine started, a decoder free',
-        description: 'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
+        description:
+          'Answers 503 with the same body when not ready; checks.capacity is false when the node is healthy but full (docs/operations.md).',
       }),
-      response: { 200: readyView('ready'), 503: readyView('not ready (status not_ready), or draining while the node drains before it stops: the same body') },
+      response: {
+        200: readyView('ready'),
+        503: readyView('not ready (status not_ready), or draining while the node drains before it stops: the same body'),
+      },
     },
   },
   metrics: {
@@ -47,7 +52,8 @@ export const SERVICE_ROUTES = {
       ...open({
         operationId: 'metrics',
         summary: 'Prometheus metrics (docs/operations.md)',
-        description: 'With a metrics token set, only to `Authorization: Bearer <token>`; without one, only to direct loopback requests (no proxy headers): else 401 (docs/security.md).',
+        description:
+          'With a metrics token set, only to `Authorization: Bearer <token>`; without one, only to direct loopback requests (no proxy headers): else 401 (docs/security.md).',
       }),
       produces: ['text/plain'],
       response: { 200: Type.String({ description: 'Prometheus text exposition' }) },
@@ -63,7 +69,10 @@ export const SERVICE_ROUTES = {
         description: "Describes the routes and their rules, never data; languageHint lists this node's recognizer languages.",
       }),
       response: {
-        200: Type.Object({ openapi: Type.String({ pattern: '^3\\.1\\.' }), info: ANY_OBJECT(), paths: ANY_OBJECT() }, { description: 'the OpenAPI 3.1 document' }),
+        200: Type.Object(
+          { openapi: Type.String({ pattern: '^3\\.1\\.' }), info: ANY_OBJECT(), paths: ANY_OBJECT() },
+          { description: 'the OpenAPI 3.1 document' },
+        ),
       },
     },
   },

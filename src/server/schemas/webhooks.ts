@@ -6,7 +6,13 @@
 import { Type, type Static } from 'typebox';
 import { ID_BODY_CHARS } from '../../core/ids.js';
 import type { OutboundPolicy } from '../../core/outbound-policy.js';
-import { MAX_DESCRIPTION_CHARS, MAX_WEBHOOK_URL_CHARS, webhookUrl, type EndpointInput, type EndpointPatch } from '../../core/webhook-endpoints.js';
+import {
+  MAX_DESCRIPTION_CHARS,
+  MAX_WEBHOOK_URL_CHARS,
+  webhookUrl,
+  type EndpointInput,
+  type EndpointPatch,
+} from '../../core/webhook-endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../core/webhook-events.js';
 import { API } from '../context.js';
 import { documented, envelope, fieldNamed, invalid, operation, PATH_PARAM, unknownKey, type RouteTable } from '../openapi/route-schema.js';
@@ -15,7 +21,8 @@ const BASE = `${API}/webhooks`;
 const TAG = 'Webhooks';
 const TIMESTAMP = Type.String({ description: 'ISO 8601 UTC time' });
 const ENDPOINT_ID = Type.String({ pattern: `^whe_[0-9a-hjkmnp-tv-z]{${ID_BODY_CHARS}}$`, description: 'a webhook endpoint id' });
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T, options: Record<string, unknown> = {}) => Type.Union([t, Type.Null()], options);
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T, options: Record<string, unknown> = {}) =>
+  Type.Union([t, Type.Null()], options);
 
 const EVENTS_MESSAGE = 'a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, alert.triggered';
 const FIELDS = {
@@ -29,13 +36,21 @@ const FIELDS = {
     description: 'the events this endpoint receives',
     ...invalid(EVENTS_MESSAGE),
   }),
-  description: nullable(Type.String({ maxLength: MAX_DESCRIPTION_CHARS }), invalid(`a string of at most ${MAX_DESCRIPTION_CHARS} characters`)),
+  description: nullable(
+    Type.String({ maxLength: MAX_DESCRIPTION_CHARS }),
+    invalid(`a string of at most ${MAX_DESCRIPTION_CHARS} characters`),
+  ),
   includeTranscript: Type.Boolean({ default: false, ...invalid('true or false') }),
 };
 const BODY = { additionalProperties: false, ...invalid('the body must be a JSON object'), ...fieldNamed(false) } as const;
 
 export const CREATE_ENDPOINT_BODY = Type.Object(
-  { url: FIELDS.url, events: FIELDS.events, description: Type.Optional(FIELDS.description), includeTranscript: Type.Optional(FIELDS.includeTranscript) },
+  {
+    url: FIELDS.url,
+    events: FIELDS.events,
+    description: Type.Optional(FIELDS.description),
+    includeTranscript: Type.Optional(FIELDS.includeTranscript),
+  },
   { ...BODY, ...unknownKey({ enabled: 'set it with PATCH', default: 'unknown field' }) },
 );
 export const PATCH_ENDPOINT_BODY = Type.Object(
@@ -80,7 +95,13 @@ const DELIVERY_VIEW = Type.Object({
   createdAt: TIMESTAMP,
   deliveredAt: nullable(TIMESTAMP),
   attemptLog: Type.Array(
-    Type.Object({ attempt: Type.Integer({ minimum: 1 }), at: TIMESTAMP, durationMs: Type.Integer({ minimum: 0 }), statusCode: nullable(Type.Integer()), error: nullable(Type.String()) }),
+    Type.Object({
+      attempt: Type.Integer({ minimum: 1 }),
+      at: TIMESTAMP,
+      durationMs: Type.Integer({ minimum: 0 }),
+      statusCode: nullable(Type.Integer()),
+      error: nullable(Type.String()),
+    }),
   ),
 });
 
@@ -113,7 +134,11 @@ export const WEBHOOK_ROUTES = {
   get: {
     method: 'GET',
     url: `${BASE}/endpoints/:id`,
-    schema: { ...op({ operationId: 'getWebhookEndpoint', summary: 'Read a webhook endpoint', errors: ['NOT_FOUND'] }), params: ID, response: { 200: envelope(ENDPOINT_VIEW, 'the endpoint') } },
+    schema: {
+      ...op({ operationId: 'getWebhookEndpoint', summary: 'Read a webhook endpoint', errors: ['NOT_FOUND'] }),
+      params: ID,
+      response: { 200: envelope(ENDPOINT_VIEW, 'the endpoint') },
+    },
   },
   update: {
     method: 'PATCH',
@@ -133,7 +158,11 @@ export const WEBHOOK_ROUTES = {
     method: 'DELETE',
     url: `${BASE}/endpoints/:id`,
     schema: {
-      ...op({ operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint with its deliveries (pending ones are not sent)', errors: ['NOT_FOUND'] }),
+      ...op({
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint with its deliveries (pending ones are not sent)',
+        errors: ['NOT_FOUND'],
+      }),
       params: ID,
       response: { 200: envelope(Type.Object({ id: ENDPOINT_ID, deleted: Type.Literal(true) }), 'deleted') },
     },
@@ -142,7 +171,11 @@ export const WEBHOOK_ROUTES = {
     method: 'POST',
     url: `${BASE}/endpoints/:id/rotate-secret`,
     schema: {
-      ...op({ operationId: 'rotateWebhookSecret', summary: 'A new secret; the old one keeps signing alongside for 24 hours', errors: ['NOT_FOUND'] }),
+      ...op({
+        operationId: 'rotateWebhookSecret',
+        summary: 'A new secret; the old one keeps signing alongside for 24 hours',
+        errors: ['NOT_FOUND'],
+      }),
       params: ID,
       response: { 200: envelope(ENDPOINT_WITH_SECRET, 'the endpoint with its new secret') },
     },
@@ -151,7 +184,11 @@ export const WEBHOOK_ROUTES = {
     method: 'GET',
     url: `${BASE}/endpoints/:id/deliveries`,
     schema: {
-      ...op({ operationId: 'listWebhookDeliveries', summary: "The endpoint's last 100 deliveries, newest first, each with its attempts", errors: ['NOT_FOUND'] }),
+      ...op({
+        operationId: 'listWebhookDeliveries',
+        summary: "The endpoint's last 100 deliveries, newest first, each with its attempts",
+        errors: ['NOT_FOUND'],
+      }),
       params: ID,
       response: { 200: envelope(Type.Object({ deliveries: Type.Array(DELIVERY_VIEW) }), 'the delivery log') },
     },
@@ -160,7 +197,11 @@ export const WEBHOOK_ROUTES = {
     method: 'POST',
     url: `${BASE}/deliveries/:id/retry`,
     schema: {
-      ...op({ operationId: 'retryWebhookDelivery', summary: 'Send a delivery again now, with the same webhook-id, on a fresh retry schedule', errors: ['NOT_FOUND'] }),
+      ...op({
+        operationId: 'retryWebhookDelivery',
+        summary: 'Send a delivery again now, with the same webhook-id, on a fresh retry schedule',
+        errors: ['NOT_FOUND'],
+      }),
       params: ID,
       response: { 200: envelope(DELIVERY_VIEW, 'the delivery, pending') },
     },

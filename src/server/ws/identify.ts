@@ -19,7 +19,9 @@ export type SocketRequest = FastifyRequest<{ Params: { sessionId: string }; Quer
  * the value's shape: refused outright so a key pasted into a URL (and so into proxy logs) is
  * noticed at once. */
 function keyInUrl(query: Record<string, unknown>): boolean {
-  return Object.entries(query).some(([name, value]) => (name.toLowerCase() !== 'ticket' && isSecretParamName(name)) || /^(sk|tok)_/i.test(String(value)));
+  return Object.entries(query).some(
+    ([name, value]) => (name.toLowerCase() !== 'ticket' && isSecretParamName(name)) || /^(sk|tok)_/i.test(String(value)),
+  );
 }
 
 export type SocketKind = 'stream' | 'watch';
@@ -58,7 +60,10 @@ export async function identify(ctx: AppContext, req: SocketRequest, socket: Sock
   }
   if (socket === 'stream' && outcome.ticket.scope === 'watch') {
     ctx.metrics.tickets.inc({ outcome: 'wrong_scope' });
-    throw new ScribedError('TICKET_INVALID', `the ticket opens only the session's watch socket (${req.params.sessionId}/events), not its stream socket; a stream ticket comes from POST .../sessions/{id}/tickets`);
+    throw new ScribedError(
+      'TICKET_INVALID',
+      `the ticket opens only the session's watch socket (${req.params.sessionId}/events), not its stream socket; a stream ticket comes from POST .../sessions/{id}/tickets`,
+    );
   }
   const deskSessionId = outcome.ticket.deskSessionId ?? null;
   if (deskSessionId !== null && (await ctx.store.closedDeskSessions([deskSessionId], ctx.now(), SESSION_IDLE_MS)).length > 0) {

@@ -27,8 +27,12 @@ function refuse(reply: FastifyReply, err: ScribedError) {
 
 const REFUSALS: LiveRefusals = {
   streamLimit: (limit) =>
-    new ScribedError('ACCOUNT_STREAM_LIMIT', `this account already streams ${limit} sessions on this node, its limit; close one or try later (an operator sets the limit with --max-streams-per-account)`),
-  engineBusy: () => new ScribedError('ENGINE_BUSY', 'every recognizer of this node is in use; another node, or this one later, takes the socket'),
+    new ScribedError(
+      'ACCOUNT_STREAM_LIMIT',
+      `this account already streams ${limit} sessions on this node, its limit; close one or try later (an operator sets the limit with --max-streams-per-account)`,
+    ),
+  engineBusy: () =>
+    new ScribedError('ENGINE_BUSY', 'every recognizer of this node is in use; another node, or this one later, takes the socket'),
 };
 
 export function streamRoutes(ctx: AppContext): FastifyPluginAsync {

@@ -58,7 +58,10 @@ export interface WatchLimits {
   maxBufferedBytes: number;
 }
 
-export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession: WATCHERS_PER_SESSION, maxBufferedBytes: WATCHER_MAX_BUFFERED_BYTES }): FastifyPluginAsync {
+export function watchRoutes(
+  ctx: AppContext,
+  limits: WatchLimits = { perSession: WATCHERS_PER_SESSION, maxBufferedBytes: WATCHER_MAX_BUFFERED_BYTES },
+): FastifyPluginAsync {
   const shared = ctx.config.sharedStore;
 
   /** The live session a watcher of this account may watch on this node. Watching never
@@ -76,7 +79,10 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
       const record = await ctx.store.getSession(sessionId, accountId);
       if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
       if (record.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-      throw new ScribedError('SESSION_ELSEWHERE', `this node does not serve session ${sessionId}; watch it through the node that holds its stream socket (the reference HAProxy routes it there), or retry once one does`);
+      throw new ScribedError(
+        'SESSION_ELSEWHERE',
+        `this node does not serve session ${sessionId}; watch it through the node that holds its stream socket (the reference HAProxy routes it there), or retry once one does`,
+      );
     }
     const session = await ctx.sessions.take(sessionId, accountId);
     if (!session) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
@@ -96,7 +102,10 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
             const session = await watchable(req.params.sessionId, accountId);
             if (session.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
             if (session.watcherCount >= limits.perSession) {
-              throw new ScribedError('WATCHER_LIMIT', `session ${session.id} already has ${limits.perSession} watchers, its limit; close one or try later`);
+              throw new ScribedError(
+                'WATCHER_LIMIT',
+                `session ${session.id} already has ${limits.perSession} watchers, its limit; close one or try later`,
+              );
             }
             req.watchedSession = session;
             req.watchingDeskSession = deskSessionId;
@@ -149,7 +158,8 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
             if (isBinary) throw new ScribedError('WATCHER_READ_ONLY', 'a watch socket takes no audio; send it on the stream socket');
             const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
             const msg = parseControlMessage(buf.toString('utf8'));
-            if (msg.type !== 'ping') throw new ScribedError('WATCHER_READ_ONLY', `a watch socket takes only ping; send ${msg.type} on the stream socket`);
+            if (msg.type !== 'ping')
+              throw new ScribedError('WATCHER_READ_ONLY', `a watch socket takes only ping; send ${msg.type} on the stream socket`);
             own(serverEvent.pong(msg.id === undefined ? {} : { id: msg.id }));
           } catch (err) {
             // The watcher's own mistake: told so, and it keeps watching.
@@ -178,7 +188,14 @@ export function watchRoutes(ctx: AppContext, limits: WatchLimits = { perSession:
           const e = toScribedError(err);
           ctx.metrics.wsUpgrades.inc({ socket: 'watch', outcome: 'attach_failed' });
           own(wsError(e, true));
-          socket.close(e.code === 'WATCHER_LIMIT' ? CLOSE_CODES.tryAgainLater : e.code === 'SESSION_CLOSED' ? CLOSE_CODES.normal : CLOSE_CODES.superseded, e.code);
+          socket.close(
+            e.code === 'WATCHER_LIMIT'
+              ? CLOSE_CODES.tryAgainLater
+              : e.code === 'SESSION_CLOSED'
+                ? CLOSE_CODES.normal
+                : CLOSE_CODES.superseded,
+            e.code,
+          );
         }
       },
     );

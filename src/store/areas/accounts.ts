@@ -27,7 +27,12 @@ interface CredentialRow {
 export async function createAccount(db: Db, input: NewAccount): Promise<Account> {
   const characters = int64(input.characters, 'characters');
   return db.tx(async (tx) => {
-    await tx.run('INSERT INTO accounts (id, name, characters, created_at) VALUES (?, ?, ?, ?)', [input.id, input.name, 0n, input.createdAt]);
+    await tx.run('INSERT INTO accounts (id, name, characters, created_at) VALUES (?, ?, ?, ?)', [
+      input.id,
+      input.name,
+      0n,
+      input.createdAt,
+    ]);
     const cred = 'INSERT INTO credentials (id, account_id, kind, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)';
     await tx.run(cred, [input.accessKey.id, input.id, 'access_key', input.accessKey.secretHash, input.createdAt]);
     await tx.run(cred, [input.apiToken.id, input.id, 'api_token', input.apiToken.secretHash, input.createdAt]);
@@ -65,7 +70,10 @@ function accessKeyInfo(r: AccessKeyRow): AccessKeyInfo {
 }
 
 async function accessKeysOf(tx: Tx, accountId: string): Promise<AccessKeyInfo[]> {
-  const rows = await tx.all<AccessKeyRow>(`SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE account_id = ? AND kind = 'access_key' ORDER BY created_at, id`, [accountId]);
+  const rows = await tx.all<AccessKeyRow>(
+    `SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE account_id = ? AND kind = 'access_key' ORDER BY created_at, id`,
+    [accountId],
+  );
   return rows.map(accessKeyInfo);
 }
 
@@ -73,18 +81,32 @@ export async function listAccounts(db: Db): Promise<AccountListing[]> {
   // One transaction, so the keys listed are those of the accounts listed.
   return db.tx(async (tx) => {
     const accounts = await tx.all<AccountRow>('SELECT * FROM accounts ORDER BY created_at, id');
-    const keys = await tx.all<AccessKeyRow>(`SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE kind = 'access_key' ORDER BY created_at, id`);
+    const keys = await tx.all<AccessKeyRow>(
+      `SELECT ${ACCESS_KEY_COLUMNS} FROM credentials WHERE kind = 'access_key' ORDER BY created_at, id`,
+    );
     const byAccount = new Map<string, AccessKeyInfo[]>();
     for (const k of keys) {
       const list = byAccount.get(k.account_id) ?? [];
       list.push(accessKeyInfo(k));
       byAccount.set(k.account_id, list);
     }
-    return accounts.map((r) => ({ id: r.id, name: r.name, characters: r.characters, createdAt: r.created_at, accessKeys: byAccount.get(r.id) ?? [] }));
+    return accounts.map((r) => ({
+      id: r.id,
+      name: r.name,
+      characters: r.characters,
+      createdAt: r.created_at,
+      accessKeys: byAccount.get(r.id) ?? [],
+    }));
   });
 }
 
-export async function rotateAccessKey(db: Db, accountId: string, newKey: { id: string; secretHash: Buffer }, at: string, retireAt: string): Promise<AccessKeyInfo[]> {
+export async function rotateAccessKey(
+  db: Db,
+  accountId: string,
+  newKey: { id: string; secretHash: Buffer },
+  at: string,
+  retireAt: string,
+): Promise<AccessKeyInfo[]> {
   return db.tx(async (tx) => {
     // The account's row lock orders this against a concurrent rotation or revocation.
     await lockAccount(tx, accountId);
@@ -92,7 +114,13 @@ export async function rotateAccessKey(db: Db, accountId: string, newKey: { id: s
       "UPDATE credentials SET expires_at = ? WHERE account_id = ? AND kind = 'access_key' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
       [retireAt, accountId, retireAt],
     );
-    await tx.run('INSERT INTO credentials (id, account_id, kind, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)', [newKey.id, accountId, 'access_key', newKey.secretHash, at]);
+    await tx.run('INSERT INTO credentials (id, account_id, kind, secret_hash, created_at) VALUES (?, ?, ?, ?, ?)', [
+      newKey.id,
+      accountId,
+      'access_key',
+      newKey.secretHash,
+      at,
+    ]);
     return accessKeysOf(tx, accountId);
   });
 }
@@ -102,7 +130,8 @@ export async function revokeAccessKeys(db: Db, accountId: string, keyId: string 
     await lockAccount(tx, accountId);
     const keys = await accessKeysOf(tx, accountId);
     const named = keyId === null ? keys : keys.filter((k) => k.id === keyId);
-    if (keyId !== null && named.length === 0) throw new ScribedError('NOT_FOUND', `access key ${keyId} is not a key of account ${accountId}`);
+    if (keyId !== null && named.length === 0)
+      throw new ScribedError('NOT_FOUND', `access key ${keyId} is not a key of account ${accountId}`);
     const revoked = named.filter((k) => k.revokedAt === null).map((k) => k.id);
     for (const id of revoked) await tx.run('UPDATE credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [at, id]);
     return revoked;
@@ -129,10 +158,17 @@ export async function debitCharacters(
     if (amount === 0n) return lockAccount(tx, accountId);
     const next = await moveCharacters(tx, { accountId, delta: -amount, reason, ref, sessionId: sessionId ?? null });
     if (next === null || sessionId === undefined) return next;
-    const row = await tx.one<{ characters_charged: bigint }>('SELECT characters_charged FROM rt_sessions WHERE id = ? AND account_id = ?', [sessionId, accountId]);
+    const row = await tx.one<{ characters_charged: bigint }>('SELECT characters_charged FROM rt_sessions WHERE id = ? AND account_id = ?', [
+      sessionId,
+      accountId,
+    ]);
     if (!row) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist for account ${accountId}`);
     const charged = int64(row.characters_charged + amount, 'charactersCharged');
-    await tx.run('UPDATE rt_sessions SET characters_charged = ?, updated_at = ? WHERE id = ?', [charged, new Date().toISOString(), sessionId]);
+    await tx.run('UPDATE rt_sessions SET characters_charged = ?, updated_at = ? WHERE id = ?', [
+      charged,
+      new Date().toISOString(),
+      sessionId,
+    ]);
     return next;
   });
 }
@@ -141,7 +177,8 @@ export async function debitCharacters(
  * row removed when the list is emptied. */
 export async function setRedactionDefault(db: Db, accountId: string, policies: readonly string[], now: Date): Promise<void> {
   await db.tx(async (tx) => {
-    if (!(await tx.one('SELECT id FROM accounts WHERE id = ?', [accountId]))) throw new ScribedError('NOT_FOUND', `account ${accountId} does not exist`);
+    if (!(await tx.one('SELECT id FROM accounts WHERE id = ?', [accountId])))
+      throw new ScribedError('NOT_FOUND', `account ${accountId} does not exist`);
     if (policies.length === 0) {
       await tx.run('DELETE FROM account_redaction_defaults WHERE account_id = ?', [accountId]);
       return;
@@ -155,6 +192,9 @@ export async function setRedactionDefault(db: Db, accountId: string, policies: r
 }
 
 export async function getRedactionDefault(db: Tx, accountId: string): Promise<RedactionDefault | null> {
-  const r = await db.one<{ policies_json: string; updated_at: string }>('SELECT policies_json, updated_at FROM account_redaction_defaults WHERE account_id = ?', [accountId]);
+  const r = await db.one<{ policies_json: string; updated_at: string }>(
+    'SELECT policies_json, updated_at FROM account_redaction_defaults WHERE account_id = ?',
+    [accountId],
+  );
   return r ? { accountId, policies: JSON.parse(r.policies_json) as string[], updatedAt: r.updated_at } : null;
 }

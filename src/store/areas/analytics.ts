@@ -73,10 +73,18 @@ export async function createCategory(db: Db, input: CreateCategoryInput, maxPerA
 }
 
 export async function listCategories(db: Tx, accountId: string): Promise<CategoryRecord[]> {
-  return (await db.all<CategoryRow>('SELECT * FROM analytics_categories WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(toCategory);
+  return (await db.all<CategoryRow>('SELECT * FROM analytics_categories WHERE account_id = ? ORDER BY created_at, id', [accountId])).map(
+    toCategory,
+  );
 }
 
-export async function updateCategory(db: Db, categoryId: string, accountId: string, change: CategoryChange, now: Date): Promise<CategoryRecord | null> {
+export async function updateCategory(
+  db: Db,
+  categoryId: string,
+  accountId: string,
+  change: CategoryChange,
+  now: Date,
+): Promise<CategoryRecord | null> {
   return db.tx(async (tx) => {
     const sets: string[] = ['updated_at = ?'];
     const params: SqlValue[] = [now.toISOString()];
@@ -87,7 +95,11 @@ export async function updateCategory(db: Db, categoryId: string, accountId: stri
     if (change.name !== undefined) set('name', change.name);
     if (change.conditions !== undefined) set('conditions_json', JSON.stringify(change.conditions));
     if (change.enabled !== undefined) set('enabled', change.enabled ? 1n : 0n);
-    const n = await tx.run(`UPDATE analytics_categories SET ${sets.join(', ')} WHERE id = ? AND account_id = ?`, [...params, categoryId, accountId]);
+    const n = await tx.run(`UPDATE analytics_categories SET ${sets.join(', ')} WHERE id = ? AND account_id = ?`, [
+      ...params,
+      categoryId,
+      accountId,
+    ]);
     return n === 0 ? null : getCategory(tx, categoryId, accountId);
   });
 }
@@ -98,7 +110,10 @@ export async function deleteCategory(db: Db, categoryId: string, accountId: stri
 
 export async function saveLegLevels(db: Db, transcriptionId: string, track: LevelTrack): Promise<void> {
   await db.tx(async (tx) => {
-    const row = await tx.lockOne<{ frame_ms: bigint; levels_json: string }>('SELECT frame_ms, levels_json FROM leg_levels WHERE transcription_id = ?', [transcriptionId]);
+    const row = await tx.lockOne<{ frame_ms: bigint; levels_json: string }>(
+      'SELECT frame_ms, levels_json FROM leg_levels WHERE transcription_id = ?',
+      [transcriptionId],
+    );
     const older = row ? { frameMs: Number(row.frame_ms), dbfs: JSON.parse(row.levels_json) as Array<number | null> } : null;
     const merged = mergeLevelTracks(older, track);
     await tx.run(
@@ -125,7 +140,10 @@ async function readLeg(tx: Tx, l: LegRow): Promise<AnalyticsLeg> {
     'SELECT start_sample, end_sample, text, words_json FROM segments WHERE transcription_id = ? ORDER BY idx',
     [l.id],
   );
-  const levels = await tx.one<{ frame_ms: bigint; levels_json: string }>('SELECT frame_ms, levels_json FROM leg_levels WHERE transcription_id = ?', [l.id]);
+  const levels = await tx.one<{ frame_ms: bigint; levels_json: string }>(
+    'SELECT frame_ms, levels_json FROM leg_levels WHERE transcription_id = ?',
+    [l.id],
+  );
   return {
     speaker: l.speaker,
     transcriptionId: l.id,
@@ -134,7 +152,11 @@ async function readLeg(tx: Tx, l: LegRow): Promise<AnalyticsLeg> {
       startMs: toMs(s.start_sample, rate),
       endMs: toMs(s.end_sample, rate),
       text: s.text,
-      words: (JSON.parse(s.words_json) as SegmentWord[]).map((w) => ({ word: w.word, startMs: toMs(w.startSample, rate), endMs: toMs(w.endSample, rate) })),
+      words: (JSON.parse(s.words_json) as SegmentWord[]).map((w) => ({
+        word: w.word,
+        startMs: toMs(w.startSample, rate),
+        endMs: toMs(w.endSample, rate),
+      })),
     })),
     levels: levels ? { frameMs: Number(levels.frame_ms), dbfs: JSON.parse(levels.levels_json) as Array<number | null> } : null,
   };
@@ -155,7 +177,9 @@ export async function analyseFinished(
   for (const l of legRows) legs.push(await readLeg(tx, l));
   const categories = (await listCategories(tx, accountId)).filter((c) => c.enabled);
   const a = analyseConversation(legs, categories, hooks.matchers);
-  const agent = subject.callId ? await tx.one<{ agent_id: string | null }>('SELECT agent_id FROM calls WHERE id = ?', [subject.callId]) : undefined;
+  const agent = subject.callId
+    ? await tx.one<{ agent_id: string | null }>('SELECT agent_id FROM calls WHERE id = ?', [subject.callId])
+    : undefined;
   const f = searchableFigures(a.figures);
   await tx.run('DELETE FROM category_matches WHERE subject_id = ?', [subjectId]);
   await tx.run(
@@ -182,7 +206,12 @@ export async function analyseFinished(
     ],
   );
   for (const m of a.categories) {
-    await tx.run('INSERT INTO category_matches (subject_id, category_id, account_id, completed_at) VALUES (?, ?, ?, ?)', [subjectId, m.categoryId, accountId, now]);
+    await tx.run('INSERT INTO category_matches (subject_id, category_id, account_id, completed_at) VALUES (?, ?, ?, ?)', [
+      subjectId,
+      m.categoryId,
+      accountId,
+      now,
+    ]);
   }
   if (a.categories.length > 0) hooks.matched(a.categories.map((c) => c.categoryId));
   return compactAnalytics(a);
@@ -214,7 +243,10 @@ function toAnalytics(r: AnalyticsRow): AnalyticsRecord {
 const ANALYTICS_COLUMNS = 'subject_id, account_id, call_id, transcription_id, agent_id, figures_json, categories_json, completed_at';
 
 export async function getAnalytics(db: Tx, subjectId: string, accountId: string): Promise<AnalyticsRecord | null> {
-  const row = await db.one<AnalyticsRow>(`SELECT ${ANALYTICS_COLUMNS} FROM conversation_analytics WHERE subject_id = ? AND account_id = ?`, [subjectId, accountId]);
+  const row = await db.one<AnalyticsRow>(
+    `SELECT ${ANALYTICS_COLUMNS} FROM conversation_analytics WHERE subject_id = ? AND account_id = ?`,
+    [subjectId, accountId],
+  );
   return row ? toAnalytics(row) : null;
 }
 
@@ -236,7 +268,10 @@ export async function listAnalytics(
     where.push('(completed_at > ? OR (completed_at = ? AND subject_id > ?))');
     params.push(after.completedAt, after.completedAt, after.subjectId);
   }
-  const rows = await db.all<AnalyticsRow>(`SELECT ${ANALYTICS_COLUMNS} FROM conversation_analytics WHERE ${where.join(' AND ')} ORDER BY completed_at, subject_id LIMIT ?`, [...params, limit]);
+  const rows = await db.all<AnalyticsRow>(
+    `SELECT ${ANALYTICS_COLUMNS} FROM conversation_analytics WHERE ${where.join(' AND ')} ORDER BY completed_at, subject_id LIMIT ?`,
+    [...params, limit],
+  );
   return rows.map(toAnalytics);
 }
 
@@ -256,10 +291,22 @@ export async function eraseAnalyticsOf(tx: Tx, transcriptionId: string): Promise
  * its own outside a call. Columns come from a fixed table (FIGURE_FILTERS), values are bound. */
 export function analyticsConditions(f: AnalyticsFilters, add: (condition: string, ...values: SqlValue[]) => void): void {
   const subject = 'COALESCE(t.call_id, t.id)';
-  if (f.category !== undefined) add(`EXISTS (SELECT 1 FROM category_matches m WHERE m.subject_id = ${subject} AND m.category_id = ? AND m.account_id = t.account_id)`, f.category);
+  if (f.category !== undefined)
+    add(
+      `EXISTS (SELECT 1 FROM category_matches m WHERE m.subject_id = ${subject} AND m.category_id = ? AND m.account_id = t.account_id)`,
+      f.category,
+    );
   for (const b of f.figures) {
     const column = FIGURE_FILTERS[b.figure];
-    if (b.over !== undefined) add(`EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} > ?)`, BigInt(Math.round(b.over)));
-    if (b.under !== undefined) add(`EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} < ?)`, BigInt(Math.round(b.under)));
+    if (b.over !== undefined)
+      add(
+        `EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} > ?)`,
+        BigInt(Math.round(b.over)),
+      );
+    if (b.under !== undefined)
+      add(
+        `EXISTS (SELECT 1 FROM conversation_analytics a WHERE a.subject_id = ${subject} AND a.${column} < ?)`,
+        BigInt(Math.round(b.under)),
+      );
   }
 }

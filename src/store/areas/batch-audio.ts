@@ -13,17 +13,27 @@ export const BATCH_AUDIO_CHUNK_BYTES = 1024 * 1024;
 /** Store chunk `seq` of `audioFile`. */
 export async function putBatchAudioChunk(db: Db, audioFile: string, seq: number, pcm: Buffer, now: Date): Promise<void> {
   if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError('seq must be a non-negative integer');
-  if (pcm.length === 0 || pcm.length > BATCH_AUDIO_CHUNK_BYTES) throw new RangeError(`a batch audio chunk holds 1..${BATCH_AUDIO_CHUNK_BYTES} bytes`);
-  await db.run('INSERT INTO batch_audio (audio_file, seq, pcm, created_at) VALUES (?, ?, ?, ?)', [audioFile, BigInt(seq), pcm, now.toISOString()]);
+  if (pcm.length === 0 || pcm.length > BATCH_AUDIO_CHUNK_BYTES)
+    throw new RangeError(`a batch audio chunk holds 1..${BATCH_AUDIO_CHUNK_BYTES} bytes`);
+  await db.run('INSERT INTO batch_audio (audio_file, seq, pcm, created_at) VALUES (?, ?, ?, ?)', [
+    audioFile,
+    BigInt(seq),
+    pcm,
+    now.toISOString(),
+  ]);
 }
 
 /** Chunks fromSeq..toSeq (inclusive) of `audioFile` that exist, in order. */
-export async function readBatchAudioChunks(db: Tx, audioFile: string, fromSeq: number, toSeq: number): Promise<Array<{ seq: number; pcm: Buffer }>> {
-  const rows = await db.all<{ seq: bigint; pcm: Buffer }>('SELECT seq, pcm FROM batch_audio WHERE audio_file = ? AND seq >= ? AND seq <= ? ORDER BY seq', [
-    audioFile,
-    BigInt(fromSeq),
-    BigInt(toSeq),
-  ]);
+export async function readBatchAudioChunks(
+  db: Tx,
+  audioFile: string,
+  fromSeq: number,
+  toSeq: number,
+): Promise<Array<{ seq: number; pcm: Buffer }>> {
+  const rows = await db.all<{ seq: bigint; pcm: Buffer }>(
+    'SELECT seq, pcm FROM batch_audio WHERE audio_file = ? AND seq >= ? AND seq <= ? ORDER BY seq',
+    [audioFile, BigInt(fromSeq), BigInt(toSeq)],
+  );
   return rows.map((r) => ({ seq: Number(r.seq), pcm: r.pcm }));
 }
 
@@ -44,6 +54,8 @@ export async function deleteBatchAudio(db: Db, audioFile: string): Promise<void>
 
 /** Every file held, with when its last chunk was written. */
 export async function listBatchAudio(db: Tx): Promise<Array<{ audioFile: string; writtenAt: string }>> {
-  const rows = await db.all<{ audio_file: string; written_at: string }>('SELECT audio_file, MAX(created_at) AS written_at FROM batch_audio GROUP BY audio_file ORDER BY audio_file');
+  const rows = await db.all<{ audio_file: string; written_at: string }>(
+    'SELECT audio_file, MAX(created_at) AS written_at FROM batch_audio GROUP BY audio_file ORDER BY audio_file',
+  );
   return rows.map((r) => ({ audioFile: r.audio_file, writtenAt: r.written_at }));
 }

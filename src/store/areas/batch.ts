@@ -1,7 +1,14 @@
 // Batch jobs: the queue row beside each batch History row. The job is created with its
 // debit and its History row in one transaction, and fails with its refund in one.
 import { ScribedError } from '../../core/errors.js';
-import type { BatchJobRecord, BatchJobState, CreateBatchCallInput, CreateBatchJobInput, CreateBatchJobOutcome, SegmentRecord } from '../store.js';
+import type {
+  BatchJobRecord,
+  BatchJobState,
+  CreateBatchCallInput,
+  CreateBatchJobInput,
+  CreateBatchJobOutcome,
+  SegmentRecord,
+} from '../store.js';
 import { int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { lockAccount, moveCharacters } from './ledger.js';
 import { segmentInsert, updateTranscriptionStatus } from './history.js';
@@ -90,7 +97,14 @@ export async function createBatchCall(db: Db, input: CreateBatchCallInput): Prom
     for (const [i, leg] of input.legs.entries()) {
       const job = await insertBatchLeg(
         tx,
-        { job: leg.job, title: leg.title, languageHint: input.languageHint, sampleRateHz: input.sampleRateHz, audioSamples: leg.audioSamples, idempotency: i === 0 ? idem : null },
+        {
+          job: leg.job,
+          title: leg.title,
+          languageHint: input.languageHint,
+          sampleRateHz: input.sampleRateHz,
+          audioSamples: leg.audioSamples,
+          idempotency: i === 0 ? idem : null,
+        },
         { callId: c.id, speaker: leg.speaker },
       );
       firstJob ??= job;
@@ -101,7 +115,11 @@ export async function createBatchCall(db: Db, input: CreateBatchCallInput): Prom
 
 /** History row, QUEUED job and debit of one batch job, inside the caller's transaction (which
  * holds the account's lock and has checked the key and the balance). */
-async function insertBatchLeg(tx: Tx, input: CreateBatchJobInput, call: { callId: string; speaker: string } | null): Promise<BatchJobRecord> {
+async function insertBatchLeg(
+  tx: Tx,
+  input: CreateBatchJobInput,
+  call: { callId: string; speaker: string } | null,
+): Promise<BatchJobRecord> {
   const j = input.job;
   const charge = int64(j.charactersCharged, 'charactersCharged');
   const samples = int64(input.audioSamples, 'audioSamples');
@@ -110,7 +128,18 @@ async function insertBatchLeg(tx: Tx, input: CreateBatchJobInput, call: { callId
     `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
                                  audio_samples, created_at, updated_at, completed_at, call_id, speaker)
      VALUES (?, ?, 'batch', NULL, ?, 'PROCESSING', ?, ?, ?, ?, ?, NULL, ?, ?)`,
-    [j.transcriptionId, j.accountId, input.title, input.languageHint, input.sampleRateHz, samples, j.createdAt, j.createdAt, call?.callId ?? null, call?.speaker ?? null],
+    [
+      j.transcriptionId,
+      j.accountId,
+      input.title,
+      input.languageHint,
+      input.sampleRateHz,
+      samples,
+      j.createdAt,
+      j.createdAt,
+      call?.callId ?? null,
+      call?.speaker ?? null,
+    ],
   );
   await tx.run(
     `INSERT INTO batch_jobs (transcription_id, account_id, options_json, notices_json, audio_file, state, characters_charged,
@@ -135,7 +164,11 @@ async function insertBatchLeg(tx: Tx, input: CreateBatchJobInput, call: { callId
   return toBatchJob(row!);
 }
 
-export async function findBatchJobByIdempotencyKey(db: Tx, accountId: string, key: string): Promise<{ job: BatchJobRecord; requestHash: string } | null> {
+export async function findBatchJobByIdempotencyKey(
+  db: Tx,
+  accountId: string,
+  key: string,
+): Promise<{ job: BatchJobRecord; requestHash: string } | null> {
   const row = await jobByKey(db, accountId, key);
   return row ? { job: toBatchJob(row), requestHash: row.request_hash! } : null;
 }
@@ -157,7 +190,12 @@ export async function listBatchJobs(db: Tx, states: BatchJobState[]): Promise<Ba
 export async function setBatchJobState(db: Db, transcriptionId: string, state: BatchJobState, error?: string): Promise<void> {
   await db.tx(async (tx) => {
     const now = nowIso();
-    const changed = await tx.run('UPDATE batch_jobs SET state = ?, error = ?, updated_at = ? WHERE transcription_id = ?', [state, error ?? null, now, transcriptionId]);
+    const changed = await tx.run('UPDATE batch_jobs SET state = ?, error = ?, updated_at = ? WHERE transcription_id = ?', [
+      state,
+      error ?? null,
+      now,
+      transcriptionId,
+    ]);
     if (changed === 0) throw new ScribedError('NOT_FOUND', `batch job ${transcriptionId} does not exist`);
     if (state === 'DONE') await updateTranscriptionStatus(tx, transcriptionId, 'COMPLETED', undefined, now);
     if (state === 'FAILED') await updateTranscriptionStatus(tx, transcriptionId, 'FAILED', undefined, now);
@@ -214,7 +252,10 @@ export async function appendBatchSegment(db: Db, segment: SegmentRecord, channel
 
 /** The job row, locked, when `node` holds its claim. */
 async function heldJob(tx: Tx, transcriptionId: string, node: string): Promise<{ state: BatchJobState } | null> {
-  const row = await tx.lockOne<{ state: BatchJobState; claimed_by: string | null }>('SELECT state, claimed_by FROM batch_jobs WHERE transcription_id = ?', [transcriptionId]);
+  const row = await tx.lockOne<{ state: BatchJobState; claimed_by: string | null }>(
+    'SELECT state, claimed_by FROM batch_jobs WHERE transcription_id = ?',
+    [transcriptionId],
+  );
   return row && row.claimed_by === node ? row : null;
 }
 
@@ -237,17 +278,34 @@ export async function failClaimedBatchJob(db: Db, transcriptionId: string, node:
     const job = await heldJob(tx, transcriptionId, node);
     if (!job || (job.state !== 'QUEUED' && job.state !== 'RUNNING')) return false;
     const now = nowIso();
-    await tx.run("UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ?", [reason, now, transcriptionId]);
+    await tx.run("UPDATE batch_jobs SET state = 'FAILED', error = ?, updated_at = ? WHERE transcription_id = ?", [
+      reason,
+      now,
+      transcriptionId,
+    ]);
     await updateTranscriptionStatus(tx, transcriptionId, 'FAILED', undefined, now);
-    const charge = (await tx.one<{ account_id: string; characters_charged: bigint }>('SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?', [transcriptionId]))!;
-    await moveCharacters(tx, { accountId: charge.account_id, delta: charge.characters_charged, reason: 'batch_refund', ref: transcriptionId });
+    const charge = (await tx.one<{ account_id: string; characters_charged: bigint }>(
+      'SELECT account_id, characters_charged FROM batch_jobs WHERE transcription_id = ?',
+      [transcriptionId],
+    ))!;
+    await moveCharacters(tx, {
+      accountId: charge.account_id,
+      delta: charge.characters_charged,
+      reason: 'batch_refund',
+      ref: transcriptionId,
+    });
     return true;
   });
 }
 
 /** appendBatchSegment while `node` holds the job (segments stay first-write-wins on their
  * index); false, storing nothing, otherwise. */
-export async function appendClaimedBatchSegment(db: Db, node: string, segment: SegmentRecord, channelState: number[] | null): Promise<boolean> {
+export async function appendClaimedBatchSegment(
+  db: Db,
+  node: string,
+  segment: SegmentRecord,
+  channelState: number[] | null,
+): Promise<boolean> {
   const insert = segmentInsert(segment);
   if (channelState !== null && !channelState.every(Number.isFinite)) throw new RangeError('channel state must be finite numbers');
   return db.tx(async (tx) => {
@@ -255,7 +313,11 @@ export async function appendClaimedBatchSegment(db: Db, node: string, segment: S
     if (!job || (job.state !== 'QUEUED' && job.state !== 'RUNNING')) return false;
     await insert(tx);
     if (channelState !== null) {
-      await tx.run('UPDATE batch_jobs SET channel_state_json = ?, updated_at = ? WHERE transcription_id = ?', [JSON.stringify(channelState), nowIso(), segment.transcriptionId]);
+      await tx.run('UPDATE batch_jobs SET channel_state_json = ?, updated_at = ? WHERE transcription_id = ?', [
+        JSON.stringify(channelState),
+        nowIso(),
+        segment.transcriptionId,
+      ]);
     }
     return true;
   });

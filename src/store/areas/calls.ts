@@ -79,10 +79,10 @@ export async function createCall(db: Db, input: CreateCallInput): Promise<Create
   const c = input.call;
   return db.tx(async (tx): Promise<CreateCallOutcome> => {
     await lockAccount(tx, c.accountId);
-    const existing = await tx.one<{ id: string; request_hash: string }>('SELECT id, request_hash FROM calls WHERE account_id = ? AND idempotency_key = ?', [
-      c.accountId,
-      input.idempotency.key,
-    ]);
+    const existing = await tx.one<{ id: string; request_hash: string }>(
+      'SELECT id, request_hash FROM calls WHERE account_id = ? AND idempotency_key = ?',
+      [c.accountId, input.idempotency.key],
+    );
     if (existing) {
       if (existing.request_hash !== input.idempotency.requestHash) return { kind: 'conflict' };
       return { kind: 'replayed', call: await readCall(tx, existing.id) };
@@ -90,7 +90,17 @@ export async function createCall(db: Db, input: CreateCallInput): Promise<Create
     await tx.run(
       `INSERT INTO calls (id, account_id, external_id, title, agent_id, idempotency_key, request_hash, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [c.id, c.accountId, c.externalId, c.title, c.agentId ?? null, input.idempotency.key, input.idempotency.requestHash, c.createdAt, c.createdAt],
+      [
+        c.id,
+        c.accountId,
+        c.externalId,
+        c.title,
+        c.agentId ?? null,
+        input.idempotency.key,
+        input.idempotency.requestHash,
+        c.createdAt,
+        c.createdAt,
+      ],
     );
     return { kind: 'created', call: await readCall(tx, c.id) };
   });
@@ -106,9 +116,12 @@ export async function checkJoinCall(tx: Tx, accountId: string, callId: string, s
   if (!call) throw new ScribedError('NOT_FOUND', `call ${callId} does not exist`);
   const legs = await tx.all<{ speaker: string }>('SELECT speaker FROM transcriptions WHERE call_id = ?', [callId]);
   if (legs.some((l) => l.speaker === speaker)) {
-    throw new ScribedError('CALL_SPEAKER_TAKEN', `call ${callId} already has a leg with speaker ${speaker}`, { details: { field: 'speaker' } });
+    throw new ScribedError('CALL_SPEAKER_TAKEN', `call ${callId} already has a leg with speaker ${speaker}`, {
+      details: { field: 'speaker' },
+    });
   }
-  if (legs.length >= MAX_CALL_LEGS) throw new ScribedError('CALL_LEG_LIMIT', `call ${callId} already holds ${legs.length} legs, the most a call may`);
+  if (legs.length >= MAX_CALL_LEGS)
+    throw new ScribedError('CALL_LEG_LIMIT', `call ${callId} already holds ${legs.length} legs, the most a call may`);
 }
 
 export async function getCall(db: Tx, callId: string, accountId: string): Promise<CallRecord | null> {
@@ -118,7 +131,12 @@ export async function getCall(db: Tx, callId: string, accountId: string): Promis
 
 /** Newest first, keyset on (created_at, id) as History (areas/history.ts); served by
  * calls_account_newest, or calls_account_external with an external id. */
-export async function listCalls(db: Tx, accountId: string, limit: number, opts: { externalId?: string; after?: HistoryPosition } = {}): Promise<CallRecord[]> {
+export async function listCalls(
+  db: Tx,
+  accountId: string,
+  limit: number,
+  opts: { externalId?: string; after?: HistoryPosition } = {},
+): Promise<CallRecord[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer`);
   const where = ['account_id = ?'];
   const params: SqlValue[] = [accountId];
@@ -130,6 +148,9 @@ export async function listCalls(db: Tx, accountId: string, limit: number, opts: 
     where.push('(created_at < ? OR (created_at = ? AND id < ?))');
     params.push(opts.after.createdAt, opts.after.createdAt, opts.after.id);
   }
-  const rows = await db.all<CallRow>(`SELECT * FROM calls WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit]);
+  const rows = await db.all<CallRow>(`SELECT * FROM calls WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, [
+    ...params,
+    limit,
+  ]);
   return withLegs(db, rows);
 }

@@ -32,7 +32,10 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
       } else if (d.amount === 0n) {
         out[i] = { kind: 'debited', balance };
       } else if (!session || session.accountId !== d.accountId) {
-        out[i] = { kind: 'refused', error: new ScribedError('NOT_FOUND', `session ${d.sessionId} does not exist for account ${d.accountId}`) };
+        out[i] = {
+          kind: 'refused',
+          error: new ScribedError('NOT_FOUND', `session ${d.sessionId} does not exist for account ${d.accountId}`),
+        };
       } else if (balance < d.amount) {
         out[i] = { kind: 'short' };
       } else {

@@ -37,19 +37,24 @@ export async function insertDeskLoginLink(db: Db, link: DeskLoginLinkRecord, now
   await db.tx(async (tx) => {
     await tx.run('DELETE FROM desk_login_links WHERE expires_at < ?', [now.toISOString()]);
     await tx.run('DELETE FROM desk_sessions WHERE expires_at < ?', [now.toISOString()]);
-    await tx.run('INSERT INTO desk_login_links (id, account_id, secret_hash, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, NULL)', [
-      link.id,
-      link.accountId,
-      link.secretHash,
-      link.createdAt,
-      link.expiresAt,
-    ]);
+    await tx.run(
+      'INSERT INTO desk_login_links (id, account_id, secret_hash, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, NULL)',
+      [link.id, link.accountId, link.secretHash, link.createdAt, link.expiresAt],
+    );
   });
 }
 
-export async function redeemDeskLoginLink(db: Db, linkId: string, secretHash: Buffer, session: NewDeskSession, now: Date): Promise<DeskLinkRedeemOutcome> {
+export async function redeemDeskLoginLink(
+  db: Db,
+  linkId: string,
+  secretHash: Buffer,
+  session: NewDeskSession,
+  now: Date,
+): Promise<DeskLinkRedeemOutcome> {
   return db.tx(async (tx): Promise<DeskLinkRedeemOutcome> => {
-    const row = await tx.lockOne<LinkRow>('SELECT id, account_id, secret_hash, expires_at, used_at FROM desk_login_links WHERE id = ?', [linkId]);
+    const row = await tx.lockOne<LinkRow>('SELECT id, account_id, secret_hash, expires_at, used_at FROM desk_login_links WHERE id = ?', [
+      linkId,
+    ]);
     if (!row) return { ok: false, reason: 'unknown' };
     if (!sameHash(row.secret_hash, secretHash)) return { ok: false, reason: 'forged' };
     if (row.used_at !== null) return { ok: false, reason: 'used' };
@@ -64,7 +69,14 @@ export async function redeemDeskLoginLink(db: Db, linkId: string, secretHash: Bu
   });
 }
 
-export async function useDeskSession(db: Db, sessionId: string, secretHash: Buffer, now: Date, idleMs: number, touchAfterMs: number): Promise<DeskSessionOutcome> {
+export async function useDeskSession(
+  db: Db,
+  sessionId: string,
+  secretHash: Buffer,
+  now: Date,
+  idleMs: number,
+  touchAfterMs: number,
+): Promise<DeskSessionOutcome> {
   const row = await db.one<SessionRow>('SELECT * FROM desk_sessions WHERE id = ?', [sessionId]);
   if (!row) return { ok: false, reason: 'unknown' };
   if (!sameHash(row.secret_hash, secretHash)) return { ok: false, reason: 'forged' };
@@ -89,8 +101,16 @@ export async function endDeskSession(db: Db, sessionId: string, now: Date): Prom
 export async function endAccountDeskSessions(db: Db, accountId: string, now: Date): Promise<{ sessions: number; links: number }> {
   const at = now.toISOString();
   return db.tx(async (tx) => ({
-    sessions: await tx.run('UPDATE desk_sessions SET ended_at = ? WHERE account_id = ? AND ended_at IS NULL AND expires_at > ?', [at, accountId, at]),
-    links: await tx.run('UPDATE desk_login_links SET used_at = ? WHERE account_id = ? AND used_at IS NULL AND expires_at > ?', [at, accountId, at]),
+    sessions: await tx.run('UPDATE desk_sessions SET ended_at = ? WHERE account_id = ? AND ended_at IS NULL AND expires_at > ?', [
+      at,
+      accountId,
+      at,
+    ]),
+    links: await tx.run('UPDATE desk_login_links SET used_at = ? WHERE account_id = ? AND used_at IS NULL AND expires_at > ?', [
+      at,
+      accountId,
+      at,
+    ]),
   }));
 }
 
@@ -113,10 +133,26 @@ export async function closedDeskSessions(db: Db, sessionIds: readonly string[], 
 }
 
 export async function listDeskLiveSessions(db: Db, accountId: string, limit: number): Promise<DeskLiveSession[]> {
-  const rows = await db.all<{ id: string; transcription_id: string; title: string; state: 'RECORDING' | 'PAUSED'; call_id: string | null; speaker: string | null; created_at: string }>(
+  const rows = await db.all<{
+    id: string;
+    transcription_id: string;
+    title: string;
+    state: 'RECORDING' | 'PAUSED';
+    call_id: string | null;
+    speaker: string | null;
+    created_at: string;
+  }>(
     `SELECT id, transcription_id, title, state, call_id, speaker, created_at FROM rt_sessions
       WHERE account_id = ? AND state <> 'CLOSED' ORDER BY created_at DESC, id DESC LIMIT ?`,
     [accountId, BigInt(limit)],
   );
-  return rows.map((r) => ({ sessionId: r.id, transcriptionId: r.transcription_id, title: r.title, state: r.state, callId: r.call_id, speaker: r.speaker, createdAt: r.created_at }));
+  return rows.map((r) => ({
+    sessionId: r.id,
+    transcriptionId: r.transcription_id,
+    title: r.title,
+    state: r.state,
+    callId: r.call_id,
+    speaker: r.speaker,
+    createdAt: r.created_at,
+  }));
 }

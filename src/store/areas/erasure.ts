@@ -31,7 +31,8 @@ async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<{ audioFiles: stri
     }
     const session = await tx.one<{ id: string }>('SELECT id FROM rt_sessions WHERE transcription_id = ?', [row.id]);
     if (session) {
-      for (const table of ['tickets', 'idempotency_keys', 'spool_chunks']) await tx.run(`DELETE FROM ${table} WHERE session_id = ?`, [session.id]);
+      for (const table of ['tickets', 'idempotency_keys', 'spool_chunks'])
+        await tx.run(`DELETE FROM ${table} WHERE session_id = ?`, [session.id]);
       await tx.run('DELETE FROM rt_sessions WHERE id = ?', [session.id]);
     }
     await eraseAnalyticsOf(tx, row.id);
@@ -43,7 +44,10 @@ async function eraseRows(tx: Tx, rows: RowToErase[]): Promise<{ audioFiles: stri
 
 export async function eraseTranscription(db: Db, transcriptionId: string, accountId: string): Promise<EraseOutcome> {
   return db.tx(async (tx) => {
-    const row = await tx.lockOne<RowToErase>('SELECT id, status, session_id FROM transcriptions WHERE id = ? AND account_id = ?', [transcriptionId, accountId]);
+    const row = await tx.lockOne<RowToErase>('SELECT id, status, session_id FROM transcriptions WHERE id = ? AND account_id = ?', [
+      transcriptionId,
+      accountId,
+    ]);
     if (!row) return { kind: 'not_found' };
     if (!ENDED.has(row.status)) return { kind: 'in_progress', transcriptionId: row.id };
     return { kind: 'erased', transcriptionIds: [row.id], ...(await eraseRows(tx, [row])) };
@@ -65,11 +69,17 @@ export async function eraseCall(db: Db, callId: string, accountId: string): Prom
 
 function days(n: number | null, what: string): bigint | null {
   if (n === null) return null;
-  if (!Number.isSafeInteger(n) || n < 1 || n > 36_500) throw new RangeError(`${what} must be a whole number of days from 1 to 36500, or none`);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 36_500)
+    throw new RangeError(`${what} must be a whole number of days from 1 to 36500, or none`);
   return BigInt(n);
 }
 
-export async function setRetention(db: Db, accountId: string, policy: { transcriptsDays: number | null; recordingsDays: number | null }, now: Date): Promise<void> {
+export async function setRetention(
+  db: Db,
+  accountId: string,
+  policy: { transcriptsDays: number | null; recordingsDays: number | null },
+  now: Date,
+): Promise<void> {
   const t = days(policy.transcriptsDays, 'transcripts retention');
   const r = days(policy.recordingsDays, 'recordings retention');
   await db.run(
@@ -86,12 +96,21 @@ export async function getRetention(db: Tx, accountId: string): Promise<Retention
   );
   if (!row) return null;
   const n = (v: bigint | null) => (v === null ? null : Number(v));
-  return { accountId: row.account_id, transcriptsDays: n(row.transcripts_days), recordingsDays: n(row.recordings_days), updatedAt: row.updated_at };
+  return {
+    accountId: row.account_id,
+    transcriptsDays: n(row.transcripts_days),
+    recordingsDays: n(row.recordings_days),
+    updatedAt: row.updated_at,
+  };
 }
 
 /** Per account with a transcripts retention, its ended rows created before now minus that
  * many days (ISO timestamps compare as text; the account's newest-first index serves it). */
-export async function listExpiredTranscriptions(db: Tx, now: Date, limit: number): Promise<Array<{ transcriptionId: string; accountId: string }>> {
+export async function listExpiredTranscriptions(
+  db: Tx,
+  now: Date,
+  limit: number,
+): Promise<Array<{ transcriptionId: string; accountId: string }>> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   const policies = await db.all<{ account_id: string; transcripts_days: bigint }>(
     'SELECT account_id, transcripts_days FROM retention_policies WHERE transcripts_days IS NOT NULL ORDER BY account_id',
@@ -121,9 +140,20 @@ export async function recordAudit(db: Db, e: AuditEvent): Promise<void> {
 }
 
 export async function listAudit(db: Tx, accountId: string, limit: number): Promise<AuditEvent[]> {
-  const rows = await db.all<{ id: string; account_id: string; credential_id: string | null; action: AuditEvent['action']; subject_id: string; created_at: string }>(
-    'SELECT * FROM audit_events WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
-    [accountId, limit],
-  );
-  return rows.map((r) => ({ id: r.id, accountId: r.account_id, credentialId: r.credential_id, action: r.action, subjectId: r.subject_id, createdAt: r.created_at }));
+  const rows = await db.all<{
+    id: string;
+    account_id: string;
+    credential_id: string | null;
+    action: AuditEvent['action'];
+    subject_id: string;
+    created_at: string;
+  }>('SELECT * FROM audit_events WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [accountId, limit]);
+  return rows.map((r) => ({
+    id: r.id,
+    accountId: r.account_id,
+    credentialId: r.credential_id,
+    action: r.action,
+    subjectId: r.subject_id,
+    createdAt: r.created_at,
+  }));
 }

@@ -107,11 +107,20 @@ async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: Transcr
   // A lone transcription's analytics (docs/analytics.md) ride on its completion event.
   const lone =
     type === 'transcription.completed' && t.callId === null
-      ? await analyseFinished(tx, t.accountId, { callId: null, transcriptionId: t.id }, [{ id: t.id, speaker: null, sample_rate_hz: BigInt(t.sampleRateHz), audio_samples: t.audioSamples }], now)
+      ? await analyseFinished(
+          tx,
+          t.accountId,
+          { callId: null, transcriptionId: t.id },
+          [{ id: t.id, speaker: null, sample_rate_hz: BigInt(t.sampleRateHz), audio_samples: t.audioSamples }],
+          now,
+        )
       : undefined;
   await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent(type, t, now, lone));
   if (t.callId === null || type === 'session.paused') return;
-  const call = await tx.one<{ id: string; external_id: string | null; title: string }>('SELECT id, external_id, title FROM calls WHERE id = ?', [t.callId]);
+  const call = await tx.one<{ id: string; external_id: string | null; title: string }>(
+    'SELECT id, external_id, title FROM calls WHERE id = ?',
+    [t.callId],
+  );
   if (!call) return;
   const legs = await tx.all<TranscriptionRow>('SELECT * FROM transcriptions WHERE call_id = ? ORDER BY created_at, id', [t.callId]);
   const facts = {
@@ -132,7 +141,12 @@ async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: Transcr
   await enqueueWebhookEvent(tx, t.accountId, callCompletedEvent(facts, now, analytics));
 }
 
-export async function setTranscriptionStatus(db: Db, transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void> {
+export async function setTranscriptionStatus(
+  db: Db,
+  transcriptionId: string,
+  status: TranscriptionStatus,
+  audioSamples?: bigint,
+): Promise<void> {
   await updateTranscriptionStatus(db, transcriptionId, status, audioSamples, nowIso());
 }
 
@@ -180,11 +194,19 @@ export async function listSegments(db: Tx, transcriptionId: string): Promise<Seg
 /** An account's History rows, newest first. Keyset pagination on (created_at, id), served by
  * transcriptions_account_newest: rows inserted while a client pages never shift or repeat
  * the pages after its cursor. */
-export async function listTranscriptions(db: Tx, accountId: string, limit: number, after?: HistoryPosition): Promise<TranscriptionRecord[]> {
+export async function listTranscriptions(
+  db: Tx,
+  accountId: string,
+  limit: number,
+  after?: HistoryPosition,
+): Promise<TranscriptionRecord[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer`);
   const rows =
     after === undefined
-      ? await db.all<TranscriptionRow>('SELECT * FROM transcriptions WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [accountId, limit])
+      ? await db.all<TranscriptionRow>('SELECT * FROM transcriptions WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [
+          accountId,
+          limit,
+        ])
       : await db.all<TranscriptionRow>(
           `SELECT * FROM transcriptions
             WHERE account_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))

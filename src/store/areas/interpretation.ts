@@ -76,7 +76,12 @@ function toTarget(r: TargetRow): InterpretationTargetRecord {
     plan:
       r.plan_cycle === null || r.plan_characters === null || r.plan_rate_version === null || r.plan_expires_at === null
         ? null
-        : { nextReservationCycle: Number(r.plan_cycle), characters: r.plan_characters, rateVersion: r.plan_rate_version, expiresAt: r.plan_expires_at },
+        : {
+            nextReservationCycle: Number(r.plan_cycle),
+            characters: r.plan_characters,
+            rateVersion: r.plan_rate_version,
+            expiresAt: r.plan_expires_at,
+          },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -85,7 +90,9 @@ function toTarget(r: TargetRow): InterpretationTargetRecord {
 async function readProject(tx: Tx, projectId: string, accountId: string): Promise<InterpretationProjectRecord | null> {
   const p = await tx.one<ProjectRow>('SELECT * FROM interp_projects WHERE id = ? AND account_id = ?', [projectId, accountId]);
   if (!p) return null;
-  const targets = (await tx.all<TargetRow>('SELECT * FROM interp_targets WHERE project_id = ? ORDER BY seq, id', [projectId])).map(toTarget);
+  const targets = (await tx.all<TargetRow>('SELECT * FROM interp_targets WHERE project_id = ? ORDER BY seq, id', [projectId])).map(
+    toTarget,
+  );
   return {
     id: p.id,
     accountId: p.account_id,
@@ -122,23 +129,42 @@ export async function createInterpretationProject(db: Db, input: NewInterpretati
     const balance = await lockAccount(tx, input.accountId);
     const total = input.targets.reduce((sum, t) => sum + t.characters, 0n);
     if (balance < total) return null;
-    await tx.run('INSERT INTO interp_projects (id, account_id, title, source_language, source_json, created_at) VALUES (?, ?, ?, ?, ?, ?)', [
-      input.id,
-      input.accountId,
-      input.title,
-      input.sourceLanguage,
-      input.source === null ? null : JSON.stringify(input.source),
-      input.createdAt,
-    ]);
+    await tx.run(
+      'INSERT INTO interp_projects (id, account_id, title, source_language, source_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [
+        input.id,
+        input.accountId,
+        input.title,
+        input.sourceLanguage,
+        input.source === null ? null : JSON.stringify(input.source),
+        input.createdAt,
+      ],
+    );
     for (const [seq, t] of input.targets.entries()) {
       await tx.run(
         `INSERT INTO interp_targets (id, project_id, account_id, language, generation_id, state, reservation_cycle,
                                      reserved_characters, source_units, created_at, updated_at, seq)
          VALUES (?, ?, ?, ?, ?, 'QUEUED', 1, ?, ?, ?, ?, ?)`,
-        [t.id, input.id, input.accountId, t.language, t.generationId, t.characters, input.sourceUnits, input.createdAt, input.createdAt, seq],
+        [
+          t.id,
+          input.id,
+          input.accountId,
+          t.language,
+          t.generationId,
+          t.characters,
+          input.sourceUnits,
+          input.createdAt,
+          input.createdAt,
+          seq,
+        ],
       );
       if (t.characters > 0n) {
-        const after = await moveCharacters(tx, { accountId: input.accountId, delta: -t.characters, reason: 'interpretation_reserve', ref: `${t.id}:1` });
+        const after = await moveCharacters(tx, {
+          accountId: input.accountId,
+          delta: -t.characters,
+          reason: 'interpretation_reserve',
+          ref: `${t.id}:1`,
+        });
         if (after === null) shortAfterCheck(input.accountId);
       }
     }
@@ -167,14 +193,10 @@ export async function issueRetryPlan(
     if (target.state !== 'FAILED_RELEASED') return { kind: 'not_failed', state: target.state };
     if (target.plan && reusable(target.plan)) return { kind: 'plan', target };
     const next = plan(target);
-    await tx.run('UPDATE interp_targets SET plan_cycle = ?, plan_characters = ?, plan_rate_version = ?, plan_expires_at = ?, updated_at = ? WHERE id = ?', [
-      next.nextReservationCycle,
-      next.characters,
-      next.rateVersion,
-      next.expiresAt,
-      now.toISOString(),
-      targetId,
-    ]);
+    await tx.run(
+      'UPDATE interp_targets SET plan_cycle = ?, plan_characters = ?, plan_rate_version = ?, plan_expires_at = ?, updated_at = ? WHERE id = ?',
+      [next.nextReservationCycle, next.characters, next.rateVersion, next.expiresAt, now.toISOString(), targetId],
+    );
     return { kind: 'plan', target: { ...target, plan: next } };
   });
 }
@@ -280,7 +302,12 @@ export async function transitionInterpretationTarget(
     }
     // COMPLETED consumes the reservation: it was already taken from the balance.
     if (to === 'COMPLETED') reserved = 0n;
-    await tx.run('UPDATE interp_targets SET state = ?, reserved_characters = ?, updated_at = ? WHERE id = ?', [to, reserved, nowIso, targetId]);
+    await tx.run('UPDATE interp_targets SET state = ?, reserved_characters = ?, updated_at = ? WHERE id = ?', [
+      to,
+      reserved,
+      nowIso,
+      targetId,
+    ]);
     return toTarget((await tx.one<TargetRow>('SELECT * FROM interp_targets WHERE id = ?', [targetId]))!);
   });
 }

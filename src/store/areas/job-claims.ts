@@ -31,7 +31,14 @@ function leaseEnd(now: Date, leaseMs: number): string {
  * columns, written in code, e.g. "state IN ('QUEUED', 'RUNNING')") and that no live node holds.
  * Returns its key, or null when there is none.
  */
-export async function claimNextJob(db: Db, table: JobTable, pending: string, node: string, leaseMs: number, now: Date): Promise<string | null> {
+export async function claimNextJob(
+  db: Db,
+  table: JobTable,
+  pending: string,
+  node: string,
+  leaseMs: number,
+  now: Date,
+): Promise<string | null> {
   const key = JOB_TABLES[table];
   return db.tx(async (tx) => {
     const row = await tx.claimOne<{ k: string }>(
@@ -56,7 +63,14 @@ export async function claimJob(db: Db, claim: JobClaim, leaseMs: number, now: Da
 }
 
 /** Extend this node's leases on `keys`; answers the keys it still holds. */
-export async function renewJobs(db: Db, table: JobTable, node: string, keys: readonly string[], leaseMs: number, now: Date): Promise<string[]> {
+export async function renewJobs(
+  db: Db,
+  table: JobTable,
+  node: string,
+  keys: readonly string[],
+  leaseMs: number,
+  now: Date,
+): Promise<string[]> {
   if (keys.length === 0) return [];
   const key = JOB_TABLES[table];
   const rows = await db.all<{ k: string }>(
@@ -69,7 +83,10 @@ export async function renewJobs(db: Db, table: JobTable, node: string, keys: rea
 /** Let a job go (done, or this node stops): another node may claim it at once. */
 export async function releaseJob(db: Db, claim: JobClaim): Promise<void> {
   const key = JOB_TABLES[claim.table];
-  await db.run(`UPDATE ${claim.table} SET claimed_by = NULL, lease_until = NULL WHERE ${key} = ? AND claimed_by = ?`, [claim.key, claim.node]);
+  await db.run(`UPDATE ${claim.table} SET claimed_by = NULL, lease_until = NULL WHERE ${key} = ? AND claimed_by = ?`, [
+    claim.key,
+    claim.node,
+  ]);
 }
 
 /** True while `node` holds the job: work whose effect must not be repeated checks it in the

@@ -68,7 +68,13 @@ export async function getMusicProject(db: Db, id: string, accountId: string): Pr
   return read(db, id, accountId);
 }
 
-export async function replaceMusicBrief(db: Db, id: string, accountId: string, brief: Record<string, unknown>, now: Date): Promise<MusicOutcome> {
+export async function replaceMusicBrief(
+  db: Db,
+  id: string,
+  accountId: string,
+  brief: Record<string, unknown>,
+  now: Date,
+): Promise<MusicOutcome> {
   return db.tx(async (tx): Promise<MusicOutcome> => {
     const p = await lock(tx, id, accountId);
     if (!p) return { kind: 'not_found' };
@@ -96,7 +102,11 @@ export async function createMusicQuote(
     const p = await lock(tx, id, accountId);
     if (!p) return { kind: 'not_found' };
     if (p.status !== 'ARRANGEMENT_READY') return { kind: 'busy', status: p.status };
-    await tx.run('UPDATE music_projects SET active_quote_json = ?, updated_at = ? WHERE id = ?', [JSON.stringify(quote(p)), now.toISOString(), id]);
+    await tx.run('UPDATE music_projects SET active_quote_json = ?, updated_at = ? WHERE id = ?', [
+      JSON.stringify(quote(p)),
+      now.toISOString(),
+      id,
+    ]);
     return { kind: 'ok', project: (await read(tx, id, accountId))! };
   });
 }
@@ -128,11 +138,10 @@ export async function startMusicGeneration(
       const after = await moveCharacters(tx, { accountId, delta: -amount, reason: 'music_generation', ref: `${id}:${q.quoteId}` });
       if (after === null) throw new Error(`account ${accountId}'s balance fell short after it was checked under its row lock`);
     }
-    await tx.run("UPDATE music_projects SET status = 'GENERATION_QUEUED', active_quote_json = NULL, generation_json = ?, updated_at = ? WHERE id = ?", [
-      JSON.stringify(generation(q)),
-      now.toISOString(),
-      id,
-    ]);
+    await tx.run(
+      "UPDATE music_projects SET status = 'GENERATION_QUEUED', active_quote_json = NULL, generation_json = ?, updated_at = ? WHERE id = ?",
+      [JSON.stringify(generation(q)), now.toISOString(), id],
+    );
     return { kind: 'ok', project: (await read(tx, id, accountId))! };
   });
 }

@@ -54,11 +54,23 @@ export function fencedError(f: SessionFence): ScribedError {
  * lease on an older epoch was fenced by the resume that moved the epoch on, and an expired
  * lease belongs to a node that stopped renewing (it died): both are taken over.
  */
-export async function claimSession(db: Db, sessionId: string, accountId: string | null, node: string, leaseMs: number, now: Date): Promise<ClaimOutcome> {
+export async function claimSession(
+  db: Db,
+  sessionId: string,
+  accountId: string | null,
+  node: string,
+  leaseMs: number,
+  now: Date,
+): Promise<ClaimOutcome> {
   return db.tx(async (tx): Promise<ClaimOutcome> => {
     const row = await tx.lockOne<OwnedSessionRow>('SELECT * FROM rt_sessions WHERE id = ?', [sessionId]);
     if (!row || (accountId !== null && row.account_id !== accountId)) return { kind: 'not_found' };
-    const heldElsewhere = row.owner_node !== null && row.owner_node !== node && row.owner_epoch === row.epoch && row.lease_until !== null && row.lease_until > now.toISOString();
+    const heldElsewhere =
+      row.owner_node !== null &&
+      row.owner_node !== node &&
+      row.owner_epoch === row.epoch &&
+      row.lease_until !== null &&
+      row.lease_until > now.toISOString();
     if (heldElsewhere) return { kind: 'busy', owner: row.owner_node! };
     // What the last owner acknowledged is in the spool even where its last progress save is
     // older: the cursor starts there, so the client's frames continue from its acks.
@@ -119,14 +131,19 @@ export async function resumeSession(
     let captured = row.captured_samples;
     for (const c of [await spoolEnd(tx, sessionId), opts.heldSamples ?? 0n]) if (c > captured) captured = c;
     if (opts.clientCaptured !== undefined && opts.clientCaptured < captured) {
-      throw new ScribedError('CAPTURE_CURSOR_MISMATCH', `capturedSamples ${opts.clientCaptured} is below the ${captured} samples the server already holds`, {
-        details: { serverCapturedSamples: captured.toString() },
-      });
+      throw new ScribedError(
+        'CAPTURE_CURSOR_MISMATCH',
+        `capturedSamples ${opts.clientCaptured} is below the ${captured} samples the server already holds`,
+        {
+          details: { serverCapturedSamples: captured.toString() },
+        },
+      );
     }
     const bases = JSON.parse(row.epoch_bases) as string[];
     bases.push(captured.toString());
     const keep = opts.keepFor;
-    const stillOwner = keep !== undefined && row.owner_node === keep.node && Number(row.owner_epoch) === keep.epoch && Number(row.epoch) === keep.epoch;
+    const stillOwner =
+      keep !== undefined && row.owner_node === keep.node && Number(row.owner_epoch) === keep.epoch && Number(row.epoch) === keep.epoch;
     await tx.run(
       `UPDATE rt_sessions
           SET epoch = epoch + 1, epoch_bases = ?, captured_samples = ?, state = 'RECORDING', updated_at = ?,
@@ -149,9 +166,14 @@ export async function resumeSession(
 }
 
 /** The owner's node and epoch, for deciding whether an in-memory session is still this node's. */
-export async function sessionOwner(db: Tx, sessionId: string): Promise<{ node: string | null; ownerEpoch: number | null; epoch: number; state: string } | null> {
+export async function sessionOwner(
+  db: Tx,
+  sessionId: string,
+): Promise<{ node: string | null; ownerEpoch: number | null; epoch: number; state: string } | null> {
   const r = await db.one<OwnedSessionRow>('SELECT epoch, owner_node, owner_epoch, state FROM rt_sessions WHERE id = ?', [sessionId]);
-  return r ? { node: r.owner_node, ownerEpoch: r.owner_epoch === null ? null : Number(r.owner_epoch), epoch: Number(r.epoch), state: r.state } : null;
+  return r
+    ? { node: r.owner_node, ownerEpoch: r.owner_epoch === null ? null : Number(r.owner_epoch), epoch: Number(r.epoch), state: r.state }
+    : null;
 }
 
 /** Sessions not closed whose owner's lease ran out (its node stopped renewing: it died) and
@@ -205,7 +227,11 @@ export async function readSpool(db: Tx, sessionId: string): Promise<SpoolChunk[]
     'SELECT start_sample, frames_json, pcm, encoding FROM spool_chunks WHERE session_id = ? ORDER BY start_sample',
     [sessionId],
   );
-  return rows.map((r) => ({ startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], pcm: unpackSamples(r.encoding, r.pcm) }));
+  return rows.map((r) => ({
+    startSample: r.start_sample,
+    frames: JSON.parse(r.frames_json) as number[],
+    pcm: unpackSamples(r.encoding, r.pcm),
+  }));
 }
 
 /** The end of the spooled audio (0 when none). */
@@ -235,9 +261,17 @@ export async function appendFencedSegment(db: Db, fence: SessionFence, segment: 
 }
 
 /** setSessionState while the fence holds. False when fenced. */
-export async function setFencedSessionState(db: Db, fence: SessionFence, state: SessionState, status: TranscriptionStatus): Promise<boolean> {
+export async function setFencedSessionState(
+  db: Db,
+  fence: SessionFence,
+  state: SessionState,
+  status: TranscriptionStatus,
+): Promise<boolean> {
   return db.tx(async (tx) => {
-    const row = await tx.lockOne<{ transcription_id: string }>(`SELECT transcription_id FROM rt_sessions WHERE ${FENCED}`, fenceParams(fence));
+    const row = await tx.lockOne<{ transcription_id: string }>(
+      `SELECT transcription_id FROM rt_sessions WHERE ${FENCED}`,
+      fenceParams(fence),
+    );
     if (!row) return false;
     const now = nowIso();
     await tx.run('UPDATE rt_sessions SET state = ?, updated_at = ? WHERE id = ?', [state, now, fence.sessionId]);
@@ -249,7 +283,10 @@ export async function setFencedSessionState(db: Db, fence: SessionFence, state: 
 /** Forget every owner but `node` (the embedded store at start-up: the data-dir lock proves the
  * process that held them is gone). */
 export async function clearOtherOwners(db: Db, node: string): Promise<void> {
-  await db.run('UPDATE rt_sessions SET owner_node = NULL, owner_epoch = NULL, lease_until = NULL WHERE owner_node IS NOT NULL AND owner_node <> ?', [node]);
+  await db.run(
+    'UPDATE rt_sessions SET owner_node = NULL, owner_epoch = NULL, lease_until = NULL WHERE owner_node IS NOT NULL AND owner_node <> ?',
+    [node],
+  );
 }
 
 /** saveProgress while the fence holds. False when fenced. */

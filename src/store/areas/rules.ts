@@ -46,7 +46,17 @@ export async function createRule(db: Db, input: CreateRuleInput, maxPerAccount: 
     await tx.run(
       `INSERT INTO stt_rules (id, account_id, name, condition_json, speaker, partials, enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [input.id, input.accountId, input.name, JSON.stringify(input.condition), input.speaker, input.partials ? 1n : 0n, input.enabled ? 1n : 0n, input.createdAt, input.createdAt],
+      [
+        input.id,
+        input.accountId,
+        input.name,
+        JSON.stringify(input.condition),
+        input.speaker,
+        input.partials ? 1n : 0n,
+        input.enabled ? 1n : 0n,
+        input.createdAt,
+        input.createdAt,
+      ],
     );
     return getRule(tx, input.id, input.accountId);
   });

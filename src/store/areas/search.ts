@@ -3,7 +3,15 @@
 // PostgreSQL's GIN index on the generated tsvector column search_vector (migration 7).
 // The query arrives parsed (core/search-query.ts) and is rebuilt from its words for each engine, always as a
 // bound parameter. The account is a condition of the query itself, never a filter after it.
-import { MATCH_CLOSE, MATCH_OPEN, toFts5Match, toPostgresTsquery, type SearchFilters, type SearchPosition, type SearchQuery } from '../../core/search-query.js';
+import {
+  MATCH_CLOSE,
+  MATCH_OPEN,
+  toFts5Match,
+  toPostgresTsquery,
+  type SearchFilters,
+  type SearchPosition,
+  type SearchQuery,
+} from '../../core/search-query.js';
 import type { SearchHit } from '../store.js';
 import type { SqlValue, Tx } from '../sql/db.js';
 import { analyticsConditions } from './analytics.js';
@@ -21,7 +29,12 @@ interface HitRow {
   sample_rate_hz: bigint;
 }
 
-function filterSql(dialect: Tx['dialect'], accountId: string, filters: SearchFilters, after: SearchPosition | undefined): { where: string; params: SqlValue[] } {
+function filterSql(
+  dialect: Tx['dialect'],
+  accountId: string,
+  filters: SearchFilters,
+  after: SearchPosition | undefined,
+): { where: string; params: SqlValue[] } {
   const where: string[] = ['t.account_id = ?'];
   const params: SqlValue[] = [accountId];
   const add = (condition: string, ...values: SqlValue[]): void => {
@@ -37,7 +50,12 @@ function filterSql(dialect: Tx['dialect'], accountId: string, filters: SearchFil
   if (filters.title !== undefined) add('(t.title = ? OR c.title = ?)', filters.title, filters.title);
   if (filters.analytics !== undefined) analyticsConditions(filters.analytics, add);
   if (after !== undefined) {
-    if (dialect === 'sqlite') add('segments_fts.rowid < (SELECT id FROM segments_fts_rows WHERE transcription_id = ? AND idx = ?)', after.transcriptionId, BigInt(after.index));
+    if (dialect === 'sqlite')
+      add(
+        'segments_fts.rowid < (SELECT id FROM segments_fts_rows WHERE transcription_id = ? AND idx = ?)',
+        after.transcriptionId,
+        BigInt(after.index),
+      );
     else add('(s.created_at, s.transcription_id, s.idx) < (?, ?, ?)', after.createdAt, after.transcriptionId, BigInt(after.index));
   }
   return { where: where.join(' AND '), params };
@@ -90,7 +108,12 @@ async function postgresSearch(db: Tx, query: SearchQuery, f: { where: string; pa
     );
     if (Number(rows[0]?.matches ?? 0) < FEW_MATCHES) return rows.filter((r) => r.transcription_id !== null);
   }
-  return db.all<HitRow>(`SELECT hit.* FROM (${page(`segments s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ${pageOrder}`, [headline, ...ts.params, ...f.params, BigInt(limit)]);
+  return db.all<HitRow>(`SELECT hit.* FROM (${page(`segments s CROSS JOIN (SELECT ${ts.sql} AS query) AS q`)}) AS hit ${pageOrder}`, [
+    headline,
+    ...ts.params,
+    ...f.params,
+    BigInt(limit),
+  ]);
 }
 
 export async function searchSegments(

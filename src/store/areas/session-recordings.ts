@@ -46,11 +46,23 @@ export async function listRecordingPieces(db: Db, transcriptionId: string): Prom
 
 export async function saveSessionRecording(db: Db, r: SessionRecordingRecord): Promise<string[]> {
   return db.tx(async (tx) => {
-    const before = await tx.lockOne<{ sha256: string }>('SELECT sha256 FROM session_recordings WHERE transcription_id = ?', [r.transcriptionId]);
+    const before = await tx.lockOne<{ sha256: string }>('SELECT sha256 FROM session_recordings WHERE transcription_id = ?', [
+      r.transcriptionId,
+    ]);
     await tx.run('DELETE FROM session_recordings WHERE transcription_id = ?', [r.transcriptionId]);
     await tx.run(
       'INSERT INTO session_recordings (transcription_id, account_id, sha256, format, sample_rate, channels, samples, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [r.transcriptionId, r.accountId, r.sha256, r.format, BigInt(r.sampleRate), BigInt(r.channels), r.samples, BigInt(r.sizeBytes), r.createdAt],
+      [
+        r.transcriptionId,
+        r.accountId,
+        r.sha256,
+        r.format,
+        BigInt(r.sampleRate),
+        BigInt(r.channels),
+        r.samples,
+        BigInt(r.sizeBytes),
+        r.createdAt,
+      ],
     );
     await tx.run('DELETE FROM recording_pieces WHERE transcription_id = ?', [r.transcriptionId]);
     return before && before.sha256 !== r.sha256 ? unreferencedContent(tx, [before.sha256]) : [];
@@ -70,7 +82,10 @@ interface RecordingRow {
 }
 
 export async function getSessionRecording(db: Db, transcriptionId: string, accountId: string): Promise<SessionRecordingRecord | null> {
-  const r = await db.one<RecordingRow>('SELECT * FROM session_recordings WHERE transcription_id = ? AND account_id = ?', [transcriptionId, accountId]);
+  const r = await db.one<RecordingRow>('SELECT * FROM session_recordings WHERE transcription_id = ? AND account_id = ?', [
+    transcriptionId,
+    accountId,
+  ]);
   if (!r) return null;
   return {
     transcriptionId: r.transcription_id,
@@ -87,7 +102,11 @@ export async function getSessionRecording(db: Db, transcriptionId: string, accou
 
 /** Per account with a recordings retention, its recordings made before now minus that many
  * days (ISO timestamps compare as text). */
-export async function listExpiredRecordings(db: Db, now: Date, limit: number): Promise<Array<{ transcriptionId: string; accountId: string }>> {
+export async function listExpiredRecordings(
+  db: Db,
+  now: Date,
+  limit: number,
+): Promise<Array<{ transcriptionId: string; accountId: string }>> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
   const policies = await db.all<{ account_id: string; recordings_days: bigint }>(
     'SELECT account_id, recordings_days FROM retention_policies WHERE recordings_days IS NOT NULL ORDER BY account_id',
@@ -115,7 +134,10 @@ export async function deleteRecordingRows(tx: Tx, transcriptionId: string): Prom
 
 export async function eraseSessionRecording(db: Db, transcriptionId: string, accountId: string): Promise<string[]> {
   return db.tx(async (tx) => {
-    const own = await tx.lockOne<{ id: string }>('SELECT id FROM transcriptions WHERE id = ? AND account_id = ?', [transcriptionId, accountId]);
+    const own = await tx.lockOne<{ id: string }>('SELECT id FROM transcriptions WHERE id = ? AND account_id = ?', [
+      transcriptionId,
+      accountId,
+    ]);
     if (!own) return [];
     return unreferencedContent(tx, await deleteRecordingRows(tx, transcriptionId));
   });

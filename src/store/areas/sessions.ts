@@ -99,13 +99,35 @@ export async function createSession(db: Db, input: CreateSessionInput): Promise<
       `INSERT INTO transcriptions (id, account_id, kind, session_id, title, status, language_hint, sample_rate_hz,
                                    audio_samples, call_id, speaker, created_at, updated_at, completed_at)
        VALUES (?, ?, 'realtime', ?, ?, 'RECORDING', ?, ?, 0, ?, ?, ?, ?, NULL)`,
-      [s.transcriptionId, input.accountId, s.id, s.title, s.languageHint, input.sampleRateHz, call?.callId ?? null, call?.speaker ?? null, s.createdAt, s.createdAt],
+      [
+        s.transcriptionId,
+        input.accountId,
+        s.id,
+        s.title,
+        s.languageHint,
+        input.sampleRateHz,
+        call?.callId ?? null,
+        call?.speaker ?? null,
+        s.createdAt,
+        s.createdAt,
+      ],
     );
     await tx.run(
       `INSERT INTO rt_sessions (id, account_id, transcription_id, title, language_hint, options_json, state, epoch,
                                 epoch_bases, captured_samples, characters_charged, next_segment_index, call_id, speaker, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'RECORDING', 1, '["0"]', 0, 0, 0, ?, ?, ?, ?)`,
-      [s.id, input.accountId, s.transcriptionId, s.title, s.languageHint, JSON.stringify(s.options), call?.callId ?? null, call?.speaker ?? null, s.createdAt, s.createdAt],
+      [
+        s.id,
+        input.accountId,
+        s.transcriptionId,
+        s.title,
+        s.languageHint,
+        JSON.stringify(s.options),
+        call?.callId ?? null,
+        call?.speaker ?? null,
+        s.createdAt,
+        s.createdAt,
+      ],
     );
     await tx.run('INSERT INTO idempotency_keys (account_id, key, request_hash, session_id, created_at) VALUES (?, ?, ?, ?, ?)', [
       input.accountId,
@@ -127,7 +149,12 @@ export async function listSessionsByState(db: Tx, state: SessionState): Promise<
   return (await db.all<SessionRow>('SELECT * FROM rt_sessions WHERE state = ? ORDER BY created_at, id', [state])).map(toSession);
 }
 
-export async function setSessionState(db: Db, sessionId: string, state: SessionState, transcriptionStatus: TranscriptionStatus): Promise<void> {
+export async function setSessionState(
+  db: Db,
+  sessionId: string,
+  state: SessionState,
+  transcriptionStatus: TranscriptionStatus,
+): Promise<void> {
   await db.tx(async (tx) => {
     const row = await mustReadSession(tx, sessionId);
     const now = nowIso();
@@ -141,13 +168,18 @@ export async function beginEpoch(db: Db, sessionId: string): Promise<SessionReco
     const row = await mustReadSession(tx, sessionId, true);
     const bases = JSON.parse(row.epoch_bases) as string[];
     bases.push(row.captured_samples.toString());
-    await tx.run('UPDATE rt_sessions SET epoch = epoch + 1, epoch_bases = ?, updated_at = ? WHERE id = ?', [JSON.stringify(bases), nowIso(), sessionId]);
+    await tx.run('UPDATE rt_sessions SET epoch = epoch + 1, epoch_bases = ?, updated_at = ? WHERE id = ?', [
+      JSON.stringify(bases),
+      nowIso(),
+      sessionId,
+    ]);
     return toSession(await mustReadSession(tx, sessionId));
   });
 }
 
 export async function saveProgress(db: Db, sessionId: string, progress: SessionProgress): Promise<void> {
-  if (!(await raiseProgress(db, 'id = ?', [sessionId], progress))) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
+  if (!(await raiseProgress(db, 'id = ?', [sessionId], progress)))
+    throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
 }
 
 /** Raise a session's cursors where `where` holds; true when a row changed. One statement, so
@@ -173,16 +205,19 @@ export async function raiseProgress(db: Db, where: string, whereParams: readonly
 }
 
 export async function insertTicket(db: Db, ticket: TicketRecord): Promise<void> {
-  await db.run('INSERT INTO tickets (id, secret_hash, account_id, session_id, expires_at, used_at, scope, desk_session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-    ticket.id,
-    ticket.secretHash,
-    ticket.accountId,
-    ticket.sessionId,
-    ticket.expiresAt,
-    ticket.usedAt,
-    ticket.scope ?? 'stream',
-    ticket.deskSessionId ?? null,
-  ]);
+  await db.run(
+    'INSERT INTO tickets (id, secret_hash, account_id, session_id, expires_at, used_at, scope, desk_session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    [
+      ticket.id,
+      ticket.secretHash,
+      ticket.accountId,
+      ticket.sessionId,
+      ticket.expiresAt,
+      ticket.usedAt,
+      ticket.scope ?? 'stream',
+      ticket.deskSessionId ?? null,
+    ],
+  );
 }
 
 /** Mark a ticket used if it exists, is unused and unexpired, and its hash matches (constant
@@ -202,7 +237,16 @@ export async function consumeTicket(db: Db, ticketId: string, secretHash: Buffer
     if (changed !== 1) return { ok: false, reason: 'used' };
     return {
       ok: true,
-      ticket: { id: row.id, accountId: row.account_id, sessionId: row.session_id, secretHash: row.secret_hash, expiresAt: row.expires_at, usedAt, scope: row.scope, deskSessionId: row.desk_session_id },
+      ticket: {
+        id: row.id,
+        accountId: row.account_id,
+        sessionId: row.session_id,
+        secretHash: row.secret_hash,
+        expiresAt: row.expires_at,
+        usedAt,
+        scope: row.scope,
+        deskSessionId: row.desk_session_id,
+      },
     };
   });
 }

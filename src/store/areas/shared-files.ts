@@ -25,12 +25,10 @@ export async function putBlob(db: Db, sha256: string, sizeBytes: number, bytes: 
     const data = await bytes();
     if (data.length !== sizeBytes) throw new Error(`blob ${sha256}: expected ${sizeBytes} bytes, read ${data.length}`);
     // DO NOTHING: a concurrent first insert of the same content committed meanwhile.
-    const n = await tx.run('INSERT INTO blobs (sha256, bytes, size_bytes, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING', [
-      sha256,
-      data,
-      BigInt(sizeBytes),
-      now.toISOString(),
-    ]);
+    const n = await tx.run(
+      'INSERT INTO blobs (sha256, bytes, size_bytes, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING',
+      [sha256, data, BigInt(sizeBytes), now.toISOString()],
+    );
     return n === 1;
   });
 }
@@ -66,7 +64,11 @@ export async function deleteUnreferencedBlobs(db: Db, shas: readonly string[]): 
 /** The key stored under `name`, or `candidate` when there was none: the first writer wins
  * (INSERT ... ON CONFLICT DO NOTHING, then read back), so every node ends with the same key. */
 export async function loadServerKey(db: Db, name: string, candidate: Buffer, now: Date): Promise<Buffer> {
-  await db.run('INSERT INTO server_keys (name, key, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [name, candidate, now.toISOString()]);
+  await db.run('INSERT INTO server_keys (name, key, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', [
+    name,
+    candidate,
+    now.toISOString(),
+  ]);
   const r = await db.one<{ key: Buffer }>('SELECT key FROM server_keys WHERE name = ?', [name]);
   if (!r) throw new Error(`server key ${name} vanished after it was stored`);
   return r.key;

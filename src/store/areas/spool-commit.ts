@@ -68,7 +68,8 @@ export function planSpoolBatch(batch: SpoolBatch): SpoolPlan {
     int64(p.capturedSamples, 'capturedSamples');
     if (p.charactersCharged !== undefined) int64(p.charactersCharged, 'charactersCharged');
     const n = p.nextSegmentIndex;
-    if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) throw new RangeError(`nextSegmentIndex must be a non-negative integer, got ${n}`);
+    if (n !== undefined && (!Number.isSafeInteger(n) || n < 0))
+      throw new RangeError(`nextSegmentIndex must be a non-negative integer, got ${n}`);
   }
   return { fence: batch.fence, deleteUpTo: later, channelState, chunks, progress: p ?? null };
 }
@@ -112,7 +113,8 @@ export async function writeSpools(db: Db, batches: readonly SpoolBatch[]): Promi
     for (const p of passed) {
       const id = p.fence.sessionId;
       if (p.deleteUpTo !== null) await dropSpoolBefore(tx, id, p.deleteUpTo);
-      if (p.channelState !== null) await tx.run('UPDATE rt_sessions SET channel_state_json = ? WHERE id = ?', [JSON.stringify(p.channelState), id]);
+      if (p.channelState !== null)
+        await tx.run('UPDATE rt_sessions SET channel_state_json = ? WHERE id = ?', [JSON.stringify(p.channelState), id]);
     }
     await insertChunks(tx, passed);
     await raiseProgresses(tx, passed);
@@ -132,10 +134,10 @@ async function lockFences(tx: Tx, plans: readonly SpoolPlan[]): Promise<{ held: 
   const seen = new Set<string>();
   for (const [node, group] of byNode) {
     for (const slice of slices(group)) {
-      const rows = await tx.all<{ id: string; epoch: bigint }>(`SELECT id, epoch FROM rt_sessions WHERE owner_node = ? AND id IN (${marks(slice.length, '?')})${lock}`, [
-        node,
-        ...slice.map((p) => p.fence.sessionId),
-      ]);
+      const rows = await tx.all<{ id: string; epoch: bigint }>(
+        `SELECT id, epoch FROM rt_sessions WHERE owner_node = ? AND id IN (${marks(slice.length, '?')})${lock}`,
+        [node, ...slice.map((p) => p.fence.sessionId)],
+      );
       for (const r of rows) {
         seen.add(r.id);
         if (r.epoch === epochOf.get(r.id)) held.add(r.id);
@@ -165,7 +167,9 @@ async function lockFences(tx: Tx, plans: readonly SpoolPlan[]): Promise<{ held: 
 }
 
 async function insertChunks(tx: Tx, plans: readonly SpoolPlan[]): Promise<void> {
-  const rows = plans.flatMap((p) => p.chunks.map((c) => [p.fence.sessionId, c.startSample, c.endSample, c.framesJson, c.bytes, c.encoding] as SqlValue[]));
+  const rows = plans.flatMap((p) =>
+    p.chunks.map((c) => [p.fence.sessionId, c.startSample, c.endSample, c.framesJson, c.bytes, c.encoding] as SqlValue[]),
+  );
   for (const slice of slices(rows)) {
     await tx.run(
       `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES ${marks(slice.length, '(?, ?, ?, ?, ?, ?)')}
@@ -180,7 +184,14 @@ async function insertChunks(tx: Tx, plans: readonly SpoolPlan[]): Promise<void> 
 async function raiseProgresses(tx: Tx, plans: readonly SpoolPlan[]): Promise<void> {
   const rows = plans.flatMap((p) =>
     p.progress
-      ? [[p.fence.sessionId, p.progress.capturedSamples, p.progress.charactersCharged ?? null, p.progress.nextSegmentIndex === undefined ? null : BigInt(p.progress.nextSegmentIndex)] as SqlValue[]]
+      ? [
+          [
+            p.fence.sessionId,
+            p.progress.capturedSamples,
+            p.progress.charactersCharged ?? null,
+            p.progress.nextSegmentIndex === undefined ? null : BigInt(p.progress.nextSegmentIndex),
+          ] as SqlValue[],
+        ]
       : [],
   );
   const now = nowIso();
@@ -212,7 +223,10 @@ export async function dropSpoolBefore(tx: Tx, sessionId: string, from: bigint): 
     [sessionId, from],
   );
   for (const r of straddling) {
-    const cut = chunkFrom({ startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], encoding: r.encoding, bytes: r.pcm }, from);
+    const cut = chunkFrom(
+      { startSample: r.start_sample, frames: JSON.parse(r.frames_json) as number[], encoding: r.encoding, bytes: r.pcm },
+      from,
+    );
     await tx.run('DELETE FROM spool_chunks WHERE session_id = ? AND start_sample = ?', [sessionId, r.start_sample]);
     await tx.run(
       `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES (?, ?, ?, ?, ?, ?)

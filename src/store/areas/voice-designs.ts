@@ -90,7 +90,9 @@ export async function createVoiceDesignIfRoom(db: Db, d: NewDesign, maxPending: 
     // The account is locked before the count, so parallel creates cannot both see room.
     // NOT_FOUND for an unknown account (the insert failed on its foreign key before).
     await lockAccount(tx, d.accountId);
-    const { n } = (await tx.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM voice_designs WHERE status = 'PENDING' AND account_id = ?", [d.accountId]))!;
+    const { n } = (await tx.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM voice_designs WHERE status = 'PENDING' AND account_id = ?", [
+      d.accountId,
+    ]))!;
     if (Number(n) >= maxPending) return null;
     return insertDesign(tx, d);
   });
@@ -117,13 +119,10 @@ export async function finishVoiceDesign(
     const at = now.toISOString();
     const cb: CallbackState = r.callback_url ? 'PENDING' : 'NONE';
     if ('error' in outcome) {
-      await tx.run("UPDATE voice_designs SET status = 'FAILED', error = ?, callback_state = ?, callback_next_at = ?, updated_at = ? WHERE id = ?", [
-        outcome.error,
-        cb,
-        cb === 'PENDING' ? at : null,
-        at,
-        id,
-      ]);
+      await tx.run(
+        "UPDATE voice_designs SET status = 'FAILED', error = ?, callback_state = ?, callback_next_at = ?, updated_at = ? WHERE id = ?",
+        [outcome.error, cb, cb === 'PENDING' ? at : null, at, id],
+      );
     } else {
       await tx.run(
         `UPDATE voice_designs SET status = 'COMPLETED', preview_sha256 = ?, preview_bytes = ?, callback_state = ?, callback_next_at = ?, updated_at = ?
@@ -135,7 +134,13 @@ export async function finishVoiceDesign(
   });
 }
 
-export async function recordCallbackAttempt(db: Db, id: string, c: VoiceDesignRecord['callback'], now: Date, node?: string): Promise<boolean> {
+export async function recordCallbackAttempt(
+  db: Db,
+  id: string,
+  c: VoiceDesignRecord['callback'],
+  now: Date,
+  node?: string,
+): Promise<boolean> {
   // One UPDATE: the worker holding the design's claim has the latest word.
   const held = heldBy(node);
   const changed = await db.tx((tx) =>
@@ -169,7 +174,9 @@ export async function failVoiceDesignPreview(
 }
 
 export async function listUnfinishedVoiceDesigns(db: Db): Promise<VoiceDesignRecord[]> {
-  return (await db.all<Row>("SELECT * FROM voice_designs WHERE status = 'PENDING' OR callback_state = 'PENDING' ORDER BY created_at, id")).map(toDesign);
+  return (
+    await db.all<Row>("SELECT * FROM voice_designs WHERE status = 'PENDING' OR callback_state = 'PENDING' ORDER BY created_at, id")
+  ).map(toDesign);
 }
 
 /** One node on the store (the embedded SQLite store, behind the data-dir lock): claims left by

@@ -87,19 +87,16 @@ export async function createVoice(db: Db, input: NewVoice): Promise<{ kind: 'cre
     await lockAccount(tx, input.accountId);
     if (input.designId !== null) {
       // Locked too, so a concurrent delete of that voice cannot remove it before it is read.
-      const saved = await tx.lockOne<{ id: string }>('SELECT id FROM voices WHERE design_id = ? AND account_id = ?', [input.designId, input.accountId]);
+      const saved = await tx.lockOne<{ id: string }>('SELECT id FROM voices WHERE design_id = ? AND account_id = ?', [
+        input.designId,
+        input.accountId,
+      ]);
       if (saved) return { kind: 'exists' as const, voice: (await read(tx, saved.id, input.accountId))! };
     }
-    await tx.run('INSERT INTO voices (id, account_id, name, type, feature, channel, design_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      input.id,
-      input.accountId,
-      input.name,
-      input.type,
-      input.feature,
-      input.channel,
-      input.designId,
-      input.createdAt,
-    ]);
+    await tx.run(
+      'INSERT INTO voices (id, account_id, name, type, feature, channel, design_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [input.id, input.accountId, input.name, input.type, input.feature, input.channel, input.designId, input.createdAt],
+    );
     await insertRecordings(tx, input.id, 0, input.recordings, input.createdAt);
     return { kind: 'created' as const, voice: (await read(tx, input.id, input.accountId))! };
   });
@@ -127,7 +124,9 @@ export async function addVoiceRecordings(
     if (!(await lockVoice(tx, voiceId, accountId))) return { kind: 'not_found' as const };
     const v = (await read(tx, voiceId, accountId))!;
     if (v.fileCount + recs.length > maxFiles) return { kind: 'limit' as const, current: v.fileCount };
-    const next = (await tx.one<{ n: bigint }>('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM voice_recordings WHERE voice_id = ?', [voiceId]))!;
+    const next = (await tx.one<{ n: bigint }>('SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM voice_recordings WHERE voice_id = ?', [
+      voiceId,
+    ]))!;
     const first = Number(next.n);
     await insertRecordings(tx, voiceId, first, recs, now.toISOString());
     return { kind: 'ok' as const, voice: (await read(tx, voiceId, accountId))!, firstIndex: first };
@@ -139,9 +138,15 @@ export async function dropVoiceRecordingsFrom(db: Db, voiceId: string, firstInde
     // Queue behind the voice's other writers (no account is known here). A voice deleted
     // meanwhile has no rows left (ON DELETE CASCADE): the statements below then find none.
     await tx.lockOne('SELECT id FROM voices WHERE id = ?', [voiceId]);
-    const rows = await tx.all<{ sha256: string }>('SELECT sha256 FROM voice_recordings WHERE voice_id = ? AND idx >= ?', [voiceId, firstIndex]);
+    const rows = await tx.all<{ sha256: string }>('SELECT sha256 FROM voice_recordings WHERE voice_id = ? AND idx >= ?', [
+      voiceId,
+      firstIndex,
+    ]);
     await tx.run('DELETE FROM voice_recordings WHERE voice_id = ? AND idx >= ?', [voiceId, firstIndex]);
-    return unreferenced(tx, rows.map((r) => r.sha256));
+    return unreferenced(
+      tx,
+      rows.map((r) => r.sha256),
+    );
   });
 }
 
@@ -153,6 +158,9 @@ export async function deleteVoice(db: Db, voiceId: string, accountId: string): P
     const rows = await tx.all<{ sha256: string }>('SELECT sha256 FROM voice_recordings WHERE voice_id = ?', [voiceId]);
     await tx.run('DELETE FROM voice_recordings WHERE voice_id = ?', [voiceId]);
     await tx.run('DELETE FROM voices WHERE id = ?', [voiceId]);
-    return unreferenced(tx, rows.map((r) => r.sha256));
+    return unreferenced(
+      tx,
+      rows.map((r) => r.sha256),
+    );
   });
 }

@@ -130,7 +130,10 @@ async function withLog(db: Tx, rows: DeliveryRow[]): Promise<WebhookDeliveryReco
  * caller's transaction. An account without endpoints costs one indexed read.
  */
 export async function enqueueWebhookEvent(tx: Tx, accountId: string, event: WebhookEvent): Promise<number> {
-  const endpoints = await tx.all<{ id: string; events_json: string }>('SELECT id, events_json FROM webhook_endpoints WHERE account_id = ? AND enabled = 1', [accountId]);
+  const endpoints = await tx.all<{ id: string; events_json: string }>(
+    'SELECT id, events_json FROM webhook_endpoints WHERE account_id = ? AND enabled = 1',
+    [accountId],
+  );
   let written = 0;
   for (const e of endpoints) {
     if (!(JSON.parse(e.events_json) as string[]).includes(event.type)) continue;
@@ -154,10 +157,14 @@ export async function enqueueWebhookEvent(tx: Tx, accountId: string, event: Webh
 export async function parkCallbackDelivery(db: Db, input: CallbackDeliveryInput): Promise<string> {
   return db.tx(async (tx) => {
     const at = input.now.toISOString();
-    let endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [input.accountId]);
+    let endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [
+      input.accountId,
+    ]);
     if (!endpoint) {
       await lockAccount(tx, input.accountId);
-      endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [input.accountId]);
+      endpoint = await tx.one<{ id: string }>("SELECT id FROM webhook_endpoints WHERE account_id = ? AND kind = 'callback'", [
+        input.accountId,
+      ]);
       if (!endpoint) {
         endpoint = { id: newId('whe', input.now) };
         await tx.run(
@@ -187,7 +194,13 @@ export async function listParkedCallbacks(db: Tx, limit: number): Promise<Parked
   return rows.map((r) => ({ id: r.id, accountId: r.account_id, payload: r.payload_json }));
 }
 
-export async function releaseCallbackDelivery(db: Db, id: string, payload: string, eventType: WebhookEventType, now: Date): Promise<boolean> {
+export async function releaseCallbackDelivery(
+  db: Db,
+  id: string,
+  payload: string,
+  eventType: WebhookEventType,
+  now: Date,
+): Promise<boolean> {
   const at = now.toISOString();
   const changed = await db.run(
     `UPDATE webhook_deliveries SET payload_json = ?, event_type = ?, next_attempt_at = ?, created_at = ?, updated_at = ?
@@ -197,31 +210,59 @@ export async function releaseCallbackDelivery(db: Db, id: string, payload: strin
   return changed === 1;
 }
 
-export async function createWebhookEndpoint(db: Db, input: CreateWebhookEndpointInput, maxPerAccount: number): Promise<WebhookEndpointRecord | null> {
+export async function createWebhookEndpoint(
+  db: Db,
+  input: CreateWebhookEndpointInput,
+  maxPerAccount: number,
+): Promise<WebhookEndpointRecord | null> {
   return db.tx(async (tx) => {
     await lockAccount(tx, input.accountId);
-    const count = await tx.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint'", [input.accountId]);
+    const count = await tx.one<{ n: bigint }>("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint'", [
+      input.accountId,
+    ]);
     if (Number(count?.n ?? 0) >= maxPerAccount) return null;
     await tx.run(
       `INSERT INTO webhook_endpoints (id, account_id, url, description, events_json, include_transcript, secret_generation, previous_until,
                                       enabled, disabled_reason, failing_since, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 1, NULL, 1, NULL, NULL, ?, ?)`,
-      [input.id, input.accountId, input.url, input.description, JSON.stringify(input.events), input.includeTranscript ? 1 : 0, input.createdAt, input.createdAt],
+      [
+        input.id,
+        input.accountId,
+        input.url,
+        input.description,
+        JSON.stringify(input.events),
+        input.includeTranscript ? 1 : 0,
+        input.createdAt,
+        input.createdAt,
+      ],
     );
     return toEndpoint((await tx.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [input.id]))!);
   });
 }
 
 export async function listWebhookEndpoints(db: Tx, accountId: string): Promise<WebhookEndpointRecord[]> {
-  return (await db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint' ORDER BY created_at, id", [accountId])).map(toEndpoint);
+  return (
+    await db.all<EndpointRow>("SELECT * FROM webhook_endpoints WHERE account_id = ? AND kind = 'endpoint' ORDER BY created_at, id", [
+      accountId,
+    ])
+  ).map(toEndpoint);
 }
 
 export async function getWebhookEndpoint(db: Tx, endpointId: string, accountId: string): Promise<WebhookEndpointRecord | null> {
-  const row = await db.one<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [endpointId, accountId]);
+  const row = await db.one<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [
+    endpointId,
+    accountId,
+  ]);
   return row ? toEndpoint(row) : null;
 }
 
-export async function updateWebhookEndpoint(db: Db, endpointId: string, accountId: string, patch: WebhookEndpointPatch, now: Date): Promise<WebhookEndpointRecord | null> {
+export async function updateWebhookEndpoint(
+  db: Db,
+  endpointId: string,
+  accountId: string,
+  patch: WebhookEndpointPatch,
+  now: Date,
+): Promise<WebhookEndpointRecord | null> {
   const sets: string[] = [];
   const params: SqlValue[] = [];
   const set = (sql: string, v: SqlValue) => {
@@ -236,12 +277,22 @@ export async function updateWebhookEndpoint(db: Db, endpointId: string, accountI
   if (patch.enabled === false) sets.push("enabled = 0, disabled_reason = 'disabled by the account'");
   set('updated_at = ?', now.toISOString());
   return db.tx(async (tx) => {
-    const changed = await tx.run(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = ? AND account_id = ? AND kind = 'endpoint'`, [...params, endpointId, accountId]);
+    const changed = await tx.run(`UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = ? AND account_id = ? AND kind = 'endpoint'`, [
+      ...params,
+      endpointId,
+      accountId,
+    ]);
     return changed === 1 ? getWebhookEndpoint(tx, endpointId, accountId) : null;
   });
 }
 
-export async function rotateWebhookSecret(db: Db, endpointId: string, accountId: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null> {
+export async function rotateWebhookSecret(
+  db: Db,
+  endpointId: string,
+  accountId: string,
+  previousUntil: string,
+  now: Date,
+): Promise<WebhookEndpointRecord | null> {
   return db.tx(async (tx) => {
     const changed = await tx.run(
       "UPDATE webhook_endpoints SET secret_generation = secret_generation + 1, previous_until = ?, updated_at = ? WHERE id = ? AND account_id = ? AND kind = 'endpoint'",
@@ -253,25 +304,42 @@ export async function rotateWebhookSecret(db: Db, endpointId: string, accountId:
 
 export async function deleteWebhookEndpoint(db: Db, endpointId: string, accountId: string): Promise<boolean> {
   return db.tx(async (tx) => {
-    if (!(await tx.lockOne<{ id: string }>("SELECT id FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [endpointId, accountId]))) return false;
-    await tx.run('DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)', [endpointId]);
+    if (
+      !(await tx.lockOne<{ id: string }>("SELECT id FROM webhook_endpoints WHERE id = ? AND account_id = ? AND kind = 'endpoint'", [
+        endpointId,
+        accountId,
+      ]))
+    )
+      return false;
+    await tx.run('DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)', [
+      endpointId,
+    ]);
     await tx.run('DELETE FROM webhook_deliveries WHERE endpoint_id = ?', [endpointId]);
     await tx.run('DELETE FROM webhook_endpoints WHERE id = ?', [endpointId]);
     return true;
   });
 }
 
-export async function listWebhookDeliveries(db: Tx, endpointId: string, accountId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+export async function listWebhookDeliveries(
+  db: Tx,
+  endpointId: string,
+  accountId: string,
+  limit: number,
+): Promise<WebhookDeliveryRecord[]> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
-  const rows = await db.all<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?', [
-    endpointId,
-    accountId,
-    limit,
-  ]);
+  const rows = await db.all<DeliveryRow>(
+    'SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+    [endpointId, accountId, limit],
+  );
   return withLog(db, rows);
 }
 
-export async function retryWebhookDelivery(db: Db, deliveryId: string, accountId: string, now: Date): Promise<WebhookDeliveryRecord | null> {
+export async function retryWebhookDelivery(
+  db: Db,
+  deliveryId: string,
+  accountId: string,
+  now: Date,
+): Promise<WebhookDeliveryRecord | null> {
   return db.tx(async (tx) => {
     const at = now.toISOString();
     const changed = await tx.run(
@@ -281,17 +349,26 @@ export async function retryWebhookDelivery(db: Db, deliveryId: string, accountId
     );
     const row = await tx.one<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = ? AND account_id = ?', [deliveryId, accountId]);
     if (!row) return null;
-    if (changed === 0 && row.status === 'PENDING') await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND next_attempt_at IS NOT NULL', [at, deliveryId]);
+    if (changed === 0 && row.status === 'PENDING')
+      await tx.run('UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND next_attempt_at IS NOT NULL', [at, deliveryId]);
     return (await withLog(tx, [{ ...row, next_attempt_at: at }]))[0]!;
   });
 }
 
-export async function claimWebhookDelivery(db: Db, node: string, leaseMs: number, now: Date, perEndpoint: number): Promise<ClaimedWebhookDelivery | null> {
+export async function claimWebhookDelivery(
+  db: Db,
+  node: string,
+  leaseMs: number,
+  now: Date,
+  perEndpoint: number,
+): Promise<ClaimedWebhookDelivery | null> {
   const at = now.toISOString();
   // Every node polls several times a second: a plain read first, so an idle node takes no
   // write lock (on SQLite a transaction is BEGIN IMMEDIATE, the file's one writer) and writes
   // nothing to the disk while nothing is due.
-  const due = await db.one<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= ? LIMIT 1", [at]);
+  const due = await db.one<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at <= ? LIMIT 1", [
+    at,
+  ]);
   if (!due) return null;
   return db.tx(async (tx) => {
     const row = await tx.claimOne<DeliveryRow>(
@@ -305,7 +382,11 @@ export async function claimWebhookDelivery(db: Db, node: string, leaseMs: number
       [at, at, at, perEndpoint],
     );
     if (!row) return null;
-    await tx.run('UPDATE webhook_deliveries SET claimed_by = ?, lease_until = ? WHERE id = ?', [node, new Date(now.getTime() + leaseMs).toISOString(), row.id]);
+    await tx.run('UPDATE webhook_deliveries SET claimed_by = ?, lease_until = ? WHERE id = ?', [
+      node,
+      new Date(now.getTime() + leaseMs).toISOString(),
+      row.id,
+    ]);
     const endpoint = await tx.one<EndpointRow>('SELECT * FROM webhook_endpoints WHERE id = ?', [row.endpoint_id]);
     return { delivery: (await withLog(tx, [row]))[0]!, endpoint: toEndpoint(endpoint!) };
   });
@@ -313,7 +394,10 @@ export async function claimWebhookDelivery(db: Db, node: string, leaseMs: number
 
 export async function finishWebhookAttempt(db: Db, o: WebhookAttemptOutcome): Promise<boolean> {
   return db.tx(async (tx) => {
-    const row = await tx.lockOne<DeliveryRow>("SELECT * FROM webhook_deliveries WHERE id = ? AND claimed_by = ? AND status = 'PENDING'", [o.deliveryId, o.node]);
+    const row = await tx.lockOne<DeliveryRow>("SELECT * FROM webhook_deliveries WHERE id = ? AND claimed_by = ? AND status = 'PENDING'", [
+      o.deliveryId,
+      o.node,
+    ]);
     if (!row) return false;
     const now = nowIso();
     const a = o.attempt;
@@ -335,14 +419,20 @@ export async function finishWebhookAttempt(db: Db, o: WebhookAttemptOutcome): Pr
       await tx.run('UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL', [a.startedAt, row.endpoint_id]);
     }
     if (o.disableEndpoint !== null) {
-      await tx.run('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1', [o.disableEndpoint, now, row.endpoint_id]);
+      await tx.run('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1', [
+        o.disableEndpoint,
+        now,
+        row.endpoint_id,
+      ]);
     }
     return true;
   });
 }
 
 export async function clearOtherWebhookClaims(db: Db, node: string): Promise<number> {
-  return db.run('UPDATE webhook_deliveries SET claimed_by = NULL, lease_until = NULL WHERE claimed_by IS NOT NULL AND claimed_by <> ?', [node]);
+  return db.run('UPDATE webhook_deliveries SET claimed_by = NULL, lease_until = NULL WHERE claimed_by IS NOT NULL AND claimed_by <> ?', [
+    node,
+  ]);
 }
 
 export async function pruneWebhookDeliveries(db: Db, before: string, limit: number): Promise<number> {
@@ -350,7 +440,10 @@ export async function pruneWebhookDeliveries(db: Db, before: string, limit: numb
   if (!(await db.one("SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? LIMIT 1", [before]))) return 0;
   return db.tx(async (tx) => {
     const ids = (
-      await tx.all<{ id: string }>("SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? ORDER BY updated_at LIMIT ?", [before, limit])
+      await tx.all<{ id: string }>(
+        "SELECT id FROM webhook_deliveries WHERE status <> 'PENDING' AND updated_at < ? ORDER BY updated_at LIMIT ?",
+        [before, limit],
+      )
     ).map((r) => r.id);
     if (ids.length === 0) return 0;
     const list = ids.map(() => '?').join(', ');
@@ -360,6 +453,8 @@ export async function pruneWebhookDeliveries(db: Db, before: string, limit: numb
 }
 
 export async function webhookOutboxStats(db: Tx): Promise<{ depth: number; oldestCreatedAt: string | null }> {
-  const r = await db.one<{ n: bigint; oldest: string | null }>("SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NOT NULL");
+  const r = await db.one<{ n: bigint; oldest: string | null }>(
+    "SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM webhook_deliveries WHERE status = 'PENDING' AND next_attempt_at IS NOT NULL",
+  );
   return { depth: Number(r?.n ?? 0), oldestCreatedAt: r?.oldest ?? null };
 }

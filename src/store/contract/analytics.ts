@@ -70,5 +70,10 @@ export interface AnalyticsStore {
    * missing, not finished, or another account's. */
   getAnalytics(subjectId: string, accountId: string): Promise<AnalyticsRecord | null>;
   /** The account's analytics finished in [from, to), oldest first, after `after`. */
-  listAnalytics(accountId: string, range: { from: string; to: string; agentId?: string }, limit: number, after?: AnalyticsPosition): Promise<AnalyticsRecord[]>;
+  listAnalytics(
+    accountId: string,
+    range: { from: string; to: string; agentId?: string },
+    limit: number,
+    after?: AnalyticsPosition,
+  ): Promise<AnalyticsRecord[]>;
 }

@@ -53,10 +53,7 @@ export interface CreateBatchCallInput {
 /** `replayed`: the key was used before with the same request (that job, nothing charged);
  * `conflict`: with another request; `insufficient`: the balance is short (nothing written). */
 export type CreateBatchJobOutcome =
-  | { kind: 'created'; job: BatchJobRecord }
-  | { kind: 'replayed'; job: BatchJobRecord }
-  | { kind: 'conflict' }
-  | { kind: 'insufficient' };
+  { kind: 'created'; job: BatchJobRecord } | { kind: 'replayed'; job: BatchJobRecord } | { kind: 'conflict' } | { kind: 'insufficient' };
 
 export interface BatchStore {
   /** In one transaction: check the Idempotency-Key, debit job.charactersCharged, insert the

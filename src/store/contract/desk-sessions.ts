@@ -19,9 +19,7 @@ export interface NewDeskSession {
   expiresAt: string;
 }
 
-export type DeskLinkRedeemOutcome =
-  | { ok: true; accountId: string }
-  | { ok: false; reason: 'unknown' | 'forged' | 'used' | 'expired' };
+export type DeskLinkRedeemOutcome = { ok: true; accountId: string } | { ok: false; reason: 'unknown' | 'forged' | 'used' | 'expired' };
 
 export interface DeskSessionRecord {
   id: string;
@@ -32,8 +30,7 @@ export interface DeskSessionRecord {
 }
 
 export type DeskSessionOutcome =
-  | { ok: true; session: DeskSessionRecord }
-  | { ok: false; reason: 'unknown' | 'forged' | 'ended' | 'expired' | 'idle' };
+  { ok: true; session: DeskSessionRecord } | { ok: false; reason: 'unknown' | 'forged' | 'ended' | 'expired' | 'idle' };
 
 /** A live (not closed) real-time session of an account, as the desk lists it. */
 export interface DeskLiveSession {

@@ -10,7 +10,8 @@ export interface RetryPlan {
   expiresAt: string;
 }
 
-export type RetryPlanOutcome = { kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState };
+export type RetryPlanOutcome =
+  { kind: 'plan'; target: InterpretationTargetRecord } | { kind: 'not_found' } | { kind: 'not_failed'; state: InterpretationTargetState };
 
 export interface InterpretationTargetRecord {
   id: string; // it_...
@@ -91,5 +92,9 @@ export interface InterpretationStore {
   /** Operator/worker transitions. fail: QUEUED|PROCESSING -> FAILED_RELEASED, reservation
    * credited back; start: QUEUED -> PROCESSING; complete: PROCESSING|QUEUED -> COMPLETED,
    * reservation consumed. Throws NOT_FOUND / VALIDATION_FAILED. */
-  transitionInterpretationTarget(targetId: string, to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED', now: Date): Promise<InterpretationTargetRecord>;
+  transitionInterpretationTarget(
+    targetId: string,
+    to: 'PROCESSING' | 'COMPLETED' | 'FAILED_RELEASED',
+    now: Date,
+  ): Promise<InterpretationTargetRecord>;
 }

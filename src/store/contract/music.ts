@@ -32,14 +32,25 @@ export type MusicOutcome =
   | { kind: 'insufficient'; balance: bigint };
 
 export interface MusicStore {
-  createMusicProject(input: { id: string; accountId: string; brief: Record<string, unknown>; createdAt: string }): Promise<MusicProjectRecord>;
+  createMusicProject(input: {
+    id: string;
+    accountId: string;
+    brief: Record<string, unknown>;
+    createdAt: string;
+  }): Promise<MusicProjectRecord>;
   getMusicProject(projectId: string, accountId: string): Promise<MusicProjectRecord | null>;
   /** Whole-brief replace (from ARRANGEMENT_READY or ARRANGEMENT_FAILED): version + 1, quote dropped. */
   replaceMusicBrief(projectId: string, accountId: string, brief: Record<string, unknown>, now: Date): Promise<MusicOutcome>;
   /** A new quote becomes the active one (ARRANGEMENT_READY only). */
   createMusicQuote(projectId: string, accountId: string, quote: (p: MusicProjectRecord) => MusicQuote, now: Date): Promise<MusicOutcome>;
   /** Debit the active quote and queue generation; any other quote id is stale. */
-  startMusicGeneration(projectId: string, accountId: string, quoteId: string, now: Date, generation: (q: MusicQuote) => Record<string, unknown>): Promise<MusicOutcome>;
+  startMusicGeneration(
+    projectId: string,
+    accountId: string,
+    quoteId: string,
+    now: Date,
+    generation: (q: MusicQuote) => Record<string, unknown>,
+  ): Promise<MusicOutcome>;
   /** Job end: store the plan if the project still waits for this arrangement version. */
   completeArrangement(projectId: string, arrangementVersion: number, plan: Record<string, unknown>, now: Date): Promise<boolean>;
   listMusicProjectsByStatus(status: MusicProjectStatus): Promise<MusicProjectRecord[]>;

@@ -18,7 +18,8 @@ export interface SessionOwnership {
   channelState: number[] | null;
 }
 
-export type ClaimOutcome = ({ kind: 'claimed'; previousOwner: string | null } & SessionOwnership) | { kind: 'busy'; owner: string } | { kind: 'not_found' };
+export type ClaimOutcome =
+  ({ kind: 'claimed'; previousOwner: string | null } & SessionOwnership) | { kind: 'busy'; owner: string } | { kind: 'not_found' };
 
 export interface SpoolChunk {
   startSample: bigint;

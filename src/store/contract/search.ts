@@ -21,5 +21,11 @@ export interface SearchStore {
   /** The account's final segments matching `query` and every filter, newest first by
    * (createdAt, transcriptionId, index), strictly after `after` when given; at most `limit`.
    * Another account's segments are never found. */
-  searchSegments(accountId: string, query: SearchQuery, filters: SearchFilters, limit: number, after?: SearchPosition): Promise<SearchHit[]>;
+  searchSegments(
+    accountId: string,
+    query: SearchQuery,
+    filters: SearchFilters,
+    limit: number,
+    after?: SearchPosition,
+  ): Promise<SearchHit[]>;
 }

@@ -45,9 +45,7 @@ export interface TicketRecord {
   deskSessionId?: string | null;
 }
 
-export type TicketConsumeOutcome =
-  | { ok: true; ticket: TicketRecord }
-  | { ok: false; reason: 'unknown' | 'used' | 'expired' | 'forged' };
+export type TicketConsumeOutcome = { ok: true; ticket: TicketRecord } | { ok: false; reason: 'unknown' | 'used' | 'expired' | 'forged' };
 
 export interface CreateSessionInput {
   accountId: string;
@@ -55,7 +53,10 @@ export interface CreateSessionInput {
   /** Hash of the normalised request (title, languageHint, options after validation), so a
    * replay that differs only in key order or omitted defaults still matches. */
   requestHash: string;
-  session: Omit<SessionRecord, 'state' | 'epoch' | 'epochBases' | 'capturedSamples' | 'charactersCharged' | 'nextSegmentIndex' | 'callId' | 'speaker' | 'updatedAt'>;
+  session: Omit<
+    SessionRecord,
+    'state' | 'epoch' | 'epochBases' | 'capturedSamples' | 'charactersCharged' | 'nextSegmentIndex' | 'callId' | 'speaker' | 'updatedAt'
+  >;
   sampleRateHz: number;
   /** Join this call as this speaker (areas/calls.ts): the call must be the account's
    * (NOT_FOUND otherwise), the speaker free in it (CALL_SPEAKER_TAKEN) and the call under
@@ -65,9 +66,7 @@ export interface CreateSessionInput {
 }
 
 export type CreateSessionOutcome =
-  | { kind: 'created'; session: SessionRecord }
-  | { kind: 'replayed'; session: SessionRecord }
-  | { kind: 'conflict' };
+  { kind: 'created'; session: SessionRecord } | { kind: 'replayed'; session: SessionRecord } | { kind: 'conflict' };
 
 export interface SessionProgress {
   capturedSamples: bigint;

@@ -31,5 +31,9 @@ export interface UserGroupStore {
     now: Date,
   ): Promise<{ group: UserGroupRecord; created: boolean }>;
   /** Delete when `matches(storedHash)` holds (constant-time compare by the caller). */
-  deleteUserGroup(accountId: string, providedId: string, matches: (storedHash: Buffer) => boolean): Promise<'deleted' | 'not_found' | 'mismatch'>;
+  deleteUserGroup(
+    accountId: string,
+    providedId: string,
+    matches: (storedHash: Buffer) => boolean,
+  ): Promise<'deleted' | 'not_found' | 'mismatch'>;
 }

@@ -20,7 +20,9 @@ export interface VoiceDesignRecord {
 }
 
 export interface VoiceDesignStore {
-  createVoiceDesign(input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>): Promise<VoiceDesignRecord>;
+  createVoiceDesign(
+    input: Omit<VoiceDesignRecord, 'status' | 'previewSha256' | 'previewBytes' | 'error' | 'callback' | 'updatedAt'>,
+  ): Promise<VoiceDesignRecord>;
   getVoiceDesign(designId: string, accountId: string | null): Promise<VoiceDesignRecord | null>;
   /** createVoiceDesign unless the account already holds `maxPending` PENDING designs (then
    * null); the count and the insert are one transaction. */
@@ -42,7 +44,13 @@ export interface VoiceDesignStore {
   /** Undo of a preview whose file could not be published after finishVoiceDesign committed
    * it: COMPLETED with that preview -> FAILED with `error`, preview cleared (the callback
    * state is kept, so the failure is what gets delivered). No effect otherwise. */
-  failVoiceDesignPreview(designId: string, previewSha256: string, error: string, now: Date, node?: string): Promise<VoiceDesignRecord | null>;
+  failVoiceDesignPreview(
+    designId: string,
+    previewSha256: string,
+    error: string,
+    now: Date,
+    node?: string,
+  ): Promise<VoiceDesignRecord | null>;
   /** Designs whose synthesis or callback delivery is still to do (start-up resume). */
   listUnfinishedVoiceDesigns(): Promise<VoiceDesignRecord[]>;
 }

@@ -100,7 +100,12 @@ export interface WebhookStore {
   /** Another account's endpoint reads as null. */
   getWebhookEndpoint(endpointId: string, accountId: string): Promise<WebhookEndpointRecord | null>;
   /** Enabling clears the disabled reason and the failure run. */
-  updateWebhookEndpoint(endpointId: string, accountId: string, patch: WebhookEndpointPatch, now: Date): Promise<WebhookEndpointRecord | null>;
+  updateWebhookEndpoint(
+    endpointId: string,
+    accountId: string,
+    patch: WebhookEndpointPatch,
+    now: Date,
+  ): Promise<WebhookEndpointRecord | null>;
   /** The next secret generation; the current one keeps signing until `previousUntil`. */
   rotateWebhookSecret(endpointId: string, accountId: string, previousUntil: string, now: Date): Promise<WebhookEndpointRecord | null>;
   /** The endpoint, its deliveries and their log. */

@@ -217,7 +217,9 @@ async function migrate(pool: pg.Pool, migrations: readonly PostgresMigration[]):
       const r = await client.query<{ v: bigint }>('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
       const seen = Number(r.rows[0]!.v);
       if (seen > latest) {
-        throw new Error(`database has schema version ${seen}, newer than this build knows (${latest}); refusing to open it with older code`);
+        throw new Error(
+          `database has schema version ${seen}, newer than this build knows (${latest}); refusing to open it with older code`,
+        );
       }
       for (const m of ordered) {
         if (m.version <= seen) continue;

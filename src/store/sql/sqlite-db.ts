@@ -271,7 +271,10 @@ function migrate(db: Database.Database, file: string, migrations: readonly Sqlit
     return Number(row.v);
   };
   const refuseNewer = (v: number): void => {
-    if (v > latest) throw new Error(`database ${file} has schema version ${v}, newer than this build knows (${latest}); refusing to open it with older code`);
+    if (v > latest)
+      throw new Error(
+        `database ${file} has schema version ${v}, newer than this build knows (${latest}); refusing to open it with older code`,
+      );
   };
   const seen = current();
   refuseNewer(seen);

@@ -9,7 +9,8 @@ export interface CheckpointerData {
   busyTimeoutMs: number;
 }
 export type CheckpointerRequest = { type: 'checkpoint' } | { type: 'close' };
-export type CheckpointerReply = { type: 'checkpointed'; walFrames: number; checkpointed: number } | { type: 'failed'; message: string } | { type: 'closed' };
+export type CheckpointerReply =
+  { type: 'checkpointed'; walFrames: number; checkpointed: number } | { type: 'failed'; message: string } | { type: 'closed' };
 
 const { file, busyTimeoutMs } = workerData as CheckpointerData;
 const db = new Database(file, { timeout: busyTimeoutMs, fileMustExist: true });

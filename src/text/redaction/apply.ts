@@ -130,7 +130,10 @@ export function guardPartial<W extends { word: string }>(
  * text as it is. */
 export function guardPartialText(text: string, policies: readonly RedactionPolicy[], carried = 0): string {
   if (policies.length === 0) return text;
-  const words = text.split(/\s+/).filter((w) => w !== '').map((word) => ({ word }));
+  const words = text
+    .split(/\s+/)
+    .filter((w) => w !== '')
+    .map((word) => ({ word }));
   const merge = (_first: { word: string }, _last: { word: string }, token: string) => ({ word: token });
   const guarded = guardPartial(words, policies, merge).words;
   const shown = policies.some((p) => DIGIT_POLICIES.includes(p)) ? maskLeadingRun(guarded, carried, merge).words : guarded;

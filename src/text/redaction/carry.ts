@@ -43,7 +43,10 @@ export function maskLeadingRun<W extends { word: string }>(
 /** The digits a session carries after a final whose shown text is `text`: those of the run
  * it ends with, plus `carried` when that run is all of it (an empty final carries them on). */
 export function digitsCarried(text: string, carried: number): number {
-  const norm = text.split(/\s+/).filter((t) => t !== '').map(normalizeToken);
+  const norm = text
+    .split(/\s+/)
+    .filter((t) => t !== '')
+    .map(normalizeToken);
   if (norm.length === 0) return carried;
   const runs = numberRuns(norm);
   const last = runs[runs.length - 1];
@@ -56,14 +59,24 @@ export function digitsCarried(text: string, carried: number): number {
  * span added to its redactions. */
 export function continueFinal<F extends Redacted>(final: F, carried: number, policies: readonly RedactionPolicy[]): F {
   if (!policies.includes('numbers') || carried === 0) return final;
-  const tokens = final.text.split(/\s+/).filter((t) => t !== '').map((word) => ({ word }));
+  const tokens = final.text
+    .split(/\s+/)
+    .filter((t) => t !== '')
+    .map((word) => ({ word }));
   const text = maskLeadingRun(tokens, carried, (_f, _l, token) => ({ word: token }));
-  const words = maskLeadingRun<TimelineWord>(final.words, carried, (first, last, token) => ({ word: token, startSample: first.startSample, endSample: last.endSample, confidence: null }));
+  const words = maskLeadingRun<TimelineWord>(final.words, carried, (first, last, token) => ({
+    word: token,
+    startSample: first.startSample,
+    endSample: last.endSample,
+    confidence: null,
+  }));
   if (!text.masked && !words.masked) return final;
   return {
     ...final,
     text: text.words.map((w) => w.word).join(' '),
     words: words.words,
-    redactions: words.masked ? [{ type: 'number', startSample: words.masked.first.startSample, endSample: words.masked.last.endSample }, ...final.redactions] : final.redactions,
+    redactions: words.masked
+      ? [{ type: 'number', startSample: words.masked.first.startSample, endSample: words.masked.last.endSample }, ...final.redactions]
+      : final.redactions,
   };
 }

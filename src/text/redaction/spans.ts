@@ -50,7 +50,32 @@ interface NumberUnit {
   digits: string;
 }
 
-const MONTH_WORDS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec']);
+const MONTH_WORDS = new Set([
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+]);
 const SCALE_ZEROS = wordTable({ hundred: '00', thousand: '000', million: '000000' });
 
 /** Lower case, outer punctuation removed (a recognizer word or a written token). */
@@ -92,7 +117,7 @@ export function numberUnitAt(norm: readonly string[], i: number, inRun: boolean)
 export function numberRuns(norm: readonly string[]): NumberUnit[][] {
   const runs: NumberUnit[][] = [];
   let run: NumberUnit[] = [];
-  for (let i = 0; i < norm.length; ) {
+  for (let i = 0; i < norm.length;) {
     const unit = numberUnitAt(norm, i, run.length > 0);
     if (unit === null) {
       if (run.length > 0) runs.push(run);
@@ -128,9 +153,56 @@ function cardWindow(units: readonly NumberUnit[]): [number, number] | null {
 /** Words that part two numbers or frame one ("extension", "and", "is"): never taken for a
  * misheard digit, so a phone number and its extension stay two numbers. */
 const NOT_A_DIGIT = new Set([
-  'a', 'an', 'and', 'or', 'the', 'is', 'it', 'its', "it's", 'my', 'your', 'our', 'to', 'then', 'than', 'from', 'through', 'until',
-  'number', 'numbers', 'card', 'account', 'extension', 'ext', 'x', 'plus', 'minus', 'dash', 'hyphen', 'point', 'dot', 'comma',
-  'dollars', 'dollar', 'cents', 'percent', 'pounds', 'euros', 'code', 'pin', 'expires', 'expiry', 'exp', 'phone', 'call', 'at', 'on', 'in', 'of', 'by',
+  'a',
+  'an',
+  'and',
+  'or',
+  'the',
+  'is',
+  'it',
+  'its',
+  "it's",
+  'my',
+  'your',
+  'our',
+  'to',
+  'then',
+  'than',
+  'from',
+  'through',
+  'until',
+  'number',
+  'numbers',
+  'card',
+  'account',
+  'extension',
+  'ext',
+  'x',
+  'plus',
+  'minus',
+  'dash',
+  'hyphen',
+  'point',
+  'dot',
+  'comma',
+  'dollars',
+  'dollar',
+  'cents',
+  'percent',
+  'pounds',
+  'euros',
+  'code',
+  'pin',
+  'expires',
+  'expiry',
+  'exp',
+  'phone',
+  'call',
+  'at',
+  'on',
+  'in',
+  'of',
+  'by',
 ]);
 
 /** A word that may stand for one misheard digit: letters only, short, and no framing word. */

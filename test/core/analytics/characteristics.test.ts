@@ -28,7 +28,7 @@ const agent: AnalyticsLeg = {
   transcriptionId: 'stt_a',
   durationMs: 25_000,
   segments: [said('thank you for calling this call may be recorded', 0, 4000), said('let me check that for you now', 10_000, 14_000)],
-  levels: { frameMs: 1000, dbfs: Array.from({ length: 25 }, (_, i) => ((i < 4 || (i >= 10 && i < 14)) ? -20 : -60)) },
+  levels: { frameMs: 1000, dbfs: Array.from({ length: 25 }, (_, i) => (i < 4 || (i >= 10 && i < 14) ? -20 : -60)) },
 };
 const customer: AnalyticsLeg = {
   speaker: 'customer',
@@ -55,7 +55,10 @@ describe('characteristics', () => {
     expect(a!.talkShare + c!.talkShare).toBeCloseTo(1, 3);
     expect(f.nonTalk.spans).toEqual([{ startMs: 14_000 - 50, endMs: 20_000 }]);
     expect(f.nonTalk.longestMs).toBe(6050);
-    expect(f.overtalk.spans).toEqual([{ startMs: 3000, endMs: 3950 }, { startMs: 11_000, endMs: 11_350 }]);
+    expect(f.overtalk.spans).toEqual([
+      { startMs: 3000, endMs: 3950 },
+      { startMs: 11_000, endMs: 11_350 },
+    ]);
     expect(f.interruptions).toEqual([{ atMs: 3000, overlapMs: 950, by: 'customer', of: 'agent' }]);
     expect([a!.interruptionsMade, c!.interruptionsMade, c!.interruptionsReceived, a!.interruptionsReceived]).toEqual([0, 1, 0, 1]);
     expect(c!.backchannels).toBe(1);
@@ -68,7 +71,11 @@ describe('characteristics', () => {
   });
 
   it('a silence threshold of 3 s finds the 4 s gap and the end of the call too', () => {
-    expect(computeCharacteristics([agent, customer], { silenceSeconds: 3 }).nonTalk.spans.map((s) => s.startMs)).toEqual([6000 - 50, 14_000 - 50, 22_000 - 50]);
+    expect(computeCharacteristics([agent, customer], { silenceSeconds: 3 }).nonTalk.spans.map((s) => s.startMs)).toEqual([
+      6000 - 50,
+      14_000 - 50,
+      22_000 - 50,
+    ]);
   });
 
   it('backchannels: a bounded list and a bounded length', () => {
@@ -102,24 +109,38 @@ describe('categories', () => {
 
   it('a phrase in a window, by a speaker; negation; all-of', () => {
     const disclosure = cat([{ phrases: ['call may be recorded'], speaker: 'agent', window: { first: 30 } }]);
-    expect(evaluateCategory(disclosure, [agent, customer], f, matchers)?.hits).toEqual([{ condition: 0, startMs: 2222, endMs: 3950, speaker: 'agent', text: 'call may be recorded' }]);
+    expect(evaluateCategory(disclosure, [agent, customer], f, matchers)?.hits).toEqual([
+      { condition: 0, startMs: 2222, endMs: 3950, speaker: 'agent', text: 'call may be recorded' },
+    ]);
     const notInFirst = cat([{ phrases: ['let me check'], speaker: 'agent', window: { first: 5 }, negate: true }]);
-    expect(evaluateCategory(notInFirst, [agent, customer], f, matchers)?.hits).toEqual([{ condition: 0, startMs: 0, endMs: 5000, speaker: 'agent', negated: true }]);
+    expect(evaluateCategory(notInFirst, [agent, customer], f, matchers)?.hits).toEqual([
+      { condition: 0, startMs: 0, endMs: 5000, speaker: 'agent', negated: true },
+    ]);
     const saidIt = cat([{ phrases: ['call may be recorded'], speaker: 'agent', window: { first: 1 }, negate: true }]);
     expect(evaluateCategory(saidIt, [agent, customer], f, matchers)).not.toBeNull();
     expect(evaluateCategory(cat([{ phrases: ['call may be recorded'], speaker: 'customer' }]), [agent, customer], f, matchers)).toBeNull();
-    expect(evaluateCategory(cat([{ phrases: ['cancel', 'goodbye'], match: 'all', window: { lastShare: 0.5 } }]), [agent, customer], f, matchers)).toBeNull();
-    expect(evaluateCategory(cat([{ phrases: ['cancel', 'goodbye'], match: 'all' }]), [agent, customer], f, matchers)?.hits.map((h) => h.text)).toEqual(['cancel', 'goodbye']);
+    expect(
+      evaluateCategory(cat([{ phrases: ['cancel', 'goodbye'], match: 'all', window: { lastShare: 0.5 } }]), [agent, customer], f, matchers),
+    ).toBeNull();
+    expect(
+      evaluateCategory(cat([{ phrases: ['cancel', 'goodbye'], match: 'all' }]), [agent, customer], f, matchers)?.hits.map((h) => h.text),
+    ).toEqual(['cancel', 'goodbye']);
   });
 
   it('pattern, silence, interruptions and talk share; every condition must hold', () => {
-    expect(evaluateCategory(cat([{ pattern: 'subscri\\w+', speaker: 'customer' }]), [agent, customer], f, matchers)?.hits[0]).toMatchObject({ text: 'subscription', startMs: 3000 });
-    expect(evaluateCategory(cat([{ silenceSeconds: 5 }]), [agent, customer], f, matchers)?.hits).toEqual([{ condition: 0, startMs: 13_950, endMs: 20_000, speaker: null }]);
+    expect(evaluateCategory(cat([{ pattern: 'subscri\\w+', speaker: 'customer' }]), [agent, customer], f, matchers)?.hits[0]).toMatchObject(
+      { text: 'subscription', startMs: 3000 },
+    );
+    expect(evaluateCategory(cat([{ silenceSeconds: 5 }]), [agent, customer], f, matchers)?.hits).toEqual([
+      { condition: 0, startMs: 13_950, endMs: 20_000, speaker: null },
+    ]);
     expect(evaluateCategory(cat([{ silenceSeconds: 5, window: { first: 12 } }]), [agent, customer], f, matchers)).toBeNull();
     expect(evaluateCategory(cat([{ interruptions: 1, speaker: 'customer' }]), [agent, customer], f, matchers)?.hits).toHaveLength(1);
     expect(evaluateCategory(cat([{ interruptions: 1, speaker: 'agent' }]), [agent, customer], f, matchers)).toBeNull();
     expect(evaluateCategory(cat([{ talkShare: { min: 0.5 }, speaker: 'agent' }]), [agent, customer], f, matchers)).not.toBeNull();
-    expect(evaluateCategory(cat([{ talkShare: { min: 0.5 }, speaker: 'agent' }, { interruptions: 2 }]), [agent, customer], f, matchers)).toBeNull();
+    expect(
+      evaluateCategory(cat([{ talkShare: { min: 0.5 }, speaker: 'agent' }, { interruptions: 2 }]), [agent, customer], f, matchers),
+    ).toBeNull();
   });
 
   it('windows are clipped to the call', () => {

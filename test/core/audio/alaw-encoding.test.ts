@@ -18,7 +18,13 @@ describe('alaw_8000', () => {
   it("decodes ffmpeg's A-law of real speech exactly as ffmpeg does, unlike mu-law's table", () => {
     const clip = loadClips().find((c) => c.id === 'librivox-0920')!;
     const alaw = rawAlaw(clip.wavFile);
-    const byFfmpeg = decodeToPcm16('pcm_s16le_8000', execFileSync('ffmpeg', ['-v', 'error', '-f', 'alaw', '-ar', '8000', '-ac', '1', '-i', '-', '-f', 's16le', '-'], { input: alaw, maxBuffer: 16 * 1024 * 1024 }));
+    const byFfmpeg = decodeToPcm16(
+      'pcm_s16le_8000',
+      execFileSync('ffmpeg', ['-v', 'error', '-f', 'alaw', '-ar', '8000', '-ac', '1', '-i', '-', '-f', 's16le', '-'], {
+        input: alaw,
+        maxBuffer: 16 * 1024 * 1024,
+      }),
+    );
     const whole = decodeToPcm16('alaw_8000', alaw);
     expect(whole.length).toBe(byFfmpeg.length);
     expect(Buffer.from(whole.buffer).equals(Buffer.from(byFfmpeg.buffer))).toBe(true);

@@ -113,7 +113,11 @@ describe('decideHead', () => {
   const wav16k = sniffStreaming(fs.readFileSync(clip.wavFile)) as Exclude<SniffResult, { kind: 'need-more' }>;
 
   it('strips a WAV in the declared encoding', () => {
-    expect(decideHead(wav16k, 'pcm_s16le_16000', 'stdin')).toMatchObject({ action: 'strip-wav', dataOffset: 44, dataBytes: clip.pcm16k.length });
+    expect(decideHead(wav16k, 'pcm_s16le_16000', 'stdin')).toMatchObject({
+      action: 'strip-wav',
+      dataOffset: 44,
+      dataBytes: clip.pcm16k.length,
+    });
   });
 
   it('refuses a WAV in another session encoding, naming the right --encoding', () => {
@@ -131,7 +135,9 @@ describe('decideHead', () => {
     expect(d).toMatchObject({ action: 'refuse' });
     if (d.action === 'refuse') {
       expect(d.message).toContain('16-bit PCM, 2 channels, 44100 Hz, which is not a session encoding');
-      expect(d.message).toContain('ffmpeg -loglevel error -i pipe:0 -f s16le -ar 16000 -ac 1 pipe:1 | scribed stream --input - --encoding pcm_s16le_16000');
+      expect(d.message).toContain(
+        'ffmpeg -loglevel error -i pipe:0 -f s16le -ar 16000 -ac 1 pipe:1 | scribed stream --input - --encoding pcm_s16le_16000',
+      );
     }
     const mp3 = decideHead({ kind: 'container', name: 'an MP3 (MPEG audio) stream' }, 'mulaw_8000', '/calls/a.raw');
     expect(mp3).toMatchObject({ action: 'refuse' });
@@ -156,7 +162,10 @@ describe('judgeAudio', () => {
       const asPcm = judgeAudio(c.mulaw8k.subarray(0, 24000), 'pcm_s16le_8000');
       expect(asPcm, c.id).toMatchObject({ kind: 'wrong-encoding', likely: 'mulaw_8000' });
       expect(asPcm!.message).toContain('--encoding mulaw_8000');
-      expect(judgeAudio(c.mulaw8k.subarray(0, 24000), 'pcm_s16le_16000'), c.id).toMatchObject({ kind: 'wrong-encoding', likely: 'mulaw_8000' });
+      expect(judgeAudio(c.mulaw8k.subarray(0, 24000), 'pcm_s16le_16000'), c.id).toMatchObject({
+        kind: 'wrong-encoding',
+        likely: 'mulaw_8000',
+      });
       const asMulaw = judgeAudio(c.pcm16k.subarray(0, 24000), 'mulaw_8000');
       expect(asMulaw, c.id).toMatchObject({ kind: 'wrong-encoding', likely: 'pcm_s16le_8000' });
       expect(asMulaw!.message).toContain('pcm_s16le_RATE');

@@ -11,7 +11,8 @@ describe('AudioHook durations', () => {
     expect(parseDuration('PT2H')).toBe(7_200_000_000);
   });
   it('refuses anything else', () => {
-    for (const bad of ['PT', 'P1D', '3S', 'PT-1S', 'PT1.S', 'pt1s', 'PT1,5S', '', 3, null, 'PT1S ']) expect(parseDuration(bad), String(bad)).toBeNull();
+    for (const bad of ['PT', 'P1D', '3S', 'PT-1S', 'PT1.S', 'pt1s', 'PT1,5S', '', 3, null, 'PT1S '])
+      expect(parseDuration(bad), String(bad)).toBeNull();
   });
   it('writes seconds, trailing zeros dropped, and round-trips', () => {
     expect(formatDuration(0)).toBe('PT0S');

@@ -44,7 +44,14 @@ const reason = (fn: () => unknown): string => {
 describe('AudioHook session protocol', () => {
   it('open and opened: stereo picked when offered, server messages numbered from 1 with clientseq', () => {
     const { msg, session } = opened();
-    expect(msg).toEqual({ version: '2', id: SID, type: 'opened', seq: 1, clientseq: 1, parameters: { media: [STEREO], startPaused: false } });
+    expect(msg).toEqual({
+      version: '2',
+      id: SID,
+      type: 'opened',
+      seq: 1,
+      clientseq: 1,
+      parameters: { media: [STEREO], startPaused: false },
+    });
     expect(session.channels).toEqual(['external', 'internal']);
     expect(selectMedia([EXTERNAL as never, INTERNAL as never])).toEqual(EXTERNAL);
     expect(selectMedia([INTERNAL as never])).toEqual(INTERNAL);
@@ -53,7 +60,13 @@ describe('AudioHook session protocol', () => {
 
   it('an offer of nothing it takes is a media error', () => {
     const session = new AudiohookSession(SID);
-    expect(reason(() => session.text(client({ seq: 0, serverseq: 0 }, 'open', openParams([{ type: 'audio', format: 'opus', channels: ['external'], rate: 48000 }]))))).toBe('media');
+    expect(
+      reason(() =>
+        session.text(
+          client({ seq: 0, serverseq: 0 }, 'open', openParams([{ type: 'audio', format: 'opus', channels: ['external'], rate: 48000 }])),
+        ),
+      ),
+    ).toBe('media');
   });
 
   it('binary frames split by channel, position counted; ping, paused, resumed, discarded move it', () => {
@@ -93,7 +106,21 @@ describe('AudioHook session protocol', () => {
     }
     {
       const { session } = opened();
-      expect(reason(() => session.text(JSON.stringify({ version: '2', id: '00000000-0000-4000-8000-000000000000', type: 'ping', seq: 2, serverseq: 1, position: 'PT0S', parameters: {} })))).toBe('session_id');
+      expect(
+        reason(() =>
+          session.text(
+            JSON.stringify({
+              version: '2',
+              id: '00000000-0000-4000-8000-000000000000',
+              type: 'ping',
+              seq: 2,
+              serverseq: 1,
+              position: 'PT0S',
+              parameters: {},
+            }),
+          ),
+        ),
+      ).toBe('session_id');
     }
     {
       const { session, c } = opened();
@@ -119,7 +146,8 @@ describe('AudioHook session protocol', () => {
   });
 
   it('messages are checked field by field', () => {
-    const m = (o: Record<string, unknown>) => JSON.stringify({ version: '2', id: SID, type: 'ping', seq: 1, serverseq: 0, position: 'PT0S', parameters: {}, ...o });
+    const m = (o: Record<string, unknown>) =>
+      JSON.stringify({ version: '2', id: SID, type: 'ping', seq: 1, serverseq: 0, position: 'PT0S', parameters: {}, ...o });
     expect(reason(() => parseClientMessage('{'))).toBe('not_json');
     expect(reason(() => parseClientMessage(m({ version: '1' })))).toBe('malformed');
     expect(reason(() => parseClientMessage(m({ seq: 0 })))).toBe('malformed');
@@ -127,11 +155,19 @@ describe('AudioHook session protocol', () => {
     expect(reason(() => parseClientMessage(m({ type: 'dance' })))).toBe('unknown_type');
     expect(reason(() => parseClientMessage(m({ type: 'close', parameters: { reason: 'bored' } })))).toBe('bad_parameters');
     expect(reason(() => parseClientMessage(m({ type: 'discarded', parameters: { start: 'PT1S' } })))).toBe('bad_parameters');
-    expect(reason(() => parseClientMessage(m({ type: 'open', parameters: { ...openParams(), conversationId: 'x' } })))).toBe('bad_parameters');
-    expect(reason(() => parseClientMessage(m({ type: 'open', parameters: openParams([{ ...STEREO, channels: ['external', 'external'] }]) })))).toBe('bad_parameters');
-    expect(reason(() => parseClientMessage(m({ type: 'open', parameters: openParams(undefined, { continuedSessions: [{ id: SID }] }) })))).toBe('bad_parameters');
+    expect(reason(() => parseClientMessage(m({ type: 'open', parameters: { ...openParams(), conversationId: 'x' } })))).toBe(
+      'bad_parameters',
+    );
+    expect(
+      reason(() => parseClientMessage(m({ type: 'open', parameters: openParams([{ ...STEREO, channels: ['external', 'external'] }]) }))),
+    ).toBe('bad_parameters');
+    expect(
+      reason(() => parseClientMessage(m({ type: 'open', parameters: openParams(undefined, { continuedSessions: [{ id: SID }] }) }))),
+    ).toBe('bad_parameters');
     expect(reason(() => parseClientMessage(m({ parameters: { pad: 'x'.repeat(70_000) } })))).toBe('too_large');
-    const open = parseClientMessage(m({ type: 'open', parameters: openParams(undefined, { continuedSessions: [{ id: SID, serverseq: 4, clientseq: 9 }] }) }));
+    const open = parseClientMessage(
+      m({ type: 'open', parameters: openParams(undefined, { continuedSessions: [{ id: SID, serverseq: 4, clientseq: 9 }] }) }),
+    );
     expect(open.type === 'open' && open.parameters.continuedSessions).toEqual([{ id: SID, serverseq: 4, clientseq: 9 }]);
   });
 
@@ -144,7 +180,7 @@ describe('AudioHook session protocol', () => {
 });
 
 describe('after a disconnect for a broken sequence', () => {
-  it('the client\'s close is taken whatever its seq, and answered with closed', () => {
+  it("the client's close is taken whatever its seq, and answered with closed", () => {
     const { session, c } = opened();
     c.seq += 3;
     expect(reason(() => session.text(client(c, 'ping', {})))).toBe('seq');

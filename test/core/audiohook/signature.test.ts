@@ -1,6 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseClientSecrets, parseSignatureInput, signatureBase, signRequest, verifySignature, SignatureError, type SignedRequest } from '../../../src/core/audiohook/signature.js';
+import {
+  parseClientSecrets,
+  parseSignatureInput,
+  signatureBase,
+  signRequest,
+  verifySignature,
+  SignatureError,
+  type SignedRequest,
+} from '../../../src/core/audiohook/signature.js';
 
 const SECRET = Buffer.from('a client secret of 32 bytes.....').toString('base64');
 const API_KEY = 'sk_live_abcdef0123456789';
@@ -23,7 +31,13 @@ function request(extra: Record<string, string> = {}): SignedRequest & { headers:
 function signed(opts: { created?: number; expires?: number; secret?: string; keyid?: string; components?: string[] } = {}) {
   const req = request();
   const created = opts.created ?? NOW;
-  const h = signRequest(req, opts.secret ?? SECRET, { keyid: opts.keyid ?? API_KEY, nonce: 'VGhpcyBpcyBhIG5vbmNl', created, expires: opts.expires ?? created + 30, components: opts.components });
+  const h = signRequest(req, opts.secret ?? SECRET, {
+    keyid: opts.keyid ?? API_KEY,
+    nonce: 'VGhpcyBpcyBhIG5vbmNl',
+    created,
+    expires: opts.expires ?? created + 30,
+    components: opts.components,
+  });
   const headers: Record<string, string> = { ...req.headers, ...h };
   return { ...req, headers };
 }
@@ -43,7 +57,14 @@ describe('AudioHook upgrade signatures (RFC 9421, hmac-sha256)', () => {
     const req = signed();
     const input = parseSignatureInput(req.headers['signature-input']);
     expect(input.label).toBe('sig1');
-    expect(input.components).toEqual(['@request-target', '@authority', 'audiohook-organization-id', 'audiohook-session-id', 'audiohook-correlation-id', 'x-api-key']);
+    expect(input.components).toEqual([
+      '@request-target',
+      '@authority',
+      'audiohook-organization-id',
+      'audiohook-session-id',
+      'audiohook-correlation-id',
+      'x-api-key',
+    ]);
     expect(input.params).toEqual({ keyid: API_KEY, nonce: 'VGhpcyBpcyBhIG5vbmNl', alg: 'hmac-sha256', created: NOW, expires: NOW + 30 });
     const base = [
       '"@request-target": /audiohook/v2',
@@ -61,7 +82,9 @@ describe('AudioHook upgrade signatures (RFC 9421, hmac-sha256)', () => {
   });
 
   it('refuses a wrong secret, a changed header, an expired or future signature, a wrong keyid, missing components', () => {
-    expect(failure(() => verifySignature(signed({ secret: Buffer.from('another secret of 32 bytes......').toString('base64') }), SECRET, NOW))).toBe('mismatch');
+    expect(
+      failure(() => verifySignature(signed({ secret: Buffer.from('another secret of 32 bytes......').toString('base64') }), SECRET, NOW)),
+    ).toBe('mismatch');
     const tampered = signed();
     tampered.headers['audiohook-session-id'] = '00000000-53e2-487c-977d-96989bf5c99d';
     expect(failure(() => verifySignature(tampered, SECRET, NOW))).toBe('mismatch');
@@ -70,22 +93,34 @@ describe('AudioHook upgrade signatures (RFC 9421, hmac-sha256)', () => {
     expect(failure(() => verifySignature(signed({ created: NOW + 60 }), SECRET, NOW))).toBe('not_yet_valid');
     expect(failure(() => verifySignature(signed({ expires: NOW + 3600 }), SECRET, NOW))).toBe('malformed');
     expect(failure(() => verifySignature(signed({ keyid: 'someone-else' }), SECRET, NOW))).toBe('keyid');
-    expect(failure(() => verifySignature(signed({ components: ['@request-target', '@authority', 'x-api-key'] }), SECRET, NOW))).toBe('components');
+    expect(failure(() => verifySignature(signed({ components: ['@request-target', '@authority', 'x-api-key'] }), SECRET, NOW))).toBe(
+      'components',
+    );
     expect(failure(() => verifySignature(request(), SECRET, NOW))).toBe('missing');
   });
 
   it('refuses malformed headers without throwing anything else', () => {
-    for (const input of ['sig1=', 'sig1=("@authority"', 'sig1=("@authority");keyid=1.5', '=("x")', 'sig1=("a""b")', 'sig1=("@authority") trailing']) {
+    for (const input of [
+      'sig1=',
+      'sig1=("@authority"',
+      'sig1=("@authority");keyid=1.5',
+      '=("x")',
+      'sig1=("a""b")',
+      'sig1=("@authority") trailing',
+    ]) {
       const req = signed();
       req.headers['signature-input'] = input;
-      expect(failure(() => verifySignature(req, SECRET, NOW)), input).not.toBe('accepted');
+      expect(
+        failure(() => verifySignature(req, SECRET, NOW)),
+        input,
+      ).not.toBe('accepted');
     }
     const req = signed();
     req.headers.signature = 'sig1=notbytes';
     expect(failure(() => verifySignature(req, SECRET, NOW))).toBe('malformed');
   });
 
-  it('reads the operator\'s secrets file', () => {
+  it("reads the operator's secrets file", () => {
     const m = parseClientSecrets(JSON.stringify({ 'D7934305-0972-4844-938E-9060EEF73D05': SECRET }));
     expect(m.get('d7934305-0972-4844-938e-9060eef73d05')).toBe(SECRET);
     expect(() => parseClientSecrets('[]')).toThrow(/JSON object/);

@@ -41,7 +41,16 @@ function connect() {
     while (!pred() && Date.now() < end) await new Promise((r) => (waiters.push(r), setTimeout(r, 50)));
     return pred();
   };
-  return { rt, t0, events, errors, until, get closed() { return closed; } };
+  return {
+    rt,
+    t0,
+    events,
+    errors,
+    until,
+    get closed() {
+      return closed;
+    },
+  };
 }
 
 const out = {};
@@ -83,7 +92,10 @@ if (a.mode === 'badKey') {
     if (wait > 0) await sleep(wait);
   }
   if (a.commit) c.rt.send({ type: 'input_audio_buffer.commit' });
-  await c.until(() => c.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.completed').length >= a.completions, a.waitMs);
+  await c.until(
+    () => c.events.filter((e) => e.type === 'conversation.item.input_audio_transcription.completed').length >= a.completions,
+    a.waitMs,
+  );
   out.events = c.events.map((e) => (e.type === 'session.created' || e.type === 'session.updated' ? e : { ...e, session: undefined }));
   out.errors = c.errors;
   c.rt.close();

@@ -21,7 +21,10 @@ if (a.sdk === 'openai') {
     // A cheap good request first, so the upload goes out on a kept-alive connection.
     await client.models.list();
     try {
-      await client.audio.transcriptions.create({ file: await OpenAI.toFile(wav, 'call.wav'), model: 'whisper-1' }, { headers: { Authorization: `Bearer ${a.badKey}` } });
+      await client.audio.transcriptions.create(
+        { file: await OpenAI.toFile(wav, 'call.wav'), model: 'whisper-1' },
+        { headers: { Authorization: `Bearer ${a.badKey}` } },
+      );
       out.push('accepted');
     } catch (err) {
       out.push(described(err));
@@ -48,7 +51,11 @@ if (a.sdk === 'openai') {
     const form = new FormData();
     form.append('file', new Blob([wav]), 'call.wav');
     try {
-      const res = await fetch(`${a.baseUrl}/sound_clone/api/v1/stt/transcriptions`, { method: 'POST', headers: { accessKey: a.badKey }, body: form });
+      const res = await fetch(`${a.baseUrl}/sound_clone/api/v1/stt/transcriptions`, {
+        method: 'POST',
+        headers: { accessKey: a.badKey },
+        body: form,
+      });
       const body = await res.json();
       out.push(`${res.status} ${String(body.message).split(':')[0]}`);
     } catch (err) {

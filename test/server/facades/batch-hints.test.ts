@@ -42,7 +42,11 @@ describe('vocabulary hints on batch jobs', () => {
     const without = await deepgram({});
     expect(without).not.toContain('ill disposed');
     expect(await deepgram({ keyterm: ['ill disposed'] })).toContain('ill disposed');
-    const prompted = await openai.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', prompt: 'Dashwood, ill disposed' });
+    const prompted = await openai.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'whisper-1',
+      prompt: 'Dashwood, ill disposed',
+    });
     expect(prompted.text).toContain('ill disposed');
   }, 120_000);
 
@@ -50,7 +54,11 @@ describe('vocabulary hints on batch jobs', () => {
     const form = new FormData();
     form.append('file', new Blob([fs.readFileSync(clip.wavFile)]), 'clip.wav');
     form.append('options', JSON.stringify({ vocabularyHints: ['ill disposed'] }));
-    const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions`, { method: 'POST', headers: { accessKey: alice.accessKey }, body: form });
+    const res = await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions`, {
+      method: 'POST',
+      headers: { accessKey: alice.accessKey },
+      body: form,
+    });
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
     expect(body.data.effectiveOptions.vocabularyHints).toEqual(['ill disposed']);

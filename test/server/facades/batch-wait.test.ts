@@ -65,18 +65,29 @@ describe('the wait bound of a facade request', () => {
     const id = await nativeUpload(acct.accessKey);
     const [done] = await awaitTranscriptions(svc.service.store, acct.accountId, [id], { maxWaitMs: 60_000 });
     expect(done!.job.state).toBe('DONE');
-    expect(done!.segments.map((s) => s.text).join(' ').split(' ').length).toBeGreaterThan(10);
+    expect(
+      done!.segments
+        .map((s) => s.text)
+        .join(' ')
+        .split(' ').length,
+    ).toBeGreaterThan(10);
     expect(await balance(acct.accessKey)).toBe(92n);
   }, 60_000);
 
   it('a client that hangs up on POST /v1/listen has its job cancelled and refunded', async () => {
     const acct = await svc.account(100n);
     const body = fs.readFileSync(clip.wavFile);
-    const req = http.request(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Token ${acct.accessKey}`, 'content-type': 'audio/wav', 'content-length': body.length } });
+    const req = http.request(`${svc.baseUrl}/v1/listen`, {
+      method: 'POST',
+      headers: { authorization: `Token ${acct.accessKey}`, 'content-type': 'audio/wav', 'content-length': body.length },
+    });
     req.on('error', () => undefined);
     req.end(body);
     // Hang up once the job exists (charged), before it can finish.
-    await until(() => balance(acct.accessKey), (b) => b === 92n);
+    await until(
+      () => balance(acct.accessKey),
+      (b) => b === 92n,
+    );
     req.destroy();
     const rows = await until(
       async () => (await svc.service.store.listTranscriptions(acct.accountId, 10)).map((r) => r.status),

@@ -43,7 +43,13 @@ async function waitForHits(n: number, timeoutMs: number): Promise<void> {
 }
 
 const characters = async (svc: TestService, key: string) =>
-  BigInt(((await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/account`, { headers: { accessKey: key } })).json()) as { data: { characters: string } }).data.characters);
+  BigInt(
+    (
+      (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/account`, { headers: { accessKey: key } })).json()) as {
+        data: { characters: string };
+      }
+    ).data.characters,
+  );
 
 const previousBase = process.env.SCRIBED_WEBHOOK_RETRY_BASE_MS;
 beforeAll(async () => {
@@ -66,7 +72,9 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
       receiverHits = [];
       statuses = [500];
       const target = receiverUrl.replace('http://', 'http://crm:s%3Acret@');
-      const { result, error } = await dg.listen.prerecorded.transcribeFileCallback(fs.readFileSync(clip.wavFile), new CallbackUrl(target), { smart_format: true });
+      const { result, error } = await dg.listen.prerecorded.transcribeFileCallback(fs.readFileSync(clip.wavFile), new CallbackUrl(target), {
+        smart_format: true,
+      });
       expect(error).toBeNull();
       const requestId = (result as { request_id: string }).request_id;
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
@@ -102,11 +110,9 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
       const carol = await first.account(1_000n);
       receiverHits = [];
       statuses = [];
-      const { result, error } = await createClient(carol.accessKey, { global: { url: first.baseUrl } }).listen.prerecorded.transcribeFileCallback(
-        fs.readFileSync(clip.wavFile),
-        new CallbackUrl(receiverUrl),
-        {},
-      );
+      const { result, error } = await createClient(carol.accessKey, {
+        global: { url: first.baseUrl },
+      }).listen.prerecorded.transcribeFileCallback(fs.readFileSync(clip.wavFile), new CallbackUrl(receiverUrl), {});
       expect(error).toBeNull();
       // Stopped at once: the job (seconds of decoding) has not ended, so nothing was sent.
       await first.stop();
@@ -135,7 +141,9 @@ describe('POST /v1/listen with callback (@deepgram/sdk transcribeFileCallback)',
         expect(e.err_code).toBe('INVALID_QUERY_PARAMETER');
         expect(e.err_msg).toMatch(/^callback: .* is not a destination/);
       }
-      const { error: put } = await dg.listen.prerecorded.transcribeFileCallback(audio, new CallbackUrl('https://example.com/dg'), { callback_method: 'put' } as never);
+      const { error: put } = await dg.listen.prerecorded.transcribeFileCallback(audio, new CallbackUrl('https://example.com/dg'), {
+        callback_method: 'put',
+      } as never);
       expect(JSON.parse((put as Error).message).err_msg).toMatch(/^callback_method: "put" is not supported/);
       expect(await characters(svc, bob.accessKey)).toBe(1_000n);
       await new Promise((r) => setTimeout(r, 500));

@@ -24,12 +24,40 @@ function refusal(q: Record<string, string>): string {
 
 describe('mapLiveQuery', () => {
   it('maps the acting parameters onto a body the native create accepts', () => {
-    const r = mapLiveQuery({ encoding: 'linear16', sample_rate: '16000', channels: '1', interim_results: 'true', endpointing: '300', utterance_end_ms: '1000', vad_events: 'true', smart_format: 'true', keywords: ['refund:2', 'invoice'], keyterm: 'Acme', language: 'en', model: 'nova-3', tag: ['a', 'b'] });
-    expect(r).toMatchObject({ sampleRate: 16000, bytesPerSample: 2, interimResults: true, utteranceEndMs: 1000, vadEvents: true, model: 'nova-3' });
+    const r = mapLiveQuery({
+      encoding: 'linear16',
+      sample_rate: '16000',
+      channels: '1',
+      interim_results: 'true',
+      endpointing: '300',
+      utterance_end_ms: '1000',
+      vad_events: 'true',
+      smart_format: 'true',
+      keywords: ['refund:2', 'invoice'],
+      keyterm: 'Acme',
+      language: 'en',
+      model: 'nova-3',
+      tag: ['a', 'b'],
+    });
+    expect(r).toMatchObject({
+      sampleRate: 16000,
+      bytesPerSample: 2,
+      interimResults: true,
+      utteranceEndMs: 1000,
+      vadEvents: true,
+      model: 'nova-3',
+    });
     expect(r.sessionBody).toEqual({
       title: 'Deepgram live: a, b',
       languageHint: 'en',
-      options: { inputEncoding: 'pcm_s16le_16000', segmentCommitMode: 'vad', commitSilenceMs: 300, readableText: true, removeDisfluencies: true, vocabularyHints: ['refund', 'invoice', 'Acme'] },
+      options: {
+        inputEncoding: 'pcm_s16le_16000',
+        segmentCommitMode: 'vad',
+        commitSilenceMs: 300,
+        readableText: true,
+        removeDisfluencies: true,
+        vocabularyHints: ['refund', 'invoice', 'Acme'],
+      },
     });
     const valid = validateCreateSession(r.sessionBody);
     expect(valid.effectiveOptions).toMatchObject({ inputEncoding: 'pcm_s16le_16000', segmentCommitMode: 'vad', commitSilenceMs: 300 });
@@ -38,15 +66,22 @@ describe('mapLiveQuery', () => {
   it('defaults: vad with the native silence, no interim, plain text, fillers removed; endpointing=false is manual', () => {
     const r = mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000' });
     expect(r).toMatchObject({ bytesPerSample: 1, interimResults: false, utteranceEndMs: null, vadEvents: false, model: null });
-    expect(r.sessionBody).toEqual({ title: 'Deepgram live', options: { inputEncoding: 'mulaw_8000', segmentCommitMode: 'vad', readableText: false, removeDisfluencies: true } });
-    expect(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', endpointing: 'false', filler_words: 'true' }).sessionBody.options).toEqual({ inputEncoding: 'mulaw_8000', segmentCommitMode: 'manual', readableText: false });
+    expect(r.sessionBody).toEqual({
+      title: 'Deepgram live',
+      options: { inputEncoding: 'mulaw_8000', segmentCommitMode: 'vad', readableText: false, removeDisfluencies: true },
+    });
+    expect(
+      mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', endpointing: 'false', filler_words: 'true' }).sessionBody.options,
+    ).toEqual({ inputEncoding: 'mulaw_8000', segmentCommitMode: 'manual', readableText: false });
   });
 
   it('accepts a refused yes/no feature switched off (every value false), as frameworks send every switch; refuses it on, and a valued one either way', () => {
     const off = { encoding: 'mulaw', sample_rate: '8000', dictation: 'false', diarize: 'False', profanity_filter: ['false', 'false'] };
     expect(mapLiveQuery(off).sessionBody).toEqual(mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000' }).sessionBody);
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', dictation: 'true' })).toMatch(/^dictation: not supported/);
-    expect(() => mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', profanity_filter: ['false', 'true'] })).toThrow(/^profanity_filter: not supported/);
+    expect(() => mapLiveQuery({ encoding: 'mulaw', sample_rate: '8000', profanity_filter: ['false', 'true'] })).toThrow(
+      /^profanity_filter: not supported/,
+    );
     expect(refusal({ encoding: 'mulaw', sample_rate: '8000', search: 'false' })).toMatch(/^search: not supported/);
   });
 
@@ -62,10 +97,14 @@ describe('mapLiveQuery', () => {
     expect(refusal({ encoding: 'mulaw', sample_rate: '16000' })).toMatch(/^sample_rate: 16000 is not served for mulaw/);
     expect(refusal({ encoding: 'linear16', sample_rate: '11025' })).toMatch(/^sample_rate: /);
     expect(refusal({ encoding: 'linear16' })).toMatch(/^sample_rate: required/);
-    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2' })).toMatch(/^channels: 2 channels are served with multichannel=true/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2' })).toMatch(
+      /^channels: 2 channels are served with multichannel=true/,
+    );
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '2', multichannel: 'false' })).toMatch(/^channels: /);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '3', multichannel: 'true' })).toMatch(/^channels: at most 2/);
-    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '1', multichannel: 'true' })).toMatch(/^multichannel: needs channels=2/);
+    expect(refusal({ encoding: 'linear16', sample_rate: '16000', channels: '1', multichannel: 'true' })).toMatch(
+      /^multichannel: needs channels=2/,
+    );
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', endpointing: 'soon' })).toMatch(/^endpointing: /);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', utterance_end_ms: '500' })).toMatch(/^utterance_end_ms: /);
     expect(refusal({ encoding: 'linear16', sample_rate: '16000', interim_results: 'yes' })).toMatch(/^interim_results: /);
@@ -92,7 +131,17 @@ const word = (w: string, s: number, e: number, confidence: number | null = 0.9) 
 const ack = (samples: number) => serverEvent.ack({ epoch: 1, sampleOffset: samples, capturedSamples: String(samples) });
 
 function messages(over: Partial<ConstructorParameters<typeof DeepgramLiveMessages>[0]> = {}) {
-  return new DeepgramLiveMessages({ requestId: 'req-1', transcriptionId: 'stt_1', created: '2026-11-28T06:00:00.000Z', sampleRate: 8000, modelName: 'scribed-pocketsphinx', interimResults: true, vadEvents: true, utteranceEndMs: 1000, ...over });
+  return new DeepgramLiveMessages({
+    requestId: 'req-1',
+    transcriptionId: 'stt_1',
+    created: '2026-11-28T06:00:00.000Z',
+    sampleRate: 8000,
+    modelName: 'scribed-pocketsphinx',
+    interimResults: true,
+    vadEvents: true,
+    utteranceEndMs: 1000,
+    ...over,
+  });
 }
 
 describe('DeepgramLiveMessages', () => {
@@ -102,7 +151,16 @@ describe('DeepgramLiveMessages', () => {
     const first = m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he was', start: at(100), end: at(700) }));
     expect(first.map((x) => x.type)).toEqual(['SpeechStarted', 'Results']);
     expect(first[0]).toEqual({ type: 'SpeechStarted', channel: [0, 1], timestamp: 0.1 });
-    expect(first[1]).toMatchObject({ type: 'Results', channel_index: [0, 1], start: 0.1, duration: 0.6, is_final: false, speech_final: false, from_finalize: false, metadata: { request_id: 'req-1' } });
+    expect(first[1]).toMatchObject({
+      type: 'Results',
+      channel_index: [0, 1],
+      start: 0.1,
+      duration: 0.6,
+      is_final: false,
+      speech_final: false,
+      from_finalize: false,
+      metadata: { request_id: 'req-1' },
+    });
     expect((first[1] as any).channel.alternatives[0]).toEqual({
       transcript: 'he was',
       confidence: 0,
@@ -112,7 +170,16 @@ describe('DeepgramLiveMessages', () => {
       ],
     });
     expect(m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he was', start: at(100), end: at(900) }))).toEqual([]);
-    const fin = m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'He was 12', trigger: 'vad', start: at(100), end: at(1500), words: [word('He', 100, 300, 0.8), word('was', 300, 700, null), word('12', 700, 1400, 0.6)] }));
+    const fin = m.translate(
+      serverEvent.final({
+        segmentId: 'seg_0',
+        text: 'He was 12',
+        trigger: 'vad',
+        start: at(100),
+        end: at(1500),
+        words: [word('He', 100, 300, 0.8), word('was', 300, 700, null), word('12', 700, 1400, 0.6)],
+      }),
+    );
     expect(fin).toHaveLength(1);
     expect(fin[0]).toMatchObject({ is_final: true, speech_final: true, from_finalize: false, start: 0.1, duration: 1.4 });
     expect((fin[0] as any).channel.alternatives[0]).toEqual({
@@ -129,18 +196,44 @@ describe('DeepgramLiveMessages', () => {
   it('a commit (Finalize) is from_finalize; a close is speech_final; without interim_results partials are not sent', () => {
     const m = messages({ interimResults: false, vadEvents: false });
     expect(m.translate(serverEvent.partial({ segmentId: 'seg_0', text: 'he', start: at(0), end: at(300) }))).toEqual([]);
-    expect(m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'commit', start: at(0), end: at(300), words: [word('he', 0, 300)] }))[0]).toMatchObject({ is_final: true, from_finalize: true, speech_final: false });
-    expect(m.translate(serverEvent.final({ segmentId: 'seg_1', text: 'was', trigger: 'close', start: at(300), end: at(600), words: [word('was', 300, 600)] }))[0]).toMatchObject({ from_finalize: false, speech_final: true });
+    expect(
+      m.translate(
+        serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'commit', start: at(0), end: at(300), words: [word('he', 0, 300)] }),
+      )[0],
+    ).toMatchObject({ is_final: true, from_finalize: true, speech_final: false });
+    expect(
+      m.translate(
+        serverEvent.final({
+          segmentId: 'seg_1',
+          text: 'was',
+          trigger: 'close',
+          start: at(300),
+          end: at(600),
+          words: [word('was', 300, 600)],
+        }),
+      )[0],
+    ).toMatchObject({ from_finalize: false, speech_final: true });
   });
 
   it('UtteranceEnd once the audio passed the last final word by utterance_end_ms with no new speech', () => {
     const m = messages();
-    m.translate(serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'vad', start: at(0), end: at(900), words: [word('he', 100, 500)] }));
+    m.translate(
+      serverEvent.final({ segmentId: 'seg_0', text: 'he', trigger: 'vad', start: at(0), end: at(900), words: [word('he', 100, 500)] }),
+    );
     expect(m.translate(ack(8 * 1400))).toEqual([]);
     expect(m.translate(ack(8 * 1500))).toEqual([{ type: 'UtteranceEnd', channel: [0, 1], last_word_end: 0.5 }]);
     expect(m.translate(ack(8 * 3000))).toEqual([]);
     // New speech before the gap passed: no UtteranceEnd for the words before it.
-    m.translate(serverEvent.final({ segmentId: 'seg_1', text: 'was', trigger: 'vad', start: at(3000), end: at(3600), words: [word('was', 3100, 3500)] }));
+    m.translate(
+      serverEvent.final({
+        segmentId: 'seg_1',
+        text: 'was',
+        trigger: 'vad',
+        start: at(3000),
+        end: at(3600),
+        words: [word('was', 3100, 3500)],
+      }),
+    );
     m.translate(serverEvent.partial({ segmentId: 'seg_2', text: 'not', start: at(3700), end: at(4000) }));
     expect(m.translate(ack(8 * 5000))).toEqual([]);
   });
@@ -149,11 +242,26 @@ describe('DeepgramLiveMessages', () => {
     const m = messages({ utteranceEndMs: null });
     expect(m.translate(ack(4000))).toEqual([]);
     expect(m.translate(serverEvent.notice({ code: 'RECOGNITION_DEFERRED', message: 'x' }))).toEqual([]);
-    expect(m.translate(serverEvent.error({ code: 'NOT_ACCEPTING', message: 'NOT_ACCEPTING: stop', fatal: false }))).toEqual([{ type: 'Error', err_code: 'NOT_ACCEPTING', err_msg: 'NOT_ACCEPTING: stop', request_id: 'req-1' }]);
-    expect(m.translate(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }))).toMatchObject([{ type: 'Error', err_code: 'INSUFFICIENT_CHARACTERS' }]);
+    expect(m.translate(serverEvent.error({ code: 'NOT_ACCEPTING', message: 'NOT_ACCEPTING: stop', fatal: false }))).toEqual([
+      { type: 'Error', err_code: 'NOT_ACCEPTING', err_msg: 'NOT_ACCEPTING: stop', request_id: 'req-1' },
+    ]);
+    expect(m.translate(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }))).toMatchObject([
+      { type: 'Error', err_code: 'INSUFFICIENT_CHARACTERS' },
+    ]);
     expect(m.translate(serverEvent.accepting({ accepting: true }))).toEqual([]);
     expect(m.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '12000', segments: 1 }))).toEqual([
-      { type: 'Metadata', transaction_key: 'deprecated', request_id: 'req-1', sha256: '', created: '2026-11-28T06:00:00.000Z', duration: 1.5, channels: 1, models: ['scribed-pocketsphinx'], model_info: { 'scribed-pocketsphinx': { name: 'scribed-pocketsphinx', version: 'scribed', arch: 'scribed-pocketsphinx' } }, transcription_ids: ['stt_1'] },
+      {
+        type: 'Metadata',
+        transaction_key: 'deprecated',
+        request_id: 'req-1',
+        sha256: '',
+        created: '2026-11-28T06:00:00.000Z',
+        duration: 1.5,
+        channels: 1,
+        models: ['scribed-pocketsphinx'],
+        model_info: { 'scribed-pocketsphinx': { name: 'scribed-pocketsphinx', version: 'scribed', arch: 'scribed-pocketsphinx' } },
+        transcription_ids: ['stt_1'],
+      },
     ]);
   });
 });
@@ -186,12 +294,29 @@ describe('two channels: messages per channel, one Metadata', () => {
   it('Results, SpeechStarted and UtteranceEnd carry [i, 2]; closed sends no Metadata per channel; streamMetadata names both rows', () => {
     const left = messages({ channel: [0, 2] });
     const right = messages({ channel: [1, 2], transcriptionId: 'stt_2' });
-    const out = right.translate(serverEvent.final({ segmentId: 's1', start: at(100), end: at(700), text: 'refund', trigger: 'vad', words: [word('refund', 100, 600)] }));
+    const out = right.translate(
+      serverEvent.final({
+        segmentId: 's1',
+        start: at(100),
+        end: at(700),
+        text: 'refund',
+        trigger: 'vad',
+        words: [word('refund', 100, 600)],
+      }),
+    );
     expect(out.find((m) => m.type === 'SpeechStarted')).toMatchObject({ channel: [1, 2] });
     expect(out.find((m) => m.type === 'Results')).toMatchObject({ channel_index: [1, 2], is_final: true });
     expect(right.translate(ack(8 * 1000))).toEqual([]);
-    expect(right.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '24000', segments: 1 }))).toEqual([{ type: 'UtteranceEnd', channel: [1, 2], last_word_end: 0.6 }]);
+    expect(right.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '24000', segments: 1 }))).toEqual([
+      { type: 'UtteranceEnd', channel: [1, 2], last_word_end: 0.6 },
+    ]);
     expect(left.translate(serverEvent.closed({ status: 'COMPLETED', capturedSamples: '16000', segments: 0 }))).toEqual([]);
-    expect(streamMetadata([left, right])).toMatchObject({ type: 'Metadata', request_id: 'req-1', channels: 2, duration: 3, transcription_ids: ['stt_1', 'stt_2'] });
+    expect(streamMetadata([left, right])).toMatchObject({
+      type: 'Metadata',
+      request_id: 'req-1',
+      channels: 2,
+      duration: 3,
+      transcription_ids: ['stt_1', 'stt_2'],
+    });
   });
 });

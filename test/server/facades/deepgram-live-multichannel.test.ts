@@ -89,9 +89,18 @@ function expectRightChannels(results: any[], left: Clip, right: Clip, bound: num
 describe('GET /v1/listen with channels=2&multichannel=true', () => {
   it('the @deepgram/sdk live client, stereo linear16: a call of two legs, each channel its words, one Metadata, both legs charged', async () => {
     const before = await balance();
-    const conn = dg.listen.live({ encoding: 'linear16', sample_rate: 16000, channels: 2, multichannel: true, interim_results: true, endpointing: false, tag: ['stereo-1'] });
+    const conn = dg.listen.live({
+      encoding: 'linear16',
+      sample_rate: 16000,
+      channels: 2,
+      multichannel: true,
+      interim_results: true,
+      endpointing: false,
+      tag: ['stereo-1'],
+    });
     const seen: any[] = [];
-    for (const ev of [LiveTranscriptionEvents.Transcript, LiveTranscriptionEvents.Metadata, LiveTranscriptionEvents.Unhandled]) conn.on(ev, (m: any) => seen.push(m));
+    for (const ev of [LiveTranscriptionEvents.Transcript, LiveTranscriptionEvents.Metadata, LiveTranscriptionEvents.Unhandled])
+      conn.on(ev, (m: any) => seen.push(m));
     let closed: { code: number } | undefined;
     conn.on(LiveTranscriptionEvents.Close, (e: any) => (closed = e));
     await new Promise<void>((resolve, reject) => {
@@ -102,14 +111,22 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
     // 1001-byte messages: frames (4 bytes) and samples split across messages.
     for (const piece of chunks(stereo, 1, 1001)) conn.send(Uint8Array.from(piece).buffer);
     conn.finalize();
-    await waitFor(() => [0, 1].every((c) => seen.some((m) => m.type === 'Results' && m.from_finalize && m.channel_index[0] === c)), 60_000, 'the Finalize Results of both channels');
+    await waitFor(
+      () => [0, 1].every((c) => seen.some((m) => m.type === 'Results' && m.from_finalize && m.channel_index[0] === c)),
+      60_000,
+      'the Finalize Results of both channels',
+    );
     conn.requestClose();
     const metadata = await waitFor(() => seen.find((m) => m.type === 'Metadata'), 30_000, 'Metadata');
     await waitFor(() => closed, 10_000, 'the close');
     expect(closed!.code).toBe(1000);
 
     const results = seen.filter((m) => m.type === 'Results');
-    for (const m of results) expect([[0, 2], [1, 2]]).toContainEqual(m.channel_index);
+    for (const m of results)
+      expect([
+        [0, 2],
+        [1, 2],
+      ]).toContainEqual(m.channel_index);
     expectRightChannels(results, agentClip, customerClip, 0.45);
     expect(results.some((m) => !m.is_final)).toBe(true);
     for (const c of [0, 1]) {
@@ -123,7 +140,9 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
     expect(metadata.transcription_ids).toHaveLength(2);
 
     // Behind it: a call whose legs are the two channels, agent first (as pre-recorded).
-    const rows = await Promise.all(metadata.transcription_ids.map(async (id: string) => (await native(`${API}/transcriptions/${id}`)).data));
+    const rows = await Promise.all(
+      metadata.transcription_ids.map(async (id: string) => (await native(`${API}/transcriptions/${id}`)).data),
+    );
     expect(rows.map((r) => [r.title, r.speaker])).toEqual([
       ['Deepgram live: stereo-1: agent', 'agent'],
       ['Deepgram live: stereo-1: customer', 'customer'],
@@ -136,7 +155,9 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
       ['agent', metadata.transcription_ids[0], 'realtime'],
       ['customer', metadata.transcription_ids[1], 'realtime'],
     ]);
-    const merged = await (await fetch(`${svc.baseUrl}${API}/calls/${call.callId}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })).text();
+    const merged = await (
+      await fetch(`${svc.baseUrl}${API}/calls/${call.callId}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })
+    ).text();
     expect(merged).toMatch(/\] agent: /);
     expect(merged).toMatch(/\] customer: /);
     // Each leg is charged for its own audio, as two native sockets would be.
@@ -146,7 +167,10 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
   it('A-law stereo from ffmpeg in the browser form; a dropped socket pauses both legs, transcripts kept', async () => {
     const left = rawAlaw(agentClip.wavFile);
     const right = rawAlaw(customerClip.wavFile);
-    const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=alaw&sample_rate=8000&channels=2&multichannel=true&endpointing=false&tag=alaw-drop`, ['token', alice.accessKey]);
+    const ws = new WebSocket(
+      `${svc.wsBase}/v1/listen?encoding=alaw&sample_rate=8000&channels=2&multichannel=true&endpointing=false&tag=alaw-drop`,
+      ['token', alice.accessKey],
+    );
     const seen: any[] = [];
     ws.on('message', (d) => seen.push(JSON.parse(d.toString())));
     await new Promise<void>((resolve, reject) => {
@@ -155,7 +179,11 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
     });
     for (const piece of chunks(interleave(left, right, 1, 0xd5), 1, 801)) ws.send(piece);
     ws.send(JSON.stringify({ type: 'Finalize' }));
-    await waitFor(() => [0, 1].every((c) => seen.some((m) => m.type === 'Results' && m.from_finalize && m.channel_index[0] === c)), 60_000, 'the Finalize Results of both channels');
+    await waitFor(
+      () => [0, 1].every((c) => seen.some((m) => m.type === 'Results' && m.from_finalize && m.channel_index[0] === c)),
+      60_000,
+      'the Finalize Results of both channels',
+    );
     expectRightChannels(seen, agentClip, customerClip, 0.65);
     ws.terminate();
 
@@ -171,7 +199,11 @@ describe('GET /v1/listen with channels=2&multichannel=true', () => {
         if (status !== 'PAUSED') await sleep(50);
       }
       expect(status).toBe('PAUSED');
-      const text = await (await fetch(`${svc.baseUrl}${API}/transcriptions/${leg.transcriptionId}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })).text();
+      const text = await (
+        await fetch(`${svc.baseUrl}${API}/transcriptions/${leg.transcriptionId}/transcript?format=txt`, {
+          headers: { accessKey: alice.accessKey },
+        })
+      ).text();
       expect(text.trim().replace(/\s+/g, ' ')).toBe(transcriptOf(seen, channel).trim().replace(/\s+/g, ' '));
     }
     expect((await native(`${API}/calls/${legs[0].callId}`)).data.status).toBe('ACTIVE');
@@ -197,7 +229,8 @@ describe('a stereo handshake needs a recognizer per channel', () => {
       expect(refused.status).toBe(503);
       expect(refused.body).toMatchObject({ err_code: 'SERVICE_UNAVAILABLE' });
       expect(refused.body.err_msg).toMatch(/one per channel/);
-      const list = async (p: string) => (await (await fetch(`${one.baseUrl}${API}/${p}`, { headers: { accessKey: bob.accessKey } })).json()) as any;
+      const list = async (p: string) =>
+        (await (await fetch(`${one.baseUrl}${API}/${p}`, { headers: { accessKey: bob.accessKey } })).json()) as any;
       expect((await list('transcriptions?limit=10')).data.items).toEqual([]);
       expect((await list('calls?limit=10')).data.items).toEqual([]);
 

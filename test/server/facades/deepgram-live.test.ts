@@ -42,7 +42,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Every message of one type the SDK connection emitted, in order. */
 function collect(conn: ReturnType<DeepgramClient['listen']['live']>) {
   const all: any[] = [];
-  for (const ev of [LiveTranscriptionEvents.Transcript, LiveTranscriptionEvents.Metadata, LiveTranscriptionEvents.UtteranceEnd, LiveTranscriptionEvents.SpeechStarted, LiveTranscriptionEvents.Unhandled]) {
+  for (const ev of [
+    LiveTranscriptionEvents.Transcript,
+    LiveTranscriptionEvents.Metadata,
+    LiveTranscriptionEvents.UtteranceEnd,
+    LiveTranscriptionEvents.SpeechStarted,
+    LiveTranscriptionEvents.Unhandled,
+  ]) {
     conn.on(ev, (m: any) => all.push(m));
   }
   return all;
@@ -62,14 +68,20 @@ function waitFor<T>(pred: () => T | undefined, ms: number, what: string): Promis
 }
 
 /** The HTTP answer to a refused upgrade. */
-function refusedUpgrade(url: string, opts: WebSocket.ClientOptions, protocols?: string[]): Promise<{ status: number; body: any; requestId: string | undefined }> {
+function refusedUpgrade(
+  url: string,
+  opts: WebSocket.ClientOptions,
+  protocols?: string[],
+): Promise<{ status: number; body: any; requestId: string | undefined }> {
   return new Promise((resolve, reject) => {
     const ws = protocols ? new WebSocket(url, protocols, opts) : new WebSocket(url, opts);
     ws.on('open', () => reject(new Error('upgrade was accepted')));
     ws.on('unexpected-response', (_req, res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), requestId: res.headers['dg-request-id'] as string | undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, body: JSON.parse(text), requestId: res.headers['dg-request-id'] as string | undefined }),
+      );
     });
     ws.on('error', () => undefined);
   });
@@ -78,7 +90,16 @@ function refusedUpgrade(url: string, opts: WebSocket.ClientOptions, protocols?: 
 describe('GET /v1/listen through the @deepgram/sdk live client', () => {
   it('paced mu-law: interim and final Results, Finalize -> from_finalize, CloseStream -> Metadata and 1000; a session of the account', async () => {
     const before = await balance(alice.accessKey);
-    const conn = dg.listen.live({ model: 'nova-2', encoding: 'mulaw', sample_rate: 8000, channels: 1, interim_results: true, endpointing: false, smart_format: true, tag: ['live-crm-7'] });
+    const conn = dg.listen.live({
+      model: 'nova-2',
+      encoding: 'mulaw',
+      sample_rate: 8000,
+      channels: 1,
+      interim_results: true,
+      endpointing: false,
+      smart_format: true,
+      tag: ['live-crm-7'],
+    });
     const seen = collect(conn);
     let closed: { code: number } | undefined;
     conn.on(LiveTranscriptionEvents.Close, (e: any) => (closed = e));
@@ -137,14 +158,23 @@ describe('GET /v1/listen through the @deepgram/sdk live client', () => {
     const [tid] = metadata.transcription_ids;
     const row = (await native(`${HISTORY}/${tid}`, alice.accessKey)).data;
     expect(row).toMatchObject({ title: 'Deepgram live: live-crm-7' });
-    const text = await (await fetch(`${svc.baseUrl}${HISTORY}/${tid}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })).text();
+    const text = await (
+      await fetch(`${svc.baseUrl}${HISTORY}/${tid}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })
+    ).text();
     expect(wordErrorRate(clip.reference, text).wer).toBeLessThan(0.45);
     expect((await native(`${SESSIONS}/${row.sessionId}`, alice.accessKey)).data.status).not.toMatch(/RECORDING|PAUSED/);
     expect(before - (await balance(alice.accessKey))).toBe(BigInt(Math.ceil(clip.mulaw8k.length / 8000)));
   }, 90_000);
 
   it('endpointing on PCM in odd-sized pieces: SpeechStarted, speech_final, UtteranceEnd', async () => {
-    const conn = dg.listen.live({ encoding: 'linear16', sample_rate: 16000, endpointing: 300, vad_events: true, utterance_end_ms: 1000, interim_results: true });
+    const conn = dg.listen.live({
+      encoding: 'linear16',
+      sample_rate: 16000,
+      endpointing: 300,
+      vad_events: true,
+      utterance_end_ms: 1000,
+      interim_results: true,
+    });
     const seen = collect(conn);
     await new Promise<void>((resolve) => conn.on(LiveTranscriptionEvents.Open, () => resolve()));
     const silence = Buffer.alloc(16000 * 2 * 2);
@@ -179,18 +209,28 @@ describe('GET /v1/listen handshake and the browser form', () => {
     expect(r.body).toMatchObject({ err_code: 'INVALID_QUERY_PARAMETER' });
     expect(r.body.err_msg).toMatch(/^diarize: /);
     expect(r.body.request_id).toBe(r.requestId);
-    const multi = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&multichannel=true`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const multi = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&multichannel=true`, {
+      headers: { Authorization: `Token ${alice.accessKey}` },
+    });
     expect(multi.status).toBe(400);
     expect(multi.body.err_msg).toMatch(/^multichannel: /);
-    const mixed = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&channels=2`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const mixed = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=linear16&sample_rate=16000&channels=2`, {
+      headers: { Authorization: `Token ${alice.accessKey}` },
+    });
     expect(mixed.body.err_msg).toMatch(/^channels: /);
-    const opus = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=opus&sample_rate=48000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const opus = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=opus&sample_rate=48000`, {
+      headers: { Authorization: `Token ${alice.accessKey}` },
+    });
     expect(opus.body.err_msg).toMatch(/^encoding: /);
-    const language = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&language=xx`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const language = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&language=xx`, {
+      headers: { Authorization: `Token ${alice.accessKey}` },
+    });
     expect(language.status).toBe(400);
     expect(language.body.err_code).toBe('Bad Request');
     // A plain GET (no upgrade) is answered in Deepgram's shape too.
-    const plain = await fetch(`${svc.baseUrl}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers: { Authorization: `Token ${alice.accessKey}` } });
+    const plain = await fetch(`${svc.baseUrl}/v1/listen?encoding=mulaw&sample_rate=8000`, {
+      headers: { Authorization: `Token ${alice.accessKey}` },
+    });
     expect(plain.status).toBe(400);
     expect(Object.keys((await plain.json()) as object).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
     // Nothing was created by a refused handshake.
@@ -199,7 +239,9 @@ describe('GET /v1/listen handshake and the browser form', () => {
 
   it('refuses a bad key with 401 INVALID_AUTH, and no key reaches the log', async () => {
     const badKey = 'sk_live_notakey0000000000000000000000000';
-    const r = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000`, { headers: { Authorization: `Token ${badKey}` } });
+    const r = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000`, {
+      headers: { Authorization: `Token ${badKey}` },
+    });
     expect(r.status).toBe(401);
     expect(r.body.err_code).toBe('INVALID_AUTH');
     const viaProtocol = await refusedUpgrade(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000`, {}, ['token', badKey]);
@@ -212,7 +254,10 @@ describe('GET /v1/listen handshake and the browser form', () => {
   });
 
   it('the browser form: Sec-WebSocket-Protocol token, <key>; a dropped socket leaves a paused session with its transcript', async () => {
-    const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&endpointing=false&tag=browser-1`, ['token', alice.accessKey]);
+    const ws = new WebSocket(`${svc.wsBase}/v1/listen?encoding=mulaw&sample_rate=8000&endpointing=false&tag=browser-1`, [
+      'token',
+      alice.accessKey,
+    ]);
     const seen: any[] = [];
     ws.on('message', (d) => seen.push(JSON.parse(d.toString())));
     await new Promise<void>((resolve, reject) => {
@@ -234,7 +279,11 @@ describe('GET /v1/listen handshake and the browser form', () => {
       if (status !== 'PAUSED') await sleep(50);
     }
     expect(status).toBe('PAUSED');
-    const text = await (await fetch(`${svc.baseUrl}${HISTORY}/${row.id ?? row.transcriptionId}/transcript?format=txt`, { headers: { accessKey: alice.accessKey } })).text();
+    const text = await (
+      await fetch(`${svc.baseUrl}${HISTORY}/${row.id ?? row.transcriptionId}/transcript?format=txt`, {
+        headers: { accessKey: alice.accessKey },
+      })
+    ).text();
     expect(text.trim()).toBe(final.channel.alternatives[0].transcript.trim());
   }, 90_000);
 });

@@ -61,11 +61,17 @@ describe('Deepgram redact= through the SDK', () => {
     await waitFor(() => metadata, 60_000, 'Metadata');
     const interim = results.filter((m) => !m.is_final);
     const finals = results.filter((m) => m.is_final);
-    console.log(`Deepgram live, redact=numbers: ${finals.map((m) => m.channel.alternatives[0].transcript).join(' | ')} (${interim.length} interim)`);
+    console.log(
+      `Deepgram live, redact=numbers: ${finals.map((m) => m.channel.alternatives[0].transcript).join(' | ')} (${interim.length} interim)`,
+    );
     expect(interim.length).toBeGreaterThan(0);
     for (const m of results) {
       const alt = m.channel.alternatives[0];
-      for (const said of [alt.transcript, alt.words.map((w: any) => w.word).join(' '), alt.words.map((w: any) => w.punctuated_word).join(' ')]) {
+      for (const said of [
+        alt.transcript,
+        alt.words.map((w: any) => w.word).join(' '),
+        alt.words.map((w: any) => w.punctuated_word).join(' '),
+      ]) {
         expect(longestDigitRun(said), said).toBeLessThan(3);
         expect(said).not.toMatch(SPOKEN_RUN);
       }
@@ -75,8 +81,12 @@ describe('Deepgram redact= through the SDK', () => {
     for (const w of tokens) expect(w.end).toBeGreaterThan(w.start);
     // Behind it: the native session asked for numbers.
     const [tid] = metadata.transcription_ids;
-    const row = (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${tid}`, { headers: { accessKey } })).json()) as any;
-    const session = (await (await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${row.data.sessionId}`, { headers: { accessKey } })).json()) as any;
+    const row = (await (
+      await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/transcriptions/${tid}`, { headers: { accessKey } })
+    ).json()) as any;
+    const session = (await (
+      await fetch(`${svc.baseUrl}/sound_clone/api/v1/stt/realtime/sessions/${row.data.sessionId}`, { headers: { accessKey } })
+    ).json()) as any;
     expect(session.data.effectiveOptions.redact).toEqual(['numbers']);
   }, 90_000);
 

@@ -67,7 +67,12 @@ function errorBody(error: unknown): { err_code: string; err_msg: string; request
 describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => {
   it('transcribeFile: a WAV file, readable text and utterances, as a batch job of the account', async () => {
     const before = await balance(alice.accessKey);
-    const { result, error } = await dg.listen.prerecorded.transcribeFile(fs.readFileSync(clip.wavFile), { model: 'nova-2', smart_format: true, utterances: true, tag: ['crm-42'] });
+    const { result, error } = await dg.listen.prerecorded.transcribeFile(fs.readFileSync(clip.wavFile), {
+      model: 'nova-2',
+      smart_format: true,
+      utterances: true,
+      tag: ['crm-42'],
+    });
     expect(error).toBeNull();
     const alt = result!.results.channels[0]!.alternatives[0]!;
     // The recognizer's own accuracy on these clips is 20-35% WER (docs/engines.md).
@@ -146,13 +151,24 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
 
     // The native header is not Deepgram's scheme; `Bearer` is accepted like `Token`.
     for (const headers of [{}, { 'content-type': 'audio/wav' }] as Record<string, string>[]) {
-      const empty = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Token ${bob.accessKey}`, ...headers } });
+      const empty = await fetch(`${svc.baseUrl}/v1/listen`, {
+        method: 'POST',
+        headers: { authorization: `Token ${bob.accessKey}`, ...headers },
+      });
       expect(empty.status).toBe(400);
       expect(((await empty.json()) as { err_msg: string }).err_msg).toBe('the request holds no audio');
     }
-    const viaHeader = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { accessKey: bob.accessKey, 'content-type': 'audio/wav' }, body: audio });
+    const viaHeader = await fetch(`${svc.baseUrl}/v1/listen`, {
+      method: 'POST',
+      headers: { accessKey: bob.accessKey, 'content-type': 'audio/wav' },
+      body: audio,
+    });
     expect(viaHeader.status).toBe(401);
-    const jsonBody = await fetch(`${svc.baseUrl}/v1/listen`, { method: 'POST', headers: { authorization: `Bearer ${bob.accessKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: audioUrl, extra: 1 }) });
+    const jsonBody = await fetch(`${svc.baseUrl}/v1/listen`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bob.accessKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: audioUrl, extra: 1 }),
+    });
     expect(jsonBody.status).toBe(400);
     const badBody = await jsonBody.json();
     expect(Object.keys(badBody as object).sort()).toEqual(['err_code', 'err_msg', 'request_id']);
@@ -162,7 +178,10 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
     expect(await history(bob.accessKey)).toEqual([]);
 
     const poor = await svc.account(3n);
-    const { error: short } = await createClient(poor.accessKey, { global: { url: svc.baseUrl } }).listen.prerecorded.transcribeFile(audio, {});
+    const { error: short } = await createClient(poor.accessKey, { global: { url: svc.baseUrl } }).listen.prerecorded.transcribeFile(
+      audio,
+      {},
+    );
     expect((short as { status?: number }).status).toBe(402);
     expect(errorBody(short).err_code).toBe('ASR_PAYMENT_REQUIRED');
     expect(await balance(poor.accessKey)).toBe(3n);
@@ -193,7 +212,9 @@ describe('POST /v1/listen through the @deepgram/sdk pre-recorded client', () => 
       expect(error).toBeNull();
       expect(audioHits).toBe(hits + 1);
       expect(wordErrorRate(clip.reference, result!.results.channels[0]!.alternatives[0]!.transcript).wer).toBeLessThan(0.45);
-      const account = (await (await fetch(`${open.baseUrl}/sound_clone/api/v1/account`, { headers: { accessKey: carol.accessKey } })).json()) as { data: { characters: string } };
+      const account = (await (
+        await fetch(`${open.baseUrl}/sound_clone/api/v1/account`, { headers: { accessKey: carol.accessKey } })
+      ).json()) as { data: { characters: string } };
       expect(BigInt(account.data.characters)).toBe(92n);
     } finally {
       await open.stop();

@@ -105,7 +105,8 @@ describe('LiveKit Agents Deepgram STT plugin (Node) against GET /v1/listen', () 
     expect(await balance(account.accessKey)).toBe(1_000n);
     // The refusal the plugin reports only as "status 400", asked as the plugin asks it: the
     // handshake's answer names the parameter.
-    const query = 'model=nova-3&punctuate=true&smart_format=true&dictation=true&diarize=false&numerals=false&no_delay=true&interim_results=true&encoding=linear16&vad_events=true&sample_rate=16000&channels=1&endpointing=25&filler_words=false&profanity_filter=false&language=en-US&mip_opt_out=false';
+    const query =
+      'model=nova-3&punctuate=true&smart_format=true&dictation=true&diarize=false&numerals=false&no_delay=true&interim_results=true&encoding=linear16&vad_events=true&sample_rate=16000&channels=1&endpointing=25&filler_words=false&profanity_filter=false&language=en-US&mip_opt_out=false';
     const refusal = await refusedUpgrade(`${svc.wsBase}/v1/listen?${query}`, account.accessKey);
     expect(refusal.status).toBe(400);
     expect(refusal.body.err_code).toBe('INVALID_QUERY_PARAMETER');
@@ -127,7 +128,9 @@ describe('LiveKit Agents Deepgram STT plugin (Node) against GET /v1/listen', () 
     // smart_format=true (the plugin's default): readable text, sentence case.
     expect(finals[0]![0]).toMatch(/[A-Z]/);
     // Word timings reach the plugin's aligned transcript, in order, inside the clip.
-    const words = run.events.filter((e) => e.type === agentsStt.SpeechEventType.FINAL_TRANSCRIPT).flatMap((e) => e.alternatives![0].words ?? []);
+    const words = run.events
+      .filter((e) => e.type === agentsStt.SpeechEventType.FINAL_TRANSCRIPT)
+      .flatMap((e) => e.alternatives![0].words ?? []);
     expect(words.length).toBeGreaterThan(10);
     let last = 0;
     for (const w of words) {
@@ -142,7 +145,11 @@ describe('LiveKit Agents Deepgram STT plugin (Node) against GET /v1/listen', () 
     const rows = (await native(`${HISTORY}?limit=100`, account.accessKey)).data.items;
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ title: 'Deepgram live' });
-    const text = await (await fetch(`${svc.baseUrl}${HISTORY}/${rows[0].id ?? rows[0].transcriptionId}/transcript?format=txt`, { headers: { accessKey: account.accessKey } })).text();
+    const text = await (
+      await fetch(`${svc.baseUrl}${HISTORY}/${rows[0].id ?? rows[0].transcriptionId}/transcript?format=txt`, {
+        headers: { accessKey: account.accessKey },
+      })
+    ).text();
     expect(wordErrorRate(clip.reference, text).wer).toBeLessThan(0.45);
     let status = '';
     for (let i = 0; i < 200 && status !== 'COMPLETED'; i++) {

@@ -33,13 +33,31 @@ describe('Deepgram query', () => {
   });
 
   it('maps the acting parameters onto native fields', () => {
-    const r = mapListenQuery({ punctuate: 'true', keywords: ['Dashwood:2', 'Marianne'], keyterm: 'Norland Park', language: 'en-US', tag: ['a', 'b'], utterances: 'true', model: 'nova-3' });
-    expect(JSON.parse(r.nativeFields.options!)).toEqual({ readableText: true, removeDisfluencies: true, vocabularyHints: ['Dashwood', 'Marianne', 'Norland Park'] });
+    const r = mapListenQuery({
+      punctuate: 'true',
+      keywords: ['Dashwood:2', 'Marianne'],
+      keyterm: 'Norland Park',
+      language: 'en-US',
+      tag: ['a', 'b'],
+      utterances: 'true',
+      model: 'nova-3',
+    });
+    expect(JSON.parse(r.nativeFields.options!)).toEqual({
+      readableText: true,
+      removeDisfluencies: true,
+      vocabularyHints: ['Dashwood', 'Marianne', 'Norland Park'],
+    });
     expect(r.nativeFields).toMatchObject({ title: 'Deepgram: a, b', languageHint: 'en-US' });
     expect(r).toMatchObject({ utterances: true, raw: null, model: 'nova-3', multichannel: false });
     // filler_words=true keeps the fillers; multichannel asks for legs.
-    expect(JSON.parse(mapListenQuery({ filler_words: 'true', multichannel: 'true' }).nativeFields.options!)).toEqual({ multichannel: true });
-    expect(mapListenQuery({ encoding: 'alaw', sample_rate: '8000', channels: '2' }).raw).toEqual({ encoding: 'alaw', sampleRate: 8000, channels: 2 });
+    expect(JSON.parse(mapListenQuery({ filler_words: 'true', multichannel: 'true' }).nativeFields.options!)).toEqual({
+      multichannel: true,
+    });
+    expect(mapListenQuery({ encoding: 'alaw', sample_rate: '8000', channels: '2' }).raw).toEqual({
+      encoding: 'alaw',
+      sampleRate: 8000,
+      channels: 2,
+    });
   });
 
   it('refuses by name: a refused parameter with its reason, an unknown one, a bad value', () => {
@@ -61,7 +79,11 @@ describe('Deepgram query', () => {
 
   it('gives headerless audio a WAV header ffprobe reads as that encoding, rate and channels', async () => {
     const dir = tempDir('scribed-wav-');
-    for (const [encoding, codec] of [['linear16', 'pcm_s16le'], ['mulaw', 'pcm_mulaw'], ['alaw', 'pcm_alaw']] as const) {
+    for (const [encoding, codec] of [
+      ['linear16', 'pcm_s16le'],
+      ['mulaw', 'pcm_mulaw'],
+      ['alaw', 'pcm_alaw'],
+    ] as const) {
       const body = Buffer.alloc(encoding === 'linear16' ? 32_000 : 16_000, 0x55);
       const file = Buffer.concat([wavHeader(encoding, 8000, 2), body]);
       for (const [offset, value] of wavSizes(body.length)) file.writeUInt32LE(value, offset);
@@ -77,10 +99,24 @@ describe('Deepgram query', () => {
 
 describe('OpenAI form', () => {
   it('maps the fields onto native fields', () => {
-    const r = mapTranscriptionRequest({ model: ['whisper-1'], language: ['en'], prompt: ['Dashwood, Norland\nMarianne, Dashwood'], response_format: ['verbose_json'], 'timestamp_granularities[]': ['word', 'segment'], temperature: ['0'] }, MODELS);
+    const r = mapTranscriptionRequest(
+      {
+        model: ['whisper-1'],
+        language: ['en'],
+        prompt: ['Dashwood, Norland\nMarianne, Dashwood'],
+        response_format: ['verbose_json'],
+        'timestamp_granularities[]': ['word', 'segment'],
+        temperature: ['0'],
+      },
+      MODELS,
+    );
     expect(r).toMatchObject({ model: 'whisper-1', format: 'verbose_json', granularities: ['word', 'segment'], language: 'en' });
     expect(JSON.parse(r.nativeFields.options!)).toEqual({ vocabularyHints: ['Dashwood', 'Norland', 'Marianne'] });
-    expect(mapTranscriptionRequest({ model: ['whisper-1'] }, MODELS)).toMatchObject({ format: 'json', granularities: ['segment'], language: null });
+    expect(mapTranscriptionRequest({ model: ['whisper-1'] }, MODELS)).toMatchObject({
+      format: 'json',
+      granularities: ['segment'],
+      language: null,
+    });
     expect(promptTerms(' a ,, b;c\r\n')).toEqual(['a', 'b', 'c']);
     expect(languageName('en')).toBe('english');
     expect(languageName('pt-BR')).toBe('portuguese');

@@ -84,7 +84,16 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
     const before = BigInt((await native('/sound_clone/api/v1/account', alice.accessKey)).data.characters);
     const o = await sdk({
       mode: 'stream',
-      session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24000 }, transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: { type: 'server_vad', silence_duration_ms: 500 } } } },
+      session: {
+        type: 'transcription',
+        audio: {
+          input: {
+            format: { type: 'audio/pcm', rate: 24000 },
+            transcription: { model: 'gpt-4o-transcribe', language: 'en' },
+            turn_detection: { type: 'server_vad', silence_duration_ms: 500 },
+          },
+        },
+      },
       audioFile: path.join(dir, 'long.pcm24'),
       bytesPerSecond: 48_000,
       chunkMs: 100,
@@ -94,8 +103,14 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
       waitMs: 30_000,
     });
     expect(o.errors).toEqual([]);
-    expect(of(o, 'session.created')[0]!.session).toMatchObject({ type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 24000 } } } });
-    expect(of(o, 'session.updated')[0]!.session.audio.input).toMatchObject({ transcription: { model: 'gpt-4o-transcribe', language: 'en' }, turn_detection: { type: 'server_vad', silence_duration_ms: 500 } });
+    expect(of(o, 'session.created')[0]!.session).toMatchObject({
+      type: 'transcription',
+      audio: { input: { format: { type: 'audio/pcm', rate: 24000 } } },
+    });
+    expect(of(o, 'session.updated')[0]!.session.audio.input).toMatchObject({
+      transcription: { model: 'gpt-4o-transcribe', language: 'en' },
+      turn_detection: { type: 'server_vad', silence_duration_ms: 500 },
+    });
     const started = of(o, 'input_audio_buffer.speech_started');
     const completed = of(o, 'conversation.item.input_audio_transcription.completed');
     expect(started.length).toBeGreaterThan(0);
@@ -111,12 +126,16 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
       'input_audio_buffer.committed',
       'conversation.item.input_audio_transcription.completed',
     ]);
-    expect(life.indexOf('conversation.item.input_audio_transcription.delta')).toBeLessThan(life.indexOf('input_audio_buffer.speech_stopped'));
+    expect(life.indexOf('conversation.item.input_audio_transcription.delta')).toBeLessThan(
+      life.indexOf('input_audio_buffer.speech_stopped'),
+    );
     // The deltas carry the live words of the same speech. They are the recognizer's partial
     // hypothesis, which its final may still revise (docs/compat.md): the completed transcript
     // is what counts, so they are compared by word error rate, not for equality.
     for (const c of completed) {
-      const deltas = o.events.filter((e) => e.item_id === c.item_id && e.type === 'conversation.item.input_audio_transcription.delta').map((e) => e.delta as string);
+      const deltas = o.events
+        .filter((e) => e.item_id === c.item_id && e.type === 'conversation.item.input_audio_transcription.delta')
+        .map((e) => e.delta as string);
       expect(deltas.length).toBeGreaterThan(0);
       expect(wordErrorRate(bareWords(c.transcript).join(' '), bareWords(deltas.join('')).join(' ')).wer).toBeLessThan(0.6);
     }
@@ -127,7 +146,9 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
     // The socket's session is a native one: its History row completes when the socket closes.
     let rows: any[] = [];
     for (let i = 0; i < 50; i++) {
-      rows = (await native(`${HISTORY}?limit=100`, alice.accessKey)).data.items.filter((r: any) => r.title === 'OpenAI realtime transcription');
+      rows = (await native(`${HISTORY}?limit=100`, alice.accessKey)).data.items.filter(
+        (r: any) => r.title === 'OpenAI realtime transcription',
+      );
       if (rows[0]?.status === 'COMPLETED') break;
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -155,7 +176,9 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
       expect(of(o, 'session.updated')[0]!.session.audio.input).toMatchObject({ format: f.format, turn_detection: null });
       expect(of(o, 'input_audio_buffer.speech_started')).toEqual([]);
       const committed = of(o, 'input_audio_buffer.committed');
-      const trace = JSON.stringify(o.events.filter((e) => !e.type.startsWith('session')).map((e) => [e.type, e.item_id, e.transcript ?? e.delta, e.error]));
+      const trace = JSON.stringify(
+        o.events.filter((e) => !e.type.startsWith('session')).map((e) => [e.type, e.item_id, e.transcript ?? e.delta, e.error]),
+      );
       const completed = of(o, 'conversation.item.input_audio_transcription.completed');
       expect(committed.length, trace).toBe(1);
       expect(completed.length, trace).toBe(1);
@@ -171,8 +194,16 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
       send: [
         { type: 'response.create', event_id: 'ev_1' },
         { type: 'input_audio_buffer.commit', event_id: 'ev_2' },
-        { type: 'session.update', event_id: 'ev_3', session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } } },
-        { type: 'session.update', event_id: 'ev_4', session: { type: 'transcription', audio: { input: { transcription: { model: 'whisper-9' } } } } },
+        {
+          type: 'session.update',
+          event_id: 'ev_3',
+          session: { type: 'transcription', audio: { input: { format: { type: 'audio/pcm', rate: 16000 } } } },
+        },
+        {
+          type: 'session.update',
+          event_id: 'ev_4',
+          session: { type: 'transcription', audio: { input: { transcription: { model: 'whisper-9' } } } },
+        },
         { type: 'session.update', event_id: 'ev_5', session: { type: 'realtime' } },
         { type: 'transcription_session.update', event_id: 'ev_6', session: { input_audio_format: 'g711_ulaw', turn_detection: null } },
       ],
@@ -198,7 +229,13 @@ describe('OpenAI Realtime transcription through the openai SDK over TLS', () => 
     // No intent (a speech-to-speech model session) is refused before the key is used.
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(`${svc.baseUrl}/v1/realtime?model=gpt-4o-realtime-preview`, {
-        headers: { authorization: `Bearer ${alice.accessKey}`, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+        headers: {
+          authorization: `Bearer ${alice.accessKey}`,
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        },
       });
       req.on('response', (res) => {
         let body = '';

@@ -51,7 +51,11 @@ async function rejection(p: Promise<unknown>): Promise<any> {
   throw new Error('the request was not refused');
 }
 
-const words = (text: string) => text.trim().split(/\s+/).filter((w) => w !== '');
+const words = (text: string) =>
+  text
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
 
 describe('POST /v1/audio/transcriptions through the openai SDK', () => {
   it('json: the words of the clip, as a batch job of the account with its History row and Characters', async () => {
@@ -73,15 +77,31 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
   }, 60_000);
 
   it('text, srt and vtt are the native transcript formats with the same words; the model name of the node works too', async () => {
-    const json = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', response_format: 'json' });
-    const text = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'gpt-4o-transcribe', response_format: 'text' });
+    const json = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'whisper-1',
+      response_format: 'json',
+    });
+    const text = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'gpt-4o-transcribe',
+      response_format: 'text',
+    });
     expect(typeof text).toBe('string');
     expect(words(text)).toEqual(words(json.text));
-    const srt = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'scribed-pocketsphinx', response_format: 'srt' });
+    const srt = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'scribed-pocketsphinx',
+      response_format: 'srt',
+    });
     expect(srt).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n\S/);
     const srtWords = srt.split('\n').filter((l) => l !== '' && !/^\d+$/.test(l) && !l.includes('-->'));
     expect(words(srtWords.join(' '))).toEqual(words(json.text));
-    const vtt = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', response_format: 'vtt' });
+    const vtt = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'whisper-1',
+      response_format: 'vtt',
+    });
     expect(vtt.startsWith('WEBVTT\n\n')).toBe(true);
     expect(vtt).toMatch(/\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\n/);
   }, 90_000);
@@ -100,7 +120,12 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(Math.abs(t.duration - clip.durationSec)).toBeLessThan(0.1);
     expect(wordErrorRate(clip.reference, t.text).wer).toBeLessThan(0.45);
     expect(t.words!.length).toBeGreaterThan(10);
-    expect(t.words!.map((w) => w.word).join(' ').toLowerCase()).toBe(words(t.text).join(' ').toLowerCase());
+    expect(
+      t
+        .words!.map((w) => w.word)
+        .join(' ')
+        .toLowerCase(),
+    ).toBe(words(t.text).join(' ').toLowerCase());
     let last = 0;
     for (const w of t.words!) {
       expect(w.start).toBeGreaterThanOrEqual(last);
@@ -117,14 +142,22 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     // The answer is the one the API document describes.
     expect((await documentedAnswer(svc.baseUrl, '/v1/audio/transcriptions', 'post'))(t)).toBeNull();
     // Segments only unless words are asked for.
-    const segOnly = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', response_format: 'verbose_json' });
+    const segOnly = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+    });
     expect(segOnly.segments!.length).toBeGreaterThan(0);
     expect(segOnly.words).toBeUndefined();
   }, 90_000);
 
   it('stream: true gives transcript.text.delta events adding up to transcript.text.done, the same text as without, for every model name', async () => {
     const plain = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'gpt-4o-transcribe' });
-    const stream = await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'gpt-4o-transcribe', stream: true });
+    const stream = await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'gpt-4o-transcribe',
+      stream: true,
+    });
     const events: any[] = [];
     for await (const e of stream) events.push(e);
     const done = events.at(-1);
@@ -136,7 +169,12 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(deltas.map((e) => e.delta).join('')).toBe(done.text);
     // whisper-1 streams too (OpenAI's ignores the flag; here every name is the same recognizer).
     const whisper: any[] = [];
-    for await (const e of await client.audio.transcriptions.create({ file: fs.createReadStream(clip.wavFile), model: 'whisper-1', stream: true })) whisper.push(e);
+    for await (const e of await client.audio.transcriptions.create({
+      file: fs.createReadStream(clip.wavFile),
+      model: 'whisper-1',
+      stream: true,
+    }))
+      whisper.push(e);
     expect(whisper.at(-1)).toMatchObject({ type: 'transcript.text.done', text: plain.text });
   }, 90_000);
 
@@ -167,26 +205,39 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     expect(badModel).toBeInstanceOf(OpenAI.BadRequestError);
     expect(badModel.error).toMatchObject({ type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
 
-    const badFormat = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', response_format: 'docx' as 'json' }));
+    const badFormat = await rejection(
+      bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', response_format: 'docx' as 'json' }),
+    );
     expect(badFormat).toBeInstanceOf(OpenAI.BadRequestError);
     expect(badFormat.error.param).toBe('response_format');
 
-    const granularityWithoutVerbose = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', timestamp_granularities: ['word'] }));
+    const granularityWithoutVerbose = await rejection(
+      bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', timestamp_granularities: ['word'] }),
+    );
     expect(granularityWithoutVerbose.error.param).toBe('timestamp_granularities');
 
     const badLanguage = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', language: 'xx' }));
     expect(badLanguage).toBeInstanceOf(OpenAI.BadRequestError);
     expect(badLanguage.error.param).toBe('language');
 
-    const notAudio = await rejection(bobClient.audio.transcriptions.create({ file: await OpenAI.toFile(Buffer.from('not audio at all, just text'), 'a.wav'), model: 'whisper-1' }));
+    const notAudio = await rejection(
+      bobClient.audio.transcriptions.create({
+        file: await OpenAI.toFile(Buffer.from('not audio at all, just text'), 'a.wav'),
+        model: 'whisper-1',
+      }),
+    );
     expect(notAudio).toBeInstanceOf(OpenAI.BadRequestError);
     expect(notAudio.error).toMatchObject({ param: 'file', code: 'invalid_file_format' });
 
-    const unknownField = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', chunking_strategy: 'auto' } as never));
+    const unknownField = await rejection(
+      bobClient.audio.transcriptions.create({ file: file(), model: 'whisper-1', chunking_strategy: 'auto' } as never),
+    );
     expect(unknownField).toBeInstanceOf(OpenAI.BadRequestError);
     expect(unknownField.error).toMatchObject({ param: 'chunking_strategy', code: 'unknown_parameter' });
 
-    const streamSrt = await rejection(bobClient.audio.transcriptions.create({ file: file(), model: 'gpt-4o-transcribe', stream: true, response_format: 'srt' }));
+    const streamSrt = await rejection(
+      bobClient.audio.transcriptions.create({ file: file(), model: 'gpt-4o-transcribe', stream: true, response_format: 'srt' }),
+    );
     expect(streamSrt).toBeInstanceOf(OpenAI.BadRequestError);
     expect(streamSrt.error.param).toBe('response_format');
 
@@ -194,7 +245,11 @@ describe('POST /v1/audio/transcriptions through the openai SDK', () => {
     form.append('model', 'whisper-1');
     form.append('constructor', 'x');
     form.append('file', new Blob([fs.readFileSync(clip.wavFile)]), 'a.wav');
-    const proto = await fetch(`${svc.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${bob.accessKey}` }, body: form });
+    const proto = await fetch(`${svc.baseUrl}/v1/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bob.accessKey}` },
+      body: form,
+    });
     expect(proto.status).toBe(400);
     // A field named like an inherited property is a bad request, never a fault.
     expect(((await proto.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');

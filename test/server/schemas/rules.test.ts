@@ -21,8 +21,14 @@ beforeAll(async () => {
   app.setSerializerCompiler(plainSerializerCompiler);
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   // The declared routes with handlers that answer what the body became.
-  typed.route({ ...RULE_ROUTES.create, handler: async (req) => ({ code: 1 as const, message: 'success', data: ruleFromBody(req.body, check) as never }) });
-  typed.route({ ...RULE_ROUTES.update, handler: async (req) => ({ code: 1 as const, message: 'success', data: ruleChange(req.body, check) as never }) });
+  typed.route({
+    ...RULE_ROUTES.create,
+    handler: async (req) => ({ code: 1 as const, message: 'success', data: ruleFromBody(req.body, check) as never }),
+  });
+  typed.route({
+    ...RULE_ROUTES.update,
+    handler: async (req) => ({ code: 1 as const, message: 'success', data: ruleChange(req.body, check) as never }),
+  });
   await app.ready();
 });
 afterAll(async () => {
@@ -43,24 +49,45 @@ async function patch(body: unknown) {
 describe('a rule body', () => {
   it('takes each condition with defaults (any leg, finals only, enabled)', async () => {
     expect((await create({ name: 'cancel', phrases: ['cancel my subscription'] })).data).toEqual({
-      name: 'cancel', condition: { kind: 'phrases', phrases: ['cancel my subscription'] }, speaker: null, partials: false, enabled: true,
+      name: 'cancel',
+      condition: { kind: 'phrases', phrases: ['cancel my subscription'] },
+      speaker: null,
+      partials: false,
+      enabled: true,
     });
-    expect((await create({ name: 'p', pattern: 'refund(ed)?', caseSensitive: true })).data.condition).toEqual({ kind: 'pattern', pattern: 'refund(ed)?', caseSensitive: true });
-    expect((await create({ name: 'e', entity: 'credit_card', speaker: 'customer', partials: true })).data).toMatchObject({ condition: { kind: 'entity', entity: 'credit_card' }, speaker: 'customer', partials: true });
+    expect((await create({ name: 'p', pattern: 'refund(ed)?', caseSensitive: true })).data.condition).toEqual({
+      kind: 'pattern',
+      pattern: 'refund(ed)?',
+      caseSensitive: true,
+    });
+    expect((await create({ name: 'e', entity: 'credit_card', speaker: 'customer', partials: true })).data).toMatchObject({
+      condition: { kind: 'entity', entity: 'credit_card' },
+      speaker: 'customer',
+      partials: true,
+    });
     expect((await create({ name: 's', silenceSeconds: 10 })).data.condition).toEqual({ kind: 'silence', seconds: 10 });
-    expect((await create({ name: 't', talkOverSeconds: 2.5, enabled: false })).data).toMatchObject({ condition: { kind: 'talkOver', seconds: 2.5 }, enabled: false });
+    expect((await create({ name: 't', talkOverSeconds: 2.5, enabled: false })).data).toMatchObject({
+      condition: { kind: 'talkOver', seconds: 2.5 },
+      enabled: false,
+    });
   });
 
   it('refuses none or two conditions, bad fields and limits with VALIDATION_FAILED naming the field, in the same words as before', async () => {
     const cases: [unknown, string][] = [
       [{ name: 'x' }, 'phrases: exactly one of phrases, pattern, entity, silenceSeconds, talkOverSeconds'],
-      [{ name: 'x', phrases: ['a'], silenceSeconds: 5 }, 'silenceSeconds: exactly one of phrases, pattern, entity, silenceSeconds, talkOverSeconds'],
+      [
+        { name: 'x', phrases: ['a'], silenceSeconds: 5 },
+        'silenceSeconds: exactly one of phrases, pattern, entity, silenceSeconds, talkOverSeconds',
+      ],
       [{ phrases: ['a'] }, 'name: a non-empty string of at most 100 characters'],
       [{ name: ' ', phrases: ['a'] }, 'name: a non-empty string of at most 100 characters'],
       [{ name: 7, phrases: ['a'] }, 'name: a non-empty string of at most 100 characters'],
       [{ name: 'x', phrases: [] }, `phrases: a list of 1 to ${MAX_RULE_PHRASES} phrases`],
       [{ name: 'x', phrases: 'a' }, `phrases: a list of 1 to ${MAX_RULE_PHRASES} phrases`],
-      [{ name: 'x', phrases: Array.from({ length: MAX_RULE_PHRASES + 1 }, () => 'a') }, `phrases: a list of 1 to ${MAX_RULE_PHRASES} phrases`],
+      [
+        { name: 'x', phrases: Array.from({ length: MAX_RULE_PHRASES + 1 }, () => 'a') },
+        `phrases: a list of 1 to ${MAX_RULE_PHRASES} phrases`,
+      ],
       [{ name: 'x', phrases: ['ok', '?!'] }, 'phrases[1]: a phrase of at most 200 characters with at least one word'],
       [{ name: 'x', phrases: ['ok', 3] }, 'phrases[1]: a phrase of at most 200 characters with at least one word'],
       [{ name: 'x', entity: 'person' }, 'entity: one of email, money, date, credit_card, phone_number, spelled_digits'],
@@ -70,7 +97,10 @@ describe('a rule body', () => {
       [{ name: 'x', talkOverSeconds: 2, partials: true }, 'partials: talk-over is read from finals only'],
       [{ name: 'x', phrases: ['a'], caseSensitive: true }, 'caseSensitive: only with pattern'],
       [{ name: 'x', pattern: 'a', caseSensitive: 'yes' }, 'caseSensitive: a boolean'],
-      [{ name: 'x', phrases: ['a'], speaker: 'two words' }, 'speaker: null (any leg) or a speaker label matching ^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$'],
+      [
+        { name: 'x', phrases: ['a'], speaker: 'two words' },
+        'speaker: null (any leg) or a speaker label matching ^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$',
+      ],
       [{ name: 'x', phrases: ['a'], enabled: 1 }, 'enabled: a boolean'],
       [{ name: 'x', phrases: ['a'], colour: 'red' }, 'colour: unknown field'],
       [{ name: 'x', pattern: 'a'.repeat(501) }, 'pattern: a regular expression of 1 to 500 characters'],
@@ -82,7 +112,7 @@ describe('a rule body', () => {
     }
   });
 
-  it('answers RULE_PATTERN_INVALID with the engine\'s reason for a pattern it refuses', async () => {
+  it("answers RULE_PATTERN_INVALID with the engine's reason for a pattern it refuses", async () => {
     check = () => 'invalid escape sequence: \\1';
     try {
       const r = await create({ name: 'x', pattern: '(a)\\1' });

@@ -64,7 +64,9 @@ describe('SqliteDb: durable writes off the event loop', () => {
     const first = db.tx((tx) => tx.run('INSERT INTO notes (body) VALUES (?)', ['first'])).then(() => performance.now());
     // Five more writes while the first one's sync is on its way.
     await new Promise((r) => setTimeout(r, 50));
-    const more = Array.from({ length: 5 }, (_, i) => db!.run('INSERT INTO notes (body) VALUES (?)', [`more ${i}`]).then(() => performance.now()));
+    const more = Array.from({ length: 5 }, (_, i) =>
+      db!.run('INSERT INTO notes (body) VALUES (?)', [`more ${i}`]).then(() => performance.now()),
+    );
     const firstAt = await first;
     const moreAt = await Promise.all(more);
     clearInterval(timer);

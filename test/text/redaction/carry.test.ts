@@ -6,8 +6,10 @@ import { continueFinal, digitsCarried } from '../../../src/text/redaction/carry.
 import { guardPartialText, redactFinal } from '../../../src/text/redaction/apply.js';
 import type { TimelineWord } from '../../../src/core/final-event.js';
 
-const timed = (text: string): TimelineWord[] => text.split(' ').map((word, i) => ({ word, startSample: String(i * 100), endSample: String(i * 100 + 99), confidence: 0.9 }));
-const final = (text: string, carried: number, policies: Array<'numbers' | 'pci'> = ['numbers']) => continueFinal(redactFinal(text, timed(text), policies), carried, policies);
+const timed = (text: string): TimelineWord[] =>
+  text.split(' ').map((word, i) => ({ word, startSample: String(i * 100), endSample: String(i * 100 + 99), confidence: 0.9 }));
+const final = (text: string, carried: number, policies: Array<'numbers' | 'pci'> = ['numbers']) =>
+  continueFinal(redactFinal(text, timed(text), policies), carried, policies);
 
 describe('digitsCarried', () => {
   it('counts the run a final ends with, adding what it carried when the run is all of it', () => {

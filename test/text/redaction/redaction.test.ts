@@ -18,7 +18,14 @@ function timeline(words: readonly string[]): TimelineWord[] {
 /** Digits shown in a row anywhere in a word list: the longest run, counting spoken digits and
  * digit characters as the redactor reads them. */
 function longestDigitRun(words: readonly string[]): number {
-  return numberRuns(words.map(normalizeToken)).reduce((m, run) => Math.max(m, run.reduce((n, u) => n + u.digits.length, 0)), 0);
+  return numberRuns(words.map(normalizeToken)).reduce(
+    (m, run) =>
+      Math.max(
+        m,
+        run.reduce((n, u) => n + u.digits.length, 0),
+      ),
+    0,
+  );
 }
 
 /** A Luhn-valid card number with `length` digits, from a random body. */
@@ -29,7 +36,28 @@ function luhnComplete(body: string): string {
 
 const words = fc.array(
   fc.oneof(
-    fc.constantFrom(...DIGIT_NAMES, 'oh', 'double', 'triple', 'twenty', 'forty', 'eleven', 'hundred', 'thousand', 'and', 'a', 'my', 'card', 'is', 'at', 'dot', 'com', 'expires', 'dollars', 'first'),
+    fc.constantFrom(
+      ...DIGIT_NAMES,
+      'oh',
+      'double',
+      'triple',
+      'twenty',
+      'forty',
+      'eleven',
+      'hundred',
+      'thousand',
+      'and',
+      'a',
+      'my',
+      'card',
+      'is',
+      'at',
+      'dot',
+      'com',
+      'expires',
+      'dollars',
+      'first',
+    ),
     fc.stringMatching(/^[0-9]{1,5}$/),
     fc.stringMatching(/^[a-z]{1,6}$/),
   ),
@@ -92,7 +120,9 @@ describe('redaction spans', () => {
   it('never leaves three digits in a row under numbers (property)', () => {
     fc.assert(
       fc.property(words, (ws) => {
-        const out = redactText(ws.join(' '), ['numbers']).split(' ').filter((w) => w !== '');
+        const out = redactText(ws.join(' '), ['numbers'])
+          .split(' ')
+          .filter((w) => w !== '');
         expect(longestDigitRun(out)).toBeLessThan(3);
         expect(out.join(' ')).not.toMatch(/\d{3}/);
       }),
@@ -102,22 +132,27 @@ describe('redaction spans', () => {
 
   it('catches every Luhn-valid spoken 16-digit number under pci, wherever it is said (property)', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[0-9]{15}$/), fc.array(fc.constantFrom('my', 'card', 'is', 'please', 'thanks'), { maxLength: 5 }), fc.array(fc.constantFrom('ok', 'bye'), { maxLength: 5 }), (body, before, after) => {
-        const card = luhnComplete(body);
-        const said = [...before, ...spell(card), ...after];
-        const spans = findSensitiveSpans(said, ['pci']);
-        const cardSpan = spans.find((s) => s.type === 'card_number');
-        expect(cardSpan).toBeDefined();
-        expect(cardSpan!.first).toBe(before.length);
-        expect(cardSpan!.last).toBe(before.length + 15);
-      }),
+      fc.property(
+        fc.stringMatching(/^[0-9]{15}$/),
+        fc.array(fc.constantFrom('my', 'card', 'is', 'please', 'thanks'), { maxLength: 5 }),
+        fc.array(fc.constantFrom('ok', 'bye'), { maxLength: 5 }),
+        (body, before, after) => {
+          const card = luhnComplete(body);
+          const said = [...before, ...spell(card), ...after];
+          const spans = findSensitiveSpans(said, ['pci']);
+          const cardSpan = spans.find((s) => s.type === 'card_number');
+          expect(cardSpan).toBeDefined();
+          expect(cardSpan!.first).toBe(before.length);
+          expect(cardSpan!.last).toBe(before.length + 15);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 });
 
 describe('redactFinal', () => {
-  it('keeps each token timed from the span\'s first word to its last, and lists no values', () => {
+  it("keeps each token timed from the span's first word to its last, and lists no values", () => {
     const said = ['pay', 'with', ...spell('4111111111111111'), 'thanks'];
     const r = redactFinal(said.join(' '), timeline(said), ['pci', 'numbers']);
     expect(r.text).toBe('pay with [CARD_NUMBER] thanks');
@@ -155,7 +190,10 @@ describe('redactFinal', () => {
     fc.assert(
       fc.property(words, (ws) => {
         const r = redactFinal(ws.join(' '), timeline(ws), ['numbers']);
-        const shaped = shapeFinal(r.text, r.words, { readableText: true, entityCategories: ['credit_card', 'spelled_digits', 'phone_number', 'money', 'date'] });
+        const shaped = shapeFinal(r.text, r.words, {
+          readableText: true,
+          entityCategories: ['credit_card', 'spelled_digits', 'phone_number', 'money', 'date'],
+        });
         // A money value is written with cents ("USD 2.00" for "two dollars"): formatting, not
         // digits said, so only its span text is held to the rule.
         const entities = (shaped.annotations.entities ?? []).map((e) => (e.category === 'money' ? e.text : `${e.text} ${e.value}`));
@@ -175,7 +213,12 @@ describe('redactFinal', () => {
 
 describe('guardPartial', () => {
   const merge = (_f: { word: string }, _l: { word: string }, token: string) => ({ word: token });
-  const show = (text: string, policies: RedactionPolicy[]) => guardPartial(text.split(' ').map((word) => ({ word })), policies, merge);
+  const show = (text: string, policies: RedactionPolicy[]) =>
+    guardPartial(
+      text.split(' ').map((word) => ({ word })),
+      policies,
+      merge,
+    );
 
   it('holds back a trailing run that could still grow, and masks a long one before it', () => {
     expect(show('my card is four one', ['pci']).words.map((w) => w.word)).toEqual(['my', 'card', 'is']);
@@ -188,7 +231,11 @@ describe('guardPartial', () => {
     fc.assert(
       fc.property(words, fc.subarray(['pci', 'numbers', 'ssn', 'phone'] as RedactionPolicy[], { minLength: 1 }), (ws, policies) => {
         for (let n = 0; n <= ws.length; n++) {
-          const shown = guardPartial(ws.slice(0, n).map((word) => ({ word })), policies, merge).words.map((w) => w.word);
+          const shown = guardPartial(
+            ws.slice(0, n).map((word) => ({ word })),
+            policies,
+            merge,
+          ).words.map((w) => w.word);
           expect(longestDigitRun(shown)).toBeLessThan(3);
           expect(shown.join(' ')).not.toMatch(/\d{3}/);
         }

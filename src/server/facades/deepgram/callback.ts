@@ -34,7 +34,9 @@ export function callbackUrl(raw: string, policy: OutboundPolicy): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse('an http(s) URL');
   const verdict = policy.checkHost(url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname);
   if (verdict && !verdict.allowed) {
-    refuse(`${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md); ${openedBy(verdict.class, url.hostname)}`);
+    refuse(
+      `${url.hostname} (${verdict.class}) is not a destination this server may call (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md); ${openedBy(verdict.class, url.hostname)}`,
+    );
   }
   return url.toString();
 }
@@ -61,7 +63,14 @@ async function renderWhenEnded(ctx: SweepParts, accountId: string, p: ParkedPayl
   const failed = jobs.find((j) => j === null || j.state === 'FAILED');
   if (failed !== undefined) {
     const reason = failed?.error ?? 'the job is gone';
-    return { body: JSON.stringify(new DeepgramError(500, 'INTERNAL_SERVER_ERROR', `the transcription failed: ${reason}; nothing was charged`).body(p.render.requestId)), failed: true };
+    return {
+      body: JSON.stringify(
+        new DeepgramError(500, 'INTERNAL_SERVER_ERROR', `the transcription failed: ${reason}; nothing was charged`).body(
+          p.render.requestId,
+        ),
+      ),
+      failed: true,
+    };
   }
   const done = await Promise.all(
     jobs.map(async (job) => {
@@ -72,7 +81,13 @@ async function renderWhenEnded(ctx: SweepParts, accountId: string, p: ParkedPayl
   );
   const body = listenResponse(
     done.map((d) => ({
-      meta: { transcriptionId: d.row.id, title: d.row.title, status: d.row.status, sampleRateHz: d.row.sampleRateHz, audioSamples: d.row.audioSamples },
+      meta: {
+        transcriptionId: d.row.id,
+        title: d.row.title,
+        status: d.row.status,
+        sampleRateHz: d.row.sampleRateHz,
+        audioSamples: d.row.audioSamples,
+      },
       segments: d.segments,
     })),
     { ...p.render, created: new Date(done[0]!.row.createdAt).toISOString() },
@@ -116,8 +131,17 @@ export class CallbackSweeper {
       const p = JSON.parse(parked.payload) as ParkedPayload;
       const rendered = await renderWhenEnded(this.ctx, parked.accountId, p);
       if (rendered === null) continue;
-      const released = await this.ctx.store.releaseCallbackDelivery(parked.id, rendered.body, rendered.failed ? 'transcription.failed' : 'transcription.completed', this.ctx.now());
-      if (released) this.log.info({ deliveryId: parked.id, requestId: p.render.requestId, transcriptionIds: p.transcriptionIds }, 'Deepgram callback due');
+      const released = await this.ctx.store.releaseCallbackDelivery(
+        parked.id,
+        rendered.body,
+        rendered.failed ? 'transcription.failed' : 'transcription.completed',
+        this.ctx.now(),
+      );
+      if (released)
+        this.log.info(
+          { deliveryId: parked.id, requestId: p.render.requestId, transcriptionIds: p.transcriptionIds },
+          'Deepgram callback due',
+        );
     }
   }
 }

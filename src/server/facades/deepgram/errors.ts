@@ -27,7 +27,11 @@ export function toDeepgramError(err: unknown): DeepgramError {
   const f = tableFault(err);
   switch (f.code) {
     case 'UNAUTHORIZED':
-      return new DeepgramError(401, 'INVALID_AUTH', 'Invalid credentials: send `Authorization: Token <access key>` with a scribed access key');
+      return new DeepgramError(
+        401,
+        'INVALID_AUTH',
+        'Invalid credentials: send `Authorization: Token <access key>` with a scribed access key',
+      );
     case 'VALIDATION_FAILED':
     case 'BAD_REQUEST':
       return new DeepgramError(400, 'Bad Request', f.detail);
@@ -42,7 +46,13 @@ export function toDeepgramError(err: unknown): DeepgramError {
     case 'WAIT_BOUND_PASSED':
       return new DeepgramError(504, 'REQUEST_TIMEOUT', f.detail);
     default:
-      return f.status >= 500 ? new DeepgramError(f.status, 'INTERNAL_SERVER_ERROR', f.status === 500 ? 'the server failed while processing the request' : f.detail) : new DeepgramError(f.status, 'Bad Request', f.detail);
+      return f.status >= 500
+        ? new DeepgramError(
+            f.status,
+            'INTERNAL_SERVER_ERROR',
+            f.status === 500 ? 'the server failed while processing the request' : f.detail,
+          )
+        : new DeepgramError(f.status, 'Bad Request', f.detail);
   }
 }
 

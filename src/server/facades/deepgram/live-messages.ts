@@ -122,7 +122,16 @@ export class DeepgramLiveMessages {
       case 'accepting':
         // A Deepgram client cannot hold its audio back: it is told, and what it sends meanwhile
         // is dropped (the route stops framing it) until audio is accepted again.
-        return event.accepting ? [] : [{ type: 'Error', err_code: event.reason ?? 'NOT_ACCEPTING', err_msg: `audio is not accepted now (${event.reason ?? 'not accepting'}); audio sent until it is accepted again is dropped`, request_id: this.opts.requestId }];
+        return event.accepting
+          ? []
+          : [
+              {
+                type: 'Error',
+                err_code: event.reason ?? 'NOT_ACCEPTING',
+                err_msg: `audio is not accepted now (${event.reason ?? 'not accepting'}); audio sent until it is accepted again is dropped`,
+                request_id: this.opts.requestId,
+              },
+            ];
       default:
         return [];
     }
@@ -134,7 +143,12 @@ export class DeepgramLiveMessages {
 
   /** The fields of the stream's Metadata this channel's translator holds. */
   metadataFields(): Pick<MetadataMessage, 'request_id' | 'created' | 'models' | 'model_info'> {
-    return { request_id: this.opts.requestId, created: this.opts.created, models: [this.opts.modelName], model_info: { [this.opts.modelName]: this.modelInfo } };
+    return {
+      request_id: this.opts.requestId,
+      created: this.opts.created,
+      models: [this.opts.modelName],
+      model_info: { [this.opts.modelName]: this.modelInfo },
+    };
   }
 
   private speechStarted(segmentId: string, start: TimePoint): LiveMessage[] {
@@ -181,7 +195,15 @@ export class DeepgramLiveMessages {
     return [{ type: 'UtteranceEnd', channel: this.channel, last_word_end: last }];
   }
 
-  private results(start: TimePoint, end: TimePoint, transcript: string, words: LiveWord[], isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): ResultsMessage {
+  private results(
+    start: TimePoint,
+    end: TimePoint,
+    transcript: string,
+    words: LiveWord[],
+    isFinal: boolean,
+    speechFinal: boolean,
+    fromFinalize: boolean,
+  ): ResultsMessage {
     const confidence = words.length === 0 ? 0 : words.reduce((s, w) => s + w.confidence, 0) / words.length;
     return {
       type: 'Results',
@@ -217,5 +239,11 @@ function interimWords(e: PartialEvent): LiveWord[] {
   const tokens = e.text.split(/\s+/).filter((t) => t !== '');
   const start = seconds(e.start);
   const step = tokens.length === 0 ? 0 : Math.max(0, seconds(e.end) - start) / tokens.length;
-  return tokens.map((t, i) => ({ word: t.toLowerCase(), start: round3(start + i * step), end: round3(start + (i + 1) * step), confidence: 0, punctuated_word: t }));
+  return tokens.map((t, i) => ({
+    word: t.toLowerCase(),
+    start: round3(start + i * step),
+    end: round3(start + (i + 1) * step),
+    confidence: 0,
+    punctuated_word: t,
+  }));
 }

@@ -28,11 +28,13 @@ export interface LiveListenRequest {
 export function mapLiveQuery(q: Query): LiveListenRequest {
   for (const name of Object.keys(q)) {
     if (Object.hasOwn(LIVE_ACTING, name) || Object.hasOwn(LIVE_IGNORED, name) || switchedOff(q, name, OFF_SWITCHES)) continue;
-    if (Object.hasOwn(LIVE_REFUSED, name)) bad(`${name}: not supported by scribed on the live socket (${LIVE_REFUSED[name as keyof typeof LIVE_REFUSED]})`);
+    if (Object.hasOwn(LIVE_REFUSED, name))
+      bad(`${name}: not supported by scribed on the live socket (${LIVE_REFUSED[name as keyof typeof LIVE_REFUSED]})`);
     bad(`${name}: unknown or unsupported parameter`);
   }
   const encoding = last(q, 'encoding');
-  if (encoding === undefined) bad('encoding: required on the live socket (linear16, mulaw or alaw with sample_rate); containers are not read live');
+  if (encoding === undefined)
+    bad('encoding: required on the live socket (linear16, mulaw or alaw with sample_rate); containers are not read live');
   const sampleRate = integer(q, 'sample_rate', 8000, 48000);
   if (sampleRate === undefined) bad('sample_rate: required with encoding');
   let inputEncoding: string;
@@ -41,15 +43,20 @@ export function mapLiveQuery(q: Query): LiveListenRequest {
   else if (encoding === 'alaw') inputEncoding = `alaw_${sampleRate}`;
   else return bad(`encoding: ${JSON.stringify(encoding)} is not served on the live socket; send linear16, mulaw or alaw`);
   if (!isInputEncodingName(inputEncoding)) {
-    bad(`sample_rate: ${sampleRate} is not served for ${encoding} (linear16: 8000, 16000, 22050, 24000, 44100 or 48000; mulaw and alaw: 8000)`);
+    bad(
+      `sample_rate: ${sampleRate} is not served for ${encoding} (linear16: 8000, 16000, 22050, 24000, 44100 or 48000; mulaw and alaw: 8000)`,
+    );
   }
   // Two channels are two parties (a call): each is recognized alone, as a leg. A stereo
   // stream mixed into one recognizer gives neither party's words, so it is not offered.
   const channels = integer(q, 'channels', 1, 8) ?? 1;
   const multichannel = bool(q, 'multichannel') ?? false;
-  if (channels > MULTICHANNEL_CHANNELS) bad(`channels: at most ${MULTICHANNEL_CHANNELS} (interleaved, with multichannel=true: one leg of a call per channel)`);
-  if (channels === 2 && !multichannel) bad('channels: 2 channels are served with multichannel=true (each channel a leg of a call); a mixed-down stereo stream is not');
-  if (multichannel && channels !== 2) bad('multichannel: needs channels=2 (interleaved audio, one party per channel); one channel is a plain stream');
+  if (channels > MULTICHANNEL_CHANNELS)
+    bad(`channels: at most ${MULTICHANNEL_CHANNELS} (interleaved, with multichannel=true: one leg of a call per channel)`);
+  if (channels === 2 && !multichannel)
+    bad('channels: 2 channels are served with multichannel=true (each channel a leg of a call); a mixed-down stereo stream is not');
+  if (multichannel && channels !== 2)
+    bad('multichannel: needs channels=2 (interleaved audio, one party per channel); one channel is a plain stream');
 
   const options: Record<string, unknown> = { inputEncoding };
   const endpointing = last(q, 'endpointing');
@@ -70,8 +77,13 @@ export function mapLiveQuery(q: Query): LiveListenRequest {
   const redact = redactPolicies(q);
   if (redact.length > 0) options.redact = redact;
 
-  const tags = all(q, 'tag').map((t) => t.trim()).filter((t) => t !== '');
-  const sessionBody: LiveListenRequest['sessionBody'] = { title: tags.length > 0 ? `Deepgram live: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram live', options };
+  const tags = all(q, 'tag')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const sessionBody: LiveListenRequest['sessionBody'] = {
+    title: tags.length > 0 ? `Deepgram live: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram live',
+    options,
+  };
   const language = last(q, 'language');
   if (language !== undefined && language.trim() !== '') sessionBody.languageHint = language.trim();
   return {

@@ -102,8 +102,17 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
         },
       },
       refusals: {
-        streamLimit: (limit) => new DeepgramError(429, 'TOO_MANY_REQUESTS', `this account already streams ${limit} sessions on this node, its limit${n > 1 ? ` (each of the ${n} channels is one)` : ''}`),
-        engineBusy: () => new ScribedError('ENGINE_BUSY', `${n > 1 ? `${n} recognizers (one per channel) are` : 'a recognizer is'} not free on this node now; try again later`),
+        streamLimit: (limit) =>
+          new DeepgramError(
+            429,
+            'TOO_MANY_REQUESTS',
+            `this account already streams ${limit} sessions on this node, its limit${n > 1 ? ` (each of the ${n} channels is one)` : ''}`,
+          ),
+        engineBusy: () =>
+          new ScribedError(
+            'ENGINE_BUSY',
+            `${n > 1 ? `${n} recognizers (one per channel) are` : 'a recognizer is'} not free on this node now; try again later`,
+          ),
       },
     });
     return { opening, callId, request, requestId };
@@ -159,7 +168,8 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           socket.close(code, reason);
         };
         const legs = sessions.map(
-          (session, i) => new LiveLeg({ session, messages: translators[i]!, socket, bytesPerSample: request.bytesPerSample, pressure, onRelease }),
+          (session, i) =>
+            new LiveLeg({ session, messages: translators[i]!, socket, bytesPerSample: request.bytesPerSample, pressure, onRelease }),
         );
         const splitter = new ChannelSplitter(request.bytesPerSample, request.channels);
         const control = (text: string) => {
@@ -172,7 +182,14 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           if (type === 'KeepAlive') return legs.forEach((l) => void l.driver.keepAlive());
           if (type === 'Finalize') return legs.forEach((l) => void l.driver.commit());
           if (type === 'CloseStream') return legs.forEach((l) => void l.driver.close());
-          socket.send(JSON.stringify({ type: 'Error', err_code: 'INVALID_MESSAGE', err_msg: 'text messages are KeepAlive, Finalize or CloseStream; audio goes in binary messages', request_id: requestId }));
+          socket.send(
+            JSON.stringify({
+              type: 'Error',
+              err_code: 'INVALID_MESSAGE',
+              err_msg: 'text messages are KeepAlive, Finalize or CloseStream; audio goes in binary messages',
+              request_id: requestId,
+            }),
+          );
         };
 
         socket.on('message', (data, isBinary) => {
@@ -184,11 +201,16 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
           for (const leg of legs) void leg.driver.detach().catch((err) => log.error({ err, sessionId: leg.session.id }, 'detach failed'));
         });
 
-        void attachLive(ctx, opening, legs.map((l) => l.driver), {
-          socket,
-          log,
-          sendError: (e) => socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId })),
-        }).then((attached) => {
+        void attachLive(
+          ctx,
+          opening,
+          legs.map((l) => l.driver),
+          {
+            socket,
+            log,
+            sendError: (e) => socket.send(JSON.stringify({ type: 'Error', err_code: e.code, err_msg: e.message, request_id: requestId })),
+          },
+        ).then((attached) => {
           if (attached) log.info({ model: request.model, channels: request.channels }, 'Deepgram live stream opened');
         });
       },

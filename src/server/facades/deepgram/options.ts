@@ -23,7 +23,6 @@ export interface ListenRequest {
   callback: string | null;
 }
 
-
 export function bool(q: Query, name: string): boolean | undefined {
   const v = last(q, name);
   if (v === undefined) return undefined;
@@ -57,7 +56,10 @@ export function mapListenQuery(q: Query): ListenRequest {
   const channels = integer(q, 'channels', 1, 2);
   let raw: ListenRequest['raw'] = null;
   if (encoding !== undefined) {
-    if (!(RAW_ENCODINGS as readonly string[]).includes(encoding)) bad(`encoding: ${JSON.stringify(encoding)} is not supported; send linear16, mulaw or alaw, or a container (wav, mp3, flac, ogg, m4a ...) without encoding`);
+    if (!(RAW_ENCODINGS as readonly string[]).includes(encoding))
+      bad(
+        `encoding: ${JSON.stringify(encoding)} is not supported; send linear16, mulaw or alaw, or a container (wav, mp3, flac, ogg, m4a ...) without encoding`,
+      );
     if (sampleRate === undefined) bad('sample_rate: required with encoding');
     raw = { encoding: encoding as RawEncoding, sampleRate, channels: channels ?? 1 };
   } else if (channels !== undefined && channels !== 1) {
@@ -74,13 +76,27 @@ export function mapListenQuery(q: Query): ListenRequest {
   if (multichannel) options.multichannel = true;
   const redact = redactPolicies(q);
   if (redact.length > 0) options.redact = redact;
-  const tags = all(q, 'tag').map((t) => t.trim()).filter((t) => t !== '');
-  const nativeFields: Record<string, string> = { title: tags.length > 0 ? `Deepgram: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram transcription', options: JSON.stringify(options) };
+  const tags = all(q, 'tag')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const nativeFields: Record<string, string> = {
+    title: tags.length > 0 ? `Deepgram: ${tags.join(', ')}`.slice(0, 200) : 'Deepgram transcription',
+    options: JSON.stringify(options),
+  };
   const language = last(q, 'language');
   if (language !== undefined && language.trim() !== '') nativeFields.languageHint = language.trim();
   const method = last(q, 'callback_method')?.toLowerCase();
-  if (method !== undefined && method !== 'post') bad(`callback_method: ${JSON.stringify(method)} is not supported; scribed POSTs callbacks`);
+  if (method !== undefined && method !== 'post')
+    bad(`callback_method: ${JSON.stringify(method)} is not supported; scribed POSTs callbacks`);
   const callback = last(q, 'callback') ?? null;
   if (method !== undefined && callback === null) bad('callback_method: applies with callback only');
-  return { nativeFields, raw, utterances: bool(q, 'utterances') ?? false, readable, multichannel, model: last(q, 'model') ?? null, callback };
+  return {
+    nativeFields,
+    raw,
+    utterances: bool(q, 'utterances') ?? false,
+    readable,
+    multichannel,
+    model: last(q, 'model') ?? null,
+    callback,
+  };
 }

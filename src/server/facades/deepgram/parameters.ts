@@ -18,7 +18,8 @@ const TEXT_AND_TAGGING = {
   keyterm: 'vocabulary hints (native options.vocabularyHints)',
   language: 'the language (native languageHint, checked against the recognizer)',
   tag: 'the History row title',
-  redact: 'native options.redact: numbers, true or aggressive_numbers -> numbers; pci (credit_card, credit_card_expiration, cvv) -> pci; ssn; phone_number -> phone; email_address -> email; repeated or comma-separated; pii, phi and other entities are refused (docs/compat.md)',
+  redact:
+    'native options.redact: numbers, true or aggressive_numbers -> numbers; pci (credit_card, credit_card_expiration, cvv) -> pci; ssn; phone_number -> phone; email_address -> email; repeated or comma-separated; pii, phi and other entities are refused (docs/compat.md)',
 } as const;
 
 export const ACTING = {
@@ -28,7 +29,8 @@ export const ACTING = {
   multichannel: 'each of 2 channels transcribed as a leg of a call (native options.multichannel)',
   utterances: 'results.utterances: one per segment scribed cut at a pause',
   ...TEXT_AND_TAGGING,
-  callback: 'answer {request_id} at once; the response body is POSTed to this URL when the job ends, at least once, through the webhook outbox (docs/webhooks.md)',
+  callback:
+    'answer {request_id} at once; the response body is POSTed to this URL when the job ends, at least once, through the webhook outbox (docs/webhooks.md)',
   callback_method: 'post (the default); put is refused',
 } as const;
 
@@ -82,9 +84,11 @@ export const LIVE_ACTING = {
   encoding: 'linear16 (PCM s16le at 8000, 16000, 22050, 24000, 44100 or 48000 Hz), mulaw or alaw (8000 Hz): the native inputEncoding',
   sample_rate: 'the rate of the audio (required with encoding)',
   channels: '1, or 2 (interleaved) with multichannel=true',
-  multichannel: 'with channels=2: each channel a leg of a call (one native session per channel, docs/calls.md), its Results with channel_index [i, 2]',
+  multichannel:
+    'with channels=2: each channel a leg of a call (one native session per channel, docs/calls.md), its Results with channel_index [i, 2]',
   interim_results: 'true: partials as Results with is_final false',
-  endpointing: 'ms of silence ending an utterance: segmentCommitMode vad with commitSilenceMs; false: manual (finals on Finalize or the 30 s bound)',
+  endpointing:
+    'ms of silence ending an utterance: segmentCommitMode vad with commitSilenceMs; false: manual (finals on Finalize or the 30 s bound)',
   utterance_end_ms: 'UtteranceEnd once this much audio passed the last final word without new speech',
   vad_events: 'SpeechStarted when a segment opens',
   ...TEXT_AND_TAGGING,

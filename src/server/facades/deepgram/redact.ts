@@ -31,7 +31,9 @@ export function redactPolicies(q: Query): RedactionPolicy[] {
     const name = value.trim().toLowerCase();
     if (name === '') continue;
     if (!Object.hasOwn(DEEPGRAM_REDACT, name)) {
-      bad(`redact: ${JSON.stringify(name)} is not served by scribed (no named-entity model runs here); use ${DEEPGRAM_REDACT_VALUES.join(', ')}`);
+      bad(
+        `redact: ${JSON.stringify(name)} is not served by scribed (no named-entity model runs here); use ${DEEPGRAM_REDACT_VALUES.join(', ')}`,
+      );
     }
     const policy = DEEPGRAM_REDACT[name];
     if (policy) out.add(policy);

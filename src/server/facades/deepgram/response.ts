@@ -49,7 +49,15 @@ export function listenResponse(channels: readonly ChannelTranscript[], m: Listen
           .filter((s) => s.text.trim() !== '')
           .map((s) => {
             const words = s.words.map(word);
-            return { start: s.startMs / 1000, end: s.endMs / 1000, confidence: mean(words.map((w) => w.confidence)), channel, transcript: s.text, words, id: randomUUID() };
+            return {
+              start: s.startMs / 1000,
+              end: s.endMs / 1000,
+              confidence: mean(words.map((w) => w.confidence)),
+              channel,
+              transcript: s.text,
+              words,
+              id: randomUUID(),
+            };
           }),
       )
       .sort((a, b) => a.start - b.start || a.channel - b.channel);

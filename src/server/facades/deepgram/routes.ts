@@ -51,7 +51,11 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     if (isJson) {
       const url = (body as { url?: unknown } | undefined)?.url;
       if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof url !== 'string' || Object.keys(body).length !== 1) {
-        throw new DeepgramError(400, 'Bad Request', 'a JSON body must be {"url": "<audio URL>"}; send audio itself with an audio Content-Type');
+        throw new DeepgramError(
+          400,
+          'Bad Request',
+          'a JSON body must be {"url": "<audio URL>"}; send audio itself with an audio Content-Type',
+        );
       }
       source = await fetchAudio(url, log);
     } else if (body instanceof Stream) {
@@ -87,11 +91,18 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
   /** The audio a URL names, from an allowed destination only; redirects are not followed. */
   async function fetchAudio(url: string, log: FastifyBaseLogger): Promise<Readable> {
     try {
-      const res = await transport.get(url, { headers: { accept: 'audio/*, video/*, */*' }, signal: AbortSignal.timeout(URL_FETCH_TIMEOUT_MS) });
+      const res = await transport.get(url, {
+        headers: { accept: 'audio/*, video/*, */*' },
+        signal: AbortSignal.timeout(URL_FETCH_TIMEOUT_MS),
+      });
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
         res.destroy();
-        throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', `fetching the url answered HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`);
+        throw new DeepgramError(
+          400,
+          'REMOTE_CONTENT_ERROR',
+          `fetching the url answered HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+        );
       }
       return res;
     } catch (err) {
@@ -100,7 +111,11 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
       // address fails like one that does not resolve, and neither says how (docs/security.md).
       log.warn({ err, url: urlForLog(url) }, 'could not fetch the url');
       if (outboundFailure(err) === 'refused by policy') {
-        throw new DeepgramError(400, 'REMOTE_CONTENT_FORBIDDEN', 'the url names a destination this server may not fetch from (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md)');
+        throw new DeepgramError(
+          400,
+          'REMOTE_CONTENT_FORBIDDEN',
+          'the url names a destination this server may not fetch from (loopback, private, link-local or metadata addresses, unless the operator allows them: docs/security.md)',
+        );
       }
       throw new DeepgramError(400, 'REMOTE_CONTENT_ERROR', 'could not fetch the url');
     }
@@ -129,19 +144,46 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
           // Answered at once; the response goes to the callback when the job ends (callback.ts).
           const ids = await submitStaged(ctx, batch, req, accountId, staged, request.nativeFields);
           const requestId = String(reply.getHeader('dg-request-id'));
-          const render = { requestId, sha256: staged.sha256, model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances, readable: request.readable };
-          const deliveryId = await ctx.store.parkCallbackDelivery({ accountId, url: callback, payload: parkedPayload(ids, render), now: ctx.now() });
+          const render = {
+            requestId,
+            sha256: staged.sha256,
+            model: `scribed-${ctx.engine.info.name}`,
+            utterances: request.utterances,
+            readable: request.readable,
+          };
+          const deliveryId = await ctx.store.parkCallbackDelivery({
+            accountId,
+            url: callback,
+            payload: parkedPayload(ids, render),
+            now: ctx.now(),
+          });
           req.log.info({ deliveryId, transcriptionIds: ids }, 'Deepgram callback parked until its job ends');
-          return await reply.header('x-scribed-transcription-id', ids[0]!).type('application/json').send(JSON.stringify({ request_id: requestId }));
+          return await reply
+            .header('x-scribed-transcription-id', ids[0]!)
+            .type('application/json')
+            .send(JSON.stringify({ request_id: requestId }));
         }
         const done = await transcribeStaged(ctx, batch, req, reply, accountId, staged, request.nativeFields, maxWaitMs);
         const requestId = String(reply.getHeader('dg-request-id'));
         const body = listenResponse(
           done.map((d) => ({
-            meta: { transcriptionId: d.row.id, title: d.row.title, status: d.row.status, sampleRateHz: d.row.sampleRateHz, audioSamples: d.row.audioSamples },
+            meta: {
+              transcriptionId: d.row.id,
+              title: d.row.title,
+              status: d.row.status,
+              sampleRateHz: d.row.sampleRateHz,
+              audioSamples: d.row.audioSamples,
+            },
             segments: d.segments,
           })),
-          { requestId, sha256: staged.sha256, created: new Date(done[0]!.row.createdAt).toISOString(), model: `scribed-${ctx.engine.info.name}`, utterances: request.utterances, readable: request.readable },
+          {
+            requestId,
+            sha256: staged.sha256,
+            created: new Date(done[0]!.row.createdAt).toISOString(),
+            model: `scribed-${ctx.engine.info.name}`,
+            utterances: request.utterances,
+            readable: request.readable,
+          },
         );
         return await reply.header('x-scribed-transcription-id', done[0]!.row.id).type('application/json').send(JSON.stringify(body));
       } finally {

@@ -39,7 +39,13 @@ export function toOpenAiError(err: unknown): OpenAiError {
   const f = tableFault(err);
   switch (f.code) {
     case 'UNAUTHORIZED':
-      return new OpenAiError(401, 'invalid_request_error', 'Incorrect or missing API key: send `Authorization: Bearer <access key>` with a scribed access key', null, 'invalid_api_key');
+      return new OpenAiError(
+        401,
+        'invalid_request_error',
+        'Incorrect or missing API key: send `Authorization: Bearer <access key>` with a scribed access key',
+        null,
+        'invalid_api_key',
+      );
     case 'VALIDATION_FAILED':
     case 'BAD_REQUEST':
       return new OpenAiError(400, 'invalid_request_error', f.detail, paramOf(f.field), null);
@@ -55,7 +61,13 @@ export function toOpenAiError(err: unknown): OpenAiError {
       return new OpenAiError(504, 'server_error', f.detail, null, 'timeout');
     default:
       return f.status >= 500
-        ? new OpenAiError(f.status, 'server_error', f.status === 500 ? 'The server had an error while processing your request' : f.detail, null, null)
+        ? new OpenAiError(
+            f.status,
+            'server_error',
+            f.status === 500 ? 'The server had an error while processing your request' : f.detail,
+            null,
+            null,
+          )
         : new OpenAiError(f.status, 'invalid_request_error', f.detail, paramOf(f.field), null);
   }
 }

@@ -25,7 +25,14 @@ export interface SessionBody {
 }
 
 const refusals: LiveRefusals = {
-  streamLimit: (limit) => new OpenAiError(429, 'invalid_request_error', `this account already streams ${limit} sessions on this node, its limit`, null, 'rate_limit_exceeded'),
+  streamLimit: (limit) =>
+    new OpenAiError(
+      429,
+      'invalid_request_error',
+      `this account already streams ${limit} sessions on this node, its limit`,
+      null,
+      'rate_limit_exceeded',
+    ),
   engineBusy: () => new ScribedError('ENGINE_BUSY', 'no recognizer is free on this node now; try again later'),
 };
 

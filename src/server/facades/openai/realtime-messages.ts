@@ -21,10 +21,17 @@ export type ClientEvent =
 export interface OpenAiErrorEvent {
   type: 'error';
   event_id: string;
-  error: { type: 'invalid_request_error' | 'server_error'; code: string | null; message: string; param: string | null; event_id: string | null };
+  error: {
+    type: 'invalid_request_error' | 'server_error';
+    code: string | null;
+    message: string;
+    param: string | null;
+    event_id: string | null;
+  };
 }
 
-export type ReadClient = { ok: true; event: ClientEvent } | { ok: false; code: string; message: string; param: string | null; eventId: string | null };
+export type ReadClient =
+  { ok: true; event: ClientEvent } | { ok: false; code: string; message: string; param: string | null; eventId: string | null };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -36,7 +43,8 @@ export function readClientEvent(text: string): ReadClient {
   } catch {
     return { ok: false, code: 'invalid_json', message: 'The event is not valid JSON.', param: null, eventId: null };
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: false, code: 'invalid_json', message: 'An event is a JSON object.', param: null, eventId: null };
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return { ok: false, code: 'invalid_json', message: 'An event is a JSON object.', param: null, eventId: null };
   const o = v as Record<string, unknown>;
   const eventId = typeof o.event_id === 'string' ? o.event_id : null;
   switch (o.type) {
@@ -45,7 +53,13 @@ export function readClientEvent(text: string): ReadClient {
       return { ok: true, event: { type: o.type, session: o.session, eventId } };
     case 'input_audio_buffer.append': {
       if (typeof o.audio !== 'string' || o.audio.length % 4 === 1 || !BASE64.test(o.audio)) {
-        return { ok: false, code: 'invalid_value', message: 'audio: base64-encoded audio bytes in the session format', param: 'audio', eventId };
+        return {
+          ok: false,
+          code: 'invalid_value',
+          message: 'audio: base64-encoded audio bytes in the session format',
+          param: 'audio',
+          eventId,
+        };
       }
       return { ok: true, event: { type: o.type, audio: Buffer.from(o.audio, 'base64'), eventId } };
     }
@@ -104,7 +118,13 @@ export class RealtimeMessages {
     return `event_${this.o.itemPrefix}_${this.seq}`;
   }
 
-  error(code: string | null, message: string, param: string | null = null, clientEventId: string | null = null, type: 'invalid_request_error' | 'server_error' = 'invalid_request_error'): OpenAiErrorEvent {
+  error(
+    code: string | null,
+    message: string,
+    param: string | null = null,
+    clientEventId: string | null = null,
+    type: 'invalid_request_error' | 'server_error' = 'invalid_request_error',
+  ): OpenAiErrorEvent {
     return { type: 'error', event_id: this.eventId(), error: { type, code, message, param, event_id: clientEventId } };
   }
 
@@ -121,7 +141,8 @@ export class RealtimeMessages {
       case 'final':
         return this.final(event);
       case 'committed':
-        if (event.segmentId === null) return [this.error('input_audio_buffer_commit_empty', 'Error committing input audio buffer: the buffer holds no speech.')];
+        if (event.segmentId === null)
+          return [this.error('input_audio_buffer_commit_empty', 'Error committing input audio buffer: the buffer holds no speech.')];
         // The native `committed` may come after its segment's final, which committed it already.
         if (this.cleared.has(event.segmentId) || this.completed.includes(event.segmentId)) return [];
         return this.committed(this.item(event.segmentId));
@@ -130,7 +151,12 @@ export class RealtimeMessages {
       case 'accepting':
         return event.accepting
           ? []
-          : [this.error((event.reason ?? 'not_accepting').toLowerCase(), `audio is not accepted now (${event.reason ?? 'not accepting'}); audio sent until it is accepted again is dropped`)];
+          : [
+              this.error(
+                (event.reason ?? 'not_accepting').toLowerCase(),
+                `audio is not accepted now (${event.reason ?? 'not accepting'}); audio sent until it is accepted again is dropped`,
+              ),
+            ];
       default:
         return [];
     }
@@ -148,7 +174,9 @@ export class RealtimeMessages {
   private started(it: { id: string; started: boolean }, startMs: number): Out[] {
     if (it.started) return [];
     it.started = true;
-    return this.o.vad ? [{ type: 'input_audio_buffer.speech_started', event_id: this.eventId(), audio_start_ms: startMs, item_id: it.id }] : [];
+    return this.o.vad
+      ? [{ type: 'input_audio_buffer.speech_started', event_id: this.eventId(), audio_start_ms: startMs, item_id: it.id }]
+      : [];
   }
 
   /** The words of `words` past those sent, as a delta (empty: nothing new). */
@@ -157,7 +185,9 @@ export class RealtimeMessages {
     const more = words.slice(it.sent.length);
     const delta = `${it.sent.length > 0 ? ' ' : ''}${more.join(' ')}`;
     it.sent = [...it.sent, ...more];
-    return [{ type: 'conversation.item.input_audio_transcription.delta', event_id: this.eventId(), item_id: it.id, content_index: 0, delta }];
+    return [
+      { type: 'conversation.item.input_audio_transcription.delta', event_id: this.eventId(), item_id: it.id, content_index: 0, delta },
+    ];
   }
 
   private committed(it: { id: string; committed: boolean }): Out[] {
@@ -191,7 +221,8 @@ export class RealtimeMessages {
     if (e.text.trim() === '' && !(known && this.items.get(e.segmentId)!.committed)) return [];
     const it = this.item(e.segmentId);
     const out: Out[] = [...this.started(it, e.start.ms)];
-    if (this.o.vad && !it.committed) out.push({ type: 'input_audio_buffer.speech_stopped', event_id: this.eventId(), audio_end_ms: e.end.ms, item_id: it.id });
+    if (this.o.vad && !it.committed)
+      out.push({ type: 'input_audio_buffer.speech_stopped', event_id: this.eventId(), audio_end_ms: e.end.ms, item_id: it.id });
     out.push(...this.committed(it));
     // The transcript's words past as many as were sent (those the final revised stay as sent).
     out.push(...this.delta({ ...it }, wordsOf(e.text)));

@@ -54,10 +54,20 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
   async function handshake(req: FastifyRequest<{ Querystring: Record<string, string | string[]> }>): Promise<RealtimeHandshake> {
     const q = req.query ?? {};
     if (q.model !== undefined || q.call_id !== undefined) {
-      throw new OpenAiError(400, 'invalid_request_error', 'this server serves transcription sessions only: open the socket with intent=transcription', q.model !== undefined ? 'model' : 'call_id');
+      throw new OpenAiError(
+        400,
+        'invalid_request_error',
+        'this server serves transcription sessions only: open the socket with intent=transcription',
+        q.model !== undefined ? 'model' : 'call_id',
+      );
     }
-    if (q.intent !== 'transcription') throw new OpenAiError(400, 'invalid_request_error', 'intent: open the socket with intent=transcription', 'intent');
-    const accountId = await authenticate(ctx.store, 'access_key', authorizationCredential(headerValue(req.headers.authorization), ['Bearer']));
+    if (q.intent !== 'transcription')
+      throw new OpenAiError(400, 'invalid_request_error', 'intent: open the socket with intent=transcription', 'intent');
+    const accountId = await authenticate(
+      ctx.store,
+      'access_key',
+      authorizationCredential(headerValue(req.headers.authorization), ['Bearer']),
+    );
     const refusal = precheck(ctx, accountId);
     if (refusal) throw refusal;
     return { accountId };
@@ -97,8 +107,13 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
         // Before the native session exists, errors still need event ids: a translator for them.
         const early = new RealtimeMessages({ vad: true, itemPrefix: sessionId.slice(5, 13) });
         const ids = () => messages ?? early;
-        const fail = (code: string | null, message: string, param: string | null, eventId: string | null, type?: 'invalid_request_error' | 'server_error') =>
-          send(ids().error(code, message, param, eventId, type));
+        const fail = (
+          code: string | null,
+          message: string,
+          param: string | null,
+          eventId: string | null,
+          type?: 'invalid_request_error' | 'server_error',
+        ) => send(ids().error(code, message, param, eventId, type));
 
         const pressure = new Backpressure(socket);
         const onEvent = (event: ServerEvent) => {
@@ -112,7 +127,8 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
          * the events that came meanwhile follow in order. */
         async function open(): Promise<void> {
           messages = new RealtimeMessages({ vad: config.turnDetection !== null, itemPrefix: sessionId.slice(5, 13) });
-          const sendError = (e: ScribedError) => fail(e.code.toLowerCase(), e.message, null, null, e.spec.http >= 500 ? 'server_error' : 'invalid_request_error');
+          const sendError = (e: ScribedError) =>
+            fail(e.code.toLowerCase(), e.message, null, null, e.spec.http >= 500 ? 'server_error' : 'invalid_request_error');
           try {
             leg = await RealtimeLeg.open(ctx, accountId, nativeSessionBody(config), {
               req,
@@ -147,15 +163,25 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
         function configure(e: Extract<ClientEvent, { type: 'session.update' | 'transcription_session.update' }>): void {
           let next: RealtimeConfig;
           try {
-            next = e.type === 'session.update' ? applySessionUpdate(config, e.session, models) : applyTranscriptionSessionUpdate(config, e.session, models);
+            next =
+              e.type === 'session.update'
+                ? applySessionUpdate(config, e.session, models)
+                : applyTranscriptionSessionUpdate(config, e.session, models);
           } catch (err) {
             if (err instanceof RealtimeConfigError) return fail(err.code, err.message, err.param, e.eventId);
             throw err;
           }
           const changed = opening ? fixedFieldChanged(config, next) : null;
-          if (changed) return fail('session_already_started', `${changed} cannot change once audio has been sent (the session was opened with it); open a new socket`, changed, e.eventId);
+          if (changed)
+            return fail(
+              'session_already_started',
+              `${changed} cannot change once audio has been sent (the session was opened with it); open a new socket`,
+              changed,
+              e.eventId,
+            );
           config = next;
-          if (e.type === 'session.update') send({ type: 'session.updated', event_id: ids().eventId(), session: sessionView(sessionId, config) });
+          if (e.type === 'session.update')
+            send({ type: 'session.updated', event_id: ids().eventId(), session: sessionView(sessionId, config) });
           else send({ type: 'transcription_session.updated', event_id: ids().eventId(), session: betaSessionView(sessionId, config) });
         }
 
@@ -172,14 +198,16 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
 
         socket.on('message', (data, isBinary) => {
           const text = (Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8');
-          if (isBinary) return fail('invalid_value', 'audio goes in input_audio_buffer.append events (base64), not in binary messages', null, null);
+          if (isBinary)
+            return fail('invalid_value', 'audio goes in input_audio_buffer.append events (base64), not in binary messages', null, null);
           const read = readClientEvent(text);
           if (!read.ok) return fail(read.code, read.message, read.param, read.eventId);
           const e = read.event;
           if (leg) return act(e);
           if (!opening) {
             if (e.type === 'session.update' || e.type === 'transcription_session.update') return configure(e);
-            if (e.type === 'input_audio_buffer.commit') return fail('input_audio_buffer_commit_empty', 'Error committing input audio buffer: the buffer is empty.', null, e.eventId);
+            if (e.type === 'input_audio_buffer.commit')
+              return fail('input_audio_buffer_commit_empty', 'Error committing input audio buffer: the buffer is empty.', null, e.eventId);
             if (e.type === 'input_audio_buffer.clear') return send(early.clear());
             opening = open();
           }

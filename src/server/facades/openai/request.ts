@@ -16,7 +16,16 @@ import { RESPONSE_FORMATS, type Granularity, type ResponseFormat } from './names
 
 export type { Granularity, ResponseFormat } from './names.js';
 
-const KNOWN_FIELDS = ['model', 'language', 'prompt', 'response_format', 'temperature', 'timestamp_granularities[]', 'timestamp_granularities', 'stream'] as const;
+const KNOWN_FIELDS = [
+  'model',
+  'language',
+  'prompt',
+  'response_format',
+  'temperature',
+  'timestamp_granularities[]',
+  'timestamp_granularities',
+  'stream',
+] as const;
 
 export interface TranscriptionRequest {
   model: string;
@@ -50,20 +59,26 @@ export function promptTerms(prompt: string): string[] {
  */
 export function mapTranscriptionRequest(fields: Readonly<Record<string, string[]>>, models: readonly string[]): TranscriptionRequest {
   for (const [name, values] of Object.entries(fields)) {
-    if (!(KNOWN_FIELDS as readonly string[]).includes(name)) bad(name, `Unrecognized request argument supplied: ${name}`, 'unknown_parameter');
+    if (!(KNOWN_FIELDS as readonly string[]).includes(name))
+      bad(name, `Unrecognized request argument supplied: ${name}`, 'unknown_parameter');
     if (values.length > 1 && !name.startsWith('timestamp_granularities')) bad(name, `${name} was given more than once`);
   }
   const one = (name: string): string | undefined => fields[name]?.[0];
   const model = one('model');
   if (model === undefined || model.trim() === '') bad('model', 'you must provide a model parameter');
-  if (!models.includes(model)) bad('model', `The model \`${model}\` does not exist; GET /v1/models lists the models this server serves`, 'model_not_found');
+  if (!models.includes(model))
+    bad('model', `The model \`${model}\` does not exist; GET /v1/models lists the models this server serves`, 'model_not_found');
 
   const format = (one('response_format') ?? 'json') as ResponseFormat;
-  if (!(RESPONSE_FORMATS as readonly string[]).includes(format)) bad('response_format', `response_format must be one of ${RESPONSE_FORMATS.join(', ')}`);
+  if (!(RESPONSE_FORMATS as readonly string[]).includes(format))
+    bad('response_format', `response_format must be one of ${RESPONSE_FORMATS.join(', ')}`);
 
   const granularities = [...(fields['timestamp_granularities[]'] ?? []), ...(fields.timestamp_granularities ?? [])] as Granularity[];
-  for (const g of granularities) if (g !== 'word' && g !== 'segment') bad('timestamp_granularities', `timestamp_granularities must be word or segment, not ${JSON.stringify(g)}`);
-  if (granularities.length > 0 && format !== 'verbose_json') bad('timestamp_granularities', 'timestamp_granularities needs response_format verbose_json');
+  for (const g of granularities)
+    if (g !== 'word' && g !== 'segment')
+      bad('timestamp_granularities', `timestamp_granularities must be word or segment, not ${JSON.stringify(g)}`);
+  if (granularities.length > 0 && format !== 'verbose_json')
+    bad('timestamp_granularities', 'timestamp_granularities needs response_format verbose_json');
 
   const temperature = one('temperature');
   if (temperature !== undefined && temperature.trim() !== '') {
@@ -83,5 +98,12 @@ export function mapTranscriptionRequest(fields: Readonly<Record<string, string[]
   const language = one('language');
   const nativeFields: Record<string, string> = { title: 'OpenAI transcription', options: JSON.stringify(options) };
   if (language !== undefined && language.trim() !== '') nativeFields.languageHint = language.trim();
-  return { model, format, granularities: granularities.length === 0 ? ['segment'] : [...new Set(granularities)], nativeFields, language: nativeFields.languageHint ?? null, stream };
+  return {
+    model,
+    format,
+    granularities: granularities.length === 0 ? ['segment'] : [...new Set(granularities)],
+    nativeFields,
+    language: nativeFields.languageHint ?? null,
+    stream,
+  };
 }

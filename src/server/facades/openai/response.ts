@@ -63,7 +63,12 @@ export function openAiTranscription(audio: FinishedAudio, format: ResponseFormat
   const usage = { type: 'duration', seconds: Math.ceil(t.durationMs / 1000) };
   if (format === 'json') return { contentType: 'application/json', body: JSON.stringify({ text: t.text, usage }) };
   const spoken = t.segments.filter((s) => s.text.trim() !== '');
-  const verbose: Record<string, unknown> = { task: 'transcribe', language: languageName(audio.language), duration: seconds(t.durationMs), text: t.text };
+  const verbose: Record<string, unknown> = {
+    task: 'transcribe',
+    language: languageName(audio.language),
+    duration: seconds(t.durationMs),
+    text: t.text,
+  };
   if (granularities.includes('segment')) {
     verbose.segments = spoken.map((s, id) => ({
       id,

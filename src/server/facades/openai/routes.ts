@@ -29,9 +29,12 @@ export function servedModels(engineName: string): string[] {
 
 function multipartFault(err: unknown): unknown {
   const code = (err as { code?: string } | null)?.code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit', { cause: err });
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') return new OpenAiError(400, 'invalid_request_error', 'too many form parts: send one file part `file` and the documented fields');
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');
+  if (code === 'FST_REQ_FILE_TOO_LARGE')
+    return new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit', { cause: err });
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT')
+    return new OpenAiError(400, 'invalid_request_error', 'too many form parts: send one file part `file` and the documented fields');
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
+    return new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');
   return malformedMultipart(err);
 }
 
@@ -50,7 +53,8 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
 
     app.post('/v1/audio/transcriptions', async (req, reply) => {
       const accountId = accountOf(req);
-      if (!req.isMultipart()) throw new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');
+      if (!req.isMultipart())
+        throw new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');
       const file = await stagingPath(batch);
       try {
         // No prototype: a field named like an inherited property (constructor, toString) is an
@@ -58,12 +62,20 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
         const fields = Object.create(null) as Record<string, string[]>;
         let staged: StagedFile | null = null;
         try {
-          const parts = req.parts({ limits: { fileSize: batch.maxUploadBytes, files: 1, fields: 16, parts: 17, fieldSize: MAX_FIELD_BYTES } });
+          const parts = req.parts({
+            limits: { fileSize: batch.maxUploadBytes, files: 1, fields: 16, parts: 17, fieldSize: MAX_FIELD_BYTES },
+          });
           for await (const part of parts) {
             if (part.type === 'file') {
               if (part.fieldname !== 'file') {
                 part.file.resume();
-                throw new OpenAiError(400, 'invalid_request_error', `Unrecognized file part: ${part.fieldname}; the audio goes in \`file\``, part.fieldname, 'unknown_parameter');
+                throw new OpenAiError(
+                  400,
+                  'invalid_request_error',
+                  `Unrecognized file part: ${part.fieldname}; the audio goes in \`file\``,
+                  part.fieldname,
+                  'unknown_parameter',
+                );
               }
               staged = await stageStream(part.file, file, batch.maxUploadBytes);
               if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
@@ -77,16 +89,37 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
         }
         // Fields first (a bad model or format is named before the file is looked at).
         const request = mapTranscriptionRequest(fields, models);
-        if (staged === null) throw new OpenAiError(400, 'invalid_request_error', 'you must provide a file part `file` with the audio', 'file');
+        if (staged === null)
+          throw new OpenAiError(400, 'invalid_request_error', 'you must provide a file part `file` with the audio', 'file');
         const [done] = await transcribeStaged(ctx, batch, req, reply, accountId, staged, request.nativeFields, maxWaitMs);
         if (request.stream) {
-          const meta = { transcriptionId: done!.row.id, title: done!.row.title, status: done!.row.status, sampleRateHz: done!.row.sampleRateHz, audioSamples: done!.row.audioSamples };
-          const events = openAiTranscriptStream({ meta, segments: done!.segments, language: request.language ?? ctx.engine.info.languages[0] ?? 'en' });
-          return await reply.header('x-scribed-transcription-id', done!.row.id).header('cache-control', 'no-cache').type('text/event-stream; charset=utf-8').send(events);
+          const meta = {
+            transcriptionId: done!.row.id,
+            title: done!.row.title,
+            status: done!.row.status,
+            sampleRateHz: done!.row.sampleRateHz,
+            audioSamples: done!.row.audioSamples,
+          };
+          const events = openAiTranscriptStream({
+            meta,
+            segments: done!.segments,
+            language: request.language ?? ctx.engine.info.languages[0] ?? 'en',
+          });
+          return await reply
+            .header('x-scribed-transcription-id', done!.row.id)
+            .header('cache-control', 'no-cache')
+            .type('text/event-stream; charset=utf-8')
+            .send(events);
         }
         const out = openAiTranscription(
           {
-            meta: { transcriptionId: done!.row.id, title: done!.row.title, status: done!.row.status, sampleRateHz: done!.row.sampleRateHz, audioSamples: done!.row.audioSamples },
+            meta: {
+              transcriptionId: done!.row.id,
+              title: done!.row.title,
+              status: done!.row.status,
+              sampleRateHz: done!.row.sampleRateHz,
+              audioSamples: done!.row.audioSamples,
+            },
             segments: done!.segments,
             language: request.language ?? ctx.engine.info.languages[0] ?? 'en',
           },
