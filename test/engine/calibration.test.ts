@@ -23,7 +23,7 @@ const cfg = { engine: 'pocketsphinx' as const, modelDir: undefined, assetsDir: A
 function logs() {
   const lines: Array<{ level: string; msg: string }> = [];
   const at = (level: string) => (a: unknown, b?: string) => lines.push({ level, msg: typeof a === 'string' ? a : (b ?? '') });
-  return { lines, log: { info: at('info'), warn: at('warn') } as never };
+  return { lines, log: { info: at('info'), warn: at('warn'), debug: at('debug') } as never };
 }
 
 async function writeCache(dir: string, over: Partial<Calibration> = {}): Promise<Calibration> {
