@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/obs/metrics.js';
+import { audiohookMetrics } from '../../src/server/audiohook/metrics.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
 import { createRtpMetrics } from '../../src/rtp/metrics.js';
 import { createGatewayMetrics } from '../../src/gateway/metrics.js';
@@ -39,8 +40,11 @@ async function exportedSeries(): Promise<Set<string>> {
   const client = new ClientMetrics();
   createRtpMetrics(client.registry);
   createGatewayMetrics(client.registry);
+  const server = createMetrics().registry;
+  // The AudioHook endpoint registers its metrics on the node's registry with its route.
+  audiohookMetrics(server);
   const names = new Set<string>();
-  for (const registry of [createMetrics().registry, client.registry]) {
+  for (const registry of [server, client.registry]) {
     for (const m of await registry.getMetricsAsJSON()) {
       for (const suffix of SERIES_SUFFIXES) names.add(`${m.name}${suffix}`);
     }
