@@ -23,3 +23,10 @@ export function authorizationCredential(header: string | undefined, schemes: rea
 export async function facadeAccount(store: Store, req: FastifyRequest, schemes: readonly AuthScheme[]): Promise<string> {
   return authenticate(store, 'access_key', authorizationCredential(headerValue(req.headers.authorization), schemes));
 }
+
+/** The account of a request whose Authorization header is the bare key, with no scheme
+ * (AssemblyAI's SDK sends `Authorization: <key>`); throws the table's UNAUTHORIZED. */
+export async function facadeAccountByBareKey(store: Store, req: FastifyRequest): Promise<string> {
+  const header = headerValue(req.headers.authorization);
+  return authenticate(store, 'access_key', header === undefined || header.trim() === '' ? undefined : header.trim());
+}
