@@ -62,6 +62,9 @@ export interface Service {
   drain(): Promise<DrainEnd>;
   /** End a drain now (a second SIGTERM). */
   cutDrain(): void;
+  /** What POST /admin/drain runs (once): `scribed serve` gives the handler SIGTERM has, so the
+   * route drains and then stops the process. Without one, the route drains only. */
+  onDrainRequest(handler: () => void): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
 }
@@ -207,6 +210,8 @@ async function assemble(
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const clock = now ?? (() => new Date());
+  let drainRequested = false;
+  let drainHandler: (() => void) | null = null;
   const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files });
   const app = await buildApp({
     config,
@@ -228,12 +233,21 @@ async function assemble(
     files,
     workers,
     draining: () => drain.draining,
+    requestDrain: () => {
+      const status = shared && config.drainGraceMs > 0 ? 'draining' : 'stopping';
+      // After the answer is on its way: a stop closes the app this request is in.
+      if (!drainRequested) {
+        drainRequested = true;
+        setImmediate(() => (drainHandler ? drainHandler() : void service.drain()));
+      }
+      return status;
+    },
   });
   await startRouteWorkers(workers, { config, store });
 
   let stopping: Promise<void> | null = null;
   let agent: AgentListener | null = null;
-  return {
+  const service: Service = {
     config,
     app,
     store,
@@ -264,6 +278,7 @@ async function assemble(
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
+    onDrainRequest: (handler) => (drainHandler = handler),
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
@@ -294,4 +309,5 @@ async function assemble(
       return stopping;
     },
   };
+  return service;
 }
