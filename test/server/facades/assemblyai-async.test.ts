@@ -211,6 +211,7 @@ describe('AssemblyAI async API through the assemblyai SDK', () => {
     expect(await refused({ no_such_thing: 1 })).toMatch(/^no_such_thing: unknown or unsupported parameter/);
     expect(await refused({ speakers_expected: 3, speaker_labels: true })).toMatch(/^speakers_expected:/);
     expect(await refused({ webhook_url: 'http://169.254.169.254/latest' })).toMatch(/^webhook_url: .* is not a destination/);
+    expect(await refused({ speaker_labels: true })).toMatch(/^speaker_labels: the file has 1 channel; .*does not diarize/);
     const external = await rejection(client.transcripts.submit({ audio: 'https://example.com/call.wav' }));
     expect(external.message).toMatch(/^audio_url: scribed transcribes files uploaded to it/);
     const notAudio = path.join(dir, 'notes.txt');

@@ -26,6 +26,23 @@ export class AssemblyAiError extends Error {
 
 export const badRequest = (message: string): AssemblyAiError => new AssemblyAiError(400, message);
 
+/** The native fields a refusal of the batch submitter may name, as AssemblyAI's parameters. */
+const PARAM_OF: Array<[string, string, string]> = [
+  ['options.multichannel', 'speaker_labels', ' (scribed does not diarize: send a stereo file, one speaker per channel)'],
+  ['options.channelSpeakers', 'speaker_labels', ''],
+  ['options.vocabularyHints', 'word_boost', ''],
+  ['options.redact', 'redact_pii_policies', ''],
+  ['languageHint', 'language_code', ''],
+];
+
+function inOwnTerms(detail: string, field: string | null): string {
+  for (const [native, param, why] of PARAM_OF) {
+    if (field !== null && field.startsWith(native) && detail.startsWith(`${field}: `))
+      return `${param}: ${detail.slice(field.length + 2)}${why}`;
+  }
+  return detail;
+}
+
 /** Any error of an AssemblyAI facade route, in AssemblyAI's terms. */
 export function toAssemblyAiError(err: unknown): AssemblyAiError {
   if (err instanceof AssemblyAiError) return err;
@@ -37,7 +54,7 @@ export function toAssemblyAiError(err: unknown): AssemblyAiError {
       return new AssemblyAiError(404, 'Transcript not found');
     case 'VALIDATION_FAILED':
     case 'BAD_REQUEST':
-      return new AssemblyAiError(400, f.detail);
+      return new AssemblyAiError(400, inOwnTerms(f.detail, f.field));
     case 'UNSUPPORTED_AUDIO':
       return new AssemblyAiError(400, `Transcoding failed. File does not appear to contain audio: ${f.detail}`);
     case 'PAYLOAD_TOO_LARGE':
