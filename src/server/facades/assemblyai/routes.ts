@@ -84,6 +84,7 @@ export function assemblyAiRoutes(ctx: AppContext, batch: BatchRouteOptions): Fas
       ...ASSEMBLYAI_ROUTES.create,
       handler: async (req, reply) => {
         const accountId = accountOf(req);
+        if (req.body instanceof Stream) throw badRequest('send the parameters as a JSON object (Content-Type: application/json)');
         const request = mapTranscriptBody(req.body);
         const webhook = request.webhook === null ? null : { ...request.webhook, url: webhookUrl(request.webhook.url, policy) };
         const staged = await uploads.resolve(accountId, request.audioUrl);
