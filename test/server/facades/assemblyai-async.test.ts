@@ -24,6 +24,7 @@ const customerClip = clips.find((c) => c.id === 'librivox-0920')!;
 const dir = tempDir('scribed-assemblyai-');
 const stereo = path.join(dir, 'call.wav');
 const POLL = { pollingInterval: 200, pollingTimeout: 60_000 };
+const MAX_UPLOAD = 4 * 1024 * 1024;
 
 let svc: TestService;
 let alice: ProvisionedAccount;
@@ -54,7 +55,7 @@ beforeAll(async () => {
   sox('-M', path.join(dir, 'l.wav'), path.join(dir, 'r.wav'), stereo);
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/aai`;
-  svc = await startService({ maxDecoders: 2, callbackAllowCidrs: ['127.0.0.1/32'] });
+  svc = await startService({ maxDecoders: 2, callbackAllowCidrs: ['127.0.0.1/32'], batchMaxUploadBytes: MAX_UPLOAD });
   alice = await svc.account(10_000n);
   client = new AssemblyAI({ apiKey: alice.accessKey, baseUrl: svc.baseUrl });
 }, 60_000);
@@ -217,6 +218,11 @@ describe('AssemblyAI async API through the assemblyai SDK', () => {
     const notAudio = path.join(dir, 'notes.txt');
     fs.writeFileSync(notAudio, 'not audio at all\n'.repeat(100));
     expect((await rejection(client.transcripts.submit({ audio: notAudio }))).message).toMatch(/^Transcoding failed/);
+    // A file over the upload limit, 10 times in a row on one client: each read as its 413.
+    const big = path.join(dir, 'big.bin');
+    fs.writeFileSync(big, Buffer.alloc(MAX_UPLOAD + 2 * 1024 * 1024, 7));
+    for (let i = 0; i < 10; i++)
+      expect((await rejection(client.files.upload(big))).message).toBe(`the audio is over the upload size limit (${MAX_UPLOAD} bytes)`);
     expect(await balance(alice.accessKey)).toBe(before);
     // An upload URL serves its own account only.
     const url = await client.files.upload(clip.wavFile);
