@@ -137,6 +137,14 @@ describe('AssemblyAI async API through the assemblyai SDK', () => {
     expect(page.transcripts.map((i) => i.id)).toContain(t.id);
     expect(page.transcripts.find((i) => i.id === t.id)!.status).toBe('completed');
     expect(page.page_details.result_count).toBe(page.transcripts.length);
+    // The only transcript yet: nothing older.
+    const newest = await client.transcripts.list({ limit: 1 });
+    expect(newest.transcripts.map((i) => i.id)).toEqual([t.id]);
+    expect((await client.transcripts.list(newest.page_details.prev_url!)).transcripts).toEqual([]);
+    expect((await client.transcripts.list(newest.page_details.prev_url!)).transcripts.map((i) => i.id)).not.toContain(t.id);
+    const older = await client.transcripts.list(newest.page_details.prev_url!);
+    if (older.transcripts.length > 0)
+      expect((await client.transcripts.list(older.page_details.next_url!)).transcripts.map((i) => i.id)).toEqual([t.id]);
 
     const bob = await svc.account(100n);
     const other = new AssemblyAI({ apiKey: bob.accessKey, baseUrl: svc.baseUrl });
@@ -187,6 +195,14 @@ describe('AssemblyAI async API through the assemblyai SDK', () => {
     console.log(`AssemblyAI redact_pii: ${t.text}`);
     expect(t.redact_pii).toBe(true);
     expect(t.text).toMatch(/\[(CARD_NUMBER|NUMBER)\]/);
+    // AssemblyAI's paging through the SDK: prev_url reaches older transcripts (the stereo
+    // call), next_url from there newer ones (this one).
+    const newest = await client.transcripts.list({ limit: 1 });
+    expect(newest.transcripts.map((i) => i.id)).toEqual([t.id]);
+    const older = await client.transcripts.list(newest.page_details.prev_url!);
+    expect(older.transcripts).toHaveLength(1);
+    expect(older.transcripts[0]!.id).not.toBe(t.id);
+    expect((await client.transcripts.list(older.page_details.next_url!)).transcripts.map((i) => i.id)).toEqual([t.id]);
     expect(longestDigitRun(`${t.text} ${(t.words ?? []).map((w) => w.text).join(' ')}`)).toBeLessThan(3);
     // A policy scribed cannot honour is refused by name.
     const refused = await rejection(
@@ -223,6 +239,14 @@ describe('AssemblyAI async API through the assemblyai SDK', () => {
     fs.writeFileSync(big, Buffer.alloc(MAX_UPLOAD + 2 * 1024 * 1024, 7));
     for (let i = 0; i < 10; i++)
       expect((await rejection(client.files.upload(big))).message).toBe(`the audio is over the upload size limit (${MAX_UPLOAD} bytes)`);
+    // Deepgram's raw-body route shares the staging: its 413 is read too, in Deepgram's shape.
+    const dg = await fetch(`${svc.baseUrl}/v1/listen`, {
+      method: 'POST',
+      headers: { authorization: `Token ${alice.accessKey}`, 'content-type': 'audio/wav' },
+      body: fs.readFileSync(big),
+    });
+    expect(dg.status).toBe(413);
+    expect(((await dg.json()) as { err_code: string }).err_code).toBe('PAYLOAD_TOO_LARGE');
     expect(await balance(alice.accessKey)).toBe(before);
     // An upload URL serves its own account only.
     const url = await client.files.upload(clip.wavFile);

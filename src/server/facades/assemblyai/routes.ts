@@ -138,12 +138,14 @@ export function assemblyAiRoutes(ctx: AppContext, batch: BatchRouteOptions): Fas
           if (at === undefined) return null;
           const row = await ctx.store.getTranscription(at, accountId);
           if (row === null || !isOurs(row)) throw badRequest(`${name}: no such transcript`);
+          // The other leg of a stereo call may sort on either side of the one named.
+          if (row.callId !== null) seenCalls.add(row.callId);
           return { createdAt: row.createdAt, id: row.id };
         };
-        const before = await positionOf('before_id');
-        const after = await positionOf('after_id');
         const items: Array<Record<string, unknown>> = [];
         const seenCalls = new Set<string>();
+        const before = await positionOf('before_id');
+        const after = await positionOf('after_id');
         let position = before ?? undefined;
         let scanned = 0;
         scan: while (scanned < MAX_LIST_SCAN) {
