@@ -42,6 +42,13 @@ declare module 'fastify' {
   }
 }
 
+/** The AssemblyAI code of a native refusal (of the attach: the socket then closes). */
+function codeOf(e: ScribedError): number {
+  if (e.code === 'INSUFFICIENT_CHARACTERS') return AAI_CODES.insufficientFunds;
+  if (e.code === 'ENGINE_BUSY') return CLOSE_CODES.tryAgainLater;
+  return e.spec.http >= 500 ? AAI_CODES.serverError : AAI_CODES.inputValidation;
+}
+
 function intParam(q: Query, name: string, range: { min: number; max: number }, required: boolean): number | undefined {
   const raw = q[name];
   const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
@@ -208,18 +215,14 @@ export function assemblyAiStreamingRoutes(ctx: AppContext): FastifyPluginAsync {
               tokenId: hs.tokenId,
               onEvent,
               onRelease,
-              sendError: (e: ScribedError) =>
-                sendMessage({
-                  type: 'Error',
-                  error_code: e.spec.http >= 500 ? AAI_CODES.serverError : AAI_CODES.inputValidation,
-                  error: e.message,
-                }),
+              sendError: (e: ScribedError) => sendMessage({ type: 'Error', error_code: codeOf(e), error: e.message }),
             });
           } catch (err) {
             if (err instanceof StreamingRefusal) return refuse(err.code, err.message);
             const e = toScribedError(err);
             log.warn({ code: e.code }, 'AssemblyAI streaming session could not open');
             if (e.code === 'ENGINE_BUSY') return refuse(CLOSE_CODES.tryAgainLater, `Try again later: ${e.message}`);
+            if (e.code === 'INSUFFICIENT_CHARACTERS') return refuse(AAI_CODES.insufficientFunds, `Insufficient funds: ${e.message}`);
             if (e.spec.http < 500) return refuse(AAI_CODES.inputValidation, `Input validation error: ${e.message}`);
             return refuse(AAI_CODES.serverError, 'Server error');
           }
