@@ -11,6 +11,7 @@ import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePath
 import { AUDIOHOOK_PATH } from '../audiohook/routes.js';
 import { AUDIOHOOK_SECURITY_SCHEMES, audiohookOperation } from '../audiohook/openapi.js';
 import { ASSEMBLYAI_SECURITY_SCHEMES } from '../facades/assemblyai/schemas.js';
+import { ASSEMBLYAI_STREAMING_SECURITY_SCHEMES, assemblyAiStreamingPaths } from '../facades/assemblyai/streaming/openapi.js';
 
 /** The credentials of the native API and the facades. */
 export const SECURITY_SCHEMES = {
@@ -25,6 +26,7 @@ export const SECURITY_SCHEMES = {
   ...FACADE_SECURITY_SCHEMES,
   ...AUDIOHOOK_SECURITY_SCHEMES,
   ...ASSEMBLYAI_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_STREAMING_SECURITY_SCHEMES,
 } as const;
 
 import type { DocumentOptions, OpenApiDocument, Operation } from './document-types.js';
@@ -159,6 +161,9 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
   // Genesys AudioHook (docs/audiohook.md): served with or without batch.
   Object.assign((paths[AUDIOHOOK_PATH] ??= {}), { get: audiohookOperation() });
   tags.push('Genesys AudioHook');
+  // AssemblyAI's streaming socket and its tokens: served with or without batch.
+  Object.assign(paths, assemblyAiStreamingPaths());
+  if (!tags.includes('AssemblyAI-compatible')) tags.push('AssemblyAI-compatible');
   return {
     openapi: '3.1.0',
     info: {
