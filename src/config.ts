@@ -24,6 +24,10 @@ export const FALLBACK_MAX_DECODERS = 4;
  * long, as Deepgram self-hosted's grace is, so a call that cannot resume elsewhere (a facade's)
  * normally ends by itself first. 30 min. */
 export const DEFAULT_DRAIN_GRACE_MS = 30 * 60_000;
+/** How long a session with no socket and nothing stored lives before it ends (docs/protocol.md,
+ * "Idle sessions expire"): an hour, long beside any reconnect (peers that end a session after
+ * seconds without audio are what their users complain of), short beside a forgotten one. */
+export const DEFAULT_SESSION_IDLE_EXPIRY_MS = 60 * 60_000;
 
 export interface ServiceConfig {
   host: string;
@@ -69,6 +73,10 @@ export interface ServiceConfig {
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
   pausedDecoderHoldMs: number;
+  /** A session with no socket whose row has not changed for this long (never streamed to, or
+   * its socket gone and never resumed) ends COMPLETED with `session.expired`
+   * (src/session/session-expiry.ts); 0: sessions never expire. */
+  sessionIdleExpiryMs: number;
   /** Live audio is decoded in batches of this much (StreamRequest.decodeBatchMs); partials
    * come at this cadence. 0 decodes every frame as it arrives. */
   decodeBatchMs: number;
@@ -203,6 +211,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     agentPort: input.agentPort ?? envInt('SCRIBED_AGENT_PORT'),
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
+    sessionIdleExpiryMs: input.sessionIdleExpiryMs ?? envInt('SCRIBED_SESSION_IDLE_EXPIRY_MS') ?? DEFAULT_SESSION_IDLE_EXPIRY_MS,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
     maxSegmentSeconds: input.maxSegmentSeconds ?? 30,
     maxGapSeconds: input.maxGapSeconds ?? 10,
@@ -278,6 +287,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
   if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000))
     throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
+  if (!(Number.isInteger(cfg.sessionIdleExpiryMs) && cfg.sessionIdleExpiryMs >= 0 && cfg.sessionIdleExpiryMs <= 30 * 86_400_000))
+    throw new Error('--session-idle-expiry-ms / SCRIBED_SESSION_IDLE_EXPIRY_MS must be 0 (never) .. 2592000000 (30 days)');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {

@@ -18,6 +18,7 @@ import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
+import { SessionExpiry } from './session/session-expiry.js';
 import { AudioSpoolDir } from './session/audio-spool.js';
 import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
@@ -183,6 +184,14 @@ async function assemble(
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
   sessions.start();
+  // Sessions with no socket and nothing stored for the expiry end (a draining node claims none).
+  const expiry = new SessionExpiry(store, sessions, {
+    idleMs: config.sessionIdleExpiryMs,
+    node: config.nodeId,
+    log,
+    paused: () => drain.draining,
+  });
+  expiry.start();
   log.info({ node: config.nodeId, store: shared ? 'shared' : 'embedded' }, 'sessions ready');
   const batchDir = path.join(config.dataDir, 'batch');
   // Batch jobs run on any node of a shared store (claims with the session lease, audio in the
@@ -269,7 +278,8 @@ async function assemble(
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
     //     are not picked up by a job (its running segment finishes meanwhile);
     //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;
-    //  3. the retention sweeper stops (no erasure races the sessions' last writes);
+    //  3. the retention sweeper and the idle sessions' expiry stop (no erasure or expiry races
+    //     the sessions' last writes);
     //  4. the app closes: no new request or socket; live sessions finalize, persist and close
     //     their sockets with 1012 (the websocket plugin's preClose, app.ts);
     //  5. the running batch segment has finished;
@@ -283,6 +293,7 @@ async function assemble(
         const batchStopped = batch.stop();
         await agent?.close();
         await retention.stop();
+        await expiry.stop();
         await app.close();
         await batchStopped;
         await stopRouteWorkers(workers);

@@ -23,6 +23,7 @@ interface ServeArgs extends StoreArgs {
   'max-deferred-seconds'?: number;
   'agent-port'?: number;
   'drain-grace-ms'?: number;
+  'session-idle-expiry-ms'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -107,6 +108,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         describe:
           'on SIGTERM, drain first: move live calls to other nodes (or keep them until they end) for at most this long, then stop; a second SIGTERM stops at once; 0: no drain [env SCRIBED_DRAIN_GRACE_MS, default: 1800000]',
       })
+      .option('session-idle-expiry-ms', {
+        type: 'number',
+        describe:
+          'end a session with no socket and nothing stored for this long (COMPLETED, endReason session.expired); 0: never [env SCRIBED_SESSION_IDLE_EXPIRY_MS, default: 3600000, an hour]',
+      })
       .option('agent-port', {
         type: 'number',
         describe:
@@ -150,6 +156,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDeferredSeconds: args['max-deferred-seconds'],
       agentPort: args['agent-port'],
       drainGraceMs: args['drain-grace-ms'],
+      sessionIdleExpiryMs: args['session-idle-expiry-ms'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],
