@@ -19,6 +19,8 @@ import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
 import { SessionExpiry } from './session/session-expiry.js';
+import { reloadCallbackAllowList, type AllowListReload } from './server/settings-reload.js';
+import { OutboundPolicy } from './core/outbound-policy.js';
 import { AudioSpoolDir } from './session/audio-spool.js';
 import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
@@ -65,6 +67,9 @@ export interface Service {
   cutDrain(): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
+  /** SIGHUP: read again what can change without a restart (the callback allow-list file);
+   * null when the new list was refused and the old one kept (src/server/settings-reload.ts). */
+  reload(): AllowListReload | null;
 }
 
 export async function createService(input: ConfigInput & { logger?: Logger; now?: () => Date } = {}): Promise<Service> {
@@ -216,7 +221,9 @@ async function assemble(
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const clock = now ?? (() => new Date());
-  const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files });
+  // One outbound policy for the node's routes and workers, so a reload reaches them all.
+  const outbound = new OutboundPolicy({ allowPrivate: config.callbackAllowPrivate, allowCidrs: config.callbackAllowCidrs });
+  const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files, outbound });
   const app = await buildApp({
     config,
     store,
@@ -237,6 +244,7 @@ async function assemble(
     files,
     workers,
     draining: () => drain.draining,
+    outbound,
   });
   await startRouteWorkers(workers, { config, store });
 
@@ -273,6 +281,7 @@ async function assemble(
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
+    reload: () => reloadCallbackAllowList(config, outbound, log),
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down

@@ -16,6 +16,7 @@ interface ServeArgs extends StoreArgs {
   'max-decoders'?: number;
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
+  'callback-allow-cidr-file'?: string;
   'public-url'?: string;
   'metrics-token-file'?: string;
   'max-connections'?: number;
@@ -81,6 +82,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         array: true,
         describe:
           'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
+      })
+      .option('callback-allow-cidr-file', {
+        type: 'string',
+        describe:
+          'a file of more such CIDRs (one or more a line, # comments), read at start and again on SIGHUP, so the list changes without a restart [env SCRIBED_CALLBACK_ALLOW_CIDR_FILE]',
       })
       .option('public-url', {
         type: 'string',
@@ -149,6 +155,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDecoders: args['max-decoders'],
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+      callbackAllowCidrFile: args['callback-allow-cidr-file'],
       publicUrl: args['public-url'],
       metricsToken: metricsTokenFrom(undefined, args['metrics-token-file']),
       maxConnections: args['max-connections'],
@@ -219,5 +226,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP reads again what can change without a restart (docs/operations.md); it never stops
+    // the server (the default action would).
+    process.on('SIGHUP', () => void service.reload());
   },
 };
