@@ -522,10 +522,14 @@ function hostPart(address: string): string {
   return address.includes(':') ? `[${address}]` : address;
 }
 
-/** The call's title: its participants and the recorded call's SIP ids (shown on the desk). */
+/** The call's title: its participants and the recorded call's SIP ids (shown on the desk). The
+ * ids come first in the room a title has; the participants take what is left. */
 function titleOf(metadata: RecordingMetadata | null, sipCallId: string): string {
   const people = (metadata?.participants ?? []).map((p) => (p.name && p.aor ? `${p.name} <${p.aor}>` : (p.aor ?? p.name ?? p.id)));
-  const ids = [metadata?.sipSessionId ? `session ${metadata.sipSessionId}` : null, `Call-ID ${sipCallId}`].filter(Boolean).join(', ');
-  const title = `SIPREC ${people.length > 0 ? people.join(' & ') : 'recording'} (${ids})`;
-  return [...title].slice(0, MAX_TITLE - 20).join('');
+  const session = metadata?.sipSessionId?.split(';')[0];
+  const ids = ` (Call-ID ${sipCallId}${session ? `, session ${session}` : ''})`;
+  const room = Math.max(20, MAX_TITLE - 20 - [...ids].length);
+  const who = [...`SIPREC ${people.length > 0 ? people.join(' & ') : 'recording'}`];
+  const head = who.length > room ? `${who.slice(0, room - 1).join('')}…` : who.join('');
+  return [...`${head}${ids}`].slice(0, MAX_TITLE - 20).join('');
 }
