@@ -14,6 +14,8 @@ import { startService, tempDir, type TestService } from '../helpers/service.js';
 import { loadClips, type Clip } from '../helpers/audio.js';
 import { writeRtpPcap } from '../helpers/pcap.js';
 import { generateCredential } from '../../src/core/credentials.js';
+import { decodeMulaw, encodeAlaw } from '../../src/core/audio/encodings.js';
+import { encodeRtpPacket } from '../../src/rtp/packet.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { siprecOf } from '../../src/server/siprec/plugin.js';
 
@@ -295,5 +297,210 @@ describe('SIPREC recording server', () => {
     expect(metrics).toMatch(/scribed_siprec_sessions_active 0/);
     expect(metrics).toMatch(/scribed_siprec_requests_total\{method="REINVITE",transport="tcp"\} 1/);
     expect(metrics).toMatch(/scribed_siprec_rtp_ports_in_use 0/);
-  }, 90_000);
+  }, 150_000);
+
+  it('a stream per INVITE joins one call; the 2xx is resent until its ACK; a re-INVITE changes the codec and adds a participant; CANCEL gets 487', async () => {
+    const before = await balance();
+    const ua = await SipUa.open();
+    const session = 'c3RyZWFtLXBlci1pbnZpdGU=';
+    const meta = (streams: Array<[string, string, string]>) =>
+      `<?xml version="1.0"?><recording xmlns="urn:ietf:params:xml:ns:recording:1"><session session_id="${session}"/>` +
+      streams
+        .map(
+          ([label, aor, name]) =>
+            `<participant participant_id="p${label}"><nameID aor="${aor}"><name>${name}</name></nameID></participant>` +
+            `<stream stream_id="s${label}" session_id="${session}"><label>${label}</label></stream>` +
+            `<participantstreamassoc participant_id="p${label}"><send>s${label}</send></participantstreamassoc>`,
+        )
+        .join('') +
+      '</recording>';
+    const offer = (version: number, lines: Array<[string, string]>) =>
+      [
+        'v=0',
+        `o=x 1 ${version} IN IP4 127.0.0.1`,
+        's=-',
+        'c=IN IP4 127.0.0.1',
+        't=0 0',
+        ...lines.flatMap(([label, pts]) => [`m=audio 49170 RTP/AVP ${pts}`, `a=label:${label}`, 'a=sendonly']),
+      ].join('\r\n') + '\r\n';
+
+    // Dialog A (the agent's stream): no ACK at first, so the 200 comes again.
+    const a = ua.dialog('per-invite-a');
+    const okA = await a.request(
+      'INVITE',
+      'multipart/mixed;boundary=b1',
+      multipart(offer(1, [['1', '0 101']]), meta([['1', 'sip:agent-7@cc.example.com', 'Agent Seven']])),
+    );
+    expect(okA.status).toBe(200);
+    expect(okA.text).toMatch(/a=recvonly/);
+    const again = await ua.next((m) => m.startsWith('SIP/2.0 200') && m.includes('Call-ID: per-invite-a'), 3000);
+    expect(again).toBe(okA.text);
+    a.ack(okA);
+    // Dialog B (the customer's stream) of the same communication session.
+    const b = ua.dialog('per-invite-b');
+    const okB = await b.request(
+      'INVITE',
+      'multipart/mixed;boundary=b1',
+      multipart(offer(1, [['2', '0']]), meta([['2', 'sip:+15550009999@pstn.example', 'Caller']])),
+    );
+    expect(okB.status).toBe(200);
+    b.ack(okB);
+
+    // One second of PCMU on A's stream, then a re-INVITE to PCMA adding a supervisor's stream, and
+    // one second of PCMA: the agent's leg keeps its timeline across the codec change.
+    const portA = Number(/m=audio (\d+)/.exec(okA.text)![1]);
+    const speech = clip('librivox-0880').mulaw8k;
+    const rtp = dgram.createSocket('udp4');
+    const sendRtp = async (bytes: Buffer, pt: number, from: number) => {
+      for (let i = 0; i * 160 < bytes.length; i++) {
+        const payload = bytes.subarray(i * 160, (i + 1) * 160);
+        rtp.send(
+          encodeRtpPacket({ payloadType: pt, sequenceNumber: from + i, timestamp: (from + i) * 160, ssrc: 7, payload }),
+          portA,
+          '127.0.0.1',
+        );
+        if (i % 10 === 9) await sleep(20);
+      }
+    };
+    await sendRtp(speech.subarray(0, 8000), 0, 0);
+    const re = await a.request(
+      'INVITE',
+      'multipart/mixed;boundary=b1',
+      multipart(
+        offer(2, [
+          ['1', '8'],
+          ['3', '0'],
+        ]),
+        meta([
+          ['1', 'sip:agent-7@cc.example.com', 'Agent Seven'],
+          ['3', 'sip:supervisor@cc.example.org', 'Supervisor'],
+        ]),
+      ),
+    );
+    expect(re.status).toBe(200);
+    expect(re.text).toMatch(new RegExp(`m=audio ${portA} RTP/AVP 8`));
+    a.ack(re);
+    await sendRtp(Buffer.from(encodeAlaw(decodeMulaw(speech.subarray(8000, 16000)))), 8, 50);
+    await sleep(600);
+    rtp.close();
+    expect((await a.request('BYE')).status).toBe(200);
+    expect((await b.request('BYE')).status).toBe(200);
+
+    const call = await completedCall(session);
+    expect(call.legs.map((l: any) => l.speaker)).toEqual(['agent', 'customer', 'customer-2']);
+    const merged: any = await (
+      await fetch(`${svc.baseUrl}${API}/stt/calls/${call.callId}/transcript?format=json`, { headers: { accessKey } })
+    ).json();
+    expect(merged.legs.map((l: any) => l.durationMs)).toEqual([2000, 0, 0]);
+
+    // CANCEL right behind its INVITE: 200 for the CANCEL, 487 for the INVITE, no leg.
+    const c = ua.dialog('cancelled-1');
+    const pending = c.request('INVITE', 'application/sdp', offer(1, [['1', '0']]));
+    c.cancel();
+    expect((await pending).status).toBe(487);
+    expect(ua.received((m) => m.startsWith('SIP/2.0 200') && m.includes('CSeq: 1 CANCEL'))).toBe(true);
+    // The call may have been made before the CANCEL came; it holds no leg.
+    for (const item of (await native(`${API}/stt/calls?externalId=cancelled-1`)).data.items) expect(item.legs).toEqual([]);
+    expect(before - (await balance())).toBe(2n);
+    ua.close();
+  }, 60_000);
 });
+
+/** A bare SIP user agent over UDP for the dialog cases (SIPp cannot withhold an ACK or send
+ * CANCEL mid-answer on cue). */
+class SipUa {
+  private readonly inbox: string[] = [];
+  private waiters: Array<() => void> = [];
+  private constructor(private readonly sock: dgram.Socket) {
+    sock.on('message', (m) => {
+      this.inbox.push(m.toString());
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  static async open(): Promise<SipUa> {
+    const sock = dgram.createSocket('udp4');
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+    return new SipUa(sock);
+  }
+
+  get port(): number {
+    return (this.sock.address() as net.AddressInfo).port;
+  }
+
+  send(text: string): void {
+    this.sock.send(text, sipPort, '127.0.0.1');
+  }
+
+  received(pred: (m: string) => boolean): boolean {
+    return this.inbox.some(pred);
+  }
+
+  /** The next message (from now on) matching `pred`. */
+  async next(pred: (m: string) => boolean, ms: number): Promise<string> {
+    const deadline = Date.now() + ms;
+    let seen = this.inbox.length;
+    for (;;) {
+      for (; seen < this.inbox.length; seen++) if (pred(this.inbox[seen]!)) return this.inbox[seen]!;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('no matching SIP message');
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+
+  dialog(callId: string) {
+    let cseq = 0;
+    let toTag = '';
+    let inviteBranch = '';
+    const head = (method: string, n: number, branch: string) => [
+      `${method} sip:srs@127.0.0.1 SIP/2.0`,
+      `Via: SIP/2.0/UDP 127.0.0.1:${this.port};branch=${branch}`,
+      `From: <sip:src@127.0.0.1>;tag=f-${callId}`,
+      `To: <sip:srs@127.0.0.1>${toTag ? `;tag=${toTag}` : ''}`,
+      `Call-ID: ${callId}`,
+      `CSeq: ${n} ${method}`,
+      `Contact: <sip:src@127.0.0.1:${this.port}>`,
+    ];
+    return {
+      request: async (method: string, type?: string, body = ''): Promise<{ status: number; text: string }> => {
+        const n = ++cseq;
+        const branch = `z9hG4bK-${callId}-${n}`;
+        if (method === 'INVITE') inviteBranch = branch;
+        const lines = [
+          ...head(method, n, branch),
+          ...(type ? [`Content-Type: ${type}`] : []),
+          `Content-Length: ${Buffer.byteLength(body)}`,
+          '',
+          body,
+        ];
+        const waiting = this.next(
+          (m) => /^SIP\/2\.0 [2-6]\d\d/.test(m) && m.includes(`Call-ID: ${callId}\r\n`) && m.includes(`CSeq: ${n} ${method}`),
+          10_000,
+        );
+        this.send(lines.join('\r\n'));
+        const text = await waiting;
+        const tag = /\r\nTo: [^\r]*;tag=([^;\r]+)/.exec(text)?.[1];
+        if (tag && !toTag && text.startsWith('SIP/2.0 200')) toTag = tag;
+        return { status: Number(text.slice(8, 11)), text };
+      },
+      ack: (res: { text: string }): void => {
+        const n = Number(/CSeq: (\d+)/.exec(res.text)![1]);
+        this.send([...head('ACK', n, `z9hG4bK-${callId}-ack${n}`), 'Content-Length: 0', '', ''].join('\r\n'));
+      },
+      cancel: (): void => {
+        const lines = head('CANCEL', cseq, inviteBranch).map((l) => l.replace(/^To: .*/, 'To: <sip:srs@127.0.0.1>'));
+        this.send([...lines, 'Content-Length: 0', '', ''].join('\r\n'));
+      },
+    };
+  }
+
+  close(): void {
+    this.sock.close();
+  }
+}

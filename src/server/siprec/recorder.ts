@@ -283,6 +283,7 @@ export class SiprecRecorder implements SipHandler {
         agentId: agent ? ((agent.aor ?? agent.name)?.slice(0, 128) ?? null) : null,
       });
       d.log = d.log.child({ callId: d.callId });
+      if (d.cancelled) throw new Cancelled();
       // Another dialog of this call (a stream per INVITE) may hold legs already: speakers
       // stay unique within the call.
       const existing = (await this.ctx.store.getCall(d.callId, this.settings.accountId))?.legs ?? [];
@@ -296,12 +297,7 @@ export class SiprecRecorder implements SipHandler {
       if (!ports) throw new Busy('no RTP port free in the configured range');
       await this.record(d, read.bound, ports);
       d.answered = read.offer.streams.map((stream) => ({ stream, port: d.streams.get(keyOf(read.bound, stream))?.port ?? 0 }));
-      if (d.cancelled) {
-        await this.end(d, 'cancel');
-        this.respond(req, peer, 487);
-        this.count('cancelled');
-        return;
-      }
+      if (d.cancelled) throw new Cancelled();
       this.dialogs.set(d.key, d);
       this.metrics.active.set(this.openDialogs);
       this.answer(d, req, peer);
@@ -314,8 +310,11 @@ export class SiprecRecorder implements SipHandler {
         'SIPREC session answered',
       );
     } catch (err) {
-      await this.end(d, 'refused');
-      this.refuse(d, req, peer, err);
+      await this.end(d, err instanceof Cancelled ? 'cancel' : 'refused');
+      if (err instanceof Cancelled) {
+        this.respond(req, peer, 487, { toTag: d.localTag });
+        this.count('cancelled');
+      } else this.refuse(d, req, peer, err);
     } finally {
       this.byInvite.delete(txKey);
       d.inviteTx = null;
@@ -345,6 +344,8 @@ export class SiprecRecorder implements SipHandler {
     const taken = [...ports];
     try {
       for (const [i, b] of bound.entries()) {
+        // A CANCEL that came meanwhile: no further leg (those made end with the refusal).
+        if (d.cancelled) throw new Cancelled();
         const port = ports[i]!;
         const leg = await this.calls.openLeg(this.settings.accountId, d.callId!, d.callTitle, b.speaker, (code, message) =>
           d.log.warn({ code, message, speaker: b.speaker }, 'a SIPREC leg reported an error'),
@@ -501,6 +502,7 @@ export class SiprecRecorder implements SipHandler {
 }
 
 class Busy extends Error {}
+class Cancelled extends Error {}
 
 function labelOf(method: string): string {
   return ['INVITE', 'UPDATE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS'].includes(method) ? method : 'OTHER';
