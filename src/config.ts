@@ -180,7 +180,7 @@ function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, str
   }
 }
 
-/** SIPREC settings from SCRIBED_SIPREC_* (docs/siprec.md, "Settings"); off without a port. */
+/** SIPREC settings from the environment (docs/siprec.md, "Settings"); off without a port. */
 function siprecFromEnv(host: string): SiprecSettings | undefined {
   const port = envInt('SCRIBED_SIPREC_PORT');
   if (port === undefined) return undefined;

@@ -16,7 +16,6 @@
 // - CANCEL before the answer: 200 to it, 487 to the INVITE, nothing left behind.
 // - OPTIONS (in or out of a dialog): 200. Retransmitted requests get the response sent before.
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   SipParseError,
@@ -42,16 +41,14 @@ import {
   type DialogState,
 } from '../../core/sip/transactions.js';
 import type { SiprecSettings } from '../../core/sip/settings.js';
+import { ALLOW, callTitle, capabilityHeaders, hostPart, methodLabel } from '../../core/sip/answers.js';
 import { MAX_CALL_LEGS } from '../../core/calls.js';
 import { toScribedError } from '../../core/errors.js';
 import type { AppContext } from '../context.js';
 import { PortPool, RtpStreamSocket } from './media.js';
 import { SiprecCalls, SiprecLeg } from './legs.js';
 import type { SiprecMetrics, SessionOutcome } from './metrics.js';
-import { SipTransport, type Peer, type SipHandler } from './transport.js';
-
-const ALLOW = 'INVITE, ACK, BYE, CANCEL, OPTIONS, UPDATE, INFO';
-const MAX_TITLE = 200;
+import { SipTransport, SourceAllowList, type Peer, type SipHandler } from './transport.js';
 
 interface RecordedStream {
   key: string;
@@ -90,17 +87,6 @@ interface Dialog {
 
 const tag = () => randomBytes(6).toString('hex');
 
-function allowListOf(cidrs: readonly string[]): net.BlockList | null {
-  if (cidrs.length === 0) return null;
-  const list = new net.BlockList();
-  for (const cidr of cidrs) {
-    const [ip, bits] = cidr.split('/');
-    const family = net.isIP(ip!) === 6 ? 'ipv6' : 'ipv4';
-    list.addSubnet(ip!, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family);
-  }
-  return list;
-}
-
 export class SiprecRecorder implements SipHandler {
   private readonly transport: SipTransport;
   private readonly dialogs = new Map<string, Dialog>();
@@ -109,7 +95,7 @@ export class SiprecRecorder implements SipHandler {
   private readonly ports: PortPool;
   private readonly calls: SiprecCalls;
   private readonly rule: AgentRule | null;
-  private readonly allow: net.BlockList | null;
+  private readonly allow: SourceAllowList | null;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -122,7 +108,7 @@ export class SiprecRecorder implements SipHandler {
     this.ports = new PortPool(settings.rtpPortMin, settings.rtpPortMax, metrics);
     this.calls = new SiprecCalls(ctx);
     this.rule = agentRuleFrom(settings.agentPattern);
-    this.allow = allowListOf(settings.allowCidrs);
+    this.allow = settings.allowCidrs.length > 0 ? new SourceAllowList(settings.allowCidrs) : null;
     this.sweeper = setInterval(() => this.responses.sweep(Date.now()), 10_000);
     this.sweeper.unref();
   }
@@ -160,7 +146,7 @@ export class SiprecRecorder implements SipHandler {
   message(m: SipMessage, peer: Peer): void {
     if (m.kind === 'response') return; // answers to our BYEs: nothing to do
     const method = m.method;
-    if (this.allow && !this.sourceAllowed(peer.address)) {
+    if (this.allow && !this.allow.allows(peer.address)) {
       if (method !== 'ACK') this.respond(m, peer, 403, { reason: 'Forbidden (source not allowed)' });
       if (method === 'INVITE' && toTagOf(m) === undefined) this.count('forbidden');
       return;
@@ -176,7 +162,7 @@ export class SiprecRecorder implements SipHandler {
     const toTag = toTagOf(m);
     const callId = header(m, 'call-id')!;
     const inDialog = toTag !== undefined && method !== 'CANCEL';
-    this.metrics.requests.inc({ method: inDialog && method === 'INVITE' ? 'REINVITE' : labelOf(method), transport: peer.transport });
+    this.metrics.requests.inc({ method: inDialog && method === 'INVITE' ? 'REINVITE' : methodLabel(method), transport: peer.transport });
     if (method === 'CANCEL') return this.cancel(m, peer);
     if (!inDialog) {
       if (method === 'INVITE') return void this.invite(m, peer);
@@ -208,11 +194,6 @@ export class SiprecRecorder implements SipHandler {
       default:
         this.respond(m, peer, 200);
     }
-  }
-
-  private sourceAllowed(address: string): boolean {
-    const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
-    return this.allow!.check(v4, net.isIP(v4) === 6 ? 'ipv6' : 'ipv4');
   }
 
   private cancel(req: SipRequest, peer: Peer): void {
@@ -273,7 +254,7 @@ export class SiprecRecorder implements SipHandler {
       if (!this.ctx.sessions.hasRoomFor(read.bound.length)) throw new Busy('no recognizer free for the streams');
       d.metadata = read.metadata;
       const externalId = (read.metadata?.sessionId ?? header(req, 'session-id')?.split(';')[0]?.trim() ?? sipCallId).slice(0, 128);
-      d.callTitle = titleOf(read.metadata, sipCallId);
+      d.callTitle = callTitle(read.metadata, sipCallId);
       const agent = this.rule ? read.metadata?.participants.find((p) => this.rule!.test(p)) : undefined;
       d.log = d.log.child({ siprecSessionId: externalId });
       d.callId = await this.calls.callFor({
@@ -504,34 +485,6 @@ export class SiprecRecorder implements SipHandler {
 class Busy extends Error {}
 class Cancelled extends Error {}
 
-function labelOf(method: string): string {
-  return ['INVITE', 'UPDATE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS'].includes(method) ? method : 'OTHER';
-}
-
 function keyOf(bound: readonly BoundStream[], stream: OfferedStream): string {
   return bound.find((b) => b.stream.index === stream.index)?.key ?? '';
-}
-
-function capabilityHeaders(): Array<[string, string]> {
-  return [
-    ['allow', ALLOW],
-    ['accept', 'application/sdp, application/rs-metadata+xml, application/rs-metadata, multipart/mixed'],
-    ['supported', 'siprec, replaces'],
-  ];
-}
-
-function hostPart(address: string): string {
-  return address.includes(':') ? `[${address}]` : address;
-}
-
-/** The call's title: its participants and the recorded call's SIP ids (shown on the desk). The
- * ids come first in the room a title has; the participants take what is left. */
-function titleOf(metadata: RecordingMetadata | null, sipCallId: string): string {
-  const people = (metadata?.participants ?? []).map((p) => (p.name && p.aor ? `${p.name} <${p.aor}>` : (p.aor ?? p.name ?? p.id)));
-  const session = metadata?.sipSessionId?.split(';')[0];
-  const ids = ` (Call-ID ${sipCallId}${session ? `, session ${session}` : ''})`;
-  const room = Math.max(20, MAX_TITLE - 20 - [...ids].length);
-  const who = [...`SIPREC ${people.length > 0 ? people.join(' & ') : 'recording'}`];
-  const head = who.length > room ? `${who.slice(0, room - 1).join('')}…` : who.join('');
-  return [...`${head}${ids}`].slice(0, MAX_TITLE - 20).join('');
 }

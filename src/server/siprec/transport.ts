@@ -144,3 +144,21 @@ export class SipTransport {
     this.tcp = null;
   }
 }
+
+/** The sources allowed to send SIP (SCRIBED_SIPREC_ALLOW_CIDRS). */
+export class SourceAllowList {
+  private readonly list = new net.BlockList();
+
+  constructor(cidrs: readonly string[]) {
+    for (const cidr of cidrs) {
+      const [ip, bits] = cidr.split('/');
+      const family = net.isIP(ip!) === 6 ? 'ipv6' : 'ipv4';
+      this.list.addSubnet(ip!, bits === undefined ? (family === 'ipv6' ? 128 : 32) : Number(bits), family);
+    }
+  }
+
+  allows(address: string): boolean {
+    const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+    return this.list.check(v4, net.isIP(v4) === 6 ? 'ipv6' : 'ipv4');
+  }
+}

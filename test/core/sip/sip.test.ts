@@ -20,6 +20,7 @@ import { parseMetadata, readCiscoParticipants } from '../../../src/core/sip/meta
 import { SipRefusal, agentRuleFrom, bindStreams, checkCodecs } from '../../../src/core/sip/binding.js';
 import { ResponseCache, inDialogAnswer, okRetransmitDelays, transactionKey } from '../../../src/core/sip/transactions.js';
 import { checkSiprecSettings, parsePortRange } from '../../../src/core/sip/settings.js';
+import { callTitle } from '../../../src/core/sip/answers.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/siprec');
 const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), 'utf8');
@@ -330,5 +331,19 @@ describe('transactions and settings', () => {
     expect(() => checkSiprecSettings({ ...ok, agentPattern: '(' })).toThrow(/agent pattern/);
     expect(() => checkSiprecSettings({ ...ok, accountId: 'bob' })).toThrow(/account/);
     expect(() => checkSiprecSettings({ ...ok, mediaAddress: 'sbc.example' })).toThrow(/media address/);
+  });
+});
+
+describe('the call title', () => {
+  it('names the participants and the SIP ids, the ids kept when the names are long', () => {
+    const m = parseMetadata(fixture('rfc7865.xml'));
+    expect(callTitle(m, 'abc@sbc')).toBe(
+      'SIPREC Alice Caller <sip:alice@customer.example.net> & Agent 2001 <sip:agent-2001@cc.example.com> (Call-ID abc@sbc, session 3fa1c2d4e5f60718293a4b5c6d7e8f90)',
+    );
+    const many = { ...m, participants: Array.from({ length: 9 }, (_v, i) => ({ ...m.participants[0]!, name: `Person number ${i}` })) };
+    const t = callTitle(many, 'abc@sbc');
+    expect([...t].length).toBeLessThanOrEqual(180);
+    expect(t).toMatch(/… \(Call-ID abc@sbc, session 3fa1c2d4e5f60718293a4b5c6d7e8f90\)$/);
+    expect(callTitle(null, 'x')).toBe('SIPREC recording (Call-ID x)');
   });
 });
