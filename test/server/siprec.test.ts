@@ -406,6 +406,33 @@ describe('SIPREC recording server', () => {
   }, 60_000);
 });
 
+describe('SIPREC when the node stops', () => {
+  it('an open recording session gets a BYE and the stop does not wait on it', async () => {
+    const ua = await SipUa.open();
+    const d = ua.dialog('open-at-stop');
+    const sdp = [
+      'v=0',
+      'o=x 1 1 IN IP4 127.0.0.1',
+      's=-',
+      'c=IN IP4 127.0.0.1',
+      't=0 0',
+      'm=audio 49170 RTP/AVP 0',
+      'a=label:1',
+      'a=sendonly',
+      '',
+    ].join('\r\n');
+    const ok = await d.request('INVITE', 'application/sdp', sdp);
+    expect(ok.status).toBe(200);
+    d.ack(ok);
+    const started = Date.now();
+    const bye = ua.next((m) => m.startsWith('BYE ') && m.includes('Call-ID: open-at-stop'), 20_000);
+    await svc.stop();
+    expect(await bye).toMatch(/CSeq: 1 BYE/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    ua.close();
+  }, 30_000);
+});
+
 /** A bare SIP user agent over UDP for the dialog cases (SIPp cannot withhold an ACK or send
  * CANCEL mid-answer on cue). */
 class SipUa {

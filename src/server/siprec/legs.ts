@@ -13,6 +13,8 @@ import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { SessionDriver } from '../../session/session-driver.js';
 import type { AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
+import { accountStreamsOf } from '../account-admission.js';
+import { accountStreamLimit } from '../../core/account-streams.js';
 
 const INPUT_ENCODING = 'pcm_s16le_8000';
 const BYTES_PER_SAMPLE = 2;
@@ -132,6 +134,29 @@ export class SiprecCalls {
     }
     if (outcome.kind === 'created') this.ctx.metrics.callsCreated.inc();
     return outcome.call.id;
+  }
+
+  /** Places for `count` legs among the account's streams on this node (the operator's
+   * --max-streams-per-account), held until the returned settle() once the legs are attached or
+   * refused; null when the account is at its limit. */
+  admit(accountId: string, key: string, count: number): (() => void) | null {
+    const streams = accountStreamsOf(this.ctx);
+    const limit = accountStreamLimit(this.ctx.config.maxStreamsPerAccount);
+    const streaming = this.ctx.sessions
+      .all()
+      .filter((s) => s.accountId === accountId && s.hasSocket)
+      .map((s) => s.id);
+    const ids: string[] = [];
+    const settle = () => ids.splice(0).forEach((id) => streams.settle(accountId, id));
+    for (let i = 0; i < count; i++) {
+      const id = `siprec-${key}-${i}`;
+      if (!streams.tryAdmit(accountId, id, limit, streaming)) {
+        settle();
+        return null;
+      }
+      ids.push(id);
+    }
+    return settle;
   }
 
   /** A leg of the call: its session created and claimed on this node, then attached. */

@@ -246,12 +246,15 @@ export class SiprecRecorder implements SipHandler {
       log: this.log.child({ sipCallId }),
     };
     this.byInvite.set(txKey, d);
+    let settle: (() => void) | null = null;
     try {
       let read = this.readOffer(req, new Map(), new Set(), null);
       if (!read) throw new SipRefusal(488, 'an SDP offer is required in the INVITE');
       if (read.bound.length === 0) throw new SipRefusal(488, 'no stream to record in the offer');
       if (this.ctx.draining?.()) throw new Busy('this node is draining');
       if (!this.ctx.sessions.hasRoomFor(read.bound.length)) throw new Busy('no recognizer free for the streams');
+      settle = this.calls.admit(this.settings.accountId, d.key, read.bound.length);
+      if (!settle) throw new Busy('the account already streams its limit of legs on this node');
       d.metadata = read.metadata;
       const externalId = (read.metadata?.sessionId ?? header(req, 'session-id')?.split(';')[0]?.trim() ?? sipCallId).slice(0, 128);
       d.callTitle = callTitle(read.metadata, sipCallId);
@@ -297,6 +300,7 @@ export class SiprecRecorder implements SipHandler {
         this.count('cancelled');
       } else this.refuse(d, req, peer, err);
     } finally {
+      settle?.();
       this.byInvite.delete(txKey);
       d.inviteTx = null;
     }
