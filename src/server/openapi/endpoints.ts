@@ -11,9 +11,6 @@ import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
-  BATCH_JOB_VIEW,
-  HISTORY_PAGE,
-  HISTORY_QUERY,
   RESUME_BODY,
   RESUME_VIEW,
   SESSION_VIEW,
@@ -21,13 +18,6 @@ import {
   TRANSCRIPTION_VIEW,
   TRANSCRIPT_CONTENT_TYPES,
   TRANSCRIPT_QUERY,
-  VOICE_CREATE_BODY,
-  VOICE_ID_VIEW,
-  VOICE_IMPROVE_BODY,
-  VOICE_IMPROVE_VIEW,
-  VOICE_ITEM,
-  VOICE_LIST_QUERY,
-  batchUploadBody,
   createSessionBody,
 } from './schemas.js';
 
@@ -37,7 +27,6 @@ const envelope = (data: Record<string, unknown>, description: string) => ({ kind
 
 const SESSIONS = `${API}/stt/realtime/sessions`;
 const TRANSCRIPTIONS = `${API}/stt/transcriptions`;
-const VOICES = `${API}/voices`;
 
 export const ENDPOINTS: readonly Endpoint[] = [
   // ---------------------------------------------------------------- real-time sessions
@@ -136,33 +125,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
   // ---------------------------------------------------------------- History and batch
   {
-    method: 'post',
-    path: TRANSCRIPTIONS,
-    operationId: 'createBatchTranscription',
-    tag: 'History and batch',
-    auth: 'accessKey',
-    idempotencyKey: 'optional',
-    batchOnly: true,
-    summary: 'Upload an audio file for batch transcription',
-    description:
-      'multipart/form-data: one file part `file` and the text fields title, languageHint, options (a JSON object). Charged before it is queued (docs/api.md, Batch transcription).',
-    body: { contentType: 'multipart/form-data', schema: batchUploadBody, required: true },
-    response: envelope(BATCH_JOB_VIEW, 'the queued job'),
-    errors: ['VALIDATION_FAILED', 'UNSUPPORTED_AUDIO', 'INSUFFICIENT_CHARACTERS', 'IDEMPOTENCY_CONFLICT'],
-  },
-  {
-    method: 'get',
-    path: TRANSCRIPTIONS,
-    operationId: 'listTranscriptions',
-    tag: 'History and batch',
-    auth: 'accessKey',
-    batchOnly: true,
-    summary: 'History, newest first',
-    query: HISTORY_QUERY,
-    response: envelope(HISTORY_PAGE, 'one page'),
-    errors: ['VALIDATION_FAILED'],
-  },
-  {
     method: 'get',
     path: `${TRANSCRIPTIONS}/{transcriptionId}`,
     operationId: 'getTranscription',
@@ -200,51 +162,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
       'erased',
     ),
     errors: ['NOT_FOUND', 'TRANSCRIPTION_IN_PROGRESS'],
-  },
-
-  // ---------------------------------------------------------------- voices
-  {
-    method: 'get',
-    path: VOICES,
-    operationId: 'listVoices',
-    tag: 'Voices',
-    auth: 'accessKey',
-    summary: "The caller's voices and the prebuilt ones",
-    query: VOICE_LIST_QUERY,
-    response: envelope({ type: 'array', items: VOICE_ITEM }, 'the voices'),
-    errors: ['VALIDATION_FAILED'],
-  },
-  {
-    method: 'post',
-    path: `${VOICES}/tts`,
-    operationId: 'createVoice',
-    tag: 'Voices',
-    auth: 'accessKey',
-    summary: 'Create a cloned text-to-speech voice from recordings',
-    body: { contentType: 'multipart/form-data', schema: () => VOICE_CREATE_BODY, required: true },
-    response: envelope(VOICE_ID_VIEW, 'the new voice'),
-    errors: ['VALIDATION_FAILED', 'VOICE_FILE_LIMIT', 'UNSUPPORTED_AUDIO'],
-  },
-  {
-    method: 'put',
-    path: `${VOICES}/tts/{voiceId}`,
-    operationId: 'improveVoice',
-    tag: 'Voices',
-    auth: 'accessKey',
-    summary: 'Add recordings to a custom voice',
-    body: { contentType: 'multipart/form-data', schema: () => VOICE_IMPROVE_BODY, required: true },
-    response: envelope(VOICE_IMPROVE_VIEW, 'the voice after the upload'),
-    errors: ['VALIDATION_FAILED', 'VOICE_PREBUILT', 'NOT_FOUND', 'VOICE_FILE_LIMIT', 'UNSUPPORTED_AUDIO'],
-  },
-  {
-    method: 'delete',
-    path: `${VOICES}/{id}`,
-    operationId: 'deleteVoice',
-    tag: 'Voices',
-    auth: 'accessKey',
-    summary: 'Delete a custom voice and its recordings',
-    response: envelope({ type: 'null' }, 'deleted'),
-    errors: ['VOICE_PREBUILT', 'NOT_FOUND'],
   },
 
   // ---------------------------------------------------------------- console

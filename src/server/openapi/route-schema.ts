@@ -131,6 +131,8 @@ export interface RouteDeclaration {
   url: string;
   schema: OperationKeys & {
     produces?: readonly string[];
+    /** The body's media types for the document (default application/json). */
+    consumes?: readonly string[];
     body?: TSchema;
     'x-scribed-get-body'?: TSchema;
     querystring?: TSchema;

@@ -22,9 +22,7 @@ import {
   OPTION_RANGES,
   type SegmentCommitMode,
 } from '../../core/session-options.js';
-import { KNOWN_MODEL_IDS, MAX_FILE_BYTES, MAX_FILES_PER_VOICE, MAX_VOICE_NAME_CODE_POINTS } from '../../core/voices.js';
 import { MODEL_ID } from '../context.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../routes/batch.js';
 import { FORMATS } from '../routes/transcriptions.js';
 import { LEG_FIELDS, SESSION_CALL_DEPENDENCIES, SESSION_CALL_FIELDS } from './calls.js';
 import type { ServerFacts } from './endpoint.js';
@@ -247,84 +245,7 @@ export const TRANSCRIPTION_VIEW: JsonSchema = object(
   ['transcriptionId', 'kind', 'title', 'status', 'sampleRateHz', 'audioSamples', 'audioDurationMs', 'createdAt', 'updatedAt'],
 );
 
-export const HISTORY_PAGE: JsonSchema = object({ items: { type: 'array', items: TRANSCRIPTION_VIEW }, nextCursor: nullable(STRING) }, [
-  'items',
-  'nextCursor',
-]);
-
-export const HISTORY_QUERY = {
-  limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }, description: 'rows per page' },
-  cursor: { schema: STRING, description: 'nextCursor of the previous page' },
-};
-
 export const TRANSCRIPT_QUERY = {
   format: { schema: { enum: Object.keys(FORMATS), default: 'json' }, description: 'json, txt, srt or vtt' },
 };
 export const TRANSCRIPT_CONTENT_TYPES = Object.values(FORMATS).map((t) => t.split(';')[0]!);
-
-export function batchUploadBody(facts: ServerFacts): JsonSchema {
-  return object(
-    {
-      file: {
-        type: 'string',
-        contentMediaType: 'application/octet-stream',
-        description: 'the audio file (any format ffmpeg reads; identified by content)',
-      },
-      title: text(0, MAX_TITLE_CHARS),
-      languageHint: languageHint(facts),
-      options: {
-        type: 'string',
-        contentMediaType: 'application/json',
-        description: `the session options as a JSON object, less inputEncoding and segmentCommitMode, with redact (a list of ${REDACTION_POLICIES.join(', ')}: docs/redaction.md) applied, plus the batch-only multichannel (boolean: a 2-channel file becomes a call, one leg per channel) and channelSpeakers (2 distinct speaker labels, default ["agent","customer"]; docs/calls.md)`,
-      },
-    },
-    ['file'],
-    { closed: true },
-  );
-}
-
-export const BATCH_JOB_VIEW: JsonSchema = {
-  ...TRANSCRIPTION_VIEW,
-  properties: {
-    ...(TRANSCRIPTION_VIEW.properties as object),
-    charactersCharged: { ...DECIMAL, description: 'what the upload cost (all legs of a multichannel upload)' },
-    source: { type: 'object', description: 'what ffprobe found in the file' },
-    legs: {
-      type: 'array',
-      description: 'multichannel uploads only: one batch leg per channel, in channel order',
-      items: object(
-        { speaker: STRING, transcriptionId: id('stt'), status: STRING, charactersCharged: DECIMAL },
-        ['speaker', 'transcriptionId', 'status', 'charactersCharged'],
-        { closed: true },
-      ),
-    },
-  },
-  required: [...(TRANSCRIPTION_VIEW.required as string[]), 'charactersCharged', 'source'],
-};
-
-// ---------------------------------------------------------------- voices
-
-export const VOICE_LIST_QUERY = { modelId: { schema: { enum: [...KNOWN_MODEL_IDS] }, description: 'only the voices this model can take' } };
-
-export const VOICE_ITEM: JsonSchema = object(
-  { id: STRING, name: STRING, type: STRING, feature: STRING, channel: STRING, fileCount: INTEGER, totalFileSize: INTEGER },
-  ['id', 'name', 'type', 'feature', 'channel', 'fileCount', 'totalFileSize'],
-);
-
-const voiceName = text(1, MAX_VOICE_NAME_CODE_POINTS, { notBlank: true });
-const recordings: JsonSchema = {
-  type: 'array',
-  minItems: 1,
-  maxItems: MAX_FILES_PER_VOICE,
-  items: { type: 'string', contentMediaType: 'application/octet-stream' },
-  description: `mp3, wav or m4a (checked by content), each at most ${MAX_FILE_BYTES} bytes; a voice holds at most ${MAX_FILES_PER_VOICE}`,
-};
-
-export const VOICE_CREATE_BODY: JsonSchema = object({ name: voiceName, files: recordings }, ['name', 'files'], { closed: true });
-export const VOICE_IMPROVE_BODY: JsonSchema = object({ files: recordings }, ['files'], { closed: true });
-export const VOICE_ID_VIEW: JsonSchema = object({ id: id('vc') }, ['id']);
-export const VOICE_IMPROVE_VIEW: JsonSchema = object({ id: id('vc'), fileCount: INTEGER, totalFileSize: INTEGER }, [
-  'id',
-  'fileCount',
-  'totalFileSize',
-]);

@@ -2,12 +2,14 @@
 // generated from this list (src/server/openapi/document.ts). A new resource adds its table here.
 import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
+import { BATCH_TABLE } from './batch.js';
 import { INTERPRETATION_TABLE } from './interpretation.js';
 import { MUSIC_TABLE } from './music.js';
 import { RULE_TABLE } from './rules.js';
 import { SERVICE_TABLE } from './service.js';
 import { USER_GROUP_TABLE } from './user-groups.js';
 import { VOICE_DESIGN_TABLE } from './voice-design.js';
+import { VOICE_TABLE } from './voices.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
 
 export const DECLARED_ROUTES: readonly RouteTable[] = [
@@ -19,4 +21,6 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   MUSIC_TABLE,
   INTERPRETATION_TABLE,
   VOICE_DESIGN_TABLE,
+  VOICE_TABLE,
+  BATCH_TABLE,
 ];
