@@ -6,7 +6,6 @@
 // matched by a live session's speech shows its alert on the desk's watch; logout ends it;
 // axe-core finds nothing.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startService, type TestService } from '../helpers/service.js';
@@ -16,8 +15,8 @@ import { StreamClient, type StreamEvent } from '../helpers/stream-client.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { issueLoginLink } from '../../src/desk/login-link.js';
 import { launchChromium } from '../console/browser.js';
+import { axeViolations } from '../helpers/axe.js';
 
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const STT = '/sound_clone/api/v1/stt';
 const clips = loadClips();
 // "he was not an ill disposed young man" (2.99 s) and "he might even have been made amiable himself" (3.29 s).
@@ -169,20 +168,6 @@ afterAll(async () => {
   await browser?.close();
   await svc?.stop();
 });
-
-/** axe-core's WCAG 2 A/AA rules and best practices; `checked` must be among the rules that ran
- * and passed (so a page with no form does not claim its labels were checked). */
-async function axeViolations(p: Page, checked = ['color-contrast', 'label', 'button-name']): Promise<string[]> {
-  await p.addScriptTag({ path: AXE });
-  const result = (await p.evaluate(() =>
-    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
-  )) as {
-    violations: Array<{ id: string; help: string; nodes: Array<{ target: string[] }> }>;
-    passes: Array<{ id: string }>;
-  };
-  expect(result.passes.map((x) => x.id)).toEqual(expect.arrayContaining(checked));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-}
 
 const text = (sel: string) => page.$eval(sel, (e) => (e.textContent ?? '').trim());
 const lines = () => page.$$eval('#transcript li', (els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
@@ -348,18 +333,24 @@ describe('the desk in Chromium', () => {
     // From the reader the previous test left open, back to the desk's panels.
     await page.evaluate(() => ((globalThis as any).location.hash = ''));
     await page.waitForFunction(() => !(globalThis as any).document.getElementById('live-panel').hidden);
+    // The live list shows sessions a client streams to, and only those: the live leg, created
+    // and not streamed to yet, is not listed (nor are the ended calls' legs).
     await page.click('#live-refresh');
-    const watchButton = page.locator(`#live-list button[data-session-id="${ids.live}"]`);
-    await watchButton.waitFor();
-    expect(await page.locator('#live-list li').count()).toBe(1); // the ended calls' legs are not live
-    await watchButton.click();
-    await page.waitForFunction(() =>
-      (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: no client is streaming'),
-    );
-    // The customer speaks on the live leg; the account's rule matches the final's words.
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('live-state').textContent === 'No live sessions.');
+    expect(await page.locator('#live-list li').count()).toBe(0);
+    // The customer's client connects: now it is live.
     const client = await StreamClient.connect(`${svc.wsBase}${ids.liveStreamUrl}`, { accessKey: alice.accessKey });
     try {
       await client.next('ready');
+      await page.click('#live-refresh');
+      const watchButton = page.locator(`#live-list button[data-session-id="${ids.live}"]`);
+      await watchButton.waitFor();
+      expect(await page.locator('#live-list li').count()).toBe(1);
+      await watchButton.click();
+      await page.waitForFunction(() =>
+        (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: a client is streaming'),
+      );
+      // The customer speaks on the live leg; the account's rule matches the final's words.
       let offset = 0;
       for (const f of chunks(customerClip.pcm16k, 2, 320)) {
         client.audio(1, offset, f);

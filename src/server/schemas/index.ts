@@ -11,12 +11,14 @@ import { USER_GROUP_TABLE } from './user-groups.js';
 import { VOICE_DESIGN_TABLE } from './voice-design.js';
 import { VOICE_TABLE } from './voices.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
+import { ASSEMBLYAI_TABLE } from '../facades/assemblyai/schemas.js';
 
 export const DECLARED_ROUTES: readonly RouteTable[] = [
   SERVICE_TABLE,
   ACCOUNT_TABLE,
   RULE_TABLE,
   WEBHOOK_TABLE,
+  ASSEMBLYAI_TABLE,
   USER_GROUP_TABLE,
   MUSIC_TABLE,
   INTERPRETATION_TABLE,
