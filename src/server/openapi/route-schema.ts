@@ -6,6 +6,7 @@
 // (`x-invalid`, src/server/validation-errors.ts).
 import { Type, type TSchema } from 'typebox';
 import type { ErrorCode } from '../../core/errors.js';
+import { IDEMPOTENCY_KEY } from '../../core/idempotency.js';
 
 /** accessKey: the `accessKey` header; userGroupToken: `Authorization: Token <token>`;
  * socket: the `accessKey` header or a single-use `?ticket=`; none: open. */
@@ -93,13 +94,47 @@ export function documented(rules: Record<string, unknown>): { 'x-documented': Re
   return { 'x-documented': rules };
 }
 
+/** A declared route as the server registers it when some of its parts are stated for the
+ * document only: the handler checks them itself, because their refusals cannot come from a
+ * schema without changing what clients see (a multipart body read as a stream, a query whose
+ * values are strings, a header refused with an identifier of its own). The document keeps
+ * them (document.ts registers the declaration whole). */
+export function servedWithout<R extends RouteDeclaration, P extends 'body' | 'querystring' | 'headers'>(
+  route: R,
+  ...parts: P[]
+): { method: R['method']; url: R['url']; schema: Omit<R['schema'], P> } {
+  const schema: Record<string, unknown> = { ...route.schema };
+  for (const p of parts) delete schema[p];
+  return { method: route.method, url: route.url, schema: schema as Omit<R['schema'], P> };
+}
+
+/** The JSON body of a GET (Fastify refuses a body schema on a GET): the route checks it
+ * itself, the document states it as the route's request body (swagger.ts). */
+export function bodyOnGet(body: TSchema): { 'x-scribed-get-body': TSchema } {
+  return { 'x-scribed-get-body': body };
+}
+
+/** The Idempotency-Key header, for the document (the handler reads it: a missing or malformed
+ * key is refused with IDEMPOTENCY_KEY_REQUIRED, not as a schema failure). */
+export function idempotencyKeyHeader(required: boolean) {
+  const key = Type.String({
+    pattern: IDEMPOTENCY_KEY.source,
+    description:
+      '16 to 64 printable ASCII characters; the same key and body answer with the first result (header idempotent-replayed: true)',
+  });
+  return Type.Object({ 'idempotency-key': required ? key : Type.Optional(key) });
+}
+
 /** One route as declared: what Fastify registers and @fastify/swagger documents. */
 export interface RouteDeclaration {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
   url: string;
   schema: OperationKeys & {
     produces?: readonly string[];
+    /** The body's media types for the document (default application/json). */
+    consumes?: readonly string[];
     body?: TSchema;
+    'x-scribed-get-body'?: TSchema;
     querystring?: TSchema;
     params?: TSchema;
     headers?: TSchema;

@@ -102,8 +102,11 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
   return {
     openapi: { openapi: '3.1.0', info: INFO, components: { securitySchemes: SECURITY_SCHEMES as never } },
     transform: ({ schema, url }) => {
-      const s = schema as Declared | undefined;
-      if (!s?.['x-scribed-errors']) return { schema: { ...s, hide: true }, url };
+      const declared = schema as Declared | undefined;
+      if (!declared?.['x-scribed-errors']) return { schema: { ...declared, hide: true }, url };
+      // A GET's JSON body (route-schema.ts, bodyOnGet) is documented as its request body.
+      const { 'x-scribed-get-body': getBody, ...s } = declared;
+      if (getBody) s.body = getBody;
       return { schema: documented(s, url) as never, url };
     },
     transformObject: (documentObject) => {
