@@ -66,6 +66,9 @@ export interface Service {
   drain(): Promise<DrainEnd>;
   /** End a drain now (a second SIGTERM). */
   cutDrain(): void;
+  /** What POST /admin/drain runs (once): `scribed serve` gives the handler SIGTERM has, so the
+   * route drains and then stops the process. Without one, the route drains only. */
+  onDrainRequest(handler: () => void): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
   /** SIGHUP: read again what can change without a restart (the callback allow-list file);
@@ -222,6 +225,8 @@ async function assemble(
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const clock = now ?? (() => new Date());
+  let drainRequested = false;
+  let drainHandler: (() => void) | null = null;
   // One outbound policy for the node's routes and workers, so a reload reaches them all.
   const outbound = new OutboundPolicy({ allowPrivate: config.callbackAllowPrivate, allowCidrs: config.callbackAllowCidrs });
   const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files, outbound });
@@ -245,13 +250,22 @@ async function assemble(
     files,
     workers,
     draining: () => drain.draining,
+    requestDrain: () => {
+      const status = shared && config.drainGraceMs > 0 ? 'draining' : 'stopping';
+      // After the answer is on its way: a stop closes the app this request is in.
+      if (!drainRequested) {
+        drainRequested = true;
+        setImmediate(() => (drainHandler ? drainHandler() : void service.drain()));
+      }
+      return status;
+    },
     outbound,
   });
   await startRouteWorkers(workers, { config, store });
 
   let stopping: Promise<void> | null = null;
   let agent: AgentListener | null = null;
-  return {
+  const service: Service = {
     config,
     app,
     store,
@@ -283,6 +297,7 @@ async function assemble(
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
+    onDrainRequest: (handler) => (drainHandler = handler),
     reload: () => reloadCallbackAllowList(config, outbound, log),
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
@@ -316,4 +331,5 @@ async function assemble(
       return stopping;
     },
   };
+  return service;
 }

@@ -14,6 +14,7 @@ import { jsonStringsHoldNul, nulRefused } from '../core/json-nul.js';
 import { connectionOptions, installConnectionGuards, onSocketError } from './connections.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './routes/health.js';
+import { adminRoutes } from './routes/admin.js';
 import { accountRoutes } from './routes/account.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
@@ -104,6 +105,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // The desk's session cookie on the native reads it may make (docs/desk.md); before every route.
   installDeskReads(app, ctx);
   await app.register(healthRoutes(ctx));
+  await app.register(adminRoutes(ctx));
   await app.register(accountRoutes(ctx));
   await app.register(sessionRoutes(ctx));
   await app.register(transcriptionRoutes(ctx));

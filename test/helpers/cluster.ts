@@ -31,8 +31,11 @@ export interface ClusterNode {
   logs: LogRecord[];
   /** Kill it (default SIGKILL) and wait for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Start it again on the same data dir and port; resolves once it listens. */
-  restart(): Promise<void>;
+  /** Start it again on the same data dir and port; resolves once it listens. With `cli`, on
+   * that build from now on (a rolling upgrade). */
+  restart(cli?: string): Promise<void>;
+  /** The build it runs (dist/cli.js of a checkout). */
+  cli: string;
 }
 
 export interface Cluster {
@@ -65,6 +68,11 @@ export interface ClusterOptions {
   /** Give each node an agent-check port (--agent-port) and HAProxy the reference file's agent
    * checks against them (weights, and a draining node's `drain`). Default false. */
   agents?: boolean;
+  /** The build each node runs, by index (default CLI): a cluster of two releases. */
+  cliFor?: (index: number) => string;
+  /** Nodes (by index) left stopped at start: HAProxy knows them, the test starts them with
+   * restart() (a node of a newer release joining after the others migrated the database). */
+  startLater?: number[];
 }
 
 /** The first and last lines of a long output (an error is often at the top, a stack at the end). */
@@ -83,8 +91,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const dirs: string[] = [];
 
   function makeNode(i: number, port: number, dataDir: string, agentPort: number | null): ClusterNode {
-    const args = [
-      CLI,
+    const args = () => [
+      node.cli,
       'serve',
       '--host',
       '127.0.0.1',
@@ -116,12 +124,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         }
         node.proc = null;
       },
-      restart: () => start(),
+      restart: (cli?: string) => {
+        if (cli !== undefined) node.cli = cli;
+        return start();
+      },
+      cli: opts.cliFor?.(i) ?? CLI,
     };
     const start = (): Promise<void> => {
       if (node.proc !== null) return Promise.reject(new Error(`${node.name} is running; kill it first`));
       return new Promise<void>((resolve, reject) => {
-        const proc = spawn(process.execPath, args, {
+        const proc = spawn(process.execPath, args(), {
           stdio: ['ignore', 'pipe', 'pipe'],
           env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
         });
@@ -195,7 +207,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       dirs.push(dataDir);
       const agentPort = opts.agents ? await freeLoopbackPort() : null;
       if (agentPort !== null) agentPorts.push(agentPort);
-      starts.push(makeNode(i, await freeLoopbackPort(), dataDir, agentPort).restart());
+      const node = makeNode(i, await freeLoopbackPort(), dataDir, agentPort);
+      if (!opts.startLater?.includes(i)) starts.push(node.restart());
     }
     // Started together: migrations run under an advisory lock, so concurrent starts are safe.
     const results = await Promise.allSettled(starts);
