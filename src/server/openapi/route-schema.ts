@@ -4,6 +4,8 @@
 // from them, and @fastify/swagger writes them into the API document (swagger.ts). A failed
 // validation is answered from the error table with the message the failing schema names
 // (`x-invalid`, src/server/validation-errors.ts).
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { FastifyServerOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { ErrorCode } from '../../core/errors.js';
 
@@ -116,8 +118,8 @@ export interface RouteTable {
 /** How Fastify's Ajv checks requests: as the API always has, a value of the wrong type is
  * refused, never coerced, defaults are documented but never written into the request, and an
  * unknown key is refused (where the schema closes its object), never silently dropped.
- * `verbose` hands the failing schema to the error mapping (validation-errors.ts); `x-invalid`
- * and `x-unknown` are its annotations. */
+ * `verbose` hands the failing schema to the error mapping (validation-errors.ts); `x-invalid`,
+ * `x-unknown`, `x-field`, `x-documented` and `x-empty-absent` are its annotations. */
 export const AJV_OPTIONS = {
   customOptions: {
     coerceTypes: false as const,
@@ -125,9 +127,51 @@ export const AJV_OPTIONS = {
     removeAdditional: false as const,
     allErrors: false,
     verbose: true,
-    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented'],
+    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented', 'x-empty-absent'],
   },
 };
+
+/** A query string is text: `?limit=20` arrives as the string "20". Its schema states what it
+ * means (an integer from 1 to 100) and a value is coerced to that type before it is checked;
+ * a body is JSON, whose types are the client's, and is never coerced. Fastify's own
+ * compiler (@fastify/ajv-compiler, the one it uses by default) is built twice, once per
+ * setting, and each request part goes to its own; a query schema marked `emptyAbsent()`
+ * also reads an empty value (`?limit=`) as not given, as the hand parsers did. */
+type PartValidator = ((data: unknown) => boolean) & { errors?: unknown };
+type Compile = (route: { schema: Record<string, unknown>; httpPart?: string; method?: string; url?: string }) => PartValidator;
+
+function withoutEmpties(validate: PartValidator): PartValidator {
+  const out: PartValidator = (data) => {
+    if (data && typeof data === 'object')
+      for (const [k, v] of Object.entries(data as Record<string, unknown>)) if (v === '') delete (data as Record<string, unknown>)[k];
+    const ok = validate(data);
+    out.errors = validate.errors;
+    return ok;
+  };
+  return out;
+}
+
+export const SCHEMA_CONTROLLER: FastifyServerOptions['schemaController'] = {
+  compilersFactory: {
+    buildValidator: (externalSchemas: Record<string, unknown>, ajvOptions: unknown) => {
+      const pool = AjvCompiler();
+      const options = ajvOptions as typeof AJV_OPTIONS;
+      const bodies = pool(externalSchemas as never, options) as unknown as Compile;
+      const queries = pool(externalSchemas as never, {
+        ...options,
+        customOptions: { ...options.customOptions, coerceTypes: true },
+      }) as unknown as Compile;
+      return ((route: Parameters<Compile>[0]) => {
+        if (route.httpPart !== 'querystring') return bodies(route);
+        const validate = queries(route);
+        return route.schema['x-empty-absent'] === true ? withoutEmpties(validate) : validate;
+      }) as never;
+    },
+  },
+};
+
+/** On a querystring schema: an empty value (`?from=`) is as if the parameter were not given. */
+export const emptyAbsent = (): { 'x-empty-absent': true } => ({ 'x-empty-absent': true });
 
 /** Response schemas describe answers (the document, the handlers' types); they do not filter
  * or reshape them: answers are written with JSON.stringify, as for a route without one. */

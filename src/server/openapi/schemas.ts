@@ -34,7 +34,6 @@ import { ENVIRONMENTS, MAX_GROUP_ID_CHARS } from '../../core/user-groups.js';
 import { KNOWN_MODEL_IDS, MAX_FILE_BYTES, MAX_FILES_PER_VOICE, MAX_VOICE_NAME_CODE_POINTS } from '../../core/voices.js';
 import { MODEL_ID } from '../context.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../routes/batch.js';
-import { FORMATS } from '../routes/transcriptions.js';
 import { MAX_CALLBACK_URL_CHARS, MAX_DESCRIPTION_CODE_POINTS, MAX_PREVIEW_TEXT_CODE_POINTS } from '../routes/voice-design.js';
 import { LEG_FIELDS, SESSION_CALL_DEPENDENCIES, SESSION_CALL_FIELDS } from './calls.js';
 import type { ServerFacts } from './endpoint.js';
@@ -266,11 +265,6 @@ export const HISTORY_QUERY = {
   limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }, description: 'rows per page' },
   cursor: { schema: STRING, description: 'nextCursor of the previous page' },
 };
-
-export const TRANSCRIPT_QUERY = {
-  format: { schema: { enum: Object.keys(FORMATS), default: 'json' }, description: 'json, txt, srt or vtt' },
-};
-export const TRANSCRIPT_CONTENT_TYPES = Object.values(FORMATS).map((t) => t.split(';')[0]!);
 
 export function batchUploadBody(facts: ServerFacts): JsonSchema {
   return object(

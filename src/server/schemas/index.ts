@@ -4,6 +4,7 @@ import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
 import { RULE_TABLE } from './rules.js';
 import { SERVICE_TABLE } from './service.js';
+import { TRANSCRIPTION_TABLE } from './transcriptions.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
 
-export const DECLARED_ROUTES: readonly RouteTable[] = [SERVICE_TABLE, ACCOUNT_TABLE, RULE_TABLE, WEBHOOK_TABLE];
+export const DECLARED_ROUTES: readonly RouteTable[] = [SERVICE_TABLE, ACCOUNT_TABLE, RULE_TABLE, WEBHOOK_TABLE, TRANSCRIPTION_TABLE];
