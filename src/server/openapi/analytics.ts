@@ -8,8 +8,7 @@ import { MAX_RULE_NAME_CHARS, MAX_RULE_PATTERN_CHARS, MAX_RULE_PHRASE_CHARS, MAX
 import { SEARCH_TIME_PATTERN } from '../../core/search-query.js';
 import { DETECTABLE_CATEGORIES } from '../../core/text-options.js';
 import { API } from '../context.js';
-import { FIGURE_NAMES, MAX_FIGURE_FILTER } from '../../core/analytics/search-filters.js';
-import type { Endpoint, Parameter } from './endpoint.js';
+import type { Endpoint } from './endpoint.js';
 import { nullable, object, text, type JsonSchema } from './json-schema.js';
 
 const BASE = `${API}/stt/categories`;
@@ -313,19 +312,3 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     errors: ['VALIDATION_FAILED'],
   },
 ];
-
-/** The search's filters by analytics (docs/search.md): a category matched, and each figure over
- * or under a value. */
-export const ANALYTICS_SEARCH_FILTERS: Record<string, Parameter> = {
-  category: { schema: CATEGORY_ID, description: 'only calls (and lone transcriptions) that matched this post-call category' },
-  ...Object.fromEntries(
-    FIGURE_NAMES.flatMap((figure) => {
-      const unit = figure === 'interruptions' ? 'interruptions' : 'seconds';
-      const schema: JsonSchema = { type: 'number', minimum: 0, maximum: MAX_FIGURE_FILTER };
-      return [
-        [`${figure}Over`, { schema, description: `only calls whose ${figure} figure is over this many ${unit} (docs/analytics.md)` }],
-        [`${figure}Under`, { schema, description: `only calls whose ${figure} figure is under this many ${unit}` }],
-      ];
-    }),
-  ),
-};

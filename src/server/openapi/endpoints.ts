@@ -6,10 +6,8 @@
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
 import { CALL_ENDPOINTS } from './calls.js';
-import { SEARCH_ENDPOINTS } from './search.js';
 import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
-import { RECORDING_ENDPOINTS } from './recordings.js';
 import {
   BATCH_JOB_VIEW,
   BRIEF,
@@ -476,13 +474,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
   // ---------------------------------------------------------------- calls (openapi/calls.ts)
   ...CALL_ENDPOINTS,
 
-  // ---------------------------------------------------------------- search (openapi/search.ts)
-  ...SEARCH_ENDPOINTS,
-
   // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
   ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
-  // ---------------------------------------------------------------- recordings (openapi/recordings.ts)
-  ...RECORDING_ENDPOINTS,
 ];

@@ -2,9 +2,19 @@
 // generated from this list (src/server/openapi/document.ts). A new resource adds its table here.
 import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
+import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
+import { SEARCH_TABLE } from './search.js';
 import { SERVICE_TABLE } from './service.js';
 import { TRANSCRIPTION_TABLE } from './transcriptions.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
 
-export const DECLARED_ROUTES: readonly RouteTable[] = [SERVICE_TABLE, ACCOUNT_TABLE, RULE_TABLE, WEBHOOK_TABLE, TRANSCRIPTION_TABLE];
+export const DECLARED_ROUTES: readonly RouteTable[] = [
+  SERVICE_TABLE,
+  ACCOUNT_TABLE,
+  RULE_TABLE,
+  WEBHOOK_TABLE,
+  TRANSCRIPTION_TABLE,
+  RECORDING_TABLE,
+  SEARCH_TABLE,
+];

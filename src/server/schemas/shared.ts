@@ -11,9 +11,10 @@ export const ANY_OBJECT = (description?: string) =>
 /** `null` for "none", beside the value. */
 export const nullable = <T extends TSchema>(t: T, options: Record<string, unknown> = {}) => Type.Union([t, Type.Null()], options);
 
-/** An id of one kind, as newId makes it (`<prefix>_<20 chars>`). */
+/** The pattern of an id of one kind, as newId makes it (`<prefix>_<20 chars>`). */
+export const idPattern = (prefix: string) => `^${prefix}_[0-9a-hjkmnp-tv-z]{${ID_BODY_CHARS}}$`;
 export const idOf = (prefix: string, description?: string) =>
-  Type.String({ pattern: `^${prefix}_[0-9a-hjkmnp-tv-z]{${ID_BODY_CHARS}}$`, ...(description ? { description } : {}) });
+  Type.String({ pattern: idPattern(prefix), ...(description ? { description } : {}) });
 
 export const CALL_ID = idOf('call', 'a call id (POST .../stt/calls)');
 export const SPEAKER = Type.String({
