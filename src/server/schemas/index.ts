@@ -2,6 +2,7 @@
 // generated from this list (src/server/openapi/document.ts). A new resource adds its table here.
 import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
+import { ANALYTICS_TABLE } from './analytics.js';
 import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
 import { SEARCH_TABLE } from './search.js';
@@ -17,4 +18,5 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   TRANSCRIPTION_TABLE,
   RECORDING_TABLE,
   SEARCH_TABLE,
+  ANALYTICS_TABLE,
 ];
