@@ -5,7 +5,6 @@
 // limits); error identifiers from the one table, src/core/errors.ts.
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
-import { CALL_ENDPOINTS } from './calls.js';
 import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import {
@@ -470,9 +469,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     response: { kind: 'raw', contentTypes: ['text/javascript', 'text/css'], description: 'the file' },
     errors: ['NOT_FOUND'],
   },
-
-  // ---------------------------------------------------------------- calls (openapi/calls.ts)
-  ...CALL_ENDPOINTS,
 
   // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
   ...ANALYTICS_ENDPOINTS,

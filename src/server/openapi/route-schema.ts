@@ -8,6 +8,7 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { ErrorCode } from '../../core/errors.js';
+import { requireIdempotencyKey } from '../../core/idempotency.js';
 
 /** accessKey: the `accessKey` header; userGroupToken: `Authorization: Token <token>`;
  * socket: the `accessKey` header or a single-use `?ticket=`; none: open. */
@@ -33,6 +34,8 @@ export interface OperationInfo {
   /** The identifier a body or query that breaks its schema is refused with (default
    * VALIDATION_FAILED). */
   validationError?: ErrorCode;
+  /** The route takes an Idempotency-Key header (checked before the body: idempotencyKeyFirst). */
+  idempotencyKey?: 'required' | 'optional';
 }
 
 /** The keys of a Fastify route schema that carry the operation's description. */
@@ -45,6 +48,7 @@ export interface OperationKeys {
   'x-scribed-auth': Auth;
   'x-scribed-errors': readonly ErrorCode[];
   'x-scribed-validation-error': ErrorCode;
+  'x-scribed-idempotency-key'?: 'required' | 'optional';
 }
 
 export function operation(info: OperationInfo): OperationKeys {
@@ -57,6 +61,7 @@ export function operation(info: OperationInfo): OperationKeys {
     'x-scribed-auth': info.auth,
     'x-scribed-errors': info.errors,
     'x-scribed-validation-error': info.validationError ?? 'VALIDATION_FAILED',
+    ...(info.idempotencyKey ? { 'x-scribed-idempotency-key': info.idempotencyKey } : {}),
   };
 }
 
@@ -127,7 +132,7 @@ export const AJV_OPTIONS = {
     removeAdditional: false as const,
     allErrors: false,
     verbose: true,
-    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented', 'x-empty-absent'],
+    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented', 'x-empty-absent', 'x-body-optional'],
   },
 };
 
@@ -140,10 +145,11 @@ export const AJV_OPTIONS = {
 type PartValidator = ((data: unknown) => boolean) & { errors?: unknown };
 type Compile = (route: { schema: Record<string, unknown>; httpPart?: string; method?: string; url?: string }) => PartValidator;
 
-function withoutEmpties(validate: PartValidator): PartValidator {
+function withoutEmpties(validate: PartValidator, keys: true | readonly string[]): PartValidator {
   const out: PartValidator = (data) => {
     if (data && typeof data === 'object')
-      for (const [k, v] of Object.entries(data as Record<string, unknown>)) if (v === '') delete (data as Record<string, unknown>)[k];
+      for (const [k, v] of Object.entries(data as Record<string, unknown>))
+        if (v === '' && (keys === true || keys.includes(k))) delete (data as Record<string, unknown>)[k];
     const ok = validate(data);
     out.errors = validate.errors;
     return ok;
@@ -162,16 +168,41 @@ export const SCHEMA_CONTROLLER: FastifyServerOptions['schemaController'] = {
         customOptions: { ...options.customOptions, coerceTypes: true },
       }) as unknown as Compile;
       return ((route: Parameters<Compile>[0]) => {
+        if (route.httpPart === 'body' && route.schema['x-body-optional'] === true) {
+          const validate = bodies(route);
+          const out: PartValidator = (data) => {
+            if (data === undefined) return true;
+            const ok = validate(data);
+            out.errors = validate.errors;
+            return ok;
+          };
+          return out;
+        }
         if (route.httpPart !== 'querystring') return bodies(route);
         const validate = queries(route);
-        return route.schema['x-empty-absent'] === true ? withoutEmpties(validate) : validate;
+        const empties = route.schema['x-empty-absent'] as true | string[] | undefined;
+        return empties ? withoutEmpties(validate, empties) : validate;
       }) as never;
     },
   },
 };
 
-/** On a querystring schema: an empty value (`?from=`) is as if the parameter were not given. */
-export const emptyAbsent = (): { 'x-empty-absent': true } => ({ 'x-empty-absent': true });
+/** On a querystring schema: an empty value (`?from=`) is as if the parameter were not given;
+ * for every parameter, or for those named. */
+export const emptyAbsent = (keys: true | readonly string[] = true): { 'x-empty-absent': true | readonly string[] } => ({
+  'x-empty-absent': keys,
+});
+
+/** On a body schema: no body at all is a body (the handler reads it as `{}`), as routes whose
+ * every field is optional have always taken it. */
+export const bodyOptional = (): { 'x-body-optional': true } => ({ 'x-body-optional': true });
+
+/** A route's `preValidation`: the Idempotency-Key is checked before the body, as the handlers
+ * always did (a request missing both is refused for the key). */
+export async function idempotencyKeyFirst(req: { headers: Record<string, string | string[] | undefined> }): Promise<void> {
+  const v = req.headers['idempotency-key'];
+  requireIdempotencyKey(Array.isArray(v) ? v[0] : v);
+}
 
 /** Response schemas describe answers (the document, the handlers' types); they do not filter
  * or reshape them: answers are written with JSON.stringify, as for a route without one. */

@@ -3,6 +3,7 @@
 import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
 import { ANALYTICS_TABLE } from './analytics.js';
+import { CALL_TABLE } from './calls.js';
 import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
 import { SEARCH_TABLE } from './search.js';
@@ -19,4 +20,5 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   RECORDING_TABLE,
   SEARCH_TABLE,
   ANALYTICS_TABLE,
+  CALL_TABLE,
 ];
