@@ -52,6 +52,18 @@ const AGENT_VIEW = Type.Object({
   interruptionsReceived: Type.Integer({ minimum: 0 }),
   averageWordsPerMinute: nullable(Type.Number()),
   categories: Type.Array(Type.Object({ categoryId: CATEGORY_ID, name: Type.String(), calls: Type.Integer(), rate: Type.Number() })),
+  items: Type.Array(
+    Type.Object({
+      callId: Type.String(),
+      completedAt: TIMESTAMP,
+      durationMs: Type.Integer({ minimum: 0 }),
+      talkShare: nullable(Type.Number()),
+      wordsPerMinute: nullable(Type.Number()),
+      interruptionsMade: nullable(Type.Integer()),
+      categories: Type.Array(Type.String()),
+    }),
+    { description: 'the calls, newest first; the agent leg figures are null where a call has no agent leg' },
+  ),
 });
 
 export const ANALYTICS_ROUTES = {
