@@ -4,6 +4,7 @@ import type { RouteTable } from '../openapi/route-schema.js';
 import { ACCOUNT_TABLE } from './account.js';
 import { ANALYTICS_TABLE } from './analytics.js';
 import { CALL_TABLE } from './calls.js';
+import { DESK_TABLE } from './desk.js';
 import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
 import { SEARCH_TABLE } from './search.js';
@@ -21,4 +22,5 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   SEARCH_TABLE,
   ANALYTICS_TABLE,
   CALL_TABLE,
+  DESK_TABLE,
 ];
