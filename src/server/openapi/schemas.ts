@@ -221,17 +221,6 @@ export const RESUME_VIEW: JsonSchema = object(
   ['sessionId', 'transcriptionId', 'status', 'epoch', 'sampleOffset', 'capturedSamples', 'accepting', 'streamUrl'],
 );
 
-export const TICKET_VIEW: JsonSchema = object(
-  {
-    ticketId: id('tkt'),
-    sessionId: id('rts'),
-    streamUrl: STRING,
-    expiresInSeconds: INTEGER,
-    ticket: { type: 'string', description: 'single use; goes in ?ticket= of the socket URL' },
-  },
-  ['ticketId', 'sessionId', 'streamUrl', 'expiresInSeconds', 'ticket'],
-);
-
 // ---------------------------------------------------------------- History and batch
 
 export const TRANSCRIPTION_VIEW: JsonSchema = object(

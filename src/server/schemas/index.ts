@@ -8,6 +8,7 @@ import { DESK_TABLE } from './desk.js';
 import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
 import { SEARCH_TABLE } from './search.js';
+import { SESSION_TABLE } from './sessions.js';
 import { SERVICE_TABLE } from './service.js';
 import { TRANSCRIPTION_TABLE } from './transcriptions.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
@@ -23,4 +24,5 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   ANALYTICS_TABLE,
   CALL_TABLE,
   DESK_TABLE,
+  SESSION_TABLE,
 ];
