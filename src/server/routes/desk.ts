@@ -107,7 +107,10 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
       ...DESK_ROUTES.live,
       handler: async (req) => {
         const auth = await required(req);
-        return ok({ items: await ctx.store.listDeskLiveSessions(auth.session.accountId, LIVE_LIMIT) });
+        // Only sessions with a socket: a shared store's serving nodes renew their leases (a dead
+        // node's run out); one node's sessions lose theirs at a restart (paused at start-up).
+        const leaseAfter = ctx.config.sharedStore ? new Date() : undefined; // leases run on the real clock
+        return ok({ items: await ctx.store.listDeskLiveSessions(auth.session.accountId, LIVE_LIMIT, leaseAfter) });
       },
     });
 

@@ -21,6 +21,7 @@ export function transcriptionView(t: TranscriptionRecord): TranscriptionView {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     completedAt: t.completedAt,
+    endReason: t.endReason,
   };
 }
 

@@ -12,6 +12,7 @@ import { SESSION_TABLE } from './sessions.js';
 import { SERVICE_TABLE } from './service.js';
 import { TRANSCRIPTION_TABLE } from './transcriptions.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
+import { ASSEMBLYAI_TABLE } from '../facades/assemblyai/schemas.js';
 
 export const DECLARED_ROUTES: readonly RouteTable[] = [
   SERVICE_TABLE,
@@ -25,4 +26,5 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   CALL_TABLE,
   DESK_TABLE,
   SESSION_TABLE,
+  ASSEMBLYAI_TABLE,
 ];

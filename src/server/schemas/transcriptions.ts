@@ -31,6 +31,10 @@ export const TRANSCRIPTION_VIEW = Type.Object({
   createdAt: TIMESTAMP,
   updatedAt: TIMESTAMP,
   completedAt: nullable(TIMESTAMP),
+  endReason: Type.Union([Type.Literal('session.closed'), Type.Literal('session.expired'), Type.Null()], {
+    description:
+      'real-time rows once ended: session.closed (a close) or session.expired (the idle expiry); null while open and for batch rows',
+  }),
   effectiveOptions: Type.Optional(ANY_OBJECT('batch rows only')),
   notices: Type.Optional(Type.Array(Type.Unknown(), { description: 'batch rows only' })),
   error: Type.Optional(nullable(Type.String(), { description: 'batch rows only' })),
