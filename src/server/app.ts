@@ -6,7 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
-import { AJV_OPTIONS, plainSerializerCompiler } from './openapi/route-schema.js';
+import { AJV_OPTIONS, plainSerializerCompiler, SCHEMA_CONTROLLER } from './openapi/route-schema.js';
 import { countHttpError } from '../obs/metrics.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
@@ -60,6 +60,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // Requests are checked against their routes' schemas as the hand validation did
     // (openapi/route-schema.ts); compiled once per route at registration.
     ajv: AJV_OPTIONS,
+    schemaController: SCHEMA_CONTROLLER,
     // Timeouts, the connection cap and the answers below the routes (connections.ts).
     ...connectionOptions(ctx.config),
   });

@@ -5,28 +5,15 @@
 // limits); error identifiers from the one table, src/core/errors.ts.
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
-import { CALL_ENDPOINTS } from './calls.js';
-import { SEARCH_ENDPOINTS } from './search.js';
 import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
-import { RECORDING_ENDPOINTS } from './recordings.js';
-import {
-  RESUME_BODY,
-  RESUME_VIEW,
-  SESSION_VIEW,
-  TICKET_VIEW,
-  TRANSCRIPTION_VIEW,
-  TRANSCRIPT_CONTENT_TYPES,
-  TRANSCRIPT_QUERY,
-  createSessionBody,
-} from './schemas.js';
+import { RESUME_BODY, RESUME_VIEW, SESSION_VIEW, createSessionBody } from './schemas.js';
 
 const json = <T>(schema: T) => ({ contentType: 'application/json' as const, schema: () => schema, required: true });
 const optionalJson = <T>(schema: T) => ({ ...json(schema), required: false });
 const envelope = (data: Record<string, unknown>, description: string) => ({ kind: 'envelope' as const, data, description });
 
 const SESSIONS = `${API}/stt/realtime/sessions`;
-const TRANSCRIPTIONS = `${API}/stt/transcriptions`;
 
 export const ENDPOINTS: readonly Endpoint[] = [
   // ---------------------------------------------------------------- real-time sessions
@@ -45,16 +32,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: ['VALIDATION_FAILED', 'IDEMPOTENCY_CONFLICT', 'NOT_FOUND', 'CALL_SPEAKER_TAKEN', 'CALL_LEG_LIMIT'],
   },
   {
-    method: 'get',
-    path: `${SESSIONS}/{sessionId}`,
-    operationId: 'getSession',
-    tag: 'Real-time sessions',
-    auth: 'accessKey',
-    summary: 'Read a session',
-    response: envelope(SESSION_VIEW, 'the session'),
-    errors: ['NOT_FOUND'],
-  },
-  {
     method: 'post',
     path: `${SESSIONS}/{sessionId}/resume`,
     operationId: 'resumeSession',
@@ -66,28 +43,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     body: optionalJson(RESUME_BODY),
     response: envelope(RESUME_VIEW, 'the new epoch'),
     errors: ['VALIDATION_FAILED', 'NOT_FOUND', 'SESSION_CLOSED', 'SESSION_BUSY', 'CAPTURE_CURSOR_MISMATCH', 'SESSION_MOVED'],
-  },
-  {
-    method: 'post',
-    path: `${SESSIONS}/{sessionId}/close`,
-    operationId: 'closeSession',
-    tag: 'Real-time sessions',
-    auth: 'accessKey',
-    summary: 'Close a session without a socket',
-    description:
-      'Ends a session that never streamed or whose client is gone, as a client `close` would: held audio is transcribed first, an attached socket is sent `closed`. 200 with status COMPLETED; 202 with status PROCESSING while the close waits for deferred recognition (docs/protocol.md). Closing a closed session answers its view again.',
-    response: envelope(SESSION_VIEW, 'the closed session'),
-    errors: ['NOT_FOUND', 'SESSION_BUSY', 'ENGINE_BUSY', 'ENGINE_FAILED'],
-  },
-  {
-    method: 'post',
-    path: `${SESSIONS}/{sessionId}/tickets`,
-    operationId: 'createTicket',
-    tag: 'Real-time sessions',
-    auth: 'accessKey',
-    summary: 'Issue a single-use browser ticket for the stream socket',
-    response: envelope(TICKET_VIEW, 'the ticket'),
-    errors: ['NOT_FOUND', 'SESSION_CLOSED'],
   },
   {
     method: 'get',
@@ -123,47 +78,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: ['UPGRADE_INVALID', 'ACCESS_KEY_IN_URL', 'TICKET_INVALID', 'NOT_FOUND', 'SESSION_CLOSED', 'WATCHER_LIMIT', 'SESSION_ELSEWHERE'],
   },
 
-  // ---------------------------------------------------------------- History and batch
-  {
-    method: 'get',
-    path: `${TRANSCRIPTIONS}/{transcriptionId}`,
-    operationId: 'getTranscription',
-    tag: 'History and batch',
-    auth: 'accessKey',
-    summary: 'Read a History row',
-    response: envelope(TRANSCRIPTION_VIEW, 'the row'),
-    errors: ['NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: `${TRANSCRIPTIONS}/{transcriptionId}/transcript`,
-    operationId: 'getTranscript',
-    tag: 'History and batch',
-    auth: 'accessKey',
-    summary: 'Download the transcript (not enveloped)',
-    query: TRANSCRIPT_QUERY,
-    response: { kind: 'raw', contentTypes: TRANSCRIPT_CONTENT_TYPES, description: 'the transcript as an attachment' },
-    errors: ['VALIDATION_FAILED', 'NOT_FOUND'],
-  },
-  {
-    method: 'delete',
-    path: `${TRANSCRIPTIONS}/{transcriptionId}`,
-    operationId: 'deleteTranscription',
-    tag: 'History and batch',
-    auth: 'accessKey',
-    summary: 'Erase a History row: its segments, transcript, batch job and audio, and its session (docs/redaction.md)',
-    description: "Only a row that has ended (COMPLETED or FAILED). Another account's row reads as not found. Recorded in the audit trail.",
-    response: envelope(
-      {
-        type: 'object',
-        required: ['transcriptionId', 'deleted'],
-        properties: { transcriptionId: { type: 'string' }, deleted: { const: true } },
-      },
-      'erased',
-    ),
-    errors: ['NOT_FOUND', 'TRANSCRIPTION_IN_PROGRESS'],
-  },
-
   // ---------------------------------------------------------------- console
   {
     method: 'get',
@@ -196,16 +110,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: ['NOT_FOUND'],
   },
 
-  // ---------------------------------------------------------------- calls (openapi/calls.ts)
-  ...CALL_ENDPOINTS,
-
-  // ---------------------------------------------------------------- search (openapi/search.ts)
-  ...SEARCH_ENDPOINTS,
-
   // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
   ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
-  // ---------------------------------------------------------------- recordings (openapi/recordings.ts)
-  ...RECORDING_ENDPOINTS,
 ];

@@ -23,7 +23,6 @@ import {
   type SegmentCommitMode,
 } from '../../core/session-options.js';
 import { MODEL_ID } from '../context.js';
-import { FORMATS } from '../routes/transcriptions.js';
 import { LEG_FIELDS, SESSION_CALL_DEPENDENCIES, SESSION_CALL_FIELDS } from './calls.js';
 import type { ServerFacts } from './endpoint.js';
 import { decimalAtMost, nullable, object, primaryLanguagePattern, range, text, type JsonSchema } from './json-schema.js';
@@ -210,17 +209,6 @@ export const RESUME_VIEW: JsonSchema = object(
   ['sessionId', 'transcriptionId', 'status', 'epoch', 'sampleOffset', 'capturedSamples', 'accepting', 'streamUrl'],
 );
 
-export const TICKET_VIEW: JsonSchema = object(
-  {
-    ticketId: id('tkt'),
-    sessionId: id('rts'),
-    streamUrl: STRING,
-    expiresInSeconds: INTEGER,
-    ticket: { type: 'string', description: 'single use; goes in ?ticket= of the socket URL' },
-  },
-  ['ticketId', 'sessionId', 'streamUrl', 'expiresInSeconds', 'ticket'],
-);
-
 // ---------------------------------------------------------------- History and batch
 
 export const TRANSCRIPTION_VIEW: JsonSchema = object(
@@ -250,8 +238,3 @@ export const TRANSCRIPTION_VIEW: JsonSchema = object(
   },
   ['transcriptionId', 'kind', 'title', 'status', 'sampleRateHz', 'audioSamples', 'audioDurationMs', 'createdAt', 'updatedAt'],
 );
-
-export const TRANSCRIPT_QUERY = {
-  format: { schema: { enum: Object.keys(FORMATS), default: 'json' }, description: 'json, txt, srt or vtt' },
-};
-export const TRANSCRIPT_CONTENT_TYPES = Object.values(FORMATS).map((t) => t.split(';')[0]!);
