@@ -18,6 +18,8 @@ const FILES: Record<string, string> = {
   'desk-api.js': 'text/javascript; charset=utf-8',
   'transcript-view.js': 'text/javascript; charset=utf-8',
   'live-view.js': 'text/javascript; charset=utf-8',
+  'timeline.js': 'text/javascript; charset=utf-8',
+  'agent-view.js': 'text/javascript; charset=utf-8',
   'login.js': 'text/javascript; charset=utf-8',
 };
 

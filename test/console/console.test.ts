@@ -16,8 +16,7 @@ import { HandshakeRefused, StreamClient } from '../helpers/stream-client.js';
 import { createSession } from '../helpers/live.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { launchChromium, startBackend, type Backend } from './browser.js';
-
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
+import { axeViolations } from '../helpers/axe.js';
 
 const clips = loadClips(devSetDir());
 const clip = (id: string) => clips.find((c) => c.id === id)!;
@@ -508,25 +507,6 @@ describe('microphone mode', () => {
     { timeout: 120_000, retry: 2 },
   );
 });
-
-interface AxeViolation {
-  id: string;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/** axe-core's WCAG 2 A/AA rules (labels, names, contrast, ARIA, landmarks) on the page as it is. */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const result = (await page.evaluate(() =>
-    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
-  )) as {
-    violations: AxeViolation[];
-    passes: AxeViolation[];
-  };
-  expect(result.passes.map((p) => p.id)).toEqual(expect.arrayContaining(['color-contrast', 'label', 'button-name']));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-}
 
 describe('accessibility and small screens', () => {
   it('axe finds no violations connected, closed or asking for a ticket; keyboard works with a visible focus', async () => {

@@ -6,7 +6,6 @@
 // matched by a live session's speech shows its alert on the desk's watch; logout ends it;
 // axe-core finds nothing.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startService, type TestService } from '../helpers/service.js';
@@ -16,8 +15,8 @@ import { StreamClient, type StreamEvent } from '../helpers/stream-client.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { issueLoginLink } from '../../src/desk/login-link.js';
 import { launchChromium } from '../console/browser.js';
+import { axeViolations } from '../helpers/axe.js';
 
-const AXE = path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js');
 const STT = '/sound_clone/api/v1/stt';
 const clips = loadClips();
 // "he was not an ill disposed young man" (2.99 s) and "he might even have been made amiable himself" (3.29 s).
@@ -169,20 +168,6 @@ afterAll(async () => {
   await browser?.close();
   await svc?.stop();
 });
-
-/** axe-core's WCAG 2 A/AA rules and best practices; `checked` must be among the rules that ran
- * and passed (so a page with no form does not claim its labels were checked). */
-async function axeViolations(p: Page, checked = ['color-contrast', 'label', 'button-name']): Promise<string[]> {
-  await p.addScriptTag({ path: AXE });
-  const result = (await p.evaluate(() =>
-    (globalThis as any).axe.run((globalThis as any).document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }),
-  )) as {
-    violations: Array<{ id: string; help: string; nodes: Array<{ target: string[] }> }>;
-    passes: Array<{ id: string }>;
-  };
-  expect(result.passes.map((x) => x.id)).toEqual(expect.arrayContaining(checked));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-}
 
 const text = (sel: string) => page.$eval(sel, (e) => (e.textContent ?? '').trim());
 const lines = () => page.$$eval('#transcript li', (els) => els.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));

@@ -23,16 +23,31 @@ export interface AgentAggregate {
   averageWordsPerMinute: number | null;
   /** Each category matched at least once: in how many of the calls, and that share. */
   categories: Array<{ categoryId: string; name: string; calls: number; rate: number }>;
+  /** The calls themselves, newest first: what the desk's agent view lists. */
+  items: AgentCall[];
+}
+
+/** One call of the agent, with the agent leg's figures (null where the call has no agent leg). */
+export interface AgentCall {
+  callId: string;
+  completedAt: string;
+  durationMs: number;
+  talkShare: number | null;
+  wordsPerMinute: number | null;
+  interruptionsMade: number | null;
+  categories: string[];
+}
+
+export interface AgentCallRow {
+  subjectId: string;
+  completedAt: string;
+  analytics: ConversationAnalytics;
 }
 
 const mean = (xs: number[]): number | null =>
   xs.length ? Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 10_000) / 10_000 : null;
 
-export function aggregateAgent(
-  agentId: string,
-  range: { from: string; to: string },
-  rows: ReadonlyArray<{ analytics: ConversationAnalytics }>,
-): AgentAggregate {
+export function aggregateAgent(agentId: string, range: { from: string; to: string }, rows: readonly AgentCallRow[]): AgentAggregate {
   const legs = rows.map((r) => r.analytics.figures.legs.find((l) => l.speaker === AGENT_SPEAKER)).filter((l) => l !== undefined);
   const talked = legs.filter((l) => l.talkMs > 0);
   const hits = new Map<string, { name: string; calls: number }>();
@@ -59,5 +74,19 @@ export function aggregateAgent(
     categories: [...hits]
       .map(([categoryId, h]) => ({ categoryId, name: h.name, calls: h.calls, rate: Math.round((h.calls / rows.length) * 10_000) / 10_000 }))
       .sort((a, b) => b.calls - a.calls || a.categoryId.localeCompare(b.categoryId)),
+    items: rows.map(agentCall).sort((a, b) => b.completedAt.localeCompare(a.completedAt) || a.callId.localeCompare(b.callId)),
+  };
+}
+
+function agentCall(r: AgentCallRow): AgentCall {
+  const leg = r.analytics.figures.legs.find((l) => l.speaker === AGENT_SPEAKER);
+  return {
+    callId: r.subjectId,
+    completedAt: r.completedAt,
+    durationMs: r.analytics.figures.durationMs,
+    talkShare: leg ? leg.talkShare : null,
+    wordsPerMinute: leg ? leg.wordsPerMinute : null,
+    interruptionsMade: leg ? leg.interruptionsMade : null,
+    categories: r.analytics.categories.map((c) => c.name),
   };
 }

@@ -65,6 +65,15 @@ export function search(filters, cursor) {
 export const transcriptionOf = (id) => getJson(`${API}/transcriptions/${encodeURIComponent(id)}`);
 export const transcriptOf = (id) => getDocument(`${API}/transcriptions/${encodeURIComponent(id)}/transcript?format=json`);
 export const callOf = (id) => getJson(`${API}/calls/${encodeURIComponent(id)}`);
+export const callAnalyticsOf = (id) => getJson(`${API}/calls/${encodeURIComponent(id)}/analytics`);
+
+/** An agent's figures over a range (from/to ISO, either may be empty: the API's default week). */
+export function agentAnalytics(agentId, from, to) {
+  const q = new URLSearchParams();
+  if (from) q.set('from', from);
+  if (to) q.set('to', to);
+  return getJson(`${API}/agents/${encodeURIComponent(agentId)}/analytics?${q}`);
+}
 export const callTranscriptOf = (id) => getDocument(`${API}/calls/${encodeURIComponent(id)}/transcript?format=json`);
 
 /** The recording's address: one transcription's audio; a call's two legs as one stereo file,

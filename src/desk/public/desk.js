@@ -5,6 +5,8 @@
 import * as api from './desk-api.js';
 import { followPlayback, formatMs, renderTranscript } from './transcript-view.js';
 import { LiveWatch } from './live-view.js';
+import { figuresLine, renderTimeline } from './timeline.js';
+import { renderAgent } from './agent-view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -199,6 +201,20 @@ function showRecording(url, atMs) {
 
 let recording = null;
 
+/** The call's timeline and figures; its speech lanes alone while the analytics are not computed
+ * (they are when the call's last leg ends). */
+async function showTimeline(id, transcript) {
+  let analytics = null;
+  try {
+    analytics = await api.callAnalyticsOf(id);
+  } catch (err) {
+    if (err instanceof api.DeskError && err.status === 401) return failed($('reader-state'), err);
+  }
+  $('timeline-figures').textContent = analytics ? figuresLine(analytics) : 'No figures yet: they are computed when the call has ended.';
+  renderTimeline(document, $('timeline'), transcript, analytics, player);
+  $('timeline-box').hidden = false;
+}
+
 async function openReader(params) {
   const kind = params.has('call') ? 'call' : 't';
   const id = params.get(kind);
@@ -206,6 +222,7 @@ async function openReader(params) {
   const [hitT, hitSeg] = (params.get('hit') ?? '').split(':');
   const state = $('reader-state');
   $('reader').hidden = false;
+  $('timeline-box').hidden = true;
   state.textContent = 'Loading...';
   try {
     let segments;
@@ -213,6 +230,7 @@ async function openReader(params) {
     if (kind === 'call') {
       const t = await api.callTranscriptOf(id);
       segments = t.segments;
+      void showTimeline(id, t);
       legs = t.legs.map((l) => l.speaker);
       $('reader-heading').textContent = `Call: ${t.title || t.callId}`;
       const call = await describe('call', id).catch(() => null);
@@ -258,6 +276,7 @@ function route() {
   $('reader').hidden = !reading;
   $('search-panel').hidden = reading;
   $('live-panel').hidden = reading;
+  $('agent-panel').hidden = reading;
   $('desk-nav').hidden = reading;
   if (reading) void openReader(params);
   else {
@@ -310,6 +329,23 @@ async function refreshLive() {
   }
 }
 $('live-refresh').addEventListener('click', () => void refreshLive());
+
+// ------------------------------------------------------------------ agents
+
+$('agent-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const f = new FormData(e.target);
+  const state = $('agent-state');
+  state.textContent = 'Loading...';
+  try {
+    const agg = await api.agentAnalytics(String(f.get('agentId')).trim(), localToIso(f.get('from')), localToIso(f.get('to')));
+    renderAgent(document, $('agent-view'), agg, dateOf);
+    state.textContent = `${agg.calls} call${agg.calls === 1 ? '' : 's'} from ${dateOf(agg.from)} to ${dateOf(agg.to)}.`;
+  } catch (err) {
+    $('agent-view').replaceChildren();
+    failed(state, err);
+  }
+});
 
 // ------------------------------------------------------------------ session
 

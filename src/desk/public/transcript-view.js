@@ -21,7 +21,7 @@ export function speechSpan(seg) {
   return { startMs: words[0].startMs, endMs: words[words.length - 1].endMs };
 }
 
-function seekTo(player, ms) {
+export function seekTo(player, ms) {
   if (player.hidden) return;
   player.currentTime = ms / 1000;
   void player.play().catch(() => undefined);

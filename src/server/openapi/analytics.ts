@@ -278,6 +278,22 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
               'rate',
             ]),
           },
+          items: {
+            type: 'array',
+            description: 'the calls, newest first; the agent leg figures are null where a call has no agent leg',
+            items: object(
+              {
+                callId: { type: 'string' },
+                completedAt: TIMESTAMP,
+                durationMs: { type: 'integer', minimum: 0 },
+                talkShare: nullable({ type: 'number' }),
+                wordsPerMinute: nullable({ type: 'number' }),
+                interruptionsMade: nullable({ type: 'integer' }),
+                categories: { type: 'array', items: { type: 'string' } },
+              },
+              ['callId', 'completedAt', 'durationMs', 'talkShare', 'wordsPerMinute', 'interruptionsMade', 'categories'],
+            ),
+          },
         },
         [
           'agentId',
@@ -292,6 +308,7 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
           'interruptionsReceived',
           'averageWordsPerMinute',
           'categories',
+          'items',
         ],
       ),
     },

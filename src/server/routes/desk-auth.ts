@@ -26,6 +26,9 @@ export const DESK_READABLE_ROUTES: ReadonlySet<string> = new Set([
   `${API}/stt/calls/:/transcript`,
   `${API}/stt/calls/:/audio`,
   `${API}/stt/realtime/sessions/:`,
+  `${API}/stt/calls/:/analytics`,
+  `${API}/stt/transcriptions/:/analytics`,
+  `${API}/stt/agents/:/analytics`,
 ]);
 
 export function routePattern(url: string): string {
