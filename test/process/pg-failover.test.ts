@@ -82,9 +82,10 @@ describe('PostgreSQL failover under live calls (primary killed, synchronous stan
     const waitedMs = Date.now() - t0;
     const sessionIds = calls.map((c) => c.streamer.stats().sessionId!);
     expect(Math.min(...ackedAtKill), JSON.stringify(calls.map((c) => c.streamer.stats()))).toBeGreaterThanOrEqual(8000);
-    // New audio: captured after the kill, so committed on the new primary (acknowledgements of
-    // what the old one committed may still arrive after the kill).
-    const capturedAtKill = calls.map((c) => c.streamer.stats().captured);
+    // New audio: sent after the kill, so committed on the new primary (acknowledgements of what
+    // the old one committed may still arrive after the kill). Not what was captured: the
+    // client's send window holds captured audio back while acknowledgements pause.
+    const sentAtKill = calls.map((c) => c.streamer.stats().sent);
     const killedAt = Date.now();
     // Kill to the first acknowledgement of new audio (any call), and to every call's, watched
     // from the kill on (the promotion runs meanwhile).
@@ -92,7 +93,7 @@ describe('PostgreSQL failover under live calls (primary killed, synchronous stan
     let allAckMs = -1;
     const watching = (async () => {
       for (;;) {
-        const moved = calls.map((c, i) => c.streamer.stats().acknowledged > capturedAtKill[i]! || capturedAtKill[i] === c.audio.length);
+        const moved = calls.map((c, i) => c.streamer.stats().acknowledged > sentAtKill[i]! || sentAtKill[i] === c.audio.length);
         if (firstAckMs < 0 && moved.some(Boolean)) firstAckMs = Date.now() - killedAt;
         if (moved.every(Boolean)) return (allAckMs = Date.now() - killedAt);
         if (Date.now() - killedAt > 30_000)
