@@ -10,6 +10,7 @@ import { DEFAULT_RETRY_BASE_MS } from './core/webhook-delivery.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
+import { parsePostgresUrl } from './core/postgres-url.js';
 import { parseClientSecrets } from './core/audiohook/signature.js';
 import { checkSiprecSettings, parsePortRange, type SiprecSettings } from './core/sip/settings.js';
 import { DEFAULT_MAX_BODY_BYTES } from './core/sip/message.js';
@@ -45,6 +46,9 @@ export interface ServiceConfig {
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
   databaseStatementTimeoutMs: number;
+  /** With several hosts in the URL: how long an operation waits for a read-write one once the
+   * primary is lost (docs/scaling.md, "Database failover"). */
+  databaseFailoverTimeoutMs: number;
   /** This process's name in session ownership (docs/scaling.md); unique per process start. */
   nodeId: string;
   /** A node serving a session renews its lease every third of this; a node that stops
@@ -230,6 +234,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
       input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs:
       input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    databaseFailoverTimeoutMs:
+      input.databaseFailoverTimeoutMs ?? envInt('SCRIBED_DATABASE_FAILOVER_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.failoverTimeoutMs,
     // Host, pid and a random part: a restarted process is a new node, so nothing it did
     // before can be mistaken for what it does now.
     nodeId: input.nodeId ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`,
@@ -291,6 +297,15 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
     throw new Error('--database-url must be a postgres:// or postgresql:// URL');
   }
+  if (cfg.databaseUrl !== undefined) {
+    try {
+      parsePostgresUrl(cfg.databaseUrl);
+    } catch (err) {
+      throw new Error(`--database-url: ${(err as Error).message}`);
+    }
+  }
+  if (!(cfg.databaseFailoverTimeoutMs >= 100 && cfg.databaseFailoverTimeoutMs <= 3_600_000))
+    throw new Error('database failover timeout must be 100..3600000 ms');
   if (!(cfg.sessionLeaseMs >= 300 && cfg.sessionLeaseMs <= 600_000)) throw new Error('SCRIBED_SESSION_LEASE_MS must be 300..600000');
   if (!(cfg.databasePoolSize >= 1 && cfg.databasePoolSize <= 1000)) throw new Error('database pool size must be 1..1000');
   if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000))
@@ -414,6 +429,7 @@ export function storeSettings(cfg: Readonly<ServiceConfig>): StoreSettings {
     databasePoolSize: cfg.databasePoolSize,
     databaseConnectTimeoutMs: cfg.databaseConnectTimeoutMs,
     databaseStatementTimeoutMs: cfg.databaseStatementTimeoutMs,
+    databaseFailoverTimeoutMs: cfg.databaseFailoverTimeoutMs,
   };
 }
 
@@ -421,8 +437,7 @@ export function storeSettings(cfg: Readonly<ServiceConfig>): StoreSettings {
 export function describeStore(cfg: Readonly<ServiceConfig>): string {
   if (!cfg.databaseUrl) return `sqlite:${path.join(cfg.dataDir, 'scribed.db')}`;
   try {
-    const u = new URL(cfg.databaseUrl);
-    return `postgres://${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+    return parsePostgresUrl(cfg.databaseUrl).display;
   } catch {
     return 'postgres (unparsable URL)';
   }
