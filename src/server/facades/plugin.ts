@@ -9,13 +9,17 @@ import { deepgramRoutes } from './deepgram/routes.js';
 import { deepgramLiveRoutes } from './deepgram/live-socket.js';
 import { openAiRoutes } from './openai/routes.js';
 import { openAiRealtimeRoutes } from './openai/realtime-socket.js';
+import { assemblyAiRoutes } from './assemblyai/routes.js';
+import { assemblyAiStreamingRoutes } from './assemblyai/streaming/socket.js';
 
 export function facadeRoutes(ctx: AppContext, maxWaitMs = DEFAULT_FACADE_MAX_WAIT_MS): FastifyPluginAsync {
   return async (app) => {
     await app.register(deepgramLiveRoutes(ctx));
     await app.register(openAiRealtimeRoutes(ctx));
+    await app.register(assemblyAiStreamingRoutes(ctx));
     if (!ctx.batch) return;
     await app.register(openAiRoutes(ctx, ctx.batch, maxWaitMs));
     await app.register(deepgramRoutes(ctx, ctx.batch, maxWaitMs));
+    await app.register(assemblyAiRoutes(ctx, ctx.batch));
   };
 }

@@ -10,6 +10,8 @@ import type { JsonSchema } from './json-schema.js';
 import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths, openAiRealtimeOperation } from './facades.js';
 import { AUDIOHOOK_PATH } from '../audiohook/routes.js';
 import { AUDIOHOOK_SECURITY_SCHEMES, audiohookOperation } from '../audiohook/openapi.js';
+import { ASSEMBLYAI_SECURITY_SCHEMES } from '../facades/assemblyai/schemas.js';
+import { ASSEMBLYAI_STREAMING_SECURITY_SCHEMES, assemblyAiStreamingPaths } from '../facades/assemblyai/streaming/openapi.js';
 
 /** The credentials of the native API and the facades. */
 export const SECURITY_SCHEMES = {
@@ -23,6 +25,8 @@ export const SECURITY_SCHEMES = {
   ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
   ...FACADE_SECURITY_SCHEMES,
   ...AUDIOHOOK_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_STREAMING_SECURITY_SCHEMES,
 } as const;
 
 import type { DocumentOptions, OpenApiDocument, Operation } from './document-types.js';
@@ -157,6 +161,9 @@ export function bridgeDocument(opts: DocumentOptions = {}, endpoints: readonly E
   // Genesys AudioHook (docs/audiohook.md): served with or without batch.
   Object.assign((paths[AUDIOHOOK_PATH] ??= {}), { get: audiohookOperation() });
   tags.push('Genesys AudioHook');
+  // AssemblyAI's streaming socket and its tokens: served with or without batch.
+  Object.assign(paths, assemblyAiStreamingPaths());
+  if (!tags.includes('AssemblyAI-compatible')) tags.push('AssemblyAI-compatible');
   return {
     openapi: '3.1.0',
     info: {
