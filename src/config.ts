@@ -11,6 +11,8 @@ import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEME
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
 import { parseClientSecrets } from './core/audiohook/signature.js';
+import { checkSiprecSettings, parsePortRange, type SiprecSettings } from './core/sip/settings.js';
+import { DEFAULT_MAX_BODY_BYTES } from './core/sip/message.js';
 import { packageRoot } from './threads/package-root.js';
 import type { Resolver } from './outbound/guarded-transport.js';
 
@@ -154,6 +156,8 @@ export interface ServiceConfig {
   /** The bearer token /metrics asks for (docs/operations.md, "Metrics"). Unset: /metrics
    * answers only requests made to this process over loopback with no proxy header. */
   metricsToken: string | undefined;
+  /** The SIPREC recording server (docs/siprec.md); unset (no SCRIBED_SIPREC_PORT): off. */
+  siprec: SiprecSettings | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -188,6 +192,29 @@ function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, str
   } catch (err) {
     throw new Error(`SCRIBED_AUDIOHOOK_SECRETS_FILE ${file}: ${(err as Error).message}`);
   }
+}
+
+/** SIPREC settings from the environment (docs/siprec.md, "Settings"); off without a port. */
+function siprecFromEnv(host: string): SiprecSettings | undefined {
+  const port = envInt('SCRIBED_SIPREC_PORT');
+  if (port === undefined) return undefined;
+  const accountId = envStr('SCRIBED_SIPREC_ACCOUNT');
+  if (accountId === undefined) throw new Error('SCRIBED_SIPREC_PORT needs SCRIBED_SIPREC_ACCOUNT (the account recorded calls belong to)');
+  const bind = envStr('SCRIBED_SIPREC_HOST') ?? host;
+  const media = envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
+  if (media === undefined) throw new Error('SCRIBED_SIPREC_MEDIA_ADDRESS is needed when SIPREC binds to all addresses');
+  const range = parsePortRange(envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  return {
+    host: bind,
+    port,
+    mediaAddress: media,
+    rtpPortMin: range.min,
+    rtpPortMax: range.max,
+    accountId,
+    agentPattern: envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
+    allowCidrs: splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
+    maxBodyBytes: envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+  };
 }
 
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
@@ -253,7 +280,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
+    siprec: input.siprec ?? siprecFromEnv(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1'),
   };
+  if (cfg.siprec) checkSiprecSettings(cfg.siprec);
   if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16)
     throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);

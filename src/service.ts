@@ -26,6 +26,7 @@ import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
+import { siprecListen } from './server/siprec/plugin.js';
 import { openStore } from './store/index.js';
 import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
@@ -262,6 +263,7 @@ async function assemble(
     recordings,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
+      await siprecListen({ sessions, log });
       if (config.agentPort !== undefined) {
         const readyAgain = readyAgainAfterDrain(config.dataDir);
         const answer = () =>

@@ -35,6 +35,7 @@ import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
 import { audiohookRoutes } from './audiohook/routes.js';
+import { siprecRoutes } from './siprec/plugin.js';
 import { deskPages } from '../desk/plugin.js';
 import { installDeskReads } from './routes/desk-auth.js';
 import { deskRoutes } from './routes/desk.js';
@@ -125,6 +126,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(facadeRoutes(ctx));
   // Genesys AudioHook (docs/audiohook.md).
   await app.register(audiohookRoutes(ctx));
+  await app.register(siprecRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
   // The desk: its pages at /desk/ and its session routes at /desk/api/ (docs/desk.md).
