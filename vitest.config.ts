@@ -24,6 +24,7 @@ const BOTH_STORES = [
   'test/server/facades/deepgram-live-multichannel.test.ts',
   'test/server/facades/refused-uploads.test.ts',
   'test/server/facades/openai-realtime.test.ts',
+  'test/server/facades/assemblyai-async.test.ts',
   'test/server/facades/assemblyai-streaming.test.ts',
   // The desk's login links and sessions (docs/desk.md).
   'test/desk/desk-auth.test.ts',

@@ -24,6 +24,10 @@ export const FALLBACK_MAX_DECODERS = 4;
  * long, as Deepgram self-hosted's grace is, so a call that cannot resume elsewhere (a facade's)
  * normally ends by itself first. 30 min. */
 export const DEFAULT_DRAIN_GRACE_MS = 30 * 60_000;
+/** How long a session with no socket and nothing stored lives before it ends (docs/protocol.md,
+ * "Idle sessions expire"): an hour, long beside any reconnect (peers that end a session after
+ * seconds without audio are what their users complain of), short beside a forgotten one. */
+export const DEFAULT_SESSION_IDLE_EXPIRY_MS = 60 * 60_000;
 
 export interface ServiceConfig {
   host: string;
@@ -69,6 +73,10 @@ export interface ServiceConfig {
   ticketTtlSeconds: number;
   /** A paused session keeps its decoder this long before its open segment is finalized. */
   pausedDecoderHoldMs: number;
+  /** A session with no socket whose row has not changed for this long (never streamed to, or
+   * its socket gone and never resumed) ends COMPLETED with `session.expired`
+   * (src/session/session-expiry.ts); 0: sessions never expire. */
+  sessionIdleExpiryMs: number;
   /** Live audio is decoded in batches of this much (StreamRequest.decodeBatchMs); partials
    * come at this cadence. 0 decodes every frame as it arrives. */
   decodeBatchMs: number;
@@ -125,6 +133,12 @@ export interface ServiceConfig {
   /** Loopback or private ranges callbacks may reach, as CIDRs (`127.0.0.1/32`, `10.20.0.0/16`).
    * Link-local, metadata, multicast and the like stay closed whatever is listed. Default none. */
   callbackAllowCidrs: readonly string[];
+  /** A file of more such CIDRs (one or more a line, `#` comments), read at start and again on
+   * SIGHUP (callbackAllowCidrsNow), so the list changes without a restart. Default none. */
+  callbackAllowCidrFile: string | undefined;
+  /** The CIDRs of the flags or the environment alone (fixed for the process's life); the
+   * file's are added to them. */
+  callbackAllowCidrsFixed: readonly string[];
   /** How callback host names are resolved (default: the system resolver). A seam for tests
    * that script DNS answers; the answers are checked like any others. */
   callbackResolver: Resolver | undefined;
@@ -203,6 +217,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     agentPort: input.agentPort ?? envInt('SCRIBED_AGENT_PORT'),
     ticketTtlSeconds: input.ticketTtlSeconds ?? envInt('SCRIBED_TICKET_TTL_SECONDS') ?? 60,
     pausedDecoderHoldMs: input.pausedDecoderHoldMs ?? 60_000,
+    sessionIdleExpiryMs: input.sessionIdleExpiryMs ?? envInt('SCRIBED_SESSION_IDLE_EXPIRY_MS') ?? DEFAULT_SESSION_IDLE_EXPIRY_MS,
     decodeBatchMs: input.decodeBatchMs ?? envInt('SCRIBED_DECODE_BATCH_MS') ?? 200,
     maxSegmentSeconds: input.maxSegmentSeconds ?? 30,
     maxGapSeconds: input.maxGapSeconds ?? 10,
@@ -231,7 +246,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     keepAliveTimeoutMs: input.keepAliveTimeoutMs ?? envInt('SCRIBED_KEEP_ALIVE_TIMEOUT_MS') ?? 72_000,
     maxConnections: input.maxConnections ?? envInt('SCRIBED_MAX_CONNECTIONS') ?? 1024,
     callbackAllowPrivate: input.callbackAllowPrivate ?? envBool('SCRIBED_CALLBACK_ALLOW_PRIVATE') ?? false,
-    callbackAllowCidrs: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
+    callbackAllowCidrsFixed: Object.freeze([...(input.callbackAllowCidrs ?? splitCidrList(env.SCRIBED_CALLBACK_ALLOW_CIDRS ?? ''))]),
+    callbackAllowCidrFile: input.callbackAllowCidrFile ?? envStr('SCRIBED_CALLBACK_ALLOW_CIDR_FILE'),
+    callbackAllowCidrs: [],
     callbackResolver: input.callbackResolver,
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
@@ -278,6 +295,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     throw new Error('SCRIBED_DRAIN_NOTICE_MS must be 0..60000');
   if (!(Number.isInteger(cfg.drainGraceMs) && cfg.drainGraceMs >= 0 && cfg.drainGraceMs <= 86_400_000))
     throw new Error('SCRIBED_DRAIN_GRACE_MS must be 0 (no drain) .. 86400000');
+  if (!(Number.isInteger(cfg.sessionIdleExpiryMs) && cfg.sessionIdleExpiryMs >= 0 && cfg.sessionIdleExpiryMs <= 30 * 86_400_000))
+    throw new Error('--session-idle-expiry-ms / SCRIBED_SESSION_IDLE_EXPIRY_MS must be 0 (never) .. 2592000000 (30 days)');
   if (!(cfg.ticketTtlSeconds >= 5 && cfg.ticketTtlSeconds <= 600)) throw new Error('ticket TTL must be 5..600 s');
   if (!(cfg.headersTimeoutMs >= 100 && cfg.headersTimeoutMs <= 600_000)) throw new Error('SCRIBED_HEADERS_TIMEOUT_MS must be 100..600000');
   if (!(cfg.requestTimeoutMs >= cfg.headersTimeoutMs && cfg.requestTimeoutMs <= 86_400_000)) {
@@ -297,10 +316,11 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (!(cfg.webhookRetryBaseMs >= 10 && cfg.webhookRetryBaseMs <= 3_600_000)) {
     throw new Error(`SCRIBED_WEBHOOK_RETRY_BASE_MS must be an integer 10..3600000, got ${cfg.webhookRetryBaseMs}`);
   }
+  cfg.callbackAllowCidrs = Object.freeze(callbackAllowCidrsNow(cfg));
   try {
     new OutboundPolicy({ allowPrivate: cfg.callbackAllowPrivate, allowCidrs: cfg.callbackAllowCidrs });
   } catch (err) {
-    throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS: ${(err as Error).message}`);
+    throw new Error(`--callback-allow-cidr / SCRIBED_CALLBACK_ALLOW_CIDRS / the allow-list file: ${(err as Error).message}`);
   }
   cfg.sharedStore = cfg.databaseUrl !== undefined;
   return Object.freeze(cfg);
@@ -337,6 +357,24 @@ export function metricsTokenFrom(token: string | undefined, file: string | undef
   const text = fs.readFileSync(file.trim(), 'utf8').split('\n')[0]!.trim();
   if (text === '') throw new Error(`the metrics token file ${file} is empty`);
   return text;
+}
+
+/** The callback allow-list as it stands now: the fixed CIDRs (flags, environment) and the
+ * allow-list file's, read again at each call (at start, and on SIGHUP: docs/operations.md,
+ * "Changing settings without a restart"). Throws when the file cannot be read. */
+export function callbackAllowCidrsNow(cfg: Pick<ServiceConfig, 'callbackAllowCidrsFixed' | 'callbackAllowCidrFile'>): string[] {
+  const file = cfg.callbackAllowCidrFile;
+  if (file === undefined) return [...cfg.callbackAllowCidrsFixed];
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(
+      `the callback allow-list file ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const fromFile = text.split('\n').flatMap((line) => splitCidrList(line.replace(/#.*$/, '')));
+  return [...new Set([...cfg.callbackAllowCidrsFixed, ...fromFile])];
 }
 
 /** The store a configuration names (the server and the operator commands open the same). */

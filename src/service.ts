@@ -18,6 +18,9 @@ import type { Engine } from './engine/types.js';
 import { createLogger } from './obs/log.js';
 import { createMetrics, type Metrics } from './obs/metrics.js';
 import { SessionRegistry } from './session/registry.js';
+import { SessionExpiry } from './session/session-expiry.js';
+import { reloadCallbackAllowList, type AllowListReload } from './server/settings-reload.js';
+import { OutboundPolicy } from './core/outbound-policy.js';
 import { AudioSpoolDir } from './session/audio-spool.js';
 import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
@@ -64,6 +67,9 @@ export interface Service {
   cutDrain(): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
+  /** SIGHUP: read again what can change without a restart (the callback allow-list file);
+   * null when the new list was refused and the old one kept (src/server/settings-reload.ts). */
+  reload(): AllowListReload | null;
 }
 
 export async function createService(input: ConfigInput & { logger?: Logger; now?: () => Date } = {}): Promise<Service> {
@@ -183,6 +189,14 @@ async function assemble(
   const sessions = new SessionRegistry(store, sessionDeps, { node: config.nodeId, leaseMs: config.sessionLeaseMs, shared, log });
   if (fileSpool) await recoverSpooledSessions({ store, sessions, spool: fileSpool, log });
   sessions.start();
+  // Sessions with no socket and nothing stored for the expiry end (a draining node claims none).
+  const expiry = new SessionExpiry(store, sessions, {
+    idleMs: config.sessionIdleExpiryMs,
+    node: config.nodeId,
+    log,
+    paused: () => drain.draining,
+  });
+  expiry.start();
   log.info({ node: config.nodeId, store: shared ? 'shared' : 'embedded' }, 'sessions ready');
   const batchDir = path.join(config.dataDir, 'batch');
   // Batch jobs run on any node of a shared store (claims with the session lease, audio in the
@@ -207,7 +221,9 @@ async function assemble(
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const clock = now ?? (() => new Date());
-  const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files });
+  // One outbound policy for the node's routes and workers, so a reload reaches them all.
+  const outbound = new OutboundPolicy({ allowPrivate: config.callbackAllowPrivate, allowCidrs: config.callbackAllowCidrs });
+  const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files, outbound });
   const app = await buildApp({
     config,
     store,
@@ -228,6 +244,7 @@ async function assemble(
     files,
     workers,
     draining: () => drain.draining,
+    outbound,
   });
   await startRouteWorkers(workers, { config, store });
 
@@ -264,12 +281,14 @@ async function assemble(
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
+    reload: () => reloadCallbackAllowList(config, outbound, log),
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down
     //     are not picked up by a job (its running segment finishes meanwhile);
     //  2. the agent check answers weight 0 and closes: HAProxy sends no new calls;
-    //  3. the retention sweeper stops (no erasure races the sessions' last writes);
+    //  3. the retention sweeper and the idle sessions' expiry stop (no erasure or expiry races
+    //     the sessions' last writes);
     //  4. the app closes: no new request or socket; live sessions finalize, persist and close
     //     their sockets with 1012 (the websocket plugin's preClose, app.ts);
     //  5. the running batch segment has finished;
@@ -283,6 +302,7 @@ async function assemble(
         const batchStopped = batch.stop();
         await agent?.close();
         await retention.stop();
+        await expiry.stop();
         await app.close();
         await batchStopped;
         await stopRouteWorkers(workers);

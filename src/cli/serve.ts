@@ -16,6 +16,7 @@ interface ServeArgs extends StoreArgs {
   'max-decoders'?: number;
   'callback-allow-private'?: boolean;
   'callback-allow-cidr'?: string[];
+  'callback-allow-cidr-file'?: string;
   'public-url'?: string;
   'metrics-token-file'?: string;
   'max-connections'?: number;
@@ -23,6 +24,7 @@ interface ServeArgs extends StoreArgs {
   'max-deferred-seconds'?: number;
   'agent-port'?: number;
   'drain-grace-ms'?: number;
+  'session-idle-expiry-ms'?: number;
   'headers-timeout-ms'?: number;
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
@@ -81,6 +83,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         describe:
           'a loopback or private range callbacks may reach, e.g. 10.20.0.0/16 or 127.0.0.1/32; repeatable [env SCRIBED_CALLBACK_ALLOW_CIDRS, comma-separated]',
       })
+      .option('callback-allow-cidr-file', {
+        type: 'string',
+        describe:
+          'a file of more such CIDRs (one or more a line, # comments), read at start and again on SIGHUP, so the list changes without a restart [env SCRIBED_CALLBACK_ALLOW_CIDR_FILE]',
+      })
       .option('public-url', {
         type: 'string',
         describe:
@@ -106,6 +113,11 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         type: 'number',
         describe:
           'on SIGTERM, drain first: move live calls to other nodes (or keep them until they end) for at most this long, then stop; a second SIGTERM stops at once; 0: no drain [env SCRIBED_DRAIN_GRACE_MS, default: 1800000]',
+      })
+      .option('session-idle-expiry-ms', {
+        type: 'number',
+        describe:
+          'end a session with no socket and nothing stored for this long (COMPLETED, endReason session.expired); 0: never [env SCRIBED_SESSION_IDLE_EXPIRY_MS, default: 3600000, an hour]',
       })
       .option('agent-port', {
         type: 'number',
@@ -143,6 +155,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDecoders: args['max-decoders'],
       callbackAllowPrivate: args['callback-allow-private'],
       callbackAllowCidrs: args['callback-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+      callbackAllowCidrFile: args['callback-allow-cidr-file'],
       publicUrl: args['public-url'],
       metricsToken: metricsTokenFrom(undefined, args['metrics-token-file']),
       maxConnections: args['max-connections'],
@@ -150,6 +163,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       maxDeferredSeconds: args['max-deferred-seconds'],
       agentPort: args['agent-port'],
       drainGraceMs: args['drain-grace-ms'],
+      sessionIdleExpiryMs: args['session-idle-expiry-ms'],
       headersTimeoutMs: args['headers-timeout-ms'],
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],
@@ -212,5 +226,8 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP reads again what can change without a restart (docs/operations.md); it never stops
+    // the server (the default action would).
+    process.on('SIGHUP', () => void service.reload());
   },
 };

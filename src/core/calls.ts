@@ -50,6 +50,16 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The PBX's own id of a call (Twilio CallSid, AudioSocket UUID, FreeSWITCH uuid): 1 to 128
  * characters, no control characters. Shared by the create body and the list's query. */
+/** An agent id as a call takes it (the create body's `agentId`), for adapters that read one
+ * from a PBX's metadata and must refuse it in their own protocol rather than as a 422. */
+export function isAgentId(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const n = codePoints(value);
+  return n >= 1 && n <= MAX_EXTERNAL_ID_CHARS && !CONTROL.test(value);
+}
+
+export const AGENT_ID_RULE = `agentId must be 1 to ${MAX_EXTERNAL_ID_CHARS} characters without control characters`;
+
 export function checkExternalId(value: unknown, field: string): string {
   if (typeof value !== 'string') invalid(field, 'must be a string');
   const n = codePoints(value);

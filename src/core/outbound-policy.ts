@@ -277,14 +277,15 @@ export function openedBy(cls: AddressClass, host: string): string {
   const ip = ipLiteral(host);
   const cidr = ip ? `${ip.address}/${ip.family === 'ipv4' ? 32 : 128}` : '127.0.0.1/32';
   if (cls === 'loopback')
-    return `the server's operator opens it with --callback-allow-cidr ${cidr} (SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
-  return `the server's operator opens it with --callback-allow-private or --callback-allow-cidr ${ip ? cidr : 'CIDR'} (SCRIBED_CALLBACK_ALLOW_PRIVATE, SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it`;
+    return `the server's operator opens it with --callback-allow-cidr ${cidr} (SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it, or adds ${cidr} to the --callback-allow-cidr-file and sends SIGHUP`;
+  return `the server's operator opens it with --callback-allow-private or --callback-allow-cidr ${ip ? cidr : 'CIDR'} (SCRIBED_CALLBACK_ALLOW_PRIVATE, SCRIBED_CALLBACK_ALLOW_CIDRS), then restarts it, or adds ${ip ? cidr : 'the CIDR'} to the --callback-allow-cidr-file and sends SIGHUP`;
 }
 
 export class OutboundPolicy {
-  readonly #allowPrivate: boolean;
-  readonly #allowed = new net.BlockList();
-  readonly #hasAllowlist: boolean;
+  #allowPrivate: boolean;
+  #allowed = new net.BlockList();
+  #hasAllowlist: boolean;
+  #cidrs: readonly string[];
 
   /** Throws when an allowlist entry is malformed or names a class no setting can open. */
   constructor(settings: OutboundPolicySettings) {
@@ -296,6 +297,22 @@ export class OutboundPolicy {
       this.#allowed.addSubnet(c.address, c.prefix, c.family);
     }
     this.#hasAllowlist = settings.allowCidrs.length > 0;
+    this.#cidrs = Object.freeze([...settings.allowCidrs]);
+  }
+
+  /** The allowlist as given. */
+  get allowCidrs(): readonly string[] {
+    return this.#cidrs;
+  }
+
+  /** New settings in place (the operator's reload, SIGHUP): every check from now on, by every
+   * holder of this policy, uses them. Throws, changing nothing, when an entry is invalid. */
+  replace(settings: OutboundPolicySettings): void {
+    const next = new OutboundPolicy(settings);
+    this.#allowPrivate = next.#allowPrivate;
+    this.#allowed = next.#allowed;
+    this.#hasAllowlist = next.#hasAllowlist;
+    this.#cidrs = next.#cidrs;
   }
 
   /** An allowlist entry covers the address itself, or every IPv4 address it carries. */

@@ -4,3 +4,7 @@
 
 export type SessionState = 'RECORDING' | 'PAUSED' | 'CLOSED';
 export type TranscriptionStatus = 'RECORDING' | 'PAUSED' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+/** Why a real-time session ended, on its History row: a client's or a request's close, or the
+ * idle expiry (a session with no socket and no audio for the configured time). */
+export type SessionEndReason = 'session.closed' | 'session.expired';

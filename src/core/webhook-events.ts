@@ -2,13 +2,14 @@
 // each carries. Pure: the store calls these inside the transaction that makes the change, so
 // the event is written to the outbox exactly when (and only if) the change commits.
 import { API_BASE } from './protocol.js';
-import type { TranscriptionStatus } from './session-status.js';
+import type { SessionEndReason, TranscriptionStatus } from './session-status.js';
 
 export const WEBHOOK_EVENT_TYPES = [
   'transcription.completed',
   'transcription.failed',
   'call.completed',
   'session.paused',
+  'session.expired',
   'alert.triggered',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -30,6 +31,8 @@ export interface TranscriptionFacts {
   audioSamples: bigint;
   createdAt: string;
   completedAt: string | null;
+  /** Why a real-time session ended (null while open, and for batch rows). */
+  endReason: SessionEndReason | null;
 }
 
 export interface CallFacts {
@@ -99,6 +102,7 @@ export function transcriptionEvent(
       durationSeconds: seconds(t.audioSamples, t.sampleRateHz),
       createdAt: t.createdAt,
       completedAt: t.completedAt,
+      ...(t.kind === 'realtime' ? { endReason: t.endReason } : {}),
       links: {
         transcription: `${API_BASE}/stt/transcriptions/${t.id}`,
         transcript: `${API_BASE}/stt/transcriptions/${t.id}/transcript`,

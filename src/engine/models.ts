@@ -44,17 +44,18 @@ function release(name: string, topDir: string, description: string, sha256: stri
 
 /** Known streaming zipformer transducers from the sherpa-onnx project's `asr-models` release.
  * The release carries a `checksum.txt` (file name, tab, SHA-256) that our build hosts cannot
- * read (no internet), so nothing here was checked against it. The 20M model's pin is the
- * archive SHA-256 recorded by downstream projects that vendor it (docs/engines.md), and a wrong
- * pin fails the pull loudly rather than installing anything. The larger model has no recorded
- * digest: it installs only with an operator-checked `--sha256` (`scribed models install`),
- * which docs/engines.md shows how to take from the release's checksum file. */
+ * read (no internet), so nothing here was checked against it, and set-up downloads neither
+ * archive. Each pin is the archive SHA-256 recorded by downstream projects that vendor the same
+ * archive (docs/engines.md: for the larger one, several independent projects and a Git LFS
+ * object id agree, with its size, 310,414,022 bytes); a wrong pin fails the pull loudly rather
+ * than installing anything. Every entry is pinned (test/engine/models.test.ts); an entry added
+ * without a digest would install only with an operator-checked `--sha256`. */
 export const MODEL_CATALOG: readonly ModelEntry[] = Object.freeze([
   release(
     'streaming-zipformer-en-2023-06-26',
     'sherpa-onnx-streaming-zipformer-en-2023-06-26',
     'English streaming zipformer transducer (LibriSpeech + GigaSpeech), int8 and fp32, about 300 MB',
-    null,
+    '639e25b578e9e997131402199419c13a941f8e4e198e2da1ce57dbf5cf401282',
   ),
   release(
     'streaming-zipformer-en-20M-2023-02-17',

@@ -30,11 +30,11 @@ export class CallLinker {
 
   /** The call id for this PBX call (created once per gateway run; idempotent on the server),
    * or null when the server has no calls API. Rejects when the server refuses it. */
-  callFor(protocol: string, externalId: string, title: string): Promise<string | null> {
+  callFor(protocol: string, externalId: string, title: string, agentId?: string): Promise<string | null> {
     const key = `${protocol}\n${externalId}`;
     let p = this.calls.get(key);
     if (!p) {
-      p = this.create(protocol, externalId, title);
+      p = this.create(protocol, externalId, title, agentId);
       this.calls.set(key, p);
       // A failure is not remembered: the next leg asks again.
       p.catch(() => this.calls.delete(key));
@@ -47,7 +47,7 @@ export class CallLinker {
     this.calls.delete(`${protocol}\n${externalId}`);
   }
 
-  private async create(protocol: string, externalId: string, title: string): Promise<string | null> {
+  private async create(protocol: string, externalId: string, title: string, agentId?: string): Promise<string | null> {
     if (this.unsupported) return null;
     const giveUpAt = Date.now() + (this.o.connectTimeoutMs ?? 30_000);
     for (let attempt = 0; ; attempt++) {
@@ -61,7 +61,7 @@ export class CallLinker {
             'content-type': 'application/json',
             'Idempotency-Key': callIdempotencyKey(protocol, externalId),
           },
-          body: JSON.stringify({ title, externalId }),
+          body: JSON.stringify({ title, externalId, ...(agentId === undefined ? {} : { agentId }) }),
           signal: AbortSignal.timeout(30_000),
         });
         status = res.status;

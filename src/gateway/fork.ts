@@ -6,6 +6,7 @@
 // metadata its `uuid_audio_fork ... start` command was given, so the rate and mix come from
 // that metadata or, failing that, from the URL's query (`/fork?sampleRate=16000&mixType=stereo`).
 // Pure: parsing and de-interleaving, no I/O. docs/gateway.md.
+import { AGENT_ID_RULE, isAgentId } from '../core/calls.js';
 import { SPEAKER_PATTERN } from './twilio.js';
 
 export type ForkInvalidReason =
@@ -24,6 +25,8 @@ export interface ForkMetadata {
   callId: string | null;
   /** One speaker per channel. */
   speakers: string[];
+  /** The call's agent (`agentId`), when the PBX's metadata names one: the call's agentId. */
+  agentId?: string;
 }
 
 export type ForkParse = { ok: true; metadata: ForkMetadata } | { ok: false; reason: ForkInvalidReason; detail: string };
@@ -81,6 +84,8 @@ export function parseForkMetadata(text: string, query: URLSearchParams = new URL
     return { ok: false, reason: 'bad_speaker', detail: `speaker names must match ${SPEAKER_PATTERN.source}` };
   if (new Set(speakers).size !== speakers.length)
     return { ok: false, reason: 'bad_speaker', detail: 'callerSpeaker and calleeSpeaker must differ' };
+  const agentId = field(value, 'agentId');
+  if (agentId !== undefined && !isAgentId(agentId)) return { ok: false, reason: 'bad_field', detail: AGENT_ID_RULE };
   return {
     ok: true,
     metadata: {
@@ -89,6 +94,7 @@ export function parseForkMetadata(text: string, query: URLSearchParams = new URL
       channels: mix === 'stereo' ? 2 : 1,
       callId: rawCall,
       speakers: speakers as string[],
+      ...(agentId === undefined ? {} : { agentId }),
     },
   };
 }

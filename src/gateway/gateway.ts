@@ -152,8 +152,10 @@ export class Gateway extends EventEmitter<GatewayEvents> {
     encoding: InputEncodingName,
     callTitle: string,
     logger: Logger,
+    agentId?: string,
   ): GatewayLeg {
-    const leg = new GatewayLeg(this.shared, { protocol, externalId, speaker, encoding, callTitle, logger }, (l, segment) => {
+    const spec = { protocol, externalId, speaker, encoding, callTitle, logger, ...(agentId === undefined ? {} : { agentId }) };
+    const leg = new GatewayLeg(this.shared, spec, (l, segment) => {
       this.emit('final', { protocol, externalId, speaker, sessionId: l.sessionId, segment });
     });
     this.legs.add(leg);
@@ -263,7 +265,15 @@ export class Gateway extends EventEmitter<GatewayEvents> {
           const callLog = log.child({ callSid: msg.callSid, streamSid: msg.streamSid });
           for (const track of msg.tracks) {
             legs.set(track, {
-              leg: this.openLeg('twilio', msg.callSid, speakers.speakers[track], 'mulaw_8000', `Twilio call ${msg.callSid}`, callLog),
+              leg: this.openLeg(
+                'twilio',
+                msg.callSid,
+                speakers.speakers[track],
+                'mulaw_8000',
+                `Twilio call ${msg.callSid}`,
+                callLog,
+                msg.customParameters.agentId,
+              ),
               clock: new TwilioTrackClock(),
             });
           }
@@ -332,7 +342,8 @@ export class Gateway extends EventEmitter<GatewayEvents> {
             'the metadata names no call (callSid or uuid): this connection is a call of its own, and a restarted gateway cannot re-attach to it',
           );
         const encoding = `pcm_s16le_${meta.sampleRate}` as InputEncodingName;
-        legs = meta.speakers.map((speaker) => this.openLeg('fork', externalId, speaker, encoding, `Call ${externalId}`, callLog));
+        const agentId = meta.agentId;
+        legs = meta.speakers.map((speaker) => this.openLeg('fork', externalId, speaker, encoding, `Call ${externalId}`, callLog, agentId));
         callLog.info({ sampleRate: meta.sampleRate, mixType: meta.mixType, speakers: meta.speakers }, 'fork stream started');
         return;
       }

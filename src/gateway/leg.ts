@@ -36,6 +36,8 @@ export interface LegSpec {
   encoding: InputEncodingName;
   callTitle: string;
   logger: Logger;
+  /** The call's agent, when the PBX's metadata names one. */
+  agentId?: string;
 }
 
 export interface LegReport {
@@ -126,7 +128,7 @@ export class GatewayLeg {
   private async start(): Promise<void> {
     const { protocol, externalId, speaker, encoding } = this.spec;
     try {
-      this.callId = await this.shared.linker.callFor(protocol, externalId, this.spec.callTitle);
+      this.callId = await this.shared.linker.callFor(protocol, externalId, this.spec.callTitle, this.spec.agentId);
       if (this.aborted) return;
       const streamer = new SessionStreamer({
         url: this.shared.url,

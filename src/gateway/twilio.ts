@@ -5,6 +5,8 @@
 // Every field Twilio documents as a string (sequenceNumber, chunk, timestamp) is taken as a
 // string of digits or a number. Pure: parsing and per-stream state, no I/O.
 
+import { AGENT_ID_RULE, isAgentId } from '../core/calls.js';
+
 /** Why a message was refused: the metric label and the log field. */
 export type TwilioInvalidReason =
   'not_json' | 'unknown_event' | 'bad_field' | 'bad_payload' | 'unsupported_format' | 'out_of_order' | 'bad_speaker';
@@ -91,6 +93,8 @@ export function parseTwilioMessage(text: string): TwilioParse {
         if (!isObject(s.customParameters)) return fail('bad_field', 'start.customParameters is not an object');
         for (const [k, v] of Object.entries(s.customParameters)) if (typeof v === 'string') custom[k] = v;
       }
+      // The call's agent, as the TwiML's <Parameter name="agentId" .../> names it.
+      if (custom.agentId !== undefined && !isAgentId(custom.agentId)) return fail('bad_field', `start.customParameters.${AGENT_ID_RULE}`);
       const f = s.mediaFormat;
       if (f !== undefined) {
         if (!isObject(f)) return fail('bad_field', 'start.mediaFormat is not an object');

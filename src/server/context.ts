@@ -12,6 +12,7 @@ import type { WebhookWorker } from '../webhooks/delivery-worker.js';
 import type { DesignJobs } from '../voices/design-jobs.js';
 import type { ArrangementJobs } from '../music/arrangement-jobs.js';
 import { API_BASE } from '../core/protocol.js';
+import { OutboundPolicy } from '../core/outbound-policy.js';
 import type { VoiceFiles } from './voice-files.js';
 
 export interface AppContext {
@@ -36,6 +37,15 @@ export interface AppContext {
   files: VoiceFiles;
   /** Background work the routes hand new work to; service.ts starts and stops it. */
   workers: RouteWorkers;
+  /** The node's one outbound policy, whose allow-list SIGHUP replaces (service.ts). Absent: one
+   * built from the configuration (callbackPolicy). */
+  outbound?: OutboundPolicy;
+}
+
+/** The policy requests on a user's behalf go through: the node's shared one, else the
+ * configuration's (docs/security.md, "Outbound requests"). */
+export function callbackPolicy(ctx: { config: Readonly<ServiceConfig>; outbound?: OutboundPolicy }): OutboundPolicy {
+  return ctx.outbound ?? new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
 }
 
 /** What routes may ask of the node's background workers (src/server/route-workers.ts): new

@@ -6,7 +6,7 @@
 // store per copy, so the store's one-at-a-time publish and delete did not hold between them).
 import type { Logger } from 'pino';
 import type { ServiceConfig } from '../config.js';
-import { OutboundPolicy } from '../core/outbound-policy.js';
+import type { OutboundPolicy } from '../core/outbound-policy.js';
 import { webhookSecret } from '../core/webhook-endpoints.js';
 import { ArrangementJobs } from '../music/arrangement-jobs.js';
 import { ARRANGEMENT_MAX_ATTEMPTS } from '../music/arrangement-retry.js';
@@ -15,7 +15,7 @@ import { GuardedTransport, systemResolver } from '../outbound/guarded-transport.
 import type { Store } from '../store/store.js';
 import { DesignJobs } from '../voices/design-jobs.js';
 import { WebhookWorker } from '../webhooks/delivery-worker.js';
-import type { RouteWorkers } from './context.js';
+import { callbackPolicy, type RouteWorkers } from './context.js';
 import { CallbackSweeper } from './facades/deepgram/callback.js';
 import { designView } from './routes/voice-design.js';
 import type { VoiceFiles } from './voice-files.js';
@@ -42,6 +42,8 @@ export interface RouteWorkerParts {
   now: () => Date;
   /** The node's one recordings store and server keys. */
   files: VoiceFiles;
+  /** The node's one outbound policy (its allow-list reloads on SIGHUP); absent: the config's. */
+  outbound?: OutboundPolicy;
 }
 
 /** The workers, with what the routes may call on them and how the owner starts and stops them. */
@@ -57,7 +59,7 @@ export async function buildRouteWorkers(p: RouteWorkerParts): Promise<BuiltRoute
   const shared = config.sharedStore;
   // The operator's callback destinations (docs/security.md), for every request sent on a
   // user's behalf; the routes check literal hosts with the same policy at create time.
-  const policy = new OutboundPolicy({ allowPrivate: config.callbackAllowPrivate, allowCidrs: config.callbackAllowCidrs });
+  const policy = callbackPolicy(p);
   const transport = () => new GuardedTransport(policy, config.callbackResolver ?? systemResolver);
 
   // Every node holds the same key (store/server-key.ts), so any node signs any delivery.

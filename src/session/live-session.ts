@@ -381,15 +381,27 @@ export class LiveSession extends SessionView implements DeferredSession {
    * is recognized first: now when a recognizer is free, else when one frees (deferred). True
    * once closed; false while the close waits for deferred recognition. */
   closeFromRequest(): Promise<boolean> {
+    return this.run(() => this.closeWithoutSocket());
+  }
+
+  private async closeWithoutSocket(): Promise<boolean> {
     const ctx = this.ctx;
+    if (ctx.state === 'CLOSED') return true;
+    if (this.deferral.closing) return false;
+    if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
+    await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
+    await this.requestClose();
+    // Closed now, unless the close waits in a deferred backlog.
+    return !this.deferral.closing;
+  }
+
+  /** The idle expiry (session-expiry.ts): on the queue, still with no socket and `idle()`, the
+   * session closes as POST .../close does, ending `session.expired`. Null when kept. */
+  expireIdle(idle: () => Promise<boolean>): Promise<boolean | null> {
     return this.run(async () => {
-      if (ctx.state === 'CLOSED') return true;
-      if (this.deferral.closing) return false;
-      if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
-      await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
-      await this.requestClose();
-      // Closed now, unless the close waits in a deferred backlog.
-      return !this.deferral.closing;
+      if (this.ctx.socket || this.ctx.moved || this.ctx.state === 'CLOSED' || !(await idle())) return null;
+      this.ending.endReason = 'session.expired';
+      return this.closeWithoutSocket();
     });
   }
 

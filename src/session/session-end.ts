@@ -2,8 +2,10 @@
 // reason there is, each the state machine's event (src/core/session-state.ts: `close`,
 // `shutdown`, `leave`), its effects carried out, then what that end tells the socket, the
 // watchers and the store:
-//   closed       the client's close, POST .../close, a deferred close once caught up: CLOSED,
-//                the History row COMPLETED, `closed` sent, the socket closed 1000
+//   closed       the client's close, POST .../close, a deferred close once caught up, or the
+//                idle expiry (session-expiry.ts): CLOSED, the History row COMPLETED with its
+//                endReason (`session.closed`, or `session.expired` once expireIdle set it),
+//                `closed` sent, the socket closed 1000
 //   shutdown     the node stops: PAUSED, progress durable, the claim let go, the socket closed
 //                1012 so the client resumes (through the balancer, on any node)
 //   moved        it moved on (a resume elsewhere, another node adopted it, a write found the
@@ -18,6 +20,7 @@ import { ScribedError } from '../core/errors.js';
 import { wsError } from '../core/envelope.js';
 import { CLOSE_CODES, serverEvent, type FinalTrigger } from '../core/protocol.js';
 import type { SessionEffect, SessionEvent } from '../core/session-state.js';
+import type { SessionEndReason } from '../core/session-status.js';
 import type { DecoderHold } from './decoder-hold.js';
 import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
@@ -33,6 +36,10 @@ export type EndReason =
   | { reason: 'givenUp' };
 
 export class SessionEnd {
+  /** What the History row says when the session closes; the idle expiry sets `session.expired`
+   * before its close, which may wait for deferred recognition. */
+  endReason: SessionEndReason = 'session.closed';
+
   constructor(
     private readonly ctx: SessionContext,
     private readonly parts: {
@@ -77,7 +84,7 @@ export class SessionEnd {
     await this.hooks.carryOut(this.hooks.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
     await this.saveLevels();
-    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples);
+    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, this.endReason);
     ctx.spool?.remove();
     events.emit(
       serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }),
@@ -85,7 +92,10 @@ export class SessionEnd {
     ctx.releaseSocket()?.close(CLOSE_CODES.normal, 'session closed');
     events.closeWatchers(CLOSE_CODES.normal, 'session closed');
     ctx.metrics.sessionsClosed.inc();
-    ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }, 'session closed');
+    ctx.log.info(
+      { capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex, endReason: this.endReason },
+      this.endReason === 'session.expired' ? 'idle session expired: closed' : 'session closed',
+    );
     this.hooks.done();
   }
 

@@ -14,6 +14,7 @@ import { POSTGRES_V13_DESK } from './migrations/postgres-v13-desk.js';
 import { POSTGRES_V14_SPOOL_ENCODING } from './migrations/postgres-v14-spool-encoding.js';
 import { POSTGRES_V15_TICKET_SCOPE } from './migrations/postgres-v15-ticket-scope.js';
 import { POSTGRES_V16_ANALYTICS } from './migrations/postgres-v16-analytics.js';
+import { POSTGRES_V18_SESSION_EXPIRY } from './migrations/postgres-v18-session-expiry.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -439,4 +440,5 @@ ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
   ...POSTGRES_V14_SPOOL_ENCODING,
   ...POSTGRES_V15_TICKET_SCOPE,
   ...POSTGRES_V16_ANALYTICS,
+  ...POSTGRES_V18_SESSION_EXPIRY,
 ];

@@ -27,6 +27,7 @@ import { SQLITE_V18_DESK } from './migrations/sqlite-v18-desk.js';
 import { SQLITE_V19_SPOOL_ENCODING } from './migrations/sqlite-v19-spool-encoding.js';
 import { SQLITE_V20_TICKET_SCOPE } from './migrations/sqlite-v20-ticket-scope.js';
 import { SQLITE_V21_ANALYTICS } from './migrations/sqlite-v21-analytics.js';
+import { SQLITE_V23_SESSION_EXPIRY } from './migrations/sqlite-v23-session-expiry.js';
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V19_SPOOL_ENCODING,
   ...SQLITE_V20_TICKET_SCOPE,
   ...SQLITE_V21_ANALYTICS,
+  ...SQLITE_V23_SESSION_EXPIRY,
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -103,6 +103,7 @@ export class SqlStore implements Store {
   resumeSession = this.call(ownership.resumeSession);
   sessionOwner = this.call(ownership.sessionOwner);
   listOrphanedSessions = this.call(ownership.listOrphanedSessions);
+  listIdleSessions = this.call(ownership.listIdleSessions);
   writeSpool = this.call(ownership.writeSpool);
   writeSpools = this.call(spoolCommit.writeSpools);
   readSpool = this.call(ownership.readSpool);

@@ -57,6 +57,27 @@ export function callbackTarget(raw: string): { url: string; headers: Record<stri
   return { url: url.toString(), headers: { authorization: `Basic ${basic}` } };
 }
 
+/** A callback's stored body with headers of its own (AssemblyAI's webhook_auth_header_name
+ * and value): the body and the headers, kept together in the delivery row until sent. */
+const ENVELOPE_KEY = 'scribedCallbackEnvelope';
+
+export function callbackEnvelope(body: string, headers: Record<string, string>): string {
+  return JSON.stringify({ [ENVELOPE_KEY]: { headers, body } });
+}
+
+/** A callback's stored payload as the body sent and the headers it brings: an envelope's, or
+ * the payload itself (a Deepgram body is never an object with only the envelope key). */
+export function openCallbackPayload(payload: string): { body: string; headers: Record<string, string> } {
+  try {
+    const parsed = JSON.parse(payload) as Record<string, unknown>;
+    const env = parsed?.[ENVELOPE_KEY] as { headers?: Record<string, string>; body?: string } | undefined;
+    if (Object.keys(parsed).length === 1 && typeof env?.body === 'string') return { body: env.body, headers: env.headers ?? {} };
+  } catch {
+    // not JSON: sent as stored
+  }
+  return { body: payload, headers: {} };
+}
+
 export class WebhookWorker {
   private inFlight = 0;
   private closed = false;
@@ -131,8 +152,8 @@ export class WebhookWorker {
    * callback's stored body as is. */
   private async body(c: ClaimedWebhookDelivery): Promise<string> {
     const payload = c.delivery.payload;
-    if (c.delivery.callbackUrl !== null || !c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed')
-      return payload;
+    if (c.delivery.callbackUrl !== null) return openCallbackPayload(payload).body;
+    if (!c.endpoint.includeTranscript || c.delivery.eventType !== 'transcription.completed') return payload;
     const event = JSON.parse(payload) as { data: { transcriptionId: string; transcript?: unknown } };
     const segments = await this.o.store.listSegments(event.data.transcriptionId);
     event.data.transcript = { text: segments.map((s) => s.text).join(' ') };
@@ -161,7 +182,10 @@ export class WebhookWorker {
       const target =
         d.callbackUrl === null
           ? { url: c.endpoint.url, headers: { 'webhook-signature': this.signatures(c, started, body) } }
-          : callbackTarget(d.callbackUrl);
+          : (() => {
+              const t = callbackTarget(d.callbackUrl);
+              return { url: t.url, headers: { ...t.headers, ...openCallbackPayload(d.payload).headers } };
+            })();
       const r = await this.o.transport.post(target.url, {
         headers: {
           'content-type': 'application/json',

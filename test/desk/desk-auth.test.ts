@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capturedLogger, startService, storeArgsFor, storeDump, type TestService } from '../helpers/service.js';
 import { CLI } from '../helpers/serve-process.js';
+import { StreamClient } from '../helpers/stream-client.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { issueLoginLink } from '../../src/desk/login-link.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, parseLinkTtl } from '../../src/desk/policy.js';
@@ -22,7 +23,7 @@ let bob: ProvisionedAccount;
 let clock = Date.now();
 const logLines: string[] = [];
 /** Alice's and Bob's transcription, call and session. */
-const own: Record<'alice' | 'bob', { callId: string; sessionId: string; transcriptionId: string }> = {} as never;
+const own: Record<'alice' | 'bob', { callId: string; sessionId: string; transcriptionId: string; streamUrl: string }> = {} as never;
 
 async function apiPost(path: string, body: unknown, key: string) {
   const res = await fetch(`${svc.baseUrl}${path}`, {
@@ -98,7 +99,12 @@ beforeAll(async () => {
       { title: `${name} leg`, callId: call.data.callId, speaker: 'customer' },
       acct.accessKey,
     );
-    own[name] = { callId: call.data.callId, sessionId: leg.data.sessionId, transcriptionId: leg.data.transcriptionId };
+    own[name] = {
+      callId: call.data.callId,
+      sessionId: leg.data.sessionId,
+      transcriptionId: leg.data.transcriptionId,
+      streamUrl: leg.data.streamUrl,
+    };
     await svc.service.store.appendSegment({
       transcriptionId: leg.data.transcriptionId,
       index: 0,
@@ -263,10 +269,18 @@ describe('a desk session', () => {
     const merged = await get(`${STT}/calls/${own.alice.callId}/transcript?format=json`, cookie);
     expect(merged.json.segments.map((s: any) => [s.speaker, s.startMs])).toEqual([['customer', 1000]]);
     expect((await get(`${STT}/realtime/sessions/${own.alice.sessionId}`, cookie)).status).toBe(200);
-    const live = await get('/desk/api/live', cookie);
-    expect(live.json.data.items.map((s: any) => [s.sessionId, s.callId, s.speaker])).toEqual([
-      [own.alice.sessionId, own.alice.callId, 'customer'],
-    ]);
+    // The live list holds sessions a client streams to, and only those (docs/desk.md).
+    expect((await get('/desk/api/live', cookie)).json.data.items).toEqual([]);
+    const client = await StreamClient.connect(`${svc.wsBase}${own.alice.streamUrl}`, { accessKey: alice.accessKey });
+    try {
+      await client.next('ready');
+      const live = await get('/desk/api/live', cookie);
+      expect(live.json.data.items.map((s: any) => [s.sessionId, s.callId, s.speaker])).toEqual([
+        [own.alice.sessionId, own.alice.callId, 'customer'],
+      ]);
+    } finally {
+      client.terminate();
+    }
     // HEAD as GET (the page checks a recording with it); the response carries no-store.
     const head = await fetch(`${svc.baseUrl}${STT}/transcriptions/${own.alice.transcriptionId}`, { method: 'HEAD', headers: { cookie } });
     expect(head.status).toBe(200);

@@ -333,18 +333,24 @@ describe('the desk in Chromium', () => {
     // From the reader the previous test left open, back to the desk's panels.
     await page.evaluate(() => ((globalThis as any).location.hash = ''));
     await page.waitForFunction(() => !(globalThis as any).document.getElementById('live-panel').hidden);
+    // The live list shows sessions a client streams to, and only those: the live leg, created
+    // and not streamed to yet, is not listed (nor are the ended calls' legs).
     await page.click('#live-refresh');
-    const watchButton = page.locator(`#live-list button[data-session-id="${ids.live}"]`);
-    await watchButton.waitFor();
-    expect(await page.locator('#live-list li').count()).toBe(1); // the ended calls' legs are not live
-    await watchButton.click();
-    await page.waitForFunction(() =>
-      (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: no client is streaming'),
-    );
-    // The customer speaks on the live leg; the account's rule matches the final's words.
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('live-state').textContent === 'No live sessions.');
+    expect(await page.locator('#live-list li').count()).toBe(0);
+    // The customer's client connects: now it is live.
     const client = await StreamClient.connect(`${svc.wsBase}${ids.liveStreamUrl}`, { accessKey: alice.accessKey });
     try {
       await client.next('ready');
+      await page.click('#live-refresh');
+      const watchButton = page.locator(`#live-list button[data-session-id="${ids.live}"]`);
+      await watchButton.waitFor();
+      expect(await page.locator('#live-list li').count()).toBe(1);
+      await watchButton.click();
+      await page.waitForFunction(() =>
+        (globalThis as any).document.getElementById('watch-state').textContent.startsWith('Live: a client is streaming'),
+      );
+      // The customer speaks on the live leg; the account's rule matches the final's words.
       let offset = 0;
       for (const f of chunks(customerClip.pcm16k, 2, 320)) {
         client.audio(1, offset, f);

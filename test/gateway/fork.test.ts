@@ -8,12 +8,19 @@ describe('parseForkMetadata', () => {
         callSid: 'b5e3-99',
         sampleRate: 16000,
         mixType: 'stereo',
-        metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent' },
+        metadata: { callerSpeaker: 'customer', calleeSpeaker: 'agent', agentId: 'agent-42' },
       }),
     );
     expect(r).toEqual({
       ok: true,
-      metadata: { sampleRate: 16000, mixType: 'stereo', channels: 2, callId: 'b5e3-99', speakers: ['customer', 'agent'] },
+      metadata: {
+        sampleRate: 16000,
+        mixType: 'stereo',
+        channels: 2,
+        callId: 'b5e3-99',
+        speakers: ['customer', 'agent'],
+        agentId: 'agent-42',
+      },
     });
   });
   it('takes mod_audio_fork metadata with the rate and mix from the URL query', () => {
@@ -35,6 +42,9 @@ describe('parseForkMetadata', () => {
     ['{"sampleRate":8000,"callSid":7}', 'bad_field'],
     ['{"sampleRate":8000,"callerSpeaker":"no way"}', 'bad_speaker'],
     ['{"sampleRate":8000,"mixType":"stereo","callerSpeaker":"x","calleeSpeaker":"x"}', 'bad_speaker'],
+    ['{"sampleRate":8000,"agentId":""}', 'bad_field'],
+    ['{"sampleRate":8000,"agentId":7}', 'bad_field'],
+    ['{"sampleRate":8000,"metadata":{"agentId":"a\\u0007b"}}', 'bad_field'],
   ])('refuses %s as %s', (text, reason) => {
     expect(parseForkMetadata(text)).toMatchObject({ ok: false, reason });
   });

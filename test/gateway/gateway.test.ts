@@ -12,6 +12,7 @@ import {
   CLIPS,
   PBX_TOKEN,
   conversationPcm,
+  callView,
   mergedTranscript,
   pace,
   report,
@@ -101,6 +102,8 @@ async function twilioStream(
     to: number;
     speed: number;
     token?: string;
+    /** The agent the TwiML names (<Parameter name="agentId">). */
+    agentId?: string;
     onProgress?: (sentSamples: number) => Promise<void> | void;
   },
 ): Promise<{ sent: number; closeCode: number }> {
@@ -122,7 +125,12 @@ async function twilioStream(
       accountSid: 'AC00000000000000000000000000000000',
       callSid: opts.callSid,
       tracks: ['inbound', 'outbound'],
-      customParameters: { inboundSpeaker: 'customer', outboundSpeaker: 'agent', gatewayToken: opts.token ?? PBX_TOKEN },
+      customParameters: {
+        inboundSpeaker: 'customer',
+        outboundSpeaker: 'agent',
+        gatewayToken: opts.token ?? PBX_TOKEN,
+        ...(opts.agentId ? { agentId: opts.agentId } : {}),
+      },
       mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
     },
   });
@@ -158,7 +166,7 @@ async function twilioStream(
 }
 
 describe('scribed gateway: Twilio Media Streams', () => {
-  it('two tracks of one call become two legs; merged transcript in time order with the customParameters speakers', async () => {
+  it('two tracks of one call become two legs; merged transcript in time order with the customParameters speakers and agent', async () => {
     rig = await startRig();
     const g = await rig.startGateway();
     const conv = conversationPcm(8000);
@@ -171,10 +179,13 @@ describe('scribed gateway: Twilio Media Streams', () => {
       from: 0,
       to: inbound.length,
       speed: 2,
+      agentId: 'agent-42',
     });
     const legs = await closedLegs(g, 2);
     for (const leg of legs) expect(leg.receivedSamples).toBe(sent);
     await checkCall('twilio', legs, { customer: sent, agent: sent }, {}, 'CA0123456789abcdef0123456789abcdef');
+    // The TwiML's agentId parameter is the call's agent (docs/analytics.md, "Agents").
+    expect((await callView(rig, legs[0]!.callId)).agentId).toBe('agent-42');
   }, 60_000);
 
   it('killing the gateway mid-call loses no acknowledged audio: a restarted gateway re-attaches both legs', async () => {

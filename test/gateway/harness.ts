@@ -220,6 +220,13 @@ export async function mergedTranscript(rig: Rig, callId: string): Promise<{ exte
   };
 }
 
+/** The call as GET .../stt/calls/{id} answers it (its externalId, agentId, legs). */
+export async function callView(rig: Rig, callId: string): Promise<{ externalId: string | null; agentId: string | null }> {
+  const res = await fetch(`${rig.baseUrl}${API_BASE}/stt/calls/${callId}`, { headers: { accessKey: rig.accessKey } });
+  if (res.status !== 200) throw new Error(`call ${callId}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { data: { externalId: string | null; agentId: string | null } }).data;
+}
+
 export function legText(merged: Segment[], speaker: string): string {
   return merged
     .filter((s) => s.speaker === speaker)

@@ -41,6 +41,13 @@ describe('parseTwilioMessage', () => {
         customParameters: { inboundSpeaker: 'customer' },
       },
     });
+    // The TwiML's agentId parameter is kept; one that no call would take is refused.
+    expect(parseTwilioMessage(start({ customParameters: { agentId: 'agent-42' } }))).toMatchObject({
+      ok: true,
+      message: { customParameters: { agentId: 'agent-42' } },
+    });
+    expect(parseTwilioMessage(start({ customParameters: { agentId: 'x'.repeat(129) } }))).toMatchObject({ ok: false, reason: 'bad_field' });
+    expect(parseTwilioMessage(start({ customParameters: { agentId: '' } }))).toMatchObject({ ok: false, reason: 'bad_field' });
     const m = parseTwilioMessage(media({}));
     expect(m).toMatchObject({ ok: true, message: { event: 'media', track: 'inbound', chunk: 1, timestampMs: 5 } });
     expect(m.ok && m.message.event === 'media' && [...m.message.payload]).toEqual([0xff, 0xff]);

@@ -9,6 +9,7 @@ import { deepgramRoutes } from './deepgram/routes.js';
 import { deepgramLiveRoutes } from './deepgram/live-socket.js';
 import { openAiRoutes } from './openai/routes.js';
 import { openAiRealtimeRoutes } from './openai/realtime-socket.js';
+import { assemblyAiRoutes } from './assemblyai/routes.js';
 import { assemblyAiStreamingRoutes } from './assemblyai/streaming/socket.js';
 
 export function facadeRoutes(ctx: AppContext, maxWaitMs = DEFAULT_FACADE_MAX_WAIT_MS): FastifyPluginAsync {
@@ -19,5 +20,6 @@ export function facadeRoutes(ctx: AppContext, maxWaitMs = DEFAULT_FACADE_MAX_WAI
     if (!ctx.batch) return;
     await app.register(openAiRoutes(ctx, ctx.batch, maxWaitMs));
     await app.register(deepgramRoutes(ctx, ctx.batch, maxWaitMs));
+    await app.register(assemblyAiRoutes(ctx, ctx.batch));
   };
 }

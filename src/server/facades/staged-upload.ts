@@ -5,7 +5,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { IncomingMessage } from 'node:http';
+import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ScribedError } from '../../core/errors.js';
@@ -40,12 +41,19 @@ export async function stageStream(source: Readable, file: string, maxBytes: numb
       done(null, chunk);
     },
   });
+  // A refusal (over the limit) must not destroy a request body: its connection still has the
+  // answer to carry, and the rest of the body is read and discarded after it
+  // (src/server/lingering-close.ts). pipeline destroys every stream on error, so a request is
+  // piped into a stream of its own that pipeline may destroy instead. (A fetched URL's answer,
+  // a client-side message without a method, is destroyed as before: nothing more is wanted.)
+  const isRequestBody = source instanceof IncomingMessage && typeof source.method === 'string';
+  const input = isRequestBody ? source.pipe(new PassThrough()) : source;
   const out = createWriteStream(file, { mode: 0o600 });
   if (prefix) {
     hash.update(prefix);
     out.write(prefix);
   }
-  await pipeline(source, counting, out);
+  await pipeline(input, counting, out);
   return { path: file, sha256: hash.digest('hex'), bytes };
 }
 

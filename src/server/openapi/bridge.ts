@@ -10,6 +10,7 @@ import type { JsonSchema } from './json-schema.js';
 import { deepgramLiveOperation, FACADE_SECURITY_SCHEMES, FACADE_TAGS, facadePaths, openAiRealtimeOperation } from './facades.js';
 import { AUDIOHOOK_PATH } from '../audiohook/routes.js';
 import { AUDIOHOOK_SECURITY_SCHEMES, audiohookOperation } from '../audiohook/openapi.js';
+import { ASSEMBLYAI_SECURITY_SCHEMES } from '../facades/assemblyai/schemas.js';
 import { ASSEMBLYAI_STREAMING_SECURITY_SCHEMES, assemblyAiStreamingPaths } from '../facades/assemblyai/streaming/openapi.js';
 
 /** The credentials of the native API and the facades. */
@@ -24,6 +25,7 @@ export const SECURITY_SCHEMES = {
   ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
   ...FACADE_SECURITY_SCHEMES,
   ...AUDIOHOOK_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_SECURITY_SCHEMES,
   ...ASSEMBLYAI_STREAMING_SECURITY_SCHEMES,
 } as const;
 

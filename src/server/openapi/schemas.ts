@@ -250,6 +250,12 @@ export const TRANSCRIPTION_VIEW: JsonSchema = object(
     createdAt: TIMESTAMP,
     updatedAt: TIMESTAMP,
     completedAt: nullable(TIMESTAMP),
+    endReason: {
+      type: ['string', 'null'],
+      enum: ['session.closed', 'session.expired', null],
+      description:
+        'real-time rows once ended: session.closed (a close) or session.expired (the idle expiry); null while open and for batch rows',
+    },
     effectiveOptions: { type: 'object', description: 'batch rows only' },
     notices: { type: 'array', description: 'batch rows only' },
     error: { type: ['string', 'null'], description: 'batch rows only' },

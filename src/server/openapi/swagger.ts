@@ -60,6 +60,12 @@ function withDocumentedRules(schema: unknown): unknown {
 }
 
 function documented(s: Declared, url: string): Declared {
+  // A facade's route (src/server/facades) answers in its API's shape and states its own
+  // errors; none of the native envelope's are added.
+  if (s['x-scribed-facade'] === true) {
+    const { 'x-scribed-auth': _a, 'x-scribed-facade': _f, ...rest } = s;
+    return { ...rest, 'x-scribed-errors': [], 'x-scribed-validation-error': undefined };
+  }
   const errors = errorsOf(s, url);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errors) byStatus.set(ERRORS[code].http, [...(byStatus.get(ERRORS[code].http) ?? []), code]);

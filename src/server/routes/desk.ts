@@ -98,7 +98,10 @@ export function deskRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.get(`${DESK_API}/live`, async (req) => {
       const auth = await required(req);
-      return ok({ items: await ctx.store.listDeskLiveSessions(auth.session.accountId, LIVE_LIMIT) });
+      // Only sessions with a socket: a shared store's serving nodes renew their leases (a dead
+      // node's run out); one node's sessions lose theirs at a restart (paused at start-up).
+      const leaseAfter = ctx.config.sharedStore ? new Date() : undefined; // leases run on the real clock
+      return ok({ items: await ctx.store.listDeskLiveSessions(auth.session.accountId, LIVE_LIMIT, leaseAfter) });
     });
 
     // A ticket for the session's watch socket (docs/protocol.md, "Watching a session"): the

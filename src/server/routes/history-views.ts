@@ -19,6 +19,7 @@ export function transcriptionView(t: TranscriptionRecord) {
     createdAt: t.createdAt,
     updatedAt: t.updatedAt,
     completedAt: t.completedAt,
+    endReason: t.endReason,
   };
 }
 

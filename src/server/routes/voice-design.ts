@@ -9,11 +9,11 @@ import { codePoints } from '../../core/interpretation.js';
 import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
-import { openedBy, OutboundPolicy } from '../../core/outbound-policy.js';
+import { openedBy, type OutboundPolicy } from '../../core/outbound-policy.js';
 import { MAX_PENDING_DESIGNS_PER_ACCOUNT } from '../../voices/design-limits.js';
 import type { VoiceDesignRecord } from '../../store/store.js';
 import { accountOf } from '../auth.js';
-import { API, type AppContext } from '../context.js';
+import { API, callbackPolicy, type AppContext } from '../context.js';
 import type { VoiceFiles } from '../voice-files.js';
 
 export const MAX_DESCRIPTION_CODE_POINTS = 1000;
@@ -80,7 +80,7 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
     const serverKey = await files.keys.load('callback-signing');
     // The operator's callback destinations (docs/security.md): literal hosts are checked here
     // at create time, every resolved address when the design jobs connect.
-    const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
+    const policy = callbackPolicy(ctx);
     const jobs = ctx.workers.designs;
 
     const owned = async (designId: string, accountId: string) => {

@@ -7,12 +7,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { OutboundPolicy } from '../../core/outbound-policy.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, SECRET_OVERLAP_MS, webhookSecret } from '../../core/webhook-endpoints.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
-import type { AppContext } from '../context.js';
+import { callbackPolicy, type AppContext } from '../context.js';
 import { endpointChange, endpointFromBody, WEBHOOK_ROUTES } from '../schemas/webhooks.js';
 
 const DELIVERY_LIST_LIMIT = 100;
@@ -64,7 +63,7 @@ export function deliveryView(d: WebhookDeliveryRecord) {
 }
 
 export function webhookRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
-  const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
+  const policy = callbackPolicy(ctx);
 
   const owned = async (id: string, accountId: string) => {
     const e = await ctx.store.getWebhookEndpoint(id, accountId);

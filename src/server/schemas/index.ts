@@ -5,5 +5,6 @@ import { ACCOUNT_TABLE } from './account.js';
 import { RULE_TABLE } from './rules.js';
 import { SERVICE_TABLE } from './service.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
+import { ASSEMBLYAI_TABLE } from '../facades/assemblyai/schemas.js';
 
-export const DECLARED_ROUTES: readonly RouteTable[] = [SERVICE_TABLE, ACCOUNT_TABLE, RULE_TABLE, WEBHOOK_TABLE];
+export const DECLARED_ROUTES: readonly RouteTable[] = [SERVICE_TABLE, ACCOUNT_TABLE, RULE_TABLE, WEBHOOK_TABLE, ASSEMBLYAI_TABLE];

@@ -24,7 +24,8 @@ const ENDPOINT_ID = Type.String({ pattern: `^whe_[0-9a-hjkmnp-tv-z]{${ID_BODY_CH
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T, options: Record<string, unknown> = {}) =>
   Type.Union([t, Type.Null()], options);
 
-const EVENTS_MESSAGE = 'a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, alert.triggered';
+const EVENTS_MESSAGE =
+  'a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, session.expired, alert.triggered';
 const FIELDS = {
   url: Type.String({
     description: `http(s) URL of at most ${MAX_WEBHOOK_URL_CHARS} characters (longer: 422 WEBHOOK_URL_TOO_LONG); its host must be a destination the outbound policy allows`,

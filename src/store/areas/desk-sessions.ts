@@ -132,7 +132,7 @@ export async function closedDeskSessions(db: Db, sessionIds: readonly string[], 
   return sessionIds.filter((id) => !open.has(id));
 }
 
-export async function listDeskLiveSessions(db: Db, accountId: string, limit: number): Promise<DeskLiveSession[]> {
+export async function listDeskLiveSessions(db: Db, accountId: string, limit: number, leaseAfter?: Date): Promise<DeskLiveSession[]> {
   const rows = await db.all<{
     id: string;
     transcription_id: string;
@@ -143,8 +143,10 @@ export async function listDeskLiveSessions(db: Db, accountId: string, limit: num
     created_at: string;
   }>(
     `SELECT id, transcription_id, title, state, call_id, speaker, created_at FROM rt_sessions
-      WHERE account_id = ? AND state <> 'CLOSED' ORDER BY created_at DESC, id DESC LIMIT ?`,
-    [accountId, BigInt(limit)],
+      WHERE account_id = ? AND state = 'RECORDING' AND owner_node IS NOT NULL AND owner_epoch = epoch
+        AND (CAST(? AS TEXT) IS NULL OR lease_until > ?)
+      ORDER BY created_at DESC, id DESC LIMIT ?`,
+    [accountId, leaseAfter?.toISOString() ?? null, leaseAfter?.toISOString() ?? null, BigInt(limit)],
   );
   return rows.map((r) => ({
     sessionId: r.id,

@@ -1,6 +1,6 @@
 // History rows (real-time and batch transcriptions) and their final segments.
 import { ScribedError } from '../../core/errors.js';
-import type { HistoryPosition, SegmentRecord, SegmentWord, TranscriptionRecord, TranscriptionStatus } from '../store.js';
+import type { HistoryPosition, SegmentRecord, SegmentWord, SessionEndReason, TranscriptionRecord, TranscriptionStatus } from '../store.js';
 import { greatest, int64, nowIso, type Db, type Tx } from '../sql/db.js';
 import { callCompletedEvent, callEnded, transcriptionEvent, transcriptionEventType } from '../../core/webhook-events.js';
 import { enqueueWebhookEvent } from './webhooks.js';
@@ -21,6 +21,7 @@ export interface TranscriptionRow {
   created_at: string;
   updated_at: string;
   completed_at: string | null;
+  end_reason: SessionEndReason | null;
 }
 
 interface SegmentRow {
@@ -50,6 +51,7 @@ function toTranscription(r: TranscriptionRow): TranscriptionRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     completedAt: r.completed_at,
+    endReason: r.end_reason ?? null,
   };
 }
 
@@ -80,6 +82,7 @@ export async function updateTranscriptionStatus(
   status: TranscriptionStatus,
   audioSamples: bigint | undefined,
   now: string,
+  endReason: SessionEndReason | null = null,
 ): Promise<void> {
   const samples = audioSamples === undefined ? null : int64(audioSamples, 'audioSamples');
   // Locked: two writers of one row's status take turns, so only one sees the change and raises its event.
@@ -90,10 +93,11 @@ export async function updateTranscriptionStatus(
         SET status        = ?,
             audio_samples = ${greatest(tx, 'audio_samples', 'COALESCE(?, audio_samples)')},
             completed_at  = CASE WHEN CAST(? AS TEXT) = 'COMPLETED' THEN COALESCE(completed_at, ?) ELSE completed_at END,
-            updated_at    = ?
+            updated_at    = ?,
+            end_reason    = COALESCE(end_reason, ?)
       WHERE id = ?
       RETURNING *`,
-    [status, samples, status, now, now, transcriptionId],
+    [status, samples, status, now, now, endReason, transcriptionId],
   );
   if (!after) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
   await raiseStatusEvents(tx, before.status, toTranscription(after), now);
@@ -116,6 +120,9 @@ async function raiseStatusEvents(tx: Tx, before: TranscriptionStatus, t: Transcr
         )
       : undefined;
   await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent(type, t, now, lone));
+  // An idle session's expiry is an event of its own besides the completion (docs/webhooks.md).
+  if (type === 'transcription.completed' && t.endReason === 'session.expired')
+    await enqueueWebhookEvent(tx, t.accountId, transcriptionEvent('session.expired', t, now));
   if (t.callId === null || type === 'session.paused') return;
   const call = await tx.one<{ id: string; external_id: string | null; title: string }>(
     'SELECT id, external_id, title FROM calls WHERE id = ?',
@@ -146,8 +153,9 @@ export async function setTranscriptionStatus(
   transcriptionId: string,
   status: TranscriptionStatus,
   audioSamples?: bigint,
+  endReason?: SessionEndReason,
 ): Promise<void> {
-  await updateTranscriptionStatus(db, transcriptionId, status, audioSamples, nowIso());
+  await updateTranscriptionStatus(db, transcriptionId, status, audioSamples, nowIso(), endReason ?? null);
 }
 
 /** The checked insert of a final segment, inside the caller's transaction (or alone).

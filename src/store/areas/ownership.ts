@@ -189,6 +189,27 @@ export async function listOrphanedSessions(db: Tx, now: Date, limit: number): Pr
   return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
 }
 
+/** Open sessions unchanged since `idleBefore` that no other node serves now (no owner, an
+ * owner fenced off by a newer epoch, a lease run out, or this node's own): the idle expiry's
+ * candidates (src/session/session-expiry.ts), oldest change first. The expiry claims each
+ * before it acts, so two nodes sweeping at once never both end one. */
+export async function listIdleSessions(
+  db: Tx,
+  idleBefore: Date,
+  node: string,
+  now: Date,
+  limit: number,
+): Promise<Array<{ id: string; accountId: string }>> {
+  const rows = await db.all<{ id: string; account_id: string }>(
+    `SELECT id, account_id FROM rt_sessions
+      WHERE state <> 'CLOSED' AND updated_at < ?
+        AND (owner_node IS NULL OR owner_node = ? OR owner_epoch IS NULL OR owner_epoch <> epoch OR lease_until IS NULL OR lease_until < ?)
+      ORDER BY updated_at, id LIMIT ?`,
+    [idleBefore.toISOString(), node, now.toISOString(), BigInt(limit)],
+  );
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id }));
+}
+
 // ------------------------------------------------------------------ the shared spool
 
 /** Apply spool operations in order, in one transaction, if the fence still holds; the

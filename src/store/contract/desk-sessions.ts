@@ -61,6 +61,9 @@ export interface DeskSessionStore {
    * revoked key), past their absolute end, idle `idleMs` or more, or gone. What a node's open
    * watch sockets and a ticket's consumer ask, so a session's end reaches every node. */
   closedDeskSessions(sessionIds: readonly string[], now: Date, idleMs: number): Promise<string[]>;
-  /** An account's sessions not closed yet (RECORDING or PAUSED), newest first, at most `limit`. */
-  listDeskLiveSessions(accountId: string, limit: number): Promise<DeskLiveSession[]>;
+  /** An account's sessions a client streams to now, newest first, at most `limit`: RECORDING
+   * and served by a node (claimed at the socket's attach; a lost socket pauses the session, a
+   * session created and never streamed to has no owner). `leaseAfter` (a shared store, whose
+   * serving nodes renew their leases): only leases running past it, so a dead node's are not. */
+  listDeskLiveSessions(accountId: string, limit: number, leaseAfter?: Date): Promise<DeskLiveSession[]>;
 }

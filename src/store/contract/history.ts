@@ -1,8 +1,8 @@
 // History rows (real-time and batch alike) and their final segments (areas/history.ts).
-import type { TranscriptionStatus } from '../../core/session-status.js';
+import type { SessionEndReason, TranscriptionStatus } from '../../core/session-status.js';
 import type { SegmentWord } from '../../core/word-span.js';
 
-export type { TranscriptionStatus, SegmentWord };
+export type { SessionEndReason, TranscriptionStatus, SegmentWord };
 
 export interface TranscriptionRecord {
   id: string; // stt_...
@@ -21,6 +21,8 @@ export interface TranscriptionRecord {
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
+  /** A real-time row once its session ended: closed, or expired idle; null before, and for batch rows. */
+  endReason: SessionEndReason | null;
 }
 
 export interface SegmentRecord {
@@ -44,7 +46,13 @@ export interface HistoryPosition {
 
 export interface HistoryStore {
   getTranscription(transcriptionId: string, accountId: string): Promise<TranscriptionRecord | null>;
-  setTranscriptionStatus(transcriptionId: string, status: TranscriptionStatus, audioSamples?: bigint): Promise<void>;
+  /** `endReason`: why the session ended, written with its final status (the first one given stays). */
+  setTranscriptionStatus(
+    transcriptionId: string,
+    status: TranscriptionStatus,
+    audioSamples?: bigint,
+    endReason?: SessionEndReason,
+  ): Promise<void>;
   /** Insert a final segment (idempotent on (transcriptionId, index)). */
   appendSegment(segment: SegmentRecord): Promise<void>;
   listSegments(transcriptionId: string): Promise<SegmentRecord[]>;

@@ -73,6 +73,9 @@ export interface SessionOwnershipStore {
   sessionOwner(sessionId: string): Promise<{ node: string | null; ownerEpoch: number | null; epoch: number; state: string } | null>;
   /** Open sessions whose owner's lease ran out with spooled audio still held. */
   listOrphanedSessions(now: Date, limit: number): Promise<Array<{ id: string; accountId: string }>>;
+  /** Open sessions unchanged since `idleBefore` that no other node serves now: the idle
+   * expiry's candidates, oldest change first. */
+  listIdleSessions(idleBefore: Date, node: string, now: Date, limit: number): Promise<Array<{ id: string; accountId: string }>>;
   /** Spool operations in order, in one transaction; SESSION_MOVED when fenced. */
   writeSpool(fence: SessionFence, ops: readonly SpoolOp[], now: Date, leaseMs: number): Promise<void>;
   /** A node's group commit: every batch in one transaction, each session's part written only

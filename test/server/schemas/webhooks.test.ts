@@ -42,7 +42,8 @@ describe('a webhook endpoint body', () => {
   });
 
   it('is refused in the words the hand validation used', async () => {
-    const events = 'a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, alert.triggered';
+    const events =
+      'a non-empty list of transcription.completed, transcription.failed, call.completed, session.paused, session.expired, alert.triggered';
     const cases: [unknown, string][] = [
       [[], 'VALIDATION_FAILED: the body must be a JSON object'],
       [{ events: ['call.completed'] }, 'VALIDATION_FAILED: url: an http(s) URL'],

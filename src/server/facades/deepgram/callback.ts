@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { openedBy, type OutboundPolicy } from '../../../core/outbound-policy.js';
 import type { AppContext } from '../../context.js';
 import type { BatchJobRecord } from '../../../store/store.js';
+import { isParkedWebhook, renderWebhook } from '../assemblyai/webhook.js';
 import { DeepgramError } from './errors.js';
 import { listenResponse, type ListenMeta } from './response.js';
 
@@ -128,8 +129,14 @@ export class CallbackSweeper {
   private async sweep(): Promise<void> {
     for (const parked of await this.ctx.store.listParkedCallbacks(SWEEP_BATCH)) {
       if (this.timer === null) return;
-      const p = JSON.parse(parked.payload) as ParkedPayload;
-      const rendered = await renderWhenEnded(this.ctx, parked.accountId, p);
+      const parsed = JSON.parse(parked.payload) as unknown;
+      // AssemblyAI's webhooks are parked in the same outbox (../assemblyai/webhook.ts).
+      const rendered = isParkedWebhook(parsed)
+        ? await renderWebhook(this.ctx.store, parsed)
+        : await renderWhenEnded(this.ctx, parked.accountId, parsed as ParkedPayload);
+      const p = isParkedWebhook(parsed)
+        ? { render: { requestId: parsed.transcriptId }, transcriptionIds: parsed.transcriptionIds }
+        : (parsed as ParkedPayload);
       if (rendered === null) continue;
       const released = await this.ctx.store.releaseCallbackDelivery(
         parked.id,
@@ -138,10 +145,7 @@ export class CallbackSweeper {
         this.ctx.now(),
       );
       if (released)
-        this.log.info(
-          { deliveryId: parked.id, requestId: p.render.requestId, transcriptionIds: p.transcriptionIds },
-          'Deepgram callback due',
-        );
+        this.log.info({ deliveryId: parked.id, requestId: p.render.requestId, transcriptionIds: p.transcriptionIds }, 'callback due');
     }
   }
 }

@@ -12,10 +12,9 @@ import fs from 'node:fs/promises';
 import { Stream, type Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
 import { ScribedError } from '../../../core/errors.js';
-import { OutboundPolicy } from '../../../core/outbound-policy.js';
 import { GuardedTransport, outboundFailure, systemResolver } from '../../../outbound/guarded-transport.js';
 import type { BatchRouteOptions } from '../../context.js';
-import type { AppContext } from '../../context.js';
+import { callbackPolicy, type AppContext } from '../../context.js';
 import { accountOf } from '../../auth.js';
 import { facadeAccount } from '../credentials.js';
 import { stageStream, stagingPath, submitStaged, transcribeStaged, type StagedFile } from '../staged-upload.js';
@@ -40,7 +39,7 @@ function urlForLog(url: string): string {
 const URL_FETCH_TIMEOUT_MS = 120_000;
 
 export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitMs: number): FastifyPluginAsync {
-  const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
+  const policy = callbackPolicy(ctx);
   const transport = new GuardedTransport(policy, ctx.config.callbackResolver ?? systemResolver);
 
   /** The body as it arrives, or the URL's answer, into `file` (with a WAV header for
