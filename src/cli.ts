@@ -10,6 +10,7 @@ import { streamCommand } from './cli/stream.js';
 import { rtpCommand } from './cli/rtp.js';
 import { gatewayCommand } from './cli/gateway.js';
 import { retentionCommand } from './cli/retention.js';
+import { drainCommand } from './cli/drain.js';
 
 // yargs reads a lone `-` as a positional argument; `--input -` (stdin) is an option value.
 const argv = hideBin(process.argv).flatMap((a, i, all) =>
@@ -25,6 +26,7 @@ const COMMANDS = [
   rtpCommand,
   gatewayCommand,
   retentionCommand,
+  drainCommand,
 ].map((c) => String(c.command).split(' ')[0]!);
 
 /** `scribed CMD --help` for a known command, else `scribed --help`. */
@@ -43,7 +45,8 @@ await yargs(argv)
   .command(rtpCommand)
   .command(gatewayCommand)
   .command(retentionCommand)
-  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp, gateway, retention')
+  .command(drainCommand)
+  .demandCommand(1, 'name a command: serve, accounts, models, interpretation, stream, rtp, gateway, retention, drain')
   .strict()
   .help()
   // A usage error is one line and a pointer to --help, not the whole help: the line that

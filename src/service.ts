@@ -26,7 +26,8 @@ import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
-import { openStore } from './store/index.js';
+import { siprecListen } from './server/siprec/plugin.js';
+import { openStore, type FailoverEvent } from './store/index.js';
 import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
@@ -65,6 +66,9 @@ export interface Service {
   drain(): Promise<DrainEnd>;
   /** End a drain now (a second SIGTERM). */
   cutDrain(): void;
+  /** What POST /admin/drain runs (once): `scribed serve` gives the handler SIGTERM has, so the
+   * route drains and then stops the process. Without one, the route drains only. */
+  onDrainRequest(handler: () => void): void;
   /** Graceful stop: no new sockets, sessions finalized and persisted, engine and store closed. */
   stop(): Promise<void>;
   /** SIGHUP: read again what can change without a restart (the callback allow-list file);
@@ -96,6 +100,7 @@ async function assemble(
   const store = await openStore({
     ...storeSettings(config),
     onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced'),
+    onFailover: (e) => logFailover(log, metrics, e),
   });
   installAnalyticsHooks(metrics);
 
@@ -221,6 +226,8 @@ async function assemble(
   await retention.sweep().catch((err: unknown) => log.warn({ err }, 'retention sweep at start failed; tried again shortly'));
   retention.start();
   const clock = now ?? (() => new Date());
+  let drainRequested = false;
+  let drainHandler: (() => void) | null = null;
   // One outbound policy for the node's routes and workers, so a reload reaches them all.
   const outbound = new OutboundPolicy({ allowPrivate: config.callbackAllowPrivate, allowCidrs: config.callbackAllowCidrs });
   const workers = await buildRouteWorkers({ config, store, metrics, log, now: clock, files, outbound });
@@ -244,13 +251,22 @@ async function assemble(
     files,
     workers,
     draining: () => drain.draining,
+    requestDrain: () => {
+      const status = shared && config.drainGraceMs > 0 ? 'draining' : 'stopping';
+      // After the answer is on its way: a stop closes the app this request is in.
+      if (!drainRequested) {
+        drainRequested = true;
+        setImmediate(() => (drainHandler ? drainHandler() : void service.drain()));
+      }
+      return status;
+    },
     outbound,
   });
   await startRouteWorkers(workers, { config, store });
 
   let stopping: Promise<void> | null = null;
   let agent: AgentListener | null = null;
-  return {
+  const service: Service = {
     config,
     app,
     store,
@@ -262,6 +278,7 @@ async function assemble(
     recordings,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
+      await siprecListen({ sessions, log });
       if (config.agentPort !== undefined) {
         const readyAgain = readyAgainAfterDrain(config.dataDir);
         const answer = () =>
@@ -281,6 +298,7 @@ async function assemble(
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
+    onDrainRequest: (handler) => (drainHandler = handler),
     reload: () => reloadCallbackAllowList(config, outbound, log),
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
@@ -314,4 +332,19 @@ async function assemble(
       return stopping;
     },
   };
+  return service;
+}
+
+/** The PostgreSQL host selection's events (several hosts in --database-url): the log lines an
+ * operator follows a failover by, and the counter that alerts on it. */
+function logFailover(log: Logger, metrics: Metrics, e: FailoverEvent): void {
+  if (e.kind === 'lost') log.warn({ host: e.host, reason: e.reason }, 'database primary lost: looking for the read-write host');
+  else if (e.kind === 'kept') log.info({ host: e.host, searchMs: e.ms }, 'database primary unchanged');
+  else if (e.kind === 'unavailable')
+    log.error({ hosts: e.hosts, searchMs: e.ms }, 'database: no read-write host found; operations fail until one is');
+  else if (e.from === null) log.info({ host: e.to, searchMs: e.ms }, 'database primary chosen');
+  else {
+    metrics.storeFailovers.inc();
+    log.warn({ from: e.from, to: e.to, searchMs: e.ms }, 'database failover: pool moved to the new primary');
+  }
 }

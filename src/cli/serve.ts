@@ -211,6 +211,15 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         },
       );
     };
+    let begun = false;
+    const begin = () => {
+      if (begun) return;
+      begun = true;
+      service.drain().then(stop, (err: unknown) => {
+        service.log.error({ err }, 'drain failed; stopping');
+        stop();
+      });
+    };
     const onSignal = (signal: NodeJS.Signals) => {
       signals += 1;
       if (signals === 2) {
@@ -219,13 +228,16 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       }
       if (signals > 1) return;
       service.log.info({ signal }, 'stopping');
-      service.drain().then(stop, (err: unknown) => {
-        service.log.error({ err }, 'drain failed; stopping');
-        stop();
-      });
+      begin();
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // `scribed drain` (POST /admin/drain) begins what the first signal begins; a signal after
+    // it still counts as the first (it drains, already under way), and a second cuts it short.
+    service.onDrainRequest(() => {
+      service.log.info('stopping: drain asked for through /admin/drain');
+      begin();
+    });
     // SIGHUP reads again what can change without a restart (docs/operations.md); it never stops
     // the server (the default action would).
     process.on('SIGHUP', () => void service.reload());

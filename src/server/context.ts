@@ -33,6 +33,8 @@ export interface AppContext {
   /** The node is draining before it stops (src/server/drain.ts): no new sockets or resumes,
    * not ready. Absent: never. */
   draining?: () => boolean;
+  /** POST /admin/drain: begin what SIGTERM begins (a drain, then the stop), once. Absent: no route. */
+  requestDrain?: () => 'draining' | 'stopping';
   /** The node's one recordings store (the keeper's too) and its server keys. */
   files: VoiceFiles;
   /** Background work the routes hand new work to; service.ts starts and stops it. */

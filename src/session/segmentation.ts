@@ -50,9 +50,15 @@ export class ManualSegmentation implements Segmentation {
 }
 
 /** segmentCommitMode "vad": the detector's tracker (src/vad/vad-tracker.ts) decides; its
- * sample numbers count from `origin`, the session sample it started judging at. */
+ * sample numbers count from `origin`, the session sample it started judging at. The origin
+ * given at construction (the capture cursor when the decoder opened) is a guess: the first
+ * frame judged, or a replay's restartAt, places it. A decoder opened after audio was held for
+ * it (a taken-over session whose decoder loaded beside its queue, a deferred one) first
+ * judges audio captured before the cursor it was opened at; counting from the cursor moved
+ * every segment of the session later by the held audio's length, past the call's end. */
 export class VadSegmentation implements Segmentation {
   private readonly tracker: VadTracker;
+  private placed = false;
 
   constructor(
     segmenter: SegmenterConfig,
@@ -62,7 +68,9 @@ export class VadSegmentation implements Segmentation {
     this.tracker = new VadTracker(segmenter, windowSamples);
   }
 
-  async judge(stream: RecognitionStream, samples: Int16Array): Promise<SegmentAction[]> {
+  async judge(stream: RecognitionStream, samples: Int16Array, at?: bigint): Promise<SegmentAction[]> {
+    if (!this.placed && at !== undefined) this.origin = at;
+    this.placed = true;
     return this.actions(this.tracker.push(samples, await stream.detect(samples)));
   }
 
@@ -72,6 +80,7 @@ export class VadSegmentation implements Segmentation {
 
   restartAt(sample: bigint): void {
     this.origin = sample;
+    this.placed = true;
   }
 
   neededFrom(): bigint | null {

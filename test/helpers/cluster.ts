@@ -31,8 +31,11 @@ export interface ClusterNode {
   logs: LogRecord[];
   /** Kill it (default SIGKILL) and wait for it to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Start it again on the same data dir and port; resolves once it listens. */
-  restart(): Promise<void>;
+  /** Start it again on the same data dir and port; resolves once it listens. With `cli`, on
+   * that build from now on (a rolling upgrade). */
+  restart(cli?: string): Promise<void>;
+  /** The build it runs (dist/cli.js of a checkout). */
+  cli: string;
 }
 
 export interface Cluster {
@@ -52,7 +55,10 @@ export interface Cluster {
 
 export interface ClusterOptions {
   /** A PostgreSQL URL the test may CREATE DATABASE from: inject('postgresUrl'). */
-  adminUrl: string;
+  adminUrl?: string;
+  /** The nodes' --database-url as is (a database the test made, e.g. a primary and its
+   * standby, test/helpers/postgres-replication.ts), instead of a fresh one from adminUrl. */
+  databaseUrl?: string;
   nodes?: number;
   /** --max-decoders of each node (default 1: two cores run the whole suite). */
   maxDecoders?: number;
@@ -65,6 +71,11 @@ export interface ClusterOptions {
   /** Give each node an agent-check port (--agent-port) and HAProxy the reference file's agent
    * checks against them (weights, and a draining node's `drain`). Default false. */
   agents?: boolean;
+  /** The build each node runs, by index (default CLI): a cluster of two releases. */
+  cliFor?: (index: number) => string;
+  /** Nodes (by index) left stopped at start: HAProxy knows them, the test starts them with
+   * restart() (a node of a newer release joining after the others migrated the database). */
+  startLater?: number[];
 }
 
 /** The first and last lines of a long output (an error is often at the top, a stack at the end). */
@@ -77,14 +88,15 @@ function excerpt(lines: string[], n: number): string {
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const count = opts.nodes ?? 3;
   const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
-  const db = await freshDatabase(opts.adminUrl);
+  if (!opts.databaseUrl && !opts.adminUrl) throw new Error('startCluster needs adminUrl or databaseUrl');
+  const db = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase(opts.adminUrl!);
   const nodes: ClusterNode[] = [];
   let haproxy: Haproxy | null = null;
   const dirs: string[] = [];
 
   function makeNode(i: number, port: number, dataDir: string, agentPort: number | null): ClusterNode {
-    const args = [
-      CLI,
+    const args = () => [
+      node.cli,
       'serve',
       '--host',
       '127.0.0.1',
@@ -116,12 +128,16 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         }
         node.proc = null;
       },
-      restart: () => start(),
+      restart: (cli?: string) => {
+        if (cli !== undefined) node.cli = cli;
+        return start();
+      },
+      cli: opts.cliFor?.(i) ?? CLI,
     };
     const start = (): Promise<void> => {
       if (node.proc !== null) return Promise.reject(new Error(`${node.name} is running; kill it first`));
       return new Promise<void>((resolve, reject) => {
-        const proc = spawn(process.execPath, args, {
+        const proc = spawn(process.execPath, args(), {
           stdio: ['ignore', 'pipe', 'pipe'],
           env: { ...process.env, SCRIBED_LOG_LEVEL: 'info' },
         });
@@ -195,7 +211,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       dirs.push(dataDir);
       const agentPort = opts.agents ? await freeLoopbackPort() : null;
       if (agentPort !== null) agentPorts.push(agentPort);
-      starts.push(makeNode(i, await freeLoopbackPort(), dataDir, agentPort).restart());
+      const node = makeNode(i, await freeLoopbackPort(), dataDir, agentPort);
+      if (!opts.startLater?.includes(i)) starts.push(node.restart());
     }
     // Started together: migrations run under an advisory lock, so concurrent starts are safe.
     const results = await Promise.allSettled(starts);

@@ -170,17 +170,29 @@ const randomAttempt: fc.Arbitrary<Attempt> = fc.oneof(
 
 /** The API facades (docs/compat.md): they take the access key in their own APIs' header and
  * answer in their own APIs' error shapes, not the envelope. */
-const FACADES: Record<string, 'openai' | 'deepgram'> = {
+const FACADES: Record<string, 'openai' | 'deepgram' | 'assemblyai'> = {
   '/v1/audio/transcriptions': 'openai',
   '/v1/models': 'openai',
   '/v1/realtime': 'openai',
   '/v1/listen': 'deepgram',
+  '/v2/upload': 'assemblyai',
+  '/v2/transcript': 'assemblyai',
+  '/v2/transcript/:transcript_id': 'assemblyai',
+  '/v3/token': 'assemblyai',
+  '/v3/ws': 'assemblyai',
 };
+
+/** The Authorization header each API's clients send the access key in. */
+function facadeAuthorization(facade: 'openai' | 'deepgram' | 'assemblyai'): string {
+  if (facade === 'openai') return `Bearer ${alice.accessKey}`;
+  if (facade === 'deepgram') return `Token ${alice.accessKey}`;
+  return alice.accessKey;
+}
 
 function requestFor(route: Route, a: Attempt) {
   const path = route.path.replace(/:[A-Za-z]+/g, () => a.param ?? 'x_01abcdefghjkmnpqrstvwx');
   const facade = FACADES[route.path];
-  const authorization = facade === undefined ? `Token ${alice.apiToken}` : `${facade === 'openai' ? 'Bearer' : 'Token'} ${alice.accessKey}`;
+  const authorization = facade === undefined ? `Token ${alice.apiToken}` : facadeAuthorization(facade);
   const auth = { accessKey: alice.accessKey, authorization, 'idempotency-key': 'fuzz-key-0123456789abcdef' };
   const body = route.method === 'GET' || route.method === 'HEAD' ? (route.path === '/api/user' ? a.payload : undefined) : a.payload;
   return {
@@ -205,6 +217,11 @@ function checkAnswer(route: Route, a: Attempt, res: { statusCode: number; body: 
   }
   if (facade === 'deepgram') {
     expect(Object.keys(body).sort(), what).toEqual(['err_code', 'err_msg', 'request_id']);
+    return;
+  }
+  if (facade === 'assemblyai') {
+    expect(Object.keys(body), what).toEqual(['error']);
+    expect(typeof body.error, what).toBe('string');
     return;
   }
   if (route.path === '/api/user') expect(Object.keys(body).sort(), what).toEqual(['message', 'success']);

@@ -69,4 +69,17 @@ describe('VadSegmentation', () => {
     const open = (await run(w, true, 30)).find((a) => a.type === 'open') as { startSample: bigint };
     expect(open.startSample).toBeGreaterThanOrEqual(1_000_000n);
   });
+
+  it('counts from the first frame it judges, not the cursor it was opened at (audio held while its decoder loaded)', async () => {
+    // Opened when 80,000 samples were captured; the held audio it catches up on starts at 30,000.
+    const v = new VadSegmentation(settings.segmenter, VAD_WINDOW_SAMPLES, 80_000n);
+    let at = 30_000n;
+    const out: SegmentAction[] = [];
+    for (const speech of [...Array<boolean>(20).fill(false), ...Array<boolean>(40).fill(true)]) {
+      out.push(...(await v.judge(detector(speech), frame(VAD_WINDOW_SAMPLES), at)));
+      at += BigInt(VAD_WINDOW_SAMPLES);
+    }
+    const open = out.find((a) => a.type === 'open') as { startSample: bigint };
+    expect(open.startSample).toBe(30_000n + BigInt((20 - 10) * VAD_WINDOW_SAMPLES));
+  });
 });

@@ -35,6 +35,11 @@ function isLoopback(address: string | undefined): boolean {
   return a === '::1' || a.startsWith('127.');
 }
 
+/** A request from this host made to the process directly, not through a proxy on it. */
+export function directFromLoopback(req: FastifyRequest): boolean {
+  return isLoopback(req.socket.remoteAddress) && !PROXY_HEADERS.some((h) => req.headers[h] !== undefined);
+}
+
 /** Who may read /metrics (docs/operations.md, "Metrics"): with a token configured, whoever
  * presents it as a bearer token (compared in constant time, as hashes); without one, only a
  * scraper on this host talking to the process directly. Server-wide counters and versions
@@ -49,7 +54,7 @@ export function requireMetricsAccess(ctx: AppContext, req: FastifyRequest): void
       '/metrics needs the Authorization: Bearer token the operator configured (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)',
     );
   }
-  if (isLoopback(req.socket.remoteAddress) && !PROXY_HEADERS.some((h) => req.headers[h] !== undefined)) return;
+  if (directFromLoopback(req)) return;
   throw new ScribedError(
     'UNAUTHORIZED',
     '/metrics answers only loopback requests made to the server directly; for a scraper elsewhere, configure a bearer token (SCRIBED_METRICS_TOKEN or --metrics-token-file; docs/operations.md)',

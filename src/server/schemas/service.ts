@@ -76,6 +76,34 @@ export const SERVICE_ROUTES = {
       },
     },
   },
+  drain: {
+    method: 'POST',
+    url: '/admin/drain',
+    schema: {
+      ...operation({
+        operationId: 'drainNode',
+        tag: TAG,
+        auth: 'none',
+        errors: ['UNAUTHORIZED'],
+        summary: 'Drain this node, then stop it: what SIGTERM does (docs/operations.md, "Draining a node")',
+        description:
+          "Only to direct loopback requests (no proxy headers): the operator on the node's own host, as `scribed drain` does; else 401. " +
+          'Answers 202 at once; a second request changes nothing (a second SIGTERM cuts a drain short, this does not).',
+      }),
+      response: {
+        202: Type.Object(
+          {
+            status: Type.Enum(['draining', 'stopping'], {
+              description:
+                'draining: live calls move to other nodes first (shared store); stopping: no drain here (embedded store or a grace of 0), the node stops now',
+            }),
+            graceMs: Type.Integer({ description: 'the longest the drain keeps calls that have not moved (--drain-grace-ms)' }),
+          },
+          { description: 'the drain (or stop) has begun' },
+        ),
+      },
+    },
+  },
 } as const satisfies RouteTable['routes'];
 
 export const SERVICE_TABLE: RouteTable = { routes: SERVICE_ROUTES };
