@@ -156,22 +156,17 @@ function openAiStream(): Stream {
     send: (chunk) => c.ws.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: chunk.toString('base64') })),
     async end() {
       // The commit is answered after every append before it (the session's queue keeps the
-      // order): an empty-buffer error, or the open turn's completed. Which completed answers
-      // it is not marked (unpaced, earlier turns still complete after the commit is sent), so
-      // after a completed the stream is done once 3 s pass with no message; the final word
-      // count printed checks that every turn came.
+      // order): an empty-buffer error, or the open turn's completed. Neither says the earlier
+      // turns are done (unpaced, a loaded recognizer still completes them after the commit is
+      // answered), so the stream is done once 15 s pass with no message after the answer (3 s,
+      // and stopping at the empty-buffer error, closed the socket before the last turns); the
+      // final word count printed checks that every turn came.
       const before = c.seen.length;
       c.ws.send(JSON.stringify({ type: 'input_audio_buffer.commit' }));
-      for (;;) {
-        const after = c.seen.slice(before);
-        if (after.some((s) => s.m.type === 'error' && s.m.error.code === 'input_audio_buffer_commit_empty')) break;
-        if (
-          after.some((s) => s.m.type === 'conversation.item.input_audio_transcription.completed') &&
-          performance.now() - c.seen[c.seen.length - 1]!.at > 3000
-        )
-          break;
-        await sleep(20);
-      }
+      const answered = (s: { m: Msg }) =>
+        (s.m.type === 'error' && s.m.error.code === 'input_audio_buffer_commit_empty') ||
+        s.m.type === 'conversation.item.input_audio_transcription.completed';
+      while (!c.seen.slice(before).some(answered) || performance.now() - c.seen[c.seen.length - 1]!.at <= 15_000) await sleep(50);
       c.ws.close();
       await sleep(200);
     },

@@ -38,7 +38,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadClips } from '../test/helpers/audio.js';
 import { CLI } from '../test/helpers/cluster.js';
-import { freeLoopbackPort, freshDatabase, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
+import { findPostgresBinDir, freeLoopbackPort, freshDatabase, startPostgresCluster } from '../test/helpers/postgres-cluster.js';
 
 const execFileAsync = promisify(execFile);
 const STREAMS = (process.env.BENCH_STREAMS ?? '1,10,50,100,200').split(',').map(Number);
@@ -55,6 +55,9 @@ const PER_ACCOUNT = Number(process.env.BENCH_STREAMS_PER_ACCOUNT ?? 2);
  * loaded machine's round-trip times). */
 const POOL = Number(process.env.BENCH_POOL ?? 50);
 const CLK_TCK = 100;
+/** BENCH_WALDUMP=1: print pg_waldump's per-record-type statistics of each window (what the
+ * WAL is made of: heap inserts, index entries, full-page images, commits). */
+const WALDUMP = process.env.BENCH_WALDUMP === '1';
 const SENDER = path.join(path.dirname(new URL(import.meta.url).pathname), 'pg-scale-sender.mjs');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -288,6 +291,7 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
     await sleep(SECONDS * 1000);
     const b = await snap();
     const wal = Number((await client.query<{ d: string }>('SELECT pg_wal_lsn_diff($1, $2)::text AS d', [b.lsn, a.lsn])).rows[0]!.d);
+    if (WALDUMP) await walBreakdown(client, a.lsn, b.lsn);
     const results = await Promise.all(
       senders.map(async (s) => {
         s.proc.stdin!.write('stop\n');
@@ -321,6 +325,30 @@ async function measure(build: string, cli: string, n: number): Promise<Row> {
     await new Promise((r) => (node.proc.exitCode !== null || node.proc.signalCode !== null ? r(null) : node.proc.once('exit', r)));
     await db.drop().catch(() => undefined);
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** pg_waldump --stats=record over [from, to) of the cluster's pg_wal (as the user running it:
+ * root reads the postgres user's files). */
+async function walBreakdown(client: pg.Client, from: string, to: string): Promise<void> {
+  const dataDir = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0]!.data_directory;
+  const bin = findPostgresBinDir();
+  try {
+    const { stdout } = await execFileAsync(
+      path.join(bin!, 'pg_waldump'),
+      ['--stats=record', '-p', path.join(dataDir, 'pg_wal'), '-s', from, '-e', to],
+      {
+        maxBuffer: 16 << 20,
+      },
+    );
+    console.log(
+      stdout
+        .split('\n')
+        .filter((l) => !/\b0 \(\s*0\.00\)\s+0 \(\s*0\.00\)\s+0 \(\s*0\.00\)/.test(l))
+        .join('\n'),
+    );
+  } catch (err) {
+    console.log(`pg_waldump failed: ${(err as Error).message.slice(0, 500)}`);
   }
 }
 

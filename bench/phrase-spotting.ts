@@ -100,7 +100,9 @@ function choosePhrases(ps: Prompt[], n: number): string[][] {
 }
 
 function pcm16k(file: string): Int16Array {
-  const raw = execFileSync('sox', [file, '-t', 'raw', '-r', String(RATE), '-e', 'signed', '-b', '16', '-c', '1', '-'], { maxBuffer: 1 << 28 });
+  const raw = execFileSync('sox', [file, '-t', 'raw', '-r', String(RATE), '-e', 'signed', '-b', '16', '-c', '1', '-'], {
+    maxBuffer: 1 << 28,
+  });
   return new Int16Array(raw.buffer, raw.byteOffset, raw.length / 2);
 }
 

@@ -10,7 +10,10 @@ import { DEFAULT_RETRY_BASE_MS } from './core/webhook-delivery.js';
 import { ARRANGEMENT_RETRY_ENV, DEFAULT_ARRANGEMENT_RETRY_BASE_MS, MAX_ARRANGEMENT_RETRY_BASE_MS } from './music/arrangement-retry.js';
 import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRENCY } from './voices/design-limits.js';
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
+import { parsePostgresUrl } from './core/postgres-url.js';
 import { parseClientSecrets } from './core/audiohook/signature.js';
+import { checkSiprecSettings, parsePortRange, type SiprecSettings } from './core/sip/settings.js';
+import { DEFAULT_MAX_BODY_BYTES } from './core/sip/message.js';
 import { packageRoot } from './threads/package-root.js';
 import type { Resolver } from './outbound/guarded-transport.js';
 
@@ -43,6 +46,9 @@ export interface ServiceConfig {
   databasePoolSize: number;
   databaseConnectTimeoutMs: number;
   databaseStatementTimeoutMs: number;
+  /** With several hosts in the URL: how long an operation waits for a read-write one once the
+   * primary is lost (docs/scaling.md, "Database failover"). */
+  databaseFailoverTimeoutMs: number;
   /** This process's name in session ownership (docs/scaling.md); unique per process start. */
   nodeId: string;
   /** A node serving a session renews its lease every third of this; a node that stops
@@ -154,6 +160,8 @@ export interface ServiceConfig {
   /** The bearer token /metrics asks for (docs/operations.md, "Metrics"). Unset: /metrics
    * answers only requests made to this process over loopback with no proxy header. */
   metricsToken: string | undefined;
+  /** The SIPREC recording server (docs/siprec.md); unset (no SCRIBED_SIPREC_PORT): off. */
+  siprec: SiprecSettings | undefined;
 }
 
 export type ConfigInput = Partial<ServiceConfig>;
@@ -190,6 +198,29 @@ function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, str
   }
 }
 
+/** SIPREC settings from the environment (docs/siprec.md, "Settings"); off without a port. */
+function siprecFromEnv(host: string): SiprecSettings | undefined {
+  const port = envInt('SCRIBED_SIPREC_PORT');
+  if (port === undefined) return undefined;
+  const accountId = envStr('SCRIBED_SIPREC_ACCOUNT');
+  if (accountId === undefined) throw new Error('SCRIBED_SIPREC_PORT needs SCRIBED_SIPREC_ACCOUNT (the account recorded calls belong to)');
+  const bind = envStr('SCRIBED_SIPREC_HOST') ?? host;
+  const media = envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
+  if (media === undefined) throw new Error('SCRIBED_SIPREC_MEDIA_ADDRESS is needed when SIPREC binds to all addresses');
+  const range = parsePortRange(envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  return {
+    host: bind,
+    port,
+    mediaAddress: media,
+    rtpPortMin: range.min,
+    rtpPortMax: range.max,
+    accountId,
+    agentPattern: envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
+    allowCidrs: splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
+    maxBodyBytes: envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+  };
+}
+
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   const env = process.env;
   const cfg: ServiceConfig = {
@@ -203,6 +234,8 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
       input.databaseConnectTimeoutMs ?? envInt('SCRIBED_DATABASE_CONNECT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.connectTimeoutMs,
     databaseStatementTimeoutMs:
       input.databaseStatementTimeoutMs ?? envInt('SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+    databaseFailoverTimeoutMs:
+      input.databaseFailoverTimeoutMs ?? envInt('SCRIBED_DATABASE_FAILOVER_TIMEOUT_MS') ?? POSTGRES_DEFAULTS.failoverTimeoutMs,
     // Host, pid and a random part: a restarted process is a new node, so nothing it did
     // before can be mistaken for what it does now.
     nodeId: input.nodeId ?? `${os.hostname()}-${process.pid}-${crypto.randomBytes(3).toString('hex')}`,
@@ -253,7 +286,9 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
+    siprec: input.siprec ?? siprecFromEnv(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1'),
   };
+  if (cfg.siprec) checkSiprecSettings(cfg.siprec);
   if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16)
     throw new Error('the metrics token (SCRIBED_METRICS_TOKEN or --metrics-token-file) must be at least 16 characters');
   if (!['pocketsphinx', 'sherpa-onnx'].includes(cfg.engine)) throw new Error(`unknown engine ${cfg.engine}`);
@@ -262,6 +297,15 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
   if (cfg.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
     throw new Error('--database-url must be a postgres:// or postgresql:// URL');
   }
+  if (cfg.databaseUrl !== undefined) {
+    try {
+      parsePostgresUrl(cfg.databaseUrl);
+    } catch (err) {
+      throw new Error(`--database-url: ${(err as Error).message}`);
+    }
+  }
+  if (!(cfg.databaseFailoverTimeoutMs >= 100 && cfg.databaseFailoverTimeoutMs <= 3_600_000))
+    throw new Error('database failover timeout must be 100..3600000 ms');
   if (!(cfg.sessionLeaseMs >= 300 && cfg.sessionLeaseMs <= 600_000)) throw new Error('SCRIBED_SESSION_LEASE_MS must be 300..600000');
   if (!(cfg.databasePoolSize >= 1 && cfg.databasePoolSize <= 1000)) throw new Error('database pool size must be 1..1000');
   if (!(cfg.databaseConnectTimeoutMs >= 100 && cfg.databaseConnectTimeoutMs <= 600_000))
@@ -385,6 +429,7 @@ export function storeSettings(cfg: Readonly<ServiceConfig>): StoreSettings {
     databasePoolSize: cfg.databasePoolSize,
     databaseConnectTimeoutMs: cfg.databaseConnectTimeoutMs,
     databaseStatementTimeoutMs: cfg.databaseStatementTimeoutMs,
+    databaseFailoverTimeoutMs: cfg.databaseFailoverTimeoutMs,
   };
 }
 
@@ -392,8 +437,7 @@ export function storeSettings(cfg: Readonly<ServiceConfig>): StoreSettings {
 export function describeStore(cfg: Readonly<ServiceConfig>): string {
   if (!cfg.databaseUrl) return `sqlite:${path.join(cfg.dataDir, 'scribed.db')}`;
   try {
-    const u = new URL(cfg.databaseUrl);
-    return `postgres://${u.username ? `${decodeURIComponent(u.username)}@` : ''}${u.host}${u.pathname}`;
+    return parsePostgresUrl(cfg.databaseUrl).display;
   } catch {
     return 'postgres (unparsable URL)';
   }

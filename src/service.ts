@@ -26,7 +26,8 @@ import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
-import { openStore } from './store/index.js';
+import { siprecListen } from './server/siprec/plugin.js';
+import { openStore, type FailoverEvent } from './store/index.js';
 import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
 import { BatchRunner } from './batch/runner.js';
@@ -99,6 +100,7 @@ async function assemble(
   const store = await openStore({
     ...storeSettings(config),
     onIdleError: (err) => log.warn({ err }, 'idle database connection failed; it is replaced'),
+    onFailover: (e) => logFailover(log, metrics, e),
   });
   installAnalyticsHooks(metrics);
 
@@ -276,6 +278,7 @@ async function assemble(
     recordings,
     async listen() {
       const address = await app.listen({ host: config.host, port: config.port });
+      await siprecListen({ sessions, log });
       if (config.agentPort !== undefined) {
         const readyAgain = readyAgainAfterDrain(config.dataDir);
         const answer = () =>
@@ -330,4 +333,18 @@ async function assemble(
     },
   };
   return service;
+}
+
+/** The PostgreSQL host selection's events (several hosts in --database-url): the log lines an
+ * operator follows a failover by, and the counter that alerts on it. */
+function logFailover(log: Logger, metrics: Metrics, e: FailoverEvent): void {
+  if (e.kind === 'lost') log.warn({ host: e.host, reason: e.reason }, 'database primary lost: looking for the read-write host');
+  else if (e.kind === 'kept') log.info({ host: e.host, searchMs: e.ms }, 'database primary unchanged');
+  else if (e.kind === 'unavailable')
+    log.error({ hosts: e.hosts, searchMs: e.ms }, 'database: no read-write host found; operations fail until one is');
+  else if (e.from === null) log.info({ host: e.to, searchMs: e.ms }, 'database primary chosen');
+  else {
+    metrics.storeFailovers.inc();
+    log.warn({ from: e.from, to: e.to, searchMs: e.ms }, 'database failover: pool moved to the new primary');
+  }
 }

@@ -10,6 +10,7 @@ export interface StoreArgs {
   'database-pool-size'?: number;
   'database-connect-timeout-ms'?: number;
   'database-statement-timeout-ms'?: number;
+  'database-failover-timeout-ms'?: number;
 }
 
 export function withStoreOptions<T>(y: Argv<T>): Argv<T & StoreArgs> {
@@ -33,6 +34,11 @@ export function withStoreOptions<T>(y: Argv<T>): Argv<T & StoreArgs> {
     .option('database-statement-timeout-ms', {
       type: 'number',
       describe: 'longest PostgreSQL statement [env SCRIBED_DATABASE_STATEMENT_TIMEOUT_MS, default 30000]',
+    })
+    .option('database-failover-timeout-ms', {
+      type: 'number',
+      describe:
+        'with several hosts in --database-url: how long to look for the read-write one once the primary is lost [env SCRIBED_DATABASE_FAILOVER_TIMEOUT_MS, default 30000]',
     }) as Argv<T & StoreArgs>;
 }
 
@@ -43,6 +49,7 @@ export function storeConfigInput(args: StoreArgs): ConfigInput {
     databasePoolSize: args['database-pool-size'],
     databaseConnectTimeoutMs: args['database-connect-timeout-ms'],
     databaseStatementTimeoutMs: args['database-statement-timeout-ms'],
+    databaseFailoverTimeoutMs: args['database-failover-timeout-ms'],
   };
 }
 

@@ -269,7 +269,8 @@ export function decodeCallCursor(cursor: string): { createdAt: string; id: strin
 export function parseCallListQuery(q: { externalId?: unknown; limit?: unknown; cursor?: unknown }): CallListQuery {
   let limit = DEFAULT_CALL_PAGE_SIZE;
   if (q.limit !== undefined && q.limit !== '') {
-    const n = typeof q.limit === 'string' ? Number(q.limit) : NaN;
+    // A number when the route's schema has read it already (src/server/schemas/calls.ts).
+    const n = typeof q.limit === 'string' ? Number(q.limit) : typeof q.limit === 'number' ? q.limit : NaN;
     if (!Number.isInteger(n) || n < 1 || n > MAX_CALL_PAGE_SIZE) invalid('limit', `must be an integer from 1 to ${MAX_CALL_PAGE_SIZE}`);
     limit = n;
   }

@@ -249,7 +249,8 @@ export function parseSearchRequest(q: Record<string, unknown>): SearchRequest {
   const query = parseSearchQuery(q.q);
   let limit = DEFAULT_SEARCH_PAGE_SIZE;
   if (given(q.limit)) {
-    const n = typeof q.limit === 'string' ? Number(q.limit) : NaN;
+    // A number when the route's schema has read it already (src/server/schemas/search.ts).
+    const n = typeof q.limit === 'string' ? Number(q.limit) : typeof q.limit === 'number' ? q.limit : NaN;
     if (!Number.isInteger(n) || n < 1 || n > MAX_SEARCH_PAGE_SIZE) invalid('limit', `must be an integer from 1 to ${MAX_SEARCH_PAGE_SIZE}`);
     limit = n;
   }

@@ -100,6 +100,11 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['check'],
       registers: r,
     }),
+    storeFailovers: new Counter({
+      name: 'scribed_store_failovers_total',
+      help: 'Times this node moved its PostgreSQL pool to another host of --database-url (the primary was lost and another host is read-write)',
+      registers: r,
+    }),
     sessionsClosed: new Counter({
       name: 'scribed_sessions_closed_total',
       help: 'Real-time sessions closed on this node (their final transcript completed)',

@@ -6,7 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { installErrorHandling } from './error-handler.js';
-import { AJV_OPTIONS, plainSerializerCompiler } from './openapi/route-schema.js';
+import { AJV_OPTIONS, plainSerializerCompiler, SCHEMA_CONTROLLER } from './openapi/route-schema.js';
 import { countHttpError } from '../obs/metrics.js';
 import { CLOSE_CODES } from '../core/protocol.js';
 import { jsonNestsDeeperThan, tooDeep } from '../core/json-depth.js';
@@ -36,6 +36,7 @@ import { consoleRoutes } from '../console/plugin.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { facadeRoutes } from './facades/plugin.js';
 import { audiohookRoutes } from './audiohook/routes.js';
+import { siprecRoutes } from './siprec/plugin.js';
 import { deskPages } from '../desk/plugin.js';
 import { installDeskReads } from './routes/desk-auth.js';
 import { deskRoutes } from './routes/desk.js';
@@ -59,6 +60,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // Requests are checked against their routes' schemas as the hand validation did
     // (openapi/route-schema.ts); compiled once per route at registration.
     ajv: AJV_OPTIONS,
+    schemaController: SCHEMA_CONTROLLER,
     // Timeouts, the connection cap and the answers below the routes (connections.ts).
     ...connectionOptions(ctx.config),
   });
@@ -127,6 +129,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(facadeRoutes(ctx));
   // Genesys AudioHook (docs/audiohook.md).
   await app.register(audiohookRoutes(ctx));
+  await app.register(siprecRoutes(ctx));
   // The live transcript console, static files at /console/ (docs/console.md).
   await app.register(consoleRoutes());
   // The desk: its pages at /desk/ and its session routes at /desk/api/ (docs/desk.md).

@@ -23,7 +23,7 @@ import { ScribedError } from '../core/errors.js';
 import { failRaw } from '../core/envelope.js';
 import { upgradeProblem } from '../core/websocket-handshake.js';
 import type { Metrics } from '../obs/metrics.js';
-import { noRoute, sendError } from './error-handler.js';
+import { noRoute, sendRoutingError } from './error-handler.js';
 import { lingerOnClose } from './lingering-close.js';
 
 export interface ConnectionLimits {
@@ -54,7 +54,7 @@ export function connectionOptions(limits: ConnectionLimits): FastifyHttpOptions<
     requestTimeout: limits.requestTimeoutMs,
     http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: DEADLINE_CHECK_INTERVAL_MS },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    frameworkErrors: sendError,
+    frameworkErrors: sendRoutingError,
     clientErrorHandler(this: FastifyInstance, err: Error & { code?: string; reason?: string }, socket: Duplex) {
       answerClientError(this.log as unknown as Logger, err, socket);
     },

@@ -68,6 +68,26 @@ export function sendError(err: FastifyError | Error, req: FastifyRequest, reply:
   void reply.code(status).send(body);
 }
 
+type ErrorRenderer = (err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) => void;
+
+/** Path prefixes whose routing errors (a path parameter over the router's limit, a malformed
+ * path) an API facade answers in its own shape: Fastify reports those before any route, so the
+ * facade plugin's own error handler never sees them. Registered by the facade's plugin; the
+ * renderers are pure functions of the request, the same for every app in the process. */
+const facadeRoutingErrors = new Map<string, ErrorRenderer>();
+
+export function renderRoutingErrorsUnder(prefix: string, render: ErrorRenderer): void {
+  facadeRoutingErrors.set(prefix, render);
+}
+
+/** Fastify's routing errors (frameworkErrors): in the facade's shape under its prefixes, else
+ * in the envelope. */
+export function sendRoutingError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): void {
+  const path = req.url.split('?')[0]!;
+  for (const [prefix, render] of facadeRoutingErrors) if (path.startsWith(prefix)) return render(err, req, reply);
+  sendError(err, req, reply);
+}
+
 /** The answer for a request no route takes. */
 export function noRoute(req: FastifyRequest): ScribedError {
   return new ScribedError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`);

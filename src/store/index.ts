@@ -4,7 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { SqlStore } from './sql-store.js';
-import { POSTGRES_DEFAULTS } from './sql/postgres-db.js';
+import { POSTGRES_DEFAULTS, type FailoverEvent } from './sql/postgres-db.js';
+
+export type { FailoverEvent } from './sql/postgres-db.js';
 
 export const DATABASE_FILE = 'scribed.db';
 
@@ -16,7 +18,10 @@ export interface StoreSettings {
   databasePoolSize?: number;
   databaseConnectTimeoutMs?: number;
   databaseStatementTimeoutMs?: number;
+  databaseFailoverTimeoutMs?: number;
   onIdleError?: (err: Error) => void;
+  /** What the PostgreSQL host selection did (several hosts in the URL): for logs and metrics. */
+  onFailover?: (e: FailoverEvent) => void;
 }
 
 export async function openStore(settings: StoreSettings | string): Promise<SqlStore> {
@@ -29,7 +34,9 @@ export async function openStore(settings: StoreSettings | string): Promise<SqlSt
       poolSize: s.databasePoolSize ?? POSTGRES_DEFAULTS.poolSize,
       connectTimeoutMs: s.databaseConnectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs,
       statementTimeoutMs: s.databaseStatementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+      failoverTimeoutMs: s.databaseFailoverTimeoutMs ?? POSTGRES_DEFAULTS.failoverTimeoutMs,
       onIdleError: s.onIdleError,
+      onFailover: s.onFailover,
     });
   } else {
     // Owner-only: the database holds credential hashes and transcripts. The mode applies to

@@ -86,7 +86,9 @@ beforeAll(async () => {
   page.on('pageerror', (e) => console.error('desk page error:', e.message));
   const link = await issueLoginLink(svc.service.store, alice.accountId, svc.baseUrl, 15 * 60_000, new Date());
   await page.goto(link.url);
-  await page.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent.startsWith('Signed in to'));
+  // The login page posts the link's token, then moves to the desk.
+  await page.waitForURL(`${svc.baseUrl}/desk/`);
+  await page.waitForFunction(() => (globalThis as any).document.getElementById('who')?.textContent.startsWith('Signed in to'));
 }, 120_000);
 
 afterAll(async () => {

@@ -179,7 +179,7 @@ describe('the desk in Chromium', () => {
     const link = await issueLoginLink(svc.service.store, alice.accountId, svc.baseUrl, 15 * 60_000, new Date());
     await page.goto(link.url);
     await page.waitForURL(`${svc.baseUrl}/desk/`);
-    await page.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent.startsWith('Signed in to test'));
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('who')?.textContent.startsWith('Signed in to test'));
     expect(await text('#who')).toContain(alice.accountId);
     const cookies = await context.cookies(svc.baseUrl);
     expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite, c.path])).toEqual([['scribed_desk', true, 'Strict', '/']]);
@@ -317,7 +317,8 @@ describe('the desk in Chromium', () => {
       const p = await german.newPage();
       const link = await issueLoginLink(svc.service.store, alice.accountId, svc.baseUrl, 15 * 60_000, new Date());
       await p.goto(link.url);
-      await p.waitForFunction(() => (globalThis as any).document.getElementById('who').textContent.startsWith('Signed in to test'));
+      await p.waitForURL(`${svc.baseUrl}/desk/`);
+      await p.waitForFunction(() => (globalThis as any).document.getElementById('who')?.textContent.startsWith('Signed in to test'));
       const session = (await p.evaluate(() => fetch('/desk/api/session').then((r) => r.json()))) as { data: { expiresAt: string } };
       const expected = new Intl.DateTimeFormat('de-DE', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(
         new Date(session.data.expiresAt),

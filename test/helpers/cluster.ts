@@ -55,7 +55,10 @@ export interface Cluster {
 
 export interface ClusterOptions {
   /** A PostgreSQL URL the test may CREATE DATABASE from: inject('postgresUrl'). */
-  adminUrl: string;
+  adminUrl?: string;
+  /** The nodes' --database-url as is (a database the test made, e.g. a primary and its
+   * standby, test/helpers/postgres-replication.ts), instead of a fresh one from adminUrl. */
+  databaseUrl?: string;
   nodes?: number;
   /** --max-decoders of each node (default 1: two cores run the whole suite). */
   maxDecoders?: number;
@@ -85,7 +88,8 @@ function excerpt(lines: string[], n: number): string {
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const count = opts.nodes ?? 3;
   const startTimeoutMs = opts.startTimeoutMs ?? 60_000;
-  const db = await freshDatabase(opts.adminUrl);
+  if (!opts.databaseUrl && !opts.adminUrl) throw new Error('startCluster needs adminUrl or databaseUrl');
+  const db = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await freshDatabase(opts.adminUrl!);
   const nodes: ClusterNode[] = [];
   let haproxy: Haproxy | null = null;
   const dirs: string[] = [];

@@ -17,9 +17,9 @@ import { freePort } from './serve-process.js';
 
 const execFileAsync = promisify(execFile);
 
-const SUPERUSER = 'scribed';
-const DATABASE = 'scribed_test';
-const RUN_AS = 'postgres';
+export const SUPERUSER = 'scribed';
+export const DATABASE = 'scribed_test';
+export const RUN_AS = 'postgres';
 
 export interface PostgresCluster {
   /** postgres://scribed@127.0.0.1:PORT/scribed_test */
@@ -45,12 +45,12 @@ export function findPostgresBinDir(): string | undefined {
 /** A free loopback TCP port (test/helpers/serve-process.ts). */
 export const freeLoopbackPort = freePort;
 
-const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
+export const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** util-linux runuser lives in /usr/sbin, which is not on every PATH. */
 const runuserPath = (): string => ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => fs.existsSync(p)) ?? 'runuser';
 
-async function lookupUser(name: string): Promise<{ uid: number; gid: number }> {
+export async function lookupUser(name: string): Promise<{ uid: number; gid: number }> {
   let out: string;
   try {
     ({ stdout: out } = await execFileAsync('getent', ['passwd', name]));
@@ -64,7 +64,7 @@ async function lookupUser(name: string): Promise<{ uid: number; gid: number }> {
 }
 
 /** Whether every ancestor of dir lets "others" traverse it (so the postgres user can reach it). */
-function traversableByOthers(dir: string): boolean {
+export function traversableByOthers(dir: string): boolean {
   for (let d = path.resolve(dir); ; d = path.dirname(d)) {
     try {
       if ((fs.statSync(d).mode & 0o001) === 0) return false;
@@ -76,7 +76,7 @@ function traversableByOthers(dir: string): boolean {
 }
 
 /** Run a PostgreSQL binary: as the postgres user when we are root, directly otherwise. */
-async function runPg(binDir: string, tool: string, args: string[], cwd: string): Promise<string> {
+export async function runPg(binDir: string, tool: string, args: string[], cwd: string): Promise<string> {
   const bin = path.join(binDir, tool);
   const [file, argv] = isRoot() ? [runuserPath(), ['-u', RUN_AS, '--', bin, ...args]] : [bin, args];
   try {
@@ -89,7 +89,7 @@ async function runPg(binDir: string, tool: string, args: string[], cwd: string):
   }
 }
 
-async function waitForConnections(url: string, timeoutMs: number): Promise<void> {
+export async function waitForConnections(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -106,7 +106,7 @@ async function waitForConnections(url: string, timeoutMs: number): Promise<void>
   }
 }
 
-function readLogTail(logFile: string): string {
+export function readLogTail(logFile: string): string {
   try {
     return fs.readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');
   } catch {

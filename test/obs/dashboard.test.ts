@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/obs/metrics.js';
 import { audiohookMetrics } from '../../src/server/audiohook/metrics.js';
+import { siprecMetrics } from '../../src/server/siprec/metrics.js';
 import { ClientMetrics } from '../../src/client/metrics.js';
 import { createRtpMetrics } from '../../src/rtp/metrics.js';
 import { createGatewayMetrics } from '../../src/gateway/metrics.js';
@@ -43,6 +44,8 @@ async function exportedSeries(): Promise<Set<string>> {
   const server = createMetrics().registry;
   // The AudioHook endpoint registers its metrics on the node's registry with its route.
   audiohookMetrics(server);
+  // So does the SIPREC recording server, when configured.
+  siprecMetrics(server);
   const names = new Set<string>();
   for (const registry of [server, client.registry]) {
     for (const m of await registry.getMetricsAsJSON()) {

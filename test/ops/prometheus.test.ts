@@ -44,6 +44,8 @@ const MAY_STAY_EMPTY: Record<string, string> = {
   'Voice recordings accepted': 'no voice upload',
   // No Genesys client connects in this traffic (test/server/audiohook.test.ts checks the metrics).
   'Genesys AudioHook: open connections, refusals by reason (per minute), audio received (s/s)': 'no AudioHook connection',
+  // No SIPREC listener in this traffic (test/server/siprec.test.ts checks the metrics).
+  'SIPREC: open recording sessions and streams, sessions by outcome and RTP packets lost (per minute)': 'no SIPREC listener',
   // Limits this traffic stays far below (test/server/connection-limits.test.ts, watch.test.ts).
   'Connections dropped at SCRIBED_MAX_CONNECTIONS (per minute)': 'under the connection cap',
   'Watch sockets let go (per minute)': 'no slow watcher',

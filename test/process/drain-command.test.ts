@@ -1,7 +1,8 @@
 // `scribed drain` (POST /admin/drain) against a real `scribed serve`: the node stops as on
-// SIGTERM (on the embedded store, at once; a shared store's drain through the command is
-// test/process/rolling-restart.test.ts's), and the route answers only a loopback request made
-// to the node directly: one that came through a proxy is refused and the node keeps serving.
+// SIGTERM (on the embedded store, at once: the route starts the same drain-then-stop as the
+// first signal, whose shared-store path test/process/drain.test.ts covers), and the route
+// answers only a loopback request made to the node directly: one that came through a proxy is
+// refused and the node keeps serving.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

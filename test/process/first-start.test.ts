@@ -21,8 +21,16 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const MAX_LINE = 400;
 
 const children = new Set<ChildProcess>();
-afterEach(() => {
-  for (const c of children) c.kill('SIGKILL');
+afterEach(async () => {
+  // The server runs in the pseudo-terminal's own session: Ctrl-C on it stops the server (a
+  // killed `script` would leave it running, since SIGHUP reloads settings rather than stopping).
+  for (const c of children) {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.stdin?.write('\u0003');
+      await Promise.race([new Promise((r) => c.once('exit', r)), new Promise((r) => setTimeout(r, 15_000))]);
+    }
+    c.kill('SIGKILL');
+  }
   children.clear();
 });
 

@@ -139,8 +139,8 @@ function bodySchema(op: Operation): JsonSchema | undefined {
 /** Query values only the server issues (a page's nextCursor): never generated. */
 const ISSUED_BY_SERVER = ['cursor'];
 
-function queryParams(op: Operation): { name: string; schema: JsonSchema }[] {
-  return ((op.parameters ?? []) as { name: string; in: string; schema: JsonSchema }[]).filter(
+function queryParams(op: Operation): { name: string; schema: JsonSchema; required?: boolean }[] {
+  return ((op.parameters ?? []) as { name: string; in: string; schema: JsonSchema; required?: boolean }[]).filter(
     (p) => p.in === 'query' && !ISSUED_BY_SERVER.includes(p.name),
   );
 }
@@ -209,10 +209,16 @@ describe('documented request schemas against the real app', () => {
       const bodies = schema ? instances(schema, 12, 100 + i, crossFieldRules) : [undefined];
       const queries =
         query.length > 0
-          ? fc.sample(fc.record(Object.fromEntries(query.map((p) => [p.name, arb(p.schema)])), { requiredKeys: [] }), {
-              numRuns: 12,
-              seed: 200 + i,
-            })
+          ? fc.sample(
+              fc.record(Object.fromEntries(query.map((p) => [p.name, arb(p.schema)])), {
+                // A required parameter (search's q) is always given.
+                requiredKeys: query.filter((p) => p.required).map((p) => p.name),
+              }),
+              {
+                numRuns: 12,
+                seed: 200 + i,
+              },
+            )
           : [{}];
       const answer = c.op.responses['200']?.content?.['application/json']?.schema;
       const checkAnswer = answer ? ajv.compile({ ...answer, components: doc.components }) : null;

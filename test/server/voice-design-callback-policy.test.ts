@@ -247,7 +247,12 @@ describe('when the operator opens ranges', () => {
     expect(done.callback).toMatchObject({ state: 'FAILED', attempts: 3 });
     expect(receiver.hits.length).toBe(before);
     expect(dns.calls).toEqual(['rebind.test', 'rebind.test', 'rebind.test']);
-    const errors = s.logs.filter((l) => l.msg === 'voice design callback attempt failed').map((l) => l.error as string);
+    // The attempt is stored (the read shows FAILED) before it is logged: wait for the third line.
+    const failures = () => s.logs.filter((l) => l.msg === 'voice design callback attempt failed').map((l) => l.error as string);
+    const errors = await until(
+      async () => failures(),
+      (e) => e.length === 3,
+    );
     expect(errors[0]).toMatch(/^connection failed: .*ECONNREFUSED/); // attempt 1 went to 127.0.0.2
     expect(errors.slice(1)).toEqual([
       expect.stringMatching(/127\.0\.0\.1 \(loopback\)/),

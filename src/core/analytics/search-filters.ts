@@ -29,7 +29,8 @@ function invalid(field: string, reason: string): never {
 }
 
 function bound(raw: unknown, field: string, figure: FigureName): number {
-  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  // A number when the route's schema has read it already (src/server/schemas/search.ts).
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : typeof raw === 'number' ? raw : NaN;
   if (!Number.isFinite(n) || n < 0 || n > MAX_FIGURE_FILTER)
     invalid(field, `a number from 0 to ${MAX_FIGURE_FILTER} (${figure === 'interruptions' ? 'a count' : 'seconds'})`);
   return figure === 'interruptions' ? n : Math.round(n * 1000);

@@ -1,15 +1,12 @@
-// Conversation analytics and post-call categories (src/server/routes/analytics.ts and
-// categories.ts, docs/analytics.md) in the API document, from the limits the cores validate
-// with; spread into ENDPOINTS (endpoints.ts).
+// Post-call categories (src/server/routes/categories.ts, docs/analytics.md) in the API
+// document, from the limits the cores validate with; spread into ENDPOINTS (endpoints.ts).
 import { SPEAKER_PATTERN } from '../../core/calls.js';
 import { MAX_CATEGORY_CONDITIONS, MAX_INTERRUPTIONS, MAX_WINDOW_SECONDS } from '../../core/analytics/categories.js';
 import { ID_BODY_CHARS } from '../../core/ids.js';
 import { MAX_RULE_NAME_CHARS, MAX_RULE_PATTERN_CHARS, MAX_RULE_PHRASE_CHARS, MAX_RULE_PHRASES } from '../../core/rules.js';
-import { SEARCH_TIME_PATTERN } from '../../core/search-query.js';
 import { DETECTABLE_CATEGORIES } from '../../core/text-options.js';
 import { API } from '../context.js';
-import { FIGURE_NAMES, MAX_FIGURE_FILTER } from '../../core/analytics/search-filters.js';
-import type { Endpoint, Parameter } from './endpoint.js';
+import type { Endpoint } from './endpoint.js';
 import { nullable, object, text, type JsonSchema } from './json-schema.js';
 
 const BASE = `${API}/stt/categories`;
@@ -135,31 +132,7 @@ const CATEGORY_VIEW: JsonSchema = object(
   ['id', 'name', 'conditions', 'enabled', 'createdAt', 'updatedAt'],
 );
 
-const ANALYTICS_VIEW: JsonSchema = object(
-  {
-    subjectId: { type: 'string', description: 'the call id, or the lone transcription id' },
-    callId: nullable({ type: 'string' }),
-    transcriptionId: nullable({ type: 'string' }),
-    agentId: nullable({ type: 'string' }),
-    completedAt: TIMESTAMP,
-    figures: {
-      type: 'object',
-      description: 'talk, non-talk, overtalk, interruptions, turns and per-leg figures with loudness (docs/analytics.md)',
-    },
-    categories: {
-      type: 'array',
-      items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, hits: { type: 'array', items: { type: 'object' } } }, [
-        'categoryId',
-        'name',
-        'hits',
-      ]),
-    },
-  },
-  ['subjectId', 'callId', 'transcriptionId', 'agentId', 'completedAt', 'figures', 'categories'],
-);
-
 const json = (schema: JsonSchema) => ({ contentType: 'application/json' as const, schema: () => schema, required: true });
-const TIME_QUERY: JsonSchema = { type: 'string', pattern: SEARCH_TIME_PATTERN };
 
 export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
   {
@@ -219,130 +192,4 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     response: { kind: 'envelope', data: object({ id: CATEGORY_ID, deleted: { const: true } }, ['id', 'deleted']), description: 'deleted' },
     errors: ['NOT_FOUND'],
   },
-  {
-    method: 'get',
-    path: `${API}/stt/calls/{callId}/analytics`,
-    operationId: 'getCallAnalytics',
-    tag: 'Analytics',
-    auth: 'accessKey',
-    summary: "A finished call's conversation figures and matched categories",
-    description: 'Computed when the last leg ends; before that, 404 saying so.',
-    response: { kind: 'envelope', data: ANALYTICS_VIEW, description: 'the analytics' },
-    errors: ['NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: `${API}/stt/transcriptions/{transcriptionId}/analytics`,
-    operationId: 'getTranscriptionAnalytics',
-    tag: 'Analytics',
-    auth: 'accessKey',
-    summary: "A completed transcription's conversation figures (a leg of a call: its call's)",
-    response: { kind: 'envelope', data: ANALYTICS_VIEW, description: 'the analytics' },
-    errors: ['NOT_FOUND'],
-  },
-  {
-    method: 'get',
-    path: `${API}/stt/agents/{agentId}/analytics`,
-    operationId: 'getAgentAnalytics',
-    tag: 'Analytics',
-    auth: 'accessKey',
-    summary: "An agent's calls over a range: count, average talk share, interruptions, pace, category hit rates",
-    description:
-      "The calls created with this agentId and finished in [from, to); the agent's leg is the one whose speaker is agent. At most 10,000 calls.",
-    query: {
-      from: { schema: TIME_QUERY, description: 'finished at or after this time; default: a week before to' },
-      to: { schema: TIME_QUERY, description: 'finished before this time; default: now' },
-    },
-    response: {
-      kind: 'envelope',
-      description: "the agent's figures",
-      data: object(
-        {
-          agentId: { type: 'string' },
-          from: TIMESTAMP,
-          to: TIMESTAMP,
-          calls: { type: 'integer', minimum: 0 },
-          callsWithAgentLeg: { type: 'integer', minimum: 0 },
-          averageDurationMs: nullable({ type: 'number' }),
-          averageTalkShare: nullable({ type: 'number' }),
-          interruptionsMade: { type: 'integer', minimum: 0 },
-          interruptionsPerCall: nullable({ type: 'number' }),
-          interruptionsReceived: { type: 'integer', minimum: 0 },
-          averageWordsPerMinute: nullable({ type: 'number' }),
-          categories: {
-            type: 'array',
-            items: object({ categoryId: CATEGORY_ID, name: { type: 'string' }, calls: { type: 'integer' }, rate: { type: 'number' } }, [
-              'categoryId',
-              'name',
-              'calls',
-              'rate',
-            ]),
-          },
-          items: {
-            type: 'array',
-            description: 'the calls, newest first; the agent leg figures are null where a call has no agent leg',
-            items: object(
-              {
-                callId: { type: 'string' },
-                completedAt: TIMESTAMP,
-                durationMs: { type: 'integer', minimum: 0 },
-                talkShare: nullable({ type: 'number' }),
-                wordsPerMinute: nullable({ type: 'number' }),
-                interruptionsMade: nullable({ type: 'integer' }),
-                categories: { type: 'array', items: { type: 'string' } },
-              },
-              ['callId', 'completedAt', 'durationMs', 'talkShare', 'wordsPerMinute', 'interruptionsMade', 'categories'],
-            ),
-          },
-        },
-        [
-          'agentId',
-          'from',
-          'to',
-          'calls',
-          'callsWithAgentLeg',
-          'averageDurationMs',
-          'averageTalkShare',
-          'interruptionsMade',
-          'interruptionsPerCall',
-          'interruptionsReceived',
-          'averageWordsPerMinute',
-          'categories',
-          'items',
-        ],
-      ),
-    },
-    errors: ['VALIDATION_FAILED'],
-  },
-  {
-    method: 'get',
-    path: `${API}/stt/analytics/export`,
-    operationId: 'exportAnalytics',
-    tag: 'Analytics',
-    auth: 'accessKey',
-    summary: 'The analytics of calls and lone transcriptions finished in a range, as CSV',
-    description: 'One row a call, oldest first; at most 10,000 rows (past that, 422 naming from: narrow the range).',
-    query: {
-      from: { schema: TIME_QUERY, description: 'finished at or after this time; default: a week before to' },
-      to: { schema: TIME_QUERY, description: 'finished before this time; default: now' },
-    },
-    response: { kind: 'raw', contentTypes: ['text/csv'], description: 'the CSV, as an attachment' },
-    errors: ['VALIDATION_FAILED'],
-  },
 ];
-
-/** The search's filters by analytics (docs/search.md): a category matched, and each figure over
- * or under a value. */
-export const ANALYTICS_SEARCH_FILTERS: Record<string, Parameter> = {
-  category: { schema: CATEGORY_ID, description: 'only calls (and lone transcriptions) that matched this post-call category' },
-  ...Object.fromEntries(
-    FIGURE_NAMES.flatMap((figure) => {
-      const unit = figure === 'interruptions' ? 'interruptions' : 'seconds';
-      const schema: JsonSchema = { type: 'number', minimum: 0, maximum: MAX_FIGURE_FILTER };
-      return [
-        [`${figure}Over`, { schema, description: `only calls whose ${figure} figure is over this many ${unit} (docs/analytics.md)` }],
-        [`${figure}Under`, { schema, description: `only calls whose ${figure} figure is under this many ${unit}` }],
-      ];
-    }),
-  ),
-};

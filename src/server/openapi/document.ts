@@ -9,17 +9,19 @@ import Fastify from 'fastify';
 import swagger from '@fastify/swagger';
 import { DECLARED_ROUTES } from '../schemas/index.js';
 import type { DocumentOptions, OpenApiDocument } from './document-types.js';
-import { AJV_OPTIONS } from './route-schema.js';
+import { AJV_OPTIONS, SCHEMA_CONTROLLER } from './route-schema.js';
 import { swaggerOptions } from './swagger.js';
 
 export type { DocumentOptions, OpenApiDocument, Operation } from './document-types.js';
 
 export async function openApiDocument(opts: DocumentOptions = {}): Promise<OpenApiDocument> {
-  const app = Fastify({ ajv: AJV_OPTIONS });
+  const app = Fastify({ ajv: AJV_OPTIONS, schemaController: SCHEMA_CONTROLLER });
   await app.register(swagger, swaggerOptions(opts));
   for (const table of DECLARED_ROUTES) {
     if (opts.withoutBatch && table.batchOnly) continue;
-    for (const route of Object.values(table.routes)) app.route({ ...route, handler: async () => undefined });
+    // No HEAD beside each GET: a route whose HEAD is its own declares it (the document lists
+    // only what is declared).
+    for (const route of Object.values(table.routes)) app.route({ ...route, exposeHeadRoute: false, handler: async () => undefined });
   }
   await app.ready();
   const doc = app.swagger() as unknown as OpenApiDocument;

@@ -6,6 +6,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import { ERRORS, type ErrorCode } from '../../core/errors.js';
 import { bridgeDocument, SECURITY_SCHEMES } from './bridge.js';
+import { IDEMPOTENCY_KEY } from '../../core/idempotency.js';
 import type { DocumentOptions, OpenApiDocument } from './document-types.js';
 import type { JsonSchema } from './json-schema.js';
 import type { Auth } from './route-schema.js';
@@ -14,6 +15,7 @@ interface Declared {
   'x-scribed-auth'?: Auth;
   'x-scribed-errors'?: readonly ErrorCode[];
   'x-scribed-validation-error'?: ErrorCode;
+  'x-scribed-idempotency-key'?: 'required' | 'optional';
   body?: unknown;
   querystring?: unknown;
   response?: Record<string, unknown>;
@@ -26,6 +28,7 @@ export function errorsOf(s: Declared, url: string): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   const auth = s['x-scribed-auth'] ?? 'none';
   if (auth !== 'none') codes.add('UNAUTHORIZED');
+  if (s['x-scribed-idempotency-key']) codes.add('IDEMPOTENCY_KEY_REQUIRED');
   const validation = s['x-scribed-validation-error'] ?? 'VALIDATION_FAILED';
   if (s.body) {
     codes.add('BAD_REQUEST');
@@ -76,9 +79,25 @@ function documented(s: Declared, url: string): Declared {
       ...failureSchema(s['x-scribed-auth'] ?? 'none', codes),
     };
   }
-  const { 'x-scribed-auth': _auth, ...rest } = s;
+  const { 'x-scribed-auth': _auth, 'x-scribed-idempotency-key': idempotency, ...rest } = s;
   return {
     ...rest,
+    ...(idempotency
+      ? {
+          headers: {
+            type: 'object',
+            properties: {
+              'Idempotency-Key': {
+                type: 'string',
+                pattern: IDEMPOTENCY_KEY.source,
+                description:
+                  '16 to 64 printable ASCII characters; the same key and body answer with the first result (header idempotent-replayed: true)',
+              },
+            },
+            ...(idempotency === 'required' ? { required: ['Idempotency-Key'] } : {}),
+          },
+        }
+      : {}),
     ...(s.body ? { body: withDocumentedRules(s.body) } : {}),
     ...(s.querystring ? { querystring: withDocumentedRules(s.querystring) } : {}),
     response,
@@ -102,8 +121,11 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
   return {
     openapi: { openapi: '3.1.0', info: INFO, components: { securitySchemes: SECURITY_SCHEMES as never } },
     transform: ({ schema, url }) => {
-      const s = schema as Declared | undefined;
-      if (!s?.['x-scribed-errors']) return { schema: { ...s, hide: true }, url };
+      const declared = schema as Declared | undefined;
+      if (!declared?.['x-scribed-errors']) return { schema: { ...declared, hide: true }, url };
+      // A GET's JSON body (route-schema.ts, bodyOnGet) is documented as its request body.
+      const { 'x-scribed-get-body': getBody, ...s } = declared;
+      if (getBody) s.body = getBody;
       return { schema: documented(s, url) as never, url };
     },
     transformObject: (documentObject) => {

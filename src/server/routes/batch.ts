@@ -17,6 +17,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
@@ -24,13 +25,13 @@ import { optionalIdempotencyKey } from '../../core/idempotency.js';
 import { batchSubmitterFor } from '../../batch/submit.js';
 import type { BatchJobRecord, HistoryPosition } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
-import { API, type AppContext, type BatchRouteOptions } from '../context.js';
+import type { AppContext, BatchRouteOptions } from '../context.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { BATCH_ROUTES, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schemas/batch.js';
 import { batchFields, transcriptionView } from './history-views.js';
 import { malformedMultipart } from '../multipart-errors.js';
 import { jsonNestsDeeperThan, tooDeep } from '../../core/json-depth.js';
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 const MAX_FIELD_BYTES = 64 * 1024;
 
 /** Opaque cursor: base64url of the last row's (createdAt, id). */
@@ -77,8 +78,8 @@ function multipartError(err: unknown): unknown {
 }
 
 export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPluginAsync {
-  const base = `${API}/stt/transcriptions`;
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     await app.register(multipart, { throwFileSizeLimit: true });
     const submitter = batchSubmitterFor(opts, () => ({
@@ -113,83 +114,96 @@ export function batchRoutes(ctx: AppContext, opts: BatchRouteOptions): FastifyPl
       return ok({ ...view, charactersCharged: legs.reduce((sum, l) => sum + BigInt(l.charactersCharged), 0n).toString(), legs });
     }
 
-    app.post(base, async (req, reply) => {
-      const accountId = accountOf(req);
-      const idempotencyKey = optionalIdempotencyKey(headerValue(req.headers['idempotency-key']));
-      if (!req.isMultipart()) throw new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`');
-      await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
-      const token = randomBytes(8).toString('hex');
-      const upload = path.join(opts.dir, `upload-${token}`);
-      /** The job stored under this request's Idempotency-Key, or null when the key was used
-       * with another file or other fields. */
-      const replay = async (job: BatchJobRecord | null) => {
-        if (job === null)
-          throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different file, title or options');
-        void reply.header('idempotent-replayed', 'true');
-        return jobView(job);
-      };
-      const audioHash = createHash('sha256');
-      let uploadName: string | null = null;
-      try {
-        const fields: Record<string, string> = {};
-        let haveFile = false;
+    // The upload, its Idempotency-Key and the list's query are checked here, not by their
+    // schemas (schemas/batch.ts says why).
+    app.route({
+      ...servedWithout(BATCH_ROUTES.upload, 'body', 'headers'),
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const idempotencyKey = optionalIdempotencyKey(headerValue(req.headers['idempotency-key']));
+        if (!req.isMultipart()) throw new ScribedError('BAD_REQUEST', 'send multipart/form-data with a file part `file`');
+        await fs.mkdir(opts.dir, { recursive: true, mode: 0o700 });
+        const token = randomBytes(8).toString('hex');
+        const upload = path.join(opts.dir, `upload-${token}`);
+        /** The job stored under this request's Idempotency-Key, or null when the key was used
+         * with another file or other fields. */
+        const replay = async (job: BatchJobRecord | null) => {
+          if (job === null)
+            throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different file, title or options');
+          void reply.header('idempotent-replayed', 'true');
+          return jobView(job);
+        };
+        const audioHash = createHash('sha256');
+        let uploadName: string | null = null;
         try {
-          const parts = req.parts({ limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: MAX_FIELD_BYTES } });
-          for await (const part of parts) {
-            if (part.type === 'file') {
-              if (part.fieldname !== 'file') {
-                part.file.resume();
-                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, {
-                  details: { field: part.fieldname },
+          const fields: Record<string, string> = {};
+          let haveFile = false;
+          try {
+            const parts = req.parts({
+              limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 8, parts: 9, fieldSize: MAX_FIELD_BYTES },
+            });
+            for await (const part of parts) {
+              if (part.type === 'file') {
+                if (part.fieldname !== 'file') {
+                  part.file.resume();
+                  throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: unknown file part; the audio goes in \`file\``, {
+                    details: { field: part.fieldname },
+                  });
+                }
+                const hashing = new Transform({
+                  transform(chunk: Buffer, _enc, done) {
+                    audioHash.update(chunk);
+                    done(null, chunk);
+                  },
                 });
+                await pipeline(part.file, hashing, createWriteStream(upload, { mode: 0o600 }));
+                if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
+                haveFile = true;
+                uploadName = typeof part.filename === 'string' && part.filename !== '' ? path.basename(part.filename) : null;
+              } else {
+                if (Object.hasOwn(fields, part.fieldname)) {
+                  throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: given twice`, { details: { field: part.fieldname } });
+                }
+                if (part.valueTruncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `${part.fieldname}: over ${MAX_FIELD_BYTES} bytes`);
+                fields[part.fieldname] = String(part.value);
               }
-              const hashing = new Transform({
-                transform(chunk: Buffer, _enc, done) {
-                  audioHash.update(chunk);
-                  done(null, chunk);
-                },
-              });
-              await pipeline(part.file, hashing, createWriteStream(upload, { mode: 0o600 }));
-              if (part.file.truncated) throw new ScribedError('PAYLOAD_TOO_LARGE', 'the audio file is over the upload size limit');
-              haveFile = true;
-              uploadName = typeof part.filename === 'string' && part.filename !== '' ? path.basename(part.filename) : null;
-            } else {
-              if (Object.hasOwn(fields, part.fieldname)) {
-                throw new ScribedError('VALIDATION_FAILED', `${part.fieldname}: given twice`, { details: { field: part.fieldname } });
-              }
-              if (part.valueTruncated) throw new ScribedError('PAYLOAD_TOO_LARGE', `${part.fieldname}: over ${MAX_FIELD_BYTES} bytes`);
-              fields[part.fieldname] = String(part.value);
             }
+          } catch (err) {
+            throw multipartError(err);
           }
-        } catch (err) {
-          throw multipartError(err);
+          if (!haveFile)
+            throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', {
+              details: { field: 'file' },
+            });
+          if (fields.options !== undefined && jsonNestsDeeperThan(fields.options)) throw tooDeep('options');
+          const outcome = await submitter.submit(
+            { accountId, file: upload, audioSha256: audioHash.digest('hex'), fields, idempotencyKey, uploadName },
+            req.log,
+          );
+          if (outcome.kind === 'replayed') return await replay(outcome.job);
+          return await jobView(outcome.job);
+        } finally {
+          await fs.rm(upload, { force: true });
         }
-        if (!haveFile)
-          throw new ScribedError('VALIDATION_FAILED', 'file: an audio file part named `file` is required', { details: { field: 'file' } });
-        if (fields.options !== undefined && jsonNestsDeeperThan(fields.options)) throw tooDeep('options');
-        const outcome = await submitter.submit(
-          { accountId, file: upload, audioSha256: audioHash.digest('hex'), fields, idempotencyKey, uploadName },
-          req.log,
-        );
-        if (outcome.kind === 'replayed') return await replay(outcome.job);
-        return await jobView(outcome.job);
-      } finally {
-        await fs.rm(upload, { force: true });
-      }
+      },
     });
 
-    app.get<{ Querystring: { cursor?: string; limit?: string } }>(base, async (req) => {
-      const accountId = accountOf(req);
-      const limit = parseLimit(req.query.limit);
-      const after = req.query.cursor === undefined || req.query.cursor === '' ? undefined : decodeCursor(req.query.cursor);
-      // One row more than the page tells whether another page exists.
-      const rows = await ctx.store.listTranscriptions(accountId, limit + 1, after);
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      return ok({
-        items: page.map(transcriptionView),
-        nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
-      });
+    app.route({
+      ...servedWithout(BATCH_ROUTES.list, 'querystring'),
+      handler: async (plainReq) => {
+        const req = plainReq as typeof plainReq & { query: { cursor?: string; limit?: string } };
+        const accountId = accountOf(req);
+        const limit = parseLimit(req.query.limit);
+        const after = req.query.cursor === undefined || req.query.cursor === '' ? undefined : decodeCursor(req.query.cursor);
+        // One row more than the page tells whether another page exists.
+        const rows = await ctx.store.listTranscriptions(accountId, limit + 1, after);
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        return ok({
+          items: page.map(transcriptionView),
+          nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null,
+        });
+      },
     });
   };
 }

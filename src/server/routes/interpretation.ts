@@ -4,23 +4,17 @@
 // 47117 for a missing / other project / other account target, 47111 for a key reused with a
 // different body; the same key and body replays the stored result. docs/api.md, Interpretation.
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { requireIdempotencyKey } from '../../core/idempotency.js';
-import {
-  RATE_VERSION,
-  RETRY_PLAN_TTL_MS,
-  codePoints,
-  cycleCharacters,
-  retryRefusal,
-  retryRequestHash,
-  validateProjectRequest,
-  validateRetryRequest,
-} from '../../core/interpretation.js';
+import { RATE_VERSION, RETRY_PLAN_TTL_MS, codePoints, cycleCharacters, retryRefusal, retryRequestHash } from '../../core/interpretation.js';
 import type { InterpretationProjectRecord, InterpretationTargetRecord } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { INTERPRETATION_ROUTES, projectRequest, retryRequest, type RetryResultView } from '../schemas/interpretation.js';
 
 export function targetView(t: InterpretationTargetRecord) {
   return {
@@ -53,54 +47,68 @@ function projectView(p: InterpretationProjectRecord) {
 export const INTERPRETATION_CREATE_BODY_LIMIT_BYTES = 1.25 * 1024 * 1024;
 
 export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
-  const base = `${API}/interpretation/projects`;
   const notFound = (targetId: string) =>
     new ScribedError('INTERPRETATION_TARGET_NOT_FOUND', `target ${targetId} does not exist in this project`);
 
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
-    app.post(base, { bodyLimit: INTERPRETATION_CREATE_BODY_LIMIT_BYTES }, async (req) => {
-      const accountId = accountOf(req);
-      const valid = validateProjectRequest(req.body ?? {});
-      const now = ctx.now();
-      const units = BigInt(valid.source ? codePoints(valid.source.text) : 0);
-      const created = await ctx.store.createInterpretationProject({
-        id: newId('ip', now),
-        accountId,
-        title: valid.title,
-        sourceLanguage: valid.sourceLanguage,
-        source: valid.source,
-        sourceUnits: units,
-        createdAt: now.toISOString(),
-        targets: valid.targetLanguages.map((language) => ({
-          id: newId('it', now),
-          language,
-          generationId: newId('ia', now),
-          characters: cycleCharacters(units, language),
-        })),
-      });
-      if (!created) throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the balance cannot reserve the first cycle of every target');
-      return ok(projectView(created));
+    app.route({
+      ...INTERPRETATION_ROUTES.create,
+      bodyLimit: INTERPRETATION_CREATE_BODY_LIMIT_BYTES,
+      // A body left out reads as {}: its refusal names the first field required.
+      preValidation: async (req) => {
+        if (req.body === undefined) req.body = {} as typeof req.body;
+      },
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const valid = projectRequest(req.body);
+        const now = ctx.now();
+        const units = BigInt(valid.source ? codePoints(valid.source.text) : 0);
+        const created = await ctx.store.createInterpretationProject({
+          id: newId('ip', now),
+          accountId,
+          title: valid.title,
+          sourceLanguage: valid.sourceLanguage,
+          source: valid.source,
+          sourceUnits: units,
+          createdAt: now.toISOString(),
+          targets: valid.targetLanguages.map((language) => ({
+            id: newId('it', now),
+            language,
+            generationId: newId('ia', now),
+            characters: cycleCharacters(units, language),
+          })),
+        });
+        if (!created) throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the balance cannot reserve the first cycle of every target');
+        return ok(projectView(created));
+      },
     });
 
-    app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
-      const accountId = accountOf(req);
-      const project = await ctx.store.getInterpretationProject(req.params.projectId, accountId);
-      if (!project) throw new ScribedError('NOT_FOUND', `interpretation project ${req.params.projectId} does not exist`);
-      return ok(projectView(project));
+    app.route({
+      ...INTERPRETATION_ROUTES.get,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const project = await ctx.store.getInterpretationProject(req.params.projectId, accountId);
+        if (!project) throw new ScribedError('NOT_FOUND', `interpretation project ${req.params.projectId} does not exist`);
+        return ok(projectView(project));
+      },
     });
 
     // Reading the plan issues and stores one, so HEAD (which Fastify adds for every GET)
     // must not run this handler; it answers 405.
-    app.head(`${base}/:projectId/targets/:targetId/retry-plan`, async (_req, reply) => {
-      void reply.header('allow', 'GET');
-      throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD is not supported: reading a retry plan issues one');
+    app.route({
+      ...INTERPRETATION_ROUTES.headRetryPlan,
+      handler: async (_req, reply) => {
+        void reply.header('allow', 'GET');
+        throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD is not supported: reading a retry plan issues one');
+      },
     });
 
-    app.get<{ Params: { projectId: string; targetId: string } }>(
-      `${base}/:projectId/targets/:targetId/retry-plan`,
-      { exposeHeadRoute: false },
-      async (req) => {
+    app.route({
+      ...INTERPRETATION_ROUTES.retryPlan,
+      exposeHeadRoute: false,
+      handler: async (req) => {
         const accountId = accountOf(req);
         const now = ctx.now();
         const out = await ctx.store.issueRetryPlan(
@@ -131,55 +139,63 @@ export function interpretationRoutes(ctx: AppContext): FastifyPluginAsync {
           expiresAt: plan.expiresAt,
         });
       },
-    );
+    });
 
-    app.post<{ Params: { projectId: string; targetId: string } }>(`${base}/:projectId/targets/:targetId/retry`, async (req, reply) => {
-      const accountId = accountOf(req);
-      const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
-      const request = validateRetryRequest(req.body);
-      const { projectId, targetId } = req.params;
-      const now = ctx.now();
-      const requestId = newId('req', now);
-      const out = await ctx.store.retryInterpretationTarget({
-        accountId,
-        projectId,
-        targetId,
-        idempotencyKey: key,
-        requestHash: retryRequestHash(projectId, targetId, request),
-        request,
-        now,
-        refusal: (t) => retryRefusal(t, request, now),
-        result: (t) => ({
-          targetId: t.id,
-          language: t.language,
-          generationId: t.generationId,
-          state: t.state,
-          reservationCycle: t.reservationCycle,
-          reservedCharacters: t.reservedCharacters.toString(),
-          message: `retry queued: reservation cycle ${t.reservationCycle} reserved ${t.reservedCharacters} Characters`,
-          requestId,
-        }),
-      });
-      ctx.metrics.interpretationRetries.inc({ outcome: out.kind });
-      switch (out.kind) {
-        case 'retried':
-          req.log.info({ targetId, projectId, requestId }, 'interpretation target retried');
-          return ok(out.result);
-        case 'replayed':
-          void reply.header('idempotent-replayed', 'true');
-          return ok(out.result);
-        case 'key_mismatch':
-          throw new ScribedError('INTERPRETATION_IDEMPOTENCY_MISMATCH', 'this Idempotency-Key was used with a different retry request');
-        case 'not_found':
-          throw notFound(targetId);
-        case 'refused':
-          throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', out.reason);
-        case 'insufficient':
-          throw new ScribedError(
-            'INTERPRETATION_INSUFFICIENT_CHARACTERS',
-            `the retry needs ${request.characters} Characters; ${out.balance} available`,
-          );
-      }
+    // The Idempotency-Key is read before the body is checked (a missing key is refused
+    // whatever the body), so the header's schema is for the document only.
+    app.route({
+      ...servedWithout(INTERPRETATION_ROUTES.retry, 'headers'),
+      preValidation: async (req) => {
+        requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
+      },
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
+        const request = retryRequest(req.body);
+        const { projectId, targetId } = req.params;
+        const now = ctx.now();
+        const requestId = newId('req', now);
+        const out = await ctx.store.retryInterpretationTarget({
+          accountId,
+          projectId,
+          targetId,
+          idempotencyKey: key,
+          requestHash: retryRequestHash(projectId, targetId, request),
+          request,
+          now,
+          refusal: (t) => retryRefusal(t, request, now),
+          result: (t) => ({
+            targetId: t.id,
+            language: t.language,
+            generationId: t.generationId,
+            state: t.state,
+            reservationCycle: t.reservationCycle,
+            reservedCharacters: t.reservedCharacters.toString(),
+            message: `retry queued: reservation cycle ${t.reservationCycle} reserved ${t.reservedCharacters} Characters`,
+            requestId,
+          }),
+        });
+        ctx.metrics.interpretationRetries.inc({ outcome: out.kind });
+        switch (out.kind) {
+          case 'retried':
+            req.log.info({ targetId, projectId, requestId }, 'interpretation target retried');
+            return ok(out.result as RetryResultView);
+          case 'replayed':
+            void reply.header('idempotent-replayed', 'true');
+            return ok(out.result as RetryResultView);
+          case 'key_mismatch':
+            throw new ScribedError('INTERPRETATION_IDEMPOTENCY_MISMATCH', 'this Idempotency-Key was used with a different retry request');
+          case 'not_found':
+            throw notFound(targetId);
+          case 'refused':
+            throw new ScribedError('INTERPRETATION_NOT_RETRYABLE', out.reason);
+          case 'insufficient':
+            throw new ScribedError(
+              'INTERPRETATION_INSUFFICIENT_CHARACTERS',
+              `the retry needs ${request.characters} Characters; ${out.balance} available`,
+            );
+        }
+      },
     });
   };
 }

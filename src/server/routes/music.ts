@@ -2,13 +2,16 @@
 // 47010), quotes and generate. Creating a project or replacing its brief schedules the
 // arrangement job (src/music/arrangement-jobs.ts). docs/api.md, Music projects.
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { CAPABILITIES, quoteCharacters, validateBrief, type Brief } from '../../core/music-brief.js';
 import type { MusicOutcome, MusicProjectRecord, MusicProjectStatus } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { MUSIC_ROUTES } from '../schemas/music.js';
 
 export const QUOTE_TTL_MS = 30 * 60 * 1000;
 
@@ -42,7 +45,6 @@ function projectView(p: MusicProjectRecord, requestId: string) {
 }
 
 export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
-  const base = `${API}/music/projects`;
   const notFound = (id: string) => new ScribedError('MUSIC_PROJECT_NOT_FOUND', `music project ${id} does not exist`);
 
   function settle(out: MusicOutcome, projectId: string): MusicProjectRecord {
@@ -63,88 +65,102 @@ export function musicRoutes(ctx: AppContext): FastifyPluginAsync {
     }
   }
 
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     // The arrangement jobs run with the node (service.ts); creating or replacing a brief schedules one.
     const jobs = ctx.workers.arrangements;
 
-    app.get(`${API}/music/capabilities`, async () => {
-      return ok(CAPABILITIES);
-    });
+    app.route({ ...MUSIC_ROUTES.capabilities, handler: async () => ok(CAPABILITIES) });
 
-    app.post(base, async (req) => {
-      const accountId = accountOf(req);
-      const brief = validateBrief(req.body ?? {});
-      const now = ctx.now();
-      const project = await ctx.store.createMusicProject({
-        id: newId('mup', now),
-        accountId,
-        brief: brief as unknown as Record<string, unknown>,
-        createdAt: now.toISOString(),
-      });
-      jobs.schedule(project.id, accountId, project.arrangementVersion);
-      return ok(projectView(project, newId('req', now)));
-    });
-
-    app.get<{ Params: { projectId: string } }>(`${base}/:projectId`, async (req) => {
-      const accountId = accountOf(req);
-      const project = await ctx.store.getMusicProject(req.params.projectId, accountId);
-      if (!project) throw notFound(req.params.projectId);
-      return ok(projectView(project, newId('req', ctx.now())));
-    });
-
-    app.put<{ Params: { projectId: string } }>(`${base}/:projectId/brief`, async (req) => {
-      const accountId = accountOf(req);
-      const { projectId } = req.params;
-      // Ownership before validation, so a foreign project reads as missing whatever the body.
-      if (!(await ctx.store.getMusicProject(projectId, accountId))) throw notFound(projectId);
-      const brief: Brief = validateBrief(req.body ?? {});
-      const now = ctx.now();
-      const project = settle(
-        await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now),
-        projectId,
-      );
-      jobs.schedule(project.id, accountId, project.arrangementVersion);
-      return ok(projectView(project, newId('req', now)));
-    });
-
-    app.post<{ Params: { projectId: string } }>(`${base}/:projectId/quotes`, async (req) => {
-      const accountId = accountOf(req);
-      const now = ctx.now();
-      const project = settle(
-        await ctx.store.createMusicQuote(
-          req.params.projectId,
+    // The brief is checked by validateBrief (schemas/music.ts says why), not by the schema.
+    app.route({
+      ...servedWithout(MUSIC_ROUTES.create, 'body'),
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const brief = validateBrief(req.body ?? {});
+        const now = ctx.now();
+        const project = await ctx.store.createMusicProject({
+          id: newId('mup', now),
           accountId,
-          (p) => ({
-            quoteId: newId('mq', now),
-            characters: quoteCharacters(validateBrief(p.brief)).toString(),
-            arrangementVersion: p.arrangementVersion,
-            expiresAt: new Date(now.getTime() + QUOTE_TTL_MS).toISOString(),
-            createdAt: now.toISOString(),
-          }),
-          now,
-        ),
-        req.params.projectId,
-      );
-      return ok({ ...project.activeQuote!, projectId: project.id });
+          brief: brief as unknown as Record<string, unknown>,
+          createdAt: now.toISOString(),
+        });
+        jobs.schedule(project.id, accountId, project.arrangementVersion);
+        return ok(projectView(project, newId('req', now)));
+      },
     });
 
-    app.post<{ Params: { projectId: string }; Body: { quoteId?: unknown } | undefined }>(`${base}/:projectId/generate`, async (req) => {
-      const accountId = accountOf(req);
-      const quoteId = req.body?.quoteId;
-      if (typeof quoteId !== 'string' || quoteId === '') throw new ScribedError('VALIDATION_FAILED', 'quoteId: required string');
-      const now = ctx.now();
-      const project = settle(
-        await ctx.store.startMusicGeneration(req.params.projectId, accountId, quoteId, now, (q) => ({
-          generationId: newId('mug', now),
-          quoteId: q.quoteId,
-          characters: q.characters,
-          arrangementVersion: q.arrangementVersion,
-          queuedAt: now.toISOString(),
-        })),
-        req.params.projectId,
-      );
-      return ok(projectView(project, newId('req', now)));
+    app.route({
+      ...MUSIC_ROUTES.get,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const project = await ctx.store.getMusicProject(req.params.projectId, accountId);
+        if (!project) throw notFound(req.params.projectId);
+        return ok(projectView(project, newId('req', ctx.now())));
+      },
+    });
+
+    app.route({
+      ...servedWithout(MUSIC_ROUTES.replaceBrief, 'body'),
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { projectId } = req.params;
+        // Ownership before validation, so a foreign project reads as missing whatever the body.
+        if (!(await ctx.store.getMusicProject(projectId, accountId))) throw notFound(projectId);
+        const brief: Brief = validateBrief(req.body ?? {});
+        const now = ctx.now();
+        const project = settle(
+          await ctx.store.replaceMusicBrief(projectId, accountId, brief as unknown as Record<string, unknown>, now),
+          projectId,
+        );
+        jobs.schedule(project.id, accountId, project.arrangementVersion);
+        return ok(projectView(project, newId('req', now)));
+      },
+    });
+
+    app.route({
+      ...MUSIC_ROUTES.quote,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const now = ctx.now();
+        const project = settle(
+          await ctx.store.createMusicQuote(
+            req.params.projectId,
+            accountId,
+            (p) => ({
+              quoteId: newId('mq', now),
+              characters: quoteCharacters(validateBrief(p.brief)).toString(),
+              arrangementVersion: p.arrangementVersion,
+              expiresAt: new Date(now.getTime() + QUOTE_TTL_MS).toISOString(),
+              createdAt: now.toISOString(),
+            }),
+            now,
+          ),
+          req.params.projectId,
+        );
+        return ok({ ...project.activeQuote!, projectId: project.id });
+      },
+    });
+
+    app.route({
+      ...MUSIC_ROUTES.generate,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { quoteId } = req.body;
+        const now = ctx.now();
+        const project = settle(
+          await ctx.store.startMusicGeneration(req.params.projectId, accountId, quoteId, now, (q) => ({
+            generationId: newId('mug', now),
+            quoteId: q.quoteId,
+            characters: q.characters,
+            arrangementVersion: q.arrangementVersion,
+            queuedAt: now.toISOString(),
+          })),
+          req.params.projectId,
+        );
+        return ok(projectView(project, newId('req', now)));
+      },
     });
   };
 }

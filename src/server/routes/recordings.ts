@@ -3,13 +3,15 @@
 // player can seek. Another account's row or call reads as not found. Every download is in the
 // audit trail.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ScribedError } from '../../core/errors.js';
 import { FLAC_CONTENT_TYPE } from '../../recording/flac.js';
 import type { RecordingKeeper, StoredRecording } from '../../recording/keeper.js';
 import type { TranscriptionRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { audit } from '../audit.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { RECORDING_ROUTES } from '../schemas/recordings.js';
 
 const ENDED = new Set(['COMPLETED', 'FAILED']);
 /** How long after a row ended its own node is left to finish its recording. */
@@ -72,53 +74,58 @@ export function recordingRoutes(ctx: AppContext, keeper: RecordingKeeper): Fasti
     );
   }
 
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
 
-    app.get<{ Params: { transcriptionId: string } }>(`${API}/stt/transcriptions/:transcriptionId/audio`, async (req, reply) => {
-      const accountId = accountOf(req);
-      const t = await ctx.store.getTranscription(req.params.transcriptionId, accountId);
-      if (!t) throw new ScribedError('NOT_FOUND', `transcription ${req.params.transcriptionId} does not exist`);
-      const rec = await recordingOf(t);
-      await audit(ctx, req, accountId, 'recording.download', t.id);
-      return sendAudio(reply, req.headers.range, rec.bytes, `${t.id}.flac`);
+    app.route({
+      ...RECORDING_ROUTES.transcription,
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const t = await ctx.store.getTranscription(req.params.transcriptionId, accountId);
+        if (!t) throw new ScribedError('NOT_FOUND', `transcription ${req.params.transcriptionId} does not exist`);
+        const rec = await recordingOf(t);
+        await audit(ctx, req, accountId, 'recording.download', t.id);
+        return sendAudio(reply, req.headers.range, rec.bytes, `${t.id}.flac`);
+      },
     });
 
-    app.get<{ Params: { callId: string }; Querystring: { leg?: unknown } }>(`${API}/stt/calls/:callId/audio`, async (req, reply) => {
-      const accountId = accountOf(req);
-      const call = await ctx.store.getCall(req.params.callId, accountId);
-      if (!call) throw new ScribedError('NOT_FOUND', `call ${req.params.callId} does not exist`);
-      const leg = req.query.leg ?? 'stereo';
-      if (typeof leg !== 'string')
-        throw new ScribedError('VALIDATION_FAILED', 'leg: must be a speaker of the call or stereo', { details: { field: 'leg' } });
-      const rowOf = async (transcriptionId: string) => {
-        const t = await ctx.store.getTranscription(transcriptionId, accountId);
-        if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
-        return recordingOf(t);
-      };
-      let body: Buffer;
-      let name: string;
-      if (leg === 'stereo') {
-        if (call.legs.length !== 2) {
-          throw new ScribedError(
-            'VALIDATION_FAILED',
-            `leg: a stereo mix needs exactly two legs; call ${call.id} has ${call.legs.length}: ask for one by its speaker`,
-            { details: { field: 'leg' } },
-          );
+    app.route({
+      ...RECORDING_ROUTES.call,
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const call = await ctx.store.getCall(req.params.callId, accountId);
+        if (!call) throw new ScribedError('NOT_FOUND', `call ${req.params.callId} does not exist`);
+        const leg = req.query.leg ?? 'stereo';
+        const rowOf = async (transcriptionId: string) => {
+          const t = await ctx.store.getTranscription(transcriptionId, accountId);
+          if (!t) throw new ScribedError('NOT_FOUND', `transcription ${transcriptionId} does not exist`);
+          return recordingOf(t);
+        };
+        let body: Buffer;
+        let name: string;
+        if (leg === 'stereo') {
+          if (call.legs.length !== 2) {
+            throw new ScribedError(
+              'VALIDATION_FAILED',
+              `leg: a stereo mix needs exactly two legs; call ${call.id} has ${call.legs.length}: ask for one by its speaker`,
+              { details: { field: 'leg' } },
+            );
+          }
+          // The agent on the left when a leg is so named, else the leg that joined first.
+          const agentFirst = call.legs[1]!.speaker === 'agent' ? [call.legs[1]!, call.legs[0]!] : [call.legs[0]!, call.legs[1]!];
+          const [left, right] = await Promise.all(agentFirst.map((l) => rowOf(l.transcriptionId)));
+          body = await keeper.stereo(left!, right!);
+          name = `${call.id}.stereo.flac`;
+        } else {
+          const found = call.legs.find((l) => l.speaker === leg);
+          if (!found) throw new ScribedError('NOT_FOUND', `call ${call.id} has no leg with speaker ${leg}`);
+          body = (await rowOf(found.transcriptionId)).bytes;
+          name = `${call.id}.${leg}.flac`;
         }
-        // The agent on the left when a leg is so named, else the leg that joined first.
-        const agentFirst = call.legs[1]!.speaker === 'agent' ? [call.legs[1]!, call.legs[0]!] : [call.legs[0]!, call.legs[1]!];
-        const [left, right] = await Promise.all(agentFirst.map((l) => rowOf(l.transcriptionId)));
-        body = await keeper.stereo(left!, right!);
-        name = `${call.id}.stereo.flac`;
-      } else {
-        const found = call.legs.find((l) => l.speaker === leg);
-        if (!found) throw new ScribedError('NOT_FOUND', `call ${call.id} has no leg with speaker ${leg}`);
-        body = (await rowOf(found.transcriptionId)).bytes;
-        name = `${call.id}.${leg}.flac`;
-      }
-      await audit(ctx, req, accountId, 'call.recording.download', call.id);
-      return sendAudio(reply, req.headers.range, body, name);
+        await audit(ctx, req, accountId, 'call.recording.download', call.id);
+        return sendAudio(reply, req.headers.range, body, name);
+      },
     });
   };
 }

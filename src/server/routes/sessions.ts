@@ -1,5 +1,6 @@
 // Real-time session endpoints: create (idempotent), read, resume, browser tickets.
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { splitSessionCallFields } from '../../core/calls.js';
@@ -11,6 +12,7 @@ import type { SessionRecord, TicketScope, TranscriptionStatus } from '../../stor
 import { accountOf, headerValue, requireCredential } from '../auth.js';
 import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
+import { SESSION_ROUTES } from '../schemas/sessions.js';
 
 export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
   return {
@@ -45,7 +47,8 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
     return sessionView(record, t?.status ?? null);
   }
 
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     app.post(base, async (req, reply) => {
       const accountId = accountOf(req);
@@ -64,9 +67,9 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       return ok(await view(outcome.session));
     });
 
-    app.get<{ Params: { sessionId: string } }>(`${base}/:sessionId`, async (req) => {
-      const accountId = accountOf(req);
-      return ok(await view(await ownedSession(req.params.sessionId, accountId)));
+    app.route({
+      ...SESSION_ROUTES.get,
+      handler: async (req) => ok(await view(await ownedSession(req.params.sessionId, accountOf(req)))),
     });
 
     app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(
@@ -108,26 +111,27 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
     // Close without a socket (docs/api.md): a session that never streamed, or whose client is
     // gone, ends here; its transcript is final once the answer says COMPLETED. Closing a
     // closed session answers its view again.
-    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/close`, async (req, reply) => {
-      const accountId = accountOf(req);
-      const record = await ownedSession(req.params.sessionId, accountId);
-      if (record.state !== 'CLOSED') {
-        // Claimed for this node (SESSION_BUSY while another node's socket holds it).
-        const session = await ctx.sessions.take(record.id, accountId);
-        if (!session) throw new ScribedError('NOT_FOUND', `session ${record.id} does not exist`);
-        if (!(await session.closeFromRequest())) {
-          // Deferred recognition: the close waits for the audio before it to be recognized.
-          req.log.info({ sessionId: record.id }, 'session close accepted; waits for deferred recognition');
-          return reply.code(202).send(ok({ ...(await view(await ownedSession(record.id, accountId))), status: 'PROCESSING' }));
+    app.route({
+      ...SESSION_ROUTES.close,
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const record = await ownedSession(req.params.sessionId, accountId);
+        if (record.state !== 'CLOSED') {
+          // Claimed for this node (SESSION_BUSY while another node's socket holds it).
+          const session = await ctx.sessions.take(record.id, accountId);
+          if (!session) throw new ScribedError('NOT_FOUND', `session ${record.id} does not exist`);
+          if (!(await session.closeFromRequest())) {
+            // Deferred recognition: the close waits for the audio before it to be recognized.
+            req.log.info({ sessionId: record.id }, 'session close accepted; waits for deferred recognition');
+            return reply.code(202).send(ok({ ...(await view(await ownedSession(record.id, accountId))), status: 'PROCESSING' }));
+          }
+          req.log.info({ sessionId: record.id }, 'session closed by request');
         }
-        req.log.info({ sessionId: record.id }, 'session closed by request');
-      }
-      return ok(await view(await ownedSession(record.id, accountId)));
+        return ok(await view(await ownedSession(record.id, accountId)));
+      },
     });
 
-    app.post<{ Params: { sessionId: string } }>(`${base}/:sessionId/tickets`, async (req) =>
-      ok(await issueTicket(ctx, accountOf(req), req.params.sessionId)),
-    );
+    app.route({ ...SESSION_ROUTES.tickets, handler: async (req) => ok(await issueTicket(ctx, accountOf(req), req.params.sessionId)) });
   };
 }
 

@@ -5,16 +5,20 @@
 // table's HTTP status. docs/api.md, Dashboard user groups.
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static } from 'typebox';
 import { ScribedError } from '../../core/errors.js';
 import { failDashboard } from '../../core/envelope.js';
 import { jsonNestsDeeperThan, tooDeep } from '../../core/json-depth.js';
 import { secretMatches } from '../../core/credentials.js';
-import { groupToken, tokenHash, validateDeleteRequest, validateUserGroupRequest } from '../../core/user-groups.js';
+import { groupToken, tokenHash } from '../../core/user-groups.js';
 import type { ServerKeys } from '../../store/server-key.js';
 import type { UserGroupRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { toTableError } from '../error-handler.js';
+import { USER_GROUP_BODY, USER_GROUP_ROUTES, userGroupRequest } from '../schemas/user-groups.js';
+import { validationFailure } from '../validation-errors.js';
 
 /** Fastify does not parse GET bodies; Get User sends one, so read it here with the app's
  * JSON body limit, counted before buffering more. */
@@ -41,7 +45,8 @@ async function readGetBody(req: FastifyRequest, limit: number): Promise<unknown>
 }
 
 export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPluginAsync {
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'api_token'));
     const key = await keys.load('user-group-token');
     const newToken = (accountId: string) => () => {
@@ -58,7 +63,7 @@ export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPlugi
     });
 
     app.setErrorHandler((err: FastifyError, req, reply) => {
-      const e = toTableError(err);
+      const e = validationFailure(err, req.routeOptions.schema) ?? toTableError(err);
       if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
       const { status, body } = failDashboard(e);
       void reply.code(status).send(body);
@@ -66,33 +71,63 @@ export function userGroupRoutes(ctx: AppContext, keys: ServerKeys): FastifyPlugi
 
     // Get-or-create: a HEAD would run it and create a group, so HEAD is not routed here
     // (Fastify adds one for every GET); it answers 405.
-    app.head('/api/user', async (_req, reply) => {
-      void reply.header('allow', 'GET, PUT, DELETE');
-      throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD /api/user is not supported: GET creates a missing group');
+    app.route({
+      ...USER_GROUP_ROUTES.head,
+      handler: async (_req, reply) => {
+        void reply.header('allow', 'GET, PUT, DELETE');
+        throw new ScribedError('METHOD_NOT_ALLOWED', 'HEAD /api/user is not supported: GET creates a missing group');
+      },
     });
 
-    app.get('/api/user', { exposeHeadRoute: false }, async (req) => {
-      const accountId = accountOf(req);
-      const { providedId, fields } = validateUserGroupRequest(await readGetBody(req, app.initialConfig.bodyLimit ?? 256 * 1024));
-      const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());
-      return { success: 1, new_user_group: created, user_group: view(group) };
+    /** A body left out (or null) reads as {}: its refusal names the missing id. */
+    const noBodyAsEmpty = async (req: FastifyRequest) => {
+      if (req.body === undefined || req.body === null) req.body = {};
+    };
+
+    app.route({
+      ...USER_GROUP_ROUTES.get,
+      exposeHeadRoute: false,
+      // Fastify neither parses nor validates a GET body: read it here and check it against the
+      // same schema, refused as a schema failure is (the plugin's error handler).
+      preValidation: async (req) => {
+        req.body = await readGetBody(req, app.initialConfig.bodyLimit ?? 256 * 1024);
+        await noBodyAsEmpty(req);
+        const valid = req.compileValidationSchema(USER_GROUP_BODY, 'body');
+        if (!valid(req.body)) throw Object.assign(new Error('body: invalid'), { validation: valid.errors, validationContext: 'body' });
+      },
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { providedId, fields } = userGroupRequest(req.body as Static<typeof USER_GROUP_BODY>);
+        const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, false, newToken(accountId), ctx.now());
+        return { success: 1 as const, new_user_group: created, user_group: view(group) };
+      },
     });
 
-    app.put('/api/user', async (req) => {
-      const accountId = accountOf(req);
-      const { providedId, fields } = validateUserGroupRequest(req.body);
-      const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, true, newToken(accountId), ctx.now());
-      return { success: 1, user_group: { ...view(group), is_new: created ? 1 : 0, environment: group.environment } };
+    app.route({
+      ...USER_GROUP_ROUTES.update,
+      preValidation: noBodyAsEmpty,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { providedId, fields } = userGroupRequest(req.body);
+        const { group, created } = await ctx.store.upsertUserGroup(accountId, providedId, fields, true, newToken(accountId), ctx.now());
+        return {
+          success: 1 as const,
+          user_group: { ...view(group), is_new: created ? (1 as const) : (0 as const), environment: group.environment },
+        };
+      },
     });
 
-    app.delete('/api/user', async (req) => {
-      const accountId = accountOf(req);
-      const { providedId, currentToken } = validateDeleteRequest(req.body);
-      const presented = tokenHash(currentToken);
-      const out = await ctx.store.deleteUserGroup(accountId, providedId, (stored) => secretMatches(stored, presented));
-      if (out === 'not_found') throw new ScribedError('NOT_FOUND', `user group ${providedId} does not exist`);
-      if (out === 'mismatch') throw new ScribedError('USER_GROUP_TOKEN_MISMATCH');
-      return { success: 1 };
+    app.route({
+      ...USER_GROUP_ROUTES.delete,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { user_group_id: providedId, current_token: currentToken } = req.body;
+        const presented = tokenHash(currentToken);
+        const out = await ctx.store.deleteUserGroup(accountId, providedId, (stored) => secretMatches(stored, presented));
+        if (out === 'not_found') throw new ScribedError('NOT_FOUND', `user group ${providedId} does not exist`);
+        if (out === 'mismatch') throw new ScribedError('USER_GROUP_TOKEN_MISMATCH');
+        return { success: 1 as const };
+      },
     });
   };
 }

@@ -2,10 +2,10 @@
 // preview audio, and save it as a custom voice. The work runs in src/voices/design-jobs.ts, on
 // whichever node holds the design's claim (docs/scaling.md). docs/api.md, Voice design.
 import type { FastifyPluginAsync } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { codePoints } from '../../core/interpretation.js';
 import { callbackSecret } from '../../core/callback-signature.js';
 import { describeToEspeak } from '../../core/voice-description.js';
 import { validateVoiceName } from '../../core/voices.js';
@@ -15,10 +15,7 @@ import type { VoiceDesignRecord } from '../../store/store.js';
 import { accountOf } from '../auth.js';
 import { API, callbackPolicy, type AppContext } from '../context.js';
 import type { VoiceFiles } from '../voice-files.js';
-
-export const MAX_DESCRIPTION_CODE_POINTS = 1000;
-export const MAX_PREVIEW_TEXT_CODE_POINTS = 500;
-export const MAX_CALLBACK_URL_CHARS = 2048;
+import { MAX_CALLBACK_URL_CHARS, VOICE_DESIGN_ROUTES } from '../schemas/voice-design.js';
 
 export function designView(d: VoiceDesignRecord) {
   return {
@@ -27,7 +24,8 @@ export function designView(d: VoiceDesignRecord) {
     description: d.description,
     previewText: d.previewText,
     parameters: d.params,
-    preview: d.status === 'COMPLETED' ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav', fileSize: d.previewBytes } : null,
+    preview:
+      d.status === 'COMPLETED' ? { url: `${API}/voices/design/${d.id}/preview`, format: 'wav' as const, fileSize: d.previewBytes } : null,
     error: d.error,
     // Delivered or failed, and how often it was tried: never what the target answered (status,
     // network error), which would let a caller probe what listens where (server log only).
@@ -37,12 +35,6 @@ export function designView(d: VoiceDesignRecord) {
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
   };
-}
-
-function text(v: unknown, field: string, max: number): string {
-  if (typeof v !== 'string' || v.trim() === '') throw new ScribedError('VALIDATION_FAILED', `${field}: required`);
-  if (codePoints(v) > max) throw new ScribedError('VALIDATION_FAILED', `${field}: at most ${max} characters`);
-  return v;
 }
 
 /** The callbackUrl of a new design, normalised (`new URL`: `http://2130706433/` is
@@ -73,9 +65,8 @@ function callbackUrl(v: unknown, policy: OutboundPolicy): string | null {
 
 /** Registered inside voiceRoutes (voices.ts), whose onRequest hook authenticates every route. */
 export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
-  const base = `${API}/voices/design`;
-
-  return async (app) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     const { recordings } = files;
     const serverKey = await files.keys.load('callback-signing');
     // The operator's callback destinations (docs/security.md): literal hosts are checked here
@@ -89,73 +80,84 @@ export function voiceDesignRoutes(ctx: AppContext, files: VoiceFiles): FastifyPl
       return d;
     };
 
-    app.post<{ Body: Record<string, unknown> | undefined }>(base, async (req) => {
-      const accountId = accountOf(req);
-      const b = req.body ?? {};
-      if (typeof b !== 'object' || Array.isArray(b)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
-      for (const k of Object.keys(b))
-        if (!['description', 'previewText', 'callbackUrl'].includes(k)) throw new ScribedError('VALIDATION_FAILED', `${k}: unknown field`);
-      const description = text(b.description, 'description', MAX_DESCRIPTION_CODE_POINTS);
-      const previewText = text(b.previewText, 'previewText', MAX_PREVIEW_TEXT_CODE_POINTS);
-      const url = callbackUrl(b.callbackUrl, policy);
-      const now = ctx.now();
-      const design = await ctx.store.createVoiceDesignIfRoom(
-        {
-          id: newId('vd', now),
-          accountId,
-          description,
-          previewText,
-          callbackUrl: url,
-          params: describeToEspeak(description) as unknown as Record<string, unknown>,
-          createdAt: now.toISOString(),
-        },
-        MAX_PENDING_DESIGNS_PER_ACCOUNT,
-      );
-      if (!design) {
-        throw new ScribedError(
-          'VOICE_DESIGN_QUEUE_FULL',
-          `${MAX_PENDING_DESIGNS_PER_ACCOUNT} voice designs of this account are still PENDING; wait until one is COMPLETED or FAILED`,
+    app.route({
+      ...VOICE_DESIGN_ROUTES.create,
+      // A body left out (or null) reads as {}: its refusal names the first field required.
+      preValidation: async (req) => {
+        if (req.body === undefined || req.body === null) req.body = {} as typeof req.body;
+      },
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { description, previewText } = req.body;
+        const url = callbackUrl(req.body.callbackUrl, policy);
+        const now = ctx.now();
+        const design = await ctx.store.createVoiceDesignIfRoom(
+          {
+            id: newId('vd', now),
+            accountId,
+            description,
+            previewText,
+            callbackUrl: url,
+            params: describeToEspeak(description) as unknown as Record<string, unknown>,
+            createdAt: now.toISOString(),
+          },
+          MAX_PENDING_DESIGNS_PER_ACCOUNT,
         );
-      }
-      jobs.start(design.id);
-      return ok({ designId: design.id, status: design.status, callbackSecret: url ? callbackSecret(serverKey, design.id) : null });
+        if (!design) {
+          throw new ScribedError(
+            'VOICE_DESIGN_QUEUE_FULL',
+            `${MAX_PENDING_DESIGNS_PER_ACCOUNT} voice designs of this account are still PENDING; wait until one is COMPLETED or FAILED`,
+          );
+        }
+        jobs.start(design.id);
+        return ok({ designId: design.id, status: design.status, callbackSecret: url ? callbackSecret(serverKey, design.id) : null });
+      },
     });
 
-    app.post<{ Body: { name?: unknown; designId?: unknown } | undefined }>(`${base}/save`, async (req) => {
-      const accountId = accountOf(req);
-      const name = validateVoiceName(req.body?.name);
-      const designId = req.body?.designId;
-      if (typeof designId !== 'string' || designId === '') throw new ScribedError('VALIDATION_FAILED', 'designId: required');
-      const d = await owned(designId, accountId);
-      if (d.status !== 'COMPLETED') throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${designId} is ${d.status}`);
-      const now = ctx.now();
-      const out = await ctx.store.createVoice({
-        id: newId('vc', now),
-        accountId,
-        name,
-        type: 'designed',
-        feature: 'text-to-speech',
-        channel: 'web',
-        designId,
-        createdAt: now.toISOString(),
-        recordings: [{ sha256: d.previewSha256!, format: 'wav', sizeBytes: d.previewBytes! }],
-      });
-      return ok({ id: out.voice.id });
+    app.route({
+      ...VOICE_DESIGN_ROUTES.save,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        // The schema checked the name is given; its length is checked here (schemas/voice-design.ts).
+        const name = validateVoiceName(req.body.name);
+        const { designId } = req.body;
+        const d = await owned(designId, accountId);
+        if (d.status !== 'COMPLETED') throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${designId} is ${d.status}`);
+        const now = ctx.now();
+        const out = await ctx.store.createVoice({
+          id: newId('vc', now),
+          accountId,
+          name,
+          type: 'designed',
+          feature: 'text-to-speech',
+          channel: 'web',
+          designId,
+          createdAt: now.toISOString(),
+          recordings: [{ sha256: d.previewSha256!, format: 'wav', sizeBytes: d.previewBytes! }],
+        });
+        return ok({ id: out.voice.id });
+      },
     });
 
-    app.get<{ Params: { designId: string } }>(`${base}/:designId`, async (req) => {
-      const accountId = accountOf(req);
-      return ok(designView(await owned(req.params.designId, accountId)));
+    app.route({
+      ...VOICE_DESIGN_ROUTES.get,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        return ok(designView(await owned(req.params.designId, accountId)));
+      },
     });
 
-    app.get<{ Params: { designId: string } }>(`${base}/:designId/preview`, async (req, reply) => {
-      const accountId = accountOf(req);
-      const d = await owned(req.params.designId, accountId);
-      if (d.status !== 'COMPLETED' || !d.previewSha256)
-        throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
-      const wav = await recordings.read(d.previewSha256);
-      if (!wav) throw new Error(`the preview of voice design ${d.id} is not stored`);
-      return reply.type('audio/wav').send(wav);
+    app.route({
+      ...VOICE_DESIGN_ROUTES.preview,
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const d = await owned(req.params.designId, accountId);
+        if (d.status !== 'COMPLETED' || !d.previewSha256)
+          throw new ScribedError('VOICE_DESIGN_NOT_READY', `voice design ${d.id} is ${d.status}`);
+        const wav = await recordings.read(d.previewSha256);
+        if (!wav) throw new Error(`the preview of voice design ${d.id} is not stored`);
+        return reply.type('audio/wav').send(wav);
+      },
     });
   };
 }

@@ -7,7 +7,8 @@
 // (src/store/recordings.ts).
 // docs/api.md, Voice library. Voice design lives in voice-design.ts (same recording store).
 import multipart from '@fastify/multipart';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -27,7 +28,9 @@ import { probeAudio } from '../../media/probe.js';
 import type { RecordingStore, StagedFile } from '../../store/recordings.js';
 import type { NewRecording, VoiceRecord } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { VOICE_ROUTES } from '../schemas/voices.js';
 import { voiceDesignRoutes } from './voice-design.js';
 import { malformedMultipart } from '../multipart-errors.js';
 import type { VoiceFiles } from '../voice-files.js';
@@ -152,98 +155,113 @@ function toNewRecordings(upload: Upload): NewRecording[] {
 }
 
 export function voiceRoutes(ctx: AppContext, files: VoiceFiles): FastifyPluginAsync {
-  const base = `${API}/voices`;
-
-  return async (app: FastifyInstance) => {
+  return async (plain) => {
+    const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
     const { recordings } = files;
     await app.register(multipart, { limits: { fileSize: MAX_FILE_BYTES, files: MAX_FILES_PER_VOICE } });
 
-    app.get<{ Querystring: { modelId?: string } }>(base, async (req) => {
-      const accountId = accountOf(req);
-      const modelId = req.query.modelId;
-      if (modelId !== undefined && !(KNOWN_MODEL_IDS as readonly string[]).includes(modelId)) {
-        throw new ScribedError('VALIDATION_FAILED', `modelId: unknown model ${modelId}`);
-      }
-      const custom = (await ctx.store.listVoices(accountId)).map(voiceItem);
-      if (modelId === ACCENT_MODEL_ID) {
-        return ok([...custom.filter((v) => accentCompatible(v)), ...PREBUILT_VOICES.filter((v) => accentCompatible(v)).map(prebuiltItem)]);
-      }
-      return ok([...custom, ...PREBUILT_VOICES.map(prebuiltItem)]);
+    // The upload bodies and the list's query are checked here, not by their schemas (schemas/voices.ts says why).
+    app.route({
+      ...servedWithout(VOICE_ROUTES.list, 'querystring'),
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const modelId = (req.query as { modelId?: string }).modelId;
+        if (modelId !== undefined && !(KNOWN_MODEL_IDS as readonly string[]).includes(modelId)) {
+          throw new ScribedError('VALIDATION_FAILED', `modelId: unknown model ${modelId}`);
+        }
+        const custom = (await ctx.store.listVoices(accountId)).map(voiceItem);
+        if (modelId === ACCENT_MODEL_ID) {
+          return ok([
+            ...custom.filter((v) => accentCompatible(v)),
+            ...PREBUILT_VOICES.filter((v) => accentCompatible(v)).map(prebuiltItem),
+          ]);
+        }
+        return ok([...custom, ...PREBUILT_VOICES.map(prebuiltItem)]);
+      },
     });
 
-    app.post(`${base}/tts`, async (req) => {
-      const accountId = accountOf(req);
-      const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, { name: (v) => validateVoiceName(v) });
-      const name = upload.fields.name!;
-      const now = ctx.now();
-      const id = newId('vc', now);
-      const created = await recordings.publish(
-        upload.files,
-        () =>
-          ctx.store.createVoice({
-            id,
-            accountId,
-            name,
-            type: 'cloned',
-            feature: 'text-to-speech',
-            channel: 'web',
-            designId: null,
-            createdAt: now.toISOString(),
-            recordings: toNewRecordings(upload),
-          }),
-        async () => {
-          await ctx.store.deleteVoice(id, accountId);
-        },
-      );
-      ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
-      req.log.info({ voiceId: created.voice.id, files: upload.files.length }, 'voice created');
-      return ok({ id: created.voice.id });
+    app.route({
+      ...servedWithout(VOICE_ROUTES.create, 'body'),
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const upload = await readUpload(req, recordings, MAX_FILES_PER_VOICE, { name: (v) => validateVoiceName(v) });
+        const name = upload.fields.name!;
+        const now = ctx.now();
+        const id = newId('vc', now);
+        const created = await recordings.publish(
+          upload.files,
+          () =>
+            ctx.store.createVoice({
+              id,
+              accountId,
+              name,
+              type: 'cloned',
+              feature: 'text-to-speech',
+              channel: 'web',
+              designId: null,
+              createdAt: now.toISOString(),
+              recordings: toNewRecordings(upload),
+            }),
+          async () => {
+            await ctx.store.deleteVoice(id, accountId);
+          },
+        );
+        ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
+        req.log.info({ voiceId: created.voice.id, files: upload.files.length }, 'voice created');
+        return ok({ id: created.voice.id });
+      },
     });
 
-    app.put<{ Params: { voiceId: string } }>(`${base}/tts/:voiceId`, async (req) => {
-      const accountId = accountOf(req);
-      const { voiceId } = req.params;
-      if (isPrebuiltId(voiceId)) throw new ScribedError('VOICE_PREBUILT', `${voiceId} is a prebuilt voice`);
-      const voice = await ctx.store.getVoice(voiceId, accountId);
-      if (!voice) throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
-      const room = MAX_FILES_PER_VOICE - voice.fileCount;
-      if (room <= 0) throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} already holds ${voice.fileCount} recordings`);
-      const upload = await readUpload(req, recordings, room, {});
-      let firstIndex = -1;
-      const out = await recordings.publish(
-        upload.files,
-        async () => {
-          const r = await ctx.store.addVoiceRecordings(voiceId, accountId, toNewRecordings(upload), MAX_FILES_PER_VOICE, ctx.now());
-          if (r.kind === 'not_found') throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
-          if (r.kind === 'limit')
-            throw new ScribedError(
-              'VOICE_FILE_LIMIT',
-              `voice ${voiceId} holds ${r.current} recordings; ${upload.files.length} more would pass ${MAX_FILES_PER_VOICE}`,
-            );
-          firstIndex = r.firstIndex;
-          return r.voice;
-        },
-        async () => {
-          if (firstIndex >= 0) await ctx.store.dropVoiceRecordingsFrom(voiceId, firstIndex);
-        },
-      );
-      ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
-      return ok({ id: out.id, fileCount: out.fileCount, totalFileSize: out.totalFileSize });
+    app.route({
+      ...servedWithout(VOICE_ROUTES.improve, 'body'),
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { voiceId } = req.params;
+        if (isPrebuiltId(voiceId)) throw new ScribedError('VOICE_PREBUILT', `${voiceId} is a prebuilt voice`);
+        const voice = await ctx.store.getVoice(voiceId, accountId);
+        if (!voice) throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
+        const room = MAX_FILES_PER_VOICE - voice.fileCount;
+        if (room <= 0) throw new ScribedError('VOICE_FILE_LIMIT', `voice ${voiceId} already holds ${voice.fileCount} recordings`);
+        const upload = await readUpload(req, recordings, room, {});
+        let firstIndex = -1;
+        const out = await recordings.publish(
+          upload.files,
+          async () => {
+            const r = await ctx.store.addVoiceRecordings(voiceId, accountId, toNewRecordings(upload), MAX_FILES_PER_VOICE, ctx.now());
+            if (r.kind === 'not_found') throw new ScribedError('NOT_FOUND', `voice ${voiceId} does not exist`);
+            if (r.kind === 'limit')
+              throw new ScribedError(
+                'VOICE_FILE_LIMIT',
+                `voice ${voiceId} holds ${r.current} recordings; ${upload.files.length} more would pass ${MAX_FILES_PER_VOICE}`,
+              );
+            firstIndex = r.firstIndex;
+            return r.voice;
+          },
+          async () => {
+            if (firstIndex >= 0) await ctx.store.dropVoiceRecordingsFrom(voiceId, firstIndex);
+          },
+        );
+        ctx.metrics.recordingBytes.inc(upload.files.reduce((sum, f) => sum + f.sizeBytes, 0));
+        return ok({ id: out.id, fileCount: out.fileCount, totalFileSize: out.totalFileSize });
+      },
     });
 
-    app.delete<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
-      const accountId = accountOf(req);
-      const { id } = req.params;
-      if (isPrebuiltId(id)) throw new ScribedError('VOICE_PREBUILT', `${id} is a prebuilt voice`);
-      let found = true;
-      await recordings.remove(async () => {
-        const gone = await ctx.store.deleteVoice(id, accountId);
-        if (gone === null) found = false;
-        return gone ?? [];
-      });
-      if (!found) throw new ScribedError('NOT_FOUND', `voice ${id} does not exist`);
-      return ok(null);
+    app.route({
+      ...VOICE_ROUTES.delete,
+      handler: async (req) => {
+        const accountId = accountOf(req);
+        const { id } = req.params;
+        if (isPrebuiltId(id)) throw new ScribedError('VOICE_PREBUILT', `${id} is a prebuilt voice`);
+        let found = true;
+        await recordings.remove(async () => {
+          const gone = await ctx.store.deleteVoice(id, accountId);
+          if (gone === null) found = false;
+          return gone ?? [];
+        });
+        if (!found) throw new ScribedError('NOT_FOUND', `voice ${id} does not exist`);
+        return ok(null);
+      },
     });
 
     await app.register(voiceDesignRoutes(ctx, files));

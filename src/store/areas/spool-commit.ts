@@ -12,7 +12,8 @@
 // Cheap per audio byte: a session's audio of one window is one chunk row, the rows of every
 // session go in a few multi-row INSERTs, and nothing else is written per window (no lease
 // update on the session row; the lease loop renews it). So the WAL is the chunks, their index
-// entries, one lock record per session and a commit record per window; and a chunk of
+// entries, one lock record per session and a commit record per window (no speculative-insert
+// confirmations: insertChunks looks before it inserts); and a chunk of
 // telephony audio is its mu-law bytes, one a sample (spool-samples.ts).
 import type { SessionFence, SessionProgress, SpoolBatch, SpoolCommitOutcome, SpoolOp } from '../store.js';
 import { chunkFrom, packSamples, type SpoolEncoding } from './spool-samples.js';
@@ -171,11 +172,26 @@ async function insertChunks(tx: Tx, plans: readonly SpoolPlan[]): Promise<void> 
     p.chunks.map((c) => [p.fence.sessionId, c.startSample, c.endSample, c.framesJson, c.bytes, c.encoding] as SqlValue[]),
   );
   for (const slice of slices(rows)) {
-    await tx.run(
-      `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES ${marks(slice.length, '(?, ?, ?, ?, ?, ?)')}
-       ON CONFLICT (session_id, start_sample) DO NOTHING`,
-      slice.flat(),
-    );
+    if (tx.dialect === 'postgres') {
+      // Not ON CONFLICT: PostgreSQL carries it out as a speculative insertion, which writes a
+      // confirmation record per row to the WAL (about 50 bytes on a 400-byte chunk). The
+      // session's row lock (lockFences) keeps every other writer of its chunks out until this
+      // transaction ends, so looking first is as safe here, and a batch written twice (a commit
+      // retried after its outcome was lost) still changes nothing.
+      await tx.run(
+        `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding)
+         SELECT v.* FROM (VALUES ${marks(slice.length, '(?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, CAST(? AS BYTEA), ?)')})
+           AS v(session_id, start_sample, end_sample, frames_json, pcm, encoding)
+          WHERE NOT EXISTS (SELECT 1 FROM spool_chunks c WHERE c.session_id = v.session_id AND c.start_sample = v.start_sample)`,
+        slice.flat(),
+      );
+    } else {
+      await tx.run(
+        `INSERT INTO spool_chunks (session_id, start_sample, end_sample, frames_json, pcm, encoding) VALUES ${marks(slice.length, '(?, ?, ?, ?, ?, ?)')}
+         ON CONFLICT (session_id, start_sample) DO NOTHING`,
+        slice.flat(),
+      );
+    }
   }
 }
 

@@ -7,12 +7,24 @@
 // Serialization failures and deadlocks (which READ COMMITTED can still raise when two
 // transactions lock rows in different orders) are retried a few times.
 //
+// Failover: the URL may name a primary and its standbys (libpq style, with
+// target_session_attrs=read-write); postgres-primary.ts picks the host and moves the pool to a
+// promoted standby. A transaction that loses its connection before its COMMIT was sent
+// rolled back with the connection, so it is run again on the new primary (it must not act
+// outside the database, as for the retries below); one that loses it during the COMMIT is
+// failed, as its outcome is unknown (the caller's write was not confirmed, so nothing was
+// acknowledged on it). A statement outside a transaction is sent again only when the
+// connection failed before it was sent.
+//
 // Integers: every integer column is BIGINT (int8), parsed to bigint as SQLite's safeIntegers
 // does, so the area code sees the same types on both engines.
 import crypto from 'node:crypto';
 import pg from 'pg';
 import type { Db, SqlValue, Tx } from './db.js';
 import { nowIso } from './db.js';
+import { PrimaryPool, isLostPrimary, type FailoverEvent } from './postgres-primary.js';
+
+export type { FailoverEvent } from './postgres-primary.js';
 
 export interface PostgresMigration {
   version: number;
@@ -33,13 +45,28 @@ export interface PostgresOptions {
   onIdleError?: (err: Error) => void;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
+  /** How long a search for the read-write host may go on once the primary is lost (a URL with
+   * several hosts or target_session_attrs); operations wait for it. */
+  failoverTimeoutMs?: number;
+  /** What the host selection did (lost the primary, switched, found none). */
+  onFailover?: (e: FailoverEvent) => void;
 }
 
-export const POSTGRES_DEFAULTS = { poolSize: 10, connectTimeoutMs: 5000, statementTimeoutMs: 30_000, idleTimeoutMs: 30_000 } as const;
+export const POSTGRES_DEFAULTS = {
+  poolSize: 10,
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 30_000,
+  idleTimeoutMs: 30_000,
+  failoverTimeoutMs: 30_000,
+} as const;
 
 const INT8_OID = 20;
 const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 const MAX_ATTEMPTS = 5;
+/** Runs of one operation that may end in a lost primary (each waits for a search). */
+const LOST_ATTEMPTS = 3;
+/** A probe of a host waits at most this long for it (or the connect timeout, if shorter). */
+const PROBE_TIMEOUT_MS = 2000;
 /** Key of the advisory lock held while migrations run (any constant unique to scribed). */
 const MIGRATION_LOCK_KEY = 0x5c51bed;
 
@@ -79,7 +106,9 @@ function values(params: readonly SqlValue[]): unknown[] {
   return params.map((p) => (typeof p === 'bigint' ? p.toString() : p));
 }
 
-type Queryable = Pick<pg.PoolClient, 'query'>;
+interface Queryable {
+  query(text: string, values: unknown[]): Promise<pg.QueryResult>;
+}
 
 class PostgresTx implements Tx {
   readonly dialect = 'postgres' as const;
@@ -111,24 +140,33 @@ class PostgresTx implements Tx {
 
 export class PostgresDb implements Db {
   readonly dialect = 'postgres' as const;
-  readonly pool: pg.Pool;
+  private readonly primary: PrimaryPool;
   private readonly view: PostgresTx;
   private closed = false;
 
   private constructor(readonly options: PostgresOptions) {
-    this.pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize ?? POSTGRES_DEFAULTS.poolSize,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs,
-      idleTimeoutMillis: options.idleTimeoutMs ?? POSTGRES_DEFAULTS.idleTimeoutMs,
-      statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
-      application_name: options.applicationName ?? 'scribed',
-      types: typeParsers,
+    const connectTimeoutMs = options.connectTimeoutMs ?? POSTGRES_DEFAULTS.connectTimeoutMs;
+    this.primary = new PrimaryPool({
+      url: options.url,
+      pool: {
+        max: options.poolSize ?? POSTGRES_DEFAULTS.poolSize,
+        connectionTimeoutMillis: connectTimeoutMs,
+        idleTimeoutMillis: options.idleTimeoutMs ?? POSTGRES_DEFAULTS.idleTimeoutMs,
+        statement_timeout: options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs,
+        application_name: options.applicationName ?? 'scribed',
+        types: typeParsers,
+      },
+      searchTimeoutMs: options.failoverTimeoutMs ?? POSTGRES_DEFAULTS.failoverTimeoutMs,
+      probeTimeoutMs: Math.min(connectTimeoutMs, PROBE_TIMEOUT_MS),
+      onIdleError: options.onIdleError,
+      onEvent: options.onFailover,
     });
-    // Without a listener an idle connection's error (the server restarting) would crash the
-    // process; the pool drops that connection and the next query opens a new one.
-    this.pool.on('error', (err) => options.onIdleError?.(err));
-    this.view = new PostgresTx(this.pool);
+    this.view = new PostgresTx({ query: (text, params) => this.query(text, params) });
+  }
+
+  /** The pool in use now (on the current primary). */
+  get pool(): pg.Pool {
+    return this.primary.now;
   }
 
   /** Connect and apply the migrations this build knows, under an advisory lock, so nodes
@@ -136,11 +174,39 @@ export class PostgresDb implements Db {
   static async open(options: PostgresOptions, migrations: readonly PostgresMigration[]): Promise<PostgresDb> {
     const db = new PostgresDb(options);
     try {
-      await migrate(db.pool, migrations);
+      await db.primary.start();
+      await migrate(db.primary.now, migrations);
       return db;
     } catch (err) {
-      await db.pool.end().catch(() => undefined);
+      await db.primary.end().catch(() => undefined);
       throw err;
+    }
+  }
+
+  /** A connection of the current primary's pool; a connect that fails because the primary
+   * is gone waits for the search and tries the new one. */
+  private async connect(): Promise<{ pool: pg.Pool; client: pg.PoolClient }> {
+    for (let attempt = 1; ; attempt++) {
+      const pool = await this.primary.pool();
+      try {
+        return { pool, client: await pool.connect() };
+      } catch (err) {
+        if (!this.primary.noteError(err, pool) || attempt >= LOST_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** One statement outside a transaction. */
+  private async query(text: string, params: unknown[]): Promise<pg.QueryResult> {
+    const { pool, client } = await this.connect();
+    let broken: Error | undefined;
+    try {
+      return await client.query(text, params);
+    } catch (err) {
+      if (this.primary.noteError(err, pool) || isLostPrimary(err)) broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
     }
   }
 
@@ -166,15 +232,29 @@ export class PostgresDb implements Db {
   }
 
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    let lost = 0;
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const { pool, client } = await this.connect();
       let broken: Error | undefined;
+      let committing = false;
       try {
         await client.query('BEGIN');
         const out = await fn(new PostgresTx(client));
+        committing = true;
         await client.query('COMMIT');
         return out;
       } catch (err) {
+        if (this.primary.noteError(err, pool) || isLostPrimary(err)) {
+          // The connection is gone (or on a server that no longer takes writes): do not pool it.
+          // Before COMMIT the transaction died with it, so it runs again on the primary the
+          // search finds; during COMMIT its outcome is unknown, so it fails.
+          broken = err as Error;
+          if (this.primary.selecting && (!committing || neverSent(err)) && ++lost < LOST_ATTEMPTS) {
+            attempt--;
+            continue;
+          }
+          throw err;
+        }
         try {
           await client.query('ROLLBACK');
         } catch (rollbackErr) {
@@ -200,8 +280,14 @@ export class PostgresDb implements Db {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await this.primary.end();
   }
+}
+
+/** pg refuses a statement on a connection it already knows is broken without sending it:
+ * such a COMMIT never reached the server, so the transaction surely did not commit. */
+function neverSent(err: unknown): boolean {
+  return /is not queryable/.test((err as Error | null)?.message ?? '');
 }
 
 async function migrate(pool: pg.Pool, migrations: readonly PostgresMigration[]): Promise<void> {

@@ -11,11 +11,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Stream, type Readable } from 'node:stream';
 import { parseCredential } from '../../../core/credentials.js';
 import { newId } from '../../../core/ids.js';
-import { OutboundPolicy } from '../../../core/outbound-policy.js';
 import type { Store, TranscriptionRecord } from '../../../store/store.js';
 import { accountOf, headerValue } from '../../auth.js';
 import { removeErasedAudio, removeErasedRecordings } from '../../audit.js';
-import type { AppContext, BatchRouteOptions } from '../../context.js';
+import { callbackPolicy, type AppContext, type BatchRouteOptions } from '../../context.js';
+import { renderRoutingErrorsUnder } from '../../error-handler.js';
 import { facadeAccountByBareKey } from '../credentials.js';
 import { submitStaged } from '../staged-upload.js';
 import { AssemblyAiError, badRequest, sendAssemblyAiError } from './errors.js';
@@ -56,13 +56,15 @@ async function legsOf(store: Store, accountId: string, id: string, withSegments:
 }
 
 export function assemblyAiRoutes(ctx: AppContext, batch: BatchRouteOptions): FastifyPluginAsync {
-  const policy = new OutboundPolicy({ allowPrivate: ctx.config.callbackAllowPrivate, allowCidrs: ctx.config.callbackAllowCidrs });
+  // The node's one policy: an allow-list reloaded by SIGHUP reaches these webhooks too.
+  const policy = callbackPolicy(ctx);
   const uploads = new UploadStore(`${batch.dir}-assemblyai-uploads`, batch.maxUploadBytes, ctx.now);
   const model = `scribed-${ctx.engine.info.name}`;
 
   return async (plain) => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.setErrorHandler(sendAssemblyAiError);
+    renderRoutingErrorsUnder('/v2/', sendAssemblyAiError);
     app.addHook('onRequest', async (req) => {
       req.accountId = await facadeAccountByBareKey(ctx.store, req);
     });

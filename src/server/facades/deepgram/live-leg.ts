@@ -5,6 +5,7 @@
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '../../../core/protocol.js';
 import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
+import { UnframedAudio } from '../../../session/unframed-audio.js';
 import { SessionDriver, type Backpressure } from '../../../session/session-driver.js';
 import type { DeepgramLiveMessages } from './live-messages.js';
 
@@ -25,21 +26,13 @@ export class LiveLeg {
   readonly driver: SessionDriver;
   /** The session sent `closed`. */
   ended = false;
-  private accepting = true;
-  private readonly epoch: number;
-  private sampleOffset: number;
-  private readonly maxPayload: number;
+  private readonly input: UnframedAudio;
 
   constructor(private readonly o: LiveLegOptions) {
-    // A fresh session's epoch, from its first sample.
-    this.epoch = o.session.cursor.epoch;
-    this.sampleOffset = o.session.cursor.epochReceived;
-    const max = o.session.maxFramePayloadBytes;
-    this.maxPayload = max - (max % o.bytesPerSample);
     const socket = o.socket;
     const sink: SessionSocket = {
       send: (event) => {
-        if (event.type === 'accepting') this.accepting = event.accepting;
+        if (event.type === 'accepting') this.input.accepting = event.accepting;
         if (event.type === 'closed') this.ended = true;
         if (socket.readyState !== socket.OPEN) return;
         for (const m of o.messages.translate(event)) socket.send(JSON.stringify(m));
@@ -47,6 +40,7 @@ export class LiveLeg {
       close: (code, reason) => o.onRelease(this.ended && code === CLOSE_CODES.normal, code, reason),
     };
     this.driver = new SessionDriver(o.session, sink, o.pressure);
+    this.input = new UnframedAudio(this.driver, o.bytesPerSample);
   }
 
   get session(): LiveSession {
@@ -57,11 +51,6 @@ export class LiveLeg {
    * the session does not accept audio (spent balance, recognition backlog) they are dropped
    * without moving the cursor, so only what was in flight becomes a gap (filled with silence). */
   audio(bytes: Buffer): void {
-    if (!this.accepting) return;
-    for (let at = 0; at < bytes.length; at += this.maxPayload) {
-      const payload = bytes.subarray(at, Math.min(bytes.length, at + this.maxPayload));
-      void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
-      this.sampleOffset += payload.length / this.o.bytesPerSample;
-    }
+    this.input.push(bytes);
   }
 }

@@ -12,6 +12,7 @@ import { ScribedError } from '../../../core/errors.js';
 import { accountStreamLimit } from '../../../core/account-streams.js';
 import type { ServerEvent } from '../../../core/protocol.js';
 import type { LiveSession, SessionSocket } from '../../../session/live-session.js';
+import { UnframedAudio } from '../../../session/unframed-audio.js';
 import { SessionDriver, type Backpressure } from '../../../session/session-driver.js';
 import { accountStreamsOf } from '../../account-admission.js';
 import type { AppContext } from '../../context.js';
@@ -61,22 +62,13 @@ export interface RealtimeLegOptions {
 }
 
 export class RealtimeLeg {
-  private accepting = true;
-  private readonly epoch: number;
-  private sampleOffset: number;
-  private readonly maxPayload: number;
-  /** Bytes short of a whole sample, kept for the next append. */
-  private carry = Buffer.alloc(0);
+  readonly input: UnframedAudio;
 
   private constructor(
     readonly driver: SessionDriver,
-    private readonly bytesPerSample: 1 | 2,
+    bytesPerSample: 1 | 2,
   ) {
-    const session = driver.session;
-    // A fresh session's epoch, from its first sample.
-    this.epoch = session.cursor.epoch;
-    this.sampleOffset = session.cursor.epochReceived;
-    this.maxPayload = session.maxFramePayloadBytes - (session.maxFramePayloadBytes % bytesPerSample);
+    this.input = new UnframedAudio(driver, bytesPerSample);
   }
 
   /** The socket's session, created with `body`, claimed and attached; null when refused (the
@@ -98,7 +90,7 @@ export class RealtimeLeg {
     let leg: RealtimeLeg | null = null;
     const sink: SessionSocket = {
       send: (event) => {
-        if (event.type === 'accepting' && leg) leg.accepting = event.accepting;
+        if (event.type === 'accepting' && leg) leg.input.accepting = event.accepting;
         o.onEvent(event);
       },
       close: (code, reason) => o.onRelease(code, reason),
@@ -116,16 +108,7 @@ export class RealtimeLeg {
    * the session does not accept audio they are dropped without moving the cursor (what was in
    * flight becomes a gap). */
   audio(bytes: Buffer): void {
-    let data = this.carry.length > 0 ? Buffer.concat([this.carry, bytes]) : bytes;
-    const whole = data.length - (data.length % this.bytesPerSample);
-    this.carry = Buffer.from(data.subarray(whole));
-    data = data.subarray(0, whole);
-    if (!this.accepting) return;
-    for (let at = 0; at < data.length; at += this.maxPayload) {
-      const payload = data.subarray(at, Math.min(data.length, at + this.maxPayload));
-      void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
-      this.sampleOffset += payload.length / this.bytesPerSample;
-    }
+    this.input.push(bytes);
   }
 
   commit(): void {

@@ -10,6 +10,7 @@ import type { WebSocket } from 'ws';
 import { ScribedError } from '../../../../core/errors.js';
 import type { ServerEvent } from '../../../../core/protocol.js';
 import type { LiveSession, SessionSocket } from '../../../../session/live-session.js';
+import { UnframedAudio } from '../../../../session/unframed-audio.js';
 import { SessionDriver, type Backpressure } from '../../../../session/session-driver.js';
 import type { AppContext } from '../../../context.js';
 import { attachLive, createLiveSession, openLive } from '../../../live/open-live.js';
@@ -43,21 +44,13 @@ export interface StreamingLegOptions {
 }
 
 export class StreamingLeg {
-  private accepting = true;
-  private readonly epoch: number;
-  private sampleOffset: number;
-  private readonly maxPayload: number;
-  /** Bytes short of a whole sample, kept for the next message. */
-  private carry = Buffer.alloc(0);
+  readonly input: UnframedAudio;
 
   private constructor(
     readonly driver: SessionDriver,
-    private readonly bytesPerSample: 1 | 2,
+    bytesPerSample: 1 | 2,
   ) {
-    const session = driver.session;
-    this.epoch = session.cursor.epoch;
-    this.sampleOffset = session.cursor.epochReceived;
-    this.maxPayload = session.maxFramePayloadBytes - (session.maxFramePayloadBytes % bytesPerSample);
+    this.input = new UnframedAudio(driver, bytesPerSample);
   }
 
   /** The socket's session, created, claimed and attached; null when the attach was refused
@@ -94,7 +87,7 @@ export class StreamingLeg {
     let leg: StreamingLeg | null = null;
     const sink: SessionSocket = {
       send: (event) => {
-        if (event.type === 'accepting' && leg) leg.accepting = event.accepting;
+        if (event.type === 'accepting' && leg) leg.input.accepting = event.accepting;
         o.onEvent(event);
       },
       close: (code, reason) => o.onRelease(code, reason),
@@ -111,15 +104,6 @@ export class StreamingLeg {
   /** Raw audio bytes, numbered for the session (AssemblyAI clients send no epoch or offset).
    * While the session does not accept audio they are dropped without moving the cursor. */
   audio(bytes: Buffer): void {
-    let data = this.carry.length > 0 ? Buffer.concat([this.carry, bytes]) : bytes;
-    const whole = data.length - (data.length % this.bytesPerSample);
-    this.carry = Buffer.from(data.subarray(whole));
-    data = data.subarray(0, whole);
-    if (!this.accepting) return;
-    for (let at = 0; at < data.length; at += this.maxPayload) {
-      const payload = data.subarray(at, Math.min(data.length, at + this.maxPayload));
-      void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
-      this.sampleOffset += payload.length / this.bytesPerSample;
-    }
+    this.input.push(bytes);
   }
 }

@@ -2,13 +2,8 @@
 // temporary-token route, described for people; the mapping is docs/compat.md.
 type Json = Record<string, unknown>;
 
+/** The token on the socket; the key (`assemblyAiKey`) is the async API's scheme (../schemas.ts). */
 export const ASSEMBLYAI_STREAMING_SECURITY_SCHEMES: Json = {
-  assemblyAiKey: {
-    type: 'apiKey',
-    in: 'header',
-    name: 'Authorization',
-    description: "`Authorization: <access key>` (the bare key, no scheme): the account access key, as AssemblyAI's SDK sends its API key",
-  },
   assemblyAiToken: {
     type: 'apiKey',
     in: 'query',

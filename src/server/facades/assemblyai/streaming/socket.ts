@@ -17,7 +17,7 @@ import type { ServerEvent } from '../../../../core/protocol.js';
 import { Backpressure } from '../../../../session/session-driver.js';
 import type { AppContext } from '../../../context.js';
 import { facadeAccountByBareKey } from '../../credentials.js';
-import { AssemblyAiHttpError, sendAssemblyAiHttpError } from './http-error.js';
+import { AssemblyAiError, sendAssemblyAiError } from '../errors.js';
 import { StreamingLeg, StreamingRefusal } from './leg.js';
 import { AAI_CODES, StreamingMessages, type OutMessage } from './messages.js';
 import { mapStreamingQuery, StreamingParamError, UPDATE_FIELDS, type Query, type StreamingRequest } from './params.js';
@@ -53,11 +53,11 @@ function intParam(q: Query, name: string, range: { min: number; max: number }, r
   const raw = q[name];
   const v = Array.isArray(raw) ? raw[raw.length - 1] : raw;
   if (v === undefined) {
-    if (required) throw new AssemblyAiHttpError(400, `${name}: required, an integer from ${range.min} to ${range.max}`);
+    if (required) throw new AssemblyAiError(400, `${name}: required, an integer from ${range.min} to ${range.max}`);
     return undefined;
   }
   if (!/^\d+$/.test(v) || Number(v) < range.min || Number(v) > range.max)
-    throw new AssemblyAiHttpError(400, `${name}: an integer from ${range.min} to ${range.max}`);
+    throw new AssemblyAiError(400, `${name}: an integer from ${range.min} to ${range.max}`);
   return Number(v);
 }
 
@@ -98,14 +98,14 @@ export function assemblyAiStreamingRoutes(ctx: AppContext): FastifyPluginAsync {
   }
 
   return async (app) => {
-    app.setErrorHandler(sendAssemblyAiHttpError);
+    app.setErrorHandler(sendAssemblyAiError);
 
     app.get<{ Querystring: Query }>('/v3/token', async (req, reply) => {
       const accountId = await facadeAccountByBareKey(ctx.store, req);
       const q = req.query ?? {};
       for (const name of Object.keys(q))
         if (name !== 'expires_in_seconds' && name !== 'max_session_duration_seconds')
-          throw new AssemblyAiHttpError(400, `${name}: unknown parameter`);
+          throw new AssemblyAiError(400, `${name}: unknown parameter`);
       const ttl = intParam(q, 'expires_in_seconds', TOKEN_TTL_RANGE, true)!;
       const maxSession = intParam(q, 'max_session_duration_seconds', SESSION_SECONDS_RANGE, false) ?? DEFAULT_MAX_SESSION_SECONDS;
       const token = issueToken(await tokenKey(), accountId, ttl, maxSession, ctx.now());

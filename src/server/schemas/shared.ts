@@ -1,0 +1,30 @@
+// Shapes several resources' declarations share: times, ids, a call's leg fields, null.
+import { Type, type TSchema } from 'typebox';
+import { SPEAKER_PATTERN } from '../../core/calls.js';
+import { ID_BODY_CHARS } from '../../core/ids.js';
+
+export const TIMESTAMP = Type.String({ description: 'ISO 8601 UTC time' });
+export const DECIMAL = Type.String({ pattern: '^[0-9]+$', description: 'a 64-bit count as a decimal string' });
+export const ANY_OBJECT = (description?: string) =>
+  Type.Object({}, { additionalProperties: true, ...(description ? { description } : {}) });
+
+/** `null` for "none", beside the value. */
+export const nullable = <T extends TSchema>(t: T, options: Record<string, unknown> = {}) => Type.Union([t, Type.Null()], options);
+
+/** The pattern of an id of one kind, as newId makes it (`<prefix>_<20 chars>`). */
+export const idPattern = (prefix: string) => `^${prefix}_[0-9a-hjkmnp-tv-z]{${ID_BODY_CHARS}}$`;
+export const idOf = (prefix: string, description?: string) =>
+  Type.String({ pattern: idPattern(prefix), ...(description ? { description } : {}) });
+
+export const CALL_ID = idOf('call', 'a call id (POST .../stt/calls)');
+export const SPEAKER = Type.String({
+  pattern: SPEAKER_PATTERN.source,
+  description: "the leg's speaker label: agent, customer, inbound, outbound, a PBX channel name",
+});
+
+/** callId and speaker on a session and a History row: null outside any call. */
+export const LEG_FIELDS = { callId: nullable(CALL_ID), speaker: nullable(SPEAKER) };
+
+/** An id in an answer: its kind's prefix. */
+export const prefixed = (prefix: string, description?: string) =>
+  Type.String({ pattern: `^${prefix}_`, ...(description ? { description } : {}) });
