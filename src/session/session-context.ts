@@ -118,6 +118,12 @@ export class SessionContext {
   charged: bigint;
   nextSegmentIndex: number;
   accepting = true;
+  /** Leaving this node (LiveSession.movedOn, ahead of its queued end): no more audio is taken
+   * and the commands still queued are dropped. */
+  leaving = false;
+  /** The client sent `close` on its socket: the close is carried out here, where the client
+   * waits for `closed` (a draining node does not ask it to move: src/server/drain.ts). */
+  closeRequested = false;
   /** The stream socket attached now; moved only through attachSocket and releaseSocket. */
   private attached: SessionSocket | null = null;
   /** The session's recognizer, and where its segments begin and end (made with it). */

@@ -66,10 +66,10 @@ export class SessionEffects {
     }
   }
 
-  /** Stop feeding and give the decoder back. */
-  async releaseDecoder(): Promise<void> {
+  /** Stop feeding and give the decoder back (`dropPending`: see RecognitionStream.release). */
+  async releaseDecoder(options?: { dropPending?: boolean }): Promise<void> {
     this.parts.feed.stop();
-    await this.parts.decoder.release();
+    await this.parts.decoder.release(options);
   }
 
   /** A paused session keeps its decoder (and its open utterance) for a while so a quick

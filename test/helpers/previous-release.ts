@@ -26,6 +26,15 @@ const git = async (args: string[], cwd = ROOT) => (await execFileAsync('git', ar
 
 /** The commit the previous release is built from. */
 export async function previousReleaseCommit(): Promise<string> {
+  // A shallow clone (CI's `git clone --depth N`) lacks the history: say so rather than build
+  // the wrong commit or fail on a missing parent. `git fetch --unshallow` makes it whole.
+  const shallow = await git(['rev-parse', '--is-shallow-repository']).catch((err: Error) => {
+    throw new Error(`the rolling upgrade test needs this checkout's git history (git failed: ${err.message})`);
+  });
+  if (shallow === 'true')
+    throw new Error(
+      'this clone is shallow: the rolling upgrade test builds the previous release from its commit and needs the full history (git fetch --unshallow)',
+    );
   const firstDrain = (await git(['log', '--reverse', '--format=%H', '--', 'src/server/drain.ts'])).split('\n')[0];
   if (!firstDrain)
     throw new Error('this clone has no history of src/server/drain.ts: the rolling upgrade test needs a full clone (not shallow)');

@@ -74,6 +74,7 @@ async function stream(args: string[] = []): Promise<StreamCliRun> {
     rate: RATE,
     dir,
     args: ['--segment-commit-mode', 'manual', ...args],
+    echo: process.env.SCRIBED_TEST_LOG !== undefined,
   });
   started.push(run);
   return run;
