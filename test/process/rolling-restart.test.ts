@@ -7,10 +7,10 @@
 // the new) is printed as p50/p95 (docs/benchmarks.md, "Drain").
 //
 // CALLS = 4, not the issue's 20: the CI machine has 2 cores that also run another test file,
-// and the recognizer costs 0.1-0.26 CPU seconds per audio second, so 4 real-time calls are
-// up to about one core of recognition (plus 3 nodes, HAProxy and 4 CLI processes); 20 would
-// need 2-5 cores and the calls would fall behind real time, which is load, not the drain,
-// under test. Manual commit mode (no commit until the end): its words do not depend on how
+// and the recognizer costs 0.28-0.34 CPU seconds per second of telephony audio
+// (docs/benchmarks.md, bench/engine-rtf.ts), so 4 real-time calls are over half a core of
+// recognition (plus 3 nodes, HAProxy and 4 CLI processes); 20 would need about 6 cores, the
+// calls would fall behind real time, and that is load, not the drain, under test. Manual commit mode (no commit until the end): its words do not depend on how
 // the frames were paced, which on a loaded machine differs from run to run in vad mode, moved
 // or not (test/process/drain.test.ts); the drain then tells each call after its boundary wait
 // and the new node finishes the open segment from the shared spool.
@@ -110,9 +110,20 @@ describe('a rolling restart of three nodes with live calls', () => {
     const t0 = Date.now();
     const step = (what: string) => process.stderr.write(`rolling restart +${Date.now() - t0} ms: ${what}\n`);
     const told: string[] = [];
+    /** Each node's exit, after its SIGTERM or `scribed drain`. */
+    const exitMs: number[] = [];
     for (const [i, node] of cluster.nodes.entries()) {
+      // Each drain must find the calls still streaming: a call whose audio has ended waits
+      // for its close where it is (src/server/drain.ts). A host too slow for the roll (node
+      // restarts of 40-55 s at load 20-30) fails here, saying so.
+      const ending = runs.filter((r) => r.log.some((l) => l.msg === 'all audio acknowledged; closing the session'));
+      expect(
+        ending.length,
+        `calls of ${audio.length / RATE} s that ended before ${node.name}'s drain, ${Date.now() - t0} ms into the roll (load ${os.loadavg()[0]!.toFixed(1)})`,
+      ).toBe(0);
       const since = node.logs.length;
       const exited = exitOf(node);
+      const drainedAt = Date.now();
       step(`draining ${node.name}`);
       if (i === 1) {
         // The operator's command on the node's host, against the node's own port.
@@ -120,6 +131,7 @@ describe('a rolling restart of three nodes with live calls', () => {
         expect(JSON.parse(stdout)).toMatchObject({ status: 'draining', graceMs: 14_000 });
       } else node.proc!.kill('SIGTERM');
       expect(await exited, `${node.name} stopped cleanly`).toBe(0);
+      exitMs.push(Date.now() - drainedAt);
       const logs = node.logs.slice(since);
       expect(
         logs.find((l) => l.msg === 'drained: no live call left'),
@@ -156,7 +168,7 @@ describe('a rolling restart of three nodes with live calls', () => {
     expect(told.length).toBeGreaterThanOrEqual(CALLS);
     expect(gaps.length).toBe(told.length);
     process.stderr.write(
-      `rolling restart: ${CALLS} calls, 3 nodes drained and restarted in ${rollMs} ms; ${gaps.length} handovers; ack gap p50 ${quantile(gaps, 0.5)} ms, p95 ${quantile(gaps, 0.95)} ms (all: ${gaps.join(', ')}); load ${os.loadavg()[0]!.toFixed(1)}\n`,
+      `rolling restart: ${CALLS} calls, 3 nodes drained and restarted in ${rollMs} ms; ${gaps.length} handovers; ack gap p50 ${quantile(gaps, 0.5)} ms, p95 ${quantile(gaps, 0.95)} ms (all: ${gaps.join(', ')}); nodes exited ${exitMs.join(', ')} ms after the drain began; load ${os.loadavg()[0]!.toFixed(1)}\n`,
     );
   }, 400_000);
 });

@@ -29,7 +29,9 @@ import { startStreamCli, streamCliResult, type StreamCliRun } from '../helpers/s
 const execFileAsync = promisify(execFile);
 const RATE = 8000;
 const clip = Buffer.concat(loadClips().map((c) => c.mulaw8k));
-const audio = Buffer.concat([clip, clip, clip]); // about 75 s
+// About 100 s: the calls must outlast five node stops and four starts (each start 10-15 s on
+// a quiet machine, 40-55 s at load 20-30).
+const audio = Buffer.concat([clip, clip, clip, clip]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // A grace of 30 s (boundary wait 15 s): room for a loaded host's move.
 const env = { SCRIBED_DRAIN_NOTICE_MS: '400', SCRIBED_DRAIN_GRACE_MS: '30000' };
@@ -98,6 +100,14 @@ async function stream(): Promise<StreamCliRun> {
   return run;
 }
 
+/** Every call still streaming: one whose audio ended waits for its close where it is (a
+ * draining node does not move it: src/server/drain.ts), so a step after that tests nothing of
+ * the move. A host too slow for the scenario fails here, saying so. */
+function stillStreaming(runs: StreamCliRun[], step: string): void {
+  const ending = runs.filter((r) => r.log.some((l) => l.msg === 'all audio acknowledged; closing the session'));
+  expect(ending.length, `calls of ${audio.length / RATE} s that ended before ${step} (load ${os.loadavg()[0]!.toFixed(1)})`).toBe(0);
+}
+
 async function stop(node: ClusterNode): Promise<void> {
   const proc = node.proc!;
   const since = node.logs.length;
@@ -149,6 +159,7 @@ describe('a rolling upgrade from the previous release with live calls', () => {
     while (Math.min(...(await Promise.all(runs.map(async (r) => (await r.counts()).captured)))) < 3 * RATE) await sleep(100);
     expect(await notOwnedBy(ids, [node1, node2]), 'both calls start on the previous release').toEqual([]);
 
+    stillStreaming(runs, 'node3 joins');
     // 2. The first node of this release joins and migrates.
     await node3.restart();
     expect(node3.cli).toBe(CLI);
@@ -160,6 +171,7 @@ describe('a rolling upgrade from the previous release with live calls', () => {
     await cluster.haproxy.runtime(`set server scribed_live/${oldB.name} state maint`);
     const fromOldA = await ownedBy(ids, [oldA]);
     expect(fromOldA.length).toBeGreaterThan(0);
+    stillStreaming(runs, 'the old node stops');
     await stop(oldA);
     expect(await notOwnedBy(fromOldA, [node3]), `${oldA.name} (old) calls resumed on node3 (new)`).toEqual([]);
     await cluster.haproxy.runtime(`set server scribed_live/${oldB.name} state ready`);
@@ -170,6 +182,7 @@ describe('a rolling upgrade from the previous release with live calls', () => {
     // 4. New to old: both new nodes drain at once; oldB is the only node left.
     const onNew = await ownedBy(ids, [oldA, node3]);
     expect(onNew.length, 'a call is on a new node').toBeGreaterThan(0);
+    stillStreaming(runs, 'the new nodes drain');
     await Promise.all([stop(oldA), stop(node3)]);
     expect(await notOwnedBy(onNew, [oldB]), `the new nodes calls moved to ${oldB.name} (old)`).toEqual([]);
     await Promise.all([oldA.restart(), node3.restart()]);
@@ -178,6 +191,7 @@ describe('a rolling upgrade from the previous release with live calls', () => {
 
     // 5. Old to new again: oldB stops; every call resumes on a new node, and oldB comes back
     // on this release: the cluster is upgraded.
+    stillStreaming(runs, 'the last old node stops');
     await stop(oldB);
     expect(await notOwnedBy(ids, [oldA, node3]), 'every call resumed on a new node').toEqual([]);
     await oldB.restart(CLI);
