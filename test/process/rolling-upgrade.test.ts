@@ -152,9 +152,8 @@ async function ownedBy(ids: string[], nodes: ClusterNode[]): Promise<string[]> {
 describe('a rolling upgrade from the previous release with live calls', () => {
   it('calls move old to new and back: nothing lost, transcripts continuous', async () => {
     const [node1, node2, node3] = cluster.nodes as [ClusterNode, ClusterNode, ClusterNode];
-    const runs: StreamCliRun[] = [await stream()];
-    await sleep(300);
-    runs.push(await stream());
+    // Started together: one after another, a loaded host took 10-40 s to start the next.
+    const runs = await Promise.all([stream(), stream()]);
     const ids = await Promise.all(runs.map((r) => r.sessionId()));
     while (Math.min(...(await Promise.all(runs.map(async (r) => (await r.counts()).captured)))) < 3 * RATE) await sleep(100);
     expect(await notOwnedBy(ids, [node1, node2]), 'both calls start on the previous release').toEqual([]);
