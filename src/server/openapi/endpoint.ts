@@ -1,5 +1,5 @@
-// What one entry of the endpoint table (endpoints.ts) says about a route. document.ts turns the
-// table into OpenAPI 3.1; the common answers (UNAUTHORIZED with a credential, BAD_REQUEST and
+// TRANSITIONAL: what one entry of the hand-kept endpoint table (endpoints.ts) says about a
+// route not yet declared (route-schema.ts). bridge.ts turns the table into OpenAPI 3.1; the common answers (UNAUTHORIZED with a credential, BAD_REQUEST and
 // PAYLOAD_TOO_LARGE with a JSON body, URI_TOO_LONG with a path parameter, INTERNAL) are added
 // there, so an entry lists only what its handler itself refuses.
 import type { ErrorCode } from '../../core/errors.js';

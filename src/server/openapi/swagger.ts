@@ -149,16 +149,21 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
       const declared = schema as Declared | undefined;
       if (!declared?.['x-scribed-errors']) return { schema: { ...declared, hide: true }, url };
       // A GET's JSON body (route-schema.ts, bodyOnGet) is documented as its request body.
-      const { 'x-scribed-get-body': getBody, ...s } = declared;
+      const { 'x-scribed-get-body': getBody, security, ...s } = declared;
       if (getBody) s.body = getBody;
-      return { schema: documented(s, url, opts) as never, url };
+      // @fastify/swagger leaves a query parameter a credential scheme names (the sockets'
+      // ticket) out of the parameters when the route lists that scheme: the route's security
+      // is set back in transformObject, so its declared query is documented whole.
+      return { schema: { ...documented(s, url, opts), 'x-scribed-security': security } as never, url };
     },
     transformObject: (documentObject) => {
       const generated = (documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject;
       const bridge = bridgeDocument(opts);
       const paths: OpenApiDocument['paths'] = { ...bridge.paths };
       for (const [p, ops] of Object.entries(generated.paths ?? {})) {
-        for (const [method, op] of Object.entries(ops)) {
+        for (const [method, generatedOp] of Object.entries(ops)) {
+          const { 'x-scribed-security': security, ...rest } = generatedOp;
+          const op = { ...rest, security } as typeof generatedOp;
           if (op['x-scribed-validation-error'] === undefined) delete op['x-scribed-validation-error'];
           // A body the route takes as {} when none is sent (route-schema.ts, bodyOptional).
           const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } | undefined;
