@@ -164,7 +164,21 @@ export interface ServiceConfig {
   siprec: SiprecSettings | undefined;
 }
 
-export type ConfigInput = Partial<ServiceConfig>;
+/** `scribed serve`'s --siprec-* flags, each over its SCRIBED_SIPREC_* variable. */
+export interface SiprecFlags {
+  port?: number;
+  account?: string;
+  host?: string;
+  mediaAddress?: string;
+  rtpPorts?: string;
+  agentPattern?: string;
+  allowCidrs?: string[];
+  maxBodyBytes?: number;
+  inactivityTimeoutS?: number;
+  holdTimeoutS?: number;
+}
+
+export type ConfigInput = Partial<ServiceConfig> & { siprecFlags?: SiprecFlags };
 
 /** A string setting; an empty value (`NAME=` in a systemd EnvironmentFile) is unset, as the
  * numeric and boolean ones are. */
@@ -198,16 +212,23 @@ function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, str
   }
 }
 
-/** SIPREC settings from the environment (docs/siprec.md, "Settings"); off without a port. */
-function siprecFromEnv(host: string): SiprecSettings | undefined {
-  const port = envInt('SCRIBED_SIPREC_PORT');
+/** SIPREC settings from the flags over the environment (docs/siprec.md, "Settings"); off
+ * without a port. */
+function siprecFrom(host: string, f: SiprecFlags = {}): SiprecSettings | undefined {
+  const port = f.port ?? envInt('SCRIBED_SIPREC_PORT');
   if (port === undefined) return undefined;
-  const accountId = envStr('SCRIBED_SIPREC_ACCOUNT');
-  if (accountId === undefined) throw new Error('SCRIBED_SIPREC_PORT needs SCRIBED_SIPREC_ACCOUNT (the account recorded calls belong to)');
-  const bind = envStr('SCRIBED_SIPREC_HOST') ?? host;
-  const media = envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
-  if (media === undefined) throw new Error('SCRIBED_SIPREC_MEDIA_ADDRESS is needed when SIPREC binds to all addresses');
-  const range = parsePortRange(envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  const accountId = f.account ?? envStr('SCRIBED_SIPREC_ACCOUNT');
+  if (accountId === undefined)
+    throw new Error('--siprec-port needs --siprec-account (SCRIBED_SIPREC_ACCOUNT): the account recorded calls belong to');
+  const bind = f.host ?? envStr('SCRIBED_SIPREC_HOST') ?? host;
+  const media = f.mediaAddress ?? envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
+  if (media === undefined)
+    throw new Error('--siprec-media-address (SCRIBED_SIPREC_MEDIA_ADDRESS) is needed when SIPREC binds to all addresses');
+  const range = parsePortRange(f.rtpPorts ?? envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  const seconds = (flag: number | undefined, name: string) => {
+    const s = flag ?? envInt(name);
+    return s === undefined ? undefined : s * 1000;
+  };
   return {
     host: bind,
     port,
@@ -215,9 +236,11 @@ function siprecFromEnv(host: string): SiprecSettings | undefined {
     rtpPortMin: range.min,
     rtpPortMax: range.max,
     accountId,
-    agentPattern: envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
-    allowCidrs: splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
-    maxBodyBytes: envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    agentPattern: f.agentPattern ?? envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
+    allowCidrs: f.allowCidrs ?? splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
+    maxBodyBytes: f.maxBodyBytes ?? envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    inactivityTimeoutMs: seconds(f.inactivityTimeoutS, 'SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S'),
+    holdTimeoutMs: seconds(f.holdTimeoutS, 'SCRIBED_SIPREC_HOLD_TIMEOUT_S'),
   };
 }
 
@@ -286,7 +309,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
-    siprec: input.siprec ?? siprecFromEnv(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1'),
+    siprec: input.siprec ?? siprecFrom(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1', input.siprecFlags),
   };
   if (cfg.siprec) checkSiprecSettings(cfg.siprec);
   if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16)

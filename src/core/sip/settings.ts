@@ -17,7 +17,21 @@ export interface SiprecSettings {
   /** Sources allowed to send SIP, as CIDRs; empty: any. */
   allowCidrs: readonly string[];
   maxBodyBytes: number;
+  /** A recording session with no RTP on any stream and no SIP in its dialog for this long ends
+   * (its SBC is gone without a BYE); absent: DEFAULT_INACTIVITY_TIMEOUT_MS. */
+  inactivityTimeoutMs?: number;
+  /** The same while every stream is on hold (a=inactive, no RTP expected): only SIP counts;
+   * absent: DEFAULT_HOLD_TIMEOUT_MS. */
+  holdTimeoutMs?: number;
 }
+
+/** No RTP and no SIP for a minute: the SBC is gone. Recorders' media-inactivity timers are of
+ * this order (SBCs send RTP every 20 ms while a call is up, and a vanished one is the only
+ * reason for a minute of nothing). */
+export const DEFAULT_INACTIVITY_TIMEOUT_MS = 60_000;
+/** On hold no RTP comes, and SBCs refresh a dialog with re-INVITE/UPDATE (session timers,
+ * RFC 4028) at most every half hour by default: two hours without SIP is a vanished SBC. */
+export const DEFAULT_HOLD_TIMEOUT_MS = 2 * 3600_000;
 
 /** `20000-20999` as a range of RTP ports. */
 export function parsePortRange(value: string): { min: number; max: number } {
@@ -50,6 +64,12 @@ export function checkSiprecSettings(s: SiprecSettings): SiprecSettings {
     if (!ip || !isIpAddress(ip) || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
       throw new Error(`SIPREC allowed source is not a CIDR: ${cidr}`);
   }
+  for (const [name, ms] of [
+    ['inactivity', s.inactivityTimeoutMs],
+    ['hold', s.holdTimeoutMs],
+  ] as const)
+    if (ms !== undefined && !(Number.isInteger(ms) && ms >= 1000 && ms <= 24 * 3600_000))
+      throw new Error(`SIPREC ${name} timeout must be 1..86400 seconds`);
   if (!(s.maxBodyBytes >= 1024 && s.maxBodyBytes <= 1024 * 1024)) throw new Error('SIPREC body limit must be 1024..1048576 bytes');
   return s;
 }
