@@ -415,7 +415,10 @@ export class SiprecRecorder implements SipHandler {
     // The dialog is remembered a while so late retransmissions find it terminated (481).
     setTimeout(() => this.dialogs.delete(d.key), 32_000).unref();
     this.metrics.active.set(this.openDialogs);
-    if (wasOpen) d.log.info({ why }, 'SIPREC session ended');
+    if (wasOpen) {
+      d.log.info({ why }, 'SIPREC session ended');
+      if (why !== 'cancel' && why !== 'refused') this.metrics.ended.inc({ reason: why });
+    }
   }
 
   /** BYE from our side (no ACK came, the SBC went quiet, or this node stops): the SBC can record
