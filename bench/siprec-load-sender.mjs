@@ -84,24 +84,10 @@ let maxLateMs = 0;
 const started = performance.now();
 const PACKETS = Math.round((seconds * 1000) / 20);
 
-for (let c = 0; c < calls; c++) {
-  const callId = `bench-${process.pid}-${c}`;
-  const ok = await request(callId, 'INVITE', 1, '', offer);
-  if (ok.status !== 200) throw new Error(`INVITE ${callId}: ${ok.status}`);
-  const toTag = /\r\nTo: [^\r]*;tag=([^;\r]+)/i.exec(ok.text)[1];
-  request(callId, 'ACK', 1, toTag);
-  dialogs.push({ callId, toTag });
-  const ports = [...ok.text.matchAll(/m=audio (\d+)/g)].map((m) => Number(m[1]));
-  ports.forEach((port, i) => {
-    // Each stream starts at its own place in the speech, so no two streams carry the same audio.
-    const at = ((c * 2 + i) * 8000 * 3.7) % speech.length;
-    streams.push({ port, ssrc: (c << 1) | i, seq: c * 100, ts: c * 1000, at: Math.floor(at), t0: performance.now(), sent: 0 });
-  });
-  await new Promise((r) => setTimeout(r, Math.max(0, started + (c + 1) * STAGGER_MS - performance.now())));
-}
-
 const header = Buffer.alloc(12);
-await new Promise((resolve) => {
+// The pacing clock runs from the first call on: streams join it as their calls are answered.
+let settingUp = true;
+const paced = new Promise((resolve) => {
   const tick = () => {
     const now = performance.now();
     let pending = 0;
@@ -125,11 +111,30 @@ await new Promise((resolve) => {
       }
       if (s.sent < PACKETS) pending++;
     }
-    if (pending === 0) return resolve();
+    if (pending === 0 && !settingUp) return resolve();
     setTimeout(tick, 20 - ((performance.now() - started) % 20));
   };
   tick();
 });
+
+for (let c = 0; c < calls; c++) {
+  const callId = `bench-${process.pid}-${c}`;
+  const ok = await request(callId, 'INVITE', 1, '', offer);
+  if (ok.status !== 200) throw new Error(`INVITE ${callId}: ${ok.status}`);
+  const toTag = /\r\nTo: [^\r]*;tag=([^;\r]+)/i.exec(ok.text)[1];
+  request(callId, 'ACK', 1, toTag);
+  dialogs.push({ callId, toTag });
+  const ports = [...ok.text.matchAll(/m=audio (\d+)/g)].map((m) => Number(m[1]));
+  ports.forEach((port, i) => {
+    // Each stream starts at its own place in the speech, so no two streams carry the same audio.
+    const at = ((c * 2 + i) * 8000 * 3.7) % speech.length;
+    streams.push({ port, ssrc: (c << 1) | i, seq: c * 100, ts: c * 1000, at: Math.floor(at), t0: performance.now(), sent: 0 });
+  });
+  await new Promise((r) => setTimeout(r, Math.max(0, started + (c + 1) * STAGGER_MS - performance.now())));
+}
+
+settingUp = false;
+await paced;
 
 const cpu = process.cpuUsage();
 console.log(`rtp-done ${JSON.stringify({ packetsSent, streams: streams.length, maxLateMs, cpuSeconds: (cpu.user + cpu.system) / 1e6 })}`);
