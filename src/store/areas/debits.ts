@@ -6,6 +6,11 @@
 // same accounts cannot deadlock), and the debits are applied in the order asked, each answered
 // on its own: the same balance arithmetic, ledger rows and characters_charged as
 // debitCharacters, so a batch has the effect of those debits one after another.
+//
+// A debit may carry an id, kept on its ledger row (unique): a transaction whose connection
+// died during COMMIT has an unknown outcome, its debits fail and are asked again, and one
+// whose id is already recorded committed then: it is answered with the balance as it is and
+// charged nothing (the account's row lock orders this read after that commit).
 import { ScribedError } from '../../core/errors.js';
 import type { DebitOutcome, SessionDebit } from '../store.js';
 import { int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
@@ -20,6 +25,10 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
   return db.tx(async (tx) => {
     const balances = await lockAccounts(tx, [...new Set(live.map(({ d }) => d.accountId))].sort());
     const charged = await sessionsCharged(tx, [...new Set(live.map(({ d }) => d.sessionId))]);
+    const done = await recordedDebits(
+      tx,
+      live.flatMap(({ d }) => (d.id === undefined ? [] : [d.id])),
+    );
     const ledger: SqlValue[][] = [];
     const touchedAccounts = new Set<string>();
     const touchedSessions = new Set<string>();
@@ -30,6 +39,9 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
       if (balance === undefined) {
         out[i] = { kind: 'refused', error: new ScribedError('NOT_FOUND', `account ${d.accountId} does not exist`) };
       } else if (d.amount === 0n) {
+        out[i] = { kind: 'debited', balance };
+      } else if (d.id !== undefined && done.has(d.id)) {
+        // Carried out by an earlier transaction whose answer was lost (or earlier in this batch).
         out[i] = { kind: 'debited', balance };
       } else if (!session || session.accountId !== d.accountId) {
         out[i] = {
@@ -44,7 +56,8 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
         session.charged = int64(session.charged + d.amount, 'charactersCharged');
         touchedAccounts.add(d.accountId);
         touchedSessions.add(d.sessionId);
-        ledger.push([d.accountId, -d.amount, next, d.reason, d.ref, d.sessionId, at]);
+        ledger.push([d.accountId, -d.amount, next, d.reason, d.ref, d.sessionId, at, d.id ?? null]);
+        if (d.id !== undefined) done.add(d.id);
         out[i] = { kind: 'debited', balance: next };
       }
     }
@@ -52,8 +65,8 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
     for (let k = 0; k < ledger.length; k += ROWS_PER_STATEMENT) {
       const rows = ledger.slice(k, k + ROWS_PER_STATEMENT);
       await tx.run(
-        `INSERT INTO characters_ledger (account_id, delta, balance_after, reason, ref, session_id, created_at)
-         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO characters_ledger (account_id, delta, balance_after, reason, ref, session_id, created_at, debit_id)
+         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         rows.flat(),
       );
     }
@@ -83,6 +96,21 @@ async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<Map<string,
     if (row) balances.set(id, row.characters);
   }
   return balances;
+}
+
+/** Which of these debit ids are on a ledger row already. */
+async function recordedDebits(tx: Tx, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  const unique = [...new Set(ids)];
+  for (let k = 0; k < unique.length; k += ROWS_PER_STATEMENT) {
+    const part = unique.slice(k, k + ROWS_PER_STATEMENT);
+    const rows = await tx.all<{ debit_id: string }>(
+      `SELECT debit_id FROM characters_ledger WHERE debit_id IN (${part.map(() => '?').join(', ')})`,
+      part,
+    );
+    for (const r of rows) found.add(r.debit_id);
+  }
+  return found;
 }
 
 async function sessionsCharged(tx: Tx, ids: readonly string[]): Promise<Map<string, { accountId: string; charged: bigint }>> {

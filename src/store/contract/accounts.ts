@@ -98,6 +98,11 @@ export interface SessionDebit {
   amount: bigint;
   reason: string;
   ref: string | null;
+  /** Names the debit once for good (sessionDebitId: the session and the charge it brings the
+   * session to): a debit whose id is already on a ledger row was carried out before (its
+   * transaction committed though its answer was lost) and is answered `debited` with the
+   * balance now, charging nothing. */
+  id?: string;
 }
 
 /** A debit's answer: the balance after it, `short` (nothing written: the balance could not
