@@ -14,13 +14,23 @@
 // acknowledged, and the client sends them again. A transaction that failed may still have
 // committed (its connection died during COMMIT, the primary failing over): each debit carries
 // an id naming the session and the charge it brings it to (sessionDebitId), the frame sent
-// again asks the same debit with the same id, and the store charges an id once.
+// again asks the same debit with the same id, and the store charges an id once (and a session
+// only up to the charge a debit names: a frame sent again cut differently is not charged for
+// what the lost commit already charged).
 import type { Logger } from 'pino';
 import type { DebitOutcome, SessionDebit, Store } from '../store/store.js';
 
 /** What frame intake asks of a debit batcher: debitCharacters with a session, batched. */
 export interface SessionDebits {
-  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string, id?: string): Promise<bigint | null>;
+  /** `chargedTo`: the session's charge once this debit is carried out (see SessionDebit). */
+  debit(
+    accountId: string,
+    amount: bigint,
+    reason: string,
+    ref: string | null,
+    sessionId: string,
+    chargedTo?: bigint,
+  ): Promise<bigint | null>;
 }
 
 /** A session's debit, named by the characters charged to the session once it is carried out:
@@ -56,9 +66,17 @@ export class DebitBatcher implements SessionDebits {
 
   constructor(private readonly opts: DebitBatcherOptions) {}
 
-  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string, id?: string): Promise<bigint | null> {
+  debit(
+    accountId: string,
+    amount: bigint,
+    reason: string,
+    ref: string | null,
+    sessionId: string,
+    chargedTo?: bigint,
+  ): Promise<bigint | null> {
+    const named = chargedTo === undefined ? {} : { id: sessionDebitId(sessionId, chargedTo), chargedTo };
     return new Promise((resolve, reject) => {
-      this.pending.push({ debit: { accountId, sessionId, amount, reason, ref, ...(id === undefined ? {} : { id }) }, resolve, reject });
+      this.pending.push({ debit: { accountId, sessionId, amount, reason, ref, ...named }, resolve, reject });
       this.schedule();
     });
   }

@@ -13,7 +13,6 @@ import { CLOSE_CODES, serverEvent } from '../core/protocol.js';
 import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
 import type { RecognitionFeed } from './recognition-feed.js';
-import { sessionDebitId } from './debit-batcher.js';
 import { Recognition } from './recognition.js';
 import type { SessionEvents } from './session-events.js';
 import type { SessionContext } from './session-context.js';
@@ -75,7 +74,7 @@ export class FrameIntake {
       // On a node with a debit batcher, the debit rides the node's next group debit (debit-batcher.ts).
       const debits = ctx.deps.debits;
       const balance = await (debits
-        ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id, sessionDebitId(ctx.id, ctx.charged + need))
+        ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id, ctx.charged + need)
         : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
       if (balance === null) {
         ctx.accepting = false;

@@ -7,7 +7,7 @@
 // store's connection instead of passing it back.
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
-import { DebitBatcher, sessionDebitId } from '../../src/session/debit-batcher.js';
+import { DebitBatcher } from '../../src/session/debit-batcher.js';
 import { openStore } from '../../src/store/index.js';
 import type { SqlStore } from '../../src/store/sql-store.js';
 import { freshDatabase } from '../helpers/postgres-cluster.js';
@@ -89,7 +89,7 @@ describe('a group debit whose COMMIT outcome was lost (PostgreSQL)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('is charged once when the frame asks it again', async () => {
+  it('is charged once when the frame asks it again, cut the same or differently', async () => {
     await addAccount(direct, 'acc_cut', 10_000n);
     const created = await direct.createSession({
       accountId: 'acc_cut',
@@ -109,32 +109,43 @@ describe('a group debit whose COMMIT outcome was lost (PostgreSQL)', () => {
     expect(created.kind).toBe('created');
 
     const batcher = new DebitBatcher({ store: proxied, windowMs: 0 });
+    const balance = async () => (await direct.getAccount('acc_cut'))!.characters;
+    const sessionCharged = async () =>
+      (await direct.db.one<{ characters_charged: bigint }>('SELECT characters_charged FROM rt_sessions WHERE id = ?', ['rts_cut']))!
+        .characters_charged;
     // As frame intake asks it: the session's charge so far is 0, this debit brings it to 800.
-    const ask = () => batcher.debit('acc_cut', 800n, 'realtime_audio', 'rts_cut', 'rts_cut', sessionDebitId('rts_cut', 800n));
+    const ask = (amount: bigint, chargedTo: bigint) => batcher.debit('acc_cut', amount, 'realtime_audio', 'rts_cut', 'rts_cut', chargedTo);
 
     cutter.armed = true;
-    await expect(ask()).rejects.toThrow();
+    await expect(ask(800n, 800n)).rejects.toThrow();
     expect(cutter.cuts).toBe(1);
     // The COMMIT landed: the debit is in, though the batcher was told it failed.
-    expect((await direct.getAccount('acc_cut'))!.characters).toBe(9_200n);
+    expect(await balance()).toBe(9_200n);
 
     // The frame was refused, the client sends it again: the same debit, answered with the
     // balance as it is, not charged a second time.
-    await expect(ask()).resolves.toBe(9_200n);
-    expect((await direct.getAccount('acc_cut'))!.characters).toBe(9_200n);
+    await expect(ask(800n, 800n)).resolves.toBe(9_200n);
+    expect(await balance()).toBe(9_200n);
+    expect(await sessionCharged()).toBe(800n);
+
+    // The next second's debit is lost the same way; the frame comes again cut differently
+    // (it now reaches into the second after): the node, still at 800, asks 1,600 to reach
+    // 2,400. The lost commit already brought the session to 1,600: 800 more is charged.
+    cutter.armed = true;
+    await expect(ask(800n, 1_600n)).rejects.toThrow();
+    expect(cutter.cuts).toBe(2);
+    expect(await balance()).toBe(8_400n);
+    await expect(ask(1_600n, 2_400n)).resolves.toBe(7_600n);
+    expect(await sessionCharged()).toBe(2_400n);
+
     const rows = await direct.db.all<{ delta: bigint; debit_id: string }>(
-      "SELECT delta, debit_id FROM characters_ledger WHERE account_id = ? AND reason = 'realtime_audio'",
+      "SELECT delta, debit_id FROM characters_ledger WHERE account_id = ? AND reason = 'realtime_audio' ORDER BY id",
       ['acc_cut'],
     );
-    expect(rows).toEqual([{ delta: -800n, debit_id: 'rts_cut:800' }]);
-    const charged = await direct.db.one<{ characters_charged: bigint }>('SELECT characters_charged FROM rt_sessions WHERE id = ?', [
-      'rts_cut',
+    expect(rows).toEqual([
+      { delta: -800n, debit_id: 'rts_cut:800' },
+      { delta: -800n, debit_id: 'rts_cut:1600' },
+      { delta: -800n, debit_id: 'rts_cut:2400' },
     ]);
-    expect(charged!.characters_charged).toBe(800n);
-
-    // The next second's debit is a new one and is charged.
-    await expect(batcher.debit('acc_cut', 800n, 'realtime_audio', 'rts_cut', 'rts_cut', sessionDebitId('rts_cut', 1600n))).resolves.toBe(
-      8_400n,
-    );
   });
 });

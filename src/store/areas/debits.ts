@@ -7,10 +7,13 @@
 // on its own: the same balance arithmetic, ledger rows and characters_charged as
 // debitCharacters, so a batch has the effect of those debits one after another.
 //
-// A debit may carry an id, kept on its ledger row (unique): a transaction whose connection
-// died during COMMIT has an unknown outcome, its debits fail and are asked again, and one
-// whose id is already recorded committed then: it is answered with the balance as it is and
-// charged nothing (the account's row lock orders this read after that commit).
+// A debit may carry an id, kept on its ledger row (unique), and the charge it brings its
+// session to: a transaction whose connection died during COMMIT has an unknown outcome, its
+// debits fail and are asked again; one whose id is already recorded committed then, and is
+// answered with the balance as it is, charging nothing; one asked again for a frame cut
+// differently has another id but finds the session's stored charge past where it reckoned,
+// and is charged only what the charge lacks of its target. (The account's row lock orders
+// these reads after that commit.)
 import { ScribedError } from '../../core/errors.js';
 import type { DebitOutcome, SessionDebit } from '../store.js';
 import { int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
@@ -48,15 +51,19 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
           kind: 'refused',
           error: new ScribedError('NOT_FOUND', `session ${d.sessionId} does not exist for account ${d.accountId}`),
         };
-      } else if (balance < d.amount) {
+      } else if (d.chargedTo !== undefined && session.charged >= d.chargedTo) {
+        // A debit of the session landed unseen and already covers this one.
+        out[i] = { kind: 'debited', balance };
+      } else if (balance < owed(d, session.charged)) {
         out[i] = { kind: 'short' };
       } else {
-        const next = balance - d.amount;
+        const amount = owed(d, session.charged);
+        const next = balance - amount;
         balances.set(d.accountId, next);
-        session.charged = int64(session.charged + d.amount, 'charactersCharged');
+        session.charged = int64(session.charged + amount, 'charactersCharged');
         touchedAccounts.add(d.accountId);
         touchedSessions.add(d.sessionId);
-        ledger.push([d.accountId, -d.amount, next, d.reason, d.ref, d.sessionId, at, d.id ?? null]);
+        ledger.push([d.accountId, -amount, next, d.reason, d.ref, d.sessionId, at, d.id ?? null]);
         if (d.id !== undefined) done.add(d.id);
         out[i] = { kind: 'debited', balance: next };
       }
@@ -75,6 +82,14 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
     }
     return out as DebitOutcome[];
   });
+}
+
+/** What a debit charges: its amount, or less when the session's stored charge is already past
+ * where the asking node reckoned it (`chargedTo - amount`): only what it lacks of `chargedTo`. */
+function owed(d: SessionDebit, stored: bigint): bigint {
+  if (d.chargedTo === undefined) return d.amount;
+  const lack = d.chargedTo - stored;
+  return lack < d.amount ? lack : d.amount;
 }
 
 /** A debit no transaction could carry out (not a count of Characters): answered without one. */
