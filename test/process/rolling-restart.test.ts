@@ -27,10 +27,11 @@ import { startStreamCli, streamCliResult, type StreamCliRun } from '../helpers/s
 const execFileAsync = promisify(execFile);
 const RATE = 8000;
 const CALLS = 4;
-// About 75 s of speech: long enough to outlast three drains (each about 9 s: the notice, the
-// boundary wait, the move) and three restarts.
+// About 100 s of speech: long enough to outlast three drains (each 10-17 s here: the notice,
+// the boundary wait, the move) and three restarts (15-23 s each at load 10; calls of 75 s
+// ended during the last drain there, and their closes stayed on the draining node).
 const clip = Buffer.concat(loadClips().map((c) => c.mulaw8k));
-const audio = Buffer.concat([clip, clip, clip]);
+const audio = Buffer.concat([clip, clip, clip, clip]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // Read by each node at its (re)start: the tests' HAProxy takes a node out within one 200 ms
