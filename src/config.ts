@@ -208,6 +208,11 @@ function siprecFromEnv(host: string): SiprecSettings | undefined {
   const media = envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
   if (media === undefined) throw new Error('SCRIBED_SIPREC_MEDIA_ADDRESS is needed when SIPREC binds to all addresses');
   const range = parsePortRange(envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  const tlsPort = envInt('SCRIBED_SIPREC_TLS_PORT');
+  const certFile = envStr('SCRIBED_SIPREC_TLS_CERT');
+  const keyFile = envStr('SCRIBED_SIPREC_TLS_KEY');
+  if (tlsPort !== undefined && (certFile === undefined || keyFile === undefined))
+    throw new Error('SCRIBED_SIPREC_TLS_PORT needs SCRIBED_SIPREC_TLS_CERT and SCRIBED_SIPREC_TLS_KEY (PEM files)');
   return {
     host: bind,
     port,
@@ -218,6 +223,8 @@ function siprecFromEnv(host: string): SiprecSettings | undefined {
     agentPattern: envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
     allowCidrs: splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
     maxBodyBytes: envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    tls: tlsPort !== undefined ? { port: tlsPort, certFile: certFile!, keyFile: keyFile! } : undefined,
+    allowSdesWithoutTls: envBool('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS') ?? false,
   };
 }
 

@@ -17,6 +17,17 @@ export interface SiprecSettings {
   /** Sources allowed to send SIP, as CIDRs; empty: any. */
   allowCidrs: readonly string[];
   maxBodyBytes: number;
+  /** SIP over TLS on its own port (src/server/siprec/tls.ts): PEM certificate chain and key files. */
+  tls?: SiprecTlsSettings;
+  /** Take SDES keys (`a=crypto`) over UDP or TCP signalling too; by default only over TLS. */
+  allowSdesWithoutTls?: boolean;
+}
+
+export interface SiprecTlsSettings {
+  /** 0: any free one (tests). */
+  port: number;
+  certFile: string;
+  keyFile: string;
 }
 
 /** `20000-20999` as a range of RTP ports. */
@@ -50,6 +61,8 @@ export function checkSiprecSettings(s: SiprecSettings): SiprecSettings {
     if (!ip || !isIpAddress(ip) || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
       throw new Error(`SIPREC allowed source is not a CIDR: ${cidr}`);
   }
+  if (s.tls && !(Number.isInteger(s.tls.port) && s.tls.port >= 0 && s.tls.port <= 65535))
+    throw new Error(`SIPREC TLS port out of range: ${s.tls.port}`);
   if (!(s.maxBodyBytes >= 1024 && s.maxBodyBytes <= 1024 * 1024)) throw new Error('SIPREC body limit must be 1024..1048576 bytes');
   return s;
 }

@@ -49,6 +49,8 @@ import { PortPool, RtpStreamSocket } from './media.js';
 import { SiprecCalls, SiprecLeg } from './legs.js';
 import type { SiprecMetrics, SessionOutcome } from './metrics.js';
 import { SipTransport, SourceAllowList, type Peer, type SipHandler } from './transport.js';
+import { SdesStreams } from './srtp.js';
+import { contactUri } from './tls.js';
 
 interface RecordedStream {
   key: string;
@@ -88,7 +90,8 @@ interface Dialog {
 const tag = () => randomBytes(6).toString('hex');
 
 export class SiprecRecorder implements SipHandler {
-  private readonly transport: SipTransport;
+  /** The SIP sockets (also for their ports, and a SIGHUP's TLS certificate reload). */
+  readonly transport: SipTransport;
   private readonly dialogs = new Map<string, Dialog>();
   private readonly byInvite = new Map<string, Dialog>();
   private readonly responses = new ResponseCache();
@@ -97,6 +100,7 @@ export class SiprecRecorder implements SipHandler {
   private readonly rule: AgentRule | null;
   private readonly allow: SourceAllowList | null;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly sdes: SdesStreams;
 
   constructor(
     private readonly ctx: AppContext,
@@ -111,6 +115,7 @@ export class SiprecRecorder implements SipHandler {
     this.allow = settings.allowCidrs.length > 0 ? new SourceAllowList(settings.allowCidrs) : null;
     this.sweeper = setInterval(() => this.responses.sweep(Date.now()), 10_000);
     this.sweeper.unref();
+    this.sdes = new SdesStreams(settings.allowSdesWithoutTls ?? false);
   }
 
   get port(): number | null {
@@ -118,7 +123,7 @@ export class SiprecRecorder implements SipHandler {
   }
 
   listen(): Promise<void> {
-    return this.transport.listen(this.settings.host, this.settings.port);
+    return this.transport.listen(this.settings.host, this.settings.port, this.settings.tls);
   }
 
   /** The number of recording sessions open now. */
@@ -204,15 +209,16 @@ export class SiprecRecorder implements SipHandler {
   }
 
   /** Reads an offer: the SDP, the metadata (XML part, else Cisco's headers), the streams bound. */
-  private readOffer(req: SipRequest, known: ReadonlyMap<string, string>, taken: Set<string>, previous: RecordingMetadata | null) {
+  private readOffer(req: SipRequest, known: ReadonlyMap<string, string>, taken: Set<string>, d: Dialog) {
     const body = siprecBody(req.body, header(req, 'content-type'));
     if (body.sdp === null) return null;
     const offer = parseOffer(body.sdp);
-    checkCodecs(offer.streams);
+    this.sdes.offer(d.key, body.sdp, offer.streams, d.peer.transport);
+    checkCodecs(offer.streams, true);
     const metadata =
       body.metadata !== null
         ? parseMetadata(body.metadata)
-        : (readCiscoParticipants(headers(req, 'x-cisco-recording-participant'), header(req, 'call-id')!) ?? previous);
+        : (readCiscoParticipants(headers(req, 'x-cisco-recording-participant'), header(req, 'call-id')!) ?? d.metadata);
     const bound = bindStreams(offer.streams, metadata, this.rule, known, taken);
     return { offer, metadata, bound };
   }
@@ -248,7 +254,7 @@ export class SiprecRecorder implements SipHandler {
     this.byInvite.set(txKey, d);
     let settle: (() => void) | null = null;
     try {
-      let read = this.readOffer(req, new Map(), new Set(), null);
+      let read = this.readOffer(req, new Map(), new Set(), d);
       if (!read) throw new SipRefusal(488, 'an SDP offer is required in the INVITE');
       if (read.bound.length === 0) throw new SipRefusal(488, 'no stream to record in the offer');
       if (this.ctx.draining?.()) throw new Busy('this node is draining');
@@ -337,6 +343,7 @@ export class SiprecRecorder implements SipHandler {
         );
         const format = { codec: b.stream.codec!.name, payloadType: b.stream.codec!.payloadType, telephoneEvent: b.stream.telephoneEvent };
         const rtp = new RtpStreamSocket(port, format, this.metrics, (pcm) => leg.audio(pcm));
+        this.sdes.attach(d.key, b.stream, rtp);
         d.streams.set(b.key, { key: b.key, port, speaker: b.speaker, leg, rtp, stream: b.stream });
         taken.splice(taken.indexOf(port), 1);
         this.metrics.legs.inc();
@@ -348,16 +355,12 @@ export class SiprecRecorder implements SipHandler {
   }
 
   private answer(d: Dialog, req: SipRequest, peer: Peer): void {
-    const sdp = writeAnswer({
-      address: this.settings.mediaAddress,
-      sessionId: d.sdpSessionId,
-      version: d.sdpVersion++,
-      streams: d.answered,
-    });
+    const plain = { address: this.settings.mediaAddress, sessionId: d.sdpSessionId, version: d.sdpVersion++, streams: d.answered };
+    const sdp = this.sdes.answer(d.key, writeAnswer(plain), d.answered);
     const bytes = this.respond(req, peer, 200, {
       toTag: d.localTag,
       headers: [
-        ['contact', `<sip:scribed@${hostPart(this.settings.mediaAddress)}:${this.port};transport=${peer.transport}>`],
+        ['contact', contactUri(hostPart(this.settings.mediaAddress), this.transport.portOf(peer.transport), peer.transport, req.uri)],
         ...capabilityHeaders(),
         ['content-type', 'application/sdp'],
       ],
@@ -390,7 +393,7 @@ export class SiprecRecorder implements SipHandler {
       const known = new Map([...d.streams.values()].map((s) => [s.key, s.speaker]));
       const call = d.callId ? await this.ctx.store.getCall(d.callId, this.settings.accountId) : null;
       const taken = new Set(call?.legs.map((l) => l.speaker) ?? []);
-      const read = this.readOffer(req, known, taken, d.metadata);
+      const read = this.readOffer(req, known, taken, d);
       if (read) {
         d.metadata = read.metadata;
         const fresh = read.bound.filter((b) => !d.streams.has(b.key));
@@ -408,6 +411,7 @@ export class SiprecRecorder implements SipHandler {
               payloadType: b.stream.codec!.payloadType,
               telephoneEvent: b.stream.telephoneEvent,
             });
+            this.sdes.attach(d.key, b.stream, s.rtp);
           }
         }
         if (fresh.length > 0) {
@@ -455,6 +459,7 @@ export class SiprecRecorder implements SipHandler {
     const wasOpen = this.dialogs.has(d.key) && d.state !== 'terminated';
     d.state = 'terminated';
     await Promise.all([...d.streams.values()].map((s) => this.endStream(d, s)));
+    this.sdes.forget(d.key);
     // The dialog is remembered a while so late retransmissions find it terminated (481).
     setTimeout(() => this.dialogs.delete(d.key), 32_000).unref();
     this.metrics.active.set(this.openDialogs);
@@ -465,9 +470,10 @@ export class SiprecRecorder implements SipHandler {
   private async bye(d: Dialog): Promise<void> {
     if (d.state === 'terminated') return;
     const p = d.peer;
+    const via = `${hostPart(this.settings.mediaAddress)}:${this.transport.portOf(p.transport)}`;
     const bytes = writeRequest('BYE', d.remoteContact, {
       headers: [
-        ['via', `SIP/2.0/${p.transport.toUpperCase()} ${hostPart(this.settings.mediaAddress)}:${this.port};branch=z9hG4bK${tag()}`],
+        ['via', `SIP/2.0/${p.transport.toUpperCase()} ${via};branch=z9hG4bK${tag()}`],
         ['max-forwards', '70'],
         ['from', d.localTo],
         ['to', d.remoteFrom],
