@@ -5,10 +5,12 @@
 // use and a future sender could).
 //
 // Written on node:crypto (aes-128-ctr and HMAC-SHA1 are all the two suites need) rather than a
-// library: the one maintained TypeScript SRTP implementation on npm, werift-rtp, is part of a
-// WebRTC stack and is not installed in this project; the whole receive path is ~200 lines here,
-// checked against RFC 3711's test vectors and against ffmpeg's libsrtp-compatible sender
-// (test/core/srtp.test.ts). Pure: no I/O, nothing here throws on packets from the network.
+// library. The one maintained TypeScript SRTP implementation on npm, werift-rtp (part of the
+// werift WebRTC project), can be keyed with SDES keys without WebRTC, but the source read (0.7)
+// has no AES_CM_128_HMAC_SHA1_32 profile, which SBCs offer, moves its roll-over counter before
+// the tag is checked, and brings eight dependencies (aes-js, lodash, ...). The receive path here
+// is ~200 lines, checked against RFC 3711's key derivation vectors and against ffmpeg's SRTP
+// sender (test/core/srtp.test.ts). Pure: no I/O, nothing here throws on packets from the network.
 import { createCipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SRTP_SUITES = ['AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32'] as const;
