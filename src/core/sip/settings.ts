@@ -151,6 +151,6 @@ export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: str
     inactivityTimeoutMs: ms(f.inactivityTimeoutS, 'SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S'),
     holdTimeoutMs: ms(f.holdTimeoutS, 'SCRIBED_SIPREC_HOLD_TIMEOUT_S'),
     tls: tlsPort !== undefined ? { port: tlsPort, certFile: certFile!, keyFile: keyFile! } : undefined,
-    allowSdesWithoutTls: sdes !== undefined && /^(1|true|yes|on)$/i.test(sdes),
+    allowSdesWithoutTls: sdes !== undefined ? /^(1|true|yes|on)$/i.test(sdes) : undefined,
   };
 }
