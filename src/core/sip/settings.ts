@@ -1,5 +1,5 @@
 // The SIPREC recording server's settings (docs/siprec.md, "Settings"): `scribed serve`'s
-// --siprec-* flags over the SCRIBED_SIPREC_* variables, which src/config.ts reads and hands in
+// --siprec-* flags over their environment variables (SCRIBED_SIPREC_PORT and the rest), which src/config.ts reads and hands in
 // (the one place that reads the environment); validated here. Pure.
 import { splitCidrList } from '../outbound-policy.js';
 import { DEFAULT_MAX_BODY_BYTES } from './message.js';
@@ -90,7 +90,7 @@ export function checkSiprecSettings(s: SiprecSettings): SiprecSettings {
   return s;
 }
 
-/** `scribed serve`'s --siprec-* flags, each over its SCRIBED_SIPREC_* variable. */
+/** `scribed serve`'s --siprec-* flags, each over its environment variable. */
 export interface SiprecFlags {
   port?: number;
   account?: string;
