@@ -54,7 +54,7 @@ describe('SIPREC settings', () => {
     vi.stubEnv('SCRIBED_SIPREC_PORT', '5060');
     vi.stubEnv('SCRIBED_SIPREC_ACCOUNT', ACCOUNT);
     vi.stubEnv('SCRIBED_SIPREC_TLS_PORT', '5061');
-    expect(() => loadConfig({ host: '127.0.0.1' })).toThrow(/SCRIBED_SIPREC_TLS_CERT and SCRIBED_SIPREC_TLS_KEY/);
+    expect(() => loadConfig({ host: '127.0.0.1' })).toThrow(/needs --siprec-tls-cert and --siprec-tls-key/);
     vi.stubEnv('SCRIBED_SIPREC_TLS_CERT', '/etc/scribed/sip.crt');
     vi.stubEnv('SCRIBED_SIPREC_TLS_KEY', '/etc/scribed/sip.key');
     vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'true');
@@ -64,6 +64,17 @@ describe('SIPREC settings', () => {
     });
     vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'sometimes');
     expect(() => loadConfig({ host: '127.0.0.1' })).toThrow(/must be true or false/);
+  });
+
+  it('SIP over TLS and SDES come from the flags too, over the environment', () => {
+    vi.stubEnv('SCRIBED_SIPREC_TLS_CERT', '/etc/scribed/old.crt');
+    vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'true');
+    const flags = { port: 5060, account: ACCOUNT, tlsPort: 5061, tlsCert: '/etc/scribed/sip.crt', tlsKey: '/etc/scribed/sip.key' };
+    expect(loadConfig({ host: '127.0.0.1', siprecFlags: { ...flags, allowSdesWithoutTls: false } }).siprec).toMatchObject({
+      tls: { port: 5061, certFile: '/etc/scribed/sip.crt', keyFile: '/etc/scribed/sip.key' },
+      allowSdesWithoutTls: false,
+    });
+    expect(() => loadConfig({ host: '127.0.0.1', siprecFlags: { ...flags, tlsKey: undefined } })).toThrow(/--siprec-tls-key/);
   });
 
   it('refuse a port without an account, and a timeout out of range', () => {

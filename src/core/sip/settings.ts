@@ -102,6 +102,10 @@ export interface SiprecFlags {
   maxBodyBytes?: number;
   inactivityTimeoutS?: number;
   holdTimeoutS?: number;
+  tlsPort?: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  allowSdesWithoutTls?: boolean;
 }
 
 /** The settings from the flags over the environment (`env` reads a variable, empty as unset);
@@ -125,15 +129,15 @@ export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: str
   if (media === undefined)
     throw new Error('--siprec-media-address (SCRIBED_SIPREC_MEDIA_ADDRESS) is needed when SIPREC binds to all addresses');
   const range = parsePortRange(f.rtpPorts ?? env('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
-  // SIP over TLS and SDES: environment only (no flags yet).
-  const tlsPort = int(undefined, 'SCRIBED_SIPREC_TLS_PORT');
-  const certFile = env('SCRIBED_SIPREC_TLS_CERT');
-  const keyFile = env('SCRIBED_SIPREC_TLS_KEY');
+  const tlsPort = int(f.tlsPort, 'SCRIBED_SIPREC_TLS_PORT');
+  const certFile = f.tlsCert ?? env('SCRIBED_SIPREC_TLS_CERT');
+  const keyFile = f.tlsKey ?? env('SCRIBED_SIPREC_TLS_KEY');
   if (tlsPort !== undefined && (certFile === undefined || keyFile === undefined))
-    throw new Error('SCRIBED_SIPREC_TLS_PORT needs SCRIBED_SIPREC_TLS_CERT and SCRIBED_SIPREC_TLS_KEY (PEM files)');
+    throw new Error('--siprec-tls-port (SCRIBED_SIPREC_TLS_PORT) needs --siprec-tls-cert and --siprec-tls-key (PEM files)');
   const sdes = env('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS');
   if (sdes !== undefined && !/^(1|true|yes|on|0|false|no|off)$/i.test(sdes))
     throw new Error(`SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS must be true or false, got ${JSON.stringify(sdes)}`);
+  const allowSdesWithoutTls = f.allowSdesWithoutTls ?? (sdes !== undefined ? /^(1|true|yes|on)$/i.test(sdes) : undefined);
   const ms = (flag: number | undefined, name: string) => {
     const seconds = int(flag, name);
     return seconds === undefined ? undefined : seconds * 1000;
@@ -151,6 +155,6 @@ export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: str
     inactivityTimeoutMs: ms(f.inactivityTimeoutS, 'SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S'),
     holdTimeoutMs: ms(f.holdTimeoutS, 'SCRIBED_SIPREC_HOLD_TIMEOUT_S'),
     tls: tlsPort !== undefined ? { port: tlsPort, certFile: certFile!, keyFile: keyFile! } : undefined,
-    allowSdesWithoutTls: sdes !== undefined ? /^(1|true|yes|on)$/i.test(sdes) : undefined,
+    allowSdesWithoutTls,
   };
 }
