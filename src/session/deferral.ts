@@ -71,7 +71,7 @@ export class Deferral {
   closeWhenCaughtUp(): void {
     if (this.closeWaits) throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
     this.closeWaits = true;
-    this.ctx.accepting = false;
+    this.ctx.stopAccepting();
     this.feed.push({ kind: 'close' });
     this.ctx.log.info({ backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
   }
@@ -149,7 +149,7 @@ export class Deferral {
     if (!this.deferred || this.aside || !budget || budget.fits(seconds)) return;
     if (!this.held) {
       this.held = true;
-      this.ctx.accepting = false;
+      this.ctx.stopAccepting();
       this.ctx.log.warn({ backlogSeconds: Number(budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
       this.events.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
     }
@@ -167,8 +167,8 @@ export class Deferral {
     if (!force && budget.seconds > budget.boundSeconds * BACKLOG_RESUME_SHARE) return;
     this.held = false;
     if (this.closeWaits || ctx.state !== 'RECORDING' || !ctx.socket) return;
-    ctx.accepting = await ctx.canAccept();
-    this.events.emit(serverEvent.accepting(ctx.accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
+    const accepting = await ctx.reopen(false);
+    this.events.emit(serverEvent.accepting(accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
   }
 
   /** The queue offers a recognizer: take it, decode restored audio, and start feeding. */

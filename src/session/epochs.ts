@@ -1,7 +1,6 @@
 // Resume: the client's cursor checked against what the session holds, then a new epoch opened
 // in the store (which fences whichever node served the old one) and in the capture cursor.
 import { ScribedError } from '../core/errors.js';
-import { beginEpoch as nextEpoch } from '../core/capture-cursor.js';
 import type { SessionContext } from './session-context.js';
 
 /** Why a resume with the client's `clientCaptured` cannot go on, thrown; nothing if it can. */
@@ -30,7 +29,5 @@ export async function beginEpoch(ctx: SessionContext, clientCaptured: bigint | u
     now: new Date(),
   });
   if (!record) throw new ScribedError('NOT_FOUND', `session ${ctx.id} does not exist`);
-  ctx.cursor = nextEpoch(ctx.cursor);
-  if (record.epoch !== ctx.cursor.epoch) throw new ScribedError('INTERNAL', 'store and cursor disagree on the epoch');
-  if (ctx.fence) ctx.fence = { ...ctx.fence, epoch: record.epoch };
+  ctx.enterEpoch(record.epoch);
 }

@@ -53,16 +53,8 @@ export class LiveSession extends SessionView implements DeferredSession {
     super(new SessionContext(record, deps));
     const ctx = this.ctx;
     this.events = new SessionEvents(ctx);
-    if (ctx.options.recordAudio === true && deps.recorders) {
-      const recorder = deps.recorders.open({
-        transcriptionId: ctx.transcriptionId,
-        accountId: ctx.accountId,
-        rate: ctx.rate,
-        log: ctx.log,
-      });
-      ctx.recorder = recorder;
-      this.events.tap((e) => recorder.event(e));
-    }
+    const recorder = ctx.recorder;
+    if (recorder) this.events.tap((e) => recorder.event(e));
     this.writes = new FencedWrites(ctx, (reason) => this.dropMoved(reason));
     this.decoder = new DecoderHold(ctx, {
       // Batched decoding reports partials as they are decoded, between frames.
@@ -75,7 +67,6 @@ export class LiveSession extends SessionView implements DeferredSession {
     });
     this.finals = new Finals(ctx, this.events, this.writes, (stream, err, seg) => this.recognizerLost(stream, err, false, seg));
     // The recorder cuts and stores each final's piece, masked, before the spool lets go of it.
-    const recorder = ctx.recorder;
     if (recorder) this.finals.onFinal((seg) => recorder.final(seg));
     this.recognition = new Recognition(ctx, this.events, this.finals, (stream, err) => this.recognizerLost(stream, err, true));
     this.feed = new RecognitionFeed(
@@ -129,7 +120,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The registry claimed the session for this node at `epoch`. */
   ownedAt(epoch: number): void {
-    if (this.ctx.deps.node) this.ctx.fence = { sessionId: this.ctx.id, epoch, node: this.ctx.deps.node };
+    this.ctx.ownedAt(epoch);
   }
 
   /** Run one unit of work after everything queued before it: the session's one queue. */
@@ -168,7 +159,14 @@ export class LiveSession extends SessionView implements DeferredSession {
   /** The recognizer was lost (lost-recognizer.ts); on the socket path the socket closes with
    * 1011 so the client resumes, and the next attach opens a new decoder. */
   private recognizerLost(stream: RecognitionStream, err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.ctx.segment): void {
-    const parts = { ctx: this.ctx, feed: this.feed, deferral: this.deferral, events: this.events };
+    const parts = {
+      ctx: this.ctx,
+      feed: this.feed,
+      deferral: this.deferral,
+      events: this.events,
+      decoder: this.decoder,
+      replay: this.replay,
+    };
     if (!loseRecognizer(parts, stream, err, seg) || !closeSocket) return;
     void this.run(() => this.loseSocket()).catch((e) => this.ctx.log.error({ err: e }, 'handling a lost recognizer failed'));
   }
@@ -204,7 +202,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       if (!ctx.stream && !this.deferral.active) await this.deferral.openOrDefer();
       await this.startFeeding('the recognizer failed while restoring the open segment; resume to retry');
       ctx.attachSocket(socket);
-      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
+      await ctx.reopen(this.deferral.heldByBacklog);
       this.events.ready();
       for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.events.emit(serverEvent.notice(notice));
       if (this.deferral.active && !this.deferral.loadingAside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
@@ -388,7 +386,7 @@ export class LiveSession extends SessionView implements DeferredSession {
     const ctx = this.ctx;
     if (ctx.state === 'CLOSED') return true;
     if (this.deferral.closing) return false;
-    if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
+    if (!ctx.stream && !this.deferral.active && this.replay.pending) await this.deferral.openOrDefer();
     await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
     await this.requestClose();
     // Closed now, unless the close waits in a deferred backlog.
@@ -414,7 +412,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       checkResume(ctx, clientCaptured, this.deferral.closing);
       this.effects.resumeFrom = clientCaptured;
       await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
-      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
+      await ctx.reopen(this.deferral.heldByBacklog);
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };
     });
@@ -489,6 +487,6 @@ export class LiveSession extends SessionView implements DeferredSession {
   /** After a restart: the channel state spooled with the last final; the next decoder this
    * session opens starts from it. */
   restoreChannelState(state: number[]): void {
-    if (this.ctx.stream === null && this.ctx.channelState === null) this.ctx.channelState = state;
+    this.ctx.restoreChannelState(state);
   }
 }

@@ -87,8 +87,7 @@ export class SessionEffects {
           await this.releaseDecoder();
           // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
           // a client may never come back: keep only the channel state, and no open descriptor.
-          ctx.spool?.keepFrom(ctx.cursor.capturedSamples, ctx.channelState);
-          ctx.spoolKeptFrom = ctx.cursor.capturedSamples;
+          ctx.trimSpool(ctx.cursor.capturedSamples);
           ctx.spool?.release();
           if (ctx.deps.shared) await this.hooks.giveUp();
         })

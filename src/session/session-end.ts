@@ -104,7 +104,7 @@ export class SessionEnd {
     const { ctx } = this;
     const { events, deferral, decoder, writes } = this.parts;
     decoder.cancel();
-    ctx.accepting = false;
+    ctx.stopAccepting();
     if (ctx.state === 'CLOSED') return;
     // Deferred audio not recognized yet stays in the spool: the next start replays it.
     deferral.end();
@@ -145,7 +145,7 @@ export class SessionEnd {
     const { events, deferral, feed, decoder } = this.parts;
     if (!this.leave()) return;
     decoder.cancel();
-    ctx.accepting = false;
+    ctx.stopAccepting();
     const socket = ctx.releaseSocket();
     if (socket) {
       socket.send(wsError(new ScribedError(code)));
