@@ -4,9 +4,10 @@ import { ScribedError } from '../core/errors.js';
 import type { SessionContext } from './session-context.js';
 
 /** Why a resume with the client's `clientCaptured` cannot go on, thrown; nothing if it can. */
-export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined, closing: boolean): void {
+export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined): void {
   if (ctx.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-  if (closing) throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
+  if (ctx.closing)
+    throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
   if (clientCaptured !== undefined && clientCaptured < ctx.cursor.capturedSamples) {
     throw new ScribedError(
       'CAPTURE_CURSOR_MISMATCH',

@@ -43,7 +43,7 @@ export class FrameIntake {
   /** The session takes audio only while recording and not closing: what a frame on a closed
    * session is told first, whatever else is wrong with it. */
   checkOpen(): void {
-    if (this.ctx.state !== 'RECORDING' || this.deferral.closing) throw new ScribedError('SESSION_CLOSED');
+    if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
   }
 
   async take(frame: AudioInput): Promise<void> {

@@ -7,7 +7,7 @@
 // decoded at their edge (session-driver.ts).
 import { ScribedError, toScribedError } from '../core/errors.js';
 import type { AudioInput } from '../core/frame.js';
-import { transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
+import { step, type LiveEvent, type SessionEffect } from '../core/session-state.js';
 import { sessionNotices } from '../core/session-notices.js';
 import type { BacklogItem } from '../core/recognition-backlog.js';
 import type { RecognitionStream } from '../engine/types.js';
@@ -132,9 +132,9 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The state machine decides the transition; the effects it names are what happens
    * (session-effects.ts carries them out). */
-  private apply(event: SessionEvent): SessionEffect[] {
-    const result = transition(this.ctx.liveState, event);
-    this.ctx.enter(result.state);
+  private apply(event: LiveEvent): SessionEffect[] {
+    const result = step(this.ctx.liveState, event);
+    this.ctx.enter(result.live);
     return result.effects;
   }
 
@@ -167,7 +167,10 @@ export class LiveSession extends SessionView implements DeferredSession {
       decoder: this.decoder,
       replay: this.replay,
     };
-    if (!loseRecognizer(parts, stream, err, seg) || !closeSocket) return;
+    if (!loseRecognizer(parts, stream, err, seg)) return;
+    // The close waiting behind the deferred recognition went with it: the session goes on.
+    if (this.ctx.closing) this.apply({ type: 'closeDropped' });
+    if (!closeSocket) return;
     void this.run(() => this.loseSocket()).catch((e) => this.ctx.log.error({ err: e }, 'handling a lost recognizer failed'));
   }
 
@@ -306,7 +309,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       // A deferred close, after the audio before it.
       void this.run(async () => {
         this.deferral.end();
-        await this.end({ reason: 'closed' });
+        await this.end({ reason: item.expired === true ? 'expired' : 'closed' });
       }).catch((err: unknown) => this.events.emitError(err));
     }
     return ctx.stream === stream;
@@ -329,7 +332,7 @@ export class LiveSession extends SessionView implements DeferredSession {
    * commit is taken meanwhile. */
   commit(sink: SessionSocket): Promise<void> {
     return this.command(sink, async () => {
-      if (this.ctx.state !== 'RECORDING' || this.deferral.closing) throw new ScribedError('SESSION_CLOSED');
+      if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
       this.feed.push({ kind: 'commit', capturedSamples: this.ctx.cursor.capturedSamples.toString() });
     });
   }
@@ -368,10 +371,13 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The client's close: once the audio before it is recognized (at once, or while
    * deferred, when the session has caught up to it). */
-  private async requestClose(): Promise<void> {
-    if (this.deferral.active) return this.deferral.closeWhenCaughtUp();
+  private async requestClose(how: 'closed' | 'expired' = 'closed'): Promise<void> {
+    if (this.deferral.active) {
+      this.apply({ type: 'closeWaits' });
+      return this.deferral.closeWhenCaughtUp(how === 'expired');
+    }
     await this.feed.idle();
-    return this.end({ reason: 'closed' });
+    return this.end({ reason: how });
   }
 
   /** POST .../sessions/{id}/close: the session ends without a socket (an attached one is sent
@@ -379,18 +385,18 @@ export class LiveSession extends SessionView implements DeferredSession {
    * is recognized first: now when a recognizer is free, else when one frees (deferred). True
    * once closed; false while the close waits for deferred recognition. */
   closeFromRequest(): Promise<boolean> {
-    return this.run(() => this.closeWithoutSocket());
+    return this.run(() => this.closeWithoutSocket('closed'));
   }
 
-  private async closeWithoutSocket(): Promise<boolean> {
+  private async closeWithoutSocket(how: 'closed' | 'expired'): Promise<boolean> {
     const ctx = this.ctx;
     if (ctx.state === 'CLOSED') return true;
-    if (this.deferral.closing) return false;
+    if (ctx.closing) return false;
     if (!ctx.stream && !this.deferral.active && this.replay.pending) await this.deferral.openOrDefer();
     await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
-    await this.requestClose();
+    await this.requestClose(how);
     // Closed now, unless the close waits in a deferred backlog.
-    return !this.deferral.closing;
+    return !ctx.closing;
   }
 
   /** The idle expiry (session-expiry.ts): on the queue, still with no socket and `idle()`, the
@@ -398,8 +404,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   expireIdle(idle: () => Promise<boolean>): Promise<boolean | null> {
     return this.run(async () => {
       if (this.ctx.socket || this.ctx.moved || this.ctx.state === 'CLOSED' || !(await idle())) return null;
-      this.ending.endReason = 'session.expired';
-      return this.closeWithoutSocket();
+      return this.closeWithoutSocket('expired');
     });
   }
 
@@ -409,9 +414,8 @@ export class LiveSession extends SessionView implements DeferredSession {
   resume(clientCaptured: bigint | undefined): Promise<{ epoch: number; capturedSamples: bigint; accepting: boolean }> {
     const ctx = this.ctx;
     return this.run(async () => {
-      checkResume(ctx, clientCaptured, this.deferral.closing);
-      this.effects.resumeFrom = clientCaptured;
-      await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
+      checkResume(ctx, clientCaptured);
+      await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }), 'pause', clientCaptured);
       await ctx.reopen(this.deferral.heldByBacklog);
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };

@@ -13,7 +13,7 @@ import type { Engine, RecognitionStream } from '../engine/types.js';
 import type { SessionFence, SessionRecord, SessionState, Store } from '../store/store.js';
 import type { Metrics } from '../obs/metrics.js';
 import type { ServerEvent } from '../core/protocol.js';
-import type { LiveState } from '../core/session-state.js';
+import { serving, type LiveState } from '../core/session-state.js';
 import type { SessionSpool } from './audio-spool.js';
 import type { Segmentation } from './segmentation.js';
 import type { RecognizerQueue } from './recognizer-queue.js';
@@ -100,11 +100,9 @@ export class SessionContext {
   readonly options: Record<string, unknown>;
   readonly log: Logger;
   readonly spool: SessionSpool | null;
-  /** Where the session stands (src/core/session-state.ts), as the coordinator's apply()
-   * entered it; LEFT once it left this node. */
-  private current: LiveState;
-  /** The stored state it last had here (what callers read once it left). */
-  private lastStored: SessionState;
+  /** Where the session stands (src/core/session-state.ts): its stored state and its phase
+   * here (serving, closing, left), as the coordinator's apply() entered it. */
+  private live: LiveState;
   // Every field below is private: a part changes one only through the method named for what
   // happened, and each method has one caller, the field's owner (docs/architecture.md, "Who
   // owns what"). Everyone else reads the getter.
@@ -149,8 +147,7 @@ export class SessionContext {
     const enc = INPUT_ENCODINGS[record.options.inputEncoding as keyof typeof INPUT_ENCODINGS];
     if (!enc) throw new ScribedError('INTERNAL', `session ${record.id} has unknown encoding`);
     this.encoding = enc;
-    this.current = record.state;
-    this.lastStored = record.state;
+    this.live = serving(record.state);
     this.position = {
       epoch: record.epoch,
       epochReceived: Number(record.capturedSamples - (record.epochBases[record.epochBases.length - 1] ?? 0n)),
@@ -167,27 +164,31 @@ export class SessionContext {
     this.spool = deps.spool?.open(record.id, () => this.fence, record.capturedSamples) ?? null;
   }
 
-  /** Where the machine has the session: its stored state, or LEFT. */
+  /** Where the machine has the session. */
   get liveState(): LiveState {
-    return this.current;
+    return this.live;
   }
 
   /** The coordinator's apply() only: the state the machine decided. */
   enter(next: LiveState): void {
-    this.current = next;
-    if (next !== 'LEFT') this.lastStored = next;
+    this.live = next;
   }
 
   /** The stored state: the session's now, or the last it had before it left this node
    * (moved tells that it left). */
   get state(): SessionState {
-    return this.lastStored;
+    return this.live.stored;
   }
 
-  /** The session left this node (moved on to another node or a newer epoch, or was given up):
-   * nothing more is written. */
+  /** The session left this node (moved on to another node or a newer epoch, handed over, or
+   * given up): nothing more is written. */
   get moved(): boolean {
-    return this.current === 'LEFT';
+    return this.live.phase === 'left';
+  }
+
+  /** The client's close waits behind deferred recognition: no more audio, commits or resumes. */
+  get closing(): boolean {
+    return this.live.phase === 'closing';
   }
 
   get socket(): SessionSocket | null {

@@ -11,9 +11,6 @@ import type { Recognition } from './recognition.js';
 import type { SessionContext } from './session-context.js';
 
 export class SessionEffects {
-  /** The client's cursor of the resume under way (beginEpoch sends it to the store). */
-  resumeFrom: bigint | undefined;
-
   constructor(
     private readonly ctx: SessionContext,
     private readonly parts: {
@@ -31,7 +28,9 @@ export class SessionEffects {
     },
   ) {}
 
-  async carryOut(effects: SessionEffect[], trigger: FinalTrigger = 'pause'): Promise<void> {
+  /** `resumeFrom`: the client's cursor of the resume under way (beginEpoch sends it to the
+   * store). */
+  async carryOut(effects: SessionEffect[], trigger: FinalTrigger = 'pause', resumeFrom?: bigint): Promise<void> {
     const ctx = this.ctx;
     const { decoder, feed, recognition, writes, deferral } = this.parts;
     for (const effect of effects) {
@@ -41,7 +40,7 @@ export class SessionEffects {
           break;
         }
         case 'beginEpoch':
-          await beginEpoch(ctx, this.resumeFrom);
+          await beginEpoch(ctx, resumeFrom);
           break;
         case 'finalizeSegment':
           decoder.cancel();

@@ -19,7 +19,7 @@
 import { ScribedError } from '../core/errors.js';
 import { wsError } from '../core/envelope.js';
 import { CLOSE_CODES, serverEvent, type FinalTrigger } from '../core/protocol.js';
-import type { SessionEffect, SessionEvent } from '../core/session-state.js';
+import type { LiveEvent, SessionEffect } from '../core/session-state.js';
 import type { SessionEndReason } from '../core/session-status.js';
 import type { DecoderHold } from './decoder-hold.js';
 import type { Deferral } from './deferral.js';
@@ -30,16 +30,13 @@ import type { SessionContext } from './session-context.js';
 
 export type EndReason =
   | { reason: 'closed' }
+  | { reason: 'expired' }
   | { reason: 'shutdown' }
   | { reason: 'moved'; detail: string }
   | { reason: 'spoolFailed'; err: unknown }
   | { reason: 'givenUp' };
 
 export class SessionEnd {
-  /** What the History row says when the session closes; the idle expiry sets `session.expired`
-   * before its close, which may wait for deferred recognition. */
-  endReason: SessionEndReason = 'session.closed';
-
   constructor(
     private readonly ctx: SessionContext,
     private readonly parts: {
@@ -51,7 +48,7 @@ export class SessionEnd {
     },
     private readonly hooks: {
       /** The state machine applied (LiveSession.apply): the effects it names. */
-      apply(event: SessionEvent): SessionEffect[];
+      apply(event: LiveEvent): SessionEffect[];
       /** Those effects carried out (session-effects.ts). */
       carryOut(effects: SessionEffect[], trigger: FinalTrigger): Promise<void>;
       /** Stop feeding and give the decoder back. */
@@ -66,7 +63,9 @@ export class SessionEnd {
   end(how: EndReason): Promise<void> {
     switch (how.reason) {
       case 'closed':
-        return this.close();
+        return this.close('session.closed');
+      case 'expired':
+        return this.close('session.expired');
       case 'shutdown':
         return this.shutdown();
       case 'moved':
@@ -78,13 +77,13 @@ export class SessionEnd {
     }
   }
 
-  private async close(): Promise<void> {
+  private async close(endReason: SessionEndReason): Promise<void> {
     const { ctx } = this;
     const { events } = this.parts;
     await this.hooks.carryOut(this.hooks.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
     await this.saveLevels();
-    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, this.endReason);
+    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, endReason);
     ctx.spool?.remove();
     events.emit(
       serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }),
@@ -93,8 +92,8 @@ export class SessionEnd {
     events.closeWatchers(CLOSE_CODES.normal, 'session closed');
     ctx.metrics.sessionsClosed.inc();
     ctx.log.info(
-      { capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex, endReason: this.endReason },
-      this.endReason === 'session.expired' ? 'idle session expired: closed' : 'session closed',
+      { capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex, endReason: endReason },
+      endReason === 'session.expired' ? 'idle session expired: closed' : 'session closed',
     );
     this.hooks.done();
   }
