@@ -68,6 +68,14 @@ export class Deferral {
     this.ctx.log.info({ backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
   }
 
+  /** A socket attached (after `ready`): it is told its recognition is deferred, and, when the
+   * session takes no audio, why. */
+  tellAttached(): void {
+    if (this.deferred && !this.aside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
+    if (!this.ctx.accepting)
+      this.events.emit(serverEvent.accepting({ accepting: false, reason: this.held ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
+  }
+
   /** True while recognition waits for the session's own recognizer to load (beginAside). */
   get loadingAside(): boolean {
     return this.aside;

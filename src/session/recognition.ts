@@ -9,6 +9,7 @@ import type { AcceptResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentAction } from './segmentation.js';
 import type { Finals } from './finals.js';
 import type { SessionEvents } from './session-events.js';
+import type { BacklogItem } from '../core/recognition-backlog.js';
 import type { SessionContext } from './session-context.js';
 
 /** vad mode: silence dropped from the spool once this much of it has gathered. */
@@ -70,6 +71,22 @@ export class Recognition {
   /** A final no caller waits for: its failure is reported on the socket. */
   private reportFailure(final: { done: Promise<string | null> }): void {
     void final.done.catch((err: unknown) => this.events.emitError(err));
+  }
+
+  /** One audio or commit item of the recognition feed, off the session's queue
+   * (recognition-feed.ts); false once the session's recognizer is gone or changed. */
+  async take(item: Exclude<BacklogItem, { kind: 'close' }>, deferred: boolean): Promise<boolean> {
+    const ctx = this.ctx;
+    const stream = ctx.stream;
+    if (!stream || ctx.moved) return false;
+    if (item.kind === 'audio') {
+      if (deferred) ctx.metrics.recognitionLag.observe((Date.now() - item.arrivedAtMs) / 1000);
+      if (!(await this.recognize(stream, item.samples, item.at))) return false;
+      this.compactSpool();
+    } else {
+      await this.commit(item.capturedSamples);
+    }
+    return ctx.stream === stream;
   }
 
   /** A segment ended from outside the segmentation (commit, close, pause, shutdown): audio it

@@ -71,6 +71,18 @@ export class SessionEffects {
     await this.parts.decoder.release();
   }
 
+  /** A held decoder goes back to the pool now (another session needs one), the open segment
+   * finalized first. */
+  async reclaimHeldDecoder(): Promise<true> {
+    const ctx = this.ctx;
+    this.parts.decoder.cancel();
+    await this.parts.feed.idle();
+    if (ctx.state !== 'CLOSED') await this.parts.recognition.finalize('pause');
+    await this.releaseDecoder();
+    ctx.log.info('held decoder reclaimed for another session');
+    return true;
+  }
+
   /** A paused session keeps its decoder (and its open utterance) for a while so a quick
    * resume continues the same segment; after that the segment is finalized and the
    * decoder goes back to the pool. */

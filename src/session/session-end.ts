@@ -15,7 +15,15 @@
 //                closed 1011 (INTERNAL), the store's state is what the next resume goes on from
 //   givenUp      paused and idle on a shared store, nothing held in memory: LEFT, released to
 //                any node (the next socket's node claims it)
-// A lost socket is not an end (the session pauses: `socketLost`).
+//   expired      the idle expiry (session-expiry.ts): as `closed`, the History row's endReason
+//                `session.expired`
+// A socket's departure ends the session's time on that socket, not the session, and goes the
+// same way (the machine's `socketLost`; a RECORDING session pauses, watchers are told):
+//   socketLost   the client's socket went away
+//   socketDropped the server lets the socket go with 1011 so the client resumes (its recognizer
+//                was lost, or its audio could not be stored); frames still queued from it are
+//                dropped, they were not acknowledged
+// A drain's handover is `moved` (server/drain.ts: the client resumed elsewhere).
 import { ScribedError } from '../core/errors.js';
 import { wsError } from '../core/envelope.js';
 import { CLOSE_CODES, serverEvent, type FinalTrigger } from '../core/protocol.js';
@@ -26,7 +34,7 @@ import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
 import type { RecognitionFeed } from './recognition-feed.js';
 import type { SessionEvents } from './session-events.js';
-import type { SessionContext } from './session-context.js';
+import type { SessionContext, SessionSocket } from './session-context.js';
 
 export type EndReason =
   | { reason: 'closed' }
@@ -34,7 +42,9 @@ export type EndReason =
   | { reason: 'shutdown' }
   | { reason: 'moved'; detail: string }
   | { reason: 'spoolFailed'; err: unknown }
-  | { reason: 'givenUp' };
+  | { reason: 'givenUp' }
+  | { reason: 'socketLost'; socket: SessionSocket }
+  | { reason: 'socketDropped'; code: 'ENGINE_FAILED' | 'INTERNAL' };
 
 export class SessionEnd {
   constructor(
@@ -74,7 +84,25 @@ export class SessionEnd {
         return this.spoolFailed(how.err);
       case 'givenUp':
         return this.giveUp();
+      case 'socketLost':
+        if (this.ctx.socket !== how.socket) return Promise.resolve();
+        this.ctx.releaseSocket();
+        return this.pause();
+      case 'socketDropped':
+        if (!this.ctx.socket) return Promise.resolve();
+        this.ctx.releaseSocket()?.close(CLOSE_CODES.internal, how.code);
+        return this.pause();
     }
+  }
+
+  /** The socket is gone: a RECORDING session pauses (its decoder held a while). */
+  private async pause(): Promise<void> {
+    const ctx = this.ctx;
+    if (ctx.state !== 'RECORDING') return;
+    await this.hooks.carryOut(this.hooks.apply({ type: 'socketLost' }), 'pause');
+    ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString() }, 'socket lost: session paused');
+    // The stream socket's going sends it nothing; watchers are told the session paused.
+    this.parts.events.snapshotToWatchers();
   }
 
   private async close(endReason: SessionEndReason): Promise<void> {
