@@ -103,6 +103,8 @@ export class FrameIntake {
     }
     ctx.recorder?.audio(at, samples);
     (ctx.levels ??= new LevelTrackBuilder(ctx.rate)).add(at, samples);
+    if (ctx.spotter === undefined) ctx.spotter = ctx.deps.spotting?.open(ctx, (e) => this.events.emit(e)) ?? null;
+    ctx.spotter?.audio(at, samples);
     this.reportGap(placed);
     ctx.cursor = placed.next;
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);

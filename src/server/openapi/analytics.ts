@@ -145,7 +145,7 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     description: 'At most 50 categories an account, 10 conditions a category. docs/analytics.md.',
     body: json({ ...object(FIELDS, ['name', 'conditions'], { closed: true }) }),
     response: { kind: 'envelope', data: CATEGORY_VIEW, description: 'the category, created', status: 201 },
-    errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'CATEGORY_LIMIT'],
+    errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'PHRASE_NOT_SPOTTABLE', 'CATEGORY_LIMIT'],
   },
   {
     method: 'get',
@@ -180,7 +180,7 @@ export const ANALYTICS_ENDPOINTS: readonly Endpoint[] = [
     summary: 'Change a post-call category (conditions given replace its conditions); calls that end afterwards read the change',
     body: json({ ...object(FIELDS, [], { closed: true }), minProperties: 1 }),
     response: { kind: 'envelope', data: CATEGORY_VIEW, description: 'the category, changed' },
-    errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'NOT_FOUND'],
+    errors: ['VALIDATION_FAILED', 'RULE_PATTERN_INVALID', 'PHRASE_NOT_SPOTTABLE', 'NOT_FOUND'],
   },
   {
     method: 'delete',

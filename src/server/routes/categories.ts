@@ -7,6 +7,7 @@ import {
   MAX_CATEGORIES_PER_ACCOUNT,
   validateCreateCategory,
   validatePatchCategory,
+  type CategoryCondition,
 } from '../../core/analytics/categories.js';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
@@ -15,6 +16,7 @@ import type { CategoryRecord } from '../../store/store.js';
 import { checkRulePattern } from '../../text/rule-pattern.js';
 import { accountOf, requireCredential } from '../auth.js';
 import { API, type AppContext } from '../context.js';
+import { checkSpotPhrases } from '../schemas/rules.js';
 
 export function categoryView(c: CategoryRecord) {
   return {
@@ -27,6 +29,12 @@ export function categoryView(c: CategoryRecord) {
   };
 }
 
+/** Phrase conditions asking for spotting: every word must be in the keyphrase dictionary. */
+async function checkSpottable(engine: AppContext['engine'], conditions: readonly CategoryCondition[]): Promise<void> {
+  for (const [i, c] of conditions.entries())
+    if (c.test.kind === 'phrases' && c.test.spot) await checkSpotPhrases(engine, c.test.phrases, `conditions[${i}].`);
+}
+
 export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
   const base = `${API}/stt/categories`;
   const missing = (id: string) => new ScribedError('NOT_FOUND', `category ${id} does not exist`);
@@ -36,6 +44,7 @@ export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
 
     app.post(base, async (req, reply) => {
       const input = validateCreateCategory(req.body, checkRulePattern);
+      await checkSpottable(ctx.engine, input.conditions);
       const created = await ctx.store.createCategory(
         { id: newId('cat', ctx.now()), accountId: accountOf(req), ...input, createdAt: ctx.now().toISOString() },
         MAX_CATEGORIES_PER_ACCOUNT,
@@ -56,6 +65,7 @@ export function categoryRoutes(ctx: AppContext): FastifyPluginAsync {
     app.patch<{ Params: { id: string } }>(`${base}/:id`, async (req) => {
       // Checked before the lookup: a malformed change is 422 whichever id it names.
       const patch = validatePatchCategory(req.body, checkRulePattern);
+      if (patch.conditions) await checkSpottable(ctx.engine, patch.conditions);
       const updated = await ctx.store.updateCategory(req.params.id, accountOf(req), patch, ctx.now());
       if (!updated) throw missing(req.params.id);
       return ok(categoryView(updated));
