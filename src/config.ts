@@ -12,8 +12,7 @@ import { DEFAULT_DESIGN_CONCURRENCY, DESIGN_CONCURRENCY_ENV, MAX_DESIGN_CONCURRE
 import { OutboundPolicy, splitCidrList } from './core/outbound-policy.js';
 import { parsePostgresUrl } from './core/postgres-url.js';
 import { parseClientSecrets } from './core/audiohook/signature.js';
-import { checkSiprecSettings, parsePortRange, type SiprecSettings } from './core/sip/settings.js';
-import { DEFAULT_MAX_BODY_BYTES } from './core/sip/message.js';
+import { checkSiprecSettings, siprecSettingsFrom, type SiprecFlags, type SiprecSettings } from './core/sip/settings.js';
 import { packageRoot } from './threads/package-root.js';
 import type { Resolver } from './outbound/guarded-transport.js';
 
@@ -164,7 +163,7 @@ export interface ServiceConfig {
   siprec: SiprecSettings | undefined;
 }
 
-export type ConfigInput = Partial<ServiceConfig>;
+export type ConfigInput = Partial<ServiceConfig> & { siprecFlags?: SiprecFlags };
 
 /** A string setting; an empty value (`NAME=` in a systemd EnvironmentFile) is unset, as the
  * numeric and boolean ones are. */
@@ -196,29 +195,6 @@ function audiohookSecretsFrom(file: string | undefined): ReadonlyMap<string, str
   } catch (err) {
     throw new Error(`SCRIBED_AUDIOHOOK_SECRETS_FILE ${file}: ${(err as Error).message}`);
   }
-}
-
-/** SIPREC settings from the environment (docs/siprec.md, "Settings"); off without a port. */
-function siprecFromEnv(host: string): SiprecSettings | undefined {
-  const port = envInt('SCRIBED_SIPREC_PORT');
-  if (port === undefined) return undefined;
-  const accountId = envStr('SCRIBED_SIPREC_ACCOUNT');
-  if (accountId === undefined) throw new Error('SCRIBED_SIPREC_PORT needs SCRIBED_SIPREC_ACCOUNT (the account recorded calls belong to)');
-  const bind = envStr('SCRIBED_SIPREC_HOST') ?? host;
-  const media = envStr('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
-  if (media === undefined) throw new Error('SCRIBED_SIPREC_MEDIA_ADDRESS is needed when SIPREC binds to all addresses');
-  const range = parsePortRange(envStr('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
-  return {
-    host: bind,
-    port,
-    mediaAddress: media,
-    rtpPortMin: range.min,
-    rtpPortMax: range.max,
-    accountId,
-    agentPattern: envStr('SCRIBED_SIPREC_AGENT_PATTERN'),
-    allowCidrs: splitCidrList(envStr('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
-    maxBodyBytes: envInt('SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
-  };
 }
 
 export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
@@ -286,7 +262,7 @@ export function loadConfig(input: ConfigInput = {}): Readonly<ServiceConfig> {
     audiohookClientSecrets: input.audiohookClientSecrets ?? audiohookSecretsFrom(envStr('SCRIBED_AUDIOHOOK_SECRETS_FILE')),
     publicUrl: publicOrigin(input.publicUrl ?? envStr('SCRIBED_PUBLIC_URL')),
     metricsToken: input.metricsToken ?? metricsTokenFrom(envStr('SCRIBED_METRICS_TOKEN'), envStr('SCRIBED_METRICS_TOKEN_FILE')),
-    siprec: input.siprec ?? siprecFromEnv(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1'),
+    siprec: input.siprec ?? siprecSettingsFrom(input.host ?? envStr('SCRIBED_HOST') ?? '127.0.0.1', input.siprecFlags ?? {}, envStr),
   };
   if (cfg.siprec) checkSiprecSettings(cfg.siprec);
   if (cfg.metricsToken !== undefined && cfg.metricsToken.length < 16)

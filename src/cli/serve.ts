@@ -29,6 +29,16 @@ interface ServeArgs extends StoreArgs {
   'request-timeout-ms'?: number;
   'idle-timeout-ms'?: number;
   'keep-alive-timeout-ms'?: number;
+  'siprec-port'?: number;
+  'siprec-account'?: string;
+  'siprec-host'?: string;
+  'siprec-media-address'?: string;
+  'siprec-rtp-ports'?: string;
+  'siprec-agent-pattern'?: string;
+  'siprec-allow-cidr'?: string[];
+  'siprec-max-body-bytes'?: number;
+  'siprec-inactivity-timeout-s'?: number;
+  'siprec-hold-timeout-s'?: number;
 }
 
 /** Why the service could not listen on host:port, with the way out; null for other errors. */
@@ -144,6 +154,52 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('keep-alive-timeout-ms', {
         type: 'number',
         describe: 'close a connection idle this long between requests [env SCRIBED_KEEP_ALIVE_TIMEOUT_MS, default 72000]',
+      })
+      // The SIPREC recording server: docs/siprec.md, "Settings".
+      .option('siprec-port', {
+        type: 'number',
+        describe: 'be a SIPREC recording server on this SIP port, UDP and TCP (5060 usually) [env SCRIBED_SIPREC_PORT, default: off]',
+      })
+      .option('siprec-account', {
+        type: 'string',
+        describe:
+          'the account (acc_...) recorded calls belong to and are charged to; required with --siprec-port [env SCRIBED_SIPREC_ACCOUNT]',
+      })
+      .option('siprec-host', {
+        type: 'string',
+        describe: 'address the SIP and RTP sockets bind to [env SCRIBED_SIPREC_HOST, default: --host]',
+      })
+      .option('siprec-media-address', {
+        type: 'string',
+        describe:
+          'the address in the SDP answer and Contact, where SBCs send RTP; required when binding to 0.0.0.0 [env SCRIBED_SIPREC_MEDIA_ADDRESS, default: the bind address]',
+      })
+      .option('siprec-rtp-ports', {
+        type: 'string',
+        describe: 'RTP port range MIN-MAX, an even port per stream [env SCRIBED_SIPREC_RTP_PORTS, default 20000-20999]',
+      })
+      .option('siprec-agent-pattern', {
+        type: 'string',
+        describe: "a regular expression over each participant's AOR and name: a match is the agent [env SCRIBED_SIPREC_AGENT_PATTERN]",
+      })
+      .option('siprec-allow-cidr', {
+        type: 'string',
+        array: true,
+        describe:
+          'a CIDR allowed to send SIP (the SBCs), repeatable; others get 403 [env SCRIBED_SIPREC_ALLOW_CIDRS, comma-separated; default: any]',
+      })
+      .option('siprec-max-body-bytes', {
+        type: 'number',
+        describe: 'largest SIP body (SDP plus metadata); over it 413 [env SCRIBED_SIPREC_MAX_BODY_BYTES, default 65536]',
+      })
+      .option('siprec-inactivity-timeout-s', {
+        type: 'number',
+        describe:
+          'end a recording session after this long with no RTP on any stream and no SIP in its dialog (an SBC gone without BYE) [env SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S, default 60]',
+      })
+      .option('siprec-hold-timeout-s', {
+        type: 'number',
+        describe: 'the same while every stream is on hold (a=inactive): only SIP counts [env SCRIBED_SIPREC_HOLD_TIMEOUT_S, default 7200]',
       }),
   handler: async (args) => {
     const input: ConfigInput = {
@@ -168,6 +224,18 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       requestTimeoutMs: args['request-timeout-ms'],
       idleTimeoutMs: args['idle-timeout-ms'],
       keepAliveTimeoutMs: args['keep-alive-timeout-ms'],
+      siprecFlags: {
+        port: args['siprec-port'],
+        account: args['siprec-account'],
+        host: args['siprec-host'],
+        mediaAddress: args['siprec-media-address'],
+        rtpPorts: args['siprec-rtp-ports'],
+        agentPattern: args['siprec-agent-pattern'],
+        allowCidrs: args['siprec-allow-cidr']?.flatMap((x) => splitCidrList(String(x))),
+        maxBodyBytes: args['siprec-max-body-bytes'],
+        inactivityTimeoutS: args['siprec-inactivity-timeout-s'],
+        holdTimeoutS: args['siprec-hold-timeout-s'],
+      },
     };
     const { host, port } = loadConfig(input);
     await checkListenable(host, port);

@@ -11,8 +11,11 @@ const SAMPLES_PER_PACKET = 160;
 const BASE_PORT = 7000;
 
 export interface PcapFlow {
-  /** 8 kHz mu-law bytes. */
+  /** 8 kHz mu-law bytes (or, with `payloadType`, any payload of one byte per 8000 Hz clock
+   * tick: A-law, G.722). */
   mulaw: Buffer;
+  /** The RTP payload type; 0 (PCMU) unless given. */
+  payloadType?: number;
   ssrc: number;
   /** Silence (packets not sent) before the flow starts, ms. */
   startMs?: number;
@@ -51,7 +54,7 @@ export function writeRtpPcap(file: string, flows: readonly PcapFlow[]): number {
     for (let at = 0, seq = 0; at < f.mulaw.length; at += SAMPLES_PER_PACKET, seq++) {
       const payload = f.mulaw.subarray(at, Math.min(f.mulaw.length, at + SAMPLES_PER_PACKET));
       const rtp = encodeRtpPacket({
-        payloadType: 0,
+        payloadType: f.payloadType ?? 0,
         sequenceNumber: (1000 + seq) & 0xffff,
         timestamp: (5000 + at) >>> 0,
         ssrc: f.ssrc,

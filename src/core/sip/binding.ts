@@ -103,7 +103,7 @@ export function checkCodecs(streams: readonly OfferedStream[]): void {
     if (!s.codec)
       throw new SipRefusal(
         488,
-        `stream ${streamKey(s)} offers no supported codec (offered: ${s.offered.join(', ')}; supported: PCMU, PCMA)`,
+        `stream ${streamKey(s)} offers no supported codec (offered: ${s.offered.join(', ')}; supported: PCMU, PCMA, G722)`,
       );
   }
 }

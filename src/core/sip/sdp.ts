@@ -6,7 +6,8 @@
 import sdpTransform from 'sdp-transform';
 import { SipParseError } from './message.js';
 
-export type Codec = 'PCMU' | 'PCMA';
+/** The codecs decoded: G.711 both laws, and G.722 (its RTP clock 8000 Hz, RFC 3551 4.5.2). */
+export type Codec = 'PCMU' | 'PCMA' | 'G722';
 
 export interface OfferedStream {
   /** Position of the m-line in the offer (answers keep the order). */
@@ -32,7 +33,13 @@ export interface SdpOffer {
   streams: OfferedStream[];
 }
 
-const STATIC: Record<number, Codec> = { 0: 'PCMU', 8: 'PCMA' };
+const STATIC: Record<number, Codec> = { 0: 'PCMU', 8: 'PCMA', 9: 'G722' };
+
+/** G.711 at 8000 Hz; G.722 is 8000 too (RFC 3551's historical clock), but some senders write
+ * its sampling rate, 16000, in the rtpmap: the stream is the same. */
+function clockFits(name: Codec, rate: number): boolean {
+  return rate === 8000 || (name === 'G722' && rate === 16000);
+}
 
 /** Parses an offer's audio streams. Non-audio m-lines are listed as refused (port 0). */
 export function parseOffer(sdp: string): SdpOffer {
@@ -59,7 +66,8 @@ export function parseOffer(sdp: string): SdpOffer {
       const known = names.get(pt);
       const name = known?.codec ?? STATIC[pt];
       if (name === 'TELEPHONE-EVENT') telephoneEvent ??= pt;
-      else if (!codec && (name === 'PCMU' || name === 'PCMA') && (known?.rate ?? 8000) === 8000) codec = { name, payloadType: pt };
+      else if (!codec && (name === 'PCMU' || name === 'PCMA' || name === 'G722') && clockFits(name, known?.rate ?? 8000))
+        codec = { name, payloadType: pt };
     }
     const audio = m.type === 'audio';
     return {

@@ -1,5 +1,8 @@
-// The SIPREC recording server's settings (docs/siprec.md, "Settings"): validated here, read from
-// flags and the environment by src/config.ts. Pure.
+// The SIPREC recording server's settings (docs/siprec.md, "Settings"): `scribed serve`'s
+// --siprec-* flags over the SCRIBED_SIPREC_* variables, which src/config.ts reads and hands in
+// (the one place that reads the environment); validated here. Pure.
+import { splitCidrList } from '../outbound-policy.js';
+import { DEFAULT_MAX_BODY_BYTES } from './message.js';
 
 export interface SiprecSettings {
   /** Address the SIP and RTP sockets bind to. */
@@ -17,7 +20,21 @@ export interface SiprecSettings {
   /** Sources allowed to send SIP, as CIDRs; empty: any. */
   allowCidrs: readonly string[];
   maxBodyBytes: number;
+  /** A recording session with no RTP on any stream and no SIP in its dialog for this long ends
+   * (its SBC is gone without a BYE); absent: DEFAULT_INACTIVITY_TIMEOUT_MS. */
+  inactivityTimeoutMs?: number;
+  /** The same while every stream is on hold (a=inactive, no RTP expected): only SIP counts;
+   * absent: DEFAULT_HOLD_TIMEOUT_MS. */
+  holdTimeoutMs?: number;
 }
+
+/** No RTP and no SIP for a minute: the SBC is gone. Recorders' media-inactivity timers are of
+ * this order (SBCs send RTP every 20 ms while a call is up, and a vanished one is the only
+ * reason for a minute of nothing). */
+export const DEFAULT_INACTIVITY_TIMEOUT_MS = 60_000;
+/** On hold no RTP comes, and SBCs refresh a dialog with re-INVITE/UPDATE (session timers,
+ * RFC 4028) at most every half hour by default: two hours without SIP is a vanished SBC. */
+export const DEFAULT_HOLD_TIMEOUT_MS = 2 * 3600_000;
 
 /** `20000-20999` as a range of RTP ports. */
 export function parsePortRange(value: string): { min: number; max: number } {
@@ -50,6 +67,66 @@ export function checkSiprecSettings(s: SiprecSettings): SiprecSettings {
     if (!ip || !isIpAddress(ip) || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
       throw new Error(`SIPREC allowed source is not a CIDR: ${cidr}`);
   }
+  for (const [name, ms] of [
+    ['inactivity', s.inactivityTimeoutMs],
+    ['hold', s.holdTimeoutMs],
+  ] as const)
+    if (ms !== undefined && !(Number.isInteger(ms) && ms >= 1000 && ms <= 24 * 3600_000))
+      throw new Error(`SIPREC ${name} timeout must be 1..86400 seconds`);
   if (!(s.maxBodyBytes >= 1024 && s.maxBodyBytes <= 1024 * 1024)) throw new Error('SIPREC body limit must be 1024..1048576 bytes');
   return s;
+}
+
+/** `scribed serve`'s --siprec-* flags, each over its SCRIBED_SIPREC_* variable. */
+export interface SiprecFlags {
+  port?: number;
+  account?: string;
+  host?: string;
+  mediaAddress?: string;
+  rtpPorts?: string;
+  agentPattern?: string;
+  allowCidrs?: string[];
+  maxBodyBytes?: number;
+  inactivityTimeoutS?: number;
+  holdTimeoutS?: number;
+}
+
+/** The settings from the flags over the environment (`env` reads a variable, empty as unset);
+ * undefined (off) without a port. */
+export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: string) => string | undefined): SiprecSettings | undefined {
+  const int = (flag: number | undefined, name: string): number | undefined => {
+    if (flag !== undefined) return flag;
+    const v = env(name);
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n)) throw new Error(`${name} must be an integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const port = int(f.port, 'SCRIBED_SIPREC_PORT');
+  if (port === undefined) return undefined;
+  const accountId = f.account ?? env('SCRIBED_SIPREC_ACCOUNT');
+  if (accountId === undefined)
+    throw new Error('--siprec-port needs --siprec-account (SCRIBED_SIPREC_ACCOUNT): the account recorded calls belong to');
+  const bind = f.host ?? env('SCRIBED_SIPREC_HOST') ?? host;
+  const media = f.mediaAddress ?? env('SCRIBED_SIPREC_MEDIA_ADDRESS') ?? (bind === '0.0.0.0' || bind === '::' ? undefined : bind);
+  if (media === undefined)
+    throw new Error('--siprec-media-address (SCRIBED_SIPREC_MEDIA_ADDRESS) is needed when SIPREC binds to all addresses');
+  const range = parsePortRange(f.rtpPorts ?? env('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  const ms = (flag: number | undefined, name: string) => {
+    const seconds = int(flag, name);
+    return seconds === undefined ? undefined : seconds * 1000;
+  };
+  return {
+    host: bind,
+    port,
+    mediaAddress: media,
+    rtpPortMin: range.min,
+    rtpPortMax: range.max,
+    accountId,
+    agentPattern: f.agentPattern ?? env('SCRIBED_SIPREC_AGENT_PATTERN'),
+    allowCidrs: f.allowCidrs ?? splitCidrList(env('SCRIBED_SIPREC_ALLOW_CIDRS') ?? ''),
+    maxBodyBytes: int(f.maxBodyBytes, 'SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
+    inactivityTimeoutMs: ms(f.inactivityTimeoutS, 'SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S'),
+    holdTimeoutMs: ms(f.holdTimeoutS, 'SCRIBED_SIPREC_HOLD_TIMEOUT_S'),
+  };
 }

@@ -1,11 +1,12 @@
 // RTP for recorded streams: a pool of even ports from the configured range (a recording
 // session's streams on consecutive even ports, RTCP's odd port left to the sender), one UDP
 // socket per stream, its packets through the RTP ingest's jitter buffer (src/rtp) and decoded
-// from G.711 to 16-bit PCM for the leg. The codec may change on a re-INVITE: the stream is
+// from G.711 or G.722 (core/sip/payload-decoder.ts) to 16-bit PCM for the leg. The codec may change on a re-INVITE: the stream is
 // told its new payload types and keeps its socket and timeline. telephone-event and RTCP are
 // counted and dropped. No packet is ever sent back (the answer is recvonly).
 import dgram from 'node:dgram';
-import { decodeAlaw, decodeMulaw, encodePcm16le } from '../../core/audio/encodings.js';
+import { encodePcm16le } from '../../core/audio/encodings.js';
+import { PayloadDecoder } from '../../core/sip/payload-decoder.js';
 import { JitterBuffer } from '../../rtp/jitter-buffer.js';
 import { looksLikeRtcp, parseRtpPacket } from '../../rtp/packet.js';
 import type { Codec } from '../../core/sip/sdp.js';
@@ -54,6 +55,7 @@ export class RtpStreamSocket {
   private jitter: JitterBuffer | null = null;
   private timer: NodeJS.Timeout | undefined;
   private format: StreamFormat;
+  private readonly decoder = new PayloadDecoder();
   private lost = 0;
   packets = 0;
 
@@ -81,6 +83,7 @@ export class RtpStreamSocket {
 
   /** A re-INVITE changed the codec: packets of the new payload type are decoded from now on. */
   setFormat(format: StreamFormat): void {
+    if (format.codec !== this.format.codec) this.decoder.reset();
     this.format = format;
   }
 
@@ -93,8 +96,8 @@ export class RtpStreamSocket {
     const p = parsed.value;
     if (p.payloadType === this.format.telephoneEvent) return this.metrics.rtpDropped.inc({ reason: 'telephone_event' });
     if (p.payloadType !== this.format.payloadType) return this.metrics.rtpDropped.inc({ reason: 'unknown_payload' });
-    // Both G.711 laws are one byte a sample with the same clock: one jitter buffer serves a codec
-    // change (its silence byte is unused: released silence is written as PCM zeros below).
+    // G.711 and G.722 are all one byte per tick of an 8000 Hz clock: one jitter buffer serves a
+    // codec change (its silence byte is unused: released silence is written as PCM zeros below).
     this.jitter ??= new JitterBuffer({ bytesPerSample: 1, silenceByte: 0xff, clockRateHz: 8000, concealMs: 0 });
     const pushed = this.jitter.push({ sequenceNumber: p.sequenceNumber, timestamp: p.timestamp, payload: p.payload }, performance.now());
     if (pushed.outcome === 'duplicate' || pushed.outcome === 'late') this.metrics.rtpDropped.inc({ reason: 'late_or_duplicate' });
@@ -108,10 +111,7 @@ export class RtpStreamSocket {
       this.lost = lost;
     }
     for (const c of chunks) {
-      const pcm =
-        c.kind === 'audio'
-          ? encodePcm16le(this.format.codec === 'PCMA' ? decodeAlaw(c.bytes) : decodeMulaw(c.bytes))
-          : new Uint8Array(c.bytes.length * 2);
+      const pcm = c.kind === 'audio' ? encodePcm16le(this.decoder.decode(this.format.codec, c.bytes)) : new Uint8Array(c.bytes.length * 2);
       this.metrics.audioSeconds.inc(c.bytes.length / 8000);
       this.onAudio(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
     }

@@ -16,6 +16,9 @@ export const SESSION_OUTCOMES = [
   'failed',
 ] as const;
 export type SessionOutcome = (typeof SESSION_OUTCOMES)[number];
+/** Why an answered recording session ended. */
+export const END_REASONS = ['bye', 'inactivity', 'hold', 'no_ack', 'shutdown'] as const;
+export type EndReason = (typeof END_REASONS)[number];
 export const REQUEST_METHODS = ['INVITE', 'REINVITE', 'UPDATE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'OTHER'] as const;
 export const RTP_DROPS = ['malformed', 'rtcp', 'telephone_event', 'unknown_payload', 'late_or_duplicate'] as const;
 
@@ -26,6 +29,12 @@ function create(registry: Registry) {
       name: 'scribed_siprec_sessions_total',
       help: 'SIPREC recording sessions offered (initial INVITEs), by outcome',
       labelNames: ['outcome'],
+      registers,
+    }),
+    ended: new Counter({
+      name: 'scribed_siprec_sessions_ended_total',
+      help: 'Answered SIPREC recording sessions ended, by reason (inactivity, hold: the SBC went quiet without a BYE)',
+      labelNames: ['reason'],
       registers,
     }),
     active: new Gauge({ name: 'scribed_siprec_sessions_active', help: 'SIPREC recording sessions (dialogs) open now', registers }),
@@ -68,6 +77,10 @@ function create(registry: Registry) {
   seriesAtZero(
     m.rtpDropped,
     RTP_DROPS.map((reason) => ({ reason })),
+  );
+  seriesAtZero(
+    m.ended,
+    END_REASONS.map((reason) => ({ reason })),
   );
   seriesAtZero(m.retransmissions, [{ kind: 'request' }, { kind: 'ok_resent' }]);
   return m;

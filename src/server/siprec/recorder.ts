@@ -15,77 +15,27 @@
 //   leg ends with the dialog's BYE, or the stream's removal.
 // - CANCEL before the answer: 200 to it, 487 to the INVITE, nothing left behind.
 // - OPTIONS (in or out of a dialog): 200. Retransmitted requests get the response sent before.
-import { randomBytes } from 'node:crypto';
+// - A session with no RTP and no SIP for the inactivity timeout (the hold timeout while every
+//   stream is on hold) ends as a BYE would, with a BYE sent to the SBC (core/sip/inactivity.ts).
+// - Streams a re-offer adds pass the checks a new INVITE's pass (recognizers, the account's
+//   stream limit, ports) before anything changes: a refused re-offer leaves the session as it was.
 import type { FastifyBaseLogger } from 'fastify';
-import {
-  SipParseError,
-  header,
-  headers,
-  nameAddrUri,
-  writeRequest,
-  writeResponse,
-  type SipMessage,
-  type SipRequest,
-} from '../../core/sip/message.js';
+import { SipParseError, header, headers, writeResponse, type SipMessage, type SipRequest } from '../../core/sip/message.js';
 import { siprecBody } from '../../core/sip/body.js';
-import { parseOffer, writeAnswer, type OfferedStream } from '../../core/sip/sdp.js';
+import { parseOffer, writeAnswer } from '../../core/sip/sdp.js';
 import { parseMetadata, readCiscoParticipants, type RecordingMetadata } from '../../core/sip/metadata.js';
 import { SipRefusal, agentRuleFrom, bindStreams, checkCodecs, type AgentRule, type BoundStream } from '../../core/sip/binding.js';
-import {
-  ResponseCache,
-  dialogKey,
-  inDialogAnswer,
-  okRetransmitDelays,
-  toTagOf,
-  transactionKey,
-  type DialogState,
-} from '../../core/sip/transactions.js';
-import type { SiprecSettings } from '../../core/sip/settings.js';
+import { ResponseCache, dialogKey, inDialogAnswer, okRetransmitDelays, toTagOf, transactionKey } from '../../core/sip/transactions.js';
+import { DEFAULT_HOLD_TIMEOUT_MS, DEFAULT_INACTIVITY_TIMEOUT_MS, type SiprecSettings } from '../../core/sip/settings.js';
+import { inactivityCheckEveryMs, inactivityVerdict, type InactivityLimits } from '../../core/sip/inactivity.js';
 import { ALLOW, callTitle, capabilityHeaders, hostPart, methodLabel } from '../../core/sip/answers.js';
 import { MAX_CALL_LEGS } from '../../core/calls.js';
-import { toScribedError } from '../../core/errors.js';
 import type { AppContext } from '../context.js';
 import { PortPool, RtpStreamSocket } from './media.js';
-import { SiprecCalls, SiprecLeg } from './legs.js';
+import { SiprecCalls } from './legs.js';
 import type { SiprecMetrics, SessionOutcome } from './metrics.js';
 import { SipTransport, SourceAllowList, type Peer, type SipHandler } from './transport.js';
-
-interface RecordedStream {
-  key: string;
-  port: number;
-  speaker: string;
-  leg: SiprecLeg;
-  rtp: RtpStreamSocket;
-  stream: OfferedStream;
-}
-
-interface Dialog {
-  key: string;
-  sipCallId: string;
-  localTag: string;
-  state: DialogState;
-  peer: Peer;
-  /** The INVITE being answered (for CANCEL). */
-  inviteTx: string | null;
-  cancelled: boolean;
-  okTimer: NodeJS.Timeout | undefined;
-  /** The remote party's From (our To in requests we send) and Contact. */
-  remoteFrom: string;
-  localTo: string;
-  remoteContact: string;
-  localCSeq: number;
-  callId: string | null;
-  callTitle: string;
-  metadata: RecordingMetadata | null;
-  streams: Map<string, RecordedStream>;
-  /** Every m-line answered so far, in order, with its port (a re-offer keeps them). */
-  answered: Array<{ stream: OfferedStream; port: number }>;
-  sdpSessionId: string;
-  sdpVersion: number;
-  log: FastifyBaseLogger;
-}
-
-const tag = () => randomBytes(6).toString('hex');
+import { Busy, Cancelled, byeRequest, keyOf, livenessOf, newDialog, refusalFor, type Dialog, type RecordedStream } from './dialog.js';
 
 export class SiprecRecorder implements SipHandler {
   private readonly transport: SipTransport;
@@ -97,6 +47,8 @@ export class SiprecRecorder implements SipHandler {
   private readonly rule: AgentRule | null;
   private readonly allow: SourceAllowList | null;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly watcher: NodeJS.Timeout;
+  private readonly limits: InactivityLimits;
 
   constructor(
     private readonly ctx: AppContext,
@@ -111,6 +63,28 @@ export class SiprecRecorder implements SipHandler {
     this.allow = settings.allowCidrs.length > 0 ? new SourceAllowList(settings.allowCidrs) : null;
     this.sweeper = setInterval(() => this.responses.sweep(Date.now()), 10_000);
     this.sweeper.unref();
+    this.limits = {
+      inactivityMs: settings.inactivityTimeoutMs ?? DEFAULT_INACTIVITY_TIMEOUT_MS,
+      holdMs: settings.holdTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS,
+    };
+    this.watcher = setInterval(() => this.watch(Date.now()), inactivityCheckEveryMs(this.limits));
+    this.watcher.unref();
+  }
+
+  /** Ends the sessions whose SBC has sent nothing for too long. */
+  private watch(nowMs: number): void {
+    for (const d of this.dialogs.values()) {
+      if (d.state !== 'confirmed') continue;
+      const verdict = inactivityVerdict(livenessOf(d, nowMs), nowMs, this.limits);
+      if (verdict === null) continue;
+      d.log.warn(
+        { why: verdict, quietMs: nowMs - Math.max(d.lastSipMs, d.lastRtpMs) },
+        verdict === 'hold'
+          ? 'no SIP from the SBC for the hold timeout: ending the recording session'
+          : 'no RTP and no SIP for the inactivity timeout: ending the recording session',
+      );
+      void this.bye(d, verdict);
+    }
   }
 
   get port(): number | null {
@@ -177,6 +151,7 @@ export class SiprecRecorder implements SipHandler {
       return;
     }
     const d = dialog!;
+    d.lastSipMs = Date.now();
     switch (method) {
       case 'ACK':
         clearTimeout(d.okTimer);
@@ -219,32 +194,10 @@ export class SiprecRecorder implements SipHandler {
 
   private async invite(req: SipRequest, peer: Peer): Promise<void> {
     const sipCallId = header(req, 'call-id')!;
-    const localTag = tag();
     const txKey = transactionKey(req);
     // Retransmissions of this INVITE get 100 until the final answer is cached.
     this.respond(req, peer, 100);
-    const d: Dialog = {
-      key: dialogKey(sipCallId, localTag),
-      sipCallId,
-      localTag,
-      state: 'answering',
-      peer,
-      inviteTx: txKey,
-      cancelled: false,
-      okTimer: undefined,
-      remoteFrom: header(req, 'from')!,
-      localTo: `${header(req, 'to')!};tag=${localTag}`,
-      remoteContact: nameAddrUri(header(req, 'contact') ?? header(req, 'from')!),
-      localCSeq: 1,
-      callId: null,
-      callTitle: '',
-      metadata: null,
-      streams: new Map(),
-      answered: [],
-      sdpSessionId: String(Date.now()),
-      sdpVersion: 1,
-      log: this.log.child({ sipCallId }),
-    };
+    const d = newDialog(req, peer, txKey, this.log);
     this.byInvite.set(txKey, d);
     let settle: (() => void) | null = null;
     try {
@@ -307,21 +260,11 @@ export class SiprecRecorder implements SipHandler {
   }
 
   private refuse(d: Dialog, req: SipRequest, peer: Peer, err: unknown): void {
-    const initial = toTagOf(req) === undefined;
-    if (err instanceof SipParseError || err instanceof SipRefusal) {
-      d.log.warn({ status: err.status, reason: err.message }, 'SIPREC offer refused');
-      this.respond(req, peer, err.status, {
-        toTag: d.localTag,
-        reason: `${err.status === 488 ? 'Not Acceptable Here' : err.status === 413 ? 'Request Entity Too Large' : 'Bad Request'} (${err.message})`,
-      });
-      if (initial) this.count(err.status === 488 ? 'not_acceptable' : err.status === 413 ? 'too_large' : 'bad_request');
-      return;
-    }
-    const busy = err instanceof Busy || toScribedError(err).code === 'ENGINE_BUSY';
-    if (busy) d.log.warn({ reason: (err as Error).message }, 'SIPREC offer refused: busy');
-    else d.log.error({ err }, 'SIPREC offer failed');
-    this.respond(req, peer, busy ? 503 : 500, { toTag: d.localTag, headers: busy ? [['retry-after', '5']] : [] });
-    if (initial) this.count(busy ? 'busy' : 'failed');
+    const r = refusalFor(err);
+    if (r.ours) d.log.error({ err }, 'SIPREC offer failed');
+    else d.log.warn({ status: r.status, reason: r.message }, r.status === 503 ? 'SIPREC offer refused: busy' : 'SIPREC offer refused');
+    this.respond(req, peer, r.status, { toTag: d.localTag, reason: r.reason, headers: r.headers });
+    if (toTagOf(req) === undefined) this.count(r.outcome);
   }
 
   /** Opens a leg and an RTP socket for each bound stream, on the given ports. */
@@ -370,7 +313,7 @@ export class SiprecRecorder implements SipHandler {
       if (i >= delays.length) {
         d.okTimer = undefined;
         d.log.warn('no ACK for the 2xx: ending the recording session');
-        void this.bye(d);
+        void this.bye(d, 'no_ack');
         return;
       }
       d.okTimer = setTimeout(() => {
@@ -382,20 +325,36 @@ export class SiprecRecorder implements SipHandler {
     next(0);
   }
 
-  /** A new offer in the dialog (re-INVITE or UPDATE): hold, codec change, streams added or removed. */
+  /** A new offer in the dialog (re-INVITE or UPDATE): hold, codec change, streams added or
+   * removed. Every check comes before the first change, so a refusal changes nothing (RFC 3261
+   * 14.1: the session stays as it was). */
   private async reoffer(d: Dialog, req: SipRequest, peer: Peer): Promise<void> {
     const isInvite = req.method === 'INVITE';
     if (isInvite) d.state = 'answering';
+    let settle: (() => void) | null = null;
+    let ports: number[] = [];
     try {
       const known = new Map([...d.streams.values()].map((s) => [s.key, s.speaker]));
       const call = d.callId ? await this.ctx.store.getCall(d.callId, this.settings.accountId) : null;
       const taken = new Set(call?.legs.map((l) => l.speaker) ?? []);
       const read = this.readOffer(req, known, taken, d.metadata);
       if (read) {
-        d.metadata = read.metadata;
         const fresh = read.bound.filter((b) => !d.streams.has(b.key));
         if ((call?.legs.length ?? 0) + fresh.length > MAX_CALL_LEGS)
           throw new SipRefusal(488, `more than ${MAX_CALL_LEGS} streams in the call`);
+        if (fresh.length > 0) {
+          // The rules of a new INVITE: recognizers, the account's stream limit, ports.
+          if (!this.ctx.sessions.hasRoomFor(fresh.length)) throw new Busy('no recognizer free for the new streams');
+          settle = this.calls.admit(this.settings.accountId, `${d.key}|${header(req, 'cseq')}`, fresh.length);
+          if (!settle) throw new Busy('the account already streams its limit of legs on this node');
+          while (ports.length < fresh.length) {
+            const [p] = this.ports.take(1) ?? [];
+            if (p === undefined) throw new Busy('no RTP port free in the configured range');
+            ports.push(p);
+          }
+        }
+        // The offer is taken from here on.
+        d.metadata = read.metadata;
         // Streams gone from the offer (port 0, or no m-line) end their legs.
         const live = new Set(read.bound.map((b) => b.key));
         for (const s of [...d.streams.values()]) if (!live.has(s.key)) await this.endStream(d, s);
@@ -411,13 +370,9 @@ export class SiprecRecorder implements SipHandler {
           }
         }
         if (fresh.length > 0) {
-          if (!this.ctx.sessions.hasRoomFor(fresh.length)) throw new Busy('no recognizer free for the new streams');
-          const ports = fresh.map(() => this.ports.take(1)?.[0]);
-          if (ports.some((p) => p === undefined)) {
-            for (const p of ports) if (p !== undefined) this.ports.give(p);
-            throw new Busy('no RTP port free in the configured range');
-          }
-          await this.record(d, fresh, ports as number[]);
+          const given = ports;
+          ports = [];
+          await this.record(d, fresh, given);
         }
         d.answered = read.offer.streams.map((stream) => ({ stream, port: d.streams.get(keyOf(read.bound, stream))?.port ?? 0 }));
         d.log.info(
@@ -437,6 +392,8 @@ export class SiprecRecorder implements SipHandler {
     } catch (err) {
       this.refuse(d, req, peer, err);
     } finally {
+      for (const p of ports) this.ports.give(p);
+      settle?.();
       if (isInvite && d.okTimer === undefined && d.state === 'answering') d.state = 'confirmed';
     }
   }
@@ -450,7 +407,7 @@ export class SiprecRecorder implements SipHandler {
   }
 
   /** Ends the recording session: every leg's last final, the RTP sockets and ports freed. */
-  private async end(d: Dialog, why: 'bye' | 'cancel' | 'refused' | 'shutdown'): Promise<void> {
+  private async end(d: Dialog, why: 'bye' | 'cancel' | 'refused' | 'shutdown' | 'no_ack' | 'inactivity' | 'hold'): Promise<void> {
     clearTimeout(d.okTimer);
     const wasOpen = this.dialogs.has(d.key) && d.state !== 'terminated';
     d.state = 'terminated';
@@ -458,37 +415,24 @@ export class SiprecRecorder implements SipHandler {
     // The dialog is remembered a while so late retransmissions find it terminated (481).
     setTimeout(() => this.dialogs.delete(d.key), 32_000).unref();
     this.metrics.active.set(this.openDialogs);
-    if (wasOpen) d.log.info({ why }, 'SIPREC session ended');
+    if (wasOpen) {
+      d.log.info({ why }, 'SIPREC session ended');
+      if (why !== 'cancel' && why !== 'refused') this.metrics.ended.inc({ reason: why });
+    }
   }
 
-  /** BYE from our side (no ACK came, or this node stops): the SBC can record elsewhere. */
-  private async bye(d: Dialog): Promise<void> {
+  /** BYE from our side (no ACK came, the SBC went quiet, or this node stops): the SBC can record
+   * elsewhere. */
+  private async bye(d: Dialog, why: 'no_ack' | 'inactivity' | 'hold' | 'shutdown'): Promise<void> {
     if (d.state === 'terminated') return;
-    const p = d.peer;
-    const bytes = writeRequest('BYE', d.remoteContact, {
-      headers: [
-        ['via', `SIP/2.0/${p.transport.toUpperCase()} ${hostPart(this.settings.mediaAddress)}:${this.port};branch=z9hG4bK${tag()}`],
-        ['max-forwards', '70'],
-        ['from', d.localTo],
-        ['to', d.remoteFrom],
-        ['call-id', d.sipCallId],
-        ['cseq', `${d.localCSeq++} BYE`],
-      ],
-    });
-    p.send(bytes);
-    await this.end(d, 'shutdown');
+    d.peer.send(byeRequest(d, this.settings.mediaAddress, this.port));
+    await this.end(d, why);
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.all([...this.dialogs.values()].map((d) => this.bye(d).catch(() => undefined)));
+    clearInterval(this.watcher);
+    await Promise.all([...this.dialogs.values()].map((d) => this.bye(d, 'shutdown').catch(() => undefined)));
     await this.transport.close();
   }
-}
-
-class Busy extends Error {}
-class Cancelled extends Error {}
-
-function keyOf(bound: readonly BoundStream[], stream: OfferedStream): string {
-  return bound.find((b) => b.stream.index === stream.index)?.key ?? '';
 }
