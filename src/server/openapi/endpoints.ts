@@ -5,7 +5,6 @@
 // limits); error identifiers from the one table, src/core/errors.ts.
 import { API } from '../context.js';
 import type { Endpoint } from './endpoint.js';
-import { ANALYTICS_ENDPOINTS } from './analytics.js';
 import { DESK_ENDPOINTS } from './desk.js';
 import { RESUME_BODY, RESUME_VIEW, SESSION_VIEW, createSessionBody } from './schemas.js';
 
@@ -110,8 +109,6 @@ export const ENDPOINTS: readonly Endpoint[] = [
     errors: ['NOT_FOUND'],
   },
 
-  // ---------------------------------------------------------------- conversation analytics (openapi/analytics.ts)
-  ...ANALYTICS_ENDPOINTS,
   // ---------------------------------------------------------------- the desk (openapi/desk.ts)
   ...DESK_ENDPOINTS,
 ];
