@@ -41,6 +41,20 @@ function pcmOf(offset: number): Buffer {
   return out;
 }
 
+/** pg_waldump --stats=record's record types, each as its combined size (records and full-page
+ * images) per chunk row, largest first. */
+function perRow(stats: string, rows: number): string {
+  const types: Array<[string, number]> = [];
+  for (const line of stats.split('\n')) {
+    const m = /^(\S+\/\S+)\s+\d+\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s+\d+\s+\(\s*[\d.]+\)\s+(\d+)/.exec(line);
+    if (m && Number(m[2]) > 0) types.push([m[1]!, Number(m[2]) / rows]);
+  }
+  return types
+    .sort((a, b) => b[1] - a[1])
+    .map(([t, b]) => `${t} ${b.toFixed(0)}`)
+    .join(', ');
+}
+
 const pgc = await startPostgresCluster();
 const admin = new pg.Client({ connectionString: pgc.url });
 await admin.connect();
@@ -129,6 +143,7 @@ try {
             .filter((l) => /\S/.test(l) && !/\s0 \(\s*0\.00\)\s+0 \(\s*0\.00\)\s+0 \(\s*0\.00\)\s+0 \(\s*0\.00\)/.test(l))
             .join('\n'),
         );
+        console.log(`  per row (B of WAL per ${samplesPerWindow}-byte chunk): ${perRow(stdout, n * windows)}`);
       }
     } finally {
       await store.close();

@@ -26,7 +26,8 @@ import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
-import { siprecListen } from './server/siprec/plugin.js';
+import { siprecListen, siprecOf } from './server/siprec/plugin.js';
+import { audiohookDrain } from './server/audiohook/registry.js';
 import { openStore, type FailoverEvent } from './store/index.js';
 import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
@@ -299,11 +300,18 @@ async function assemble(
       // One node: nowhere to move a call to; the stop finalizes as before.
       if (!shared || config.drainGraceMs === 0) return Promise.resolve('off' as const);
       if (!drain.draining && config.agentPort !== undefined) markDrained(config.dataDir, log);
+      // AudioHook clients move themselves once the balancer has taken the node out: Genesys
+      // reconnects with continuedSessions, through the balancer, to another node.
+      if (!drain.draining) setTimeout(() => audiohookDrain({ sessions }).reconnectAll(), config.drainNoticeMs).unref();
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
     onDrainRequest: (handler) => (drainHandler = handler),
-    reload: () => reloadCallbackAllowList(config, outbound, log),
+    reload: () => {
+      // The SIPREC listener's TLS certificate too (renewed without a restart; src/server/siprec/tls.ts).
+      siprecOf({ sessions })?.transport.reloadTls();
+      return reloadCallbackAllowList(config, outbound, log);
+    },
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down

@@ -11,13 +11,33 @@
 // Each debit is answered on its own: the new balance, or null when the account could not
 // cover it (the frame is refused, as with debitCharacters). A transaction that fails fails
 // every debit it carried, and nothing is retried here: those frames are refused and so never
-// acknowledged, and the client sends them again; no debit is ever applied twice.
+// acknowledged, and the client sends them again. A transaction that failed may still have
+// committed (its connection died during COMMIT, the primary failing over): each debit carries
+// an id naming the session and the charge it brings it to (sessionDebitId), the frame sent
+// again asks the same debit with the same id, and the store charges an id once (and a session
+// only up to the charge a debit names: a frame sent again cut differently is not charged for
+// what the lost commit already charged).
 import type { Logger } from 'pino';
 import type { DebitOutcome, SessionDebit, Store } from '../store/store.js';
 
 /** What frame intake asks of a debit batcher: debitCharacters with a session, batched. */
 export interface SessionDebits {
-  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string): Promise<bigint | null>;
+  /** `chargedTo`: the session's charge once this debit is carried out (see SessionDebit). */
+  debit(
+    accountId: string,
+    amount: bigint,
+    reason: string,
+    ref: string | null,
+    sessionId: string,
+    chargedTo?: bigint,
+  ): Promise<bigint | null>;
+}
+
+/** A session's debit, named by the characters charged to the session once it is carried out:
+ * charges only grow, so this names one debit, and the frame asking it again after a failure
+ * (the session's charge unchanged in memory) names the same one. */
+export function sessionDebitId(sessionId: string, chargedAfter: bigint): string {
+  return `${sessionId}:${chargedAfter}`;
 }
 
 export interface DebitBatcherOptions {
@@ -46,9 +66,17 @@ export class DebitBatcher implements SessionDebits {
 
   constructor(private readonly opts: DebitBatcherOptions) {}
 
-  debit(accountId: string, amount: bigint, reason: string, ref: string | null, sessionId: string): Promise<bigint | null> {
+  debit(
+    accountId: string,
+    amount: bigint,
+    reason: string,
+    ref: string | null,
+    sessionId: string,
+    chargedTo?: bigint,
+  ): Promise<bigint | null> {
+    const named = chargedTo === undefined ? {} : { id: sessionDebitId(sessionId, chargedTo), chargedTo };
     return new Promise((resolve, reject) => {
-      this.pending.push({ debit: { accountId, sessionId, amount, reason, ref }, resolve, reject });
+      this.pending.push({ debit: { accountId, sessionId, amount, reason, ref, ...named }, resolve, reject });
       this.schedule();
     });
   }

@@ -74,7 +74,7 @@ export class FrameIntake {
       // On a node with a debit batcher, the debit rides the node's next group debit (debit-batcher.ts).
       const debits = ctx.deps.debits;
       const balance = await (debits
-        ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id)
+        ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id, ctx.charged + need)
         : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
       if (balance === null) {
         ctx.accepting = false;

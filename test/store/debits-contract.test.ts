@@ -104,6 +104,28 @@ describe.each(ENGINES)('group debit on %s', (engine) => {
     }
   });
 
+  it('charges a debit id once, and a session only up to the charge a debit names', async () => {
+    await addAccount(store, 'acc_i', 10n);
+    const s = await newSession(store, 'acc_i', 'i');
+    const withId = (amount: bigint, id: string): SessionDebit => ({ ...debit('acc_i', s, amount), id });
+    const first = await store.debitMany([withId(3n, `${s}:3`), withId(3n, `${s}:3`)]);
+    expect(first.map(answer)).toEqual([7n, 7n]);
+    const again = await store.debitMany([withId(3n, `${s}:3`), withId(2n, `${s}:5`)]);
+    expect(again.map(answer)).toEqual([7n, 5n]);
+    expect((await store.getAccount('acc_i'))!.characters).toBe(5n);
+    expect((await store.getSession(s, 'acc_i'))!.charactersCharged).toBe(5n);
+    expect((await ledger(store, 'acc_i')).map((r) => r.delta)).toEqual([-3n, -2n]);
+    // Asked by a node that reckons the session at 3 (its debit to 5 landed unseen): to 9
+    // charges only the 4 the session lacks; to 5, nothing.
+    const stale = await store.debitMany([
+      { ...debit('acc_i', s, 6n), id: `${s}:9`, chargedTo: 9n },
+      { ...debit('acc_i', s, 2n), id: `${s}:5b`, chargedTo: 5n },
+    ]);
+    expect(stale.map(answer)).toEqual([1n, 1n]);
+    expect((await store.getSession(s, 'acc_i'))!.charactersCharged).toBe(9n);
+    expect((await ledger(store, 'acc_i')).map((r) => r.delta)).toEqual([-3n, -2n, -4n]);
+  });
+
   it('carries many accounts at once; an unknown session, an unknown account or a bad amount refuses only its own debit', async () => {
     await addAccount(store, 'acc_2', 5n);
     await addAccount(store, 'acc_1', 2n);

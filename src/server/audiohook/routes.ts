@@ -15,8 +15,9 @@ import { AudiohookConnection, type ConnectionInfo } from './connection.js';
 import { AudiohookRefusal, sendRefusal } from './errors.js';
 import { audiohookMetrics } from './metrics.js';
 import { audiohookRegistryOf } from './registry.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { AUDIOHOOK_ROUTES } from '../schemas/audiohook.js';
 
-export const AUDIOHOOK_PATH = '/audiohook/v2';
 /** Nonces remembered per node (a replayed signed upgrade is refused within its validity). */
 const MAX_NONCES = 100_000;
 
@@ -90,8 +91,9 @@ export function audiohookRoutes(ctx: AppContext): FastifyPluginAsync {
 
   return async (app) => {
     app.get(
-      AUDIOHOOK_PATH,
+      AUDIOHOOK_ROUTES.audiohook.url,
       {
+        schema: servedWithout(AUDIOHOOK_ROUTES.audiohook, 'headers').schema,
         websocket: true,
         config: { websocket: true },
         preValidation: async (req, reply) => {

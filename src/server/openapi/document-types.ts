@@ -1,7 +1,13 @@
 // The API document's shape as the server, the renderer and the tests read it.
 import type { ErrorCode } from '../../core/errors.js';
 import type { JsonSchema } from './json-schema.js';
-import type { ServerFacts } from './endpoint.js';
+
+/** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
+ * reference), the schemas say only what every node accepts by shape. */
+export interface ServerFacts {
+  /** Primary language subtags the loaded models recognize (engine.info.languages). */
+  recognizerLanguages?: readonly string[];
+}
 
 export interface DocumentOptions extends ServerFacts {
   /** Leave out the batch routes (a node without batch transcription does not serve them). */

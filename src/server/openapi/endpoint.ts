@@ -1,16 +1,10 @@
-// What one entry of the endpoint table (endpoints.ts) says about a route. document.ts turns the
-// table into OpenAPI 3.1; the common answers (UNAUTHORIZED with a credential, BAD_REQUEST and
+// TRANSITIONAL: what one entry of the hand-kept endpoint table (endpoints.ts) says about a
+// route not yet declared (route-schema.ts). bridge.ts turns the table into OpenAPI 3.1; the common answers (UNAUTHORIZED with a credential, BAD_REQUEST and
 // PAYLOAD_TOO_LARGE with a JSON body, URI_TOO_LONG with a path parameter, INTERNAL) are added
 // there, so an entry lists only what its handler itself refuses.
 import type { ErrorCode } from '../../core/errors.js';
+import type { ServerFacts } from './document-types.js';
 import type { JsonSchema } from './json-schema.js';
-
-/** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
- * reference), the schemas say only what every node accepts by shape. */
-export interface ServerFacts {
-  /** Primary language subtags the loaded models recognize (engine.info.languages). */
-  recognizerLanguages?: readonly string[];
-}
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
 
@@ -24,15 +18,8 @@ export interface Parameter {
   required?: boolean;
 }
 
-export type SuccessResponse =
-  /** `{code: 1, message, data}` (src/core/envelope.ts). */
-  | { kind: 'envelope'; data: JsonSchema; description: string; status?: 200 | 201 }
-  /** The dashboard's `{success: 1, ...}` body (docs/api.md, Dashboard user groups). */
-  | { kind: 'dashboard'; schema: JsonSchema; description: string }
-  /** A document or file of its own (probes, metrics, transcripts, audio, the console). */
-  | { kind: 'raw'; status?: number; contentTypes: readonly string[]; schema?: JsonSchema; description: string }
-  /** A WebSocket upgrade (101); the frames are in docs/protocol.md. */
-  | { kind: 'upgrade'; description: string };
+/** `{code: 1, message, data}` (src/core/envelope.ts). */
+export type SuccessResponse = { kind: 'envelope'; data: JsonSchema; description: string; status?: 200 | 201 };
 
 export interface Endpoint {
   method: Method;

@@ -133,7 +133,7 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
   }
   const errors = op['x-scribed-errors'];
   if (errors.length === 0) {
-    // An API facade: its errors are in its own API's shape (src/server/openapi/facades.ts).
+    // An API facade: its errors are in its own API's shape (its route declares them).
     out.push('| HTTP | When |', '|---|---|');
     for (const [status, r] of Object.entries(op.responses)) if (Number(status) >= 400) out.push(`| ${status} | ${cell(r.description)} |`);
     out.push('');

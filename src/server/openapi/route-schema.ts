@@ -159,7 +159,8 @@ export interface RouteTable {
  * refused, never coerced, defaults are documented but never written into the request, and an
  * unknown key is refused (where the schema closes its object), never silently dropped.
  * `verbose` hands the failing schema to the error mapping (validation-errors.ts); `x-invalid`,
- * `x-unknown`, `x-field`, `x-documented` and `x-empty-absent` are its annotations. */
+ * `x-unknown`, `x-field`, `x-documented`, `x-empty-absent` and `x-recognizer-languages` (openapi/schemas.ts)
+ * are its annotations. */
 export const AJV_OPTIONS = {
   customOptions: {
     coerceTypes: false as const,
@@ -167,7 +168,7 @@ export const AJV_OPTIONS = {
     removeAdditional: false as const,
     allErrors: false,
     verbose: true,
-    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented', 'x-empty-absent', 'x-body-optional'],
+    keywords: ['x-invalid', 'x-unknown', 'x-field', 'x-documented', 'x-empty-absent', 'x-body-optional', 'x-recognizer-languages'],
   },
 };
 

@@ -5,11 +5,17 @@
 // bridge (bridge.ts) adds their hand-written operations (transformObject).
 import type { SwaggerOptions } from '@fastify/swagger';
 import { ERRORS, type ErrorCode } from '../../core/errors.js';
-import { bridgeDocument, SECURITY_SCHEMES } from './bridge.js';
+import { bridgeDocument } from './bridge.js';
+import { ASSEMBLYAI_SECURITY_SCHEMES } from '../facades/assemblyai/schemas.js';
+import { ASSEMBLYAI_STREAMING_SECURITY_SCHEMES } from '../facades/assemblyai/streaming/schemas.js';
+import { AUDIOHOOK_SECURITY_SCHEMES } from '../schemas/audiohook.js';
+import { DEEPGRAM_SECURITY_SCHEMES } from '../schemas/deepgram.js';
+import { OPENAI_SECURITY_SCHEMES } from '../schemas/openai.js';
 import { IDEMPOTENCY_KEY } from '../../core/idempotency.js';
 import type { DocumentOptions, OpenApiDocument } from './document-types.js';
 import type { JsonSchema } from './json-schema.js';
 import type { Auth } from './route-schema.js';
+import { withNodeFacts } from './schemas.js';
 
 interface Declared {
   'x-scribed-auth'?: Auth;
@@ -35,7 +41,8 @@ export function errorsOf(s: Declared, url: string): ErrorCode[] {
     codes.add('PAYLOAD_TOO_LARGE');
     codes.add(validation);
   }
-  if (s.querystring) codes.add(validation);
+  // A socket's query carries only the ticket, which the handshake checks itself.
+  if (s.querystring && auth !== 'socket') codes.add(validation);
   for (const c of s['x-scribed-errors'] ?? []) codes.add(c);
   if (url.includes(':')) codes.add('URI_TOO_LONG');
   codes.add('INTERNAL');
@@ -52,17 +59,18 @@ function failureSchema(auth: Auth, codes: ErrorCode[]): JsonSchema {
   return { type: 'object', required: ['code', 'message'], properties: { code: { enum: wires }, message } };
 }
 
-/** A schema with the rules it states for the document only (route-schema.ts), at any depth. */
-function withDocumentedRules(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(withDocumentedRules);
+/** A schema with the rules it states for the document only (route-schema.ts) and the serving
+ * node's facts (schemas.ts), at any depth. */
+function withDocumentedRules(schema: unknown, facts: DocumentOptions): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => withDocumentedRules(s, facts));
   if (!schema || typeof schema !== 'object') return schema;
-  const { 'x-documented': rules, ...rest } = schema as Record<string, unknown>;
+  const { 'x-documented': rules, ...rest } = withNodeFacts(schema as Record<string, unknown>, facts);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rest)) out[k] = k === 'enum' || k === 'const' || k === 'default' ? v : withDocumentedRules(v);
+  for (const [k, v] of Object.entries(rest)) out[k] = k === 'enum' || k === 'const' || k === 'default' ? v : withDocumentedRules(v, facts);
   return rules ? { ...out, ...(rules as Record<string, unknown>) } : out;
 }
 
-function documented(s: Declared, url: string): Declared {
+function documented(s: Declared, url: string, facts: DocumentOptions): Declared {
   // A facade's route (src/server/facades) answers in its API's shape and states its own
   // errors; none of the native envelope's are added.
   if (s['x-scribed-facade'] === true) {
@@ -98,13 +106,30 @@ function documented(s: Declared, url: string): Declared {
           },
         }
       : {}),
-    ...(s.body ? { body: withDocumentedRules(s.body) } : {}),
-    ...(s.querystring ? { querystring: withDocumentedRules(s.querystring) } : {}),
+    ...(s.body ? { body: withDocumentedRules(s.body, facts) } : {}),
+    ...(s.querystring ? { querystring: withDocumentedRules(s.querystring, facts) } : {}),
     response,
     'x-scribed-errors': errors,
-    ...(s.body || s.querystring ? {} : { 'x-scribed-validation-error': undefined }),
+    ...(s.body || (s.querystring && s['x-scribed-auth'] !== 'socket') ? {} : { 'x-scribed-validation-error': undefined }),
   };
 }
+
+/** The credentials of the native API and the facades (each route names its own, route-schema.ts). */
+export const SECURITY_SCHEMES = {
+  accessKey: { type: 'apiKey', in: 'header', name: 'accessKey', description: 'the account access key (sk_...)' },
+  userGroupToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: '`Token <token>`: the dashboard API token (tok_...)',
+  },
+  ticket: { type: 'apiKey', in: 'query', name: 'ticket', description: 'a single-use browser ticket, on the sockets only' },
+  ...OPENAI_SECURITY_SCHEMES,
+  ...DEEPGRAM_SECURITY_SCHEMES,
+  ...AUDIOHOOK_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_SECURITY_SCHEMES,
+  ...ASSEMBLYAI_STREAMING_SECURITY_SCHEMES,
+} as const;
 
 const INFO = {
   title: 'scribed HTTP API',
@@ -124,24 +149,38 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
       const declared = schema as Declared | undefined;
       if (!declared?.['x-scribed-errors']) return { schema: { ...declared, hide: true }, url };
       // A GET's JSON body (route-schema.ts, bodyOnGet) is documented as its request body.
-      const { 'x-scribed-get-body': getBody, ...s } = declared;
+      const { 'x-scribed-get-body': getBody, security, ...s } = declared;
       if (getBody) s.body = getBody;
-      return { schema: documented(s, url) as never, url };
+      // @fastify/swagger leaves a query parameter a credential scheme names (the sockets'
+      // ticket) out of the parameters when the route lists that scheme: the route's security
+      // is set back in transformObject, so its declared query is documented whole.
+      return { schema: { ...documented(s, url, opts), 'x-scribed-security': security } as never, url };
     },
     transformObject: (documentObject) => {
       const generated = (documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject;
       const bridge = bridgeDocument(opts);
       const paths: OpenApiDocument['paths'] = { ...bridge.paths };
       for (const [p, ops] of Object.entries(generated.paths ?? {})) {
-        for (const [method, op] of Object.entries(ops)) {
+        for (const [method, generatedOp] of Object.entries(ops)) {
+          const { 'x-scribed-security': security, ...rest } = generatedOp;
+          const op = { ...rest, security } as typeof generatedOp;
           if (op['x-scribed-validation-error'] === undefined) delete op['x-scribed-validation-error'];
+          // A body the route takes as {} when none is sent (route-schema.ts, bodyOptional).
+          const body = op.requestBody as { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } | undefined;
+          if (body?.content?.['application/json']?.schema?.['x-body-optional'] === true) body.required = false;
           (paths[p] ??= {})[method] = op;
         }
       }
       const tags = bridge.tags.map((t) => t.name);
       for (const ops of Object.values(paths))
         for (const op of Object.values(ops)) for (const t of (op.tags as string[] | undefined) ?? []) if (!tags.includes(t)) tags.push(t);
-      return { ...bridge, info: INFO, tags: tags.map((name) => ({ name })), paths } as never;
+      return {
+        openapi: '3.1.0',
+        info: INFO,
+        tags: tags.map((name) => ({ name })),
+        paths,
+        components: { securitySchemes: SECURITY_SCHEMES, schemas: bridge.schemas },
+      } as never;
     },
   };
 }

@@ -10,9 +10,10 @@ import { requireIdempotencyKey } from '../../core/idempotency.js';
 import { effectiveOptionsView } from '../../text/final-text.js';
 import type { SessionRecord, TicketScope, TranscriptionStatus } from '../../store/store.js';
 import { accountOf, headerValue, requireCredential } from '../auth.js';
-import { API, MODEL_ID, streamPath, type AppContext } from '../context.js';
+import { MODEL_ID, streamPath, type AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
 import { SESSION_ROUTES } from '../schemas/sessions.js';
+import { servedWithout } from '../openapi/route-schema.js';
 
 export function sessionView(record: SessionRecord, taskStatus: TranscriptionStatus | null) {
   return {
@@ -34,8 +35,6 @@ export function sessionView(record: SessionRecord, taskStatus: TranscriptionStat
 }
 
 export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
-  const base = `${API}/stt/realtime/sessions`;
-
   async function ownedSession(sessionId: string, accountId: string): Promise<SessionRecord> {
     const record = await ctx.store.getSession(sessionId, accountId);
     if (!record) throw new ScribedError('NOT_FOUND', `session ${sessionId} does not exist`);
@@ -50,21 +49,28 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (plain) => {
     const app = plain.withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRequest', requireCredential(ctx.store, 'access_key'));
-    app.post(base, async (req, reply) => {
-      const accountId = accountOf(req);
-      const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
-      // The call fields (docs/calls.md) are validated by the calls core; the rest as before.
-      const { session: body, call } = splitSessionCallFields(req.body ?? {});
-      const outcome = await createLiveSession(ctx, { accountId, body, call, idempotencyKey: key });
-      if (outcome.kind === 'conflict') {
-        throw new ScribedError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was used with a different title, options, callId or speaker');
-      }
-      if (outcome.kind === 'created') {
-        req.log.info({ sessionId: outcome.session.id }, 'session created');
-      } else {
-        void reply.header('idempotent-replayed', 'true');
-      }
-      return ok(await view(outcome.session));
+    // The bodies of create and resume are checked here (schemas/sessions.ts says why).
+    app.route({
+      ...servedWithout(SESSION_ROUTES.create, 'body'),
+      handler: async (req, reply) => {
+        const accountId = accountOf(req);
+        const key = requireIdempotencyKey(headerValue(req.headers['idempotency-key']));
+        // The call fields (docs/calls.md) are validated by the calls core; the rest as before.
+        const { session: body, call } = splitSessionCallFields(req.body ?? {});
+        const outcome = await createLiveSession(ctx, { accountId, body, call, idempotencyKey: key });
+        if (outcome.kind === 'conflict') {
+          throw new ScribedError(
+            'IDEMPOTENCY_CONFLICT',
+            'this Idempotency-Key was used with a different title, options, callId or speaker',
+          );
+        }
+        if (outcome.kind === 'created') {
+          req.log.info({ sessionId: outcome.session.id }, 'session created');
+        } else {
+          void reply.header('idempotent-replayed', 'true');
+        }
+        return ok(await view(outcome.session));
+      },
     });
 
     app.route({
@@ -72,11 +78,11 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
       handler: async (req) => ok(await view(await ownedSession(req.params.sessionId, accountOf(req)))),
     });
 
-    app.post<{ Params: { sessionId: string }; Body: { capturedSamples?: unknown } | undefined }>(
-      `${base}/:sessionId/resume`,
-      async (req) => {
+    app.route({
+      ...servedWithout(SESSION_ROUTES.resume, 'body'),
+      handler: async (req) => {
         const accountId = accountOf(req);
-        const body = req.body ?? {};
+        const body = (req.body ?? {}) as { capturedSamples?: unknown };
         if (typeof body !== 'object' || Array.isArray(body)) throw new ScribedError('VALIDATION_FAILED', 'body must be a JSON object');
         const clientCaptured =
           body.capturedSamples === undefined || body.capturedSamples === null ? undefined : parseSampleCount(body.capturedSamples);
@@ -106,7 +112,7 @@ export function sessionRoutes(ctx: AppContext): FastifyPluginAsync {
           streamUrl: streamPath(r.sessionId),
         });
       },
-    );
+    });
 
     // Close without a socket (docs/api.md): a session that never streamed, or whose client is
     // gone, ends here; its transcript is final once the answer says COMPLETED. Closing a

@@ -1,8 +1,8 @@
 // The desk's own routes (routes/desk.ts, docs/desk.md): the shapes, declared once. They are
 // the browser's, not an integration's: `auth: 'none'` in the table's terms (no key), each
 // refusing without the desk's session cookie (UNAUTHORIZED) and, when it changes state,
-// without this origin and the CSRF token. The desk's pages (src/desk/plugin.ts) are in the
-// hand-written document (openapi/desk.ts).
+// without this origin and the CSRF token. The desk's pages (src/desk/plugin.ts) are declared
+// with the console's (schemas/pages.ts).
 import { Type } from 'typebox';
 import { envelope, fieldNamed, invalid, operation, PATH_PARAM, type RouteTable } from '../openapi/route-schema.js';
 import { nullable, TIMESTAMP } from './shared.js';

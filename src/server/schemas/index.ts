@@ -13,6 +13,8 @@ import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
 import { SEARCH_TABLE } from './search.js';
 import { SESSION_TABLE } from './sessions.js';
+import { SOCKET_TABLE } from './sockets.js';
+import { PAGE_TABLE } from './pages.js';
 import { SERVICE_TABLE } from './service.js';
 import { USER_GROUP_TABLE } from './user-groups.js';
 import { VOICE_DESIGN_TABLE } from './voice-design.js';
@@ -20,6 +22,10 @@ import { VOICE_TABLE } from './voices.js';
 import { TRANSCRIPTION_TABLE } from './transcriptions.js';
 import { WEBHOOK_TABLE } from './webhooks.js';
 import { ASSEMBLYAI_TABLE } from '../facades/assemblyai/schemas.js';
+import { ASSEMBLYAI_STREAMING_TABLE } from '../facades/assemblyai/streaming/schemas.js';
+import { AUDIOHOOK_TABLE } from './audiohook.js';
+import { DEEPGRAM_LIVE_TABLE, DEEPGRAM_TABLE } from './deepgram.js';
+import { OPENAI_REALTIME_TABLE, OPENAI_TABLE } from './openai.js';
 
 export const DECLARED_ROUTES: readonly RouteTable[] = [
   SERVICE_TABLE,
@@ -40,5 +46,13 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   CALL_TABLE,
   DESK_TABLE,
   SESSION_TABLE,
+  SOCKET_TABLE,
+  PAGE_TABLE,
+  OPENAI_TABLE,
+  DEEPGRAM_TABLE,
+  DEEPGRAM_LIVE_TABLE,
+  OPENAI_REALTIME_TABLE,
+  AUDIOHOOK_TABLE,
   ASSEMBLYAI_TABLE,
+  ASSEMBLYAI_STREAMING_TABLE,
 ];

@@ -8,7 +8,9 @@ import { fail, wsError } from '../../core/envelope.js';
 import type { SessionSocket } from '../../session/live-session.js';
 import { Backpressure, SessionDriver } from '../../session/session-driver.js';
 import { attachLive, openLive, type LiveOpening, type LiveRefusals } from '../live/open-live.js';
-import { API, type AppContext } from '../context.js';
+import type { AppContext } from '../context.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { SOCKET_ROUTES } from '../schemas/sockets.js';
 import { identify } from './identify.js';
 import { nativeBinary, nativeText } from './native-wire.js';
 
@@ -38,8 +40,9 @@ const REFUSALS: LiveRefusals = {
 export function streamRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Params: { sessionId: string }; Querystring: Record<string, string> }>(
-      `${API}/stt/realtime/sessions/:sessionId/stream`,
+      SOCKET_ROUTES.stream.url,
       {
+        schema: servedWithout(SOCKET_ROUTES.stream, 'querystring').schema,
         websocket: true,
         config: { websocket: true },
         // GET without a body: identify() runs here, after the upgrade's form was checked

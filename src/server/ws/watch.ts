@@ -12,6 +12,8 @@ import { CLOSE_CODES, serverEvent, type ServerEvent } from '../../core/protocol.
 import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { API, type AppContext } from '../context.js';
 import { deskWatchers } from './desk-watchers.js';
+import { servedWithout } from '../openapi/route-schema.js';
+import { SOCKET_ROUTES } from '../schemas/sockets.js';
 import { identify, type SocketRequest } from './identify.js';
 
 /** Watchers one session takes at once: a call has a supervisor or two, and each watcher costs
@@ -91,8 +93,9 @@ export function watchRoutes(
 
   return async (app) => {
     app.get<{ Params: { sessionId: string }; Querystring: Record<string, string> }>(
-      `${API}/stt/realtime/sessions/:sessionId/events`,
+      SOCKET_ROUTES.watch.url,
       {
+        schema: servedWithout(SOCKET_ROUTES.watch, 'querystring').schema,
         websocket: true,
         config: { websocket: true },
         // Every refusal that can be known before the upgrade is a plain HTTP answer.

@@ -6,6 +6,14 @@
 // same accounts cannot deadlock), and the debits are applied in the order asked, each answered
 // on its own: the same balance arithmetic, ledger rows and characters_charged as
 // debitCharacters, so a batch has the effect of those debits one after another.
+//
+// A debit may carry an id, kept on its ledger row (unique), and the charge it brings its
+// session to: a transaction whose connection died during COMMIT has an unknown outcome, its
+// debits fail and are asked again; one whose id is already recorded committed then, and is
+// answered with the balance as it is, charging nothing; one asked again for a frame cut
+// differently has another id but finds the session's stored charge past where it reckoned,
+// and is charged only what the charge lacks of its target. (The account's row lock orders
+// these reads after that commit.)
 import { ScribedError } from '../../core/errors.js';
 import type { DebitOutcome, SessionDebit } from '../store.js';
 import { int64, nowIso, type Db, type SqlValue, type Tx } from '../sql/db.js';
@@ -20,6 +28,10 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
   return db.tx(async (tx) => {
     const balances = await lockAccounts(tx, [...new Set(live.map(({ d }) => d.accountId))].sort());
     const charged = await sessionsCharged(tx, [...new Set(live.map(({ d }) => d.sessionId))]);
+    const done = await recordedDebits(
+      tx,
+      live.flatMap(({ d }) => (d.id === undefined ? [] : [d.id])),
+    );
     const ledger: SqlValue[][] = [];
     const touchedAccounts = new Set<string>();
     const touchedSessions = new Set<string>();
@@ -31,20 +43,28 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
         out[i] = { kind: 'refused', error: new ScribedError('NOT_FOUND', `account ${d.accountId} does not exist`) };
       } else if (d.amount === 0n) {
         out[i] = { kind: 'debited', balance };
+      } else if (d.id !== undefined && done.has(d.id)) {
+        // Carried out by an earlier transaction whose answer was lost (or earlier in this batch).
+        out[i] = { kind: 'debited', balance };
       } else if (!session || session.accountId !== d.accountId) {
         out[i] = {
           kind: 'refused',
           error: new ScribedError('NOT_FOUND', `session ${d.sessionId} does not exist for account ${d.accountId}`),
         };
-      } else if (balance < d.amount) {
+      } else if (d.chargedTo !== undefined && session.charged >= d.chargedTo) {
+        // A debit of the session landed unseen and already covers this one.
+        out[i] = { kind: 'debited', balance };
+      } else if (balance < owed(d, session.charged)) {
         out[i] = { kind: 'short' };
       } else {
-        const next = balance - d.amount;
+        const amount = owed(d, session.charged);
+        const next = balance - amount;
         balances.set(d.accountId, next);
-        session.charged = int64(session.charged + d.amount, 'charactersCharged');
+        session.charged = int64(session.charged + amount, 'charactersCharged');
         touchedAccounts.add(d.accountId);
         touchedSessions.add(d.sessionId);
-        ledger.push([d.accountId, -d.amount, next, d.reason, d.ref, d.sessionId, at]);
+        ledger.push([d.accountId, -amount, next, d.reason, d.ref, d.sessionId, at, d.id ?? null]);
+        if (d.id !== undefined) done.add(d.id);
         out[i] = { kind: 'debited', balance: next };
       }
     }
@@ -52,8 +72,8 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
     for (let k = 0; k < ledger.length; k += ROWS_PER_STATEMENT) {
       const rows = ledger.slice(k, k + ROWS_PER_STATEMENT);
       await tx.run(
-        `INSERT INTO characters_ledger (account_id, delta, balance_after, reason, ref, session_id, created_at)
-         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO characters_ledger (account_id, delta, balance_after, reason, ref, session_id, created_at, debit_id)
+         VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         rows.flat(),
       );
     }
@@ -62,6 +82,14 @@ export async function debitMany(db: Db, debits: readonly SessionDebit[]): Promis
     }
     return out as DebitOutcome[];
   });
+}
+
+/** What a debit charges: its amount, or less when the session's stored charge is already past
+ * where the asking node reckoned it (`chargedTo - amount`): only what it lacks of `chargedTo`. */
+function owed(d: SessionDebit, stored: bigint): bigint {
+  if (d.chargedTo === undefined) return d.amount;
+  const lack = d.chargedTo - stored;
+  return lack < d.amount ? lack : d.amount;
 }
 
 /** A debit no transaction could carry out (not a count of Characters): answered without one. */
@@ -83,6 +111,21 @@ async function lockAccounts(tx: Tx, ids: readonly string[]): Promise<Map<string,
     if (row) balances.set(id, row.characters);
   }
   return balances;
+}
+
+/** Which of these debit ids are on a ledger row already. */
+async function recordedDebits(tx: Tx, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  const unique = [...new Set(ids)];
+  for (let k = 0; k < unique.length; k += ROWS_PER_STATEMENT) {
+    const part = unique.slice(k, k + ROWS_PER_STATEMENT);
+    const rows = await tx.all<{ debit_id: string }>(
+      `SELECT debit_id FROM characters_ledger WHERE debit_id IN (${part.map(() => '?').join(', ')})`,
+      part,
+    );
+    for (const r of rows) found.add(r.debit_id);
+  }
+  return found;
 }
 
 async function sessionsCharged(tx: Tx, ids: readonly string[]): Promise<Map<string, { accountId: string; charged: bigint }>> {

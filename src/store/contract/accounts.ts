@@ -98,6 +98,17 @@ export interface SessionDebit {
   amount: bigint;
   reason: string;
   ref: string | null;
+  /** Names the debit once for good (the session and the charge it brings the session to,
+   * `chargedTo`): a debit whose id is already on a ledger row was carried out before (its
+   * transaction committed though its answer was lost) and is answered `debited` with the
+   * balance now, charging nothing. Kept on the ledger row. */
+  id?: string;
+  /** The session's charactersCharged once this debit is carried out, as the asking node
+   * reckons it. When the stored charge is already past `chargedTo - amount` (a debit of the
+   * session landed unseen: its answer was lost and the frame came again, perhaps cut
+   * differently), only what the stored charge lacks of `chargedTo` is charged (nothing when
+   * it is there already), so the session is charged up to its audio once. */
+  chargedTo?: bigint;
 }
 
 /** A debit's answer: the balance after it, `short` (nothing written: the balance could not

@@ -29,6 +29,8 @@ import { ChannelSplitter } from './live-channels.js';
 import { LiveLeg } from './live-leg.js';
 import { DeepgramLiveMessages, streamMetadata } from './live-messages.js';
 import type { Query } from './options.js';
+import { servedWithout } from '../../openapi/route-schema.js';
+import { DEEPGRAM_ROUTES } from '../../schemas/deepgram.js';
 
 interface LiveHandshake {
   /** One session per channel, in channel order (two: the legs of a call). */
@@ -123,8 +125,9 @@ export function deepgramLiveRoutes(ctx: AppContext): FastifyPluginAsync {
     // Deepgram's shape too.
     app.setErrorHandler(sendDeepgramError);
     app.get<{ Querystring: Query }>(
-      '/v1/listen',
+      DEEPGRAM_ROUTES.live.url,
       {
+        schema: servedWithout(DEEPGRAM_ROUTES.live, 'querystring').schema,
         websocket: true,
         config: { websocket: true },
         preValidation: async (req, reply) => {

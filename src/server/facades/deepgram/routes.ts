@@ -23,6 +23,8 @@ import { DeepgramError, sendDeepgramError } from './errors.js';
 import { mapListenQuery, type ListenRequest, type Query } from './options.js';
 import { wavHeader, wavSizes, WAV_HEADER_BYTES } from './raw-audio.js';
 import { listenResponse } from './response.js';
+import { servedWithout } from '../../openapi/route-schema.js';
+import { DEEPGRAM_ROUTES } from '../../schemas/deepgram.js';
 
 /** A URL as the server log names it: origin and path, never the query (signed URLs carry
  * credentials there). */
@@ -131,7 +133,9 @@ export function deepgramRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWai
     // disk under the upload limit, never held in memory.
     app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
 
-    app.post<{ Querystring: Query }>('/v1/listen', async (req, reply) => {
+    // The query and the audio are read here, in Deepgram's words (schemas/deepgram.ts says why).
+    const listen = servedWithout(DEEPGRAM_ROUTES.listen, 'querystring', 'body');
+    app.post<{ Querystring: Query }>(listen.url, { schema: listen.schema }, async (req, reply) => {
       const accountId = accountOf(req);
       const request = mapListenQuery(req.query);
       const isJson = /^application\/json\b/i.test(req.headers['content-type'] ?? '');

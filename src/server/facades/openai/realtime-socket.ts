@@ -34,6 +34,8 @@ import {
 } from './realtime-config.js';
 import { precheck, RealtimeLeg } from './realtime-leg.js';
 import { readClientEvent, RealtimeMessages, type ClientEvent } from './realtime-messages.js';
+import { servedWithout } from '../../openapi/route-schema.js';
+import { OPENAI_ROUTES } from '../../schemas/openai.js';
 
 /** Client events held while the native session opens (the socket is paused past it). */
 const PENDING_HIGH = 256;
@@ -76,8 +78,9 @@ export function openAiRealtimeRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(sendOpenAiError);
     app.get<{ Querystring: Record<string, string | string[]> }>(
-      '/v1/realtime',
+      OPENAI_ROUTES.realtime.url,
       {
+        schema: servedWithout(OPENAI_ROUTES.realtime, 'querystring').schema,
         websocket: true,
         config: { websocket: true },
         preValidation: async (req, reply) => {

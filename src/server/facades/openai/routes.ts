@@ -19,6 +19,8 @@ import { OpenAiError, sendOpenAiError } from './errors.js';
 import { mapTranscriptionRequest } from './request.js';
 import { OPENAI_MODEL_ALIASES } from './names.js';
 import { openAiTranscription, openAiTranscriptStream } from './response.js';
+import { servedWithout } from '../../openapi/route-schema.js';
+import { OPENAI_ROUTES } from '../../schemas/openai.js';
 
 const MAX_FIELD_BYTES = 64 * 1024;
 
@@ -49,9 +51,11 @@ export function openAiRoutes(ctx: AppContext, batch: BatchRouteOptions, maxWaitM
     const created = Math.floor(Date.now() / 1000);
     const modelView = (id: string) => ({ id, object: 'model', created, owned_by: 'scribed' });
 
-    app.get('/v1/models', async () => ({ object: 'list', data: models.map(modelView) }));
+    app.route({ ...OPENAI_ROUTES.models, handler: async () => ({ object: 'list' as const, data: models.map(modelView) }) });
 
-    app.post('/v1/audio/transcriptions', async (req, reply) => {
+    // The multipart body is read here as a stream, in OpenAI's words (schemas/openai.ts says why).
+    const transcribe = servedWithout(OPENAI_ROUTES.transcribe, 'body');
+    app.post(transcribe.url, { schema: transcribe.schema }, async (req, reply) => {
       const accountId = accountOf(req);
       if (!req.isMultipart())
         throw new OpenAiError(400, 'invalid_request_error', 'send multipart/form-data with a file part `file`', 'file');

@@ -22,6 +22,8 @@ import { StreamingLeg, StreamingRefusal } from './leg.js';
 import { AAI_CODES, StreamingMessages, type OutMessage } from './messages.js';
 import { mapStreamingQuery, StreamingParamError, UPDATE_FIELDS, type Query, type StreamingRequest } from './params.js';
 import { DEFAULT_MAX_SESSION_SECONDS, issueToken, SESSION_SECONDS_RANGE, TOKEN_KEY_NAME, TOKEN_TTL_RANGE, verifyToken } from './token.js';
+import { servedWithout } from '../../../openapi/route-schema.js';
+import { ASSEMBLYAI_STREAMING_ROUTES } from './schemas.js';
 
 /** Messages held while the native session opens (the socket is paused past it). */
 const PENDING_HIGH = 256;
@@ -100,7 +102,8 @@ export function assemblyAiStreamingRoutes(ctx: AppContext): FastifyPluginAsync {
   return async (app) => {
     app.setErrorHandler(sendAssemblyAiError);
 
-    app.get<{ Querystring: Query }>('/v3/token', async (req, reply) => {
+    const token = servedWithout(ASSEMBLYAI_STREAMING_ROUTES.token, 'querystring');
+    app.get<{ Querystring: Query }>(token.url, { schema: token.schema }, async (req, reply) => {
       const accountId = await facadeAccountByBareKey(ctx.store, req);
       const q = req.query ?? {};
       for (const name of Object.keys(q))
@@ -114,8 +117,9 @@ export function assemblyAiStreamingRoutes(ctx: AppContext): FastifyPluginAsync {
     });
 
     app.get<{ Querystring: Query }>(
-      '/v3/ws',
+      ASSEMBLYAI_STREAMING_ROUTES.socket.url,
       {
+        schema: servedWithout(ASSEMBLYAI_STREAMING_ROUTES.socket, 'querystring').schema,
         websocket: true,
         config: { websocket: true },
         preValidation: async (req) => {
