@@ -44,6 +44,7 @@ import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
 import { RecognizerQueue } from './session/recognizer-queue.js';
 import { RuleAlerts } from './session/rule-alerts.js';
+import { PhraseSpotters } from './session/phrase-spotting.js';
 import type { SessionContext } from './session/session-context.js';
 import type { ServerEvent } from './core/protocol.js';
 
@@ -148,6 +149,8 @@ async function assemble(
   const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
   const ruleAlerts = new RuleAlerts({ store, metrics, log });
+  // Sessions of accounts that spot phrases run a keyphrase decoder beside their recognizer.
+  const spotting = new PhraseSpotters({ store, engine, metrics, log, spotted: ruleAlerts.spotted });
   // Recordings, design previews and server keys: in the store when nodes share PostgreSQL (any
   // node reads what another wrote), files in the data dir otherwise (docs/scaling.md). ONE
   // recordings store for the node: publishing and deleting take turns through it.
@@ -179,6 +182,7 @@ async function assemble(
     // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
     // behind a balancer (shared store) it refuses so the balancer tries another node.
     deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
+    spotting,
     observeEvent: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => {
       ruleAlerts.observe(session, event, emit);
       drain.observe(session.id, event);

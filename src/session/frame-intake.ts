@@ -102,6 +102,7 @@ export class FrameIntake {
     }
     ctx.recorder?.audio(at, samples);
     ctx.measureLevels(at, samples);
+    ctx.openSpotter(() => ctx.deps.spotting?.open(ctx, (e) => this.events.emit(e)) ?? null)?.audio(at, samples);
     this.reportGap(placed);
     ctx.advance(placed.next);
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);

@@ -61,6 +61,9 @@ export interface LiveSessionDeps {
   /** Sees every event the session fans out, after its sockets did (live rules:
    * rule-alerts.ts); `emit` sends one more event the same way. */
   observeEvent?: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => void;
+  /** Phrase spotting (phrase-spotting.ts): opens the session's spotter on its first audio;
+   * absent, nothing is spotted. */
+  spotting?: { open(session: SessionContext, emit: (event: ServerEvent) => void): SessionSpotterPart };
   /** Opens the recorder of a session asking for `recordAudio` (absent: nothing is recorded). */
   recorders?: { open(session: { transcriptionId: string; accountId: string; rate: number; log: Logger }): SessionRecorder };
   /** The node's group debit (debit-batcher.ts): sessions' debits for their audio in one
@@ -81,6 +84,13 @@ export interface SessionRecorder {
     endSample: bigint;
     redactions: ReadonlyArray<{ startSample: unknown; endSample: unknown }>;
   }): Promise<void>;
+}
+
+/** A session's phrase spotter (phrase-spotting.ts): given the audio as it is taken; closed
+ * when the session ends here (`keep`: its detections stored with the leg). */
+export interface SessionSpotterPart {
+  audio(at: bigint, samples: Int16Array): void;
+  close(keep: boolean): Promise<void>;
 }
 
 export interface OpenSegment {
@@ -135,6 +145,8 @@ export class SessionContext {
   /** The leg's loudness per second, measured as its audio is taken (docs/analytics.md);
    * stored when the session closes or this node stops serving it. */
   private loudness: LevelTrackBuilder | null = null;
+  /** Phrase spotting: undefined until the first audio opens it, null without it. */
+  private spotterPart: SessionSpotterPart | null | undefined = undefined;
 
   constructor(
     record: SessionRecord,
@@ -245,6 +257,18 @@ export class SessionContext {
 
   get levels(): LevelTrackBuilder | null {
     return this.loudness;
+  }
+
+  /** The session's phrase spotter: undefined before its first audio, null without one. */
+  get spotter(): SessionSpotterPart | null | undefined {
+    return this.spotterPart;
+  }
+
+  /** The intake's audio: the spotter, opened by `open` on the first call only (null when no
+   * rule of the account asks to spot, or no decoder was free). */
+  openSpotter(open: () => SessionSpotterPart | null): SessionSpotterPart | null {
+    if (this.spotterPart === undefined) this.spotterPart = open();
+    return this.spotterPart;
   }
 
   /** The intake took `samples` at `at`: measured for the leg's loudness track. */

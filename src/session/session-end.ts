@@ -110,6 +110,7 @@ export class SessionEnd {
     const { events } = this.parts;
     await this.hooks.carryOut(this.hooks.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
+    await ctx.spotter?.close(true);
     await this.saveLevels();
     await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, endReason);
     ctx.spool?.remove();
@@ -139,6 +140,7 @@ export class SessionEnd {
     await this.hooks.carryOut(effects, 'shutdown');
     if (ctx.moved) return;
     if (!effects.includes('persist')) await writes.saveProgress(true);
+    await ctx.spotter?.close(true);
     await this.saveLevels();
     await ctx.spool?.whenDurable();
     // Another node may take the session at once (the client resumes through the balancer).
@@ -184,6 +186,7 @@ export class SessionEnd {
     deferral.end();
     // Audio not recognized yet is in the spool: the new owner replays it.
     feed.clear();
+    void ctx.spotter?.close(false);
     await this.hooks.release().catch(() => undefined);
     ctx.log.info({ reason, epoch: ctx.fence?.epoch }, 'session left this node: dropped without finalizing');
     this.hooks.done();
@@ -220,6 +223,7 @@ export class SessionEnd {
       ),
     );
     ctx.spool?.close();
+    void ctx.spotter?.close(false);
     ctx.log.info('idle session released to any node');
     this.hooks.done();
   }
