@@ -11,6 +11,7 @@ const BOTH_STORES = [
   // with real processes and fencing instead (docs/scaling.md).
   '!test/session/spool-recovery*.test.ts',
   'test/batch/runner.test.ts',
+  'test/batch/batch-loudness.test.ts',
   'test/process/interpretation-cli.test.ts',
   'test/client/session-streamer.test.ts',
   'test/rtp/ingest.test.ts',

@@ -18,9 +18,9 @@ if [ -n "${FORCE:-}" ]; then rm -rf "$STAMPS"; fi
 # sphinxtrain: scripts/build-adapted-model.sh adapts the telephony acoustic model.
 # python3-onnx: the tests build a tiny sherpa-onnx model with scripts/make-tiny-transducer.py.
 # libsoxr-dev: the addon's resampler (src/engine/pocketsphinx/resampler.cc) links libsoxr.
-# sip-tester: SIPp plays the SIPREC on-ramp's scenarios.
+# sip-tester: SIPp plays the SIPREC on-ramp's scenarios; openssl: the SIP over TLS tests' peer (s_client) and certificates.
 # prometheus: test/ops checks the dashboards and alert rules against a real Prometheus (promtool too).
-APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsoxr-dev sphinxbase-utils sphinxtrain asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx prometheus sip-tester)
+APT_PACKAGES=(pocketsphinx pocketsphinx-en-us libpocketsphinx-dev libsoxr-dev sphinxbase-utils sphinxtrain asterisk-core-sounds-en-wav pocketsphinx-testdata asterisk-core-sounds-en asterisk-core-sounds-en-g722 pkg-config ffmpeg sox bzip2 build-essential python3 espeak-ng systemd postgresql haproxy chromium python3-onnx prometheus sip-tester openssl)
 # Debian packages: checked again only when the package list or dpkg's database changed.
 APT_KEY="${APT_PACKAGES[*]}"
 if ! up_to_date "$STAMPS/apt" "$APT_KEY" /var/lib/dpkg/status /var/lib/dpkg/status; then

@@ -26,7 +26,8 @@ import { DatabaseSpools } from './session/database-spool.js';
 import { DebitBatcher } from './session/debit-batcher.js';
 import { recoverSpooledSessions } from './session/spool-recovery.js';
 import { buildApp } from './server/app.js';
-import { siprecListen } from './server/siprec/plugin.js';
+import { siprecListen, siprecOf } from './server/siprec/plugin.js';
+import { audiohookDrain } from './server/audiohook/registry.js';
 import { openStore, type FailoverEvent } from './store/index.js';
 import { installAnalyticsHooks } from './analytics/hooks.js';
 import { acquireDataDirLock } from './store/data-dir-lock.js';
@@ -43,6 +44,7 @@ import type { Store } from './store/store.js';
 import { BacklogBudget, DEFAULT_MAX_DEFERRED_SECONDS } from './core/recognition-backlog.js';
 import { RecognizerQueue } from './session/recognizer-queue.js';
 import { RuleAlerts } from './session/rule-alerts.js';
+import { PhraseSpotters } from './session/phrase-spotting.js';
 import type { SessionContext } from './session/session-context.js';
 import type { ServerEvent } from './core/protocol.js';
 
@@ -147,6 +149,8 @@ async function assemble(
   const fileSpool = shared ? null : new AudioSpoolDir(config.dataDir, config.spoolFsyncMs, log);
   const spool = fileSpool ?? new DatabaseSpools({ store, windowMs: config.spoolFsyncMs, leaseMs: config.sessionLeaseMs, log });
   const ruleAlerts = new RuleAlerts({ store, metrics, log });
+  // Sessions of accounts that spot phrases run a keyphrase decoder beside their recognizer.
+  const spotting = new PhraseSpotters({ store, engine, metrics, log, spotted: ruleAlerts.spotted });
   // Recordings, design previews and server keys: in the store when nodes share PostgreSQL (any
   // node reads what another wrote), files in the data dir otherwise (docs/scaling.md). ONE
   // recordings store for the node: publishing and deleting take turns through it.
@@ -178,6 +182,7 @@ async function assemble(
     // Deferred recognition: on one node, a busy node serves the socket and its audio waits;
     // behind a balancer (shared store) it refuses so the balancer tries another node.
     deferral: new RecognizerQueue(new BacklogBudget(config.maxDeferredSeconds ?? (shared ? 0 : DEFAULT_MAX_DEFERRED_SECONDS))),
+    spotting,
     observeEvent: (session: SessionContext, event: ServerEvent, emit: (event: ServerEvent) => void) => {
       ruleAlerts.observe(session, event, emit);
       drain.observe(session.id, event);
@@ -295,11 +300,18 @@ async function assemble(
       // One node: nowhere to move a call to; the stop finalizes as before.
       if (!shared || config.drainGraceMs === 0) return Promise.resolve('off' as const);
       if (!drain.draining && config.agentPort !== undefined) markDrained(config.dataDir, log);
+      // AudioHook clients move themselves once the balancer has taken the node out: Genesys
+      // reconnects with continuedSessions, through the balancer, to another node.
+      if (!drain.draining) setTimeout(() => audiohookDrain({ sessions }).reconnectAll(), config.drainNoticeMs).unref();
       return drain.start();
     },
     cutDrain: () => drain.cutShort(),
     onDrainRequest: (handler) => (drainHandler = handler),
-    reload: () => reloadCallbackAllowList(config, outbound, log),
+    reload: () => {
+      // The SIPREC listener's TLS certificate too (renewed without a restart; src/server/siprec/tls.ts).
+      siprecOf({ sessions })?.transport.reloadTls();
+      return reloadCallbackAllowList(config, outbound, log);
+    },
     // The one shutdown order (docs/architecture.md, "One owner"), after drain() when `scribed
     // serve` drains first (nodes sharing a store: live calls move to other nodes):
     //  1. the batch runner stops taking segments, so decoders freed by sessions shutting down

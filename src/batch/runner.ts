@@ -23,6 +23,7 @@
 // the claim (it stalled past its lease) learns so at its next write and leaves the job. On
 // the embedded store (one node) the same path runs; start() drops the claims the previous
 // process held, so its jobs resume at once.
+import { LevelTrackBuilder } from '../core/analytics/levels.js';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -349,7 +350,10 @@ export class BatchRunner {
       const row = await store.getTranscription(id, job.accountId);
       if (!row) throw new ScribedError('INTERNAL', `History row ${id} is missing`);
       const totalSamples = await this.audio.totalSamples(name);
-      const energies = await scanEnergies(this.audio, name, totalSamples, row.sampleRateHz);
+      // The leg's loudness per second, measured as a live leg's is (docs/analytics.md), in the
+      // same pass over the audio as the energies the segmenter plans with.
+      const levels = new LevelTrackBuilder(row.sampleRateHz);
+      const energies = await scanEnergies(this.audio, name, totalSamples, row.sampleRateHz, levels);
       const plan = planFromEnergies(energies, totalSamples, { rate: row.sampleRateHz, maxSegmentSeconds: this.deps.maxSegmentSeconds });
       const stored = await store.listSegments(id);
       const after = stored.reduce((m, s) => Math.max(m, s.index), -1);
@@ -402,6 +406,8 @@ export class BatchRunner {
         const pcm = await this.audio.read(name, 0, totalSamples);
         await this.deps.recordings.saveBatch(id, job.accountId, pcm, row.sampleRateHz, await store.listSegments(id));
       }
+      // Stored before DONE: finishing the transcription (or its call) computes its analytics.
+      if (!levels.empty) await store.saveLegLevels(id, levels.track());
       if (!(await store.setClaimedBatchJobState(id, this.node, 'DONE'))) throw new LostClaim();
       done = { audioSec: totalSamples / row.sampleRateHz, cpuMs, segments: plan.length };
     } catch (err) {
@@ -459,14 +465,21 @@ async function removeAudio(audio: BatchAudioStore, name: string, jlog: Logger): 
  * whatever the audio's length. */
 const SCAN_FRAMES = 500;
 
-/** Frame energies of stored audio, read piece by piece. */
-async function scanEnergies(audio: BatchAudioStore, name: string, totalSamples: number, rate: number): Promise<Float64Array> {
+/** Frame energies of stored audio, read piece by piece; each piece also goes to `levels`. */
+async function scanEnergies(
+  audio: BatchAudioStore,
+  name: string,
+  totalSamples: number,
+  rate: number,
+  levels: LevelTrackBuilder,
+): Promise<Float64Array> {
   const frame = frameSamples(rate);
   const energies = new Float64Array(Math.ceil(totalSamples / frame));
   const chunk = frame * SCAN_FRAMES;
   for (let s = 0, f = 0; s < totalSamples; s += chunk, f += SCAN_FRAMES) {
     const piece = await audio.read(name, s, Math.min(totalSamples, s + chunk));
     energies.set(frameEnergies(piece, frame), f);
+    levels.add(BigInt(s), piece);
   }
   return energies;
 }

@@ -39,6 +39,10 @@ interface ServeArgs extends StoreArgs {
   'siprec-max-body-bytes'?: number;
   'siprec-inactivity-timeout-s'?: number;
   'siprec-hold-timeout-s'?: number;
+  'siprec-tls-port'?: number;
+  'siprec-tls-cert'?: string;
+  'siprec-tls-key'?: string;
+  'siprec-allow-sdes-without-tls'?: boolean;
 }
 
 /** Why the service could not listen on host:port, with the way out; null for other errors. */
@@ -200,6 +204,24 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .option('siprec-hold-timeout-s', {
         type: 'number',
         describe: 'the same while every stream is on hold (a=inactive): only SIP counts [env SCRIBED_SIPREC_HOLD_TIMEOUT_S, default 7200]',
+      })
+      .option('siprec-tls-port', {
+        type: 'number',
+        describe:
+          'also take SIP over TLS on this port (5061 usually); needs --siprec-tls-cert and --siprec-tls-key [env SCRIBED_SIPREC_TLS_PORT, default: off]',
+      })
+      .option('siprec-tls-cert', {
+        type: 'string',
+        describe: "the TLS listener's certificate chain, a PEM file, read again on SIGHUP [env SCRIBED_SIPREC_TLS_CERT]",
+      })
+      .option('siprec-tls-key', {
+        type: 'string',
+        describe: "the TLS listener's private key, a PEM file, read again on SIGHUP [env SCRIBED_SIPREC_TLS_KEY]",
+      })
+      .option('siprec-allow-sdes-without-tls', {
+        type: 'boolean',
+        describe:
+          'take SRTP keys (a=crypto) offered over plain UDP or TCP, where anyone on the path reads them [env SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS, default: refused with 488]',
       }),
   handler: async (args) => {
     const input: ConfigInput = {
@@ -235,6 +257,10 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
         maxBodyBytes: args['siprec-max-body-bytes'],
         inactivityTimeoutS: args['siprec-inactivity-timeout-s'],
         holdTimeoutS: args['siprec-hold-timeout-s'],
+        tlsPort: args['siprec-tls-port'],
+        tlsCert: args['siprec-tls-cert'],
+        tlsKey: args['siprec-tls-key'],
+        allowSdesWithoutTls: args['siprec-allow-sdes-without-tls'],
       },
     };
     const { host, port } = loadConfig(input);

@@ -168,6 +168,11 @@ export const ERRORS = {
     http: 422,
     summary: 'pattern is not a regular expression this server runs (RE2 syntax: no backreferences or lookaround)',
   },
+  PHRASE_NOT_SPOTTABLE: {
+    wire: -1,
+    http: 422,
+    summary: 'a phrase asked to be spotted has a word the keyphrase search has no pronunciation for, or the engine cannot spot phrases',
+  },
   // the desk (docs/desk.md)
   DESK_REQUEST_REFUSED: {
     wire: -1,

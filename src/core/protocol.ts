@@ -200,6 +200,9 @@ export interface AlertEvent {
   endMs: number;
   /** Talk-over: the leg talked over. */
   otherSpeaker?: string | null;
+  /** "spotted": a phrase rule with spot found the phrase in the audio (keyphrase search), not
+   * in the transcript; `text` and `match` are the phrase. Absent: read from the transcript. */
+  source?: 'spotted';
 }
 
 /** The node is draining (it stops for a deploy): move the session to another node now,

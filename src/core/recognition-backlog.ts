@@ -18,7 +18,8 @@ export type BacklogItem =
   | { kind: 'audio'; at: bigint; samples: Int16Array; arrivedAtMs: number }
   /** The client's commit: its `committed` event carries the cursor at the time it was sent. */
   | { kind: 'commit'; capturedSamples: string }
-  | { kind: 'close' };
+  /** The client's close (`expired`: the idle expiry's, which closes as the client's does). */
+  | { kind: 'close'; expired?: boolean };
 
 /** One session's waiting items. */
 export class SessionBacklog {

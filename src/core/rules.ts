@@ -16,9 +16,20 @@ export const MIN_SILENCE_SECONDS = 1;
 export const MAX_SILENCE_SECONDS = 3600;
 export const MIN_TALK_OVER_SECONDS = 0.5;
 export const MAX_TALK_OVER_SECONDS = 600;
+/** Phrase spotting's detection threshold (pocketsphinx keyphrase search: the smaller, the more
+ * it detects, and the more false alarms). The default is the strictest bench/phrase-spotting.ts
+ * measured (docs/benchmarks.md); the bounds take in every value measured and then some. */
+export const DEFAULT_SPOT_THRESHOLD = 1e-5;
+export const MIN_SPOT_THRESHOLD = 1e-50;
+export const MAX_SPOT_THRESHOLD = 1e-1;
+
+/** Spot the phrases in the audio too, each at this threshold (docs/analytics.md). */
+export interface PhraseSpotting {
+  threshold: number;
+}
 
 export type RuleCondition =
-  | { kind: 'phrases'; phrases: string[] }
+  | { kind: 'phrases'; phrases: string[]; spot?: PhraseSpotting }
   | { kind: 'pattern'; pattern: string; caseSensitive: boolean }
   | { kind: 'entity'; entity: EntityCategory }
   | { kind: 'silence'; seconds: number }
@@ -65,11 +76,33 @@ export function applyRulePatch(current: RuleInput, patch: RulePatch): RuleInput 
   return next;
 }
 
+/** A phrase condition's spotting as the API shows it: `spot` and its threshold when asked. */
+export function spotFields(spot: PhraseSpotting | undefined): Record<string, unknown> {
+  return spot ? { spot: true, spotThreshold: spot.threshold } : {};
+}
+
+/** A phrase as the keyphrase search is given it: its words, lower-case, one space between. */
+export function spotPhrase(phrase: string): string {
+  return ruleWords(phrase).join(' ');
+}
+
+/** The spotting a body asks for (`spot`, `spotThreshold`), checked: a threshold only with
+ * spot; `at` prefixes the field names (a category's condition). */
+export function spottingOf(spot: unknown, threshold: unknown, at = ''): PhraseSpotting | undefined {
+  if (spot !== undefined && typeof spot !== 'boolean') throw ruleField(`${at}spot`, 'a boolean');
+  if (threshold !== undefined) {
+    if (spot !== true) throw ruleField(`${at}spotThreshold`, 'only with spot: true');
+    if (typeof threshold !== 'number' || !Number.isFinite(threshold) || threshold < MIN_SPOT_THRESHOLD || threshold > MAX_SPOT_THRESHOLD)
+      throw ruleField(`${at}spotThreshold`, `a number from ${MIN_SPOT_THRESHOLD} to ${MAX_SPOT_THRESHOLD}`);
+  }
+  return spot === true ? { threshold: (threshold as number | undefined) ?? DEFAULT_SPOT_THRESHOLD } : undefined;
+}
+
 /** The condition as the API shows it: the one body field that gave it. */
 export function conditionFields(c: RuleCondition): Record<string, unknown> {
   switch (c.kind) {
     case 'phrases':
-      return { phrases: c.phrases };
+      return { phrases: c.phrases, ...spotFields(c.spot) };
     case 'pattern':
       return { pattern: c.pattern, caseSensitive: c.caseSensitive };
     case 'entity':

@@ -5,15 +5,27 @@
 // the event (LiveSession.carryOut), in order, so the session's state has one source (issue
 // 27; before, the effects were computed and thrown away).
 //
-// LEFT is the machine's own, never stored: the session left this node without closing (it
-// moved on to another node or a newer epoch, its shared spool failed, or, paused and idle on a
-// shared store, it was given up to any node; src/session/session-end.ts). From LEFT nothing more
-// happens here: every event is refused with SESSION_MOVED or ignored.
+// Two levels. `transition` is the stored state's machine (the table below): RECORDING, PAUSED
+// and CLOSED, as the store and the History row know them. `step` is the live session's on
+// this node: the stored state and a phase beside it, so what used to be flags are states:
+//   serving  the session is this node's, nothing pending (CLOSED sessions too);
+//   closing  its close waits behind deferred recognition (`closeWaits`): no audio, commits or
+//            resumes, a second close refused; the close itself (`close`) ends it CLOSED, and
+//            a stop or a lost recognizer drops the waiting close (`shutdown`, `closeDropped`),
+//            the session then as its stored state says;
+//   left     it left this node without closing (`leave`: moved on to another node or a newer
+//            epoch, a resume elsewhere, a drain's handover, its shared spool failed, or, paused
+//            and idle on a shared store, given up to any node; src/session/session-end.ts).
+//            Nothing more happens here: every event is refused with SESSION_MOVED or ignored.
 //
-// | state \ event           | leave | socketAttached, resume, close | socketLost, shutdown |
-// |-------------------------|-------|-------------------------------|----------------------|
-// | RECORDING, PAUSED, CLOSED | LEFT | as in the table below        | as below             |
-// | LEFT                    | LEFT  | SESSION_MOVED                 | LEFT                 |
+// | phase \ event | leave | closeWaits             | closeDropped | resume                  | close, socketAttached, socketLost | shutdown                  |
+// |---------------|-------|------------------------|--------------|-------------------------|-----------------------------------|---------------------------|
+// | serving       | left  | closing (1)            | serving      | as the table below      | as below                          | as below                  |
+// | closing       | left  | SESSION_CLOSED         | serving      | SESSION_CLOSED          | as below (2)                      | as below, then serving    |
+// | left          | left  | SESSION_MOVED          | left         | SESSION_MOVED           | SESSION_MOVED (socketLost: left)  | left                      |
+// (1) SESSION_CLOSED when the stored state is CLOSED already.
+// (2) `close` ends the phase (CLOSED, serving); a socket lost while closing pauses the stored
+//     state as it would otherwise, and the close still waits.
 //
 // The machine does not track whether a socket is attached (the live session owns that and
 // answers SESSION_BUSY itself); the one place it matters, resume, says so in the event.
@@ -40,12 +52,17 @@ import type { SessionState, TranscriptionStatus } from './session-status.js';
 
 export type { SessionState };
 
-/** Where a live session stands on this node: its stored state, or LEFT once it left. */
-export type LiveState = SessionState | 'LEFT';
+/** The live session's phase on this node beside its stored state (see the table above). */
+export type Phase = 'serving' | 'closing' | 'left';
 
+/** Where a live session stands on this node. */
+export interface LiveState {
+  readonly stored: SessionState;
+  readonly phase: Phase;
+}
+
+/** The stored state's events. */
 export type SessionEvent =
-  /** The session leaves this node without closing (moved on, spool failed, given up). */
-  | { type: 'leave' }
   | { type: 'socketAttached' }
   | { type: 'socketLost' }
   /** `socketAttached`: a socket the server still believes open (half-open TCP) must go. */
@@ -53,21 +70,35 @@ export type SessionEvent =
   | { type: 'close' }
   | { type: 'shutdown' };
 
+/** The live session's events: the stored state's, and its phase's. */
+export type LiveEvent =
+  | SessionEvent
+  /** The session leaves this node without closing (moved on, handed over, spool failed,
+   * given up). */
+  | { type: 'leave' }
+  /** The close waits for deferred recognition to catch up to it. */
+  | { type: 'closeWaits' }
+  /** The waiting close was dropped with the deferred recognition (a lost recognizer). */
+  | { type: 'closeDropped' };
+
 export type SessionEffect = 'beginEpoch' | 'detachSocket' | 'finalizeSegment' | 'releaseDecoder' | 'persist' | 'holdDecoder';
 
-export interface TransitionResult<S extends LiveState = SessionState> {
-  state: S;
+export interface TransitionResult {
+  state: SessionState;
   effects: SessionEffect[];
 }
 
-function to<S extends LiveState>(state: S, ...effects: SessionEffect[]): TransitionResult<S> {
+export interface StepResult {
+  live: LiveState;
+  effects: SessionEffect[];
+}
+
+function to(state: SessionState, ...effects: SessionEffect[]): TransitionResult {
   return { state, effects };
 }
 
-export function transition(state: SessionState, event: Exclude<SessionEvent, { type: 'leave' }>): TransitionResult;
-export function transition(state: LiveState, event: SessionEvent): TransitionResult<LiveState>;
-export function transition(state: LiveState, event: SessionEvent): TransitionResult<LiveState> {
-  if (event.type === 'leave' || state === 'LEFT') return fromLeft(state, event);
+/** The stored state's machine (the second table above). */
+export function transition(state: SessionState, event: SessionEvent): TransitionResult {
   switch (event.type) {
     case 'socketAttached':
       if (state === 'RECORDING') return to('RECORDING');
@@ -93,11 +124,42 @@ export function transition(state: LiveState, event: SessionEvent): TransitionRes
   }
 }
 
+/** A session this node starts serving in its stored state. */
+export function serving(stored: SessionState): LiveState {
+  return { stored, phase: 'serving' };
+}
+
+/** The live session's machine (the first table above): the phase's events here, the stored
+ * state's through `transition`. */
+export function step(live: LiveState, event: LiveEvent): StepResult {
+  const { stored, phase } = live;
+  if (phase === 'left' || event.type === 'leave') return fromLeft(stored, event);
+  switch (event.type) {
+    case 'closeWaits':
+      if (phase === 'closing') throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
+      if (stored === 'CLOSED') throw new ScribedError('SESSION_CLOSED', 'the session is already closed');
+      return { live: { stored, phase: 'closing' }, effects: [] };
+    case 'closeDropped':
+      return { live: serving(stored), effects: [] };
+    case 'resume':
+      if (phase === 'closing')
+        throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
+      break;
+    case 'shutdown': {
+      // The stop drops the waiting close with the deferred recognition.
+      const r = transition(stored, event);
+      return { live: serving(r.state), effects: r.effects };
+    }
+  }
+  const r = transition(stored, event);
+  return { live: { stored: r.state, phase: r.state === 'CLOSED' ? 'serving' : phase }, effects: r.effects };
+}
+
 /** Leaving, and every event once left: what leaving does is session-end.ts's; the
  * machine keeps the session from doing anything more here. */
-function fromLeft(state: LiveState, event: SessionEvent): TransitionResult<LiveState> {
-  if (event.type === 'leave') return to('LEFT');
-  if (event.type === 'socketLost' || event.type === 'shutdown') return to(state);
+function fromLeft(stored: SessionState, event: LiveEvent): StepResult {
+  const left: StepResult = { live: { stored, phase: 'left' }, effects: [] };
+  if (event.type === 'leave' || event.type === 'socketLost' || event.type === 'shutdown' || event.type === 'closeDropped') return left;
   throw new ScribedError('SESSION_MOVED');
 }
 

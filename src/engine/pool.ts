@@ -15,6 +15,7 @@ import { decodeBacklogSeconds, type DecodeBacklog } from './batching.js';
 import { DecoderThread, Slot } from './decoder-thread.js';
 import { decoderStream, type StreamContext } from './decoder-stream.js';
 import { decoderThreadsSetting } from './environment.js';
+import { missingKeyphraseWords } from './keyphrase.js';
 import type {
   AudioProfile,
   BackendConfig,
@@ -22,6 +23,7 @@ import type {
   EngineCapacity,
   EngineInfo,
   EngineKind,
+  Keyphrase,
   RecognitionStream,
   StreamRequest,
 } from './types.js';
@@ -65,9 +67,10 @@ export function createEngine(opts: EngineOptions): Engine {
   /** Audio sent to decoders in batches and not decoded yet, over all streams. */
   const backlogTotal: DecodeBacklog = new Map();
 
-  const backendConfig = (profile: AudioProfile): BackendConfig => ({
+  const backendConfig = (profile: AudioProfile, keyphrases?: readonly Keyphrase[]): BackendConfig => ({
     engine: opts.engine,
     profile,
+    ...(keyphrases && keyphrases.length > 0 ? { keyphrases } : {}),
     ...(opts.modelDir !== undefined ? { modelDir: opts.modelDir } : {}),
     ...(opts.assetsDir !== undefined ? { assetsDir: opts.assetsDir } : {}),
   });
@@ -96,12 +99,12 @@ export function createEngine(opts: EngineOptions): Engine {
   }
 
   /** Load a decoder on the least-loaded thread; the slot counts against maxDecoders at once. */
-  async function spawn(profile: AudioProfile, inputRate: number): Promise<Slot> {
+  async function spawn(profile: AudioProfile, inputRate: number, keyphrases?: readonly Keyphrase[]): Promise<Slot> {
     const slot = new Slot(leastLoadedThread(), profile);
     slot.onDeath = (s) => slots.delete(s);
     slots.add(slot);
     try {
-      const r = await slot.load<InitReply>({ type: 'init', backend: backendConfig(profile), inputRate });
+      const r = await slot.load<InitReply>({ type: 'init', backend: backendConfig(profile, keyphrases), inputRate });
       info.sampleRate = r.engineRate;
       for (const n of r.notices) {
         if (!noticed.has(n)) {
@@ -140,9 +143,11 @@ export function createEngine(opts: EngineOptions): Engine {
       if (!Number.isInteger(req.inputRate) || req.inputRate <= 0) {
         throw new ScribedError('VALIDATION_FAILED', `inputRate must be a positive integer (got ${req.inputRate})`);
       }
-      // A warm decoder of this profile, on the thread with the fewest streams.
+      const spotting = req.keyphrases !== undefined && req.keyphrases.length > 0;
+      // A warm decoder of this profile, on the thread with the fewest streams (a keyphrase
+      // search is always a decoder of its own: its list is made with it).
       let slot: Slot | undefined;
-      for (const s of slots) {
+      for (const s of spotting ? [] : slots) {
         if (s.state === 'idle' && s.profile === req.profile && (slot === undefined || s.thread.busy() < slot.thread.busy())) slot = s;
       }
       if (slot !== undefined && slot.thread.busy() > fewestStreams()) {
@@ -160,7 +165,9 @@ export function createEngine(opts: EngineOptions): Engine {
           if (other === undefined) throw new ScribedError('ENGINE_BUSY');
           other.destroy();
         }
-        slot = await spawn(req.profile, req.inputRate);
+        slot = await spawn(req.profile, req.inputRate, req.keyphrases);
+        // A keyphrase search serves its own list only: it leaves the pool with its stream.
+        if (spotting) slot.retire = true;
       } else {
         slot.state = 'busy';
       }
@@ -176,6 +183,10 @@ export function createEngine(opts: EngineOptions): Engine {
       }
       return decoderStream(slot, req, opened, streamContext);
     },
+    // Phrase spotting is pocketsphinx's keyphrase search (keyphrase.ts).
+    ...(opts.engine === 'pocketsphinx'
+      ? { missingKeyphraseWords: (phrases: readonly string[]) => missingKeyphraseWords(backendConfig('telephony'), phrases) }
+      : {}),
     decodeBacklogSeconds(): number {
       return decodeBacklogSeconds(backlogTotal);
     },

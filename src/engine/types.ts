@@ -113,6 +113,16 @@ export interface StreamRequest {
    * and a partial backtrace per call) and the caller never waits on decoding. finish()
    * decodes what is gathered. 0 or absent: each accept() is decoded before it resolves. */
   decodeBatchMs?: number;
+  /** Phrase spotting (src/engine/keyphrase.ts): a decoder searching for these phrases in the
+   * audio instead of transcribing it; its finals' words are the phrases detected. A decoder
+   * of the pool like any other, retired after the stream. pocketsphinx only. */
+  keyphrases?: readonly Keyphrase[];
+}
+
+/** A phrase to spot and its detection threshold (pocketsphinx -kws: smaller detects more). */
+export interface Keyphrase {
+  phrase: string;
+  threshold: number;
 }
 
 export interface EngineInfo {
@@ -142,6 +152,9 @@ export interface Engine {
   /** Audio accepted by streams with batched decoding and not decoded yet, in seconds, summed
    * over the streams (how far recognition runs behind the acknowledgements). */
   decodeBacklogSeconds?(): number;
+  /** Phrase spotting: the words of these phrases the engine cannot spot (no pronunciation);
+   * absent when the engine cannot spot phrases at all. */
+  missingKeyphraseWords?(phrases: readonly string[]): Promise<string[]>;
 }
 
 /** A snapshot of the decoder pool. */
@@ -168,6 +181,8 @@ export interface BackendConfig {
   modelDir?: string;
   /** Extra directory with generated assets (e.g. the telephony feat.params). */
   assetsDir?: string;
+  /** A keyphrase search for these instead of transcription (StreamRequest.keyphrases). */
+  keyphrases?: readonly Keyphrase[];
 }
 
 export interface BackendWord {

@@ -123,7 +123,9 @@ async function handle(h: Hosted, msg: WorkerRequest): Promise<unknown> {
   switch (msg.type) {
     case 'init': {
       if (h.backend !== null) throw new Error('decoder already initialised');
-      const mod = (await import(`./backends/${msg.backend.engine}.js`)) as { createBackend: BackendFactory };
+      // A keyphrase search (phrase spotting) is a backend of its own: keyphrase.ts.
+      const spotting = (msg.backend.keyphrases?.length ?? 0) > 0;
+      const mod = (await import(spotting ? './keyphrase.js' : `./backends/${msg.backend.engine}.js`)) as { createBackend: BackendFactory };
       h.backend = mod.createBackend(msg.backend);
       useRate(h, msg.inputRate);
       const notices = (h.backend as { notices?: readonly string[] }).notices;

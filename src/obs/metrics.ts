@@ -347,6 +347,12 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
       labelNames: ['condition'],
       registers: r,
     }),
+    phraseSpotters: new Counter({
+      name: 'scribed_phrase_spotters_total',
+      help: 'Keyphrase decoders asked for by sessions whose account spots phrases (docs/analytics.md), by outcome: opened, busy (no decoder free: the session goes on without spotting), failed',
+      labelNames: ['outcome'],
+      registers: r,
+    }),
     categoryMatches: new Counter({
       name: 'scribed_category_matches_total',
       help: 'Finished calls (and lone transcriptions) that matched a post-call category (docs/analytics.md), by category id',
@@ -399,6 +405,10 @@ export function createMetrics(opts: { defaults?: boolean } = {}) {
   seriesAtZero(
     m.httpErrors,
     (Object.keys(ERRORS) as ErrorCode[]).map((code) => ({ code, status_code: String(ERRORS[code].http) })),
+  );
+  seriesAtZero(
+    m.phraseSpotters,
+    ['opened', 'busy', 'failed'].map((outcome) => ({ outcome })),
   );
   seriesAtZero(
     m.ruleAlerts,

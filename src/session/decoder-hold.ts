@@ -54,12 +54,12 @@ export class DecoderHold {
         .setChannelState(ctx.channelState)
         .catch((err: unknown) => ctx.log.warn({ err }, 'could not set the channel state on the new decoder'));
     }
-    ctx.segmentation = vad
+    const segmentation = vad
       ? new VadSegmentation(vad.segmenter, (VAD_WINDOW_SAMPLES * ctx.rate) / VAD_RATE, ctx.cursor.capturedSamples)
       : new ManualSegmentation(deps.maxSegmentSeconds * ctx.rate);
     stream.onPartial((p) => this.listeners.partial(stream, p));
     stream.onLost((err) => this.listeners.lost(stream, err));
-    ctx.stream = stream;
+    ctx.bindRecognizer(stream, segmentation);
     return stream;
   }
 
@@ -67,12 +67,19 @@ export class DecoderHold {
    * RecognitionStream.release. */
   async release(options?: { dropPending?: boolean }): Promise<void> {
     const ctx = this.ctx;
-    const stream = ctx.stream;
-    ctx.stream = null;
-    ctx.segmentation = null;
+    const stream = ctx.unbindRecognizer();
     await stream?.release(options);
     // A session waiting for a recognizer may take this one.
     if (stream) ctx.deps.deferral?.decoderFreed();
+  }
+
+  /** The recognizer was lost (lost-recognizer.ts): the session lets it go at once, without
+   * waiting for its release (the engine's worker may be what died). */
+  drop(): void {
+    void this.ctx
+      .unbindRecognizer()
+      ?.release()
+      .catch(() => undefined);
   }
 
   /** Keep the decoder of a paused session for pausedDecoderHoldMs, then `expire` (finalize

@@ -29,8 +29,6 @@ export class Deferral {
   /** Deferred only while this session's own recognizer loads (beginAside), not waiting for a
    * freed one: no notices, no wait metric. */
   private aside = false;
-  /** The client's close waits for recognition to catch up: no more audio or commits. */
-  private closeWaits = false;
   /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
   private held = false;
 
@@ -56,24 +54,26 @@ export class Deferral {
     return this.queue?.budget;
   }
 
-  /** The client's close waits for the deferred recognition to catch up (closeWhenCaughtUp). */
-  get closing(): boolean {
-    return this.closeWaits;
-  }
-
   /** The node's deferred backlog bound stopped this session's audio (accepting: false). */
   get heldByBacklog(): boolean {
     return this.held;
   }
 
-  /** The client's close, while deferred: no more audio or commits; the close itself waits in
-   * the feed behind the audio before it. */
-  closeWhenCaughtUp(): void {
-    if (this.closeWaits) throw new ScribedError('SESSION_CLOSED', 'the session is already closing');
-    this.closeWaits = true;
-    this.ctx.accepting = false;
-    this.feed.push({ kind: 'close' });
+  /** The client's close (or the idle expiry's), while deferred and once the state machine
+   * has the session closing: no more audio; the close itself waits in the feed behind the
+   * audio before it. */
+  closeWhenCaughtUp(expired: boolean): void {
+    this.ctx.stopAccepting();
+    this.feed.push({ kind: 'close', expired });
     this.ctx.log.info({ backlogSeconds: Number(this.feed.seconds.toFixed(1)) }, 'close waits for the deferred recognition to catch up');
+  }
+
+  /** A socket attached (after `ready`): it is told its recognition is deferred, and, when the
+   * session takes no audio, why. */
+  tellAttached(): void {
+    if (this.deferred && !this.aside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
+    if (!this.ctx.accepting)
+      this.events.emit(serverEvent.accepting({ accepting: false, reason: this.held ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS' }));
   }
 
   /** True while recognition waits for the session's own recognizer to load (beginAside). */
@@ -149,7 +149,7 @@ export class Deferral {
     if (!this.deferred || this.aside || !budget || budget.fits(seconds)) return;
     if (!this.held) {
       this.held = true;
-      this.ctx.accepting = false;
+      this.ctx.stopAccepting();
       this.ctx.log.warn({ backlogSeconds: Number(budget.seconds.toFixed(1)) }, 'deferred backlog bound reached: not accepting');
       this.events.emit(serverEvent.accepting({ accepting: false, reason: 'RECOGNITION_BACKLOG' }));
     }
@@ -166,9 +166,9 @@ export class Deferral {
     if (!this.held || !budget) return;
     if (!force && budget.seconds > budget.boundSeconds * BACKLOG_RESUME_SHARE) return;
     this.held = false;
-    if (this.closeWaits || ctx.state !== 'RECORDING' || !ctx.socket) return;
-    ctx.accepting = await ctx.canAccept();
-    this.events.emit(serverEvent.accepting(ctx.accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
+    if (ctx.closing || ctx.state !== 'RECORDING' || !ctx.socket) return;
+    const accepting = await ctx.reopen(false);
+    this.events.emit(serverEvent.accepting(accepting ? { accepting: true } : { accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
   }
 
   /** The queue offers a recognizer: take it, decode restored audio, and start feeding. */
@@ -224,7 +224,6 @@ export class Deferral {
     let dropped = 0;
     for (const item of this.feed.clear()) if (item.kind === 'audio') dropped += item.samples.length / this.ctx.rate;
     this.feed.uncount();
-    if (this.ctx.state !== 'CLOSED') this.closeWaits = false;
     this.queue?.done(this.session);
     return dropped;
   }

@@ -1,13 +1,13 @@
 // Resume: the client's cursor checked against what the session holds, then a new epoch opened
 // in the store (which fences whichever node served the old one) and in the capture cursor.
 import { ScribedError } from '../core/errors.js';
-import { beginEpoch as nextEpoch } from '../core/capture-cursor.js';
 import type { SessionContext } from './session-context.js';
 
 /** Why a resume with the client's `clientCaptured` cannot go on, thrown; nothing if it can. */
-export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined, closing: boolean): void {
+export function checkResume(ctx: SessionContext, clientCaptured: bigint | undefined): void {
   if (ctx.state === 'CLOSED') throw new ScribedError('SESSION_CLOSED');
-  if (closing) throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
+  if (ctx.closing)
+    throw new ScribedError('SESSION_CLOSED', 'the session is closing: its close waits for the deferred recognition to catch up');
   if (clientCaptured !== undefined && clientCaptured < ctx.cursor.capturedSamples) {
     throw new ScribedError(
       'CAPTURE_CURSOR_MISMATCH',
@@ -30,7 +30,5 @@ export async function beginEpoch(ctx: SessionContext, clientCaptured: bigint | u
     now: new Date(),
   });
   if (!record) throw new ScribedError('NOT_FOUND', `session ${ctx.id} does not exist`);
-  ctx.cursor = nextEpoch(ctx.cursor);
-  if (record.epoch !== ctx.cursor.epoch) throw new ScribedError('INTERNAL', 'store and cursor disagree on the epoch');
-  if (ctx.fence) ctx.fence = { ...ctx.fence, epoch: record.epoch };
+  ctx.enterEpoch(record.epoch);
 }

@@ -92,7 +92,7 @@ export class Finals {
     const seg = ctx.segment;
     const stream = ctx.stream;
     if (!seg) return { done: this.settled() };
-    ctx.segment = null;
+    ctx.endSegment(seg);
     if (!stream) return { done: this.settled() };
     const t0 = performance.now();
     const finishing = stream.finish();
@@ -135,7 +135,7 @@ export class Finals {
     ctx.metrics.recognitionLatency.observe((performance.now() - t0) / 1000);
     // Read with the final, between utterances (later audio may already be queued behind it).
     // A decoder that cannot say leaves the previous state in place.
-    if (result.channelState !== undefined && result.channelState !== null) ctx.channelState = result.channelState;
+    ctx.noteChannelState(result.channelState);
     let suppressedWords = 0;
     if (seg.meter) {
       const kept = primaryWords(result.words, seg.meter, this.primaryDb);
@@ -193,8 +193,7 @@ export class Finals {
     // Everything spooled up to the segment's end is in persisted segments; audio after it (vad
     // mode: the rest of the frame the commit fell in; audio acknowledged and not decoded yet)
     // stays, and so does the channel state.
-    ctx.spool?.keepFrom(endSample, ctx.channelState);
-    ctx.spoolKeptFrom = endSample;
+    ctx.trimSpool(endSample);
     this.events.emit(finalEvent(ctx.cursor, ctx.rate, finished));
     ctx.log.debug({ segmentId: id, trigger, words: words.length }, 'final segment');
     return id;

@@ -8,7 +8,6 @@ import { payloadSamples, type AudioInput } from '../core/frame.js';
 import { decodePcm16Into } from '../core/audio/encodings.js';
 import { placeFrame } from '../core/capture-cursor.js';
 import { chargeNeeded } from '../core/billing.js';
-import { LevelTrackBuilder } from '../core/analytics/levels.js';
 import { CLOSE_CODES, serverEvent } from '../core/protocol.js';
 import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
@@ -44,7 +43,7 @@ export class FrameIntake {
   /** The session takes audio only while recording and not closing: what a frame on a closed
    * session is told first, whatever else is wrong with it. */
   checkOpen(): void {
-    if (this.ctx.state !== 'RECORDING' || this.deferral.closing) throw new ScribedError('SESSION_CLOSED');
+    if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
   }
 
   async take(frame: AudioInput): Promise<void> {
@@ -81,11 +80,11 @@ export class FrameIntake {
         ? debits.debit(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id, ctx.charged + need)
         : ctx.store.debitCharacters(ctx.accountId, need, 'realtime_audio', ctx.id, ctx.id));
       if (balance === null) {
-        ctx.accepting = false;
+        ctx.stopAccepting();
         this.events.emit(serverEvent.accepting({ accepting: false, reason: 'INSUFFICIENT_CHARACTERS' }));
         throw new ScribedError('INSUFFICIENT_CHARACTERS', 'the account has no Characters left; audio from this frame on was not accepted');
       }
-      ctx.charged += need;
+      ctx.charge(need);
       m.charactersDebited.inc(Number(need));
     }
 
@@ -106,9 +105,10 @@ export class FrameIntake {
       return;
     }
     ctx.recorder?.audio(at, samples);
-    (ctx.levels ??= new LevelTrackBuilder(ctx.rate)).add(at, samples);
+    ctx.measureLevels(at, samples);
+    ctx.openSpotter(() => ctx.deps.spotting?.open(ctx, (e) => this.events.emit(e)) ?? null)?.audio(at, samples);
     this.reportGap(placed);
-    ctx.cursor = placed.next;
+    ctx.advance(placed.next);
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);
     this.ackWhenDurable(placed.duplicateSamples);
     this.feed.push({ kind: 'audio', at, samples, arrivedAtMs: Date.now() });

@@ -5,14 +5,13 @@
 // the effects it calls for, and this class carries out exactly those (session-effects.ts).
 // Adapters drive it through typed commands (audio, commit, close, ping, keepAlive), the wire
 // decoded at their edge (session-driver.ts).
-import { ScribedError, toScribedError } from '../core/errors.js';
+import { ScribedError } from '../core/errors.js';
 import type { AudioInput } from '../core/frame.js';
-import { transition, type SessionEffect, type SessionEvent } from '../core/session-state.js';
-import { sessionNotices } from '../core/session-notices.js';
+import { step, type LiveEvent, type SessionEffect } from '../core/session-state.js';
 import type { BacklogItem } from '../core/recognition-backlog.js';
 import type { RecognitionStream } from '../engine/types.js';
 import type { SessionRecord } from '../store/store.js';
-import { CLOSE_CODES, serverEvent } from '../core/protocol.js';
+import { serverEvent } from '../core/protocol.js';
 import type { DeferredSession } from './recognizer-queue.js';
 import { SessionContext, type LiveSessionDeps, type OpenSegment, type SessionSocket } from './session-context.js';
 import { SessionEvents } from './session-events.js';
@@ -24,13 +23,13 @@ import { RecognizerYield } from './recognizer-yield.js';
 import { Recognition } from './recognition.js';
 import { RecognitionFeed } from './recognition-feed.js';
 import { Replay } from './replay.js';
-import { Deferral, DEFERRED_NOTICE } from './deferral.js';
+import { Deferral } from './deferral.js';
 import { FrameIntake } from './frame-intake.js';
 import { loseRecognizer } from './lost-recognizer.js';
 import { SessionEnd, type EndReason } from './session-end.js';
 import { checkResume } from './epochs.js';
 import { SessionEffects } from './session-effects.js';
-import { recognizerRoom, recognizersFree } from './recognizer-room.js';
+import { Restore } from './restore.js';
 
 export type { LiveSessionDeps, SessionSocket } from './session-context.js';
 
@@ -48,22 +47,16 @@ export class LiveSession extends SessionView implements DeferredSession {
   private readonly ending: SessionEnd;
   private readonly effects: SessionEffects;
   private readonly yielder: RecognizerYield;
+  private readonly restore: Restore;
 
   constructor(record: SessionRecord, deps: LiveSessionDeps) {
     super(new SessionContext(record, deps));
     const ctx = this.ctx;
     this.events = new SessionEvents(ctx);
-    if (ctx.options.recordAudio === true && deps.recorders) {
-      const recorder = deps.recorders.open({
-        transcriptionId: ctx.transcriptionId,
-        accountId: ctx.accountId,
-        rate: ctx.rate,
-        log: ctx.log,
-      });
-      ctx.recorder = recorder;
-      this.events.tap((e) => recorder.event(e));
-    }
-    this.writes = new FencedWrites(ctx, (reason) => this.dropMoved(reason));
+    const recorder = ctx.recorder;
+    if (recorder) this.events.tap((e) => recorder.event(e));
+    // A write that found the fence gone stops the session from inside the work that found it.
+    this.writes = new FencedWrites(ctx, (detail) => this.end({ reason: 'moved', detail }));
     this.decoder = new DecoderHold(ctx, {
       // Batched decoding reports partials as they are decoded, between frames.
       partial: (stream, p) => {
@@ -75,7 +68,6 @@ export class LiveSession extends SessionView implements DeferredSession {
     });
     this.finals = new Finals(ctx, this.events, this.writes, (stream, err, seg) => this.recognizerLost(stream, err, false, seg));
     // The recorder cuts and stores each final's piece, masked, before the spool lets go of it.
-    const recorder = ctx.recorder;
     if (recorder) this.finals.onFinal((seg) => recorder.final(seg));
     this.recognition = new Recognition(ctx, this.events, this.finals, (stream, err) => this.recognizerLost(stream, err, true));
     this.feed = new RecognitionFeed(
@@ -108,8 +100,18 @@ export class LiveSession extends SessionView implements DeferredSession {
       { feed: this.feed, finals: this.finals, effects: this.effects, deferral: this.deferral },
       (fn) => this.run(fn),
     );
+    this.restore = new Restore(
+      ctx,
+      { feed: this.feed, replay: this.replay, deferral: this.deferral, decoder: this.decoder, effects: this.effects },
+      {
+        run: (fn) => this.run(fn),
+        tryCatchUp: () => this.tryCatchUp(),
+        feedDrained: () => this.feedDrained(),
+        end: (how) => this.end(how),
+      },
+    );
     this.intake = new FrameIntake(ctx, this.events, this.writes, this.feed, this.deferral, {
-      loseSocket: (reason) => this.loseSocket(reason),
+      loseSocket: (code) => this.end({ reason: 'socketDropped', code }),
       movedOn: (reason) => void this.movedOn(reason),
       spoolFailed: (err) => void this.run(() => this.end({ reason: 'spoolFailed', err })),
     });
@@ -129,7 +131,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The registry claimed the session for this node at `epoch`. */
   ownedAt(epoch: number): void {
-    if (this.ctx.deps.node) this.ctx.fence = { sessionId: this.ctx.id, epoch, node: this.ctx.deps.node };
+    this.ctx.ownedAt(epoch);
   }
 
   /** Run one unit of work after everything queued before it: the session's one queue. */
@@ -141,9 +143,9 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The state machine decides the transition; the effects it names are what happens
    * (session-effects.ts carries them out). */
-  private apply(event: SessionEvent): SessionEffect[] {
-    const result = transition(this.ctx.liveState, event);
-    this.ctx.enter(result.state);
+  private apply(event: LiveEvent): SessionEffect[] {
+    const result = step(this.ctx.liveState, event);
+    this.ctx.enter(result.live);
     return result.effects;
   }
 
@@ -159,32 +161,22 @@ export class LiveSession extends SessionView implements DeferredSession {
    * open segment from the spool), close the socket with 4000 so the client resumes. */
   movedOn(reason: string): Promise<void> {
     // At once, not behind queued commands (a frame waiting on a loaded feed held them for minutes).
-    this.ctx.leaving = true;
-    this.ctx.accepting = false;
+    this.ctx.startLeaving();
     this.feed.stop();
     return this.run(() => this.end({ reason: 'moved', detail: reason }));
-  }
-
-  private dropMoved(reason: string): Promise<void> {
-    return this.end({ reason: 'moved', detail: reason });
   }
 
   /** The recognizer was lost (lost-recognizer.ts); on the socket path the socket closes with
    * 1011 so the client resumes, and the next attach opens a new decoder. */
   private recognizerLost(stream: RecognitionStream, err: unknown, closeSocket: boolean, seg: OpenSegment | null = this.ctx.segment): void {
-    const parts = { ctx: this.ctx, feed: this.feed, deferral: this.deferral, events: this.events };
-    if (!loseRecognizer(parts, stream, err, seg) || !closeSocket) return;
-    void this.run(() => this.loseSocket()).catch((e) => this.ctx.log.error({ err: e }, 'handling a lost recognizer failed'));
-  }
-
-  /** After a lost recognizer or a failed spool on the socket path: close with 1011 so the
-   * client resumes. */
-  private async loseSocket(reason: 'ENGINE_FAILED' | 'INTERNAL' = 'ENGINE_FAILED'): Promise<void> {
-    const ctx = this.ctx;
-    if (!ctx.socket) return;
-    // Frames still queued from this socket are dropped: they were not acknowledged.
-    ctx.releaseSocket()?.close(CLOSE_CODES.internal, reason);
-    await this.pauseWithoutSocket();
+    const { ctx, feed, deferral, events, decoder, replay } = this;
+    if (!loseRecognizer({ ctx, feed, deferral, events, decoder, replay }, stream, err, seg)) return;
+    // The close waiting behind the deferred recognition went with it: the session goes on.
+    if (this.ctx.closing) this.apply({ type: 'closeDropped' });
+    if (!closeSocket) return;
+    void this.run(() => this.end({ reason: 'socketDropped', code: 'ENGINE_FAILED' })).catch((e) =>
+      this.ctx.log.error({ err: e }, 'handling a lost recognizer failed'),
+    );
   }
 
   // ---------------------------------------------------------------- watchers and sockets
@@ -208,17 +200,9 @@ export class LiveSession extends SessionView implements DeferredSession {
       if (!ctx.stream && !this.deferral.active) await this.deferral.openOrDefer();
       await this.startFeeding('the recognizer failed while restoring the open segment; resume to retry');
       ctx.attachSocket(socket);
-      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
+      await ctx.reopen(this.deferral.heldByBacklog);
       this.events.ready();
-      for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.events.emit(serverEvent.notice(notice));
-      if (this.deferral.active && !this.deferral.loadingAside) this.events.emit(serverEvent.notice(DEFERRED_NOTICE));
-      if (!ctx.accepting)
-        this.events.emit(
-          serverEvent.accepting({
-            accepting: false,
-            reason: this.deferral.heldByBacklog ? 'RECOGNITION_BACKLOG' : 'INSUFFICIENT_CHARACTERS',
-          }),
-        );
+      this.deferral.tellAttached();
       ctx.log.info(
         { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples.toString(), deferred: this.deferral.active },
         'socket attached',
@@ -237,33 +221,12 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The socket went away. Without a prior close this pauses the session. */
   detach(socket: SessionSocket): Promise<void> {
-    return this.run(async () => {
-      if (this.ctx.socket !== socket) return;
-      this.ctx.releaseSocket();
-      await this.pauseWithoutSocket();
-    });
-  }
-
-  private async pauseWithoutSocket(): Promise<void> {
-    const ctx = this.ctx;
-    if (ctx.state !== 'RECORDING') return;
-    await this.effects.carryOut(this.apply({ type: 'socketLost' }));
-    ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString() }, 'socket lost: session paused');
-    // The stream socket's going sends it nothing; watchers are told the session paused.
-    this.events.snapshotToWatchers();
+    return this.run(() => this.end({ reason: 'socketLost', socket }));
   }
 
   /** Give a held decoder back to the pool now, finalizing the open segment first. */
   releaseHeldDecoder(): Promise<boolean> {
-    return this.run(async () => {
-      if (!this.holdsIdleDecoder) return false;
-      this.decoder.cancel();
-      await this.feed.idle();
-      if (this.ctx.state !== 'CLOSED') await this.recognition.finalize('pause');
-      await this.effects.releaseDecoder();
-      this.ctx.log.info('held decoder reclaimed for another session');
-      return true;
-    });
+    return this.run(async () => this.holdsIdleDecoder && (await this.effects.reclaimHeldDecoder()));
   }
 
   // ---------------------------------------------------------------- deferred recognition
@@ -299,23 +262,14 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** One item of the recognition feed, off the session's queue (recognition-feed.ts). */
   private async recognizeItem(item: BacklogItem, deferred: boolean): Promise<boolean> {
-    const ctx = this.ctx;
-    const stream = ctx.stream;
-    if (!stream || ctx.moved) return false;
-    if (item.kind === 'audio') {
-      if (deferred) ctx.metrics.recognitionLag.observe((Date.now() - item.arrivedAtMs) / 1000);
-      if (!(await this.recognition.recognize(stream, item.samples, item.at))) return false;
-      this.recognition.compactSpool();
-    } else if (item.kind === 'commit') {
-      await this.recognition.commit(item.capturedSamples);
-    } else {
-      // A deferred close, after the audio before it.
-      void this.run(async () => {
-        this.deferral.end();
-        await this.end({ reason: 'closed' });
-      }).catch((err: unknown) => this.events.emitError(err));
-    }
-    return ctx.stream === stream;
+    if (item.kind !== 'close') return this.recognition.take(item, deferred);
+    if (!this.ctx.stream || this.ctx.moved) return false;
+    // A deferred close, after the audio before it.
+    void this.run(async () => {
+      this.deferral.end();
+      await this.end({ reason: item.expired === true ? 'expired' : 'closed' });
+    }).catch((err: unknown) => this.events.emitError(err));
+    return true;
   }
 
   // ---------------------------------------------------------------- commands
@@ -335,14 +289,14 @@ export class LiveSession extends SessionView implements DeferredSession {
    * commit is taken meanwhile. */
   commit(sink: SessionSocket): Promise<void> {
     return this.command(sink, async () => {
-      if (this.ctx.state !== 'RECORDING' || this.deferral.closing) throw new ScribedError('SESSION_CLOSED');
+      if (this.ctx.state !== 'RECORDING' || this.ctx.closing) throw new ScribedError('SESSION_CLOSED');
       this.feed.push({ kind: 'commit', capturedSamples: this.ctx.cursor.capturedSamples.toString() });
     });
   }
 
   /** The client's close (see requestClose). */
   close(sink: SessionSocket): Promise<void> {
-    if (this.ctx.socket === sink) this.ctx.closeRequested = true;
+    if (this.ctx.socket === sink) this.ctx.noteCloseRequested();
     return this.command(sink, () => this.requestClose());
   }
 
@@ -375,10 +329,13 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The client's close: once the audio before it is recognized (at once, or while
    * deferred, when the session has caught up to it). */
-  private async requestClose(): Promise<void> {
-    if (this.deferral.active) return this.deferral.closeWhenCaughtUp();
+  private async requestClose(how: 'closed' | 'expired' = 'closed'): Promise<void> {
+    if (this.deferral.active) {
+      this.apply({ type: 'closeWaits' });
+      return this.deferral.closeWhenCaughtUp(how === 'expired');
+    }
     await this.feed.idle();
-    return this.end({ reason: 'closed' });
+    return this.end({ reason: how });
   }
 
   /** POST .../sessions/{id}/close: the session ends without a socket (an attached one is sent
@@ -386,18 +343,18 @@ export class LiveSession extends SessionView implements DeferredSession {
    * is recognized first: now when a recognizer is free, else when one frees (deferred). True
    * once closed; false while the close waits for deferred recognition. */
   closeFromRequest(): Promise<boolean> {
-    return this.run(() => this.closeWithoutSocket());
+    return this.run(() => this.closeWithoutSocket('closed'));
   }
 
-  private async closeWithoutSocket(): Promise<boolean> {
+  private async closeWithoutSocket(how: 'closed' | 'expired'): Promise<boolean> {
     const ctx = this.ctx;
     if (ctx.state === 'CLOSED') return true;
-    if (this.deferral.closing) return false;
-    if (!ctx.stream && !this.deferral.active && ctx.replay) await this.deferral.openOrDefer();
+    if (ctx.closing) return false;
+    if (!ctx.stream && !this.deferral.active && this.replay.pending) await this.deferral.openOrDefer();
     await this.startFeeding("the recognizer failed on the session's held audio; close again to retry");
-    await this.requestClose();
+    await this.requestClose(how);
     // Closed now, unless the close waits in a deferred backlog.
-    return !this.deferral.closing;
+    return !ctx.closing;
   }
 
   /** The idle expiry (session-expiry.ts): on the queue, still with no socket and `idle()`, the
@@ -405,8 +362,7 @@ export class LiveSession extends SessionView implements DeferredSession {
   expireIdle(idle: () => Promise<boolean>): Promise<boolean | null> {
     return this.run(async () => {
       if (this.ctx.socket || this.ctx.moved || this.ctx.state === 'CLOSED' || !(await idle())) return null;
-      this.ending.endReason = 'session.expired';
-      return this.closeWithoutSocket();
+      return this.closeWithoutSocket('expired');
     });
   }
 
@@ -416,10 +372,9 @@ export class LiveSession extends SessionView implements DeferredSession {
   resume(clientCaptured: bigint | undefined): Promise<{ epoch: number; capturedSamples: bigint; accepting: boolean }> {
     const ctx = this.ctx;
     return this.run(async () => {
-      checkResume(ctx, clientCaptured, this.deferral.closing);
-      this.effects.resumeFrom = clientCaptured;
-      await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }));
-      ctx.accepting = !this.deferral.heldByBacklog && (await ctx.canAccept());
+      checkResume(ctx, clientCaptured);
+      await this.effects.carryOut(this.apply({ type: 'resume', socketAttached: ctx.socket !== null }), 'pause', clientCaptured);
+      await ctx.reopen(this.deferral.heldByBacklog);
       ctx.log.info({ epoch: ctx.cursor.epoch, clientCaptured: clientCaptured?.toString() }, 'session resumed');
       return { epoch: ctx.cursor.epoch, capturedSamples: ctx.cursor.capturedSamples, accepting: ctx.accepting };
     });
@@ -430,70 +385,21 @@ export class LiveSession extends SessionView implements DeferredSession {
     return this.run(() => this.end({ reason: 'shutdown' }));
   }
 
-  /** After a restart, or on the node that took the session over: the open segment's audio,
-   * read back from the spool, becomes this session's open segment again (replay.ts), and a
-   * decoder loads for it beside the queue (loadAside). Once decoded, the decoder is held like
-   * a paused session's, so a client that resumes continues the same segment; if none does,
-   * the hold's end finalizes it (trigger `pause`). */
+  /** After a restart, or on the node that took the session over: its open segment back from
+   * the spool, its decoder loaded beside the queue (restore.ts). */
   restoreOpenSegment(startSample: bigint, frames: Int16Array[], index = this.ctx.nextSegmentIndex): Promise<void> {
-    return this.run(async () => {
-      await this.feed.idle();
-      if (!this.replay.prepare(startSample, frames, index)) return;
-      // With no decoder free, the attach that comes opens one or defers, as for any socket.
-      if (this.decoderFree()) this.loadAside();
-    });
+    return this.restore.openSegment(startSample, frames, index);
   }
 
-  /** A session taken over with nothing to restore (its open segment empty): its decoder
-   * loads beside the queue all the same, when one is free, so the socket that took it over
-   * is not held by a model load (loadAside). */
+  /** A session taken over with nothing to restore: its decoder loads beside the queue all the
+   * same (restore.ts). */
   loadDecoderAside(): Promise<void> {
-    return this.run(async () => {
-      const ctx = this.ctx;
-      if (!ctx.stream && !this.deferral.active && ctx.state !== 'CLOSED' && !ctx.moved && this.decoderFree()) this.loadAside();
-    });
-  }
-
-  /** A decoder no stream uses now (not one a paused session holds: taking that back is for
-   * a socket's attach). */
-  private decoderFree(): boolean {
-    return recognizersFree(recognizerRoom(this.ctx.deps.engine, []), 1);
-  }
-
-  /** The restored session's decoder loads beside the queue (a model load can take seconds):
-   * meanwhile a socket is served and its audio acknowledged and held in the feed (Deferral,
-   * beginAside). Once loaded, the restored audio and what came since are recognized as a
-   * deferred session's are when it catches up. A load that fails leaves the session waiting
-   * for a freed recognizer (the node's queue), or, without one, its socket is closed (1011)
-   * so the client resumes. */
-  private loadAside(): void {
-    const ctx = this.ctx;
-    this.deferral.beginAside();
-    const startedAt = Date.now();
-    this.decoder
-      .open()
-      .then(
-        async () => {
-          ctx.log.info({ loadMs: Date.now() - startedAt }, 'recognizer loaded for the restored session');
-          const outcome = await this.tryCatchUp();
-          if (outcome === 'started') return this.feedDrained();
-          // Moved on or closed while it loaded: the decoder goes back to the pool.
-          await this.run(async () => {
-            if (ctx.stream && (ctx.moved || ctx.state === 'CLOSED')) await this.effects.releaseDecoder();
-          });
-        },
-        (err: unknown) =>
-          this.run(async () => {
-            ctx.log.warn({ err: toScribedError(err).code }, 'no decoder free for the restored session now');
-            if (!this.deferral.asideFailed() && ctx.socket) await this.loseSocket('ENGINE_FAILED');
-          }),
-      )
-      .catch((err: unknown) => ctx.log.error({ err }, 'loading a decoder for the restored session failed'));
+    return this.restore.loadDecoderAside();
   }
 
   /** After a restart: the channel state spooled with the last final; the next decoder this
    * session opens starts from it. */
   restoreChannelState(state: number[]): void {
-    if (this.ctx.stream === null && this.ctx.channelState === null) this.ctx.channelState = state;
+    this.ctx.restoreChannelState(state);
   }
 }

@@ -7,7 +7,9 @@
 import { ScribedError } from '../core/errors.js';
 import type { BacklogItem } from '../core/recognition-backlog.js';
 import type { RecognitionStream } from '../engine/types.js';
+import type { DecoderHold } from './decoder-hold.js';
 import type { Deferral } from './deferral.js';
+import type { Replay } from './replay.js';
 import type { RecognitionFeed } from './recognition-feed.js';
 import type { SessionEvents } from './session-events.js';
 import type { OpenSegment, SessionContext } from './session-context.js';
@@ -18,27 +20,24 @@ type AudioItem = Extract<BacklogItem, { kind: 'audio' }>;
  * already let it go (nothing done). The client is told ENGINE_FAILED here; closing its socket
  * is the caller's (on the session's queue). */
 export function loseRecognizer(
-  parts: { ctx: SessionContext; feed: RecognitionFeed; deferral: Deferral; events: SessionEvents },
+  parts: { ctx: SessionContext; feed: RecognitionFeed; deferral: Deferral; events: SessionEvents; decoder: DecoderHold; replay: Replay },
   stream: RecognitionStream,
   err: unknown,
   seg: OpenSegment | null,
 ): boolean {
   const { ctx, feed, deferral, events } = parts;
   if (ctx.stream !== stream) return false;
-  ctx.stream = null;
-  ctx.segmentation = null;
+  parts.decoder.drop();
   feed.stop();
-  void stream.release().catch(() => undefined);
-  if (ctx.segment === seg) ctx.segment = null;
+  if (seg) ctx.endSegment(seg);
   const frames = feed.clear().filter((i): i is AudioItem => i.kind === 'audio');
   const deferred = deferral.active;
   deferral.end();
   const first = frames[0];
-  ctx.replay = first ? { startSample: first.at, frames: frames.map((f) => f.samples) } : null;
+  parts.replay.keep(first ? { startSample: first.at, frames: frames.map((f) => f.samples) } : null);
   try {
-    if (first) ctx.spool?.keepFrom(first.at, ctx.channelState);
-    else ctx.spool?.clear(ctx.channelState);
-    ctx.spoolKeptFrom = first?.at ?? ctx.cursor.capturedSamples;
+    if (first) ctx.trimSpool(first.at);
+    else ctx.emptySpool();
   } catch (e) {
     ctx.log.warn({ err: e }, 'could not trim the spool after a lost recognizer');
   }

@@ -9,7 +9,8 @@ import type { AcceptResult, RecognitionStream } from '../engine/types.js';
 import type { SegmentAction } from './segmentation.js';
 import type { Finals } from './finals.js';
 import type { SessionEvents } from './session-events.js';
-import type { OpenSegment, SessionContext } from './session-context.js';
+import type { BacklogItem } from '../core/recognition-backlog.js';
+import type { SessionContext } from './session-context.js';
 
 /** vad mode: silence dropped from the spool once this much of it has gathered. */
 const SPOOL_COMPACT_SECONDS = 5;
@@ -45,7 +46,7 @@ export class Recognition {
     for (const a of actions) {
       if (ctx.stream !== stream) return false;
       if (a.type === 'open') {
-        ctx.segment = this.newSegment(a.startSample);
+        ctx.beginSegment(a.startSample, ctx.options.suppressBackgroundSpeech === true ? new LevelMeter(ctx.rate) : null);
       } else if (a.type === 'feed') {
         const seg = ctx.segment;
         if (!seg) continue;
@@ -67,20 +68,25 @@ export class Recognition {
     return ctx.stream === stream;
   }
 
-  private newSegment(startSample: bigint): OpenSegment {
-    const ctx = this.ctx;
-    return {
-      index: ctx.nextSegmentIndex++,
-      startSample,
-      samples: 0,
-      lastPartial: '',
-      meter: ctx.options.suppressBackgroundSpeech === true ? new LevelMeter(ctx.rate) : null,
-    };
-  }
-
   /** A final no caller waits for: its failure is reported on the socket. */
   private reportFailure(final: { done: Promise<string | null> }): void {
     void final.done.catch((err: unknown) => this.events.emitError(err));
+  }
+
+  /** One audio or commit item of the recognition feed, off the session's queue
+   * (recognition-feed.ts); false once the session's recognizer is gone or changed. */
+  async take(item: Exclude<BacklogItem, { kind: 'close' }>, deferred: boolean): Promise<boolean> {
+    const ctx = this.ctx;
+    const stream = ctx.stream;
+    if (!stream || ctx.moved) return false;
+    if (item.kind === 'audio') {
+      if (deferred) ctx.metrics.recognitionLag.observe((Date.now() - item.arrivedAtMs) / 1000);
+      if (!(await this.recognize(stream, item.samples, item.at))) return false;
+      this.compactSpool();
+    } else {
+      await this.commit(item.capturedSamples);
+    }
+    return ctx.stream === stream;
   }
 
   /** A segment ended from outside the segmentation (commit, close, pause, shutdown): audio it
@@ -116,8 +122,7 @@ export class Recognition {
     if (from === null || from === undefined || !ctx.spool) return;
     if (from - ctx.spoolKeptFrom < BigInt(SPOOL_COMPACT_SECONDS * ctx.rate)) return;
     try {
-      ctx.spool.keepFrom(from, ctx.channelState);
-      ctx.spoolKeptFrom = from;
+      ctx.trimSpool(from);
     } catch (err) {
       // The spool only stays larger than it needs to be; the next frame tries again.
       ctx.log.warn({ err }, 'could not compact the spool');

@@ -6,11 +6,22 @@ import { LevelMeter } from '../core/background-speech.js';
 import type { Recognition } from './recognition.js';
 import type { SessionContext } from './session-context.js';
 
+/** Audio acknowledged and not decoded by a live recognizer (recovered from the spool after a
+ * restart, or left undecoded by a recognizer that failed), from `startSample`, frame by frame
+ * as it first arrived: fed to the session's next decoder. */
+export interface PendingReplay {
+  startSample: bigint;
+  frames: Int16Array[];
+}
+
 export class Replay {
   constructor(
     private readonly ctx: SessionContext,
     private readonly recognition: Recognition,
   ) {}
+
+  /** Audio acknowledged and not decoded yet, fed to the next decoder first. */
+  private replay: PendingReplay | null = null;
 
   /** The open segment prepare() restored, until it is fed. */
   private restored: { startSample: bigint; samples: number } | null = null;
@@ -18,11 +29,11 @@ export class Replay {
   /** Feed pending replayed audio to the open decoder. False when the recognizer failed on it. */
   async feed(): Promise<boolean> {
     const ctx = this.ctx;
-    const replay = ctx.replay;
+    const replay = this.replay;
     const stream = ctx.stream;
     const segmentation = ctx.segmentation;
     if (!replay || !stream || !segmentation) return true;
-    ctx.replay = null;
+    this.replay = null;
     // The recovered audio is judged frame by frame as it was live: in vad mode by a fresh
     // detector from where the spool starts (the old detector's state died with the old
     // decoder); in manual mode from the restored segment's start, so a spool holding more
@@ -48,6 +59,16 @@ export class Replay {
     return true;
   }
 
+  /** Stored audio is waiting for the session's next decoder. */
+  get pending(): boolean {
+    return this.replay !== null;
+  }
+
+  /** A lost recognizer's audio, acknowledged and not given to it (lost-recognizer.ts). */
+  keep(replay: PendingReplay | null): void {
+    this.replay = replay;
+  }
+
   /** After a restart, or on the node that took the session over: the open segment's audio,
    * read back from the spool, becomes this session's open segment again, to be fed to the
    * session's next decoder (feed(), before any new audio). The decoder is not opened here: the
@@ -66,16 +87,15 @@ export class Replay {
     if (ctx.options.segmentCommitMode === 'vad') {
       // The detector decides again where segments lie in the recovered audio; the first
       // one it opens takes the index of the segment that was open at the crash.
-      ctx.nextSegmentIndex = index;
-      ctx.spoolKeptFrom = startSample;
+      ctx.restartSegmentsAt(index);
+      ctx.spoolHoldsFrom(startSample);
     } else {
       // The stored next index may already count this segment (progress saves include it).
-      ctx.nextSegmentIndex = Math.max(ctx.nextSegmentIndex, index + 1);
       const meter = ctx.options.suppressBackgroundSpeech === true ? new LevelMeter(ctx.rate) : null;
       for (const f of frames) meter?.push(f);
-      ctx.segment = { index, startSample, samples, lastPartial: '', meter };
+      ctx.beginSegment(startSample, meter, { index, samples });
     }
-    ctx.replay = { startSample, frames };
+    this.replay = { startSample, frames };
     this.restored = { startSample, samples };
     return true;
   }

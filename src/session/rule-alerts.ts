@@ -8,11 +8,13 @@
 // rule alerts once a segment, even when it also reads partials); per call, each leg's recent
 // runs of speech on the wall clock (talk-over across legs). A session's events are read in
 // order on a chain of its own, so an account's rules, read from the store once and then
-// cached, never hold back the session's sockets.
+// cached, never hold back the session's sockets. Phrase rules with `spot` also alert on what
+// the session's keyphrase search detects (phrase-spotting.ts: `spotted`, source "spotted").
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
 import type { AlertEvent, FinalEvent, PartialEvent, ServerEvent } from '../core/protocol.js';
-import { serverEvent } from '../core/protocol.js';
+import { segmentId, serverEvent } from '../core/protocol.js';
+import { spotPhrase } from '../core/rules.js';
 import { alertWebhookEvent } from '../core/rules-alert.js';
 import {
   matchText,
@@ -29,6 +31,7 @@ import type { RuleRecord, Store } from '../store/store.js';
 import { detectEntities } from '../text/entities.js';
 import { findRulePattern } from '../text/rule-pattern.js';
 import type { SessionContext } from './session-context.js';
+import type { SpotDetection } from './phrase-spotting.js';
 
 /** How long an account's rules are read from the cache: a rule written on another node
  * applies within this (on this node, the routes drop the cache at once). */
@@ -37,6 +40,8 @@ const RULES_CACHE_MS = 2_000;
 const SPEECH_JOIN_MS = 300;
 /** How long a leg's speech is kept for talk-over with the call's other legs. */
 const TALK_OVER_WINDOW_MS = 120_000;
+/** A spotted phrase and a transcript match of the same rule this close (ms) are one alert. */
+const SPOT_SLACK_MS = 1_000;
 /** Sessions not heard of for this long (moved to another node) are forgotten. */
 const IDLE_SESSION_MS = 30 * 60_000;
 
@@ -51,6 +56,9 @@ interface SessionRules {
   lastSpeechEndMs: number;
   /** Rules fired per segment id (the open segment's and the latest final's matter). */
   fired: Map<string, Set<string>>;
+  /** Phrase spotting: where each spotting rule last alerted (session ms), so the transcript's
+   * match of the same words and the search's detection alert once between them. */
+  spots: Map<string, Interval[]>;
   chain: Promise<void>;
   seenAt: number;
 }
@@ -90,8 +98,7 @@ export class RuleAlerts {
     if (++this.observed % 1000 === 0) this.sweep();
     let s = this.sessions.get(ctx.id);
     if (!s) {
-      s = { speaker: null, callId: null, lastSpeechEndMs: 0, fired: new Map(), chain: this.loadLeg(ctx), seenAt: this.now() };
-      this.sessions.set(ctx.id, s);
+      s = this.track(ctx);
     }
     const state = s;
     state.seenAt = this.now();
@@ -102,6 +109,70 @@ export class RuleAlerts {
       .then(() => this.evaluate(ctx, state, event, emit, wallAt - capturedMs))
       .catch((err: unknown) => ctx.log.warn({ err }, 'live rules not evaluated'));
   };
+
+  private track(ctx: SessionContext): SessionRules {
+    const s: SessionRules = {
+      speaker: null,
+      callId: null,
+      lastSpeechEndMs: 0,
+      fired: new Map(),
+      spots: new Map(),
+      chain: this.loadLeg(ctx),
+      seenAt: this.now(),
+    };
+    this.sessions.set(ctx.id, s);
+    return s;
+  }
+
+  /** PhraseSpottingDeps.spotted: a phrase the session's keyphrase search detected alerts each
+   * enabled spotting rule that lists it and reads this leg, unless that rule already alerted
+   * on these words from the transcript. */
+  readonly spotted = (ctx: SessionContext, d: SpotDetection, emit: (e: ServerEvent) => void): Promise<void> => {
+    const s = this.sessions.get(ctx.id) ?? this.track(ctx);
+    s.seenAt = this.now();
+    s.chain = s.chain
+      .then(async () => {
+        for (const rule of await this.rules(ctx.accountId)) {
+          const c = rule.condition;
+          if (c.kind !== 'phrases' || !c.spot || !ruleReads(rule, s.speaker, true)) continue;
+          if (!c.phrases.some((p) => spotPhrase(p) === d.phrase)) continue;
+          if (this.alertedNear(s, rule.id, d)) continue;
+          this.noteSpot(s, rule.id, d);
+          this.raise(
+            ctx,
+            emit,
+            serverEvent.alert({
+              alertId: newId('alr', this.now()),
+              ruleId: rule.id,
+              ruleName: rule.name,
+              condition: 'phrases',
+              segmentId: segmentId(ctx.segment?.index ?? ctx.nextSegmentIndex),
+              final: true,
+              text: d.phrase,
+              match: { text: d.phrase, start: 0, end: d.phrase.length },
+              speaker: s.speaker,
+              callId: s.callId,
+              startMs: d.startMs,
+              endMs: d.endMs,
+              source: 'spotted',
+            }),
+          );
+        }
+      })
+      .catch((err: unknown) => ctx.log.warn({ err }, 'spotted phrase not evaluated'));
+    return s.chain;
+  };
+
+  /** Whether a spotting rule alerted within this span already (either source). */
+  private alertedNear(s: SessionRules, ruleId: string, span: Interval): boolean {
+    return (s.spots.get(ruleId) ?? []).some((a) => a.startMs <= span.endMs + SPOT_SLACK_MS && span.startMs <= a.endMs + SPOT_SLACK_MS);
+  }
+
+  private noteSpot(s: SessionRules, ruleId: string, span: Interval): void {
+    const list = s.spots.get(ruleId) ?? [];
+    list.push({ startMs: span.startMs, endMs: span.endMs });
+    s.spots.set(ruleId, list.slice(-20));
+  }
 
   private async loadLeg(ctx: SessionContext): Promise<void> {
     const record = await this.deps.store.getSession(ctx.id, ctx.accountId);
@@ -181,6 +252,10 @@ export class RuleAlerts {
           });
       } else {
         const span = matchText(c, event.text, MATCHERS);
+        const spotting = c.kind === 'phrases' && c.spot !== undefined;
+        const segment = { startMs: event.start.ms, endMs: event.end.ms };
+        if (span && spotting && this.alertedNear(s, rule.id, segment)) continue;
+        if (span && spotting) this.noteSpot(s, rule.id, segment);
         if (span)
           fire(rule, {
             match: { text: event.text.slice(span.start, span.end), start: span.start, end: span.end },

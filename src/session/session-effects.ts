@@ -11,9 +11,6 @@ import type { Recognition } from './recognition.js';
 import type { SessionContext } from './session-context.js';
 
 export class SessionEffects {
-  /** The client's cursor of the resume under way (beginEpoch sends it to the store). */
-  resumeFrom: bigint | undefined;
-
   constructor(
     private readonly ctx: SessionContext,
     private readonly parts: {
@@ -31,7 +28,9 @@ export class SessionEffects {
     },
   ) {}
 
-  async carryOut(effects: SessionEffect[], trigger: FinalTrigger = 'pause'): Promise<void> {
+  /** `resumeFrom`: the client's cursor of the resume under way (beginEpoch sends it to the
+   * store). */
+  async carryOut(effects: SessionEffect[], trigger: FinalTrigger = 'pause', resumeFrom?: bigint): Promise<void> {
     const ctx = this.ctx;
     const { decoder, feed, recognition, writes, deferral } = this.parts;
     for (const effect of effects) {
@@ -41,7 +40,7 @@ export class SessionEffects {
           break;
         }
         case 'beginEpoch':
-          await beginEpoch(ctx, this.resumeFrom);
+          await beginEpoch(ctx, resumeFrom);
           break;
         case 'finalizeSegment':
           decoder.cancel();
@@ -72,6 +71,18 @@ export class SessionEffects {
     await this.parts.decoder.release(options);
   }
 
+  /** A held decoder goes back to the pool now (another session needs one), the open segment
+   * finalized first. */
+  async reclaimHeldDecoder(): Promise<true> {
+    const ctx = this.ctx;
+    this.parts.decoder.cancel();
+    await this.parts.feed.idle();
+    if (ctx.state !== 'CLOSED') await this.parts.recognition.finalize('pause');
+    await this.releaseDecoder();
+    ctx.log.info('held decoder reclaimed for another session');
+    return true;
+  }
+
   /** A paused session keeps its decoder (and its open utterance) for a while so a quick
    * resume continues the same segment; after that the segment is finalized and the
    * decoder goes back to the pool. */
@@ -87,8 +98,7 @@ export class SessionEffects {
           await this.releaseDecoder();
           // Nothing captured so far is decoded again (a new decoder starts at the cursor), and
           // a client may never come back: keep only the channel state, and no open descriptor.
-          ctx.spool?.keepFrom(ctx.cursor.capturedSamples, ctx.channelState);
-          ctx.spoolKeptFrom = ctx.cursor.capturedSamples;
+          ctx.trimSpool(ctx.cursor.capturedSamples);
           ctx.spool?.release();
           if (ctx.deps.shared) await this.hooks.giveUp();
         })

@@ -15,31 +15,38 @@
 //                closed 1011 (INTERNAL), the store's state is what the next resume goes on from
 //   givenUp      paused and idle on a shared store, nothing held in memory: LEFT, released to
 //                any node (the next socket's node claims it)
-// A lost socket is not an end (the session pauses: `socketLost`).
+//   expired      the idle expiry (session-expiry.ts): as `closed`, the History row's endReason
+//                `session.expired`
+// A socket's departure ends the session's time on that socket, not the session, and goes the
+// same way (the machine's `socketLost`; a RECORDING session pauses, watchers are told):
+//   socketLost   the client's socket went away
+//   socketDropped the server lets the socket go with 1011 so the client resumes (its recognizer
+//                was lost, or its audio could not be stored); frames still queued from it are
+//                dropped, they were not acknowledged
+// A drain's handover is `moved` (server/drain.ts: the client resumed elsewhere).
 import { ScribedError } from '../core/errors.js';
 import { wsError } from '../core/envelope.js';
 import { CLOSE_CODES, serverEvent, type FinalTrigger } from '../core/protocol.js';
-import type { SessionEffect, SessionEvent } from '../core/session-state.js';
+import type { LiveEvent, SessionEffect } from '../core/session-state.js';
 import type { SessionEndReason } from '../core/session-status.js';
 import type { DecoderHold } from './decoder-hold.js';
 import type { Deferral } from './deferral.js';
 import type { FencedWrites } from './fenced-writes.js';
 import type { RecognitionFeed } from './recognition-feed.js';
 import type { SessionEvents } from './session-events.js';
-import type { SessionContext } from './session-context.js';
+import type { SessionContext, SessionSocket } from './session-context.js';
 
 export type EndReason =
   | { reason: 'closed' }
+  | { reason: 'expired' }
   | { reason: 'shutdown' }
   | { reason: 'moved'; detail: string }
   | { reason: 'spoolFailed'; err: unknown }
-  | { reason: 'givenUp' };
+  | { reason: 'givenUp' }
+  | { reason: 'socketLost'; socket: SessionSocket }
+  | { reason: 'socketDropped'; code: 'ENGINE_FAILED' | 'INTERNAL' };
 
 export class SessionEnd {
-  /** What the History row says when the session closes; the idle expiry sets `session.expired`
-   * before its close, which may wait for deferred recognition. */
-  endReason: SessionEndReason = 'session.closed';
-
   constructor(
     private readonly ctx: SessionContext,
     private readonly parts: {
@@ -51,7 +58,7 @@ export class SessionEnd {
     },
     private readonly hooks: {
       /** The state machine applied (LiveSession.apply): the effects it names. */
-      apply(event: SessionEvent): SessionEffect[];
+      apply(event: LiveEvent): SessionEffect[];
       /** Those effects carried out (session-effects.ts). */
       carryOut(effects: SessionEffect[], trigger: FinalTrigger): Promise<void>;
       /** Stop feeding and give the decoder back. */
@@ -66,7 +73,9 @@ export class SessionEnd {
   end(how: EndReason): Promise<void> {
     switch (how.reason) {
       case 'closed':
-        return this.close();
+        return this.close('session.closed');
+      case 'expired':
+        return this.close('session.expired');
       case 'shutdown':
         return this.shutdown();
       case 'moved':
@@ -75,16 +84,35 @@ export class SessionEnd {
         return this.spoolFailed(how.err);
       case 'givenUp':
         return this.giveUp();
+      case 'socketLost':
+        if (this.ctx.socket !== how.socket) return Promise.resolve();
+        this.ctx.releaseSocket();
+        return this.pause();
+      case 'socketDropped':
+        if (!this.ctx.socket) return Promise.resolve();
+        this.ctx.releaseSocket()?.close(CLOSE_CODES.internal, how.code);
+        return this.pause();
     }
   }
 
-  private async close(): Promise<void> {
+  /** The socket is gone: a RECORDING session pauses (its decoder held a while). */
+  private async pause(): Promise<void> {
+    const ctx = this.ctx;
+    if (ctx.state !== 'RECORDING') return;
+    await this.hooks.carryOut(this.hooks.apply({ type: 'socketLost' }), 'pause');
+    ctx.log.info({ capturedSamples: ctx.cursor.capturedSamples.toString() }, 'socket lost: session paused');
+    // The stream socket's going sends it nothing; watchers are told the session paused.
+    this.parts.events.snapshotToWatchers();
+  }
+
+  private async close(endReason: SessionEndReason): Promise<void> {
     const { ctx } = this;
     const { events } = this.parts;
     await this.hooks.carryOut(this.hooks.apply({ type: 'close' }), 'close');
     if (ctx.moved) throw new ScribedError('SESSION_MOVED');
+    await ctx.spotter?.close(true);
     await this.saveLevels();
-    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, this.endReason);
+    await ctx.store.setTranscriptionStatus(ctx.transcriptionId, 'COMPLETED', ctx.cursor.capturedSamples, endReason);
     ctx.spool?.remove();
     events.emit(
       serverEvent.closed({ status: 'COMPLETED', capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex }),
@@ -93,8 +121,8 @@ export class SessionEnd {
     events.closeWatchers(CLOSE_CODES.normal, 'session closed');
     ctx.metrics.sessionsClosed.inc();
     ctx.log.info(
-      { capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex, endReason: this.endReason },
-      this.endReason === 'session.expired' ? 'idle session expired: closed' : 'session closed',
+      { capturedSamples: ctx.cursor.capturedSamples.toString(), segments: ctx.nextSegmentIndex, endReason: endReason },
+      endReason === 'session.expired' ? 'idle session expired: closed' : 'session closed',
     );
     this.hooks.done();
   }
@@ -104,7 +132,7 @@ export class SessionEnd {
     const { ctx } = this;
     const { events, deferral, decoder, writes } = this.parts;
     decoder.cancel();
-    ctx.accepting = false;
+    ctx.stopAccepting();
     if (ctx.state === 'CLOSED') return;
     // Deferred audio not recognized yet stays in the spool: the next start replays it.
     deferral.end();
@@ -112,6 +140,7 @@ export class SessionEnd {
     await this.hooks.carryOut(effects, 'shutdown');
     if (ctx.moved) return;
     if (!effects.includes('persist')) await writes.saveProgress(true);
+    await ctx.spotter?.close(true);
     await this.saveLevels();
     await ctx.spool?.whenDurable();
     // Another node may take the session at once (the client resumes through the balancer).
@@ -145,7 +174,7 @@ export class SessionEnd {
     const { events, deferral, feed, decoder } = this.parts;
     if (!this.leave()) return;
     decoder.cancel();
-    ctx.accepting = false;
+    ctx.stopAccepting();
     const socket = ctx.releaseSocket();
     if (socket) {
       socket.send(wsError(new ScribedError(code)));
@@ -157,6 +186,7 @@ export class SessionEnd {
     deferral.end();
     // Audio not recognized yet is in the spool: the new owner replays it.
     feed.clear();
+    void ctx.spotter?.close(false);
     await this.hooks.release().catch(() => undefined);
     ctx.log.info({ reason, epoch: ctx.fence?.epoch }, 'session left this node: dropped without finalizing');
     this.hooks.done();
@@ -193,6 +223,7 @@ export class SessionEnd {
       ),
     );
     ctx.spool?.close();
+    void ctx.spotter?.close(false);
     ctx.log.info('idle session released to any node');
     this.hooks.done();
   }

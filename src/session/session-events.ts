@@ -4,6 +4,7 @@
 import { toScribedError, ScribedError } from '../core/errors.js';
 import { wsError } from '../core/envelope.js';
 import { segmentId, serverEvent, type ServerEvent, type WatchingEvent } from '../core/protocol.js';
+import { sessionNotices } from '../core/session-notices.js';
 import type { SessionContext, SessionSocket } from './session-context.js';
 
 export class SessionEvents {
@@ -53,7 +54,8 @@ export class SessionEvents {
     return this.watchers.size;
   }
 
-  /** The stream socket is attached: where the session stands, for the client to go on from. */
+  /** The stream socket is attached: where the session stands, for the client to go on from,
+   * and what its options mean here (notices). */
   ready(): void {
     const ctx = this.ctx;
     this.emit(
@@ -70,6 +72,7 @@ export class SessionEvents {
         openSegmentId: ctx.segment ? segmentId(ctx.segment.index) : null,
       }),
     );
+    for (const notice of sessionNotices(ctx.options, ctx.stream?.vocabulary ?? null)) this.emit(serverEvent.notice(notice));
   }
 
   /** The stream socket went away: watchers are sent the session's new snapshot. */

@@ -16,6 +16,7 @@ import { POSTGRES_V15_TICKET_SCOPE } from './migrations/postgres-v15-ticket-scop
 import { POSTGRES_V16_ANALYTICS } from './migrations/postgres-v16-analytics.js';
 import { POSTGRES_V18_SESSION_EXPIRY } from './migrations/postgres-v18-session-expiry.js';
 import { POSTGRES_V19_DEBIT_IDS } from './migrations/postgres-v19-debit-ids.js';
+import { POSTGRES_V20_SPOTTING_ALERTS } from './migrations/postgres-v20-spotting-alerts.js';
 
 export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   {
@@ -443,4 +444,5 @@ ALTER TABLE webhook_deliveries ADD COLUMN callback_url TEXT;
   ...POSTGRES_V16_ANALYTICS,
   ...POSTGRES_V18_SESSION_EXPIRY,
   ...POSTGRES_V19_DEBIT_IDS,
+  ...POSTGRES_V20_SPOTTING_ALERTS,
 ];

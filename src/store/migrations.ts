@@ -29,6 +29,7 @@ import { SQLITE_V20_TICKET_SCOPE } from './migrations/sqlite-v20-ticket-scope.js
 import { SQLITE_V21_ANALYTICS } from './migrations/sqlite-v21-analytics.js';
 import { SQLITE_V23_SESSION_EXPIRY } from './migrations/sqlite-v23-session-expiry.js';
 import { SQLITE_V24_DEBIT_IDS } from './migrations/sqlite-v24-debit-ids.js';
+import { SQLITE_V25_SPOTTING_ALERTS } from './migrations/sqlite-v25-spotting-alerts.js';
 
 export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V01_V09,
@@ -42,6 +43,7 @@ export const MIGRATIONS: readonly SqliteMigration[] = [
   ...SQLITE_V21_ANALYTICS,
   ...SQLITE_V23_SESSION_EXPIRY,
   ...SQLITE_V24_DEBIT_IDS,
+  ...SQLITE_V25_SPOTTING_ALERTS,
 ];
 
 /** Highest schema version this code knows; a database above it is refused. */

@@ -234,6 +234,7 @@ export class SqlStore implements Store {
   updateRule = this.call(rules.updateRule);
   deleteRule = this.call(rules.deleteRule);
   raiseRuleAlert = this.call(rules.raiseRuleAlert);
+  listKeptAlerts = this.call(rules.listKeptAlerts);
   // the desk: login links and browser sessions (docs/desk.md)
   insertDeskLoginLink = this.call(desk.insertDeskLoginLink);
   redeemDeskLoginLink = this.call(desk.redeemDeskLoginLink);
@@ -257,6 +258,7 @@ export class SqlStore implements Store {
   updateCategory = this.call(analytics.updateCategory);
   deleteCategory = this.call(analytics.deleteCategory);
   saveLegLevels = this.call(analytics.saveLegLevels);
+  saveLegSpots = this.call(analytics.saveLegSpots);
   getAnalytics = this.call(analytics.getAnalytics);
   listAnalytics = this.call(analytics.listAnalytics);
 }

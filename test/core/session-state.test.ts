@@ -1,5 +1,5 @@
-// Every cell of the session transition table, forbidden ones included, and the History
-// status mapping.
+// Every cell of the stored state's transition table, forbidden ones included, and the History
+// status mapping (the live phases: session-state-live.test.ts).
 import { describe, expect, it } from 'vitest';
 import { ScribedError, type ErrorCode } from '../../src/core/errors.js';
 import {
@@ -88,23 +88,5 @@ describe('History status', () => {
     expect(settleTaskStatus('FAILED', 'completed')).toBe('FAILED');
     expect(() => settleTaskStatus('RECORDING', 'completed')).toThrow(ScribedError);
     expect(() => settleTaskStatus('PAUSED', 'failed')).toThrow(/PAUSED/);
-  });
-});
-
-describe('leaving this node', () => {
-  it('any state leaves to LEFT, where every event is refused with SESSION_MOVED or ignored', () => {
-    for (const state of ['RECORDING', 'PAUSED', 'CLOSED'] as const)
-      expect(transition(state, { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
-    expect(transition('LEFT', { type: 'leave' })).toEqual({ state: 'LEFT', effects: [] });
-    expect(transition('LEFT', { type: 'socketLost' })).toEqual({ state: 'LEFT', effects: [] });
-    expect(transition('LEFT', { type: 'shutdown' })).toEqual({ state: 'LEFT', effects: [] });
-    for (const event of [
-      { type: 'socketAttached' },
-      { type: 'resume' },
-      { type: 'resume', socketAttached: true },
-      { type: 'close' },
-    ] as const) {
-      expect(() => transition('LEFT', event)).toThrow(expect.objectContaining({ code: 'SESSION_MOVED' }));
-    }
   });
 });

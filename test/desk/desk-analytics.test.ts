@@ -3,7 +3,7 @@
 // parties, streamed to the real recognizer; when it ends its analytics are computed. The agent
 // view shows the API's figures for that agent and links the call; the call's timeline has a
 // lane of speech per party placed at the words' times, the silence and the category it matched,
-// each mark playing the recording from its start; axe-core finds nothing on either.
+// the live rule's alert kept with the call, each mark playing the recording from its start; axe-core finds nothing on either.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -53,6 +53,9 @@ beforeAll(async () => {
   alice = await svc.account(100_000n);
   const category = await api('POST', '/categories', { name: 'A silence over 5 s', conditions: [{ silenceSeconds: 5 }] });
   expect(category.status).toBe(201);
+  // A live rule: the customer's leg is silent for 9 s before it speaks, so it alerts there.
+  const rule = await api('POST', '/rules', { name: 'Long wait', silenceSeconds: 5, speaker: 'customer' });
+  expect(rule.status).toBe(201);
   const call = await api('POST', '/calls', { title: 'Renewal call', externalId: 'CA-agent-1', agentId: AGENT_ID });
   callId = call.json.data.callId;
   const legs: Array<[string, Int16Array]> = [
@@ -136,7 +139,7 @@ describe("the desk's agent view and call timeline", () => {
       `agent talks ${Math.round(analytics.figures.legs.find((l: any) => l.speaker === 'agent').talkShare * 100)}%`,
     );
     const lanes = await page.$$eval('#timeline .lane', (els) => els.map((e) => e.getAttribute('aria-label')));
-    expect(lanes).toEqual(['agent speaks', 'customer speaks', 'Silences over 5 s', 'Interruptions', 'Categories']);
+    expect(lanes).toEqual(['agent speaks', 'customer speaks', 'Silences over 5 s', 'Interruptions', 'Categories', 'Alerts']);
     const durationMs = analytics.figures.durationMs;
     const speech = await marks('speech');
     const expected = transcript.segments
@@ -161,6 +164,17 @@ describe("the desk's agent view and call timeline", () => {
     await page.click('#timeline .lane-silence .mark');
     const at = await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime as number);
     expect(Math.abs(at * 1000 - silences[0]!.startMs)).toBeLessThan(300);
+    // The live rule's alert, kept with the call: in the analytics and on its own lane, where a
+    // click plays from the alert's start.
+    expect(analytics.alerts).toHaveLength(1);
+    expect(analytics.alerts[0]).toMatchObject({ ruleName: 'Long wait', condition: 'silence', source: 'transcript', speaker: 'customer' });
+    const alerts = await marks('alert');
+    expect(alerts.map((m) => [m.startMs, m.endMs])).toEqual([[analytics.alerts[0].startMs, analytics.alerts[0].endMs]]);
+    expect(alerts[0]!.label).toContain('Alert Long wait');
+    expect(alerts[0]!.endMs).toBeGreaterThanOrEqual(CUSTOMER_DELAY_S * 1000 - 1000);
+    await page.click('#timeline .lane-alert .mark');
+    const atAlert = await page.evaluate(() => (globalThis as any).document.getElementById('player').currentTime as number);
+    expect(Math.abs(atAlert * 1000 - alerts[0]!.startMs)).toBeLessThan(300);
     expect(await axeViolations(page, ['color-contrast', 'button-name', 'link-name'])).toEqual([]);
   });
 });

@@ -146,10 +146,11 @@ export class AudiohookClient {
     });
   }
 
-  /** One frame of interleaved PCMU (`channels` bytes a sample instant). */
-  audio(frame: Buffer, channels: number): void {
+  /** One frame of interleaved samples: PCMU (`channels` bytes a sample instant), or L16 with
+   * `width` 2. */
+  audio(frame: Buffer, channels: number, width = 1): void {
     this.raw(frame);
-    this.positionSamples += frame.length / channels;
+    this.positionSamples += frame.length / (channels * width);
   }
 
   /** Audio the client drops: `discarded` from the current position. */
@@ -218,6 +219,18 @@ export function interleavePcmu(external: Buffer, internal: Buffer): Buffer {
   for (let i = 0; i < n; i++) {
     if (i < external.length) out[2 * i] = external[i]!;
     if (i < internal.length) out[2 * i + 1] = internal[i]!;
+  }
+  return out;
+}
+
+/** Two mono 16-bit signals as interleaved stereo L16, little-endian (external first), the
+ * shorter padded with silence. */
+export function interleaveL16(external: Int16Array, internal: Int16Array): Buffer {
+  const n = Math.max(external.length, internal.length);
+  const out = Buffer.alloc(4 * n);
+  for (let i = 0; i < n; i++) {
+    out.writeInt16LE(external[i] ?? 0, 4 * i);
+    out.writeInt16LE(internal[i] ?? 0, 4 * i + 2);
   }
   return out;
 }

@@ -13,7 +13,7 @@ import { startService, type TestService } from '../helpers/service.js';
 import type { ProvisionedAccount } from '../../src/accounts/provision.js';
 import { ERRORS, type ErrorCode } from '../../src/core/errors.js';
 import type { OpenApiDocument, Operation } from '../../src/server/openapi/document.js';
-import type { JsonSchema } from '../../src/server/openapi/json-schema.js';
+import type { JsonSchema } from '../../src/server/openapi/document-types.js';
 
 let svc: TestService;
 let alice: ProvisionedAccount;

@@ -50,6 +50,33 @@ describe('SIPREC settings', () => {
     expect(siprec?.holdTimeoutMs).toBeUndefined();
   });
 
+  it('SIP over TLS and SDES come from the environment; a TLS port needs both PEM files', () => {
+    vi.stubEnv('SCRIBED_SIPREC_PORT', '5060');
+    vi.stubEnv('SCRIBED_SIPREC_ACCOUNT', ACCOUNT);
+    vi.stubEnv('SCRIBED_SIPREC_TLS_PORT', '5061');
+    expect(() => loadConfig({ host: '127.0.0.1' })).toThrow(/needs --siprec-tls-cert and --siprec-tls-key/);
+    vi.stubEnv('SCRIBED_SIPREC_TLS_CERT', '/etc/scribed/sip.crt');
+    vi.stubEnv('SCRIBED_SIPREC_TLS_KEY', '/etc/scribed/sip.key');
+    vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'true');
+    expect(loadConfig({ host: '127.0.0.1' }).siprec).toMatchObject({
+      tls: { port: 5061, certFile: '/etc/scribed/sip.crt', keyFile: '/etc/scribed/sip.key' },
+      allowSdesWithoutTls: true,
+    });
+    vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'sometimes');
+    expect(() => loadConfig({ host: '127.0.0.1' })).toThrow(/must be true or false/);
+  });
+
+  it('SIP over TLS and SDES come from the flags too, over the environment', () => {
+    vi.stubEnv('SCRIBED_SIPREC_TLS_CERT', '/etc/scribed/old.crt');
+    vi.stubEnv('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS', 'true');
+    const flags = { port: 5060, account: ACCOUNT, tlsPort: 5061, tlsCert: '/etc/scribed/sip.crt', tlsKey: '/etc/scribed/sip.key' };
+    expect(loadConfig({ host: '127.0.0.1', siprecFlags: { ...flags, allowSdesWithoutTls: false } }).siprec).toMatchObject({
+      tls: { port: 5061, certFile: '/etc/scribed/sip.crt', keyFile: '/etc/scribed/sip.key' },
+      allowSdesWithoutTls: false,
+    });
+    expect(() => loadConfig({ host: '127.0.0.1', siprecFlags: { ...flags, tlsKey: undefined } })).toThrow(/--siprec-tls-key/);
+  });
+
   it('refuse a port without an account, and a timeout out of range', () => {
     expect(() => loadConfig({ siprecFlags: { port: 5060 } })).toThrow(/--siprec-account/);
     expect(() => loadConfig({ siprecFlags: { port: 5060, account: ACCOUNT, inactivityTimeoutS: 0 } })).toThrow(/inactivity timeout/);

@@ -13,7 +13,10 @@ import {
   MAX_RULE_PHRASE_CHARS,
   MAX_RULE_PHRASES,
   ruleWords,
+  spotFields,
+  spottingOf,
   type PatternCheck,
+  type PhraseSpotting,
 } from '../rules.js';
 import type { EntityCategory } from '../session-options.js';
 import { DETECTABLE_CATEGORIES } from '../text-options.js';
@@ -28,7 +31,7 @@ export const MAX_INTERRUPTIONS = 1000;
 export type CategoryWindow = { first: number } | { last: number } | { firstShare: number } | { lastShare: number };
 
 export type CategoryTest =
-  | { kind: 'phrases'; phrases: string[]; match: 'any' | 'all' }
+  | { kind: 'phrases'; phrases: string[]; match: 'any' | 'all'; spot?: PhraseSpotting }
   | { kind: 'pattern'; pattern: string; caseSensitive: boolean }
   | { kind: 'entity'; entity: EntityCategory }
   | { kind: 'silence'; seconds: number }
@@ -54,7 +57,7 @@ export interface CategoryInput {
 export type CategoryPatch = Partial<CategoryInput>;
 
 const TEST_FIELDS = ['phrases', 'pattern', 'entity', 'silenceSeconds', 'interruptions', 'talkShare'] as const;
-const CONDITION_KNOWN = new Set<string>([...TEST_FIELDS, 'match', 'caseSensitive', 'speaker', 'window', 'negate']);
+const CONDITION_KNOWN = new Set<string>([...TEST_FIELDS, 'match', 'caseSensitive', 'spot', 'spotThreshold', 'speaker', 'window', 'negate']);
 const CATEGORY_KNOWN = new Set(['name', 'conditions', 'enabled']);
 
 function field(name: string, message: string): ScribedError {
@@ -96,6 +99,8 @@ function testOf(c: Record<string, unknown>, at: string, check: PatternCheck): Ca
   const kind = given[0]!;
   if (c.match !== undefined && kind !== 'phrases') throw field(`${at}.match`, 'only with phrases');
   if (c.caseSensitive !== undefined && kind !== 'pattern') throw field(`${at}.caseSensitive`, 'only with pattern');
+  if ((c.spot !== undefined || c.spotThreshold !== undefined) && kind !== 'phrases')
+    throw field(`${at}.${c.spot !== undefined ? 'spot' : 'spotThreshold'}`, 'only with phrases');
   switch (kind) {
     case 'phrases': {
       const v = c.phrases;
@@ -107,7 +112,8 @@ function testOf(c: Record<string, unknown>, at: string, check: PatternCheck): Ca
       });
       const match = c.match ?? 'any';
       if (match !== 'any' && match !== 'all') throw field(`${at}.match`, '"any" (one of the phrases) or "all" (every phrase)');
-      return { kind: 'phrases', phrases: v as string[], match };
+      const spot = spottingOf(c.spot, c.spotThreshold, `${at}.`);
+      return { kind: 'phrases', phrases: v as string[], match, ...(spot ? { spot } : {}) };
     }
     case 'pattern': {
       const v = c.pattern;
@@ -203,7 +209,7 @@ export function conditionView(c: CategoryCondition): Record<string, unknown> {
   const t = c.test;
   const test: Record<string, unknown> =
     t.kind === 'phrases'
-      ? { phrases: t.phrases, match: t.match }
+      ? { phrases: t.phrases, match: t.match, ...spotFields(t.spot) }
       : t.kind === 'pattern'
         ? { pattern: t.pattern, caseSensitive: t.caseSensitive }
         : t.kind === 'entity'

@@ -1,7 +1,7 @@
 // Reading post-call categories (categories.ts) against a finished call: each condition's test
 // in its window and speaker scope, negation, and the hits a match is stored with. Pure: the
 // regular expression engine and the entity detector are given (rules-match.ts TextMatchers).
-import { ruleWords } from '../rules.js';
+import { ruleWords, spotPhrase } from '../rules.js';
 import type { TextMatchers } from '../rules-match.js';
 import type { CategoryCondition, CategoryInput, CategoryWindow } from './categories.js';
 import { legRuns, union, type AnalyticsLeg, type ConversationFigures } from './characteristics.js';
@@ -20,6 +20,8 @@ export interface CategoryHit {
   text?: string;
   /** A negated condition holds over its whole window: the hit is the window. */
   negated?: true;
+  /** Phrase spotting: found in the audio by the keyphrase search, not in the transcript. */
+  spotted?: true;
 }
 
 export interface CategoryMatch {
@@ -69,6 +71,23 @@ function phraseHits(toks: readonly Token[], phrase: string): Array<Interval & { 
   return out;
 }
 
+/** Phrase spotting: where the leg's keyphrase search detected the phrase in its audio. */
+function spottedHits(leg: AnalyticsLeg, phrase: string): Array<Interval & { text: string; spotted: true }> {
+  const p = spotPhrase(phrase);
+  return (leg.spots ?? []).filter((s) => s.phrase === p).map((s) => ({ startMs: s.startMs, endMs: s.endMs, text: p, spotted: true }));
+}
+
+/** A spotted detection this close (ms) to a transcript hit of the same phrase is that hit: the
+ * search's times can run up to about a second late (docs/analytics.md). */
+const SPOT_SLACK_MS = 1000;
+
+/** The transcript's hits and the spotted ones, a detection at a transcript hit of the same
+ * phrase counted once (as the transcript's). */
+function withSpotted<T extends Interval>(heard: T[], spotted: T[]): T[] {
+  const extra = spotted.filter((s) => !heard.some((h) => h.startMs < s.endMs + SPOT_SLACK_MS && s.startMs < h.endMs + SPOT_SLACK_MS));
+  return [...heard, ...extra].sort((a, b) => a.startMs - b.startMs);
+}
+
 function talkIn(runs: readonly Interval[], w: Interval): number {
   return runs.reduce((a, r) => a + Math.max(0, Math.min(r.endMs, w.endMs) - Math.max(r.startMs, w.startMs)), 0);
 }
@@ -88,7 +107,7 @@ function testHits(
     case 'phrases': {
       const per = t.phrases.map((p) =>
         scoped.flatMap((leg) =>
-          phraseHits(tokens(leg), p)
+          withSpotted(phraseHits(tokens(leg), p), t.spot ? spottedHits(leg, p) : [])
             .filter((h) => startsIn(h.startMs, w))
             .map((h) => ({ condition: index, ...h, speaker: leg.speaker })),
         ),

@@ -53,10 +53,22 @@ export interface AnalyticsSegment {
   words: AnalyticsWord[];
 }
 
+/** A leg keeps at most this many spotted phrases (a phrase a second for over an hour). */
+export const MAX_SPOTS_PER_LEG = 5000;
+
+/** A phrase the leg's keyphrase search detected in its audio (phrase spotting), leg ms. */
+export interface SpottedPhrase {
+  phrase: string;
+  startMs: number;
+  endMs: number;
+}
+
 export interface AnalyticsLeg {
   /** The leg's speaker label; null for a session outside a call. */
   speaker: string | null;
   transcriptionId: string;
+  /** Phrases spotted in its audio (absent or empty: none, or nothing asked to spot). */
+  spots?: SpottedPhrase[];
   durationMs: number;
   segments: AnalyticsSegment[];
   levels: LevelTrack | null;

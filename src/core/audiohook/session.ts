@@ -25,8 +25,16 @@ export const AUDIO_RATE = 8000;
 /** How far a client's position may be from the server's count (a client rounding its
  * durations to milliseconds stays well inside). */
 export const POSITION_TOLERANCE_US = 20_000;
-/** Largest binary frame taken: 1 s of stereo PCMU (Genesys sends 200 ms frames). */
+/** Largest binary frame taken: 1 s of stereo PCMU (Genesys sends 200 ms frames); twice that
+ * in L16. */
 export const MAX_AUDIO_FRAME_BYTES = 2 * AUDIO_RATE;
+/** The media formats taken, at 8 kHz: G.711 mu-law (one byte a sample) and L16, 16-bit linear
+ * PCM, little-endian (two bytes a sample), the byte order Genesys' reference client sends. */
+export const MEDIA_FORMATS = ['L16', 'PCMU'] as const;
+
+export function bytesPerSample(media: Pick<MediaParameter, 'format'>): number {
+  return media.format === 'L16' ? 2 : 1;
+}
 
 export type SessionState = 'PREPARING' | 'OPENING' | 'ACTIVE' | 'PAUSED' | 'CLOSING' | 'CLOSED' | 'DISCONNECTING';
 
@@ -48,11 +56,15 @@ export interface TextOutcome {
   replies: ServerMessage[];
 }
 
-/** The media the server takes from an offer: PCMU at 8 kHz, both channels when offered
- * (stereo), else the first single channel offered; null when nothing fits. */
+/** The media the server takes from an offer: L16 or PCMU at 8 kHz, both channels when offered
+ * (stereo), else the first single channel offered; L16 before PCMU for the same channels (the
+ * recognizer gets the samples as they were, not G.711's); null when nothing fits. */
 export function selectMedia(offered: readonly MediaParameter[]): MediaParameter | null {
-  const fits = offered.filter((m) => m.type === 'audio' && m.format === 'PCMU' && m.rate === AUDIO_RATE);
-  return fits.find((m) => m.channels.length === 2) ?? fits[0] ?? null;
+  const fits = offered.filter(
+    (m) => m.type === 'audio' && (MEDIA_FORMATS as readonly string[]).includes(m.format) && m.rate === AUDIO_RATE,
+  );
+  const pick = (list: MediaParameter[]) => list.find((m) => m.format === 'L16') ?? list[0];
+  return pick(fits.filter((m) => m.channels.length === 2)) ?? pick(fits.filter((m) => m.channels.length === 1)) ?? null;
 }
 
 export class AudiohookSession {
@@ -133,7 +145,7 @@ export class AudiohookSession {
     const media = selectMedia(message.parameters.media);
     if (!media) {
       const offered = message.parameters.media.map((m) => `${m.format}/${m.rate}`).join(', ');
-      throw new AudiohookProtocolError('media', `No supported media format offered (${offered}); this server takes PCMU at 8000 Hz`);
+      throw new AudiohookProtocolError('media', `No supported media format offered (${offered}); this server takes L16 or PCMU at 8000 Hz`);
     }
     this.media = media;
     this.position = microsToSamples(message.positionUs, AUDIO_RATE);
@@ -184,22 +196,21 @@ export class AudiohookSession {
     }
   }
 
-  /** A binary frame: PCMU samples, the channels interleaved in the order `opened` named;
-   * one buffer per channel. */
+  /** A binary frame: samples of the format `opened` named (PCMU or L16), the channels
+   * interleaved in the order it named; one buffer per channel. */
   audio(frame: Buffer): Buffer[] {
     if (this.state !== 'ACTIVE') throw new AudiohookProtocolError('audio', `Received audio in state ${this.state}`);
     const n = this.channels.length;
-    if (frame.length > MAX_AUDIO_FRAME_BYTES * (n / 2))
-      throw new AudiohookProtocolError(
-        'too_large',
-        `Audio frame of ${frame.length} bytes is over the ${MAX_AUDIO_FRAME_BYTES * (n / 2)}-byte bound (1 s)`,
-      );
-    if (frame.length % n !== 0)
+    const width = bytesPerSample(this.media!);
+    const bound = MAX_AUDIO_FRAME_BYTES * (n / 2) * width;
+    if (frame.length > bound)
+      throw new AudiohookProtocolError('too_large', `Audio frame of ${frame.length} bytes is over the ${bound}-byte bound (1 s)`);
+    if (frame.length % (n * width) !== 0)
       throw new AudiohookProtocolError('audio', `Audio frame of ${frame.length} bytes is not a whole number of ${n}-channel samples`);
-    const samples = frame.length / n;
+    const samples = frame.length / (n * width);
     this.position += samples;
     this.audioSamples += samples;
-    return splitInterleaved(frame, n);
+    return splitInterleaved(frame, n, width);
   }
 
   /** A refusal or an end the server decides: `disconnect`; the client answers with `close`. */
@@ -214,11 +225,12 @@ export class AudiohookSession {
   }
 }
 
-/** `n` interleaved channels of one-byte samples, one buffer per channel. */
-export function splitInterleaved(frame: Buffer, n: number): Buffer[] {
+/** `n` interleaved channels of `width`-byte samples, one buffer per channel. */
+export function splitInterleaved(frame: Buffer, n: number, width = 1): Buffer[] {
   if (n === 1) return [frame];
-  const per = Math.floor(frame.length / n);
-  const out = Array.from({ length: n }, () => Buffer.allocUnsafe(per));
-  for (let i = 0; i < per; i++) for (let c = 0; c < n; c++) out[c]![i] = frame[i * n + c]!;
+  const per = Math.floor(frame.length / (n * width));
+  const out = Array.from({ length: n }, () => Buffer.allocUnsafe(per * width));
+  for (let i = 0; i < per; i++)
+    for (let c = 0; c < n; c++) for (let b = 0; b < width; b++) out[c]![i * width + b] = frame[(i * n + c) * width + b]!;
   return out;
 }

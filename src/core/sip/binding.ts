@@ -95,11 +95,13 @@ export function bindStreams(
   });
 }
 
-/** A refusal for a stream no codec of ours fits (488). */
-export function checkCodecs(streams: readonly OfferedStream[]): void {
+/** A refusal for a stream no codec of ours fits (488); SRTP streams too unless their SDES keys
+ * were taken (`srtpKeyed`, src/core/sip/sdes.ts). */
+export function checkCodecs(streams: readonly OfferedStream[], srtpKeyed = false): void {
   for (const s of streams) {
     if (s.port === 0) continue;
-    if (s.secure) throw new SipRefusal(488, `stream ${streamKey(s)} is SRTP (RTP/SAVP), which this recorder does not decrypt`);
+    if (s.secure && !srtpKeyed)
+      throw new SipRefusal(488, `stream ${streamKey(s)} is SRTP (RTP/SAVP), which this recorder does not decrypt`);
     if (!s.codec)
       throw new SipRefusal(
         488,

@@ -20,12 +20,23 @@ export interface SiprecSettings {
   /** Sources allowed to send SIP, as CIDRs; empty: any. */
   allowCidrs: readonly string[];
   maxBodyBytes: number;
+  /** SIP over TLS on its own port (src/server/siprec/tls.ts): PEM certificate chain and key files. */
+  tls?: SiprecTlsSettings;
+  /** Take SDES keys (`a=crypto`) over UDP or TCP signalling too; by default only over TLS. */
+  allowSdesWithoutTls?: boolean;
   /** A recording session with no RTP on any stream and no SIP in its dialog for this long ends
    * (its SBC is gone without a BYE); absent: DEFAULT_INACTIVITY_TIMEOUT_MS. */
   inactivityTimeoutMs?: number;
   /** The same while every stream is on hold (a=inactive, no RTP expected): only SIP counts;
    * absent: DEFAULT_HOLD_TIMEOUT_MS. */
   holdTimeoutMs?: number;
+}
+
+export interface SiprecTlsSettings {
+  /** 0: any free one (tests). */
+  port: number;
+  certFile: string;
+  keyFile: string;
 }
 
 /** No RTP and no SIP for a minute: the SBC is gone. Recorders' media-inactivity timers are of
@@ -67,6 +78,8 @@ export function checkSiprecSettings(s: SiprecSettings): SiprecSettings {
     if (!ip || !isIpAddress(ip) || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
       throw new Error(`SIPREC allowed source is not a CIDR: ${cidr}`);
   }
+  if (s.tls && !(Number.isInteger(s.tls.port) && s.tls.port >= 0 && s.tls.port <= 65535))
+    throw new Error(`SIPREC TLS port out of range: ${s.tls.port}`);
   for (const [name, ms] of [
     ['inactivity', s.inactivityTimeoutMs],
     ['hold', s.holdTimeoutMs],
@@ -89,6 +102,10 @@ export interface SiprecFlags {
   maxBodyBytes?: number;
   inactivityTimeoutS?: number;
   holdTimeoutS?: number;
+  tlsPort?: number;
+  tlsCert?: string;
+  tlsKey?: string;
+  allowSdesWithoutTls?: boolean;
 }
 
 /** The settings from the flags over the environment (`env` reads a variable, empty as unset);
@@ -112,6 +129,15 @@ export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: str
   if (media === undefined)
     throw new Error('--siprec-media-address (SCRIBED_SIPREC_MEDIA_ADDRESS) is needed when SIPREC binds to all addresses');
   const range = parsePortRange(f.rtpPorts ?? env('SCRIBED_SIPREC_RTP_PORTS') ?? '20000-20999');
+  const tlsPort = int(f.tlsPort, 'SCRIBED_SIPREC_TLS_PORT');
+  const certFile = f.tlsCert ?? env('SCRIBED_SIPREC_TLS_CERT');
+  const keyFile = f.tlsKey ?? env('SCRIBED_SIPREC_TLS_KEY');
+  if (tlsPort !== undefined && (certFile === undefined || keyFile === undefined))
+    throw new Error('--siprec-tls-port (SCRIBED_SIPREC_TLS_PORT) needs --siprec-tls-cert and --siprec-tls-key (PEM files)');
+  const sdes = env('SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS');
+  if (sdes !== undefined && !/^(1|true|yes|on|0|false|no|off)$/i.test(sdes))
+    throw new Error(`SCRIBED_SIPREC_ALLOW_SDES_WITHOUT_TLS must be true or false, got ${JSON.stringify(sdes)}`);
+  const allowSdesWithoutTls = f.allowSdesWithoutTls ?? (sdes !== undefined ? /^(1|true|yes|on)$/i.test(sdes) : undefined);
   const ms = (flag: number | undefined, name: string) => {
     const seconds = int(flag, name);
     return seconds === undefined ? undefined : seconds * 1000;
@@ -128,5 +154,7 @@ export function siprecSettingsFrom(host: string, f: SiprecFlags, env: (name: str
     maxBodyBytes: int(f.maxBodyBytes, 'SCRIBED_SIPREC_MAX_BODY_BYTES') ?? DEFAULT_MAX_BODY_BYTES,
     inactivityTimeoutMs: ms(f.inactivityTimeoutS, 'SCRIBED_SIPREC_INACTIVITY_TIMEOUT_S'),
     holdTimeoutMs: ms(f.holdTimeoutS, 'SCRIBED_SIPREC_HOLD_TIMEOUT_S'),
+    tls: tlsPort !== undefined ? { port: tlsPort, certFile: certFile!, keyFile: keyFile! } : undefined,
+    allowSdesWithoutTls,
   };
 }

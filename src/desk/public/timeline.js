@@ -1,6 +1,6 @@
 // A call's timeline on the desk (docs/desk.md, docs/analytics.md): one lane of speech per leg
-// (when each party's words were said), then the call's silences, its interruptions and its
-// category hits, each mark a button that plays the recording from its start. Built from the
+// (when each party's words were said), then the call's silences, its interruptions, its
+// category hits and the live rules' alerts raised during it, each mark a button that plays the recording from its start. Built from the
 // call's merged transcript and its analytics; no DOM state of its own beyond what it builds.
 import { formatMs, seekTo, speechSpan } from './transcript-view.js';
 
@@ -67,7 +67,20 @@ export function renderTimeline(doc, box, transcript, analytics, player) {
       mark(doc, categories.track, player, durationMs, h, `${c.name}: ${what} ${range(h)}${h.speaker ? ` (${h.speaker})` : ''}`);
     }
   }
-  box.append(silences.row, interruptions.row, categories.row);
+  // The live rules' alerts raised during the call (kept with it when raised), on the leg's time.
+  const alerts = lane(doc, 'Alerts', 'alert');
+  for (const a of analytics.alerts ?? []) {
+    const how = a.source === 'spotted' ? ', spotted in the audio' : '';
+    mark(
+      doc,
+      alerts.track,
+      player,
+      durationMs,
+      a,
+      `Alert ${a.ruleName}: "${a.text}" ${range(a)}${a.speaker ? ` (${a.speaker})` : ''}${how}`,
+    );
+  }
+  box.append(silences.row, interruptions.row, categories.row, alerts.row);
 }
 
 /** One line of the call's figures: each leg's talk share and pace, silence, interruptions. */

@@ -10,7 +10,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { AudiohookProtocolError, type MediaChannel, type OpenParameters, type ServerMessage } from '../../core/audiohook/messages.js';
-import { AUDIO_RATE, AudiohookSession, type SessionAction } from '../../core/audiohook/session.js';
+import { AUDIO_RATE, AudiohookSession, bytesPerSample, type SessionAction } from '../../core/audiohook/session.js';
 import { transcriptEntity } from '../../core/audiohook/transcript.js';
 import { accountStreamLimit } from '../../core/account-streams.js';
 import { toScribedError } from '../../core/errors.js';
@@ -20,7 +20,7 @@ import { Backpressure } from '../../session/session-driver.js';
 import { accountStreamsOf } from '../account-admission.js';
 import type { AppContext } from '../context.js';
 import type { AudiohookMetrics } from './metrics.js';
-import { NativeConversation, NativeLeg } from './native-legs.js';
+import { NativeConversation, NativeLeg, type WireFormat } from './native-legs.js';
 import type { AudiohookRegistry, RegisteredConnection } from './registry.js';
 
 /** Speakers of the channels: Genesys' `external` is the customer, `internal` the agent. */
@@ -144,7 +144,7 @@ export class AudiohookConnection implements RegisteredConnection {
       if (err instanceof AudiohookProtocolError) return this.fail(err.reason, err.info);
       throw err;
     }
-    this.metrics.audioSeconds.inc(frame.length / AUDIO_RATE);
+    this.metrics.audioSeconds.inc(frame.length / (AUDIO_RATE * bytesPerSample(this.protocol.media!)));
     this.whenReady(frame.length, () => parts.forEach((p, i) => this.legs![i]!.audio(p)));
   }
 
@@ -191,7 +191,8 @@ export class AudiohookConnection implements RegisteredConnection {
         0,
         180,
       );
-    const spec = { accountId, audiohookSessionId: this.info.sessionId, conversationId: open.conversationId, title };
+    const format = this.protocol.media!.format as WireFormat;
+    const spec = { accountId, audiohookSessionId: this.info.sessionId, conversationId: open.conversationId, title, format };
     const conversation = new NativeConversation(this.ctx);
     const continued = open.continuedSessions.map((c) => c.id);
     // Each channel is a stream of the account (a leg counts as a stream everywhere).
@@ -223,7 +224,7 @@ export class AudiohookConnection implements RegisteredConnection {
           throw new AudiohookProtocolError('state', `${speakers.length} recognizers are not free on this node now; try again later`);
         opened = await conversation.open(spec, speakers);
       }
-      const legs = opened.sessions.map((session, i) => new NativeLeg(session, speakers[i]!, this.observer(i), this.pressure));
+      const legs = opened.sessions.map((session, i) => new NativeLeg(session, speakers[i]!, this.observer(i), this.pressure, format));
       const attached = await Promise.allSettled(legs.map((l) => l.attach()));
       const refused = attached.find((a) => a.status === 'rejected');
       if (refused) {

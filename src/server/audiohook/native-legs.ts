@@ -13,11 +13,17 @@ import type { LiveSession, SessionSocket } from '../../session/live-session.js';
 import { SessionDriver, type Backpressure } from '../../session/session-driver.js';
 import type { AppContext } from '../context.js';
 import { createLiveSession } from '../live/open-live.js';
+import { decodeMulaw, encodeMulaw, encodePcm16le, silenceByteOf } from '../../core/audio/encodings.js';
 
-/** What a leg's audio is: G.711 mu-law at 8 kHz, one byte a sample (AudioHook's PCMU). */
-const INPUT_ENCODING = 'mulaw_8000';
-const MULAW_SILENCE = 0xff;
-const BYTES_PER_SAMPLE = 1;
+/** What AudioHook sends (src/core/audiohook/session.ts): PCMU or L16 (little-endian) at 8 kHz. */
+export type WireFormat = 'PCMU' | 'L16';
+
+/** A new leg's input encoding: the wire's own, so the recognizer gets the samples as sent. A
+ * continued conversation keeps its legs' encoding, whatever the new connection negotiated: the
+ * leg converts (NativeLeg.audio). */
+export function legEncoding(format: WireFormat): 'mulaw_8000' | 'pcm_s16le_8000' {
+  return format === 'L16' ? 'pcm_s16le_8000' : 'mulaw_8000';
+}
 
 export interface LegSpec {
   speaker: string;
@@ -30,6 +36,8 @@ export interface ConversationSpec {
   audiohookSessionId: string;
   conversationId: string;
   title: string;
+  /** The media format negotiated: a new leg's input encoding (legEncoding). */
+  format: WireFormat;
 }
 
 /** A leg's events (the native session's), and its release: `ended` after its `closed`. */
@@ -46,17 +54,20 @@ export class NativeLeg {
   private epoch: number;
   private sampleOffset: number;
   private readonly maxPayload: number;
+  private readonly width: number;
 
   constructor(
     readonly session: LiveSession,
     readonly speaker: string,
     private readonly observer: LegObserver,
     pressure: Backpressure,
+    private readonly wire: WireFormat = 'PCMU',
   ) {
     this.epoch = session.cursor.epoch;
     this.sampleOffset = session.cursor.epochReceived;
+    this.width = session.encoding.bytesPerSample;
     const max = session.maxFramePayloadBytes;
-    this.maxPayload = max - (max % BYTES_PER_SAMPLE);
+    this.maxPayload = max - (max % this.width);
     this.sink = {
       send: (event) => {
         if (event.type === 'accepting') this.accepting = event.accepting;
@@ -77,14 +88,30 @@ export class NativeLeg {
     return this.session.cursor.capturedSamples;
   }
 
-  /** Samples of this channel. While the session does not accept audio (spent balance,
+  /** Samples of this channel as the wire carries them, converted when the leg's encoding is
+   * the other one (a conversation continued with another format). */
+  audio(wire: Buffer): void {
+    const mulawLeg = this.session.encoding.name === 'mulaw_8000';
+    if (this.wire === 'L16' && mulawLeg) {
+      const samples = new Int16Array(wire.length / 2);
+      for (let i = 0; i < samples.length; i++) samples[i] = wire.readInt16LE(2 * i);
+      return this.push(Buffer.from(encodeMulaw(samples)));
+    }
+    if (this.wire === 'PCMU' && !mulawLeg) {
+      const pcm = encodePcm16le(decodeMulaw(wire));
+      return this.push(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    }
+    this.push(wire);
+  }
+
+  /** Bytes in the leg's encoding. While the session does not accept audio (spent balance,
    * recognition backlog) they are dropped without moving the cursor. */
-  audio(bytes: Buffer): void {
+  private push(bytes: Buffer): void {
     if (!this.accepting) return;
     for (let at = 0; at < bytes.length; at += this.maxPayload) {
       const payload = bytes.subarray(at, Math.min(bytes.length, at + this.maxPayload));
       void this.driver.audio({ epoch: this.epoch, sampleOffset: this.sampleOffset, payload });
-      this.sampleOffset += payload.length / BYTES_PER_SAMPLE;
+      this.sampleOffset += payload.length / this.width;
     }
   }
 
@@ -92,8 +119,9 @@ export class NativeLeg {
    * stays the conversation's. Sent as audio rather than as a cursor jump: a gap longer than
    * the server's largest gap fill would be refused, and the cursor moves at once. */
   silence(samples: number): void {
-    const chunk = Buffer.alloc(Math.min(samples, this.maxPayload) * BYTES_PER_SAMPLE, MULAW_SILENCE);
-    for (let left = samples; left > 0; left -= chunk.length) this.audio(left >= chunk.length ? chunk : chunk.subarray(0, left));
+    const per = Math.floor(this.maxPayload / this.width);
+    const chunk = Buffer.alloc(Math.min(samples, per) * this.width, silenceByteOf(this.session.encoding.name));
+    for (let left = samples; left > 0; left -= per) this.push(left >= per ? chunk : chunk.subarray(0, Math.min(left, per) * this.width));
   }
 
   close(): void {
@@ -132,7 +160,7 @@ export class NativeConversation {
   }
 
   private async createSession(spec: ConversationSpec, callId: string, speaker: string): Promise<string> {
-    const body = { title: legTitle(spec.title, speaker), options: { inputEncoding: INPUT_ENCODING, segmentCommitMode: 'vad' } };
+    const body = { title: legTitle(spec.title, speaker), options: { inputEncoding: legEncoding(spec.format), segmentCommitMode: 'vad' } };
     const outcome = await createLiveSession(this.ctx, {
       accountId: spec.accountId,
       body,

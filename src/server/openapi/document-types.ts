@@ -1,6 +1,8 @@
 // The API document's shape as the server, the renderer and the tests read it.
 import type { ErrorCode } from '../../core/errors.js';
-import type { JsonSchema } from './json-schema.js';
+
+/** A JSON Schema (2020-12, OpenAPI 3.1's dialect) as the document is read. */
+export type JsonSchema = { [keyword: string]: unknown };
 
 /** What the serving node adds to the document: facts of its recognizer. Absent (the rendered
  * reference), the schemas say only what every node accepts by shape. */

@@ -3,7 +3,7 @@
 // committed file equals a fresh render). Pure.
 import { ERRORS, type ErrorCode } from '../../core/errors.js';
 import type { OpenApiDocument, Operation } from './document.js';
-import type { JsonSchema } from './json-schema.js';
+import type { JsonSchema } from './document-types.js';
 
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const code = (s: string) => `\`${s}\``;
@@ -87,8 +87,8 @@ function fieldTable(s: JsonSchema, describe = false): string[] {
   return rows.length > 2 ? [...rows, ...(notes.length > 0 ? ['', notes.join(' ')] : [])] : notes;
 }
 
-/** The `data` of an envelope answer (declared inline, or by the bridge as an allOf), else the
- * answer's own schema. */
+/** The `data` of an envelope answer (declared inline, or as an allOf), else the answer's own
+ * schema. */
 function envelopeData(schema: JsonSchema | undefined): JsonSchema | undefined {
   if (!schema) return undefined;
   if (Array.isArray(schema.allOf)) return ((schema.allOf as JsonSchema[])[1]!.properties as Record<string, JsonSchema>).data;

@@ -1,19 +1,17 @@
 // @fastify/swagger's settings: the document's frame (info, credentials, envelopes) and what it
 // adds to each declared route (route-schema.ts): the answers from the one error table
 // (src/core/errors.ts) every route of its kind can give, each under its status with its wire
-// code. Routes that declare no schema are left out here; until they all declare one, the
-// bridge (bridge.ts) adds their hand-written operations (transformObject).
+// code. Every route declares its schema; one that declares none is left out of the document
+// (test/server/openapi.test.ts names it).
 import type { SwaggerOptions } from '@fastify/swagger';
 import { ERRORS, type ErrorCode } from '../../core/errors.js';
-import { bridgeDocument } from './bridge.js';
 import { ASSEMBLYAI_SECURITY_SCHEMES } from '../facades/assemblyai/schemas.js';
 import { ASSEMBLYAI_STREAMING_SECURITY_SCHEMES } from '../facades/assemblyai/streaming/schemas.js';
 import { AUDIOHOOK_SECURITY_SCHEMES } from '../schemas/audiohook.js';
 import { DEEPGRAM_SECURITY_SCHEMES } from '../schemas/deepgram.js';
 import { OPENAI_SECURITY_SCHEMES } from '../schemas/openai.js';
 import { IDEMPOTENCY_KEY } from '../../core/idempotency.js';
-import type { DocumentOptions, OpenApiDocument } from './document-types.js';
-import type { JsonSchema } from './json-schema.js';
+import type { DocumentOptions, JsonSchema, OpenApiDocument } from './document-types.js';
 import type { Auth } from './route-schema.js';
 import { withNodeFacts } from './schemas.js';
 
@@ -158,8 +156,7 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
     },
     transformObject: (documentObject) => {
       const generated = (documentObject as unknown as { openapiObject: OpenApiDocument }).openapiObject;
-      const bridge = bridgeDocument(opts);
-      const paths: OpenApiDocument['paths'] = { ...bridge.paths };
+      const paths: OpenApiDocument['paths'] = {};
       for (const [p, ops] of Object.entries(generated.paths ?? {})) {
         for (const [method, generatedOp] of Object.entries(ops)) {
           const { 'x-scribed-security': security, ...rest } = generatedOp;
@@ -171,7 +168,7 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
           (paths[p] ??= {})[method] = op;
         }
       }
-      const tags = bridge.tags.map((t) => t.name);
+      const tags: string[] = [];
       for (const ops of Object.values(paths))
         for (const op of Object.values(ops)) for (const t of (op.tags as string[] | undefined) ?? []) if (!tags.includes(t)) tags.push(t);
       return {
@@ -179,7 +176,7 @@ export function swaggerOptions(opts: DocumentOptions): SwaggerOptions {
         info: INFO,
         tags: tags.map((name) => ({ name })),
         paths,
-        components: { securitySchemes: SECURITY_SCHEMES, schemas: bridge.schemas },
+        components: { securitySchemes: SECURITY_SCHEMES },
       } as never;
     },
   };

@@ -7,12 +7,12 @@ import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { csvHeader, csvRow, MAX_EXPORT_ROWS, parseRange } from '../../core/analytics/export.js';
 import { aggregateAgent } from '../../core/analytics/agents.js';
-import type { AnalyticsRecord } from '../../store/store.js';
+import type { AnalyticsRecord, KeptAlert } from '../../store/store.js';
 import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { ANALYTICS_ROUTES } from '../schemas/analytics.js';
 
-export function analyticsView(r: AnalyticsRecord) {
+export function analyticsView(r: AnalyticsRecord, alerts: readonly KeptAlert[] = []) {
   return {
     subjectId: r.subjectId,
     callId: r.callId,
@@ -21,6 +21,19 @@ export function analyticsView(r: AnalyticsRecord) {
     completedAt: r.completedAt,
     figures: r.analytics.figures,
     categories: r.analytics.categories,
+    alerts: alerts.map((a) => ({
+      alertId: a.alertId,
+      ruleId: a.ruleId,
+      ruleName: a.ruleName,
+      condition: a.condition,
+      source: a.source,
+      transcriptionId: a.transcriptionId,
+      speaker: a.speaker,
+      startMs: a.startMs,
+      endMs: a.endMs,
+      text: a.text,
+      raisedAt: a.raisedAt,
+    })),
   };
 }
 
@@ -35,7 +48,7 @@ export function analyticsRoutes(ctx: AppContext): FastifyPluginAsync {
         const accountId = accountOf(req);
         const id = req.params.callId;
         const a = await ctx.store.getAnalytics(id, accountId);
-        if (a) return ok(analyticsView(a));
+        if (a) return ok(analyticsView(a, await ctx.store.listKeptAlerts(id, accountId)));
         if (!(await ctx.store.getCall(id, accountId))) throw new ScribedError('NOT_FOUND', `call ${id} does not exist`);
         throw new ScribedError('NOT_FOUND', `call ${id} has no analytics yet: they are computed when its last leg ends`);
       },
@@ -55,7 +68,7 @@ export function analyticsRoutes(ctx: AppContext): FastifyPluginAsync {
             'NOT_FOUND',
             `transcription ${id} has no analytics yet: they are computed when it (or its call) is completed`,
           );
-        return ok(analyticsView(a));
+        return ok(analyticsView(a, await ctx.store.listKeptAlerts(a.subjectId, accountId)));
       },
     });
 

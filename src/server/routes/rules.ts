@@ -7,12 +7,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ok } from '../../core/envelope.js';
 import { ScribedError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { applyRulePatch, conditionFields, MAX_RULES_PER_ACCOUNT } from '../../core/rules.js';
+import { applyRulePatch, conditionFields, MAX_RULES_PER_ACCOUNT, type RuleCondition } from '../../core/rules.js';
 import type { RuleRecord } from '../../store/store.js';
 import { checkRulePattern } from '../../text/rule-pattern.js';
 import { accountOf, requireCredential } from '../auth.js';
 import type { AppContext } from '../context.js';
-import { RULE_ROUTES, ruleChange, ruleFromBody } from '../schemas/rules.js';
+import { checkSpotPhrases, RULE_ROUTES, ruleChange, ruleFromBody } from '../schemas/rules.js';
 
 export function ruleView(r: RuleRecord) {
   return {
@@ -28,6 +28,13 @@ export function ruleView(r: RuleRecord) {
   };
 }
 
+/** A phrase rule asking for spotting: every word of its phrases must be in the keyphrase
+ * search's dictionary (422 naming the phrase otherwise). */
+async function checkSpottable(engine: AppContext['engine'], c: RuleCondition): Promise<void> {
+  if (c.kind !== 'phrases' || !c.spot) return;
+  await checkSpotPhrases(engine, c.phrases, '');
+}
+
 export function ruleRoutes(ctx: AppContext): FastifyPluginAsync {
   const missing = (id: string) => new ScribedError('NOT_FOUND', `rule ${id} does not exist`);
   const changed = (accountId: string) => ctx.ruleAlerts?.invalidate(accountId);
@@ -41,6 +48,7 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsync {
       handler: async (req, reply) => {
         const accountId = accountOf(req);
         const input = ruleFromBody(req.body, checkRulePattern);
+        await checkSpottable(ctx.engine, input.condition);
         const created = await ctx.store.createRule(
           { id: newId('rul', ctx.now()), accountId, ...input, createdAt: ctx.now().toISOString() },
           MAX_RULES_PER_ACCOUNT,
@@ -69,6 +77,7 @@ export function ruleRoutes(ctx: AppContext): FastifyPluginAsync {
         const accountId = accountOf(req);
         // The body is checked before the rule is looked up: a malformed change is 422 whichever id it names.
         const patch = ruleChange(req.body, checkRulePattern);
+        if (patch.condition) await checkSpottable(ctx.engine, patch.condition);
         const current = await ctx.store.getRule(req.params.id, accountId);
         if (!current) throw missing(req.params.id);
         applyRulePatch(current, patch);

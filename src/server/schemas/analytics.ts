@@ -37,6 +37,22 @@ const ANALYTICS_VIEW = Type.Object({
   completedAt: TIMESTAMP,
   figures: ANY_OBJECT('talk, non-talk, overtalk, interruptions, turns and per-leg figures with loudness (docs/analytics.md)'),
   categories: Type.Array(Type.Object({ categoryId: CATEGORY_ID, name: Type.String(), hits: Type.Array(ANY_OBJECT()) })),
+  alerts: Type.Array(
+    Type.Object({
+      alertId: Type.String(),
+      ruleId: Type.String(),
+      ruleName: Type.String(),
+      condition: Type.String({ description: 'phrases, pattern, entity, silence or talkOver' }),
+      source: Type.Enum(['transcript', 'spotted'], { description: 'matched in the transcript, or spotted in the audio (phrase spotting)' }),
+      transcriptionId: Type.String({ description: 'the leg it was raised on' }),
+      speaker: nullable(Type.String()),
+      startMs: Type.Integer({ minimum: 0, description: "on the leg's audio time line" }),
+      endMs: Type.Integer({ minimum: 0 }),
+      text: Type.String({ description: "what matched, or the segment's text" }),
+      raisedAt: TIMESTAMP,
+    }),
+    { description: "the live rules' alerts raised during the call (or transcription), in time order (docs/rules.md)" },
+  ),
 });
 
 const AGENT_VIEW = Type.Object({

@@ -7,6 +7,7 @@ import { INTERPRETATION_TABLE } from './interpretation.js';
 import { MUSIC_TABLE } from './music.js';
 import { ANALYTICS_TABLE } from './analytics.js';
 import { CALL_TABLE } from './calls.js';
+import { CATEGORY_TABLE } from './categories.js';
 import { DESK_TABLE } from './desk.js';
 import { RECORDING_TABLE } from './recordings.js';
 import { RULE_TABLE } from './rules.js';
@@ -40,6 +41,7 @@ export const DECLARED_ROUTES: readonly RouteTable[] = [
   TRANSCRIPTION_TABLE,
   RECORDING_TABLE,
   SEARCH_TABLE,
+  CATEGORY_TABLE,
   ANALYTICS_TABLE,
   CALL_TABLE,
   DESK_TABLE,

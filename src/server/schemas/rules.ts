@@ -9,16 +9,21 @@ import { ScribedError } from '../../core/errors.js';
 import { ID_BODY_CHARS } from '../../core/ids.js';
 import {
   checkPartials,
+  DEFAULT_SPOT_THRESHOLD,
   MAX_RULE_NAME_CHARS,
   MAX_RULE_PATTERN_CHARS,
   MAX_RULE_PHRASE_CHARS,
   MAX_RULE_PHRASES,
   MAX_SILENCE_SECONDS,
+  MAX_SPOT_THRESHOLD,
   MAX_TALK_OVER_SECONDS,
   MIN_SILENCE_SECONDS,
+  MIN_SPOT_THRESHOLD,
   MIN_TALK_OVER_SECONDS,
   RULE_CONDITION_KINDS,
   ruleField,
+  spottingOf,
+  spotPhrase,
   type PatternCheck,
   type RuleCondition,
   type RuleInput,
@@ -60,6 +65,18 @@ const FIELDS = {
     ...invalid(`a regular expression of 1 to ${MAX_RULE_PATTERN_CHARS} characters`),
   }),
   caseSensitive: Type.Boolean({ default: false, description: 'with pattern only', ...invalid('a boolean') }),
+  spot: Type.Boolean({
+    default: false,
+    description:
+      'with phrases only: spot the phrases in the audio too (a keyphrase search beside the transcription, docs/analytics.md), so a phrase the transcript garbles still alerts (source "spotted"); every word needs a pronunciation in the engine\'s dictionary',
+    ...invalid('a boolean'),
+  }),
+  spotThreshold: Type.Number({
+    minimum: MIN_SPOT_THRESHOLD,
+    maximum: MAX_SPOT_THRESHOLD,
+    description: `with spot only: each phrase's detection threshold (smaller detects more, with more false alarms); default ${DEFAULT_SPOT_THRESHOLD}`,
+    ...invalid(`a number from ${MIN_SPOT_THRESHOLD} to ${MAX_SPOT_THRESHOLD}`),
+  }),
   entity: Type.Enum([...DETECTABLE_CATEGORIES], {
     description: 'alert when an entity of this type is said (src/text/entities.ts, docs/options.md entityCategories)',
     ...invalid(`one of ${DETECTABLE_CATEGORIES.join(', ')}`),
@@ -98,8 +115,14 @@ const optional = <T extends Record<string, Parameters<typeof Type.Optional>[0]>>
  * at most one condition; caseSensitive only beside a pattern; partials not with talk-over. */
 const pairs = CONDITIONS.flatMap((a, i) => CONDITIONS.slice(i + 1).map((b) => ({ required: [a, b] })));
 const CROSS_FIELD = {
-  not: { anyOf: [...pairs, { required: ['talkOverSeconds', 'partials'], properties: { partials: { const: true } } }] },
-  dependentRequired: { caseSensitive: ['pattern'] },
+  not: {
+    anyOf: [
+      ...pairs,
+      { required: ['talkOverSeconds', 'partials'], properties: { partials: { const: true } } },
+      { required: ['spotThreshold', 'spot'], properties: { spot: { const: false } } },
+    ],
+  },
+  dependentRequired: { caseSensitive: ['pattern'], spot: ['phrases'], spotThreshold: ['spot'] },
 };
 
 const { name, ...others } = FIELDS;
@@ -108,7 +131,7 @@ export const CREATE_RULE_BODY = Type.Object(
   {
     additionalProperties: false,
     description:
-      'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds; caseSensitive only with pattern; partials not with talkOverSeconds.',
+      'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds; caseSensitive only with pattern; spot only with phrases; partials not with talkOverSeconds.',
     ...invalid('a JSON object'),
     ...documented({ ...CROSS_FIELD, anyOf: CONDITIONS.map((c) => ({ required: [c] })) }),
   },
@@ -127,6 +150,8 @@ const RULE_VIEW = Type.Object({
   phrases: Type.Optional(Type.Array(Type.String())),
   pattern: Type.Optional(Type.String()),
   caseSensitive: Type.Optional(Type.Boolean()),
+  spot: Type.Optional(Type.Literal(true, { description: 'the phrases are spotted in the audio too' })),
+  spotThreshold: Type.Optional(Type.Number()),
   entity: Type.Optional(Type.String()),
   silenceSeconds: Type.Optional(Type.Number()),
   talkOverSeconds: Type.Optional(Type.Number()),
@@ -151,7 +176,7 @@ export const RULE_ROUTES = {
         summary: 'Create a live rule: an alert on the session sockets and an alert.triggered webhook when it matches',
         description:
           'One condition: phrases, pattern, entity, silenceSeconds or talkOverSeconds. At most 50 rules an account. docs/rules.md.',
-        errors: ['RULE_PATTERN_INVALID', 'RULE_LIMIT'],
+        errors: ['RULE_PATTERN_INVALID', 'PHRASE_NOT_SPOTTABLE', 'RULE_LIMIT'],
       }),
       body: CREATE_RULE_BODY,
       response: { 201: envelope(RULE_VIEW, 'the rule, created') },
@@ -189,7 +214,7 @@ export const RULE_ROUTES = {
         tag: TAG,
         auth: 'accessKey',
         summary: 'Change a live rule; a condition field given replaces its condition',
-        errors: ['RULE_PATTERN_INVALID', 'NOT_FOUND'],
+        errors: ['RULE_PATTERN_INVALID', 'PHRASE_NOT_SPOTTABLE', 'NOT_FOUND'],
       }),
       params: ID,
       body: PATCH_RULE_BODY,
@@ -217,9 +242,12 @@ function condition(body: PatchRuleBody, check: PatternCheck): RuleCondition {
   const given = CONDITIONS.filter((f) => body[f] !== undefined);
   if (given.length !== 1) throw ruleField(given[1] ?? 'phrases', `exactly one of ${CONDITIONS.join(', ')}`);
   if (body.caseSensitive !== undefined && given[0] !== 'pattern') throw ruleField('caseSensitive', 'only with pattern');
+  if (body.spot !== undefined && given[0] !== 'phrases') throw ruleField('spot', 'only with phrases');
   switch (given[0]!) {
-    case 'phrases':
-      return { kind: 'phrases', phrases: body.phrases! };
+    case 'phrases': {
+      const spot = spottingOf(body.spot, body.spotThreshold);
+      return { kind: 'phrases', phrases: body.phrases!, ...(spot ? { spot } : {}) };
+    }
     case 'pattern': {
       const caseSensitive = body.caseSensitive ?? false;
       const refused = check(body.pattern!, caseSensitive);
@@ -248,8 +276,14 @@ export function ruleChange(body: PatchRuleBody, check: PatternCheck): RulePatch 
   if (Object.keys(body).length === 0) throw ruleField('body', 'at least one field to change');
   const patch: RulePatch = {};
   if (body.name !== undefined) patch.name = body.name;
-  if (CONDITIONS.some((f) => body[f] !== undefined) || body.caseSensitive !== undefined) {
-    if (!CONDITIONS.some((f) => body[f] !== undefined)) throw ruleField('caseSensitive', 'only with pattern');
+  if (
+    CONDITIONS.some((f) => body[f] !== undefined) ||
+    body.caseSensitive !== undefined ||
+    body.spot !== undefined ||
+    body.spotThreshold !== undefined
+  ) {
+    if (!CONDITIONS.some((f) => body[f] !== undefined))
+      throw body.caseSensitive !== undefined ? ruleField('caseSensitive', 'only with pattern') : ruleField('spot', 'only with phrases');
     patch.condition = condition(body, check);
   }
   if (body.speaker !== undefined) patch.speaker = body.speaker;
@@ -257,4 +291,22 @@ export function ruleChange(body: PatchRuleBody, check: PatternCheck): RulePatch 
   if (body.enabled !== undefined) patch.enabled = body.enabled;
   if (patch.partials !== undefined && patch.condition !== undefined) checkPartials(patch.partials, patch.condition);
   return patch;
+}
+
+/** Phrases to spot, checked against the engine's keyphrase dictionary: 422
+ * PHRASE_NOT_SPOTTABLE naming the first phrase with a word it lacks (`at` prefixes the field: a category's condition), or naming
+ * `spot` when the engine cannot spot phrases at all. */
+export async function checkSpotPhrases(
+  engine: { missingKeyphraseWords?(p: readonly string[]): Promise<string[]> },
+  phrases: readonly string[],
+  at: string,
+): Promise<void> {
+  const refuse = (field: string, message: string) =>
+    new ScribedError('PHRASE_NOT_SPOTTABLE', `${field}: ${message}`, { details: { field } });
+  if (!engine.missingKeyphraseWords) throw refuse(`${at}spot`, 'this engine cannot spot phrases (pocketsphinx can)');
+  for (const [i, p] of phrases.entries()) {
+    const missing = await engine.missingKeyphraseWords([spotPhrase(p)]);
+    if (missing.length > 0)
+      throw refuse(`${at}phrases[${i}]`, `cannot be spotted: no pronunciation for ${missing.map((w) => JSON.stringify(w)).join(', ')}`);
+  }
 }

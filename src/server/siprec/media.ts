@@ -10,6 +10,7 @@ import { PayloadDecoder } from '../../core/sip/payload-decoder.js';
 import { JitterBuffer } from '../../rtp/jitter-buffer.js';
 import { looksLikeRtcp, parseRtpPacket } from '../../rtp/packet.js';
 import type { Codec } from '../../core/sip/sdp.js';
+import type { SrtpContext } from '../../core/srtp.js';
 import type { SiprecMetrics } from './metrics.js';
 
 const JITTER_POLL_MS = 40;
@@ -58,6 +59,8 @@ export class RtpStreamSocket {
   private readonly decoder = new PayloadDecoder();
   private lost = 0;
   packets = 0;
+  /** SRTP keys of the stream (srtp.ts): packets are authenticated and decrypted first. */
+  srtp: SrtpContext | null = null;
 
   constructor(
     readonly port: number,
@@ -91,6 +94,11 @@ export class RtpStreamSocket {
     this.packets++;
     this.metrics.rtpPackets.inc();
     if (looksLikeRtcp(bytes)) return this.metrics.rtpDropped.inc({ reason: 'rtcp' });
+    if (this.srtp) {
+      const plain = this.srtp.unprotect(bytes);
+      if (!plain.ok) return this.metrics.rtpDropped.inc({ reason: plain.reason === 'malformed' ? 'malformed' : `srtp_${plain.reason}` });
+      bytes = plain.packet;
+    }
     const parsed = parseRtpPacket(bytes);
     if (!parsed.ok) return this.metrics.rtpDropped.inc({ reason: 'malformed' });
     const p = parsed.value;

@@ -20,7 +20,15 @@ export type SessionOutcome = (typeof SESSION_OUTCOMES)[number];
 export const END_REASONS = ['bye', 'inactivity', 'hold', 'no_ack', 'shutdown'] as const;
 export type EndReason = (typeof END_REASONS)[number];
 export const REQUEST_METHODS = ['INVITE', 'REINVITE', 'UPDATE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'OTHER'] as const;
-export const RTP_DROPS = ['malformed', 'rtcp', 'telephone_event', 'unknown_payload', 'late_or_duplicate'] as const;
+export const RTP_DROPS = [
+  'malformed',
+  'rtcp',
+  'telephone_event',
+  'unknown_payload',
+  'late_or_duplicate',
+  'srtp_auth',
+  'srtp_replay',
+] as const;
 
 function create(registry: Registry) {
   const registers = [registry];

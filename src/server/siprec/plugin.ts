@@ -33,6 +33,6 @@ export async function siprecListen(node: { sessions: SessionRegistry; log: { inf
   const recorder = byNode.get(node.sessions);
   if (!recorder) return null;
   await recorder.listen();
-  node.log.info({ sipPort: recorder.port }, 'SIPREC recording server listening (SIP over UDP and TCP)');
+  node.log.info({ sipPort: recorder.port, sipTlsPort: recorder.transport.portOf('tls') }, 'SIPREC recording server listening');
   return recorder.port;
 }

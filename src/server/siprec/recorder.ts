@@ -23,7 +23,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { SipParseError, header, headers, writeResponse, type SipMessage, type SipRequest } from '../../core/sip/message.js';
 import { siprecBody } from '../../core/sip/body.js';
 import { parseOffer, writeAnswer } from '../../core/sip/sdp.js';
-import { parseMetadata, readCiscoParticipants, type RecordingMetadata } from '../../core/sip/metadata.js';
+import { parseMetadata, readCiscoParticipants } from '../../core/sip/metadata.js';
 import { SipRefusal, agentRuleFrom, bindStreams, checkCodecs, type AgentRule, type BoundStream } from '../../core/sip/binding.js';
 import { ResponseCache, dialogKey, inDialogAnswer, okRetransmitDelays, toTagOf, transactionKey } from '../../core/sip/transactions.js';
 import { DEFAULT_HOLD_TIMEOUT_MS, DEFAULT_INACTIVITY_TIMEOUT_MS, type SiprecSettings } from '../../core/sip/settings.js';
@@ -36,9 +36,12 @@ import { SiprecCalls } from './legs.js';
 import type { SiprecMetrics, SessionOutcome } from './metrics.js';
 import { SipTransport, SourceAllowList, type Peer, type SipHandler } from './transport.js';
 import { Busy, Cancelled, byeRequest, keyOf, livenessOf, newDialog, refusalFor, type Dialog, type RecordedStream } from './dialog.js';
+import { SdesStreams } from './srtp.js';
+import { contactUri } from './tls.js';
 
 export class SiprecRecorder implements SipHandler {
-  private readonly transport: SipTransport;
+  /** The SIP sockets (also for their ports, and a SIGHUP's TLS certificate reload). */
+  readonly transport: SipTransport;
   private readonly dialogs = new Map<string, Dialog>();
   private readonly byInvite = new Map<string, Dialog>();
   private readonly responses = new ResponseCache();
@@ -49,6 +52,7 @@ export class SiprecRecorder implements SipHandler {
   private readonly sweeper: NodeJS.Timeout;
   private readonly watcher: NodeJS.Timeout;
   private readonly limits: InactivityLimits;
+  private readonly sdes: SdesStreams;
 
   constructor(
     private readonly ctx: AppContext,
@@ -69,6 +73,7 @@ export class SiprecRecorder implements SipHandler {
     };
     this.watcher = setInterval(() => this.watch(Date.now()), inactivityCheckEveryMs(this.limits));
     this.watcher.unref();
+    this.sdes = new SdesStreams(settings.allowSdesWithoutTls ?? false);
   }
 
   /** Ends the sessions whose SBC has sent nothing for too long. */
@@ -92,7 +97,7 @@ export class SiprecRecorder implements SipHandler {
   }
 
   listen(): Promise<void> {
-    return this.transport.listen(this.settings.host, this.settings.port);
+    return this.transport.listen(this.settings.host, this.settings.port, this.settings.tls);
   }
 
   /** The number of recording sessions open now. */
@@ -179,15 +184,16 @@ export class SiprecRecorder implements SipHandler {
   }
 
   /** Reads an offer: the SDP, the metadata (XML part, else Cisco's headers), the streams bound. */
-  private readOffer(req: SipRequest, known: ReadonlyMap<string, string>, taken: Set<string>, previous: RecordingMetadata | null) {
+  private readOffer(req: SipRequest, known: ReadonlyMap<string, string>, taken: Set<string>, d: Dialog) {
     const body = siprecBody(req.body, header(req, 'content-type'));
     if (body.sdp === null) return null;
     const offer = parseOffer(body.sdp);
-    checkCodecs(offer.streams);
+    this.sdes.offer(d.key, body.sdp, offer.streams, d.peer.transport);
+    checkCodecs(offer.streams, true);
     const metadata =
       body.metadata !== null
         ? parseMetadata(body.metadata)
-        : (readCiscoParticipants(headers(req, 'x-cisco-recording-participant'), header(req, 'call-id')!) ?? previous);
+        : (readCiscoParticipants(headers(req, 'x-cisco-recording-participant'), header(req, 'call-id')!) ?? d.metadata);
     const bound = bindStreams(offer.streams, metadata, this.rule, known, taken);
     return { offer, metadata, bound };
   }
@@ -201,7 +207,7 @@ export class SiprecRecorder implements SipHandler {
     this.byInvite.set(txKey, d);
     let settle: (() => void) | null = null;
     try {
-      let read = this.readOffer(req, new Map(), new Set(), null);
+      let read = this.readOffer(req, new Map(), new Set(), d);
       if (!read) throw new SipRefusal(488, 'an SDP offer is required in the INVITE');
       if (read.bound.length === 0) throw new SipRefusal(488, 'no stream to record in the offer');
       if (this.ctx.draining?.()) throw new Busy('this node is draining');
@@ -280,6 +286,7 @@ export class SiprecRecorder implements SipHandler {
         );
         const format = { codec: b.stream.codec!.name, payloadType: b.stream.codec!.payloadType, telephoneEvent: b.stream.telephoneEvent };
         const rtp = new RtpStreamSocket(port, format, this.metrics, (pcm) => leg.audio(pcm));
+        this.sdes.attach(d.key, b.stream, rtp);
         d.streams.set(b.key, { key: b.key, port, speaker: b.speaker, leg, rtp, stream: b.stream });
         taken.splice(taken.indexOf(port), 1);
         this.metrics.legs.inc();
@@ -291,16 +298,12 @@ export class SiprecRecorder implements SipHandler {
   }
 
   private answer(d: Dialog, req: SipRequest, peer: Peer): void {
-    const sdp = writeAnswer({
-      address: this.settings.mediaAddress,
-      sessionId: d.sdpSessionId,
-      version: d.sdpVersion++,
-      streams: d.answered,
-    });
+    const plain = { address: this.settings.mediaAddress, sessionId: d.sdpSessionId, version: d.sdpVersion++, streams: d.answered };
+    const sdp = this.sdes.answer(d.key, writeAnswer(plain), d.answered);
     const bytes = this.respond(req, peer, 200, {
       toTag: d.localTag,
       headers: [
-        ['contact', `<sip:scribed@${hostPart(this.settings.mediaAddress)}:${this.port};transport=${peer.transport}>`],
+        ['contact', contactUri(hostPart(this.settings.mediaAddress), this.transport.portOf(peer.transport), peer.transport, req.uri)],
         ...capabilityHeaders(),
         ['content-type', 'application/sdp'],
       ],
@@ -337,7 +340,7 @@ export class SiprecRecorder implements SipHandler {
       const known = new Map([...d.streams.values()].map((s) => [s.key, s.speaker]));
       const call = d.callId ? await this.ctx.store.getCall(d.callId, this.settings.accountId) : null;
       const taken = new Set(call?.legs.map((l) => l.speaker) ?? []);
-      const read = this.readOffer(req, known, taken, d.metadata);
+      const read = this.readOffer(req, known, taken, d);
       if (read) {
         const fresh = read.bound.filter((b) => !d.streams.has(b.key));
         if ((call?.legs.length ?? 0) + fresh.length > MAX_CALL_LEGS)
@@ -367,6 +370,7 @@ export class SiprecRecorder implements SipHandler {
               payloadType: b.stream.codec!.payloadType,
               telephoneEvent: b.stream.telephoneEvent,
             });
+            this.sdes.attach(d.key, b.stream, s.rtp);
           }
         }
         if (fresh.length > 0) {
@@ -412,6 +416,7 @@ export class SiprecRecorder implements SipHandler {
     const wasOpen = this.dialogs.has(d.key) && d.state !== 'terminated';
     d.state = 'terminated';
     await Promise.all([...d.streams.values()].map((s) => this.endStream(d, s)));
+    this.sdes.forget(d.key);
     // The dialog is remembered a while so late retransmissions find it terminated (481).
     setTimeout(() => this.dialogs.delete(d.key), 32_000).unref();
     this.metrics.active.set(this.openDialogs);
@@ -425,7 +430,7 @@ export class SiprecRecorder implements SipHandler {
    * elsewhere. */
   private async bye(d: Dialog, why: 'no_ack' | 'inactivity' | 'hold' | 'shutdown'): Promise<void> {
     if (d.state === 'terminated') return;
-    d.peer.send(byeRequest(d, this.settings.mediaAddress, this.port));
+    d.peer.send(byeRequest(d, this.settings.mediaAddress, this.transport.portOf(d.peer.transport)));
     await this.end(d, why);
   }
 

@@ -3,13 +3,16 @@
 // back the way the request came: to the datagram's source address and port (as `rport` would,
 // which is what works behind NAT), or on the same TCP connection. A message that cannot be read
 // is answered 400 or 413 when its headers can address an answer, else dropped; a TCP stream that
-// cannot be framed is answered and closed.
+// cannot be framed is answered and closed. SIP over TLS (tls.ts), when configured, on its own
+// port: its connections framed as TCP's.
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import type { SiprecTlsSettings } from '../../core/sip/settings.js';
+import { SipTlsListener } from './tls.js';
 import { SipParseError, SipStreamFramer, parseSipMessage, writeResponse, type SipMessage } from '../../core/sip/message.js';
 
-export type TransportName = 'udp' | 'tcp';
+export type TransportName = 'udp' | 'tcp' | 'tls';
 
 export interface Peer {
   transport: TransportName;
@@ -30,6 +33,7 @@ const TCP_IDLE_MS = 10 * 60_000;
 export class SipTransport {
   private udp: dgram.Socket | null = null;
   private tcp: net.Server | null = null;
+  private tls: SipTlsListener | null = null;
   private readonly connections = new Set<net.Socket>();
 
   constructor(
@@ -47,7 +51,17 @@ export class SipTransport {
     return a && typeof a === 'object' ? a.port : null;
   }
 
-  async listen(host: string, port: number): Promise<void> {
+  /** The port of a transport (the Via and Contact of what goes out on it). */
+  portOf(transport: TransportName): number | null {
+    return transport === 'tls' ? (this.tls?.port ?? null) : transport === 'tcp' ? this.tcpPort : this.udpPort;
+  }
+
+  /** SIGHUP: the TLS certificate read again; null without TLS, false when the old one stays. */
+  reloadTls(): boolean | null {
+    return this.tls?.reload() ?? null;
+  }
+
+  async listen(host: string, port: number, tlsSettings?: SiprecTlsSettings): Promise<void> {
     const udp = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
@@ -78,6 +92,14 @@ export class SipTransport {
       });
     });
     this.tcp = tcp;
+    if (tlsSettings)
+      this.tls = await SipTlsListener.listen(
+        host,
+        tlsSettings,
+        MAX_TCP_CONNECTIONS,
+        (socket) => this.onConnection(socket, 'tls'),
+        this.log,
+      );
   }
 
   private deliver(bytes: Buffer, peer: Peer): void {
@@ -106,11 +128,11 @@ export class SipTransport {
     this.handler.refused(err, peer);
   }
 
-  private onConnection(socket: net.Socket): void {
+  private onConnection(socket: net.Socket, transport: 'tcp' | 'tls' = 'tcp'): void {
     this.connections.add(socket);
     const framer = new SipStreamFramer(this.maxBodyBytes);
     const peer: Peer = {
-      transport: 'tcp',
+      transport,
       address: socket.remoteAddress ?? '',
       port: socket.remotePort ?? 0,
       send: (bytes) => {
@@ -139,7 +161,9 @@ export class SipTransport {
     await Promise.all([
       new Promise<void>((resolve) => (this.udp ? this.udp.close(() => resolve()) : resolve())),
       new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve())),
+      this.tls?.close(),
     ]);
+    this.tls = null;
     this.udp = null;
     this.tcp = null;
   }

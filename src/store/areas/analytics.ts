@@ -3,7 +3,7 @@
 // lone transcription, computed by the pure core in the transaction that finishes it, so the
 // `call.completed` (or `transcription.completed`) event it raises carries the figures.
 import type { CategoryCondition } from '../../core/analytics/categories.js';
-import type { AnalyticsLeg } from '../../core/analytics/characteristics.js';
+import { MAX_SPOTS_PER_LEG, type AnalyticsLeg, type SpottedPhrase } from '../../core/analytics/characteristics.js';
 import { mergeLevelTracks, type LevelTrack } from '../../core/analytics/levels.js';
 import { analyseConversation, compactAnalytics, searchableFigures, type ConversationAnalytics } from '../../core/analytics/summary.js';
 import type { TextMatchers } from '../../core/rules-match.js';
@@ -124,6 +124,23 @@ export async function saveLegLevels(db: Db, transcriptionId: string, track: Leve
   });
 }
 
+export async function saveLegSpots(db: Db, transcriptionId: string, spots: readonly SpottedPhrase[]): Promise<void> {
+  if (spots.length === 0) return;
+  await db.tx(async (tx) => {
+    const row = await tx.lockOne<{ spots_json: string }>('SELECT spots_json FROM leg_spots WHERE transcription_id = ?', [transcriptionId]);
+    const older = row ? (JSON.parse(row.spots_json) as SpottedPhrase[]) : [];
+    // A session resumed on this node after a stop adds its later detections; the same one twice is kept once.
+    const key = (s: SpottedPhrase) => `${s.phrase}@${s.startMs}`;
+    const seen = new Set(older.map(key));
+    const merged = [...older, ...spots.filter((s) => !seen.has(key(s)))].sort((a, b) => a.startMs - b.startMs).slice(0, MAX_SPOTS_PER_LEG);
+    await tx.run(
+      `INSERT INTO leg_spots (transcription_id, spots_json, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (transcription_id) DO UPDATE SET spots_json = excluded.spots_json, updated_at = excluded.updated_at`,
+      [transcriptionId, JSON.stringify(merged.map((s) => ({ phrase: s.phrase, startMs: s.startMs, endMs: s.endMs }))), nowIso()],
+    );
+  });
+}
+
 /** A leg as the analysis reads it from a History row. */
 export interface LegRow {
   id: string;
@@ -144,9 +161,11 @@ async function readLeg(tx: Tx, l: LegRow): Promise<AnalyticsLeg> {
     'SELECT frame_ms, levels_json FROM leg_levels WHERE transcription_id = ?',
     [l.id],
   );
+  const spots = await tx.one<{ spots_json: string }>('SELECT spots_json FROM leg_spots WHERE transcription_id = ?', [l.id]);
   return {
     speaker: l.speaker,
     transcriptionId: l.id,
+    spots: spots ? (JSON.parse(spots.spots_json) as SpottedPhrase[]) : [],
     durationMs: toMs(l.audio_samples, rate),
     segments: segments.map((s) => ({
       startMs: toMs(s.start_sample, rate),
@@ -275,11 +294,13 @@ export async function listAnalytics(
   return rows.map(toAnalytics);
 }
 
-/** Erasure of a History row (areas/erasure.ts) takes its loudness and the analytics that read
- * it with it: its own, and its call's (their hits quote what was said). */
+/** Erasure of a History row (areas/erasure.ts) takes its loudness, spotted phrases and kept
+ * alerts and the analytics that read it with it: its own, and its call's (their hits quote what was said). */
 export async function eraseAnalyticsOf(tx: Tx, transcriptionId: string): Promise<void> {
   const row = await tx.one<{ call_id: string | null }>('SELECT call_id FROM transcriptions WHERE id = ?', [transcriptionId]);
   await tx.run('DELETE FROM leg_levels WHERE transcription_id = ?', [transcriptionId]);
+  await tx.run('DELETE FROM leg_spots WHERE transcription_id = ?', [transcriptionId]);
+  await tx.run('DELETE FROM rule_alerts WHERE transcription_id = ?', [transcriptionId]);
   for (const subject of [transcriptionId, row?.call_id ?? null]) {
     if (subject === null) continue;
     await tx.run('DELETE FROM category_matches WHERE subject_id = ?', [subject]);

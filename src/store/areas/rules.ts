@@ -2,7 +2,7 @@
 // reads as missing; an alert goes out through the webhook outbox (areas/webhooks.ts).
 import type { RuleCondition } from '../../core/rules.js';
 import type { WebhookEvent } from '../../core/webhook-events.js';
-import type { CreateRuleInput, RuleChange, RuleRecord } from '../store.js';
+import type { CreateRuleInput, KeptAlert, RuleChange, RuleRecord } from '../store.js';
 import type { Db, SqlValue, Tx } from '../sql/db.js';
 import { lockAccount } from './ledger.js';
 import { enqueueWebhookEvent } from './webhooks.js';
@@ -89,5 +89,78 @@ export async function deleteRule(db: Db, ruleId: string, accountId: string): Pro
 }
 
 export async function raiseRuleAlert(db: Db, accountId: string, event: WebhookEvent): Promise<number> {
-  return db.tx((tx) => enqueueWebhookEvent(tx, accountId, event));
+  return db.tx(async (tx) => {
+    await keepAlert(tx, accountId, event);
+    return enqueueWebhookEvent(tx, accountId, event);
+  });
+}
+
+/** The alert kept with its History row and call (the call's analytics, the desk's timeline),
+ * from the webhook's data; written once (a retried write finds it there). */
+async function keepAlert(tx: Tx, accountId: string, event: WebhookEvent): Promise<void> {
+  const d = event.data as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : null);
+  const ms = (v: unknown) => BigInt(Math.max(0, Math.round(typeof v === 'number' && Number.isFinite(v) ? v : 0)));
+  const id = str(d.alertId);
+  const transcriptionId = str(d.transcriptionId);
+  if (id === null || transcriptionId === null) return;
+  const match = d.match as { text?: unknown } | null | undefined;
+  await tx.run(
+    `INSERT INTO rule_alerts (id, account_id, transcription_id, call_id, rule_id, rule_name, condition, source, speaker, start_ms, end_ms, text, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    [
+      id,
+      accountId,
+      transcriptionId,
+      str(d.callId),
+      str(d.ruleId) ?? '',
+      str(d.ruleName) ?? '',
+      str(d.condition) ?? '',
+      d.source === 'spotted' ? 'spotted' : 'transcript',
+      str(d.speaker),
+      ms(d.startMs),
+      ms(d.endMs),
+      str(match?.text) ?? str(d.text) ?? '',
+      event.timestamp,
+    ],
+  );
+}
+
+interface AlertRow {
+  id: string;
+  transcription_id: string;
+  call_id: string | null;
+  rule_id: string;
+  rule_name: string;
+  condition: string;
+  source: string;
+  speaker: string | null;
+  start_ms: bigint;
+  end_ms: bigint;
+  text: string;
+  created_at: string;
+}
+
+/** The alerts kept for a call (call_...) or a History row (stt_...), in time order. */
+export async function listKeptAlerts(db: Tx, subjectId: string, accountId: string): Promise<KeptAlert[]> {
+  const column = subjectId.startsWith('call_') ? 'call_id' : 'transcription_id';
+  const rows = await db.all<AlertRow>(
+    `SELECT id, transcription_id, call_id, rule_id, rule_name, condition, source, speaker, start_ms, end_ms, text, created_at
+     FROM rule_alerts WHERE ${column} = ? AND account_id = ? ORDER BY start_ms, id`,
+    [subjectId, accountId],
+  );
+  return rows.map((r) => ({
+    alertId: r.id,
+    transcriptionId: r.transcription_id,
+    callId: r.call_id,
+    ruleId: r.rule_id,
+    ruleName: r.rule_name,
+    condition: r.condition,
+    source: r.source === 'spotted' ? 'spotted' : 'transcript',
+    speaker: r.speaker,
+    startMs: Number(r.start_ms),
+    endMs: Number(r.end_ms),
+    text: r.text,
+    raisedAt: r.created_at,
+  }));
 }

@@ -3,6 +3,7 @@
 // or lone transcription (computed in the transaction that finishes it).
 import type { CategoryCondition } from '../../core/analytics/categories.js';
 import type { LevelTrack } from '../../core/analytics/levels.js';
+import type { SpottedPhrase } from '../../core/analytics/characteristics.js';
 import type { ConversationAnalytics, FigureName } from '../../core/analytics/summary.js';
 
 export interface CategoryRecord {
@@ -66,6 +67,8 @@ export interface AnalyticsStore {
   deleteCategory(categoryId: string, accountId: string): Promise<boolean>;
   /** A leg's loudness so far, merged over what is stored (the newer frames win). */
   saveLegLevels(transcriptionId: string, track: LevelTrack): Promise<void>;
+  /** Phrases a leg's keyphrase search detected (session ms), added to those stored. */
+  saveLegSpots(transcriptionId: string, spots: readonly SpottedPhrase[]): Promise<void>;
   /** A finished call's (call_...) or lone transcription's (stt_...) analytics; null when
    * missing, not finished, or another account's. */
   getAnalytics(subjectId: string, accountId: string): Promise<AnalyticsRecord | null>;

@@ -55,7 +55,23 @@ describe('AudioHook session protocol', () => {
     expect(session.channels).toEqual(['external', 'internal']);
     expect(selectMedia([EXTERNAL as never, INTERNAL as never])).toEqual(EXTERNAL);
     expect(selectMedia([INTERNAL as never])).toEqual(INTERNAL);
-    expect(selectMedia([{ ...STEREO, format: 'L16' } as never])).toBeNull();
+    // L16 taken too, before PCMU for the same channels; stereo first whatever its format.
+    const l16 = { ...STEREO, format: 'L16' };
+    expect(selectMedia([STEREO as never, l16 as never])).toEqual(l16);
+    expect(selectMedia([{ ...EXTERNAL, format: 'L16' } as never, STEREO as never])).toEqual(STEREO);
+    expect(selectMedia([{ ...STEREO, format: 'L16', rate: 16000 } as never])).toBeNull();
+  });
+
+  it('L16 frames: two bytes a sample, split per channel, the position counted in samples', () => {
+    const { session } = opened([{ ...STEREO, format: 'L16' }]);
+    // Samples 0x0102 (external) and 0x0304 (internal), little-endian, then 0x0506 and 0x0708.
+    const parts = session.audio(Buffer.from([2, 1, 4, 3, 6, 5, 8, 7]));
+    expect(parts.map((p) => [...p])).toEqual([
+      [2, 1, 6, 5],
+      [4, 3, 8, 7],
+    ]);
+    expect(session.positionUs).toBe(250);
+    expect(() => session.audio(Buffer.from([1, 2, 3]))).toThrow(/not a whole number/);
   });
 
   it('an offer of nothing it takes is a media error', () => {
