@@ -108,11 +108,13 @@ export function decoderStream(slot: Slot, req: StreamRequest, opened: OpenReply,
         if (!released && !ctx.closed()) listener(err);
       });
     },
-    async release(): Promise<void> {
+    async release(options?: { dropPending?: boolean }): Promise<void> {
       if (released) return;
       released = true;
       stopHeartbeat();
       slot.lostListeners = [];
+      // Answered ahead of the queued work, which then ends at once (worker.ts, `drop`).
+      if (options?.dropPending === true) await slot.call({ type: 'drop' }).catch(() => undefined);
       await tail;
       if (slot.retire) slot.destroy();
       else if (slot.state === 'busy' && !ctx.closed()) slot.state = 'idle';

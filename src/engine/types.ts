@@ -77,8 +77,10 @@ export interface RecognitionStream {
   /** Called once if the decoder behind this stream is lost (worker crash, or a missed
    * heartbeat) before release(). Not called when the engine itself is closing. */
   onLost(listener: (err: Error) => void): void;
-  /** Return the decoder to its engine. Safe to call twice. */
-  release(): Promise<void>;
+  /** Return the decoder to its engine. Safe to call twice. `dropPending`: audio accepted and
+   * not decoded yet is not decoded (nobody wants its results: the session moved to another
+   * node, which decodes it from the shared spool), so the release does not wait for it. */
+  release(options?: { dropPending?: boolean }): Promise<void>;
 }
 
 /** What a recognizer did with vocabularyHints. */

@@ -37,6 +37,10 @@ export type DecoderRequest =
   /** Heartbeat: answered by the thread at once, ahead of queued work (the decoder number is
    * not used: it tests the thread). */
   | { type: 'ping' }
+  /** The stream was released without its results wanted (its session moved to another node):
+   * its `accept`s not begun yet are answered at once as decoding nothing, ahead of queued work
+   * like a ping, instead of decoding audio for no one (a backlog may hold a minute of it). */
+  | { type: 'drop' }
   /** Test hook: block this thread (every decoder on it) for `ms`, as a hung native call would;
    * queued behind the decoder's earlier requests. */
   | { type: 'stall'; ms: number }
@@ -267,6 +271,11 @@ function receive(msg: WorkerRequest): void {
     reply({ id: msg.id, ok: true, result: null });
     return;
   }
+  if (msg.type === 'drop') {
+    const dropped = hosted.get(msg.decoder);
+    reply({ id: msg.id, ok: true, result: dropped ? drop(dropped) : 0 });
+    return;
+  }
   let h = hosted.get(msg.decoder);
   if (h === undefined) {
     if (msg.type !== 'init') {
@@ -289,6 +298,25 @@ function receive(msg: WorkerRequest): void {
   h.queue.push({ msg, at: 0, cpuMs: 0 });
   if (h.queue.length === 1) ready.push(h);
   schedule();
+}
+
+/** Answer the decoder's queued accepts not begun yet as decoding nothing (see `drop`); the
+ * rest of its queue keeps its order. One begun is left to finish: at most TURN_SAMPLES of it
+ * are left, and its decoder's utterance state stays whole for the next `open`. */
+function drop(h: Hosted): number {
+  let samples = 0;
+  const kept = h.queue.filter((j, i) => {
+    if (j.msg.type !== 'accept' || (i === 0 && j.samples !== undefined)) return true;
+    samples += j.msg.samples.length;
+    reply({ id: j.msg.id, ok: true, result: { partial: '', partialSamples: h.uttSamples, cpuMs: 0, decodedSamples: 0 } });
+    return false;
+  });
+  h.queue.splice(0, h.queue.length, ...kept);
+  if (kept.length === 0) {
+    const i = ready.indexOf(h);
+    if (i !== -1) ready.splice(i, 1);
+  }
+  return samples;
 }
 
 function schedule(): void {
@@ -323,6 +351,11 @@ function nextTurn(): Hosted {
 
 /** One turn of the next decoder (nextTurn), then it goes to the back if it has more. */
 async function pump(): Promise<void> {
+  // A `drop` may have emptied the round since this turn was scheduled.
+  if (ready.length === 0) {
+    pumping = false;
+    return;
+  }
   const h = nextTurn();
   const job = h.queue[0]!;
   let done: WorkerReply | null = null;

@@ -15,6 +15,13 @@
 //   utterance's first moments. A session whose boundary does not come within the boundary
 //   wait (a manual-mode call with no commit: its segment bound is 30 s) is told anyway: its
 //   open segment goes over in the spool and is finished by the new node.
+// - A session whose client has sent `close` is not told: its client waits for `closed` on
+//   that socket and would not move (src/client/session-streamer.ts), so the close is carried
+//   out here, within the grace (a loaded node may need a while to decode the call's end).
+// - Once the client has resumed elsewhere, this node lets the session go at once: the resume
+//   fences it, and the first fenced write or lease renewal (a third of the lease) ends it
+//   without waiting for the frames and decoding queued before (LiveSession.movedOn; the
+//   decoder's backlog is dropped, not decoded: the new owner replays the spool).
 // - Sockets that cannot resume (the Deepgram and OpenAI facades) are kept until they close.
 // - On the embedded store (one node) there is nowhere to move to: no drain, SIGTERM stops at
 //   once as before (open segments finalized with trigger `shutdown`, close 1012, clients
@@ -115,7 +122,7 @@ export class NodeDrain {
   }
 
   private consider(s: LiveSession, now: number, deadline: number): void {
-    if (this.told.has(s.id) || !s.hasSocket || !s.socketCanResume) return;
+    if (this.told.has(s.id) || !s.hasSocket || !s.socketCanResume || s.closeRequested) return;
     const waited = now - (this.started?.at ?? now) - this.opts.noticeMs;
     const boundary = this.atBoundary.has(s.id) || s.openSegmentSamples === 0;
     if (!boundary && waited < this.opts.boundaryWaitMs) return;

@@ -63,11 +63,12 @@ export class DecoderHold {
     return stream;
   }
 
-  /** Give the decoder back to the engine (nothing is finalized here). */
-  async release(): Promise<void> {
+  /** Give the decoder back to the engine (nothing is finalized here); `dropPending`: see
+   * RecognitionStream.release. */
+  async release(options?: { dropPending?: boolean }): Promise<void> {
     const ctx = this.ctx;
     const stream = ctx.unbindRecognizer();
-    await stream?.release();
+    await stream?.release(options);
     // A session waiting for a recognizer may take this one.
     if (stream) ctx.deps.deferral?.decoderFreed();
   }

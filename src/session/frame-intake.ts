@@ -54,7 +54,11 @@ export class FrameIntake {
     m.audioBytes.inc({ encoding: ctx.encoding.name }, frame.payload.byteLength);
     if (!ctx.accepting) throw new ScribedError('NOT_ACCEPTING', 'the session is not accepting audio; wait for an accepting event');
 
-    if (!this.deferral.active && this.feed.behind(MAX_LIVE_FEED_SECONDS)) await this.feed.whenBelow(MAX_LIVE_FEED_SECONDS);
+    if (!this.deferral.active && this.feed.behind(MAX_LIVE_FEED_SECONDS)) {
+      await this.feed.whenBelow(MAX_LIVE_FEED_SECONDS);
+      // The session may have left this node meanwhile (LiveSession.movedOn): not taken.
+      if (ctx.leaving) throw new ScribedError('SESSION_MOVED');
+    }
     const maxGap = Math.round(ctx.deps.maxGapSeconds * ctx.rate);
     const placed = placeFrame(ctx.cursor, { epoch: frame.epoch, sampleOffset: frame.sampleOffset, samples: samplesIn }, maxGap);
     if (placed.duplicateSamples > 0) m.duplicateSamples.inc(placed.duplicateSamples);

@@ -83,7 +83,7 @@ export class LiveSession extends SessionView implements DeferredSession {
       {
         apply: (event) => this.apply(event),
         carryOut: (effects, trigger) => this.effects.carryOut(effects, trigger),
-        release: () => this.effects.releaseDecoder(),
+        release: () => this.effects.releaseDecoder({ dropPending: true }),
         done: () => ctx.deps.onClosed?.(this),
       },
     );
@@ -160,6 +160,9 @@ export class LiveSession extends SessionView implements DeferredSession {
    * write found the fence gone): stop at once without finalizing (the new owner replays the
    * open segment from the spool), close the socket with 4000 so the client resumes. */
   movedOn(reason: string): Promise<void> {
+    // At once, not behind queued commands (a frame waiting on a loaded feed held them for minutes).
+    this.ctx.startLeaving();
+    this.feed.stop();
     return this.run(() => this.end({ reason: 'moved', detail: reason }));
   }
 
@@ -293,6 +296,7 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   /** The client's close (see requestClose). */
   close(sink: SessionSocket): Promise<void> {
+    if (this.ctx.socket === sink) this.ctx.noteCloseRequested();
     return this.command(sink, () => this.requestClose());
   }
 
@@ -319,8 +323,8 @@ export class LiveSession extends SessionView implements DeferredSession {
 
   private command(sink: SessionSocket, fn: () => Promise<void>): Promise<void> {
     return this.run(async () => {
-      if (this.ctx.socket === sink) await fn();
-    }).catch((err) => this.events.emitError(err));
+      if (this.ctx.socket === sink && !this.ctx.leaving) await fn();
+    }).catch((err) => void (this.ctx.leaving || this.events.emitError(err)));
   }
 
   /** The client's close: once the audio before it is recognized (at once, or while

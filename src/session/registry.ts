@@ -238,7 +238,9 @@ export class SessionRegistry {
         new Date(),
       ),
     );
-    for (const s of owned) if (!kept.has(s.id) && s.state !== 'CLOSED') await s.movedOn('lease not renewed: the session moved on');
+    // All at once: each movedOn stops its session's work at once, then waits its queue.
+    const lost = owned.filter((s) => !kept.has(s.id) && s.state !== 'CLOSED');
+    await Promise.allSettled(lost.map((s) => s.movedOn('lease not renewed: the session moved on')));
   }
 
   private async adoptOrphans(): Promise<void> {

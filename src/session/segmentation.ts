@@ -26,15 +26,31 @@ export interface Segmentation {
 }
 
 /** segmentCommitMode "manual": one segment from the first audio to the client's commit, cut
- * when it reaches the bound (the frame that reaches it is its last). */
+ * at the bound exactly: the frame that crosses it is split, the next segment opening with its
+ * rest. So where a bound falls does not depend on how the client framed its audio (a paced
+ * and an unpaced client frame differently, and a resume on another node re-frames what is
+ * sent again): the same audio gives the same segments, and words, either way. */
 export class ManualSegmentation implements Segmentation {
   constructor(private readonly boundSamples: number) {}
 
   async judge(_stream: RecognitionStream, samples: Int16Array, at: bigint, openSamples: number | null): Promise<SegmentAction[]> {
     const actions: SegmentAction[] = [];
-    if (openSamples === null) actions.push({ type: 'open', startSample: at });
-    actions.push({ type: 'feed', samples });
-    if ((openSamples ?? 0) + samples.length >= this.boundSamples) actions.push({ type: 'end', trigger: 'bound' });
+    let open = openSamples;
+    let from = 0;
+    do {
+      if (open === null) {
+        actions.push({ type: 'open', startSample: at + BigInt(from) });
+        open = 0;
+      }
+      const take = Math.min(samples.length - from, Math.max(0, this.boundSamples - open));
+      actions.push({ type: 'feed', samples: take === samples.length ? samples : samples.subarray(from, from + take) });
+      from += take;
+      open += take;
+      if (open >= this.boundSamples) {
+        actions.push({ type: 'end', trigger: 'bound' });
+        open = null;
+      }
+    } while (from < samples.length);
     return actions;
   }
 

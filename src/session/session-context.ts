@@ -123,6 +123,12 @@ export class SessionContext {
   private segmentIndex: number;
   /** Whether the session takes audio now (sent as `accepting` events). */
   private open = true;
+  /** Leaving this node (LiveSession.movedOn, ahead of its queued end): no more audio is taken
+   * and the commands still queued are dropped. */
+  private goingAway = false;
+  /** The client sent `close` on its socket: the close is carried out here, where the client
+   * waits for `closed` (a draining node does not ask it to move: src/server/drain.ts). */
+  private closeAsked = false;
   /** The stream socket attached now; moved only through attachSocket and releaseSocket. */
   private attached: SessionSocket | null = null;
   /** The session's recognizer, and where its segments begin and end (made with it); bound and
@@ -277,6 +283,25 @@ export class SessionContext {
   }
 
   // ------------------------------------------------------------ whether audio is taken
+
+  get leaving(): boolean {
+    return this.goingAway;
+  }
+
+  /** LiveSession.movedOn, at once: the session takes no more audio here. */
+  startLeaving(): void {
+    this.goingAway = true;
+    this.open = false;
+  }
+
+  get closeRequested(): boolean {
+    return this.closeAsked;
+  }
+
+  /** LiveSession.close, as the client's close arrives. */
+  noteCloseRequested(): void {
+    this.closeAsked = true;
+  }
 
   get accepting(): boolean {
     return this.open;

@@ -65,10 +65,10 @@ export class SessionEffects {
     }
   }
 
-  /** Stop feeding and give the decoder back. */
-  async releaseDecoder(): Promise<void> {
+  /** Stop feeding and give the decoder back (`dropPending`: see RecognitionStream.release). */
+  async releaseDecoder(options?: { dropPending?: boolean }): Promise<void> {
     this.parts.feed.stop();
-    await this.parts.decoder.release();
+    await this.parts.decoder.release(options);
   }
 
   /** A held decoder goes back to the pool now (another session needs one), the open segment

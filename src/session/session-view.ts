@@ -63,6 +63,10 @@ export class SessionView {
   get socketCanResume(): boolean {
     return this.ctx.socket?.canResume === true;
   }
+  /** The client sent `close` on its socket (the close is under way here). */
+  get closeRequested(): boolean {
+    return this.ctx.closeRequested;
+  }
   /** Samples of the open segment the recognizer has heard; 0 between utterances. */
   get openSegmentSamples(): number {
     return this.ctx.segment?.samples ?? 0;

@@ -94,6 +94,45 @@ describe('batched decoding', () => {
     await stream.release();
   }, 60_000);
 
+  it('a release that drops what is pending does not decode it, and the decoder serves the next stream whole', async () => {
+    const direct = await engine.open({ inputRate: 8000, profile: 'telephony' });
+    await feed(direct, audio);
+    const expected = await direct.finish();
+    await direct.release();
+
+    // 22-45 s of audio (whole copies of the clip) posted behind a stall: seconds of decoding,
+    // not wanted, and under the backlog's bound (accept() does not wait).
+    const stream = (await engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })) as Hooked;
+    const stalled = stream[kStall](300);
+    const copies = Math.max(1, Math.floor((45 * 8000) / audio.length));
+    const long = new Int16Array(copies * audio.length);
+    for (let i = 0; i < copies; i++) long.set(audio, i * audio.length);
+    let releaseMs: number;
+    try {
+      await feed(stream, long);
+      expect(engine.decodeBacklogSeconds!()).toBeGreaterThan(20);
+    } finally {
+      const t0 = performance.now();
+      await stream.release({ dropPending: true });
+      releaseMs = performance.now() - t0;
+      await stalled;
+    }
+    expect(engine.decodeBacklogSeconds!()).toBe(0);
+    // Decoding it would take a tenth of its length at the least (this engine's real-time
+    // factor is 0.1-0.3 on a quiet machine, more on a loaded one).
+    expect(releaseMs).toBeLessThan((long.length / 8000) * 100);
+
+    // Every decoder of the pool serves a stream now (the released one among them): each
+    // gives the words of a decoder that never dropped anything.
+    const next = await Promise.all([0, 1, 2].map(() => engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })));
+    try {
+      for (const s of next) await feed(s, audio);
+      for (const s of next) expect((await s.finish()).text).toBe(expected.text);
+    } finally {
+      for (const s of next) await s.release();
+    }
+  }, 60_000);
+
   it('a decoder lost behind accepted batches fails the next accept() and finish()', async () => {
     const stream = (await engine.open({ inputRate: 8000, profile: 'telephony', decodeBatchMs: 200 })) as Hooked;
     await feed(stream, audio.subarray(0, 4000));

@@ -12,6 +12,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class FakeSession {
   hasSocket = true;
+  closeRequested = false;
   told: ServerEvent[] = [];
   constructor(
     readonly id: string,
@@ -87,6 +88,18 @@ describe('NodeDrain', () => {
     expect(speaking.told).toHaveLength(1);
     speaking.hasSocket = false;
     expect(await done).toBe('empty');
+  });
+
+  it('never tells a session whose client has sent close (its client waits for `closed` there): the drain waits for it', async () => {
+    const closing = new FakeSession('a', 0);
+    closing.closeRequested = true;
+    const drain = drainOf([closing], { boundaryWaitMs: 100 });
+    const done = drain.start();
+    await sleep(400);
+    expect(closing.told).toHaveLength(0);
+    closing.hasSocket = false; // closed here
+    expect(await done).toBe('empty');
+    expect(closing.left).toBe(false);
   });
 
   it('ends when the grace is over with sockets left, or at once when cut short (a second SIGTERM)', async () => {

@@ -17,12 +17,40 @@ describe('ManualSegmentation', () => {
       { type: 'feed', samples: frame(400) },
     ]);
     expect(await m.judge(noDetector, frame(400), 5400n, 400)).toEqual([{ type: 'feed', samples: frame(400) }]);
-    expect(await m.judge(noDetector, frame(400), 5800n, 800)).toEqual([
-      { type: 'feed', samples: frame(400) },
+    expect(await m.judge(noDetector, frame(200), 5800n, 800)).toEqual([
+      { type: 'feed', samples: frame(200) },
       { type: 'end', trigger: 'bound' },
     ]);
     expect(m.flush()).toEqual([]);
     expect(m.neededFrom()).toBeNull();
+  });
+
+  it('cuts at the bound exactly whatever the framing: a frame across it is split, the next segment opening with its rest', async () => {
+    const m = new ManualSegmentation(1000);
+    const samples = Int16Array.from({ length: 2500 }, (_, i) => i);
+    const cuts = async (size: number) => {
+      const ends: bigint[] = [];
+      let open: number | null = null;
+      let start = 0n;
+      for (let at = 0; at < samples.length; at += size) {
+        for (const a of await m.judge(noDetector, samples.subarray(at, at + size), BigInt(at), open)) {
+          if (a.type === 'open') {
+            start = a.startSample;
+            open = 0;
+          } else if (a.type === 'feed') {
+            expect(a.samples[0], 'fed in order').toBe(Number(start) + open!);
+            open! += a.samples.length;
+          } else {
+            ends.push(start + BigInt(open!));
+            open = null;
+          }
+        }
+      }
+      return ends;
+    };
+    expect(await cuts(160)).toEqual([1000n, 2000n]);
+    expect(await cuts(800)).toEqual([1000n, 2000n]);
+    expect(await cuts(2500)).toEqual([1000n, 2000n]);
   });
 });
 
