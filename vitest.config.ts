@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Files whose services run on the store under test: they run twice, once on SQLite (the
 // embedded default) and once on PostgreSQL (SCRIBED_TEST_STORE=postgres, test/helpers/service.ts),
@@ -34,6 +34,13 @@ const BOTH_STORES = [
   'test/process/redaction-default-cli.test.ts',
 ];
 
+// Whole clusters under a rolling restart or upgrade (three nodes, HAProxy, live calls at real
+// time): they measure drains and handovers, and a second test file beside them (two forks on
+// two cores) slows the nodes' restarts until the calls end before the roll does. `npm test`
+// runs them after everything else, one at a time (SCRIBED_TEST_SOLO=1, --no-file-parallelism).
+const SOLO = ['test/process/rolling-restart.test.ts', 'test/process/rolling-upgrade.test.ts'];
+const solo = process.env.SCRIBED_TEST_SOLO === '1';
+
 export default defineConfig({
   test: {
     // One throwaway PostgreSQL cluster per project; test files get its URL via inject('postgresUrl').
@@ -44,9 +51,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-    projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { SCRIBED_TEST_STORE: 'postgres' } } },
-    ],
+    projects: solo
+      ? [{ extends: true, test: { name: 'solo', include: SOLO } }]
+      : [
+          { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...SOLO] } },
+          { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { SCRIBED_TEST_STORE: 'postgres' } } },
+        ],
   },
 });
