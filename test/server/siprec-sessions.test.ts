@@ -9,12 +9,12 @@ import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { tempDir, type TestService } from '../helpers/service.js';
+import { siprecAccountId, startSiprecNode, type SiprecNode } from '../helpers/siprec-node.js';
 import { loadClips, type Clip } from '../helpers/audio.js';
 import { writeRtpPcap } from '../helpers/pcap.js';
 import { ffmpegG722 } from '../helpers/g722.js';
 import { SipUa } from '../helpers/sip-ua.js';
-import { generateCredential } from '../../src/core/credentials.js';
 import { encodeRtpPacket } from '../../src/rtp/packet.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { siprecOf } from '../../src/server/siprec/plugin.js';
@@ -23,44 +23,38 @@ const clips = loadClips();
 const clip = (id: string): Clip => clips.find((c) => c.id === id)!;
 const API = '/sound_clone/api/v1';
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/siprec');
-const ACCOUNT_ID = `acc_${'t'.repeat(8)}${Date.now().toString(36).padStart(12, '0').slice(-12)}`;
+const ACCOUNT_ID = siprecAccountId('t');
 const INACTIVITY_MS = 3000;
 // Ports of our own, away from test/server/siprec.test.ts's (30000-49999), varied per run.
 const BASE = 50_000 + 200 * Math.floor(Math.random() * 50);
 
 let svc: TestService;
 let accessKey: string;
+let native: SiprecNode['native'];
+let balance: SiprecNode['balance'];
 let sipPort: number;
 
 beforeAll(async () => {
-  svc = await startService({
-    maxDecoders: 4,
-    maxStreamsPerAccount: 2,
-    siprec: {
-      host: '127.0.0.1',
-      port: 0,
-      mediaAddress: '127.0.0.1',
-      rtpPortMin: BASE,
-      rtpPortMax: BASE + 99,
-      accountId: ACCOUNT_ID,
-      agentPattern: '@cc\\.example\\.com$',
-      allowCidrs: [],
-      maxBodyBytes: 16 * 1024,
-      inactivityTimeoutMs: INACTIVITY_MS,
-      holdTimeoutMs: 60_000,
+  ({ svc, accessKey, native, balance } = await startSiprecNode(
+    {
+      maxDecoders: 4,
+      maxStreamsPerAccount: 2,
+      siprec: {
+        host: '127.0.0.1',
+        port: 0,
+        mediaAddress: '127.0.0.1',
+        rtpPortMin: BASE,
+        rtpPortMax: BASE + 99,
+        accountId: ACCOUNT_ID,
+        agentPattern: '@cc\\.example\\.com$',
+        allowCidrs: [],
+        maxBodyBytes: 16 * 1024,
+        inactivityTimeoutMs: INACTIVITY_MS,
+        holdTimeoutMs: 60_000,
+      },
     },
-  });
-  const key = generateCredential('sk');
-  const token = generateCredential('tok');
-  await svc.service.store.createAccount({
-    id: ACCOUNT_ID,
-    name: 'siprec-sessions',
-    characters: 10_000n,
-    accessKey: { id: key.id, secretHash: key.secretHash },
-    apiToken: { id: token.id, secretHash: token.secretHash },
-    createdAt: new Date().toISOString(),
-  });
-  accessKey = key.value;
+    'siprec-sessions',
+  ));
   sipPort = siprecOf(svc.service)!.port!;
 }, 60_000);
 afterAll(async () => {
@@ -68,10 +62,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function native(p: string): Promise<any> {
-  return (await fetch(`${svc.baseUrl}${p}`, { headers: { accessKey } })).json();
-}
-const balance = async () => BigInt((await native(`${API}/account`)).data.characters);
 const wer = (ref: string, hyp: string) => Number(wordErrorRate(ref, hyp).wer.toFixed(3));
 
 async function completedCall(externalId: string): Promise<any> {

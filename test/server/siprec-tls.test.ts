@@ -11,16 +11,16 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { tempDir, type TestService } from '../helpers/service.js';
+import { siprecAccountId, startSiprecNode, type SiprecNode } from '../helpers/siprec-node.js';
 import { loadClips, type Clip } from '../helpers/audio.js';
-import { generateCredential } from '../../src/core/credentials.js';
 import { wordErrorRate } from '../../src/core/wer.js';
 import { siprecOf } from '../../src/server/siprec/plugin.js';
 
 const clips = loadClips();
 const clip = (id: string): Clip => clips.find((c) => c.id === id)!;
 const API = '/sound_clone/api/v1';
-const ACCOUNT_ID = `acc_${'t'.repeat(8)}${Date.now().toString(36).padStart(12, '0').slice(-12)}`;
+const ACCOUNT_ID = siprecAccountId('t');
 const BASE = 30_000 + 200 * Math.floor(Math.random() * 100) + 100;
 const certDir = tempDir('siprec-tls-');
 const CERT = path.join(certDir, 'cert.pem');
@@ -40,37 +40,30 @@ function makeCertificate(cn: string): void {
 
 let svc: TestService;
 let accessKey: string;
+let native: SiprecNode['native'];
 let tlsPort: number;
 let udpPort: number;
 
 beforeAll(async () => {
   makeCertificate('scribed-test-1');
-  svc = await startService({
-    maxDecoders: 4,
-    siprec: {
-      host: '127.0.0.1',
-      port: 0,
-      mediaAddress: '127.0.0.1',
-      rtpPortMin: BASE,
-      rtpPortMax: BASE + 49,
-      accountId: ACCOUNT_ID,
-      agentPattern: '@cc\\.example\\.com$',
-      allowCidrs: [],
-      maxBodyBytes: 16 * 1024,
-      tls: { port: 0, certFile: CERT, keyFile: KEY },
+  ({ svc, accessKey, native } = await startSiprecNode(
+    {
+      maxDecoders: 4,
+      siprec: {
+        host: '127.0.0.1',
+        port: 0,
+        mediaAddress: '127.0.0.1',
+        rtpPortMin: BASE,
+        rtpPortMax: BASE + 49,
+        accountId: ACCOUNT_ID,
+        agentPattern: '@cc\\.example\\.com$',
+        allowCidrs: [],
+        maxBodyBytes: 16 * 1024,
+        tls: { port: 0, certFile: CERT, keyFile: KEY },
+      },
     },
-  });
-  const key = generateCredential('sk');
-  const token = generateCredential('tok');
-  await svc.service.store.createAccount({
-    id: ACCOUNT_ID,
-    name: 'siprec-tls',
-    characters: 10_000n,
-    accessKey: { id: key.id, secretHash: key.secretHash },
-    apiToken: { id: token.id, secretHash: token.secretHash },
-    createdAt: new Date().toISOString(),
-  });
-  accessKey = key.value;
+    'siprec-tls',
+  ));
   const recorder = siprecOf(svc.service)!;
   tlsPort = recorder.transport.portOf('tls')!;
   udpPort = recorder.port!;
@@ -80,9 +73,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function native(p: string): Promise<any> {
-  return (await fetch(`${svc.baseUrl}${p}`, { headers: { accessKey } })).json();
-}
 
 /** SIP over TLS through `openssl s_client`, which verifies our certificate against `caFile`. */
 class TlsPeer {

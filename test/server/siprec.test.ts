@@ -10,10 +10,10 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startService, tempDir, type TestService } from '../helpers/service.js';
+import { tempDir, type TestService } from '../helpers/service.js';
+import { siprecAccountId, startSiprecNode, type SiprecNode } from '../helpers/siprec-node.js';
 import { loadClips, type Clip } from '../helpers/audio.js';
 import { writeRtpPcap } from '../helpers/pcap.js';
-import { generateCredential } from '../../src/core/credentials.js';
 import { decodeMulaw, encodeAlaw } from '../../src/core/audio/encodings.js';
 import { encodeRtpPacket } from '../../src/rtp/packet.js';
 import { wordErrorRate } from '../../src/core/wer.js';
@@ -24,41 +24,35 @@ const clips = loadClips();
 const clip = (id: string): Clip => clips.find((c) => c.id === id)!;
 const API = '/sound_clone/api/v1';
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/siprec');
-const ACCOUNT_ID = `acc_${'s'.repeat(8)}${Date.now().toString(36).padStart(12, '0').slice(-12)}`;
+const ACCOUNT_ID = siprecAccountId('s');
 const AGENT_RULE = '@cc\\.example\\.com$|^sip:4\\d{3}@|^sip:7\\d{3}@';
 // Ports of our own in a range other tests do not use, varied per run.
 const BASE = 30_000 + 200 * Math.floor(Math.random() * 100);
 
 let svc: TestService;
 let accessKey: string;
+let native: SiprecNode['native'];
+let balance: SiprecNode['balance'];
 let sipPort: number;
 
 beforeAll(async () => {
-  svc = await startService({
-    maxDecoders: 6,
-    siprec: {
-      host: '127.0.0.1',
-      port: 0,
-      mediaAddress: '127.0.0.1',
-      rtpPortMin: BASE,
-      rtpPortMax: BASE + 99,
-      accountId: ACCOUNT_ID,
-      agentPattern: AGENT_RULE,
-      allowCidrs: [],
-      maxBodyBytes: 16 * 1024,
+  ({ svc, accessKey, native, balance } = await startSiprecNode(
+    {
+      maxDecoders: 6,
+      siprec: {
+        host: '127.0.0.1',
+        port: 0,
+        mediaAddress: '127.0.0.1',
+        rtpPortMin: BASE,
+        rtpPortMax: BASE + 99,
+        accountId: ACCOUNT_ID,
+        agentPattern: AGENT_RULE,
+        allowCidrs: [],
+        maxBodyBytes: 16 * 1024,
+      },
     },
-  });
-  const key = generateCredential('sk');
-  const token = generateCredential('tok');
-  await svc.service.store.createAccount({
-    id: ACCOUNT_ID,
-    name: 'siprec',
-    characters: 10_000n,
-    accessKey: { id: key.id, secretHash: key.secretHash },
-    apiToken: { id: token.id, secretHash: token.secretHash },
-    createdAt: new Date().toISOString(),
-  });
-  accessKey = key.value;
+    'siprec',
+  ));
   sipPort = siprecOf(svc.service)!.port!;
 }, 60_000);
 afterAll(async () => {
@@ -66,10 +60,6 @@ afterAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function native(p: string): Promise<any> {
-  return (await fetch(`${svc.baseUrl}${p}`, { headers: { accessKey } })).json();
-}
-const balance = async () => BigInt((await native(`${API}/account`)).data.characters);
 const wer = (ref: string, hyp: string) => Number(wordErrorRate(ref, hyp).wer.toFixed(3));
 
 /** Runs one SIPp scenario to its end (exit 0) with its pcap in `dir`. */
