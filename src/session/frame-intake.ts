@@ -106,7 +106,10 @@ export class FrameIntake {
     }
     ctx.recorder?.audio(at, samples);
     ctx.measureLevels(at, samples);
-    ctx.openSpotter(() => ctx.deps.spotting?.open(ctx, (e) => this.events.emit(e)) ?? null)?.audio(at, samples);
+    // Opened on the first frame only: later frames find it (or null) without a closure each.
+    const spotter =
+      ctx.spotter !== undefined ? ctx.spotter : ctx.openSpotter(() => ctx.deps.spotting?.open(ctx, (e) => this.events.emit(e)) ?? null);
+    spotter?.audio(at, samples);
     this.reportGap(placed);
     ctx.advance(placed.next);
     m.audioSeconds.inc({ encoding: ctx.encoding.name }, added / ctx.rate);
